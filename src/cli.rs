@@ -1,0 +1,368 @@
+//! The native command line: `iosim`, `iosim quick`, `iosim run`.
+//!
+//! Option names follow fio where fio has one (`--rw`, `--bs`, `--size`,
+//! `--offset`, `--numjobs` is `--threads`, `--iodepth` is `--qd`), so Linux
+//! users feel at home; DiskSpd's `-w` is `--write-pct`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::workload::{
+    CacheMode, EngineKind, FillMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec,
+};
+
+/// Parses a size for clap.
+pub fn size_arg(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).map_err(|e| e.to_string())
+}
+
+/// Parses a duration for clap.
+pub fn duration_arg(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// A list of CPUs given as `0,2,4-7`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+/// Parses a CPU list for clap.
+pub fn cpu_list_value(s: &str) -> Result<CpuList, String> {
+    cpu_list_arg(s).map(CpuList)
+}
+
+/// Parses a CPU list such as `0,2,4-7`.
+pub fn cpu_list_arg(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("invalid CPU list '{s}': use numbers and ranges such as 0,2,4-7");
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if b < a {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("invalid CPU list '{s}': it names no CPU"));
+    }
+    Ok(out)
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// A readable report (default).
+    Text,
+    /// The versioned JSON document (docs/json-schema.md).
+    Json,
+    /// One CSV row per target and one for the total.
+    Csv,
+}
+
+/// iosim: storage benchmark and database I/O simulator.
+///
+/// With no command, runs the default benchmark (`iosim quick`) in the
+/// current directory: a 1 GiB test file and five corner tests.
+#[derive(Debug, Parser)]
+#[command(name = "iosim", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do; the default benchmark when absent.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Options of the default benchmark.
+    #[command(flatten)]
+    pub quick: QuickArgs,
+}
+
+/// Commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The default benchmark: sequential 1 MiB read/write, random 4 KiB read/write, 4 KiB QD1 latency.
+    Quick(QuickArgs),
+    /// Run one workload against one or more files or block devices.
+    Run(RunArgs),
+}
+
+/// Options shared by commands that print results.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Output format on stdout.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+
+    /// No progress bars or live statistics on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `iosim quick`.
+#[derive(Debug, Clone, Args)]
+pub struct QuickArgs {
+    /// Directory for the test file (default: the current directory).
+    pub dir: Option<PathBuf>,
+
+    /// Size of the test file.
+    #[arg(long, value_parser = size_arg, default_value = "1G")]
+    pub size: u64,
+
+    /// Measured time of each test.
+    #[arg(long, value_parser = duration_arg, default_value = "5s")]
+    pub duration: Duration,
+
+    /// I/O engine.
+    #[arg(long, value_enum, default_value_t = EngineKind::Uring)]
+    pub engine: EngineKind,
+
+    /// Cache mode (falls back to buffered, with a notice, where direct I/O is impossible).
+    #[arg(long, value_enum, default_value_t = CacheMode::Direct)]
+    pub cache: CacheMode,
+
+    /// Name of the test file inside the directory.
+    #[arg(long, default_value = "iosim-testfile.dat")]
+    pub file: String,
+
+    /// Output.
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// `iosim run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Files or block devices. Missing files are created with --size.
+    pub targets: Vec<PathBuf>,
+
+    /// Access pattern and mix.
+    #[arg(long, value_enum, default_value_t = RwMode::Randread)]
+    pub rw: RwMode,
+
+    /// Percentage of writes for --rw readwrite/randrw (DiskSpd's -w). Default 50.
+    #[arg(long, value_name = "PCT")]
+    pub write_pct: Option<u8>,
+
+    /// Block size (K/M suffixes are powers of two).
+    #[arg(long, value_parser = size_arg, default_value = "4K")]
+    pub bs: u64,
+
+    /// Offset alignment for random I/O (default: the block size).
+    #[arg(long, value_parser = size_arg)]
+    pub align: Option<u64>,
+
+    /// Threads per target.
+    #[arg(long, short = 't', default_value_t = 1)]
+    pub threads: u32,
+
+    /// Outstanding I/Os per thread (queue depth).
+    #[arg(long, default_value_t = 1)]
+    pub qd: u32,
+
+    /// Measured time.
+    #[arg(long, short = 'd', value_parser = duration_arg, default_value = "10s")]
+    pub duration: Duration,
+
+    /// Time run first and excluded from the results.
+    #[arg(long, value_parser = duration_arg, default_value = "0s")]
+    pub warmup: Duration,
+
+    /// Seed for offsets and data (same seed, same I/O stream).
+    #[arg(long, default_value_t = 0x10517)]
+    pub seed: u64,
+
+    /// Page-cache behaviour.
+    #[arg(long, value_enum, default_value_t = CacheMode::Direct)]
+    pub cache: CacheMode,
+
+    /// I/O engine.
+    #[arg(long, value_enum, default_value_t = EngineKind::Uring)]
+    pub engine: EngineKind,
+
+    /// Size of files to create (and of the null target).
+    #[arg(long, value_parser = size_arg)]
+    pub size: Option<u64>,
+
+    /// Start of the region used in each target.
+    #[arg(long, value_parser = size_arg, default_value = "0")]
+    pub offset: u64,
+
+    /// Length of the region used (default: to the end).
+    #[arg(long, value_parser = size_arg)]
+    pub length: Option<u64>,
+
+    /// Data written into new test files and by writes.
+    #[arg(long, value_enum, default_value_t = FillMode::Random)]
+    pub fill: FillMode,
+
+    /// Sequential threads start this far apart (DiskSpd -T); default: each thread gets its own slice.
+    #[arg(long, value_parser = size_arg)]
+    pub thread_stride: Option<u64>,
+
+    /// Allow writing to block devices and to files iosim did not create.
+    #[arg(long)]
+    pub allow_destroy: bool,
+
+    /// Pin worker threads to these CPUs, round-robin (e.g. 0,2-3).
+    #[arg(long, value_parser = cpu_list_value)]
+    pub cpus: Option<CpuList>,
+
+    /// io_uring: kernel submission thread (SQPOLL).
+    #[arg(long)]
+    pub sqpoll: bool,
+
+    /// io_uring: polled completions (needs direct I/O and NVMe poll queues).
+    #[arg(long)]
+    pub hipri: bool,
+
+    /// Stop each thread after this many measured I/Os.
+    #[arg(long)]
+    pub number_ios: Option<u64>,
+
+    /// Time-series interval.
+    #[arg(long, value_parser = duration_arg, default_value = "1s")]
+    pub interval: Duration,
+
+    /// Output.
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+impl RunArgs {
+    /// Builds the workload these options describe.
+    pub fn to_spec(&self) -> Result<WorkloadSpec, crate::Error> {
+        let write_pct = match self.write_pct {
+            Some(p) if !self.rw.is_mixed() => {
+                return Err(crate::Error::BadWorkload(format!(
+                    "--write-pct {p} needs a mixed pattern: use --rw readwrite or --rw randrw (or --rw {} alone)",
+                    self.rw.name()
+                )))
+            }
+            Some(p) => p,
+            None => self.rw.default_write_pct(),
+        };
+        let targets = self
+            .targets
+            .iter()
+            .map(|p| TargetSpec {
+                offset: self.offset,
+                length: self.length,
+                ..TargetSpec::new(p.clone(), self.size)
+            })
+            .collect();
+        let spec = WorkloadSpec {
+            targets,
+            rw: self.rw,
+            write_pct,
+            bs: self.bs,
+            align: self.align,
+            threads: self.threads,
+            qd: self.qd,
+            duration: self.duration,
+            warmup: self.warmup,
+            seed: self.seed,
+            cache: self.cache,
+            engine: self.engine,
+            fill: self.fill,
+            seq_layout: self
+                .thread_stride
+                .map_or(SeqLayout::Split, SeqLayout::Stride),
+            allow_destroy: self.allow_destroy,
+            cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
+            sqpoll: self.sqpoll,
+            hipri: self.hipri,
+            io_limit: self.number_ios,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).unwrap()
+    }
+
+    #[test]
+    fn no_arguments_is_quick() {
+        let c = parse(&["iosim"]);
+        assert!(c.command.is_none());
+        assert_eq!(c.quick.size, 1 << 30);
+    }
+
+    #[test]
+    fn run_builds_a_spec() {
+        let c = parse(&[
+            "iosim",
+            "run",
+            "/tmp/a",
+            "/tmp/b",
+            "--rw",
+            "randrw",
+            "--write-pct",
+            "30",
+            "--bs",
+            "8K",
+            "--qd",
+            "16",
+            "--threads",
+            "4",
+            "--size",
+            "2G",
+            "--cache",
+            "direct-writethrough",
+            "--cpus",
+            "0-1",
+        ]);
+        let Some(Command::Run(r)) = c.command else {
+            panic!()
+        };
+        let s = r.to_spec().unwrap();
+        assert_eq!(s.targets.len(), 2);
+        assert_eq!(s.write_pct, 30);
+        assert_eq!(s.bs, 8192);
+        assert_eq!(s.qd, 16);
+        assert_eq!(s.threads, 4);
+        assert_eq!(s.targets[1].size, Some(2 << 30));
+        assert_eq!(s.cache, CacheMode::DirectWritethrough);
+        assert_eq!(s.cpus, vec![0, 1]);
+    }
+
+    #[test]
+    fn write_pct_needs_a_mix() {
+        let c = parse(&[
+            "iosim",
+            "run",
+            "/tmp/a",
+            "--rw",
+            "randread",
+            "--write-pct",
+            "30",
+        ]);
+        let Some(Command::Run(r)) = c.command else {
+            panic!()
+        };
+        assert!(r.to_spec().unwrap_err().to_string().contains("randrw"));
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(Cli::try_parse_from(["iosim", "run", "x", "--bs", "4Q"]).is_err());
+        assert!(Cli::try_parse_from(["iosim", "run", "x", "--frobnicate"]).is_err());
+        assert!(Cli::try_parse_from(["iosim", "run", "x", "--duration", "forever"]).is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(cpu_list_arg("0,2,4-6").unwrap(), vec![0, 2, 4, 5, 6]);
+        assert!(cpu_list_arg("3-1").is_err());
+        assert!(cpu_list_arg("x").is_err());
+    }
+}

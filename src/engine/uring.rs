@@ -1,0 +1,233 @@
+//! The `uring` engine: io_uring with registered files and buffers, batched
+//! submission and completion, optional SQPOLL and IOPOLL.
+
+use std::io;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use super::{Completion, EngineConfig, IoEngine, IoReq, Op};
+use crate::buf::{AlignedBuf, BUF_ALIGN};
+
+/// io_uring engine.
+pub struct UringEngine {
+    ring: IoUring,
+    buf: AlignedBuf,
+    slot_size: usize,
+    slots: usize,
+    fds: Vec<i32>,
+    fixed_files: bool,
+    fixed_bufs: bool,
+    /// SQEs pushed but not yet submitted.
+    unsubmitted: usize,
+    notes: Vec<String>,
+}
+
+impl UringEngine {
+    /// Sets up the ring, registers the files and the buffers.
+    pub fn new(cfg: &EngineConfig) -> io::Result<UringEngine> {
+        let slots = cfg.slots.max(1);
+        let entries = (slots as u32).next_power_of_two().max(2);
+        let mut builder = IoUring::builder();
+        if cfg.sqpoll {
+            builder.setup_sqpoll(2000);
+        }
+        if cfg.hipri {
+            builder.setup_iopoll();
+        }
+        // Completions are only ever reaped by this thread.
+        builder.setup_single_issuer();
+        let ring = match builder.build(entries) {
+            Ok(r) => r,
+            // Kernels before 6.0 lack SINGLE_ISSUER: retry without it.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                let mut b = IoUring::builder();
+                if cfg.sqpoll {
+                    b.setup_sqpoll(2000);
+                }
+                if cfg.hipri {
+                    b.setup_iopoll();
+                }
+                b.build(entries)?
+            }
+            Err(e) => return Err(e),
+        };
+        let slot_size = cfg.slot_size.div_ceil(BUF_ALIGN) * BUF_ALIGN;
+        let buf = AlignedBuf::new(slot_size * slots);
+        let mut notes = Vec::new();
+
+        let fixed_files = if cfg.fds.iter().all(|&fd| fd >= 0) && !cfg.fds.is_empty() {
+            match ring.submitter().register_files(&cfg.fds) {
+                Ok(()) => true,
+                Err(e) => {
+                    notes.push(format!(
+                        "io_uring: files not registered ({e}); using plain descriptors"
+                    ));
+                    false
+                }
+            }
+        } else {
+            false
+        };
+
+        let iovecs: Vec<libc::iovec> = (0..slots)
+            .map(|i| libc::iovec {
+                // SAFETY: i * slot_size is within buf.
+                iov_base: unsafe { buf.as_ptr().add(i * slot_size) }.cast(),
+                iov_len: slot_size,
+            })
+            .collect();
+        // SAFETY: the buffers live in `buf`, which the engine owns and drops
+        // after the ring (field order), so they stay valid while registered.
+        let fixed_bufs = match unsafe { ring.submitter().register_buffers(&iovecs) } {
+            Ok(()) => true,
+            Err(e) => {
+                notes.push(format!(
+                    "io_uring: buffers not registered ({e}); using plain buffers"
+                ));
+                false
+            }
+        };
+
+        Ok(UringEngine {
+            ring,
+            buf,
+            slot_size,
+            slots,
+            fds: cfg.fds.clone(),
+            fixed_files,
+            fixed_bufs,
+            unsubmitted: 0,
+            notes,
+        })
+    }
+
+    #[inline]
+    fn sqe(&self, req: &IoReq) -> squeue::Entry {
+        // SAFETY: slot < slots, so the pointer is inside buf.
+        let ptr = unsafe { self.buf.as_ptr().add(req.slot as usize * self.slot_size) };
+        let idx = req.slot as u16;
+        macro_rules! build {
+            ($fd:expr) => {
+                match (req.op, self.fixed_bufs) {
+                    (Op::Read, true) => opcode::ReadFixed::new($fd, ptr, req.len, idx)
+                        .offset(req.offset)
+                        .build(),
+                    (Op::Write, true) => opcode::WriteFixed::new($fd, ptr, req.len, idx)
+                        .offset(req.offset)
+                        .build(),
+                    (Op::Read, false) => opcode::Read::new($fd, ptr, req.len)
+                        .offset(req.offset)
+                        .build(),
+                    (Op::Write, false) => opcode::Write::new($fd, ptr, req.len)
+                        .offset(req.offset)
+                        .build(),
+                }
+            };
+        }
+        let e = if self.fixed_files {
+            build!(types::Fixed(req.file))
+        } else {
+            build!(types::Fd(self.fds[req.file as usize]))
+        };
+        e.user_data(u64::from(req.slot))
+    }
+
+    #[inline]
+    fn drain(&mut self, out: &mut [Completion], mut n: usize) -> usize {
+        let mut cq = self.ring.completion();
+        while n < out.len() {
+            match cq.next() {
+                Some(cqe) => {
+                    out[n] = Completion {
+                        slot: cqe.user_data() as u32,
+                        result: cqe.result(),
+                    };
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        n
+    }
+
+    fn submit_and_wait(&mut self, want: usize) -> io::Result<()> {
+        loop {
+            match self.ring.submit_and_wait(want) {
+                Ok(_) => {
+                    self.unsubmitted = 0;
+                    return Ok(());
+                }
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINTR)
+                        || e.raw_os_error() == Some(libc::EAGAIN) =>
+                {
+                    continue
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    // Completion queue full: the caller reaps, then retries.
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl IoEngine for UringEngine {
+    fn name(&self) -> &'static str {
+        "uring"
+    }
+
+    fn is_sync(&self) -> bool {
+        false
+    }
+
+    fn slots(&self) -> usize {
+        self.slots
+    }
+
+    fn buffer(&mut self, slot: usize) -> &mut [u8] {
+        let s = self.slot_size;
+        &mut self.buf.as_mut_slice()[slot * s..(slot + 1) * s]
+    }
+
+    #[inline]
+    fn queue(&mut self, req: IoReq) -> io::Result<()> {
+        debug_assert!((req.slot as usize) < self.slots && req.len as usize <= self.slot_size);
+        let sqe = self.sqe(&req);
+        // SAFETY: the buffer belongs to this engine and stays valid until the
+        // completion is reaped; the caller does not reuse the slot before then.
+        while unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            // Submission queue full: hand what we have to the kernel first.
+            self.submit_and_wait(0)?;
+        }
+        self.unsubmitted += 1;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> io::Result<()> {
+        if self.unsubmitted > 0 {
+            self.submit_and_wait(0)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize> {
+        let min = min.min(out.len());
+        let mut n = self.drain(out, 0);
+        if self.unsubmitted > 0 || n < min {
+            self.submit_and_wait(min - n.min(min))?;
+            n = self.drain(out, n);
+            while n < min {
+                self.submit_and_wait(min - n)?;
+                n = self.drain(out, n);
+            }
+        }
+        Ok(n)
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+}

@@ -1,0 +1,74 @@
+//! Typed errors. Each message says what went wrong and what to do next.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Errors that iosim reports to the user. The binary adds context with anyhow.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A size could not be parsed.
+    #[error("invalid size '{0}': use a number with an optional K, M, G or T suffix (powers of two), e.g. 4K or 1G")]
+    BadSize(String),
+
+    /// A duration could not be parsed.
+    #[error(
+        "invalid duration '{0}': use a number of seconds or add ms, s, m or h, e.g. 30s or 5m"
+    )]
+    BadDuration(String),
+
+    /// A workload parameter is out of range or contradicts another.
+    #[error("{0}")]
+    BadWorkload(String),
+
+    /// The directory that should hold a test file does not exist.
+    #[error("directory '{0}' does not exist: create it first or choose another with a full path")]
+    MissingDirectory(PathBuf),
+
+    /// A target file does not exist and no size was given to create it.
+    #[error("'{0}' does not exist: give --size to create it (for example --size 1G)")]
+    NoSizeToCreate(PathBuf),
+
+    /// A test file or region is too small for the workload.
+    #[error("'{path}' holds {have} bytes in the region used, but one block of {need} bytes does not fit: use a larger --size or --length, or a smaller --bs")]
+    TooSmall {
+        /// The target.
+        path: PathBuf,
+        /// Bytes available.
+        have: u64,
+        /// Bytes needed.
+        need: u64,
+    },
+
+    /// Writing would destroy data iosim did not create.
+    #[error("refusing to write to '{0}': {1}. iosim only overwrites test files it created itself; pass --allow-destroy if the data on it may be destroyed")]
+    WouldDestroy(PathBuf, String),
+
+    /// The device is mounted or otherwise in use.
+    #[error(
+        "refusing to write to '{0}': {1}. Unmount it first; iosim never writes to a device in use"
+    )]
+    DeviceInUse(PathBuf, String),
+
+    /// The filesystem ran out of space while creating a test file.
+    #[error("no space left on the device while creating '{0}' ({1} wanted): the partial file was removed; free space or use a smaller --size")]
+    NoSpace(PathBuf, String),
+
+    /// O_DIRECT is not supported where the target lives.
+    #[error("direct I/O (O_DIRECT) is not supported for '{0}' (the filesystem refused it): use --cache buffered, or put the test file on a filesystem that supports direct I/O such as ext4 or xfs")]
+    DirectUnsupported(PathBuf),
+
+    /// A block size or offset is not aligned for direct I/O.
+    #[error("{what} {value} is not a multiple of {align} bytes, which direct I/O on '{path}' requires: choose a multiple of {align}, or use --cache buffered")]
+    Misaligned {
+        /// Which value.
+        what: &'static str,
+        /// The value.
+        value: u64,
+        /// The alignment needed.
+        align: u64,
+        /// The target.
+        path: PathBuf,
+    },
+}

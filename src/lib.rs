@@ -1,0 +1,30 @@
+//! iosim: a storage benchmark and database-I/O simulator for Linux.
+//!
+//! The library holds everything; the `iosim` binary is a thin front end.
+//! Modules are named after the concept they hold:
+//!
+//! - [`workload`]: what to run ([`workload::WorkloadSpec`]) and offset generators;
+//! - [`target`]: test files and block devices, creation and safety rules;
+//! - [`engine`]: the I/O engine trait and its io_uring, sync and null engines;
+//! - [`runner`]: worker threads, the hot loop, merging, the result schema;
+//! - [`stats`]: histograms and summaries;
+//! - [`sysmon`]: CPU (and device) counters from `/proc`;
+//! - [`report`]: text, JSON and CSV output;
+//! - [`quick`]: the default corner-case suite.
+#![warn(missing_docs)]
+
+pub mod buf;
+pub mod cli;
+pub mod clock;
+pub mod engine;
+pub mod error;
+pub mod quick;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod sysmon;
+pub mod target;
+pub mod units;
+pub mod workload;
+
+pub use error::Error;

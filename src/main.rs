@@ -1,0 +1,125 @@
+//! The `iosim` binary: parse the command line, run, print. Everything else
+//! lives in the library.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use clap::Parser;
+use iosim::cli::{Cli, Command, OutputArgs, OutputFormat, QuickArgs, RunArgs};
+use iosim::runner::{RunOptions, RunResult};
+
+/// Exit code when a run was interrupted by Ctrl-C or SIGTERM (results were still printed).
+const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code when a run completed but saw I/O errors.
+const EXIT_IO_ERRORS: u8 = 3;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("iosim: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    let stop = install_signal_handlers()?;
+    match cli.command {
+        None => quick(&cli.quick, stop),
+        Some(Command::Quick(q)) => quick(&q, stop),
+        Some(Command::Run(r)) => run_cmd(&r, stop),
+    }
+}
+
+/// SIGINT/SIGTERM set a flag the workers poll; a second Ctrl-C exits at once.
+fn install_signal_handlers() -> anyhow::Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())?;
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(stop)
+}
+
+fn options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: std::time::Duration) -> RunOptions {
+    RunOptions {
+        progress: !out.quiet && std::io::stderr().is_terminal(),
+        stop,
+        interval,
+    }
+}
+
+fn quick(q: &QuickArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let dir = q.dir.clone().unwrap_or_else(|| ".".into());
+    if !dir.is_dir() {
+        return Err(iosim::Error::MissingDirectory(dir).into());
+    }
+    let cfg = iosim::quick::QuickConfig {
+        path: iosim::quick::default_path(&dir, &q.file),
+        size: q.size,
+        duration: q.duration,
+        engine: q.engine,
+        cache: q.cache,
+    };
+    let opts = options(&q.out, stop.clone(), std::time::Duration::from_secs(1));
+    let res = iosim::quick::run(&cfg, &opts)?;
+    match q.out.output {
+        OutputFormat::Text => print!("{}", iosim::quick::table(&res)),
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
+        OutputFormat::Csv => {
+            println!("test,{}", iosim::report::CSV_HEADER);
+            for t in &res.tests {
+                for line in iosim::report::csv(&t.result)
+                    .lines()
+                    .skip(1)
+                    .filter(|l| l.starts_with("total"))
+                {
+                    println!("{},{line}", t.name);
+                }
+            }
+        }
+    }
+    if q.out.output == OutputFormat::Text {
+        eprintln!(
+            "(test file kept for the next run: {}; delete it when done)",
+            cfg.path.display()
+        );
+    }
+    let interrupted = res.tests.iter().any(|t| t.result.interrupted)
+        || res.tests.len() < iosim::quick::SUITE.len();
+    Ok(exit_code(
+        interrupted,
+        res.tests.iter().map(|t| t.result.errors.count).sum(),
+    ))
+}
+
+fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let spec = r.to_spec()?;
+    let opts = options(&r.out, stop, r.interval);
+    let res = iosim::runner::run(&spec, &opts)?;
+    print_result(&res, r.out.output);
+    Ok(exit_code(res.interrupted, res.errors.count))
+}
+
+fn print_result(res: &RunResult, format: OutputFormat) {
+    match format {
+        OutputFormat::Text => print!("{}", iosim::report::text(res)),
+        OutputFormat::Json => println!("{}", iosim::report::json(res)),
+        OutputFormat::Csv => print!("{}", iosim::report::csv(res)),
+    }
+}
+
+fn exit_code(interrupted: bool, errors: u64) -> ExitCode {
+    if interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if errors > 0 {
+        ExitCode::from(EXIT_IO_ERRORS)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,205 @@
+//! The default benchmark: what `iosim` (and `cargo run --release`) runs with
+//! no arguments. One test file, five corner tests, one compact table.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::{self, RunOptions, RunResult};
+use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
+
+/// One corner test.
+#[derive(Clone, Copy, Debug)]
+pub struct Corner {
+    /// Short name shown in the table.
+    pub name: &'static str,
+    /// Pattern.
+    pub rw: RwMode,
+    /// Block size.
+    pub bs: u64,
+    /// Queue depth.
+    pub qd: u32,
+}
+
+/// The suite, in the order it runs.
+pub const SUITE: [Corner; 5] = [
+    Corner {
+        name: "seq read 1M QD8",
+        rw: RwMode::Read,
+        bs: 1 << 20,
+        qd: 8,
+    },
+    Corner {
+        name: "seq write 1M QD8",
+        rw: RwMode::Write,
+        bs: 1 << 20,
+        qd: 8,
+    },
+    Corner {
+        name: "rand read 4K QD32",
+        rw: RwMode::Randread,
+        bs: 4096,
+        qd: 32,
+    },
+    Corner {
+        name: "rand write 4K QD32",
+        rw: RwMode::Randwrite,
+        bs: 4096,
+        qd: 32,
+    },
+    Corner {
+        name: "rand read 4K QD1",
+        rw: RwMode::Randread,
+        bs: 4096,
+        qd: 1,
+    },
+];
+
+/// Settings of the default benchmark.
+#[derive(Clone, Debug)]
+pub struct QuickConfig {
+    /// Test file path.
+    pub path: std::path::PathBuf,
+    /// Test file size.
+    pub size: u64,
+    /// Time per test.
+    pub duration: Duration,
+    /// Engine.
+    pub engine: EngineKind,
+    /// Cache mode.
+    pub cache: CacheMode,
+}
+
+/// Results of the suite.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct QuickResult {
+    /// Test file.
+    pub path: String,
+    /// One full result per corner test, in suite order.
+    pub tests: Vec<QuickTest>,
+    /// Notes (fallbacks).
+    pub notes: Vec<String>,
+}
+
+/// One test of the suite.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct QuickTest {
+    /// Name shown in the table.
+    pub name: String,
+    /// The full result.
+    pub result: RunResult,
+}
+
+/// Runs the suite. Creates the test file on first use; reuses it afterwards.
+pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> {
+    let mut notes = Vec::new();
+    let mut cache = cfg.cache;
+    let mut tests = Vec::new();
+    for (i, c) in SUITE.iter().enumerate() {
+        if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let spec = WorkloadSpec {
+            targets: vec![TargetSpec::new(cfg.path.clone(), Some(cfg.size))],
+            rw: c.rw,
+            write_pct: c.rw.default_write_pct(),
+            bs: c.bs,
+            qd: c.qd,
+            duration: cfg.duration,
+            engine: cfg.engine,
+            cache,
+            ..WorkloadSpec::default()
+        };
+        if i == 0 && cache.is_direct() {
+            // Create the file first (buffered creation is fine), then check O_DIRECT.
+            let probe = WorkloadSpec {
+                cache: CacheMode::Buffered,
+                ..spec.clone()
+            };
+            crate::target::prepare(
+                &probe,
+                0,
+                crate::target::PrepareOptions {
+                    progress: opts.progress,
+                    stop: Some(&opts.stop),
+                },
+            )?;
+            if !crate::target::direct_io_supported(&cfg.path) {
+                notes.push(format!(
+                    "direct I/O is not supported on the filesystem of {}; ran with --cache buffered (results include the page cache)",
+                    cfg.path.display()
+                ));
+                cache = CacheMode::Buffered;
+            }
+        }
+        let spec = WorkloadSpec { cache, ..spec };
+        if opts.progress {
+            eprintln!("[{}/{}] {}", i + 1, SUITE.len(), c.name);
+        }
+        let result = runner::run(&spec, opts)?;
+        for n in &result.notes {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+        tests.push(QuickTest {
+            name: c.name.to_string(),
+            result,
+        });
+    }
+    Ok(QuickResult {
+        path: cfg.path.display().to_string(),
+        tests,
+        notes,
+    })
+}
+
+/// The compact table.
+pub fn table(q: &QuickResult) -> String {
+    let mut s = String::new();
+    if let Some(first) = q.tests.first() {
+        let r = &first.result;
+        let _ = writeln!(
+            s,
+            "iosim {}  {}  ({}, {} engine, {} per test)",
+            r.iosim_version,
+            q.path,
+            r.config.cache.name(),
+            r.engine,
+            crate::units::format_duration_arg(r.config.duration)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:<20}{:>11}{:>12}{:>12}{:>12}",
+        "test", "MiB/s", "IOPS", "mean(us)", "p99(us)"
+    );
+    for t in &q.tests {
+        let d = &t.result.total.total;
+        let _ = writeln!(
+            s,
+            "{:<20}{:>11.1}{:>12.0}{:>12.1}{:>12.1}{}",
+            t.name,
+            d.mib_per_sec,
+            d.iops,
+            d.latency_us.mean,
+            d.latency_us.p("p99"),
+            if t.result.interrupted {
+                "  (interrupted)"
+            } else {
+                ""
+            }
+        );
+    }
+    for n in &q.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+/// The default test file location in `dir`.
+pub fn default_path(dir: &Path, file: &str) -> std::path::PathBuf {
+    dir.join(file)
+}

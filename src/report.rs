@@ -1,0 +1,277 @@
+//! Output: the human report, JSON and CSV.
+//!
+//! The JSON document is [`RunResult`] serialised as is; its fields are
+//! documented there and in `docs/json-schema.md`. Text goes to stdout;
+//! progress and notes go to stderr, so JSON and CSV on stdout stay clean.
+
+use std::fmt::Write as _;
+
+use crate::runner::RunResult;
+use crate::stats::{DirResult, RwResult};
+use crate::units::format_size;
+
+/// The human report of one run.
+pub fn text(r: &RunResult) -> String {
+    let mut s = String::new();
+    let c = &r.config;
+    let _ = writeln!(
+        s,
+        "iosim {}  {}  engine {}  {:.2} s measured{}",
+        r.iosim_version,
+        c.describe(),
+        r.engine,
+        r.duration_s,
+        if r.interrupted {
+            "  (INTERRUPTED: partial results)"
+        } else {
+            ""
+        }
+    );
+    for t in &r.targets {
+        let _ = writeln!(
+            s,
+            "target {} ({}, {}, region {}+{}{})",
+            t.path,
+            t.kind.replace('_', " "),
+            format_size(t.size),
+            t.region_start,
+            format_size(t.region_len),
+            if t.created { ", created" } else { "" }
+        );
+    }
+    s.push('\n');
+    let _ = writeln!(
+        s,
+        "{:<8}{:>12}{:>11}{:>12}{:>10}{:>10}{:>10}{:>11}",
+        "", "IOPS", "MiB/s", "mean(us)", "p50", "p99", "p99.9", "max"
+    );
+    rw_rows(&mut s, "", &r.total);
+    if r.targets.len() > 1 {
+        for (i, t) in r.targets.iter().enumerate() {
+            let _ = writeln!(s, "target {i}: {}", t.path);
+            rw_rows(&mut s, "  ", &t.result);
+        }
+    }
+    s.push('\n');
+    let _ = writeln!(
+        s,
+        "latency (us)  {:>12}{:>12}{:>12}",
+        "read", "write", "total"
+    );
+    type Field = fn(&DirResult) -> f64;
+    let rows: [(&str, Field); 4] = [
+        ("min", |d| d.latency_us.min),
+        ("mean", |d| d.latency_us.mean),
+        ("stddev", |d| d.latency_us.stddev),
+        ("max", |d| d.latency_us.max),
+    ];
+    for (name, f) in rows {
+        lat_row(
+            &mut s,
+            name,
+            f(&r.total.read),
+            f(&r.total.write),
+            f(&r.total.total),
+            &r.total,
+        );
+    }
+    for label in ["p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999"] {
+        lat_row(
+            &mut s,
+            label,
+            r.total.read.latency_us.p(label),
+            r.total.write.latency_us.p(label),
+            r.total.total.latency_us.p(label),
+            &r.total,
+        );
+    }
+    s.push('\n');
+    s.push_str(&sqlio_histogram(&r.total.total));
+    if r.threads.len() > 1 {
+        s.push('\n');
+        let _ = writeln!(
+            s,
+            "{:<8}{:>8}{:>12}{:>11}{:>12}{:>10}{:>9}",
+            "thread", "target", "IOPS", "MiB/s", "mean(us)", "p99", "cpu%"
+        );
+        for t in &r.threads {
+            let cpu = if t.duration_s > 0.0 {
+                100.0 * (t.cpu_user_s + t.cpu_sys_s) / t.duration_s
+            } else {
+                0.0
+            };
+            let d = &t.result.total;
+            let _ = writeln!(
+                s,
+                "{:<8}{:>8}{:>12.1}{:>11.2}{:>12.1}{:>10.1}{:>9.1}",
+                t.thread,
+                t.target,
+                d.iops,
+                d.mib_per_sec,
+                d.latency_us.mean,
+                d.latency_us.p("p99"),
+                cpu
+            );
+        }
+    }
+    s.push('\n');
+    let _ = write!(
+        s,
+        "cpu: iosim workers {:.1}% of one core (user {:.2} s, system {:.2} s)",
+        r.cpu.process_pct_of_one_core, r.cpu.user_s, r.cpu.sys_s
+    );
+    if let Some(m) = r.cpu.machine.iter().find(|c| c.cpu.is_none()) {
+        let _ = write!(
+            s,
+            "; machine {:.1}% busy (user {:.1}, system {:.1}, irq {:.1}, iowait {:.1}); busiest core {:.1}%",
+            m.busy_pct, m.user_pct, m.system_pct, m.irq_pct, m.iowait_pct, r.cpu.max_core_busy_pct
+        );
+    }
+    s.push('\n');
+    if r.errors.count > 0 {
+        let _ = writeln!(s, "I/O errors: {}", r.errors.count);
+        for e in r.errors.first.iter().take(10) {
+            let _ = writeln!(
+                s,
+                "  {} at offset {} ({} bytes): {}",
+                e.op, e.offset, e.len, e.message
+            );
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+fn rw_rows(s: &mut String, indent: &str, r: &RwResult) {
+    for (name, d) in [("read", &r.read), ("write", &r.write), ("total", &r.total)] {
+        if d.ios == 0 && name != "total" {
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "{indent}{:<w$}{:>12.1}{:>11.2}{:>12.1}{:>10.1}{:>10.1}{:>10.1}{:>11.1}",
+            name,
+            d.iops,
+            d.mib_per_sec,
+            d.latency_us.mean,
+            d.latency_us.p("p50"),
+            d.latency_us.p("p99"),
+            d.latency_us.p("p99.9"),
+            d.latency_us.max,
+            w = 8 - indent.len()
+        );
+    }
+}
+
+fn lat_row(s: &mut String, name: &str, r: f64, w: f64, t: f64, res: &RwResult) {
+    let cell = |v: f64, ios: u64| {
+        if ios == 0 {
+            format!("{:>12}", "-")
+        } else {
+            format!("{v:>12.1}")
+        }
+    };
+    let _ = writeln!(
+        s,
+        "  {:<12}{}{}{}",
+        name,
+        cell(r, res.read.ios),
+        cell(w, res.write.ios),
+        cell(t, res.total.ios)
+    );
+}
+
+/// SQLIO's millisecond histogram as two rows, `ms:` and `%:`.
+pub fn sqlio_histogram(d: &DirResult) -> String {
+    let mut s = String::from("histogram (share of I/Os by whole milliseconds):\nms: ");
+    for i in 0..24 {
+        let _ = write!(s, "{i:>3}");
+    }
+    s.push_str(" 24+\n%:  ");
+    for p in sqlio_percentages(d) {
+        let _ = write!(s, "{p:>3}");
+    }
+    s.push('\n');
+    s
+}
+
+/// SQLIO's histogram as whole percentages (rounded, as SQLIO prints them).
+pub fn sqlio_percentages(d: &DirResult) -> Vec<u64> {
+    let total: u64 = d.sqlio_histogram_ms.iter().sum();
+    d.sqlio_histogram_ms
+        .iter()
+        .map(|&c| {
+            if total == 0 {
+                0
+            } else {
+                ((c as f64 * 100.0) / total as f64).round() as u64
+            }
+        })
+        .collect()
+}
+
+/// The JSON document.
+pub fn json(r: &RunResult) -> String {
+    serde_json::to_string_pretty(r).expect("results always serialise")
+}
+
+/// CSV header.
+pub const CSV_HEADER: &str = "scope,path,rw,write_pct,bs,qd,threads,cache,engine,duration_s,read_ios,read_iops,read_mib_s,read_lat_mean_us,read_lat_p99_us,write_ios,write_iops,write_mib_s,write_lat_mean_us,write_lat_p99_us,total_ios,total_iops,total_mib_s,total_lat_min_us,total_lat_mean_us,total_lat_p50_us,total_lat_p99_us,total_lat_p999_us,total_lat_max_us,errors,interrupted";
+
+/// CSV: a header, one row per target, one for the total.
+pub fn csv(r: &RunResult) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for t in &r.targets {
+        csv_row(&mut s, "target", &t.path, r, &t.result);
+    }
+    csv_row(&mut s, "total", "", r, &r.total);
+    s
+}
+
+fn csv_row(s: &mut String, scope: &str, path: &str, r: &RunResult, x: &RwResult) {
+    let c = &r.config;
+    let q = |v: &str| {
+        if v.contains([',', '"', '\n']) {
+            format!("\"{}\"", v.replace('"', "\"\""))
+        } else {
+            v.to_string()
+        }
+    };
+    let _ = writeln!(
+        s,
+        "{scope},{},{},{},{},{},{},{},{},{:.3},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{},{}",
+        q(path),
+        c.rw.name(),
+        c.write_pct,
+        c.bs,
+        c.qd,
+        c.threads,
+        c.cache.name(),
+        r.engine,
+        r.duration_s,
+        x.read.ios,
+        x.read.iops,
+        x.read.mib_per_sec,
+        x.read.latency_us.mean,
+        x.read.latency_us.p("p99"),
+        x.write.ios,
+        x.write.iops,
+        x.write.mib_per_sec,
+        x.write.latency_us.mean,
+        x.write.latency_us.p("p99"),
+        x.total.ios,
+        x.total.iops,
+        x.total.mib_per_sec,
+        x.total.latency_us.min,
+        x.total.latency_us.mean,
+        x.total.latency_us.p("p50"),
+        x.total.latency_us.p("p99"),
+        x.total.latency_us.p("p99.9"),
+        x.total.latency_us.max,
+        r.errors.count,
+        r.interrupted
+    );
+}

@@ -1,0 +1,380 @@
+//! Latency and throughput statistics.
+//!
+//! Each worker thread records into its own [`DirStats`] (one for reads, one
+//! for writes): exact counts, byte totals, latency sum, min and max, SQLIO's
+//! exact millisecond histogram, and an HDR histogram for percentiles. Nothing
+//! is shared, locked or allocated per I/O. Threads' statistics merge exactly
+//! (`+=` on histograms) at interval boundaries and at the end.
+//!
+//! Precision: the HDR histogram keeps 3 significant digits, so any percentile
+//! is within 0.1% of the true value (1 ns to 1,000 s; slower I/Os are counted
+//! at 1,000 s). Min, max, mean and the SQLIO histogram are exact.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest latency the histogram tracks: 1,000 seconds in nanoseconds.
+pub const MAX_TRACKED_NS: u64 = 1_000_000_000_000;
+
+/// Number of SQLIO histogram buckets: 0..23 ms and 24+ ms.
+pub const SQLIO_BUCKETS: usize = 25;
+
+/// Percentiles reported everywhere, as (label, quantile).
+pub const PERCENTILES: [(&str, f64); 13] = [
+    ("p25", 0.25),
+    ("p50", 0.50),
+    ("p75", 0.75),
+    ("p90", 0.90),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("p99.9", 0.999),
+    ("p99.99", 0.9999),
+    ("p99.999", 0.99999),
+    ("p99.9999", 0.999_999),
+    ("p99.99999", 0.999_999_9),
+    ("p99.999999", 0.999_999_99),
+    ("p99.9999999", 0.999_999_999),
+];
+
+/// A new empty latency histogram (nanoseconds, 3 significant digits).
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKED_NS, 3).expect("static histogram bounds are valid")
+}
+
+/// Statistics of one direction (reads or writes) of one thread, interval or run.
+#[derive(Clone, Debug)]
+pub struct DirStats {
+    /// Completed I/Os.
+    pub ios: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Sum of latencies, ns.
+    pub lat_sum_ns: u128,
+    /// Smallest latency, ns (u64::MAX when empty).
+    pub lat_min_ns: u64,
+    /// Largest latency, ns.
+    pub lat_max_ns: u64,
+    /// SQLIO's histogram: I/Os whose latency in whole ms is 0..23, and 24 or more.
+    pub ms_hist: [u64; SQLIO_BUCKETS],
+    /// Percentile histogram.
+    pub hist: Histogram<u64>,
+}
+
+impl Default for DirStats {
+    fn default() -> Self {
+        DirStats::new()
+    }
+}
+
+impl DirStats {
+    /// Empty statistics.
+    pub fn new() -> DirStats {
+        DirStats {
+            ios: 0,
+            bytes: 0,
+            lat_sum_ns: 0,
+            lat_min_ns: u64::MAX,
+            lat_max_ns: 0,
+            ms_hist: [0; SQLIO_BUCKETS],
+            hist: new_histogram(),
+        }
+    }
+
+    /// Records one completed I/O. No allocation, no locking.
+    #[inline]
+    pub fn record(&mut self, lat_ns: u64, bytes: u64) {
+        self.ios += 1;
+        self.bytes += bytes;
+        self.lat_sum_ns += u128::from(lat_ns);
+        self.lat_min_ns = self.lat_min_ns.min(lat_ns);
+        self.lat_max_ns = self.lat_max_ns.max(lat_ns);
+        let ms = (lat_ns / 1_000_000).min(SQLIO_BUCKETS as u64 - 1) as usize;
+        self.ms_hist[ms] += 1;
+        self.hist.saturating_record(lat_ns.clamp(1, MAX_TRACKED_NS));
+    }
+
+    /// Adds `other` into `self` exactly.
+    pub fn merge(&mut self, other: &DirStats) {
+        self.ios += other.ios;
+        self.bytes += other.bytes;
+        self.lat_sum_ns += other.lat_sum_ns;
+        self.lat_min_ns = self.lat_min_ns.min(other.lat_min_ns);
+        self.lat_max_ns = self.lat_max_ns.max(other.lat_max_ns);
+        for (a, b) in self.ms_hist.iter_mut().zip(other.ms_hist.iter()) {
+            *a += b;
+        }
+        self.hist
+            .add(&other.hist)
+            .expect("histograms share bounds, so adding cannot fail");
+    }
+
+    /// Empties the statistics, keeping the histogram's memory.
+    pub fn reset(&mut self) {
+        self.ios = 0;
+        self.bytes = 0;
+        self.lat_sum_ns = 0;
+        self.lat_min_ns = u64::MAX;
+        self.lat_max_ns = 0;
+        self.ms_hist = [0; SQLIO_BUCKETS];
+        self.hist.reset();
+    }
+
+    /// Summary over a measured time of `secs` seconds.
+    pub fn summarize(&self, secs: f64) -> DirResult {
+        let secs = if secs > 0.0 { secs } else { f64::NAN };
+        let iops = if self.ios == 0 {
+            0.0
+        } else {
+            self.ios as f64 / secs
+        };
+        let bps = if self.ios == 0 {
+            0.0
+        } else {
+            self.bytes as f64 / secs
+        };
+        DirResult {
+            ios: self.ios,
+            bytes: self.bytes,
+            iops,
+            bytes_per_sec: bps,
+            mib_per_sec: bps / 1_048_576.0,
+            latency_us: self.latency(),
+            sqlio_histogram_ms: self.ms_hist.to_vec(),
+        }
+    }
+
+    /// Latency summary in microseconds.
+    pub fn latency(&self) -> LatencySummary {
+        if self.ios == 0 {
+            return LatencySummary::default();
+        }
+        let us = |ns: f64| ns / 1000.0;
+        let mut percentiles = BTreeMap::new();
+        for (label, q) in PERCENTILES {
+            // Never report a percentile above the exact maximum or below the exact minimum.
+            let v = self
+                .hist
+                .value_at_quantile(q)
+                .clamp(self.lat_min_ns, self.lat_max_ns);
+            percentiles.insert(label.to_string(), us(v as f64));
+        }
+        LatencySummary {
+            min: us(self.lat_min_ns as f64),
+            mean: us(self.lat_sum_ns as f64 / self.ios as f64),
+            max: us(self.lat_max_ns as f64),
+            stddev: us(self.hist.stdev()),
+            percentiles,
+        }
+    }
+}
+
+/// Read and write statistics together.
+#[derive(Clone, Debug, Default)]
+pub struct RwStats {
+    /// Reads.
+    pub read: DirStats,
+    /// Writes.
+    pub write: DirStats,
+}
+
+impl RwStats {
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &RwStats) {
+        self.read.merge(&other.read);
+        self.write.merge(&other.write);
+    }
+
+    /// Reads and writes together.
+    pub fn total(&self) -> DirStats {
+        let mut t = self.read.clone();
+        t.merge(&self.write);
+        t
+    }
+
+    /// Empties both.
+    pub fn reset(&mut self) {
+        self.read.reset();
+        self.write.reset();
+    }
+
+    /// Summaries for read, write and total over `secs`.
+    pub fn summarize(&self, secs: f64) -> RwResult {
+        RwResult {
+            read: self.read.summarize(secs),
+            write: self.write.summarize(secs),
+            total: self.total().summarize(secs),
+        }
+    }
+}
+
+/// Latency summary, microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Exact minimum.
+    pub min: f64,
+    /// Exact mean.
+    pub mean: f64,
+    /// Exact maximum.
+    pub max: f64,
+    /// Standard deviation (from the histogram, within 0.1%).
+    pub stddev: f64,
+    /// Percentiles keyed `p25` ... `p99.9999999` (within 0.1%).
+    pub percentiles: BTreeMap<String, f64>,
+}
+
+impl LatencySummary {
+    /// A percentile by label (`"p99"`), 0 when absent.
+    pub fn p(&self, label: &str) -> f64 {
+        self.percentiles.get(label).copied().unwrap_or(0.0)
+    }
+}
+
+/// Results of one direction.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirResult {
+    /// Completed I/Os.
+    pub ios: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// I/Os per second.
+    pub iops: f64,
+    /// Bytes per second.
+    pub bytes_per_sec: f64,
+    /// MiB (2^20 bytes) per second, as SQLIO's MBs/sec and DiskSpd's MiB/s.
+    pub mib_per_sec: f64,
+    /// Latency in microseconds.
+    pub latency_us: LatencySummary,
+    /// SQLIO's histogram: percentage base counts of I/Os taking 0,1,...,23 and 24+ whole ms.
+    pub sqlio_histogram_ms: Vec<u64>,
+}
+
+/// Results for read, write and both.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RwResult {
+    /// Reads.
+    pub read: DirResult,
+    /// Writes.
+    pub write: DirResult,
+    /// Reads and writes together.
+    pub total: DirResult,
+}
+
+/// Mean, sample standard deviation and 95% confidence half-width of `xs`.
+pub fn mean_sd_ci95(xs: &[f64]) -> (f64, f64, f64) {
+    let n = xs.len();
+    if n == 0 {
+        return (0.0, 0.0, 0.0);
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, 0.0, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let sd = var.sqrt();
+    (mean, sd, t_975(n - 1) * sd / (n as f64).sqrt())
+}
+
+/// Two-sided 95% Student t critical value for `df` degrees of freedom.
+pub fn t_975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => T[df - 1],
+        31..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_and_summarize() {
+        let mut s = DirStats::new();
+        for us in 1..=1000u64 {
+            s.record(us * 1000, 4096);
+        }
+        let r = s.summarize(2.0);
+        assert_eq!(r.ios, 1000);
+        assert_eq!(r.bytes, 4096 * 1000);
+        assert!((r.iops - 500.0).abs() < 1e-9);
+        assert!((r.latency_us.min - 1.0).abs() < 1e-9);
+        assert!((r.latency_us.max - 1000.0).abs() < 1e-9);
+        assert!((r.latency_us.mean - 500.5).abs() < 1e-9);
+        let p50 = r.latency_us.p("p50");
+        assert!((p50 - 500.0).abs() / 500.0 < 0.002, "p50 {p50}");
+        let p99 = r.latency_us.p("p99");
+        assert!((p99 - 990.0).abs() / 990.0 < 0.002, "p99 {p99}");
+        // 1..=1000 µs: everything below 1 ms except the single 1,000 µs I/O.
+        assert_eq!(r.sqlio_histogram_ms[0], 999);
+        assert_eq!(r.sqlio_histogram_ms[1], 1);
+    }
+
+    #[test]
+    fn merging_equals_recording_together() {
+        let mut a = DirStats::new();
+        let mut b = DirStats::new();
+        let mut all = DirStats::new();
+        for i in 0..10_000u64 {
+            let lat = (i * 7919) % 5_000_000 + 1;
+            if i % 3 == 0 {
+                a.record(lat, 512);
+            } else {
+                b.record(lat, 512);
+            }
+            all.record(lat, 512);
+        }
+        a.merge(&b);
+        assert_eq!(a.ios, all.ios);
+        assert_eq!(a.bytes, all.bytes);
+        assert_eq!(a.lat_sum_ns, all.lat_sum_ns);
+        assert_eq!(a.lat_min_ns, all.lat_min_ns);
+        assert_eq!(a.lat_max_ns, all.lat_max_ns);
+        assert_eq!(a.ms_hist, all.ms_hist);
+        assert_eq!(a.summarize(1.0), all.summarize(1.0));
+    }
+
+    #[test]
+    fn slow_ios_land_in_the_last_sqlio_bucket() {
+        let mut s = DirStats::new();
+        s.record(30_000_000, 8192);
+        s.record(23_999_999, 8192);
+        assert_eq!(s.ms_hist[24], 1);
+        assert_eq!(s.ms_hist[23], 1);
+    }
+
+    #[test]
+    fn empty_summary_is_zero() {
+        let r = DirStats::new().summarize(1.0);
+        assert_eq!(r.ios, 0);
+        assert_eq!(r.iops, 0.0);
+        assert_eq!(r.latency_us, LatencySummary::default());
+    }
+
+    #[test]
+    fn reset_empties() {
+        let mut s = DirStats::new();
+        s.record(5, 1);
+        s.reset();
+        assert_eq!(s.ios, 0);
+        assert_eq!(s.hist.len(), 0);
+        assert_eq!(s.lat_min_ns, u64::MAX);
+    }
+
+    #[test]
+    fn confidence_interval() {
+        let (m, sd, ci) = mean_sd_ci95(&[10.0, 12.0, 14.0]);
+        assert!((m - 12.0).abs() < 1e-12);
+        assert!((sd - 2.0).abs() < 1e-12);
+        assert!((ci - 4.303 * 2.0 / 3f64.sqrt()).abs() < 1e-9);
+        assert_eq!(mean_sd_ci95(&[5.0]), (5.0, 0.0, 0.0));
+    }
+}

@@ -1,0 +1,199 @@
+//! CPU accounting: per-core times from `/proc/stat`, and this process's and
+//! threads' user/system time from `getrusage`.
+
+use serde::{Deserialize, Serialize};
+
+/// One `cpuN` line of `/proc/stat`, in clock ticks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// Core number, or `None` for the aggregate `cpu` line.
+    pub cpu: Option<usize>,
+    /// user + nice.
+    pub user: u64,
+    /// system.
+    pub system: u64,
+    /// idle.
+    pub idle: u64,
+    /// iowait.
+    pub iowait: u64,
+    /// irq + softirq.
+    pub irq: u64,
+    /// steal (time a hypervisor gave to others).
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// All ticks.
+    pub fn total(&self) -> u64 {
+        self.user + self.system + self.idle + self.iowait + self.irq + self.steal
+    }
+}
+
+/// Parses every `cpu` and `cpuN` line of `/proc/stat`.
+pub fn parse_proc_stat(text: &str) -> Vec<CpuTimes> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(name) = f.next() else { continue };
+        let Some(rest) = name.strip_prefix("cpu") else {
+            continue;
+        };
+        let cpu = if rest.is_empty() {
+            None
+        } else {
+            match rest.parse() {
+                Ok(n) => Some(n),
+                Err(_) => continue,
+            }
+        };
+        let v: Vec<u64> = f.map(|x| x.parse().unwrap_or(0)).collect();
+        let g = |i: usize| v.get(i).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal guest guest_nice
+        out.push(CpuTimes {
+            cpu,
+            user: g(0) + g(1),
+            system: g(2),
+            idle: g(3),
+            iowait: g(4),
+            irq: g(5) + g(6),
+            steal: g(7),
+        });
+    }
+    out
+}
+
+/// Reads `/proc/stat` now.
+pub fn read_proc_stat() -> Vec<CpuTimes> {
+    std::fs::read_to_string("/proc/stat")
+        .map(|t| parse_proc_stat(&t))
+        .unwrap_or_default()
+}
+
+/// Utilisation of one core (or all, `cpu: None`) between two samples, in percent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CoreUtil {
+    /// Core number; absent for the machine as a whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
+    /// Not idle and not iowait: user + system + irq + steal (% Processor Time).
+    pub busy_pct: f64,
+    /// User (and nice).
+    pub user_pct: f64,
+    /// System (% Privileged Time).
+    pub system_pct: f64,
+    /// Hard and soft interrupts (% Interrupt Time).
+    pub irq_pct: f64,
+    /// Waiting for I/O while idle.
+    pub iowait_pct: f64,
+    /// Taken by the hypervisor.
+    pub steal_pct: f64,
+}
+
+/// Utilisation per core (and overall first) between samples `a` and `b`.
+pub fn utilisation(a: &[CpuTimes], b: &[CpuTimes]) -> Vec<CoreUtil> {
+    let mut out = Vec::new();
+    for y in b {
+        let Some(x) = a.iter().find(|x| x.cpu == y.cpu) else {
+            continue;
+        };
+        let dt = y.total().saturating_sub(x.total());
+        let pct = |v1: u64, v0: u64| {
+            if dt == 0 {
+                0.0
+            } else {
+                100.0 * v1.saturating_sub(v0) as f64 / dt as f64
+            }
+        };
+        let user_pct = pct(y.user, x.user);
+        let system_pct = pct(y.system, x.system);
+        let irq_pct = pct(y.irq, x.irq);
+        let steal_pct = pct(y.steal, x.steal);
+        out.push(CoreUtil {
+            cpu: y.cpu,
+            busy_pct: user_pct + system_pct + irq_pct + steal_pct,
+            user_pct,
+            system_pct,
+            irq_pct,
+            iowait_pct: pct(y.iowait, x.iowait),
+            steal_pct,
+        });
+    }
+    out
+}
+
+/// User and system CPU seconds of this thread (`RUSAGE_THREAD`) or process (`RUSAGE_SELF`).
+pub fn rusage(thread: bool) -> (f64, f64) {
+    // SAFETY: zeroed rusage is a valid output buffer.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let who = if thread {
+        libc::RUSAGE_THREAD
+    } else {
+        libc::RUSAGE_SELF
+    };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrusage(who, &mut ru) };
+    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (s(ru.ru_utime), s(ru.ru_stime))
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
+    pin_to_cpus(&[cpu])
+}
+
+/// Restricts the calling thread to a set of CPUs.
+pub fn pin_to_cpus(cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: zeroed cpu_set_t is valid; CPU_SET stays within it for cpu < CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            if c >= libc::CPU_SETSIZE as usize {
+                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+            }
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "cpu  100 0 50 800 10 5 5 0 0 0\ncpu0 60 0 30 400 5 3 2 0 0 0\ncpu1 40 0 20 400 5 2 3 0 0 0\nintr 1 2 3\nctxt 99\n";
+    const B: &str = "cpu  200 0 100 1000 20 10 10 0 0 0\ncpu0 150 0 60 430 5 3 2 0 0 0\ncpu1 50 0 40 570 15 7 8 0 0 0\n";
+
+    #[test]
+    fn parses_every_cpu_line() {
+        let v = parse_proc_stat(A);
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[0].cpu, None);
+        assert_eq!(v[1].cpu, Some(0));
+        assert_eq!(v[1].irq, 5);
+        assert_eq!(v[2].total(), 40 + 20 + 400 + 5 + 5);
+    }
+
+    #[test]
+    fn utilisation_between_samples() {
+        let u = utilisation(&parse_proc_stat(A), &parse_proc_stat(B));
+        assert_eq!(u.len(), 3);
+        // cpu0: dt = 150 ticks; busy = 90 user + 30 system = 120 -> 80%.
+        let c0 = &u[1];
+        assert_eq!(c0.cpu, Some(0));
+        assert!((c0.busy_pct - 80.0).abs() < 1e-9);
+        assert!((c0.user_pct - 60.0).abs() < 1e-9);
+        // cpu1: dt = 10+20+170+10+10 = 220; irq 10.
+        let c1 = &u[2];
+        assert!((c1.irq_pct - 100.0 * 10.0 / 220.0).abs() < 1e-9);
+        assert!((c1.iowait_pct - 100.0 * 10.0 / 220.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn rusage_is_readable() {
+        let (u, s) = rusage(true);
+        assert!(u >= 0.0 && s >= 0.0);
+    }
+}

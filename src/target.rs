@@ -1,0 +1,716 @@
+//! Targets: test files and block devices. Creating test files quickly with
+//! incompressible data, opening them with the right cache flags, and the
+//! safety rules that keep iosim from destroying data it did not create.
+//!
+//! A test file that iosim creates carries the extended attribute
+//! `user.iosim` (value `testfile`). Writes go only to such files unless
+//! `--allow-destroy` is given; writes to block devices always need it, and a
+//! device that is mounted or held by another user (opened `O_EXCL` fails with
+//! EBUSY) is always refused.
+
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::buf::fill_random;
+use crate::engine::{self, Completion, EngineConfig, IoReq, Op};
+use crate::error::Error;
+use crate::workload::{CacheMode, EngineKind, FillMode, WorkloadSpec};
+
+/// Extended attribute that marks a file as an iosim test file.
+pub const OWNER_XATTR: &str = "user.iosim";
+
+/// What a target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A regular file.
+    File,
+    /// A block device.
+    BlockDevice,
+    /// No storage (the null engine).
+    Null,
+}
+
+/// A target ready to run on.
+#[derive(Debug, Serialize)]
+pub struct PreparedTarget {
+    /// Path as given.
+    pub path: PathBuf,
+    /// File, block device or null.
+    pub kind: TargetKind,
+    /// Size of the file or device, bytes.
+    pub size: u64,
+    /// First byte of the region used.
+    pub region_start: u64,
+    /// Length of the region used.
+    pub region_len: u64,
+    /// True when this run created (or extended) the file.
+    pub created: bool,
+    /// True when the file carries iosim's mark.
+    pub iosim_file: bool,
+    /// Alignment direct I/O needs on this target, bytes.
+    pub dio_align: u64,
+    /// Things the user should know (fallbacks, reuse).
+    pub notes: Vec<String>,
+    /// Exclusive open of a block device, held while writing so nobody mounts it meanwhile.
+    #[serde(skip)]
+    pub claim: Option<File>,
+}
+
+/// Options for [`prepare`] that are not part of the workload.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PrepareOptions<'a> {
+    /// Show a progress bar while creating files.
+    pub progress: bool,
+    /// Set on Ctrl-C; creation stops and removes the partial file.
+    pub stop: Option<&'a AtomicBool>,
+}
+
+/// Prepares target `i` of `spec`: creates or checks it, applies the safety
+/// rules, and works out the region and the direct-I/O alignment.
+pub fn prepare(
+    spec: &WorkloadSpec,
+    i: usize,
+    opts: PrepareOptions<'_>,
+) -> anyhow::Result<PreparedTarget> {
+    let t = &spec.targets[i];
+    let mut notes = Vec::new();
+    if spec.engine == EngineKind::Null {
+        let size = t.size.unwrap_or(1 << 30);
+        let (region_start, region_len) = region(&t.path, size, t.offset, t.length, spec.bs)?;
+        return Ok(PreparedTarget {
+            path: t.path.clone(),
+            kind: TargetKind::Null,
+            size,
+            region_start,
+            region_len,
+            created: false,
+            iosim_file: false,
+            dio_align: 1,
+            notes,
+            claim: None,
+        });
+    }
+    let path = &t.path;
+    let writes = spec.writes();
+    let (kind, size, created, owned, claim) = match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !dir.is_dir() {
+                return Err(Error::MissingDirectory(dir.to_path_buf()).into());
+            }
+            let size = t.size.ok_or_else(|| Error::NoSizeToCreate(path.clone()))?;
+            if size < spec.bs {
+                return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
+            }
+            create_test_file(path, size, spec.fill, opts)?;
+            (TargetKind::File, size, true, true, None)
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))),
+        Ok(meta) if meta.file_type().is_block_device() => {
+            let claim = if writes {
+                if !spec.allow_destroy {
+                    return Err(Error::WouldDestroy(
+                        path.clone(),
+                        "it is a block device and every byte of the region used would be overwritten".into(),
+                    )
+                    .into());
+                }
+                Some(claim_device(path, meta.rdev())?)
+            } else {
+                None
+            };
+            let f = File::open(path).map_err(|e| anyhow::Error::new(e).context(format!("cannot open '{}'", path.display())))?;
+            let size = device_size(&f).map_err(|e| anyhow::Error::new(e).context(format!("cannot read the size of '{}'", path.display())))?;
+            if t.size.is_some() {
+                notes.push("--size is ignored for a block device: use --length to limit the region".into());
+            }
+            (TargetKind::BlockDevice, size, false, false, claim)
+        }
+        Ok(meta) if meta.is_file() => {
+            let owned = is_iosim_file(path);
+            let mut size = meta.len();
+            let mut created = false;
+            if writes && !owned && !spec.allow_destroy {
+                return Err(Error::WouldDestroy(path.clone(), "it exists and was not created by iosim".into()).into());
+            }
+            if let Some(want) = t.size {
+                if want > size {
+                    if !owned && !spec.allow_destroy {
+                        return Err(Error::WouldDestroy(
+                            path.clone(),
+                            format!("it holds {size} bytes, --size asks for {want}, and iosim did not create it"),
+                        )
+                        .into());
+                    }
+                    extend_test_file(path, size, want, spec.fill, opts)?;
+                    notes.push(format!("extended from {} to {}", crate::units::format_size(size), crate::units::format_size(want)));
+                    size = want;
+                    created = true;
+                } else if owned && want == size {
+                    notes.push("reused the existing test file".into());
+                }
+            }
+            (TargetKind::File, size, created, owned, None)
+        }
+        Ok(_) => {
+            return Err(Error::BadWorkload(format!(
+                "'{}' is neither a regular file nor a block device: name a file (it will be created) or a device",
+                path.display()
+            ))
+            .into())
+        }
+    };
+
+    let (region_start, region_len) = region(path, size, t.offset, t.length, spec.bs)?;
+    let dio_align = if kind == TargetKind::BlockDevice {
+        File::open(path)
+            .ok()
+            .and_then(|f| logical_block_size(&f).ok())
+            .unwrap_or(512)
+    } else {
+        dio_alignment(path).unwrap_or(512)
+    };
+    if spec.cache.is_direct() {
+        for (what, value) in [
+            ("--bs", spec.bs),
+            ("--align", spec.effective_align()),
+            ("--offset", region_start),
+        ] {
+            if value % dio_align != 0 {
+                return Err(Error::Misaligned {
+                    what,
+                    value,
+                    align: dio_align,
+                    path: path.clone(),
+                }
+                .into());
+            }
+        }
+    }
+    Ok(PreparedTarget {
+        path: path.clone(),
+        kind,
+        size,
+        region_start,
+        region_len,
+        created,
+        iosim_file: owned,
+        dio_align,
+        notes,
+        claim,
+    })
+}
+
+/// The region `[offset, offset+length)` clipped to `size`; errors if a block does not fit.
+fn region(
+    path: &Path,
+    size: u64,
+    offset: u64,
+    length: Option<u64>,
+    bs: u64,
+) -> Result<(u64, u64), Error> {
+    let avail = size.saturating_sub(offset);
+    let len = length.map_or(avail, |l| l.min(avail));
+    if len < bs {
+        return Err(Error::TooSmall {
+            path: path.to_path_buf(),
+            have: len,
+            need: bs,
+        });
+    }
+    Ok((offset, len))
+}
+
+/// Opens a prepared target for I/O with the flags of `cache`.
+pub fn open_for_io(t: &PreparedTarget, cache: CacheMode, write: bool) -> anyhow::Result<File> {
+    open_with_cache(&t.path, cache, write).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EINVAL) && cache.is_direct() {
+            Error::DirectUnsupported(t.path.clone()).into()
+        } else {
+            anyhow::Error::new(e).context(format!("cannot open '{}'", t.path.display()))
+        }
+    })
+}
+
+/// Opens `path` with O_DIRECT and/or O_DSYNC as `cache` says.
+pub fn open_with_cache(path: &Path, cache: CacheMode, write: bool) -> io::Result<File> {
+    let mut flags = 0;
+    if cache.is_direct() {
+        flags |= libc::O_DIRECT;
+    }
+    if cache.is_sync() {
+        flags |= libc::O_DSYNC;
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(path)
+}
+
+/// True when direct I/O can be opened on `path` (an existing file).
+pub fn direct_io_supported(path: &Path) -> bool {
+    open_with_cache(path, CacheMode::Direct, false).is_ok()
+}
+
+/// True when `path` carries iosim's test-file mark.
+pub fn is_iosim_file(path: &Path) -> bool {
+    let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
+        return false;
+    };
+    let mut buf = [0u8; 16];
+    // SAFETY: valid C strings and a buffer of the given length.
+    let n = unsafe {
+        libc::getxattr(
+            p.as_ptr(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    n > 0 && &buf[..n as usize] == b"testfile"
+}
+
+/// Marks `path` as an iosim test file. Returns false where the filesystem has no user xattrs.
+pub fn mark_iosim_file(path: &Path) -> bool {
+    let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
+        return false;
+    };
+    let v = b"testfile";
+    // SAFETY: valid C strings and value buffer.
+    unsafe { libc::setxattr(p.as_ptr(), name.as_ptr(), v.as_ptr().cast(), v.len(), 0) == 0 }
+}
+
+fn cpath(path: &Path) -> Result<CString, std::ffi::NulError> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(path.as_os_str().as_bytes())
+}
+
+/// Creates a test file of `size` bytes filled as `fill` says. On any failure
+/// (no space, Ctrl-C) the partial file is removed.
+pub fn create_test_file(
+    path: &Path,
+    size: u64,
+    fill: FillMode,
+    opts: PrepareOptions<'_>,
+) -> anyhow::Result<()> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                anyhow::Error::new(Error::MissingDirectory(
+                    path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                ))
+            } else {
+                anyhow::Error::new(e).context(format!("cannot create '{}'", path.display()))
+            }
+        })?;
+    let marked = mark_iosim_file(path);
+    drop(f);
+    let res = write_fill(path, 0, size, fill, opts);
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    if !marked {
+        eprintln!(
+            "note: '{}' could not be marked as an iosim test file (no user xattrs on this filesystem); later write runs on it will need --allow-destroy",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Grows an iosim test file from `from` to `to` bytes, filling the new part.
+fn extend_test_file(
+    path: &Path,
+    from: u64,
+    to: u64,
+    fill: FillMode,
+    opts: PrepareOptions<'_>,
+) -> anyhow::Result<()> {
+    write_fill(path, from, to, fill, opts).inspect_err(|_| {
+        // Give back what was added; the original bytes are untouched.
+        if let Ok(f) = OpenOptions::new().write(true).open(path) {
+            let _ = f.set_len(from);
+        }
+    })
+}
+
+/// Preallocates `[from, to)` and writes it with `fill` data using large
+/// sequential direct writes through the io_uring engine (sync if io_uring is
+/// unavailable), so creation runs at the device's sequential write speed.
+fn write_fill(
+    path: &Path,
+    from: u64,
+    to: u64,
+    fill: FillMode,
+    opts: PrepareOptions<'_>,
+) -> anyhow::Result<()> {
+    let nospace = || Error::NoSpace(path.to_path_buf(), crate::units::format_size(to));
+    let plain = OpenOptions::new().read(true).write(true).open(path)?;
+    if fill == FillMode::Sparse {
+        plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
+        return Ok(());
+    }
+    // SAFETY: plain fd, valid offsets.
+    let r = unsafe {
+        libc::fallocate(
+            plain.as_raw_fd(),
+            0,
+            from as libc::off_t,
+            (to - from) as libc::off_t,
+        )
+    };
+    if r != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOSPC) {
+            return Err(nospace().into());
+        }
+        // Filesystems without fallocate: extend, and let the writes allocate.
+        plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
+    }
+
+    const CHUNK: u64 = 1 << 20;
+    const SLOTS: usize = 8;
+    // The aligned body goes through O_DIRECT where possible; an unaligned head or tail through the page cache.
+    let body_start = crate::units::align_up(from, 4096).min(to);
+    let body_end = crate::units::align_down(to, 4096).max(body_start);
+    let direct = open_with_cache(path, CacheMode::Direct, true).ok();
+    let fd_file = match &direct {
+        Some(f) => f,
+        None => &plain,
+    };
+    let cfg = EngineConfig {
+        fds: vec![fd_file.as_raw_fd()],
+        slots: SLOTS,
+        slot_size: CHUNK as usize,
+        sqpoll: false,
+        hipri: false,
+    };
+    let (mut eng, _) = engine::create(EngineKind::Uring, &cfg)?;
+    if fill == FillMode::Zero {
+        for s in 0..SLOTS {
+            eng.buffer(s).fill(0);
+        }
+    }
+    let pb = progress_bar(
+        opts.progress,
+        to - from,
+        &format!("creating {}", path.display()),
+    );
+    let started = Instant::now();
+    let mut next = body_start;
+    let mut inflight = 0usize;
+    let mut free: Vec<u32> = (0..SLOTS as u32).collect();
+    let mut lens = [0u32; SLOTS];
+    let mut comps = [Completion::default(); SLOTS];
+    let mut seed = 0x5eed_u64 ^ from ^ (to << 17);
+    let mut done_bytes = 0u64;
+    while next < body_end || inflight > 0 {
+        if opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            pb.abandon();
+            anyhow::bail!(
+                "interrupted while creating '{}'; the partial file was removed",
+                path.display()
+            );
+        }
+        while next < body_end {
+            let Some(slot) = free.pop() else { break };
+            let len = CHUNK.min(body_end - next) as u32;
+            if fill == FillMode::Random {
+                seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                fill_random(&mut eng.buffer(slot as usize)[..len as usize], seed);
+            }
+            lens[slot as usize] = len;
+            eng.queue(IoReq {
+                slot,
+                file: 0,
+                op: Op::Write,
+                offset: next,
+                len,
+            })?;
+            next += u64::from(len);
+            inflight += 1;
+        }
+        let n = eng.reap(1, &mut comps)?;
+        for c in &comps[..n] {
+            inflight -= 1;
+            if c.result < 0 {
+                let e = io::Error::from_raw_os_error(-c.result);
+                return Err(map_nospace(e, nospace)).with_context_path(path);
+            }
+            if c.result as u32 != lens[c.slot as usize] {
+                return Err(anyhow::anyhow!(
+                    "short write while creating '{}'",
+                    path.display()
+                ));
+            }
+            done_bytes += u64::from(lens[c.slot as usize]);
+            free.push(c.slot);
+        }
+        pb.set_position(done_bytes);
+    }
+    // Unaligned head and tail, buffered.
+    let mut edge = vec![0u8; 8192];
+    if fill == FillMode::Random {
+        fill_random(&mut edge, seed ^ 1);
+    }
+    for (start, end) in [(from, body_start), (body_end, to)] {
+        if end > start {
+            let n = (end - start) as usize;
+            write_all_at(&plain, &edge[..n], start).map_err(|e| map_nospace(e, nospace))?;
+        }
+    }
+    plain.sync_data().map_err(|e| map_nospace(e, nospace))?;
+    pb.finish_and_clear();
+    if opts.progress {
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        eprintln!(
+            "created {} ({}, {} data) in {:.1} s ({:.0} MiB/s)",
+            path.display(),
+            crate::units::format_size(to - from),
+            match fill {
+                FillMode::Random => "random",
+                FillMode::Zero => "zero",
+                FillMode::Sparse => "no",
+            },
+            secs,
+            (to - from) as f64 / 1_048_576.0 / secs
+        );
+    }
+    Ok(())
+}
+
+trait WithContextPath<T> {
+    fn with_context_path(self, path: &Path) -> anyhow::Result<T>;
+}
+
+impl<T> WithContextPath<T> for Result<T, anyhow::Error> {
+    fn with_context_path(self, path: &Path) -> anyhow::Result<T> {
+        self.map_err(|e| e.context(format!("writing '{}'", path.display())))
+    }
+}
+
+fn map_nospace(e: io::Error, nospace: impl Fn() -> Error) -> anyhow::Error {
+    if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
+        nospace().into()
+    } else {
+        e.into()
+    }
+}
+
+fn write_all_at(f: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    while !buf.is_empty() {
+        let n = f.write_at(buf, off)?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr, or a hidden one.
+pub fn progress_bar(show: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(len);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    pb.set_message(msg.to_string());
+    pb
+}
+
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+const BLKSSZGET: libc::c_ulong = 0x1268;
+
+/// Size of a block device in bytes.
+pub fn device_size(f: &File) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Logical block size of a block device (its direct-I/O alignment).
+pub fn logical_block_size(f: &File) -> io::Result<u64> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKSSZGET as _, &mut v as *mut libc::c_int) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(v.max(1) as u64)
+}
+
+/// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
+pub fn dio_alignment(path: &Path) -> Option<u64> {
+    let p = cpath(path).ok()?;
+    // SAFETY: zeroed statx is a valid output buffer.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: valid path and buffer.
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    if r != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
+        return None;
+    }
+    Some(u64::from(stx.stx_dio_offset_align))
+}
+
+/// Opens a block device exclusively; EBUSY means it is mounted or held.
+fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
+    match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(path)
+    {
+        Ok(f) => Ok(f),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            Err(Error::DeviceInUse(path.to_path_buf(), why_busy(rdev)).into())
+        }
+        Err(e) => Err(anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))),
+    }
+}
+
+/// Explains why a device is busy, from the mount table.
+fn why_busy(rdev: u64) -> String {
+    let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+    let want = format!("{maj}:{min}");
+    if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
+        for line in mi.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 4 && f[2] == want {
+                return format!("it is mounted on {}", f[4]);
+            }
+        }
+    }
+    if let Ok(sw) = std::fs::read_to_string("/proc/swaps") {
+        if sw
+            .lines()
+            .skip(1)
+            .any(|l| l.contains(&format!("{maj}:{min}")))
+        {
+            return "it is used as swap".into();
+        }
+    }
+    "it is in use (mounted, a partition of it is mounted, or it is held by swap, LVM, RAID or device-mapper)".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::TargetSpec;
+
+    fn spec(path: &Path, size: Option<u64>, write_pct: u8) -> WorkloadSpec {
+        WorkloadSpec {
+            targets: vec![TargetSpec::new(path, size)],
+            write_pct,
+            cache: CacheMode::Buffered,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn creates_marks_and_reuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.dat");
+        let t = prepare(&spec(&p, Some(3 << 20), 100), 0, PrepareOptions::default()).unwrap();
+        assert!(t.created);
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
+        assert!(is_iosim_file(&p));
+        let data = std::fs::read(&p).unwrap();
+        // Random fill: no long run of zeros.
+        assert!(data
+            .windows(64)
+            .take(1000)
+            .all(|w| w.iter().any(|&b| b != 0)));
+        let t2 = prepare(&spec(&p, Some(3 << 20), 100), 0, PrepareOptions::default()).unwrap();
+        assert!(!t2.created);
+        assert_eq!(std::fs::read(&p).unwrap(), data, "reuse must not rewrite");
+    }
+
+    #[test]
+    fn unaligned_size_is_filled_completely() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("odd.dat");
+        create_test_file(
+            &p,
+            (1 << 20) + 1000,
+            FillMode::Random,
+            PrepareOptions::default(),
+        )
+        .unwrap();
+        let data = std::fs::read(&p).unwrap();
+        assert_eq!(data.len(), (1 << 20) + 1000);
+        assert!(data[(1 << 20)..].iter().any(|&b| b != 0));
+    }
+
+    #[test]
+    fn refuses_to_write_foreign_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("precious.db");
+        std::fs::write(&p, vec![1u8; 1 << 16]).unwrap();
+        let err = prepare(&spec(&p, None, 100), 0, PrepareOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("--allow-destroy"), "{err}");
+        // Reading is fine.
+        prepare(&spec(&p, None, 0), 0, PrepareOptions::default()).unwrap();
+        let mut s = spec(&p, None, 100);
+        s.allow_destroy = true;
+        prepare(&s, 0, PrepareOptions::default()).unwrap();
+    }
+
+    #[test]
+    fn missing_directory_and_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nope/t.dat");
+        let err = prepare(&spec(&p, Some(1 << 20), 0), 0, PrepareOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        let p = dir.path().join("t.dat");
+        let err = prepare(&spec(&p, None, 0), 0, PrepareOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("--size"), "{err}");
+    }
+
+    #[test]
+    fn region_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.dat");
+        let mut s = spec(&p, Some(1 << 20), 0);
+        s.targets[0].offset = 64 << 10;
+        s.targets[0].length = Some(128 << 10);
+        let t = prepare(&s, 0, PrepareOptions::default()).unwrap();
+        assert_eq!((t.region_start, t.region_len), (64 << 10, 128 << 10));
+        s.targets[0].offset = (1 << 20) - 100;
+        assert!(prepare(&s, 0, PrepareOptions::default()).is_err());
+    }
+}

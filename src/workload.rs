@@ -1,0 +1,576 @@
+//! What to run: the workload specification shared by every front end
+//! (native `iosim run`, SQLIO, DiskSpd, profiles, sweeps), and the offset
+//! generators that turn it into a stream of I/Os.
+//!
+//! Front ends build a [`WorkloadSpec`]; [`WorkloadSpec::validate`] checks it;
+//! the runner executes it. The spec serialises into the JSON results as the
+//! resolved configuration.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// The access pattern and read/write mix, named as fio names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Sequential mixed reads and writes (`--write-pct`, default 50).
+    Readwrite,
+    /// Random mixed reads and writes (`--write-pct`, default 50).
+    Randrw,
+}
+
+impl RwMode {
+    /// True for the random patterns.
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::Randread | RwMode::Randwrite | RwMode::Randrw)
+    }
+
+    /// True for the mixed patterns, which take `--write-pct`.
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwMode::Readwrite | RwMode::Randrw)
+    }
+
+    /// The share of writes this mode implies when no `--write-pct` is given.
+    pub fn default_write_pct(self) -> u8 {
+        match self {
+            RwMode::Read | RwMode::Randread => 0,
+            RwMode::Write | RwMode::Randwrite => 100,
+            RwMode::Readwrite | RwMode::Randrw => 50,
+        }
+    }
+
+    /// The mode for a given pattern and write share (as DiskSpd's `-r` and `-w` combine).
+    pub fn from_parts(random: bool, write_pct: u8) -> RwMode {
+        match (random, write_pct) {
+            (false, 0) => RwMode::Read,
+            (false, 100) => RwMode::Write,
+            (false, _) => RwMode::Readwrite,
+            (true, 0) => RwMode::Randread,
+            (true, 100) => RwMode::Randwrite,
+            (true, _) => RwMode::Randrw,
+        }
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::Randread => "randread",
+            RwMode::Randwrite => "randwrite",
+            RwMode::Readwrite => "readwrite",
+            RwMode::Randrw => "randrw",
+        }
+    }
+}
+
+/// How I/O meets the page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    /// O_DIRECT: bypass the page cache (DiskSpd -Su, SQLIO's default unbuffered I/O).
+    Direct,
+    /// Through the page cache (SQLIO -BY, DiskSpd -Sb).
+    Buffered,
+    /// Page cache with O_DSYNC: each write returns once stable (DiskSpd -Sw).
+    Writethrough,
+    /// O_DIRECT and O_DSYNC together, as SQL Server opens its files (DiskSpd -Sh).
+    DirectWritethrough,
+}
+
+impl CacheMode {
+    /// True when O_DIRECT is used.
+    pub fn is_direct(self) -> bool {
+        matches!(self, CacheMode::Direct | CacheMode::DirectWritethrough)
+    }
+
+    /// True when O_DSYNC is used.
+    pub fn is_sync(self) -> bool {
+        matches!(
+            self,
+            CacheMode::Writethrough | CacheMode::DirectWritethrough
+        )
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheMode::Direct => "direct",
+            CacheMode::Buffered => "buffered",
+            CacheMode::Writethrough => "writethrough",
+            CacheMode::DirectWritethrough => "direct-writethrough",
+        }
+    }
+}
+
+/// Which I/O engine carries the I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// io_uring with registered files and buffers and batched submission (default).
+    Uring,
+    /// pread/pwrite, one I/O at a time per thread (queue depth is 1 whatever --qd says).
+    Sync,
+    /// No storage at all: every I/O completes at once. Measures iosim's own overhead.
+    Null,
+}
+
+impl EngineKind {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Uring => "uring",
+            EngineKind::Sync => "sync",
+            EngineKind::Null => "null",
+        }
+    }
+}
+
+/// What a write carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FillMode {
+    /// Incompressible random data (default): no compression or zero-detection artefacts.
+    Random,
+    /// Zeros, as SQLIO and `fsutil` create files. Arrays that compress or detect zeros will flatter.
+    Zero,
+    /// New test files are left sparse (not written at all). Reads of holes never reach the device.
+    Sparse,
+}
+
+/// One file or block device to run against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    /// Path of the file or block device.
+    pub path: PathBuf,
+    /// Size to create the file with when it is missing or too small (bytes).
+    pub size: Option<u64>,
+    /// First byte of the region used.
+    pub offset: u64,
+    /// Length of the region used (bytes); `None` means to the end of the target.
+    pub length: Option<u64>,
+    /// Threads for this target; `None` takes the workload's `threads`.
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// CPUs this target's threads may run on (SQLIO's parameter-file mask); empty means any.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+}
+
+impl TargetSpec {
+    /// A target at `path` using the whole file, created with `size` when missing.
+    pub fn new(path: impl Into<PathBuf>, size: Option<u64>) -> TargetSpec {
+        TargetSpec {
+            path: path.into(),
+            size,
+            offset: 0,
+            length: None,
+            threads: None,
+            cpus: Vec::new(),
+        }
+    }
+}
+
+/// How sequential threads share a target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind", content = "bytes")]
+pub enum SeqLayout {
+    /// Each thread gets its own slice of the region (default): no two threads read the same block.
+    Split,
+    /// Thread N starts N x stride bytes into the region and wraps around it (DiskSpd -T; stride 0 = all start together).
+    Stride(u64),
+}
+
+/// A complete workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// Files or devices.
+    pub targets: Vec<TargetSpec>,
+    /// Pattern and mix.
+    pub rw: RwMode,
+    /// Percentage of I/Os that are writes (0..=100).
+    pub write_pct: u8,
+    /// Block size in bytes.
+    pub bs: u64,
+    /// Offsets are multiples of this (defaults to the block size for random I/O).
+    pub align: Option<u64>,
+    /// Threads per target.
+    pub threads: u32,
+    /// Outstanding I/Os per thread.
+    pub qd: u32,
+    /// Measured time.
+    #[serde(with = "duration_secs")]
+    pub duration: Duration,
+    /// Time run before measuring starts; excluded from results.
+    #[serde(with = "duration_secs")]
+    pub warmup: Duration,
+    /// Seed for random offsets and data.
+    pub seed: u64,
+    /// Page-cache behaviour.
+    pub cache: CacheMode,
+    /// I/O engine.
+    pub engine: EngineKind,
+    /// Content of new test files and of writes.
+    pub fill: FillMode,
+    /// How sequential threads share a target.
+    pub seq_layout: SeqLayout,
+    /// Allow writes that would destroy data iosim did not create.
+    pub allow_destroy: bool,
+    /// CPUs to pin worker threads to, round-robin; empty means no pinning.
+    pub cpus: Vec<usize>,
+    /// io_uring: use a kernel submission thread (SQPOLL).
+    pub sqpoll: bool,
+    /// io_uring: polled completions (IOPOLL), for NVMe with poll queues; needs direct I/O.
+    pub hipri: bool,
+    /// Complete this many I/Os per thread, then stop (before the duration ends).
+    #[serde(default)]
+    pub io_limit: Option<u64>,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            targets: Vec::new(),
+            rw: RwMode::Randread,
+            write_pct: 0,
+            bs: 4096,
+            align: None,
+            threads: 1,
+            qd: 1,
+            duration: Duration::from_secs(10),
+            warmup: Duration::ZERO,
+            seed: 0x10517,
+            cache: CacheMode::Direct,
+            engine: EngineKind::Uring,
+            fill: FillMode::Random,
+            seq_layout: SeqLayout::Split,
+            allow_destroy: false,
+            cpus: Vec::new(),
+            sqpoll: false,
+            hipri: false,
+            io_limit: None,
+        }
+    }
+}
+
+/// Largest block size accepted (64 MiB); larger blocks only measure memory copies.
+pub const MAX_BS: u64 = 64 << 20;
+/// Largest number of threads per target.
+pub const MAX_THREADS: u32 = 1024;
+/// Largest queue depth per thread (io_uring rings are sized from it).
+pub const MAX_QD: u32 = 4096;
+
+impl WorkloadSpec {
+    /// Checks ranges and combinations that do not depend on the targets.
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::BadWorkload(m));
+        if self.targets.is_empty() && self.engine != EngineKind::Null {
+            return bad("no target given: name a file or block device, e.g. iosim run /mnt/data/iosim.dat --size 1G".into());
+        }
+        if self.threads == 0 || self.threads > MAX_THREADS {
+            return bad(format!(
+                "--threads must be between 1 and {MAX_THREADS}, got {}",
+                self.threads
+            ));
+        }
+        for t in &self.targets {
+            if t.threads == Some(0) {
+                return bad(format!("target '{}' has 0 threads", t.path.display()));
+            }
+        }
+        if self.qd == 0 || self.qd > MAX_QD {
+            return bad(format!(
+                "--qd must be between 1 and {MAX_QD}, got {}",
+                self.qd
+            ));
+        }
+        if self.bs == 0 || self.bs > MAX_BS {
+            return bad(format!(
+                "--bs must be between 1 byte and 64M, got {}",
+                self.bs
+            ));
+        }
+        if self.write_pct > 100 {
+            return bad(format!(
+                "--write-pct must be 0..100, got {}",
+                self.write_pct
+            ));
+        }
+        if let Some(a) = self.align {
+            if a == 0 {
+                return bad("--align must be at least 1 byte".into());
+            }
+        }
+        if self.duration.is_zero() && self.io_limit.is_none() {
+            return bad("--duration must be more than 0".into());
+        }
+        if self.hipri && !self.cache.is_direct() {
+            return bad("--hipri (polled I/O) needs direct I/O: add --cache direct".into());
+        }
+        if self.hipri && self.engine != EngineKind::Uring {
+            return bad("--hipri needs --engine uring".into());
+        }
+        Ok(())
+    }
+
+    /// True when the workload issues any writes.
+    pub fn writes(&self) -> bool {
+        self.write_pct > 0
+    }
+
+    /// The offset alignment actually used.
+    pub fn effective_align(&self) -> u64 {
+        self.align.unwrap_or(self.bs).max(1)
+    }
+
+    /// Threads for target `i`.
+    pub fn threads_for(&self, i: usize) -> u32 {
+        self.targets
+            .get(i)
+            .and_then(|t| t.threads)
+            .unwrap_or(self.threads)
+    }
+
+    /// A short one-line description: `randread 4KiB qd32 x1 direct uring`.
+    pub fn describe(&self) -> String {
+        let mix = if self.rw.is_mixed() {
+            format!(" {}%w", self.write_pct)
+        } else {
+            String::new()
+        };
+        format!(
+            "{}{} {} qd{} x{} {} {}",
+            self.rw.name(),
+            mix,
+            crate::units::format_size(self.bs),
+            self.qd,
+            self.threads,
+            self.cache.name(),
+            self.engine.name()
+        )
+    }
+}
+
+/// Serde helper: durations as fractional seconds.
+pub mod duration_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Serialise as seconds.
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    /// Deserialise from seconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Ok(Duration::from_secs_f64(v.max(0.0)))
+    }
+}
+
+/// Generates the offsets and directions of one thread's I/Os over a region.
+///
+/// Pure and seeded, so it can be tested without any I/O. Random offsets are
+/// uniform over the aligned blocks of the region; sequential offsets advance by
+/// the block size and wrap at the end of the region.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    base: u64,
+    len: u64,
+    bs: u64,
+    align: u64,
+    random: bool,
+    /// Number of aligned start positions for random I/O.
+    slots: u64,
+    /// Next sequential position, relative to `base`.
+    next: u64,
+    /// A write happens when a random u32 is below this (0 = never, 2^32 = always).
+    write_threshold: u64,
+    rng: SmallRng,
+}
+
+impl OffsetGen {
+    /// A generator for one thread.
+    ///
+    /// `base..base+len` is the region; `start` is where a sequential stream begins
+    /// (relative to `base`, wrapped into the region). `write_pct` is the share of writes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        base: u64,
+        len: u64,
+        bs: u64,
+        align: u64,
+        random: bool,
+        start: u64,
+        write_pct: u8,
+        seed: u64,
+    ) -> OffsetGen {
+        let align = align.max(1);
+        let slots = if len >= bs { (len - bs) / align + 1 } else { 0 };
+        // Sequential streams advance in whole blocks and restart at 0 when the next
+        // block would not fit.
+        let seq_end = if len >= bs { (len / bs) * bs } else { 0 };
+        let next = if seq_end == 0 {
+            0
+        } else {
+            crate::units::align_down(start % seq_end, bs.min(align).max(1)) % seq_end
+        };
+        // write_pct as a threshold on a 32-bit random number; exact at 0 and 100.
+        let write_threshold = (u64::from(write_pct.min(100)) << 32) / 100;
+        OffsetGen {
+            base,
+            len,
+            bs,
+            align,
+            random,
+            slots,
+            next,
+            write_threshold,
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// Number of distinct random block positions (0 when no block fits).
+    pub fn slots(&self) -> u64 {
+        self.slots
+    }
+
+    /// The next offset (absolute) and whether it is a write.
+    #[inline]
+    pub fn next_io(&mut self) -> (u64, bool) {
+        let off = if self.random {
+            let i = if self.slots <= 1 {
+                0
+            } else {
+                self.rng.gen_range(0..self.slots)
+            };
+            self.base + i * self.align
+        } else {
+            let off = self.next;
+            self.next += self.bs;
+            if self.next + self.bs > self.len {
+                self.next = 0;
+            }
+            self.base + off
+        };
+        let write = match self.write_threshold {
+            0 => false,
+            t if t > u64::from(u32::MAX) => true,
+            t => u64::from(self.rng.gen::<u32>()) < t,
+        };
+        (off, write)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_offsets_stay_in_range_and_aligned() {
+        let base = 1 << 20;
+        let len = 10 << 20;
+        let mut g = OffsetGen::new(base, len, 8192, 4096, true, 0, 0, 7);
+        for _ in 0..100_000 {
+            let (off, w) = g.next_io();
+            assert!(!w);
+            assert!(off >= base);
+            assert!(off + 8192 <= base + len);
+            assert_eq!(off % 4096, 0);
+        }
+    }
+
+    #[test]
+    fn random_offsets_cover_the_region() {
+        let len = 256 * 4096;
+        let mut g = OffsetGen::new(0, len, 4096, 4096, true, 0, 0, 1);
+        let mut seen = vec![false; 256];
+        for _ in 0..10_000 {
+            seen[(g.next_io().0 / 4096) as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s), "every block should be hit");
+    }
+
+    #[test]
+    fn sequential_offsets_advance_and_wrap() {
+        let mut g = OffsetGen::new(4096, 4 * 4096, 4096, 4096, false, 0, 100, 1);
+        let offs: Vec<_> = (0..6).map(|_| g.next_io()).collect();
+        let expect = [4096, 8192, 12288, 16384, 4096, 8192];
+        for (i, (off, w)) in offs.iter().enumerate() {
+            assert_eq!(*off, expect[i]);
+            assert!(*w);
+        }
+    }
+
+    #[test]
+    fn sequential_start_is_wrapped_into_region() {
+        let mut g = OffsetGen::new(0, 8 * 4096, 4096, 4096, false, 9 * 4096, 0, 1);
+        assert_eq!(g.next_io().0, 4096);
+    }
+
+    #[test]
+    fn write_share_is_close_to_requested() {
+        let mut g = OffsetGen::new(0, 1 << 30, 4096, 4096, true, 0, 30, 3);
+        let n = 200_000;
+        let w = (0..n).filter(|_| g.next_io().1).count();
+        let share = w as f64 / n as f64;
+        assert!((share - 0.30).abs() < 0.01, "share {share}");
+    }
+
+    #[test]
+    fn same_seed_same_stream() {
+        let mut a = OffsetGen::new(0, 1 << 30, 4096, 4096, true, 0, 50, 42);
+        let mut b = OffsetGen::new(0, 1 << 30, 4096, 4096, true, 0, 50, 42);
+        for _ in 0..1000 {
+            assert_eq!(a.next_io(), b.next_io());
+        }
+    }
+
+    #[test]
+    fn mode_parts_round_trip() {
+        for m in [
+            RwMode::Read,
+            RwMode::Write,
+            RwMode::Randread,
+            RwMode::Randwrite,
+            RwMode::Readwrite,
+            RwMode::Randrw,
+        ] {
+            assert_eq!(RwMode::from_parts(m.is_random(), m.default_write_pct()), m);
+        }
+    }
+
+    #[test]
+    fn validation_catches_nonsense() {
+        let mut s = WorkloadSpec {
+            targets: vec![TargetSpec::new("/tmp/x", Some(1 << 20))],
+            ..Default::default()
+        };
+        assert!(s.validate().is_ok());
+        s.threads = 0;
+        assert!(s.validate().is_err());
+        s.threads = 1;
+        s.qd = 0;
+        assert!(s.validate().is_err());
+        s.qd = 1;
+        s.bs = 0;
+        assert!(s.validate().is_err());
+        s.bs = 4096;
+        s.targets.clear();
+        assert!(s.validate().is_err());
+    }
+}
