@@ -245,6 +245,19 @@ pub struct RunResult {
     pub errors: ErrorSummary,
     /// Time series.
     pub series: Series,
+    /// Whole-run latency histograms of all targets together (HdrHistogram V2, base64).
+    pub histograms: HistogramSet,
+    /// The machine.
+    pub environment: crate::sysmon::host::HostInfo,
+}
+
+/// Latency histograms, nanoseconds, as [`crate::stats::encode_histogram`] writes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistogramSet {
+    /// Reads.
+    pub read: String,
+    /// Writes.
+    pub write: String,
 }
 
 /// What a worker sends at each interval boundary.
@@ -515,15 +528,13 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             result: per_target[i].summarize(secs),
         })
         .collect();
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default();
+    let environment = crate::sysmon::host::host_info();
     threads.sort_by_key(|t| t.thread);
     Ok(RunResult {
         schema_version: SCHEMA_VERSION,
         iosim_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at,
-        host,
+        host: environment.host.clone(),
         config: spec,
         engine: engine_kind.name().to_string(),
         notes,
@@ -535,6 +546,11 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         cpu: cpu_res,
         errors,
         series: agg.finish(opts.interval.as_secs_f64()),
+        histograms: HistogramSet {
+            read: crate::stats::encode_histogram(&total.read.hist),
+            write: crate::stats::encode_histogram(&total.write.hist),
+        },
+        environment,
     })
 }
 

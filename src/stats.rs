@@ -378,3 +378,44 @@ mod tests {
         assert_eq!(mean_sd_ci95(&[5.0]), (5.0, 0.0, 0.0));
     }
 }
+
+/// Encodes a histogram as base64 of HdrHistogram's V2 format (portable; readable by
+/// HdrHistogram libraries in other languages).
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::Serializer as _;
+    let mut buf = Vec::new();
+    hdrhistogram::serialization::V2Serializer::new()
+        .serialize(h, &mut buf)
+        .expect("serialising into memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(buf)
+}
+
+/// Decodes [`encode_histogram`]'s output.
+pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s.trim())
+        .map_err(|e| format!("histogram is not valid base64: {e}"))?;
+    let mut d = hdrhistogram::serialization::Deserializer::new();
+    d.deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| format!("histogram cannot be decoded: {e:?}"))
+}
+
+#[cfg(test)]
+mod encode_tests {
+    use super::*;
+
+    #[test]
+    fn histogram_round_trips() {
+        let mut s = DirStats::new();
+        for i in 1..5000u64 {
+            s.record(i * 997, 4096);
+        }
+        let h = decode_histogram(&encode_histogram(&s.hist)).unwrap();
+        assert_eq!(h.len(), s.hist.len());
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            assert_eq!(h.value_at_quantile(q), s.hist.value_at_quantile(q));
+        }
+    }
+}

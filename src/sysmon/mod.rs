@@ -5,3 +5,4 @@
 //! measured time.
 
 pub mod cpu;
+pub mod host;

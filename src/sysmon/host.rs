@@ -1,0 +1,85 @@
+//! The machine a run happened on: host, kernel, CPU, memory.
+
+use serde::{Deserialize, Serialize};
+
+/// Facts about the machine, recorded with every result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// Host name.
+    pub host: String,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Logical CPUs online.
+    pub cpus: usize,
+    /// Physical memory, bytes.
+    pub mem_total_bytes: u64,
+    /// Kernel clocksource.
+    pub clocksource: String,
+}
+
+/// Reads the host facts from `/proc` and `/sys`.
+pub fn host_info() -> HostInfo {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let cpuinfo = read("/proc/cpuinfo");
+    HostInfo {
+        host: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpu_model: parse_cpu_model(&cpuinfo),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        mem_total_bytes: parse_mem_total(&read("/proc/meminfo")),
+        clocksource: crate::clock::clocksource().unwrap_or_default(),
+    }
+}
+
+/// The first `model name` of `/proc/cpuinfo`.
+pub fn parse_cpu_model(cpuinfo: &str) -> String {
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// `MemTotal` of `/proc/meminfo`, in bytes.
+pub fn parse_mem_total(meminfo: &str) -> u64 {
+    meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fixtures() {
+        assert_eq!(
+            parse_cpu_model("processor\t: 0\nmodel name\t: AMD EPYC\n"),
+            "AMD EPYC"
+        );
+        assert_eq!(
+            parse_mem_total("MemTotal:       24683656 kB\nMemFree: 1 kB\n"),
+            24_683_656 * 1024
+        );
+        assert_eq!(parse_mem_total(""), 0);
+    }
+
+    #[test]
+    fn reads_this_machine() {
+        let h = host_info();
+        assert!(h.cpus >= 1);
+        assert!(!h.kernel.is_empty());
+    }
+}
