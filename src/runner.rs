@@ -610,7 +610,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                 n.extend(eng.notes());
             }
         }
-        if spec.writes() && spec.fill == FillMode::Random {
+        if spec.writes() && spec.fill != FillMode::Zero {
             for s in 0..slots {
                 crate::buf::fill_random(
                     eng.buffer(s),
@@ -666,7 +666,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
     let mut errors = 0u64;
     let mut error_records = Vec::with_capacity(ERROR_RECORDS_PER_THREAD);
     let mut write_seq = 0u64;
-    let scramble = spec.writes() && spec.fill == FillMode::Random;
+    let scramble = spec.writes() && spec.fill != FillMode::Zero;
 
     ctx.barrier.wait();
     let t0 = now_ns();

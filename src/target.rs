@@ -101,6 +101,24 @@ pub fn prepare(
     }
     let path = &t.path;
     let writes = spec.writes();
+    if spec.cache.is_direct() {
+        // No device does direct I/O in units under 512 bytes: refuse before creating anything.
+        for (what, value) in [
+            ("--bs", spec.bs),
+            ("--align", spec.effective_align()),
+            ("--offset", t.offset),
+        ] {
+            if value % 512 != 0 {
+                return Err(Error::Misaligned {
+                    what,
+                    value,
+                    align: 512,
+                    path: path.clone(),
+                }
+                .into());
+            }
+        }
+    }
     let (kind, size, created, owned, claim) = match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));

@@ -148,7 +148,8 @@ pub enum FillMode {
     Random,
     /// Zeros, as SQLIO and `fsutil` create files. Arrays that compress or detect zeros will flatter.
     Zero,
-    /// New test files are left sparse (not written at all). Reads of holes never reach the device.
+    /// New test files are left sparse (not written at all); writes still carry random data.
+    /// Reads of holes never reach the device, so only use this for write tests.
     Sparse,
 }
 

@@ -1,0 +1,112 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The iosim binary under test.
+pub fn iosim() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iosim"));
+    // Never write history into the real data directory from a test.
+    c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
+    c
+}
+
+/// Runs iosim with `args`, expects success, parses the JSON on stdout.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = iosim()
+        .args(args)
+        .args(["--output", "json", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "iosim {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad JSON from {args:?}: {e}"))
+}
+
+/// True when running as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// True when `cmd` is on PATH.
+pub fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// A loop device over a file in a temporary directory, detached on drop.
+pub struct LoopDev {
+    pub dev: PathBuf,
+    pub name: String,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    /// Creates a `size`-byte backing file and attaches it; None (with a printed reason) when impossible.
+    pub fn new(size: u64) -> Option<LoopDev> {
+        if !is_root() {
+            eprintln!("skipped: loop devices need root");
+            return None;
+        }
+        if !have("losetup") {
+            eprintln!("skipped: losetup is not installed");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let backing = dir.path().join("loop.img");
+        let f = std::fs::File::create(&backing).unwrap();
+        f.set_len(size).unwrap();
+        drop(f);
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&backing)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            eprintln!(
+                "skipped: losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        let name = dev.file_name().unwrap().to_string_lossy().to_string();
+        Some(LoopDev {
+            dev,
+            name,
+            _dir: dir,
+        })
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// Completed reads and writes of `dev` (kernel name) from /proc/diskstats.
+pub fn diskstats(dev: &str) -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() > 7 && f[2] == dev {
+            return (f[3].parse().unwrap(), f[7].parse().unwrap());
+        }
+    }
+    panic!("{dev} not in /proc/diskstats");
+}
+
+/// Reads a file whole.
+pub fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}

@@ -1,0 +1,761 @@
+//! `iosim run` end to end: every mode, engine and cache mode on real files,
+//! a loop device checked against the kernel's counters, safety rules, bad
+//! input, Ctrl-C and I/O errors.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn f(v: &Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for p in path {
+        x = &x[*p];
+    }
+    x.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} missing in {v}"))
+}
+
+/// The arithmetic every result must satisfy.
+fn check_consistent(r: &Value, bs: u64) {
+    let dur = f(r, &["duration_s"]);
+    assert!(dur > 0.0);
+    for dir in ["read", "write", "total"] {
+        let d = &r["total"][dir];
+        let ios = f(d, &["ios"]) as u64;
+        let bytes = f(d, &["bytes"]) as u64;
+        assert_eq!(ios * bs, bytes, "{dir}: ios x bs = bytes");
+        let iops = f(d, &["iops"]);
+        assert!(
+            (iops * dur - ios as f64).abs() <= 1.0 + ios as f64 * 1e-6,
+            "{dir}: iops x duration ~ ios"
+        );
+        if ios > 0 {
+            let lat = &d["latency_us"];
+            let (min, mean, max) = (f(lat, &["min"]), f(lat, &["mean"]), f(lat, &["max"]));
+            assert!(
+                min > 0.0 && min <= mean && mean <= max,
+                "{dir}: min <= mean <= max"
+            );
+            let p50 = f(lat, &["percentiles", "p50"]);
+            let p99 = f(lat, &["percentiles", "p99"]);
+            assert!(
+                min <= p50 && p50 <= p99 && p99 <= max,
+                "{dir}: percentiles ordered"
+            );
+        }
+    }
+    let tot = f(r, &["total", "total", "ios"]) as u64;
+    assert_eq!(
+        f(r, &["total", "read", "ios"]) as u64 + f(r, &["total", "write", "ios"]) as u64,
+        tot
+    );
+    // Threads add up to the total.
+    let threads: u64 = r["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| f(t, &["total", "ios"]) as u64)
+        .sum();
+    assert_eq!(threads, tot);
+    // The time series adds up to the total (intervals merge exactly).
+    let series: u64 = r["series"]["total"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| f(p, &["total", "ios"]) as u64)
+        .sum();
+    assert_eq!(series, tot, "series sums to the total");
+}
+
+#[test]
+fn every_mode_and_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.dat");
+    let ps = p.to_str().unwrap();
+    for engine in ["uring", "sync"] {
+        for rw in [
+            "read",
+            "write",
+            "randread",
+            "randwrite",
+            "readwrite",
+            "randrw",
+        ] {
+            let r = run_json(&[
+                "run",
+                ps,
+                "--size",
+                "8M",
+                "--rw",
+                rw,
+                "--bs",
+                "4K",
+                "--qd",
+                "4",
+                "--duration",
+                "400ms",
+                "--engine",
+                engine,
+            ]);
+            check_consistent(&r, 4096);
+            let reads = f(&r, &["total", "read", "ios"]);
+            let writes = f(&r, &["total", "write", "ios"]);
+            match rw {
+                "read" | "randread" => assert!(reads > 0.0 && writes == 0.0, "{rw}"),
+                "write" | "randwrite" => assert!(writes > 0.0 && reads == 0.0, "{rw}"),
+                _ => assert!(reads > 0.0 && writes > 0.0, "{rw}: both directions"),
+            }
+            assert_eq!(r["config"]["rw"], rw);
+            assert_eq!(r["errors"]["count"], 0);
+        }
+    }
+}
+
+#[test]
+fn every_cache_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.dat");
+    let ps = p.to_str().unwrap();
+    for cache in ["direct", "buffered", "writethrough", "direct-writethrough"] {
+        let r = run_json(&[
+            "run",
+            ps,
+            "--size",
+            "8M",
+            "--rw",
+            "randrw",
+            "--bs",
+            "8K",
+            "--qd",
+            "8",
+            "--duration",
+            "300ms",
+            "--cache",
+            cache,
+        ]);
+        check_consistent(&r, 8192);
+        assert_eq!(r["config"]["cache"], cache);
+    }
+}
+
+#[test]
+fn mixed_write_share_is_respected() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("m.dat");
+    let r = run_json(&[
+        "run",
+        p.to_str().unwrap(),
+        "--size",
+        "8M",
+        "--rw",
+        "randrw",
+        "--write-pct",
+        "25",
+        "--qd",
+        "16",
+        "--duration",
+        "500ms",
+        "--engine",
+        "null",
+    ]);
+    let share = f(&r, &["total", "write", "ios"]) / f(&r, &["total", "total", "ios"]);
+    assert!((share - 0.25).abs() < 0.01, "write share {share}");
+}
+
+#[test]
+fn random_writes_cover_the_region() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cover.dat");
+    let ps = p.to_str().unwrap();
+    // A sparse 1 MiB file: every block still zero shows where no write landed.
+    run_json(&[
+        "run",
+        ps,
+        "--size",
+        "1M",
+        "--fill",
+        "sparse",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4K",
+        "--number-ios",
+        "3000",
+    ]);
+    let data = read(&p);
+    let untouched = data
+        .chunks(4096)
+        .filter(|b| b.iter().all(|&x| x == 0))
+        .count();
+    assert_eq!(
+        untouched, 0,
+        "every 4 KiB block of the region should be written"
+    );
+}
+
+#[test]
+fn random_offsets_stay_inside_offset_and_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bounded.dat");
+    let ps = p.to_str().unwrap();
+    run_json(&[
+        "run",
+        ps,
+        "--size",
+        "1M",
+        "--fill",
+        "sparse",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4K",
+        "--offset",
+        "256K",
+        "--length",
+        "256K",
+        "--number-ios",
+        "2000",
+    ]);
+    let data = read(&p);
+    for (i, b) in data.chunks(4096).enumerate() {
+        let inside = (64..128).contains(&i);
+        assert_eq!(b.iter().any(|&x| x != 0), inside, "block {i}");
+    }
+}
+
+#[test]
+fn sequential_writes_are_sequential() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("seq.dat");
+    let ps = p.to_str().unwrap();
+    run_json(&[
+        "run",
+        ps,
+        "--size",
+        "1M",
+        "--fill",
+        "sparse",
+        "--rw",
+        "write",
+        "--bs",
+        "4K",
+        "--number-ios",
+        "10",
+    ]);
+    let data = read(&p);
+    for (i, b) in data.chunks(4096).enumerate() {
+        assert_eq!(
+            b.iter().any(|&x| x != 0),
+            i < 10,
+            "block {i}: only the first ten are written, in order"
+        );
+    }
+}
+
+#[test]
+fn several_targets_and_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.dat");
+    let b = dir.path().join("b.dat");
+    let r = run_json(&[
+        "run",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--threads",
+        "2",
+        "--qd",
+        "2",
+        "--duration",
+        "400ms",
+    ]);
+    check_consistent(&r, 4096);
+    let targets = r["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert_eq!(r["threads"].as_array().unwrap().len(), 4);
+    let sum: f64 = targets.iter().map(|t| f(t, &["total", "ios"])).sum();
+    assert_eq!(sum, f(&r, &["total", "total", "ios"]));
+    for t in targets {
+        assert!(f(t, &["total", "ios"]) > 0.0);
+    }
+    assert_eq!(r["series"]["targets"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn warmup_is_excluded() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("w.dat");
+    let r = run_json(&[
+        "run",
+        p.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--engine",
+        "null",
+        "--warmup",
+        "300ms",
+        "--duration",
+        "300ms",
+    ]);
+    let d = f(&r, &["duration_s"]);
+    assert!(d > 0.25 && d < 0.4, "measured time excludes warmup: {d}");
+}
+
+#[test]
+fn json_schema_has_the_documented_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("j.dat");
+    let r = run_json(&[
+        "run",
+        p.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--duration",
+        "200ms",
+    ]);
+    assert_eq!(r["schema_version"], 1);
+    for k in [
+        "iosim_version",
+        "started_at",
+        "config",
+        "engine",
+        "notes",
+        "interrupted",
+        "duration_s",
+        "total",
+        "targets",
+        "threads",
+        "cpu",
+        "errors",
+        "series",
+        "histograms",
+        "environment",
+    ] {
+        assert!(!r[k].is_null(), "missing {k}");
+    }
+    for k in ["ios", "bytes", "iops", "bytes_per_sec", "latency_us"] {
+        assert!(!r["total"]["read"][k].is_null(), "missing total.read.{k}");
+    }
+    for p in ["p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999"] {
+        assert!(
+            !r["total"]["read"]["latency_us"]["percentiles"][p].is_null(),
+            "missing {p}"
+        );
+    }
+    // The stored histogram reproduces the percentiles.
+    let h = iosim::stats::decode_histogram(r["histograms"]["read"].as_str().unwrap()).unwrap();
+    let p99 = h.value_at_quantile(0.99) as f64 / 1000.0;
+    let max = f(&r, &["total", "read", "latency_us", "max"]);
+    assert!(
+        (p99.min(max) - f(&r, &["total", "read", "latency_us", "percentiles", "p99"])).abs() < 1e-6
+    );
+}
+
+#[test]
+fn csv_has_a_row_per_target_and_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("csv.dat");
+    let out = iosim()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--duration",
+            "200ms",
+            "--output",
+            "csv",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].starts_with("scope,path,rw"));
+    assert!(lines[1].starts_with("target,"));
+    assert!(lines[2].starts_with("total,"));
+    let cols = lines[0].split(',').count();
+    assert!(lines.iter().all(|l| l.split(',').count() == cols));
+}
+
+#[test]
+fn text_report_shows_results_and_sqlio_histogram() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("txt.dat");
+    let out = iosim()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--duration",
+            "200ms",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in ["IOPS", "MiB/s", "p99", "ms:   0  1  2", "%:", "cpu:"] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.dat");
+    let ps = p.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", ps, "--size", "4M", "--threads", "0"],
+            "--threads",
+        ),
+        (vec!["run", ps, "--size", "4M", "--qd", "0"], "--qd"),
+        (
+            vec!["run", ps, "--size", "4M", "--bs", "1000"],
+            "multiple of",
+        ),
+        (
+            vec!["run", ps, "--size", "2K", "--bs", "4K"],
+            "does not fit",
+        ),
+        (
+            vec!["run", "/nonexistent-dir-iosim/x.dat", "--size", "4M"],
+            "does not exist",
+        ),
+        (vec!["run", ps], "--size"),
+        (
+            vec!["run", ps, "--size", "4M", "--bs", "4Q"],
+            "invalid size",
+        ),
+        (vec!["run", ps, "--frobnicate"], "frobnicate"),
+    ];
+    for (args, needle) in cases {
+        let _ = std::fs::remove_file(&p);
+        let out = iosim().args(&args).arg("--quiet").output().unwrap();
+        assert!(!out.status.success(), "{args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{args:?} panicked: {err}"
+        );
+    }
+}
+
+#[test]
+fn foreign_files_are_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("precious.mdf");
+    std::fs::write(&p, vec![42u8; 1 << 20]).unwrap();
+    let out = iosim()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--duration",
+            "200ms",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-destroy"));
+    assert!(read(&p).iter().all(|&b| b == 42), "file untouched");
+}
+
+#[test]
+fn interrupt_still_prints_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("int.dat");
+    let child = iosim()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--duration",
+            "60s",
+            "--output",
+            "json",
+            "--quiet",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+    assert!(f(&r, &["total", "total", "ios"]) > 0.0);
+    assert!(f(&r, &["duration_s"]) < 30.0);
+}
+
+#[test]
+fn io_errors_are_counted_with_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("shrinking.dat");
+    let ps = p.to_str().unwrap().to_string();
+    run_json(&["run", &ps, "--size", "16M", "--duration", "100ms"]);
+    let child = iosim()
+        .args([
+            "run",
+            &ps,
+            "--duration",
+            "3s",
+            "--cache",
+            "buffered",
+            "--output",
+            "json",
+            "--quiet",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Cut the file behind iosim's back: later reads come back short.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "I/O errors give exit code 3");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(f(&r, &["errors", "count"]) > 0.0);
+    let first = &r["errors"]["first"][0];
+    assert!(first["offset"].as_u64().unwrap() % 4096 == 0);
+    assert!(first["message"].as_str().unwrap().contains("short"));
+}
+
+#[test]
+fn no_space_removes_the_partial_file() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(&mnt)
+        .status();
+    if !ok.map(|s| s.success()).unwrap_or(false) {
+        eprintln!("skipped: cannot mount tmpfs here");
+        return;
+    }
+    struct Umount(std::path::PathBuf);
+    impl Drop for Umount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Umount(mnt.clone());
+    let p = mnt.join("big.dat");
+    let out = iosim()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--size",
+            "16M",
+            "--cache",
+            "buffered",
+            "--duration",
+            "100ms",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no space left"), "{err}");
+    assert!(!p.exists(), "partial file removed");
+}
+
+#[test]
+fn loop_device_counts_match_the_kernel() {
+    let Some(lo) = LoopDev::new(64 << 20) else {
+        return;
+    };
+    let dev = lo.dev.to_str().unwrap();
+    // Let udev's probe of the new device finish before counting.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (r0, w0) = diskstats(&lo.name);
+    let r = run_json(&[
+        "run",
+        dev,
+        "--rw",
+        "randread",
+        "--qd",
+        "1",
+        "--duration",
+        "1s",
+        "--cache",
+        "direct",
+    ]);
+    let (r1, w1) = diskstats(&lo.name);
+    let ios = f(&r, &["total", "total", "ios"]) as u64;
+    assert!(ios > 100);
+    let kernel = r1 - r0;
+    assert!(
+        kernel >= ios && kernel <= ios + ios / 100 + 8,
+        "kernel counted {kernel} reads, iosim {ios}"
+    );
+    assert_eq!(w1, w0);
+
+    // Writes to a device need --allow-destroy...
+    let out = iosim()
+        .args([
+            "run",
+            dev,
+            "--rw",
+            "randwrite",
+            "--duration",
+            "200ms",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-destroy"));
+    // ...and with it, the kernel sees them all.
+    let (_, w0) = diskstats(&lo.name);
+    let r = run_json(&[
+        "run",
+        dev,
+        "--rw",
+        "randwrite",
+        "--qd",
+        "1",
+        "--duration",
+        "500ms",
+        "--allow-destroy",
+    ]);
+    let (_, w1) = diskstats(&lo.name);
+    let ios = f(&r, &["total", "write", "ios"]) as u64;
+    assert!(
+        w1 - w0 >= ios && w1 - w0 <= ios + ios / 100 + 8,
+        "kernel {} writes, iosim {ios}",
+        w1 - w0
+    );
+}
+
+#[test]
+fn mounted_device_is_refused_even_with_allow_destroy() {
+    if !have("mkfs.ext4") {
+        eprintln!("skipped: mkfs.ext4 is not installed");
+        return;
+    }
+    let Some(lo) = LoopDev::new(32 << 20) else {
+        return;
+    };
+    let st = std::process::Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&lo.dev)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mnt = tempfile::tempdir().unwrap();
+    let st = std::process::Command::new("mount")
+        .arg(&lo.dev)
+        .arg(mnt.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    struct Umount<'a>(&'a std::path::Path);
+    impl Drop for Umount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _g = Umount(mnt.path());
+    let out = iosim()
+        .args([
+            "run",
+            lo.dev.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--duration",
+            "200ms",
+            "--allow-destroy",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mounted"), "{err}");
+    // A test file on the mounted filesystem is fine.
+    let p = mnt.path().join("t.dat");
+    let r = run_json(&[
+        "run",
+        p.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--rw",
+        "randwrite",
+        "--duration",
+        "200ms",
+    ]);
+    assert!(f(&r, &["total", "write", "ios"]) > 0.0);
+}
+
+#[test]
+fn null_engine_needs_no_target() {
+    let r = run_json(&[
+        "run",
+        "--engine",
+        "null",
+        "--qd",
+        "8",
+        "--duration",
+        "200ms",
+    ]);
+    assert!(f(&r, &["total", "total", "iops"]) > 10_000.0);
+    assert_eq!(r["engine"], "null");
+}
+
+#[test]
+fn quick_suite_prints_one_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iosim()
+        .args([
+            "quick",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "16M",
+            "--duration",
+            "200ms",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for name in [
+        "seq read 1M QD8",
+        "seq write 1M QD8",
+        "rand read 4K QD32",
+        "rand write 4K QD32",
+        "rand read 4K QD1",
+    ] {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    assert!(text.contains("MiB/s") && text.contains("IOPS") && text.contains("p99"));
+    assert!(dir.path().join("iosim-testfile.dat").exists());
+}
