@@ -118,7 +118,7 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
                 cache: CacheMode::Buffered,
                 ..spec.clone()
             };
-            crate::target::prepare(
+            let t = crate::target::prepare(
                 &probe,
                 0,
                 crate::target::PrepareOptions {
@@ -126,6 +126,11 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
                     stop: Some(&opts.stop),
                 },
             )?;
+            notes.extend(
+                t.notes
+                    .iter()
+                    .map(|n| format!("{}: {n}", cfg.path.display())),
+            );
             if !crate::target::direct_io_supported(&cfg.path) {
                 notes.push(format!(
                     "direct I/O is not supported on the filesystem of {}; ran with --cache buffered (results include the page cache)",
@@ -140,7 +145,8 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
         }
         let result = runner::run(&spec, opts)?;
         for n in &result.notes {
-            if !notes.contains(n) {
+            // The first prepare above already said whether the file was created or reused.
+            if !notes.contains(n) && !n.ends_with("reused the existing test file") {
                 notes.push(n.clone());
             }
         }
