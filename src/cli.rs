@@ -88,6 +88,27 @@ pub enum Command {
     Quick(QuickArgs),
     /// Run one workload against one or more files or block devices.
     Run(RunArgs),
+    /// Create a test file (preallocated, filled with random data) without running anything.
+    Create(CreateArgs),
+}
+
+/// `iosim create`.
+#[derive(Debug, Clone, Args)]
+pub struct CreateArgs {
+    /// The file to create (must not exist).
+    pub path: PathBuf,
+
+    /// Its size.
+    #[arg(long, value_parser = size_arg)]
+    pub size: u64,
+
+    /// What to fill it with.
+    #[arg(long, value_enum, default_value_t = FillMode::Random)]
+    pub fill: FillMode,
+
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// Options shared by commands that print results.

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::Parser;
-use iosim::cli::{Cli, Command, OutputArgs, OutputFormat, QuickArgs, RunArgs};
+use iosim::cli::{Cli, Command, CreateArgs, OutputArgs, OutputFormat, QuickArgs, RunArgs};
 use iosim::runner::{RunOptions, RunResult};
 
 /// Exit code when a run was interrupted by Ctrl-C or SIGTERM (results were still printed).
@@ -32,7 +32,26 @@ fn run() -> anyhow::Result<ExitCode> {
         None => quick(&cli.quick, stop),
         Some(Command::Quick(q)) => quick(&q, stop),
         Some(Command::Run(r)) => run_cmd(&r, stop),
+        Some(Command::Create(c)) => create(&c, stop),
     }
+}
+
+fn create(c: &CreateArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    if c.path.exists() {
+        anyhow::bail!("'{}' already exists: iosim create only makes new files", c.path.display());
+    }
+    let t0 = std::time::Instant::now();
+    let opts = iosim::target::PrepareOptions { progress: !c.quiet && std::io::stderr().is_terminal(), stop: Some(&stop) };
+    iosim::target::create_test_file(&c.path, c.size, c.fill, opts)?;
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "created {} ({}) in {:.2} s, {:.0} MiB/s",
+        c.path.display(),
+        iosim::units::format_size(c.size),
+        secs,
+        c.size as f64 / 1_048_576.0 / secs.max(1e-9)
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// SIGINT/SIGTERM set a flag the workers poll; a second Ctrl-C exits at once.

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""iosim against fio, side by side on the same machine and the same file.
+
+Runs each workload as alternating pairs (iosim, fio, iosim, fio, ...) and
+reports the median ratio iosim/fio of IOPS (or MB/s or time), CPU seconds per
+I/O, p50 and p99 latency, and peak memory. Ratios, not absolute numbers:
+shared machines are noisy, alternation spreads the noise over both tools.
+
+    bench/run                 # full run (about 15 minutes), writes bench/results/
+    bench/run --smoke         # one short pair per workload, no pass/fail (CI)
+
+Workloads and targets (issue "Faster than fio"):
+  W1 4K randread direct QD32          IOPS ratio >= 1.00
+  W2 4K randwrite direct QD32         IOPS ratio >= 1.00
+  W3 1M seq read / write direct QD8   MB/s ratio >= 1.00
+  W4 4K randread page cache QD1       IOPS ratio >= 1.20 (each tool's best engine)
+  W5 null engine QD1 and QD32         IOPS ratio >= 2.0
+  W6 4K randread direct QD1           p50 and p99 within 5% of fio's
+  W7 create a 4 GiB test file         time ratio <= 1.05 (fio: 1M direct seq write, QD8)
+  W8 16 threads x QD64, 60 s          iosim peak RSS <= 64 MiB, no growth with duration
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def sh(cmd):
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+
+
+def run_measured(argv):
+    """Runs argv, returns (stdout, rusage of the child, wall seconds)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = b"", b""
+    # wait4 gives this child's own rusage (CPU and peak RSS).
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({p.returncode}): {err.decode()[-2000:]}")
+    return out.decode(), ru, wall
+
+
+class Tools:
+    def __init__(self, iosim, workdir, duration):
+        self.iosim = iosim
+        self.dir = workdir
+        self.duration = duration
+        self.file = os.path.join(workdir, "bench.dat")
+
+    # ---- iosim ----
+    def iosim_run(self, args, duration=None):
+        d = duration or self.duration
+        argv = [self.iosim, "run", *args, "--duration", f"{d}s", "--output", "json", "--quiet"]
+        out, ru, wall = run_measured(argv)
+        r = json.loads(out)
+        t = r["total"]["total"]
+        lat = t["latency_us"]
+        return {
+            "iops": t["iops"],
+            "mbps": t["mib_per_sec"],
+            "ios": t["ios"],
+            "p50_us": lat["percentiles"].get("p50", 0.0),
+            "p99_us": lat["percentiles"].get("p99", 0.0),
+            "cpu_s": ru.ru_utime + ru.ru_stime,
+            "rss_mib": ru.ru_maxrss / 1024.0,
+            "wall_s": wall,
+            "engine": r["engine"],
+        }
+
+    # ---- fio ----
+    def fio_run(self, args, duration=None):
+        d = duration or self.duration
+        argv = ["fio", "--name=bench", *args, "--time_based", f"--runtime={d}", "--output-format=json"]
+        out, ru, wall = run_measured(argv)
+        j = json.loads(out[out.index("{"):])["jobs"]
+        ios = sum(x["read"]["total_ios"] + x["write"]["total_ios"] for x in j)
+        iops = sum(x["read"]["iops"] + x["write"]["iops"] for x in j)
+        bw = sum(x["read"]["bw_bytes"] + x["write"]["bw_bytes"] for x in j) / 1048576.0
+        x = j[0]
+        side = x["read"] if x["read"]["total_ios"] >= x["write"]["total_ios"] else x["write"]
+        clat = side.get("clat_ns", {}).get("percentile", {})
+        # With --lat_percentiles=1 fio also gives total latency (slat + clat) percentiles.
+        lat = side.get("lat_ns", {}).get("percentile", {}) or clat
+        return {
+            "iops": iops,
+            "mbps": bw,
+            "ios": ios,
+            "p50_us": lat.get("50.000000", 0) / 1000.0,
+            "p99_us": lat.get("99.000000", 0) / 1000.0,
+            "clat_p50_us": clat.get("50.000000", 0) / 1000.0,
+            "clat_p99_us": clat.get("99.000000", 0) / 1000.0,
+            "cpu_s": ru.ru_utime + ru.ru_stime,
+            "rss_mib": ru.ru_maxrss / 1024.0,
+            "wall_s": wall,
+            "engine": "",
+        }
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def pairs(n, a, b):
+    """Alternates a() and b() n times; returns their result lists."""
+    ra, rb = [], []
+    for _ in range(n):
+        ra.append(a())
+        rb.append(b())
+    return ra, rb
+
+
+def ratio_rows(name, ra, rb, metric, target, op):
+    ratios = [x[metric] / y[metric] for x, y in zip(ra, rb) if y[metric] > 0]
+    cpu = [(x["cpu_s"] / max(x["ios"], 1)) / (y["cpu_s"] / max(y["ios"], 1)) for x, y in zip(ra, rb) if y["cpu_s"] > 0 and y["ios"] > 0]
+    p50 = [x["p50_us"] / y["p50_us"] for x, y in zip(ra, rb) if y["p50_us"] > 0]
+    p99 = [x["p99_us"] / y["p99_us"] for x, y in zip(ra, rb) if y["p99_us"] > 0]
+    mem = [x["rss_mib"] / y["rss_mib"] for x, y in zip(ra, rb) if y["rss_mib"] > 0]
+    r = median(ratios)
+    ok = None if target is None else (r >= target if op == ">=" else r <= target)
+    return {
+        "workload": name,
+        "metric": metric,
+        "ratio": r,
+        "target": f"{op} {target}" if target is not None else "",
+        "ok": ok,
+        "cpu_per_io_ratio": median(cpu),
+        "p50_ratio": median(p50),
+        "p99_ratio": median(p99),
+        "rss_ratio": median(mem),
+        "iosim_median": median([x[metric] for x in ra]),
+        "fio_median": median([x[metric] for x in rb]),
+        "pairs": len(ratios),
+    }
+
+
+def environment(workdir):
+    dev = sh(f"df --output=source {workdir} | tail -1")
+    fs = sh(f"df --output=fstype {workdir} | tail -1")
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "host": platform.node(),
+        "kernel": platform.release(),
+        "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip(),
+        "cpus": os.cpu_count(),
+        "filesystem": fs,
+        "device": dev,
+        "fio": sh("fio --version"),
+        "iosim": sh(f"{sys.argv[0] and ''}true") or "",
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--iosim", default=os.path.join(ROOT, "target", "release", "iosim"))
+    ap.add_argument("--dir", default=None, help="directory for the test files (default: a new one under bench/work)")
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--duration", type=float, default=5.0, help="seconds per run")
+    ap.add_argument("--size", default="1G", help="test file size")
+    ap.add_argument("--smoke", action="store_true", help="one short pair per workload, no pass/fail")
+    ap.add_argument("--only", default="", help="comma-separated workloads, e.g. W1,W5")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = ap.parse_args()
+    if a.smoke:
+        a.pairs, a.duration, a.size = 1, 1.0, "64M"
+    only = set(x.strip().upper() for x in a.only.split(",") if x.strip())
+    want = lambda w: not only or w in only
+
+    if not shutil.which("fio"):
+        sys.exit("fio is not installed: run bench/run, which installs it, or apt-get install fio")
+    workdir = a.dir or os.path.join(HERE, "work")
+    os.makedirs(workdir, exist_ok=True)
+    T = Tools(a.iosim, workdir, a.duration)
+    f = T.file
+    if not os.path.exists(f):
+        subprocess.run([a.iosim, "create", f, "--size", a.size, "--quiet"], check=True)
+    env = environment(workdir)
+    env["iosim"] = sh(f"{a.iosim} --version")
+    rows = []
+    io_uring = ["--ioengine=io_uring", "--fixedbufs=1", "--registerfiles=1"]
+
+    def direct(rw, bs, qd):
+        return (
+            lambda: T.iosim_run([f, "--rw", rw, "--bs", bs, "--qd", str(qd), "--cache", "direct", "--allow-destroy"]),
+            lambda: T.fio_run([f"--filename={f}", *io_uring, "--direct=1", f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", "--lat_percentiles=1"]),
+        )
+
+    if want("W1"):
+        rows.append(ratio_rows("W1 4K randread direct QD32", *pairs(a.pairs, *direct("randread", "4k", 32)), "iops", 1.00, ">="))
+    if want("W2"):
+        rows.append(ratio_rows("W2 4K randwrite direct QD32", *pairs(a.pairs, *direct("randwrite", "4k", 32)), "iops", 1.00, ">="))
+    if want("W3"):
+        rows.append(ratio_rows("W3 1M seq read direct QD8", *pairs(a.pairs, *direct("read", "1m", 8)), "mbps", 1.00, ">="))
+        rows.append(ratio_rows("W3 1M seq write direct QD8", *pairs(a.pairs, *direct("write", "1m", 8)), "mbps", 1.00, ">="))
+    if want("W4"):
+        subprocess.run(["cat", f], stdout=subprocess.DEVNULL, check=True)  # into the page cache
+        short = max(1.0, a.duration / 2)
+        best_i = max(["sync", "uring"], key=lambda e: T.iosim_run([f, "--rw", "randread", "--cache", "buffered", "--engine", e], short)["iops"])
+        best_f = max(["psync", "pvsync2", "io_uring"], key=lambda e: T.fio_run([f"--filename={f}", f"--ioengine={e}", "--invalidate=0", "--rw=randread", "--bs=4k"], short)["iops"])
+        ra, rb = pairs(
+            a.pairs,
+            lambda: T.iosim_run([f, "--rw", "randread", "--cache", "buffered", "--engine", best_i]),
+            lambda: T.fio_run([f"--filename={f}", f"--ioengine={best_f}", "--invalidate=0", "--rw=randread", "--bs=4k"]),
+        )
+        r = ratio_rows(f"W4 4K randread page cache QD1 (iosim {best_i}, fio {best_f})", ra, rb, "iops", 1.20, ">=")
+        rows.append(r)
+    if want("W5"):
+        for qd in (1, 32):
+            ra, rb = pairs(
+                a.pairs,
+                lambda: T.iosim_run(["--engine", "null", "--qd", str(qd)]),
+                lambda: T.fio_run(["--ioengine=null", "--size=1g", "--rw=randread", "--bs=4k", f"--iodepth={qd}"]),
+            )
+            rows.append(ratio_rows(f"W5 null engine QD{qd}", ra, rb, "iops", 2.0, ">="))
+    if want("W6"):
+        ra, rb = pairs(a.pairs, *direct("randread", "4k", 1))
+        r = ratio_rows("W6 4K randread direct QD1 (latency agreement)", ra, rb, "p50_us", None, "")
+        r["target"] = "p50, p99 within 5%"
+        r["ok"] = None if a.smoke else (abs(r["p50_ratio"] - 1) <= 0.05 and abs(r["p99_ratio"] - 1) <= 0.05)
+        c50 = median([x["p50_us"] / y["clat_p50_us"] for x, y in zip(ra, rb) if y["clat_p50_us"] > 0])
+        c99 = median([x["p99_us"] / y["clat_p99_us"] for x, y in zip(ra, rb) if y["clat_p99_us"] > 0])
+        r["detail"] = (f"ratios against fio's total latency (lat = slat + clat); against fio's clat alone: "
+                       f"p50 {c50:.2f}, p99 {c99:.2f}")
+        rows.append(r)
+    if want("W7"):
+        size = "256M" if a.smoke else "4G"
+        ti, tf = [], []
+        for i in range(a.pairs):
+            p1, p2 = os.path.join(workdir, "create-iosim.dat"), os.path.join(workdir, "create-fio.dat")
+            for p in (p1, p2):
+                if os.path.exists(p):
+                    os.remove(p)
+            _, ru, wall = run_measured([a.iosim, "create", p1, "--size", size, "--quiet"])
+            ti.append({"time": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024, "ios": 1, "p50_us": 0, "p99_us": 0})
+            _, ru, wall = run_measured(["fio", "--name=create", f"--filename={p2}", *io_uring, "--direct=1", "--rw=write", "--bs=1m", "--iodepth=8", f"--size={size}", "--output-format=json"])
+            tf.append({"time": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024, "ios": 1, "p50_us": 0, "p99_us": 0})
+            for p in (p1, p2):
+                os.remove(p)
+        rows.append(ratio_rows(f"W7 create a {size} test file (time)", ti, tf, "time", 1.05, "<="))
+    if want("W8"):
+        short, long_ = (2, 4) if a.smoke else (10, 60)
+        args = [f, "--rw", "randread", "--threads", "16", "--qd", "64", "--cache", "direct"]
+        s = T.iosim_run(args, short)
+        l = T.iosim_run(args, long_)
+        ok = l["rss_mib"] <= 64 and l["rss_mib"] <= s["rss_mib"] * 1.10 + 1
+        rows.append({
+            "workload": f"W8 16 threads x QD64: peak RSS {short} s vs {long_} s",
+            "metric": "rss_mib", "ratio": l["rss_mib"] / s["rss_mib"], "target": "<= 64 MiB, no growth",
+            "ok": None if a.smoke else ok, "iosim_median": l["rss_mib"], "fio_median": float("nan"),
+            "cpu_per_io_ratio": float("nan"), "p50_ratio": float("nan"), "p99_ratio": float("nan"), "rss_ratio": float("nan"),
+            "pairs": 1, "detail": f"{s['rss_mib']:.1f} MiB after {short} s, {l['rss_mib']:.1f} MiB after {long_} s",
+        })
+
+    md = render(env, rows, a)
+    print(md)
+    if not a.smoke:
+        os.makedirs(a.out, exist_ok=True)
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M")
+        base = os.path.join(a.out, f"{stamp}-{platform.node()}")
+        with open(base + ".md", "w") as fh:
+            fh.write(md)
+        with open(base + ".json", "w") as fh:
+            json.dump({"environment": env, "rows": rows, "pairs": a.pairs, "duration_s": a.duration}, fh, indent=2)
+        print(f"written: {base}.md and .json", file=sys.stderr)
+    if os.path.exists(f) and a.dir is None and a.smoke:
+        os.remove(f)
+
+
+def render(env, rows, a):
+    fmt = lambda x: "-" if x != x else f"{x:.2f}"
+    out = [
+        f"Machine: {env['cpu']} x{env['cpus']}, kernel {env['kernel']}, {env['filesystem']} on {env['device']}; "
+        f"{env['fio']} vs {env['iosim']}; {env['date']}; {a.pairs} alternating pairs of {a.duration:g} s runs.",
+        "",
+        "| workload | ratio iosim/fio | target | met | CPU s per I/O ratio | p50 ratio | p99 ratio | peak RSS ratio | iosim | fio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        met = "" if r["ok"] is None else ("yes" if r["ok"] else "**no**")
+        unit = {"iops": "IOPS", "mbps": "MiB/s", "time": "s", "p50_us": "us p50", "rss_mib": "MiB"}[r["metric"]]
+        out.append(
+            f"| {r['workload']} | {fmt(r['ratio'])} | {r['target']} | {met} | {fmt(r['cpu_per_io_ratio'])} | {fmt(r['p50_ratio'])} | "
+            f"{fmt(r['p99_ratio'])} | {fmt(r['rss_ratio'])} | {fmt(r['iosim_median'])} {unit} | {fmt(r['fio_median'])} {unit} |"
+        )
+        if r.get("detail"):
+            out.append(f"| ({r['detail']}) | | | | | | | | | |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()
