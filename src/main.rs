@@ -38,10 +38,16 @@ fn run() -> anyhow::Result<ExitCode> {
 
 fn create(c: &CreateArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     if c.path.exists() {
-        anyhow::bail!("'{}' already exists: iosim create only makes new files", c.path.display());
+        anyhow::bail!(
+            "'{}' already exists: iosim create only makes new files",
+            c.path.display()
+        );
     }
     let t0 = std::time::Instant::now();
-    let opts = iosim::target::PrepareOptions { progress: !c.quiet && std::io::stderr().is_terminal(), stop: Some(&stop) };
+    let opts = iosim::target::PrepareOptions {
+        progress: !c.quiet && std::io::stderr().is_terminal(),
+        stop: Some(&stop),
+    };
     iosim::target::create_test_file(&c.path, c.size, c.fill, opts)?;
     let secs = t0.elapsed().as_secs_f64();
     eprintln!(

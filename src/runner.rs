@@ -336,9 +336,10 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             engine_kind = EngineKind::Sync;
         }
     }
-    if engine_kind == EngineKind::Sync && spec.qd > 1 {
+    if matches!(engine_kind, EngineKind::Sync | EngineKind::Mmap) && spec.qd > 1 {
         notes.push(format!(
-            "the sync engine does one I/O at a time per thread: --qd {} acts as 1",
+            "the {} engine does one I/O at a time per thread: --qd {} acts as 1",
+            engine_kind.name(),
             spec.qd
         ));
     }
@@ -586,7 +587,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                 cpu_used = Some(cpus[0]);
             }
         }
-        let slots = if ctx.engine == EngineKind::Sync {
+        let slots = if matches!(ctx.engine, EngineKind::Sync | EngineKind::Mmap) {
             1
         } else {
             spec.qd as usize
@@ -602,6 +603,8 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
             slot_size: spec.bs as usize,
             sqpoll: spec.sqpoll,
             hipri: spec.hipri,
+            writable: spec.writes(),
+            sync_writes: spec.cache.is_sync(),
         };
         let (mut eng, _) =
             engine::create(ctx.engine, &cfg).context("cannot set up the I/O engine")?;

@@ -415,8 +415,7 @@ fn write_fill(
         fds: vec![fd_file.as_raw_fd()],
         slots: SLOTS,
         slot_size: CHUNK as usize,
-        sqpoll: false,
-        hipri: false,
+        ..EngineConfig::default()
     };
     let (mut eng, _) = engine::create(EngineKind::Uring, &cfg)?;
     if fill == FillMode::Zero {
@@ -565,9 +564,14 @@ const BLKSSZGET: libc::c_ulong = 0x1268;
 
 /// Size of a block device in bytes.
 pub fn device_size(f: &File) -> io::Result<u64> {
+    device_size_fd(f.as_raw_fd())
+}
+
+/// Size of the block device open as `fd`, in bytes.
+pub fn device_size_fd(fd: std::os::fd::RawFd) -> io::Result<u64> {
     let mut size: u64 = 0;
     // SAFETY: BLKGETSIZE64 writes one u64.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size as *mut u64) };
+    let r = unsafe { libc::ioctl(fd, BLKGETSIZE64 as _, &mut size as *mut u64) };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -127,6 +127,8 @@ pub enum EngineKind {
     Sync,
     /// No storage at all: every I/O completes at once. Measures iosim's own overhead.
     Null,
+    /// Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough.
+    Mmap,
 }
 
 impl EngineKind {
@@ -136,6 +138,7 @@ impl EngineKind {
             EngineKind::Uring => "uring",
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
+            EngineKind::Mmap => "mmap",
         }
     }
 }
@@ -321,6 +324,9 @@ impl WorkloadSpec {
         }
         if self.hipri && !self.cache.is_direct() {
             return bad("--hipri (polled I/O) needs direct I/O: add --cache direct".into());
+        }
+        if self.engine == EngineKind::Mmap && self.cache.is_direct() {
+            return bad("--engine mmap goes through the page cache: use --cache buffered or --cache writethrough".into());
         }
         if self.hipri && self.engine != EngineKind::Uring {
             return bad("--hipri needs --engine uring".into());

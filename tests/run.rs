@@ -140,6 +140,39 @@ fn every_cache_mode() {
 }
 
 #[test]
+fn mmap_engine_reads_and_writes_through_the_page_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mm.dat");
+    let ps = p.to_str().unwrap();
+    for cache in ["buffered", "writethrough"] {
+        let r = run_json(&[
+            "run",
+            ps,
+            "--size",
+            "8M",
+            "--rw",
+            "randrw",
+            "--engine",
+            "mmap",
+            "--cache",
+            cache,
+            "--duration",
+            "300ms",
+        ]);
+        check_consistent(&r, 4096);
+        assert_eq!(r["engine"], "mmap");
+    }
+    let out = iosim()
+        .args([
+            "run", ps, "--engine", "mmap", "--cache", "direct", "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("page cache"));
+}
+
+#[test]
 fn mixed_write_share_is_respected() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("m.dat");

@@ -14,10 +14,12 @@ use std::os::fd::RawFd;
 
 use crate::workload::EngineKind;
 
+mod mmap;
 mod null;
 mod sync;
 mod uring;
 
+pub use mmap::MmapEngine;
 pub use null::NullEngine;
 pub use sync::SyncEngine;
 pub use uring::UringEngine;
@@ -56,7 +58,7 @@ pub struct Completion {
 }
 
 /// What the engine needs to know when it is created.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct EngineConfig {
     /// Open file descriptors; requests name them by index. The caller keeps them open.
     pub fds: Vec<RawFd>,
@@ -68,6 +70,10 @@ pub struct EngineConfig {
     pub sqpoll: bool,
     /// io_uring: polled completions.
     pub hipri: bool,
+    /// mmap: map the files writable.
+    pub writable: bool,
+    /// mmap: msync each write (write-through).
+    pub sync_writes: bool,
 }
 
 /// The engine contract.
@@ -102,6 +108,7 @@ pub fn create(
     match kind {
         EngineKind::Null => Ok((Box::new(NullEngine::new(cfg)), None)),
         EngineKind::Sync => Ok((Box::new(SyncEngine::new(cfg)), None)),
+        EngineKind::Mmap => Ok((Box::new(MmapEngine::new(cfg, cfg.writable, cfg.sync_writes)?), None)),
         EngineKind::Uring => match UringEngine::new(cfg) {
             Ok(e) => Ok((Box::new(e), None)),
             Err(e) if cfg.hipri || cfg.sqpoll => Err(io::Error::new(
@@ -154,6 +161,8 @@ mod tests {
             slot_size: 4096,
             sqpoll: false,
             hipri: false,
+            writable: true,
+            sync_writes: false,
         };
         let (mut e, _) = create(kind, &cfg).unwrap();
         for s in 0..4 {
@@ -218,6 +227,11 @@ mod tests {
     }
 
     #[test]
+    fn mmap_engine_reads_what_it_wrote() {
+        roundtrip(EngineKind::Mmap);
+    }
+
+    #[test]
     fn null_engine_completes_everything() {
         roundtrip(EngineKind::Null);
     }
@@ -228,8 +242,7 @@ mod tests {
             fds: vec![-1],
             slots: 1,
             slot_size: 4096,
-            sqpoll: false,
-            hipri: false,
+            ..EngineConfig::default()
         };
         let mut e = SyncEngine::new(&cfg);
         e.queue(IoReq {
