@@ -248,6 +248,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = duration_arg, default_value = "1s")]
     pub interval: Duration,
 
+    /// Also write the time series (per interval, total and per target) to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
+
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,

@@ -128,6 +128,11 @@ fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     let opts = options(&r.out, stop, r.interval);
     let res = iosim::runner::run(&spec, &opts)?;
     print_result(&res, r.out.output);
+    if let Some(path) = &r.series {
+        std::fs::write(path, iosim::report::series_csv(&res)).map_err(|e| {
+            anyhow::anyhow!("cannot write the time series to '{}': {e}", path.display())
+        })?;
+    }
     Ok(exit_code(res.interrupted, res.errors.count))
 }
 

@@ -275,3 +275,44 @@ fn csv_row(s: &mut String, scope: &str, path: &str, r: &RunResult, x: &RwResult)
         r.interrupted
     );
 }
+
+/// CSV header of the time series (`--series FILE`).
+pub const SERIES_CSV_HEADER: &str = "scope,target,t_s,duration_s,read_ios,read_iops,read_mib_s,read_lat_mean_us,read_lat_p99_us,write_ios,write_iops,write_mib_s,write_lat_mean_us,write_lat_p99_us,total_ios,total_iops,total_mib_s,total_lat_mean_us,total_lat_p50_us,total_lat_p99_us,total_lat_max_us";
+
+/// The time series as CSV: one row per interval for the total, then per target.
+pub fn series_csv(r: &RunResult) -> String {
+    let mut s = String::from(SERIES_CSV_HEADER);
+    s.push('\n');
+    let mut rows = |scope: &str, target: &str, points: &[crate::runner::SeriesPoint]| {
+        for p in points {
+            let _ = writeln!(
+                s,
+                "{scope},{target},{:.3},{:.3},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2}",
+                p.t_s,
+                p.duration_s,
+                p.read.ios,
+                p.read.iops,
+                p.read.mib_per_sec,
+                p.read.lat_mean_us,
+                p.read.lat_p99_us,
+                p.write.ios,
+                p.write.iops,
+                p.write.mib_per_sec,
+                p.write.lat_mean_us,
+                p.write.lat_p99_us,
+                p.total.ios,
+                p.total.iops,
+                p.total.mib_per_sec,
+                p.total.lat_mean_us,
+                p.total.lat_p50_us,
+                p.total.lat_p99_us,
+                p.total.lat_max_us
+            );
+        }
+    };
+    rows("total", "", &r.series.total);
+    for (i, t) in r.series.targets.iter().enumerate() {
+        rows("target", &i.to_string(), t);
+    }
+    s
+}

@@ -792,3 +792,43 @@ fn quick_suite_prints_one_table() {
     assert!(text.contains("MiB/s") && text.contains("IOPS") && text.contains("p99"));
     assert!(dir.path().join("iosim-testfile.dat").exists());
 }
+
+#[test]
+fn series_csv_sums_to_the_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.dat");
+    let csv = dir.path().join("series.csv");
+    let r = run_json(&[
+        "run",
+        p.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--engine",
+        "null",
+        "--duration",
+        "1s",
+        "--interval",
+        "200ms",
+        "--series",
+        csv.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "total_ios").unwrap();
+    let mut total = 0u64;
+    let mut n = 0;
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f.len(), header.len());
+        if f[0] == "total" {
+            total += f[col].parse::<u64>().unwrap();
+            n += 1;
+        }
+    }
+    assert!(
+        (4..=6).contains(&n),
+        "about five 200 ms intervals in 1 s, got {n}"
+    );
+    assert_eq!(total, r["total"]["total"]["ios"].as_u64().unwrap());
+}
