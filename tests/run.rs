@@ -742,6 +742,17 @@ fn mounted_device_is_refused_even_with_allow_destroy() {
         "200ms",
     ]);
     assert!(f(&r, &["total", "write", "ios"]) > 0.0);
+    // Regression: io_uring's asynchronous teardown used to keep the registered
+    // file referenced, so `iosim run ...; umount` failed with "target is busy".
+    let out = std::process::Command::new("umount")
+        .arg(mnt.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "unmount right after iosim exits: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -173,6 +173,20 @@ impl UringEngine {
     }
 }
 
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        // Ring teardown after close is asynchronous and keeps registered files
+        // referenced until it finishes, so a filesystem could not be unmounted
+        // right after iosim exits. Unregistering is synchronous: do it first.
+        if self.fixed_files {
+            let _ = self.ring.submitter().unregister_files();
+        }
+        if self.fixed_bufs {
+            let _ = self.ring.submitter().unregister_buffers();
+        }
+    }
+}
+
 impl IoEngine for UringEngine {
     fn name(&self) -> &'static str {
         "uring"
