@@ -1,0 +1,401 @@
+//! A background thread that samples `/proc/diskstats` and `/proc/stat` every
+//! interval, like Performance Monitor beside a test.
+//!
+//! One thread, started before the measured time and stopped after it; it
+//! never touches the workers. Whole-run numbers come from the first and last
+//! sample (exact deltas of the kernel's counters), the series from each pair
+//! of consecutive samples, so the series telescopes to the whole.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::cpu::{self, CoreUtil, CpuTimes};
+use super::diskstats::{self, DeviceCounters, DiskStat, DISKSTATS_SECTOR};
+
+/// One reading of the kernel's counters.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// When it was taken.
+    pub at: Instant,
+    /// The watched devices' lines (others dropped).
+    pub disks: Vec<DiskStat>,
+    /// Every `cpu`/`cpuN` line.
+    pub cpu: Vec<CpuTimes>,
+}
+
+impl Sample {
+    /// Reads `/proc/diskstats` and `/proc/stat` now, keeping only `devices`.
+    pub fn take(devices: &[String]) -> Sample {
+        let at = Instant::now();
+        let mut disks = diskstats::read_diskstats();
+        disks.retain(|d| devices.iter().any(|n| *n == d.name));
+        Sample {
+            at,
+            disks,
+            cpu: cpu::read_proc_stat(),
+        }
+    }
+}
+
+/// A device's whole-run counters and its per-interval series.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSeries {
+    /// Kernel name (`vda1`, `dm-0`).
+    pub name: String,
+    /// From the baseline to the final sample.
+    pub whole: DeviceCounters,
+    /// One entry per interval (`t_s`, `duration_s` set).
+    pub series: Vec<DeviceCounters>,
+}
+
+/// CPU use during one interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuPoint {
+    /// Start of the interval, seconds after the baseline.
+    pub t_s: f64,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// The machine (`cpu: None`) first, then each core.
+    pub cores: Vec<CoreUtil>,
+}
+
+/// What the monitor saw.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MonitorReport {
+    /// Requested sampling interval, seconds.
+    pub interval_s: f64,
+    /// Baseline to final sample, seconds.
+    pub duration_s: f64,
+    /// Watched devices found in `/proc/diskstats`, in the order asked.
+    pub devices: Vec<DeviceSeries>,
+    /// Devices asked for but absent from `/proc/diskstats`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub missing: Vec<String>,
+    /// Whole-run CPU use: the machine first, then each core.
+    pub cpu_whole: Vec<CoreUtil>,
+    /// CPU use per interval.
+    pub cpu_series: Vec<CpuPoint>,
+}
+
+impl MonitorReport {
+    /// The whole-run counters of device `name`.
+    pub fn device(&self, name: &str) -> Option<&DeviceCounters> {
+        self.devices
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| &d.whole)
+    }
+
+    /// The busiest core over the whole run: (core, busy %).
+    pub fn busiest_core(&self) -> Option<(usize, f64)> {
+        self.cpu_whole
+            .iter()
+            .filter_map(|c| c.cpu.map(|n| (n, c.busy_pct)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
+/// Intervals shorter than this (the tail between the last periodic sample and
+/// `stop`) are folded out of the series: their rates are mostly noise. They
+/// still count in the whole-run numbers.
+pub const MIN_TAIL: Duration = Duration::from_millis(1);
+
+/// Builds the report from samples in time order (first = baseline).
+pub fn build_report(samples: &[Sample], devices: &[String], interval: Duration) -> MonitorReport {
+    let mut rep = MonitorReport {
+        interval_s: interval.as_secs_f64(),
+        ..Default::default()
+    };
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+        rep.missing = devices.to_vec();
+        return rep;
+    };
+    let t0 = first.at;
+    let secs = |a: Instant, b: Instant| b.saturating_duration_since(a).as_secs_f64();
+    rep.duration_s = secs(t0, last.at);
+    let pairs: Vec<(&Sample, &Sample)> = samples
+        .windows(2)
+        .map(|w| (&w[0], &w[1]))
+        .filter(|(a, b)| b.at.saturating_duration_since(a.at) >= MIN_TAIL)
+        .collect();
+    for name in devices {
+        let find = |s: &Sample| s.disks.iter().find(|d| d.name == *name).cloned();
+        let (Some(a), Some(b)) = (find(first), find(last)) else {
+            rep.missing.push(name.clone());
+            continue;
+        };
+        let whole = diskstats::device_counters(&a, &b, rep.duration_s, DISKSTATS_SECTOR);
+        let mut series = Vec::new();
+        for (x, y) in &pairs {
+            if let (Some(dx), Some(dy)) = (find(x), find(y)) {
+                let mut c =
+                    diskstats::device_counters(&dx, &dy, secs(x.at, y.at), DISKSTATS_SECTOR);
+                c.t_s = secs(t0, x.at);
+                series.push(c);
+            }
+        }
+        rep.devices.push(DeviceSeries {
+            name: name.clone(),
+            whole,
+            series,
+        });
+    }
+    rep.cpu_whole = cpu::utilisation(&first.cpu, &last.cpu);
+    rep.cpu_series = pairs
+        .iter()
+        .map(|(x, y)| CpuPoint {
+            t_s: secs(t0, x.at),
+            duration_s: secs(x.at, y.at),
+            cores: cpu::utilisation(&x.cpu, &y.cpu),
+        })
+        .collect();
+    rep
+}
+
+/// A running monitor. Stop it with [`Monitor::stop`]; dropping it without
+/// stopping also ends the thread (and discards the data).
+pub struct Monitor {
+    devices: Vec<String>,
+    interval: Duration,
+    samples: Arc<Mutex<Vec<Sample>>>,
+    stop_tx: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Monitor {
+    /// Takes the baseline sample now and starts one thread sampling every
+    /// `interval` (clamped to at least 10 ms). `devices` are kernel names
+    /// (`vda1`, `dm-0`; see `mounts::DeviceInfo::monitor_names`); CPU is
+    /// always sampled.
+    pub fn start(devices: Vec<String>, interval: Duration) -> Monitor {
+        let interval = interval.max(Duration::from_millis(10));
+        let samples = Arc::new(Mutex::new(vec![Sample::take(&devices)]));
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let thread = {
+            let samples = Arc::clone(&samples);
+            let devices = devices.clone();
+            std::thread::Builder::new()
+                .name("iosim-sysmon".into())
+                .spawn(move || {
+                    // Deadlines on a fixed grid so the intervals do not drift.
+                    let mut next = Instant::now() + interval;
+                    loop {
+                        let wait = next.saturating_duration_since(Instant::now());
+                        match stop_rx.recv_timeout(wait) {
+                            Err(RecvTimeoutError::Timeout) => {}
+                            _ => return,
+                        }
+                        let s = Sample::take(&devices);
+                        if let Ok(mut v) = samples.lock() {
+                            v.push(s);
+                        }
+                        next += interval;
+                        let now = Instant::now();
+                        if next < now {
+                            // Fell behind (machine overloaded): skip missed ticks.
+                            next = now + interval;
+                        }
+                    }
+                })
+                .ok()
+        };
+        Monitor {
+            devices,
+            interval,
+            samples,
+            stop_tx: Some(stop_tx),
+            thread,
+        }
+    }
+
+    /// Restarts the baseline now: everything sampled so far (warmup) is
+    /// dropped, and whole-run numbers and the series start here.
+    pub fn reset_baseline(&self) {
+        let s = Sample::take(&self.devices);
+        if let Ok(mut v) = self.samples.lock() {
+            v.clear();
+            v.push(s);
+        }
+    }
+
+    /// Seconds since the baseline.
+    pub fn elapsed(&self) -> Duration {
+        self.samples
+            .lock()
+            .ok()
+            .and_then(|v| v.first().map(|s| s.at.elapsed()))
+            .unwrap_or_default()
+    }
+
+    /// Stops the thread, takes the final sample and builds the report.
+    pub fn stop(mut self) -> MonitorReport {
+        self.halt();
+        let last = Sample::take(&self.devices);
+        let mut v = self
+            .samples
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default();
+        v.push(last);
+        build_report(&v, &self.devices, self.interval)
+    }
+
+    fn halt(&mut self) {
+        if let Some(tx) = self.stop_tx.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/proc")
+            .join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    fn sample(at: Instant, disks: &str, stat: &str) -> Sample {
+        Sample {
+            at,
+            disks: diskstats::parse_diskstats(&fixture(disks)),
+            cpu: cpu::parse_proc_stat(&fixture(stat)),
+        }
+    }
+
+    #[test]
+    fn report_from_fixture_samples() {
+        let t0 = Instant::now();
+        let s = vec![
+            sample(t0, "diskstats_20.txt", "stat_a.txt"),
+            sample(
+                t0 + Duration::from_secs(1),
+                "diskstats_20.txt",
+                "stat_b.txt",
+            ),
+            sample(
+                t0 + Duration::from_secs(2),
+                "diskstats_20_later.txt",
+                "stat_c.txt",
+            ),
+        ];
+        let devs = vec!["vda".to_string(), "vda1".to_string(), "sdz".to_string()];
+        let r = build_report(&s, &devs, Duration::from_secs(1));
+        assert_eq!(r.interval_s, 1.0);
+        assert!((r.duration_s - 2.0).abs() < 1e-9);
+        assert_eq!(r.missing, vec!["sdz".to_string()]);
+        assert_eq!(r.devices.len(), 2);
+        let vda = &r.devices[0];
+        assert_eq!(vda.name, "vda");
+        // Whole run from first and last: +2000 reads over 2 s.
+        assert_eq!(vda.whole.reads, 2000);
+        assert!((vda.whole.reads_per_sec - 1000.0).abs() < 1e-9);
+        assert!((vda.whole.avg_queue_len - 4.5).abs() < 1e-9);
+        // Series: an idle second, then the busy one.
+        assert_eq!(vda.series.len(), 2);
+        assert_eq!(vda.series[0].reads, 0);
+        assert_eq!(vda.series[1].reads, 2000);
+        assert!((vda.series[1].t_s - 1.0).abs() < 1e-9);
+        assert!((vda.series[1].duration_s - 1.0).abs() < 1e-9);
+        assert!((vda.series[1].reads_per_sec - 2000.0).abs() < 1e-9);
+        assert!((vda.series[1].avg_queue_len - 9.0).abs() < 1e-9);
+        // The series telescopes to the whole.
+        let sum: u64 = vda.series.iter().map(|c| c.reads + c.writes).sum();
+        assert_eq!(sum, vda.whole.reads + vda.whole.writes);
+        assert_eq!(r.device("vda1").unwrap().reads, 2000);
+        // CPU: stat_a -> stat_c; cpu1 is the busy one.
+        assert_eq!(r.cpu_whole.len(), 3);
+        assert_eq!(r.cpu_whole[0].cpu, None);
+        assert_eq!(r.cpu_series.len(), 2);
+        assert_eq!(r.cpu_series[1].cores.len(), 3);
+        let (core, busy) = r.busiest_core().unwrap();
+        assert_eq!(core, 1);
+        // cpu1: 100 ticks each second; second 1: 20 busy, second 2: 98 busy.
+        assert!((busy - 59.0).abs() < 1e-9, "{busy}");
+        assert!((r.cpu_series[1].cores[2].busy_pct - 98.0).abs() < 1e-9);
+        assert!((r.cpu_series[1].cores[2].system_pct - 60.0).abs() < 1e-9);
+        assert!((r.cpu_series[1].cores[2].irq_pct - 8.0).abs() < 1e-9);
+        let json = serde_json::to_string(&r).unwrap();
+        let back: MonitorReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn empty_and_tiny_tails() {
+        let r = build_report(&[], &["vda".to_string()], Duration::from_secs(1));
+        assert_eq!(r.missing, vec!["vda".to_string()]);
+        let t0 = Instant::now();
+        let s = vec![
+            sample(t0, "diskstats_20.txt", "stat_a.txt"),
+            sample(
+                t0 + Duration::from_secs(1),
+                "diskstats_20_later.txt",
+                "stat_b.txt",
+            ),
+            sample(
+                t0 + Duration::from_secs(1) + Duration::from_micros(100),
+                "diskstats_20_later.txt",
+                "stat_b.txt",
+            ),
+        ];
+        let r = build_report(&s, &["vda".to_string()], Duration::from_secs(1));
+        assert_eq!(
+            r.devices[0].series.len(),
+            1,
+            "a 100 µs tail is not an interval"
+        );
+        assert_eq!(r.devices[0].whole.reads, 2000);
+    }
+
+    #[test]
+    fn live_monitor_samples_and_resets() {
+        let dev = diskstats::read_diskstats()
+            .into_iter()
+            .next()
+            .map(|d| d.name);
+        let devices: Vec<String> = dev.into_iter().collect();
+        let m = Monitor::start(devices.clone(), Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(70));
+        m.reset_baseline();
+        assert!(m.elapsed() < Duration::from_millis(60));
+        std::thread::sleep(Duration::from_millis(110));
+        let r = m.stop();
+        assert!(
+            r.duration_s >= 0.1 && r.duration_s < 5.0,
+            "{}",
+            r.duration_s
+        );
+        assert!(!r.cpu_whole.is_empty(), "/proc/stat sampled");
+        // ~5 intervals after the reset (loose: the machine is shared).
+        assert!(
+            !r.cpu_series.is_empty() && r.cpu_series.len() <= 8,
+            "{}",
+            r.cpu_series.len()
+        );
+        let first_t = r.cpu_series[0].t_s;
+        assert!(
+            first_t < 0.05,
+            "series restarts at the new baseline: {first_t}"
+        );
+        assert_eq!(r.devices.len(), devices.len());
+        for p in &r.cpu_series {
+            assert!(p.duration_s > 0.0);
+        }
+    }
+}
