@@ -472,7 +472,7 @@ mod tests {
     fn buffered_small_file_is_flagged() {
         let mut i = clean();
         i.cache = CacheMode::Buffered;
-        i.target_size = 1 * GIB;
+        i.target_size = GIB;
         let w = self_check(&i);
         assert_eq!(codes(&w), vec!["buffered_fits_in_memory"]);
         assert!(w[0].message.contains("1GiB target"), "{}", w[0].message);

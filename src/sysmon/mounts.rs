@@ -201,6 +201,8 @@ impl DeviceInfo {
 /// Whether a target has a block device whose counters iosim can watch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+// Built once per target, never on a hot path: no need to box the device.
+#[allow(clippy::large_enum_variant)]
 pub enum Resolution {
     /// The target's I/O reaches this block device.
     Device(DeviceInfo),

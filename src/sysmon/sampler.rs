@@ -32,7 +32,7 @@ impl Sample {
     pub fn take(devices: &[String]) -> Sample {
         let at = Instant::now();
         let mut disks = diskstats::read_diskstats();
-        disks.retain(|d| devices.iter().any(|n| *n == d.name));
+        disks.retain(|d| devices.contains(&d.name));
         Sample {
             at,
             disks,
@@ -397,5 +397,269 @@ mod tests {
         for p in &r.cpu_series {
             assert!(p.duration_s > 0.0);
         }
+    }
+
+    /// Detaches a loop device when the test ends, however it ends.
+    struct LoopGuard(String);
+
+    impl Drop for LoopGuard {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup")
+                .args(["-d", &self.0])
+                .status();
+        }
+    }
+
+    /// End to end on a real block device: a loop device over a 64 MiB temp
+    /// file, N direct 4 KiB writes then N direct reads with plain pwrite/pread,
+    /// and the monitor must count N of each.
+    #[test]
+    fn loop_device_counters_match_direct_io() {
+        use std::os::unix::fs::{FileExt, OpenOptionsExt};
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped loop_device_counters_match_direct_io: needs root for losetup");
+            return;
+        }
+        if std::process::Command::new("losetup")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("skipped loop_device_counters_match_direct_io: losetup not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("loop.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            eprintln!(
+                "skipped loop_device_counters_match_direct_io: losetup -f failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return;
+        }
+        let devpath = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let _guard = LoopGuard(devpath.clone());
+
+        let info = match crate::sysmon::mounts::resolve_target(std::path::Path::new(&devpath)) {
+            crate::sysmon::mounts::Resolution::Device(d) => d,
+            other => panic!("{devpath} did not resolve to a device: {other:?}"),
+        };
+        let kname = devpath.trim_start_matches("/dev/").to_string();
+        assert_eq!(info.name, kname);
+        assert_eq!(info.disk, kname);
+        assert!(!info.partition);
+        assert_eq!(info.size_bytes, 64 << 20);
+        let backing = info
+            .backing_file
+            .clone()
+            .expect("loop device names its backing file");
+        assert!(backing.ends_with("loop.img"), "{backing}");
+
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&devpath)
+            .unwrap();
+        const N: u64 = 256;
+        const BS: usize = 4096;
+        let mut buf = crate::buf::AlignedBuf::new(BS);
+        let m = Monitor::start(info.monitor_names(), Duration::from_millis(20));
+        m.reset_baseline();
+        for i in 0..N {
+            buf.as_mut_slice().fill((i % 251) as u8 + 1);
+            // Every other 4 KiB block, so no two requests are adjacent.
+            f.write_at(buf.as_slice(), i * 2 * BS as u64).unwrap();
+        }
+        for i in 0..N {
+            f.read_at(buf.as_mut_slice(), i * 2 * BS as u64).unwrap();
+            assert!(buf.as_slice().iter().all(|&b| b == (i % 251) as u8 + 1));
+        }
+        let r = m.stop();
+        let d = r.device(&kname).expect("loop device in /proc/diskstats");
+        // Tolerance: a few requests from anything else probing a new loop device.
+        const TOL: u64 = 8;
+        assert!(
+            d.writes >= N && d.writes <= N + TOL,
+            "writes {} vs {N}",
+            d.writes
+        );
+        assert!(
+            d.reads >= N && d.reads <= N + TOL,
+            "reads {} vs {N}",
+            d.reads
+        );
+        assert!(d.write_bytes >= N * BS as u64 && d.write_bytes <= (N + TOL) * BS as u64);
+        assert!(d.read_bytes >= N * BS as u64 && d.read_bytes <= (N + TOL) * BS as u64);
+        assert!(d.avg_bytes_per_transfer >= 4000.0 && d.avg_bytes_per_transfer <= 4096.0 * 1.01);
+        assert!(d.transfers_per_sec > 0.0 && d.busy_pct > 0.0);
+        let series = &r.devices[0].series;
+        let sum: u64 = series.iter().map(|c| c.reads + c.writes).sum();
+        assert_eq!(sum, d.reads + d.writes, "the series adds up to the whole");
+        eprintln!(
+            "loop test: {kname}: {} reads, {} writes in {:.3} s; {:.0} IOPS, await r {:.3} ms w {:.3} ms, queue {:.2}, busy {:.0}%",
+            d.reads, d.writes, d.duration_s, d.transfers_per_sec, d.avg_read_ms, d.avg_write_ms, d.avg_queue_len, d.busy_pct
+        );
+        // The checker agrees: direct I/O, the device saw what was issued.
+        let warnings = crate::sysmon::check::self_check(&crate::sysmon::check::CheckInput {
+            target: devpath.clone(),
+            kind: crate::target::TargetKind::BlockDevice,
+            cache: crate::workload::CacheMode::Direct,
+            issued_reads: N,
+            issued_read_bytes: N * BS as u64,
+            issued_writes: N,
+            issued_write_bytes: N * BS as u64,
+            device_name: Some(kname.clone()),
+            device: Some(d.clone()),
+            no_device_reason: None,
+            target_size: 64 << 20,
+            mem_total_bytes: crate::sysmon::host::host_info().mem_total_bytes,
+            max_core_busy_pct: 0.0,
+            busiest_core: None,
+            file_sparse: false,
+            zero_filled: false,
+            direct_unavailable: false,
+        });
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    /// Unmounts a test mount when the test ends.
+    struct MountGuard(std::path::PathBuf);
+
+    impl Drop for MountGuard {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+
+    /// A file on ext4 on a loop device resolves to that loop device, and
+    /// buffered re-reads of a cached file are caught: the device sees none.
+    #[test]
+    fn cached_reads_on_loop_filesystem_are_caught() {
+        use std::io::Write;
+        use std::os::unix::fs::FileExt;
+        use std::process::Command;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped cached_reads_on_loop_filesystem_are_caught: needs root");
+            return;
+        }
+        let have = |tool: &str| Command::new(tool).arg("-V").output().is_ok();
+        if !have("losetup") || !have("mkfs.ext4") || !have("mount") {
+            eprintln!("skipped cached_reads_on_loop_filesystem_are_caught: losetup, mkfs.ext4 or mount missing");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("fs.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            eprintln!("skipped cached_reads_on_loop_filesystem_are_caught: losetup -f failed");
+            return;
+        }
+        let devpath = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let _loop = LoopGuard(devpath.clone());
+        let ok = Command::new("mkfs.ext4")
+            .args(["-q", "-F", &devpath])
+            .output()
+            .unwrap();
+        assert!(
+            ok.status.success(),
+            "mkfs.ext4: {}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+        let mnt = dir.path().join("mnt point");
+        std::fs::create_dir(&mnt).unwrap();
+        let ok = Command::new("mount")
+            .arg(&devpath)
+            .arg(&mnt)
+            .output()
+            .unwrap();
+        if !ok.status.success() {
+            eprintln!(
+                "skipped cached_reads_on_loop_filesystem_are_caught: mount failed: {}",
+                String::from_utf8_lossy(&ok.stderr).trim()
+            );
+            return;
+        }
+        let _mount = MountGuard(mnt.clone());
+
+        let file = mnt.join("test.dat");
+        const SIZE: usize = 8 << 20;
+        let data: Vec<u8> = (0..SIZE as u32)
+            .map(|x| (x.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let mut f = std::fs::File::create(&file).unwrap();
+        f.write_all(&data).unwrap();
+        f.sync_all().unwrap();
+        drop(f);
+
+        let kname = devpath.trim_start_matches("/dev/").to_string();
+        let info = crate::sysmon::mounts::resolve_target(&file);
+        let info = info.device().unwrap_or_else(|| panic!("{info:?}"));
+        assert_eq!(info.name, kname);
+        assert_eq!(info.fs_type.as_deref(), Some("ext4"));
+        assert_eq!(info.mount_point.as_deref(), Some(mnt.to_str().unwrap()));
+        assert!(!crate::sysmon::check::file_is_sparse(&file).unwrap());
+        assert!(!crate::sysmon::check::looks_zero_filled(&file, 8).unwrap());
+
+        // Warm the page cache, then measure buffered re-reads.
+        let f = std::fs::File::open(&file).unwrap();
+        let mut buf = vec![0u8; 4096];
+        for off in (0..SIZE as u64).step_by(4096) {
+            f.read_at(&mut buf, off).unwrap();
+        }
+        let m = Monitor::start(info.monitor_names(), Duration::from_millis(50));
+        m.reset_baseline();
+        let n = (SIZE / 4096) as u64;
+        for off in (0..SIZE as u64).step_by(4096) {
+            f.read_at(&mut buf, off).unwrap();
+        }
+        let r = m.stop();
+        let d = r.device(&kname).unwrap().clone();
+        assert!(
+            d.read_bytes < (SIZE as u64) / 10,
+            "the device saw {} bytes of cached reads",
+            d.read_bytes
+        );
+        let w = crate::sysmon::check::self_check(&crate::sysmon::check::CheckInput {
+            target: file.display().to_string(),
+            kind: crate::target::TargetKind::File,
+            cache: crate::workload::CacheMode::Buffered,
+            issued_reads: n,
+            issued_read_bytes: SIZE as u64,
+            issued_writes: 0,
+            issued_write_bytes: 0,
+            device_name: Some(kname.clone()),
+            device: Some(d),
+            no_device_reason: None,
+            target_size: SIZE as u64,
+            mem_total_bytes: crate::sysmon::host::host_info().mem_total_bytes,
+            max_core_busy_pct: 10.0,
+            busiest_core: Some(0),
+            file_sparse: false,
+            zero_filled: false,
+            direct_unavailable: false,
+        });
+        let codes: Vec<&str> = w.iter().map(|w| w.code.as_str()).collect();
+        assert!(codes.contains(&"cache_answered_reads"), "{w:?}");
+        assert!(codes.contains(&"buffered_fits_in_memory"), "{w:?}");
     }
 }
