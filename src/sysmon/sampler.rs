@@ -6,8 +6,7 @@
 //! sample (exact deltas of the kernel's counters), the series from each pair
 //! of consecutive samples, so the series telescopes to the whole.
 
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -156,13 +155,27 @@ pub fn build_report(samples: &[Sample], devices: &[String], interval: Duration) 
     rep
 }
 
+/// What the sampling thread and the owner share.
+struct State {
+    /// Samples since the baseline, in time order.
+    samples: Vec<Sample>,
+    /// When the thread takes its next sample.
+    next: Instant,
+    /// Set by `stop`/drop.
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
 /// A running monitor. Stop it with [`Monitor::stop`]; dropping it without
 /// stopping also ends the thread (and discards the data).
 pub struct Monitor {
     devices: Vec<String>,
     interval: Duration,
-    samples: Arc<Mutex<Vec<Sample>>>,
-    stop_tx: Option<mpsc::Sender<()>>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -170,64 +183,56 @@ impl Monitor {
     /// Takes the baseline sample now and starts one thread sampling every
     /// `interval` (clamped to at least 10 ms). `devices` are kernel names
     /// (`vda1`, `dm-0`; see `mounts::DeviceInfo::monitor_names`); CPU is
-    /// always sampled.
+    /// always sampled. Should the thread fail to start, the report still has
+    /// exact whole-run numbers (baseline and final sample), just no series.
     pub fn start(devices: Vec<String>, interval: Duration) -> Monitor {
         let interval = interval.max(Duration::from_millis(10));
-        let samples = Arc::new(Mutex::new(vec![Sample::take(&devices)]));
-        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let first = Sample::take(&devices);
+        let next = first.at + interval;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                samples: vec![first],
+                next,
+                stop: false,
+            }),
+            wake: Condvar::new(),
+        });
         let thread = {
-            let samples = Arc::clone(&samples);
+            let shared = Arc::clone(&shared);
             let devices = devices.clone();
             std::thread::Builder::new()
                 .name("iosim-sysmon".into())
-                .spawn(move || {
-                    // Deadlines on a fixed grid so the intervals do not drift.
-                    let mut next = Instant::now() + interval;
-                    loop {
-                        let wait = next.saturating_duration_since(Instant::now());
-                        match stop_rx.recv_timeout(wait) {
-                            Err(RecvTimeoutError::Timeout) => {}
-                            _ => return,
-                        }
-                        let s = Sample::take(&devices);
-                        if let Ok(mut v) = samples.lock() {
-                            v.push(s);
-                        }
-                        next += interval;
-                        let now = Instant::now();
-                        if next < now {
-                            // Fell behind (machine overloaded): skip missed ticks.
-                            next = now + interval;
-                        }
-                    }
-                })
+                .spawn(move || sampler_loop(&shared, &devices, interval))
                 .ok()
         };
         Monitor {
             devices,
             interval,
-            samples,
-            stop_tx: Some(stop_tx),
+            shared,
             thread,
         }
     }
 
     /// Restarts the baseline now: everything sampled so far (warmup) is
-    /// dropped, and whole-run numbers and the series start here.
+    /// dropped, and whole-run numbers and the series start here, with the
+    /// next sample one full interval later.
     pub fn reset_baseline(&self) {
         let s = Sample::take(&self.devices);
-        if let Ok(mut v) = self.samples.lock() {
-            v.clear();
-            v.push(s);
+        if let Ok(mut st) = self.shared.state.lock() {
+            st.next = s.at + self.interval;
+            st.samples.clear();
+            st.samples.push(s);
         }
+        self.shared.wake.notify_all();
     }
 
-    /// Seconds since the baseline.
+    /// Time since the baseline.
     pub fn elapsed(&self) -> Duration {
-        self.samples
+        self.shared
+            .state
             .lock()
             .ok()
-            .and_then(|v| v.first().map(|s| s.at.elapsed()))
+            .and_then(|st| st.samples.first().map(|s| s.at.elapsed()))
             .unwrap_or_default()
     }
 
@@ -236,20 +241,64 @@ impl Monitor {
         self.halt();
         let last = Sample::take(&self.devices);
         let mut v = self
-            .samples
+            .shared
+            .state
             .lock()
-            .map(|mut v| std::mem::take(&mut *v))
+            .map(|mut st| std::mem::take(&mut st.samples))
             .unwrap_or_default();
         v.push(last);
         build_report(&v, &self.devices, self.interval)
     }
 
     fn halt(&mut self) {
-        if let Some(tx) = self.stop_tx.take() {
-            let _ = tx.send(());
+        if let Ok(mut st) = self.shared.state.lock() {
+            st.stop = true;
         }
+        self.shared.wake.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+    }
+}
+
+/// The sampling thread: sleep until the next deadline (on a fixed grid, so
+/// intervals do not drift), read `/proc`, append.
+fn sampler_loop(shared: &Shared, devices: &[String], interval: Duration) {
+    loop {
+        {
+            let Ok(mut st) = shared.state.lock() else {
+                return;
+            };
+            loop {
+                if st.stop {
+                    return;
+                }
+                let now = Instant::now();
+                if now >= st.next {
+                    break;
+                }
+                let wait = st.next - now;
+                st = match shared.wake.wait_timeout(st, wait) {
+                    Ok((g, _)) => g,
+                    Err(_) => return,
+                };
+            }
+        }
+        // Read /proc without holding the lock.
+        let s = Sample::take(devices);
+        let Ok(mut st) = shared.state.lock() else {
+            return;
+        };
+        // A baseline reset may have happened while sampling: a sample older
+        // than the newest one is dropped.
+        if st.samples.last().map_or(true, |l| s.at > l.at) {
+            let at = s.at;
+            st.samples.push(s);
+            st.next += interval;
+            if st.next <= at {
+                // Fell behind (machine overloaded): skip the missed ticks.
+                st.next = at + interval;
+            }
         }
     }
 }
@@ -361,6 +410,24 @@ mod tests {
             "a 100 µs tail is not an interval"
         );
         assert_eq!(r.devices[0].whole.reads, 2000);
+    }
+
+    #[test]
+    fn reset_restarts_the_sampling_grid() {
+        let m = Monitor::start(Vec::new(), Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(30));
+        m.reset_baseline();
+        std::thread::sleep(Duration::from_millis(130));
+        let r = m.stop();
+        assert!(r.cpu_series.len() >= 2, "{}", r.cpu_series.len());
+        // Without the restart the first interval would end ~10 ms after the reset.
+        assert!(
+            r.cpu_series[0].duration_s >= 0.039,
+            "first interval after reset: {} s",
+            r.cpu_series[0].duration_s
+        );
+        assert!(r.cpu_series[0].t_s == 0.0);
+        assert!(r.devices.is_empty() && r.missing.is_empty());
     }
 
     #[test]
