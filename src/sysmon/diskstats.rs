@@ -203,6 +203,24 @@ pub struct DeviceCounters {
     pub in_flight_end: u64,
 }
 
+impl DeviceCounters {
+    /// One line for a text report: rates, sizes, await, queue and busy.
+    pub fn summary(&self) -> String {
+        format!(
+            "{:.0} transfers/s (r {:.0}, w {:.0}), {:.2} MiB/s, {:.1} KiB/transfer, await r {:.2} ms w {:.2} ms, queue {:.2}, busy {:.0}%",
+            self.transfers_per_sec,
+            self.reads_per_sec,
+            self.writes_per_sec,
+            self.bytes_per_sec / (1u64 << 20) as f64,
+            self.avg_bytes_per_transfer / 1024.0,
+            self.avg_read_ms,
+            self.avg_write_ms,
+            self.avg_queue_len,
+            self.busy_pct
+        )
+    }
+}
+
 /// Counters between samples `before` and `after` taken `secs` seconds apart.
 /// `sector_size` is the unit of the sector fields: [`DISKSTATS_SECTOR`] (512)
 /// for `/proc/diskstats`.
@@ -356,6 +374,10 @@ mod tests {
         assert!((c.busy_pct - 90.0).abs() < 1e-9);
         assert_eq!(c.flushes, 10);
         assert_eq!(c.in_flight_end, 3);
+        assert_eq!(
+            c.summary(),
+            "1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%"
+        );
     }
 
     #[test]

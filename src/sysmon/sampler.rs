@@ -89,6 +89,29 @@ impl MonitorReport {
             .map(|d| &d.whole)
     }
 
+    /// Whole-run device and per-core CPU lines for the text report, e.g.
+    /// `vda1: 1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%`
+    /// and `cpu1: busy 59% (user 22, system 32, irq 4, iowait 0, steal 0)`.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        for d in &self.devices {
+            out.push_str(&format!("{}: {}\n", d.name, d.whole.summary()));
+        }
+        for m in &self.missing {
+            out.push_str(&format!("{m}: not in /proc/diskstats\n"));
+        }
+        for c in &self.cpu_whole {
+            let name = c
+                .cpu
+                .map_or_else(|| "cpu (all)".to_string(), |n| format!("cpu{n}"));
+            out.push_str(&format!(
+                "{name}: busy {:.0}% (user {:.0}, system {:.0}, irq {:.0}, iowait {:.0}, steal {:.0})\n",
+                c.busy_pct, c.user_pct, c.system_pct, c.irq_pct, c.iowait_pct, c.steal_pct
+            ));
+        }
+        out
+    }
+
     /// The busiest core over the whole run: (core, busy %).
     pub fn busiest_core(&self) -> Option<(usize, f64)> {
         self.cpu_whole
@@ -187,6 +210,9 @@ impl Monitor {
     /// exact whole-run numbers (baseline and final sample), just no series.
     pub fn start(devices: Vec<String>, interval: Duration) -> Monitor {
         let interval = interval.max(Duration::from_millis(10));
+        let mut devices = devices;
+        let mut seen = std::collections::HashSet::new();
+        devices.retain(|d| seen.insert(d.clone()));
         let first = Sample::take(&devices);
         let next = first.at + interval;
         let shared = Arc::new(Shared {
@@ -380,6 +406,14 @@ mod tests {
         assert!((r.cpu_series[1].cores[2].busy_pct - 98.0).abs() < 1e-9);
         assert!((r.cpu_series[1].cores[2].system_pct - 60.0).abs() < 1e-9);
         assert!((r.cpu_series[1].cores[2].irq_pct - 8.0).abs() < 1e-9);
+        let text = r.render_text();
+        let expected = "vda: 1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%\n\
+            vda1: 1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%\n\
+            sdz: not in /proc/diskstats\n\
+            cpu (all): busy 33% (user 15, system 16, irq 2, iowait 0, steal 0)\n\
+            cpu0: busy 8% (user 8, system 0, irq 0, iowait 0, steal 0)\n\
+            cpu1: busy 59% (user 22, system 32, irq 4, iowait 0, steal 0)\n";
+        assert_eq!(text, expected);
         let json = serde_json::to_string(&r).unwrap();
         let back: MonitorReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
