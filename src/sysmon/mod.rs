@@ -1,8 +1,15 @@
-//! System monitors: CPU time from `/proc/stat` and the process's own CPU use.
+//! System monitors: CPU time from `/proc/stat` and the process's own CPU use,
+//! block device counters from `/proc/diskstats`, which device a target lives
+//! on, a background sampler, and self-checks of iosim's numbers against the
+//! kernel's.
 //!
 //! Parsers are pure functions over the text of the `/proc` files, tested on
 //! fixtures; sampling is done by the runner at the start and end of the
-//! measured time.
+//! measured time, and by [`sampler::Monitor`]'s one background thread.
 
+pub mod check;
 pub mod cpu;
+pub mod diskstats;
 pub mod host;
+pub mod mounts;
+pub mod sampler;
