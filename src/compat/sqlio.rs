@@ -580,7 +580,12 @@ pub fn plan(
         seed: WorkloadSpec::default().seed,
         cache: args.buffering.unwrap_or(Buffering::None).cache(),
         engine: ext.engine.unwrap_or(EngineKind::Uring),
-        fill: FillMode::Zero,
+        // SQLIO's write buffers are zeroed memory; reads need no fill.
+        fill: if args.write {
+            FillMode::Zero
+        } else {
+            FillMode::Random
+        },
         seq_layout: SeqLayout::Split,
         allow_destroy: ext.allow_destroy,
         cpus: spec_cpus,
@@ -776,15 +781,15 @@ fn expand_file(path: &Path, from: u64, to: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Creates or expands the files as SQLIO does, printing its lines; returns the size lines' data.
+/// Creates or expands the files as SQLIO does, printing its lines file by file:
+/// the expansion lines, then `using ... size`.
 fn prepare_files(
     p: &Plan,
     ext: &Extensions,
     stop: &AtomicBool,
     progress: bool,
-) -> anyhow::Result<Vec<Prepared>> {
+) -> anyhow::Result<()> {
     use std::os::unix::fs::FileTypeExt as _;
-    let mut out = Vec::new();
     let mut stdout = std::io::stdout();
     for f in &p.files {
         let meta = std::fs::metadata(&f.path);
@@ -795,12 +800,15 @@ fn prepare_files(
         };
         if exists && !is_file {
             // Block device: sizes come from the device; the region is the parameter size.
-            out.push(match f.size {
-                Some(size) => Prepared::Specified { size },
-                None => Prepared::Current {
-                    size: device_len(&f.path),
+            emit(
+                &f.path,
+                match f.size {
+                    Some(size) => Prepared::Specified { size },
+                    None => Prepared::Current {
+                        size: device_len(&f.path),
+                    },
                 },
-            });
+            );
             continue;
         }
         let want = f.size.or(if exists {
@@ -825,7 +833,7 @@ fn prepare_files(
                     crate::target::create_test_file(
                         &f.path,
                         size,
-                        p.spec.fill,
+                        FillMode::Zero,
                         crate::target::PrepareOptions {
                             progress,
                             stop: Some(stop),
@@ -833,17 +841,25 @@ fn prepare_files(
                     )?;
                 }
                 println!(" done.");
-                out.push(Prepared::Expanded {
-                    current: len,
-                    size,
-                    specified: f.size.is_some(),
-                });
+                emit(
+                    &f.path,
+                    Prepared::Expanded {
+                        current: len,
+                        size,
+                        specified: f.size.is_some(),
+                    },
+                );
             }
-            Some(size) => out.push(Prepared::Specified { size }),
-            None => out.push(Prepared::Current { size: len }),
+            Some(size) => emit(&f.path, Prepared::Specified { size }),
+            None => emit(&f.path, Prepared::Current { size: len }),
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Prints the `using ... size` line of one file.
+fn emit(path: &Path, prep: Prepared) {
+    print!("{}", size_line(path, &prep));
 }
 
 fn device_len(path: &Path) -> u64 {
@@ -875,10 +891,7 @@ pub fn main(args: &[String], stop: Arc<AtomicBool>) -> anyhow::Result<u8> {
     print!("{}", header(&p, &clocksource));
     std::io::stdout().flush()?;
     let opts = super::run_options(ext.quiet, stop.clone(), 1000);
-    let prepared = prepare_files(&p, &ext, &stop, opts.progress)?;
-    for (f, prep) in p.files.iter().zip(&prepared) {
-        print!("{}", size_line(&f.path, prep));
-    }
+    prepare_files(&p, &ext, &stop, opts.progress)?;
     println!("initialization done");
     std::io::stdout().flush()?;
     let res = crate::runner::run(&p.spec, &opts)?;
