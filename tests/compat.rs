@@ -735,6 +735,18 @@ fn refusals_name_the_option_and_warnings_take_one_line_each() {
 }
 
 #[test]
+fn usage_is_printed_for_dash_question_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), "sqlio", &words("-?"));
+    assert!(o.status.success());
+    assert!(stdout(&o).starts_with("Usage: iosim sqlio"));
+    assert!(stdout(&o).contains("-kR -t1 -s30 -f64 -b2 -i64 -BN testfile.dat"));
+    let o = run_in(dir.path(), "diskspd", &words("-?"));
+    assert!(o.status.success());
+    assert!(stdout(&o).starts_with("Usage: iosim diskspd"));
+}
+
+#[test]
 fn writes_to_foreign_files_need_allow_destroy() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("foreign.dat");
@@ -743,6 +755,11 @@ fn writes_to_foreign_files_need_allow_destroy() {
     let o = run_in(dir.path(), "sqlio", &words(&cmd));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--allow-destroy"), "{}", stderr(&o));
+    assert!(
+        stdout(&o).is_empty(),
+        "refused before SQLIO's header: {}",
+        stdout(&o)
+    );
     let o = run_in(
         dir.path(),
         "sqlio",

@@ -1233,8 +1233,38 @@ pub fn xml(p: &Plan, r: &RunResult) -> String {
     x.s
 }
 
+/// `iosim diskspd -?`.
+pub const USAGE: &str = "Usage: iosim diskspd [options] target1 [ target2 [ target3 ...] ]
+Targets: Linux paths, X:\\path with --drive X=/dir, or #N (physical disk) with --disk N=/dev/sdX.
+Options (case-sensitive, values glued to the flag, as DiskSpd):
+  -b<size>[K|M|G]    block size (default 64K)
+  -c<size>[K|M|G|b]  create files of this size
+  -d<s>              duration (default 10)      -W<s> warm-up (default 5)   -C<s> cool-down (not run)
+  -o<n>              outstanding I/Os per thread per target (default 2)
+  -t<n>              threads per target         -F<n> total threads (see docs)
+  -r[align]          random I/O                 -s[stride] sequential (stride = block size only)
+  -si                interlocked sequential (one thread per target only)
+  -rs0 / -rs100      all sequential / all random (mixes are refused)
+  -w<pct>            write percentage (default 0)
+  -T<size>           stride between threads' start offsets (default 0)
+  -B<size>           base offset                -f<size> maximum offset (end of region)
+  -S[bhruw] / -h     caching: b=buffered (default) u=unbuffered w=writethrough h=u+w r=as u
+  -L                 latency statistics         -D[ms] IOPS standard deviation
+  -Z / -Zr / -Z<size> zero / random write data  -z[seed] random seed (default 0)
+  -a#,#,..           pin threads round-robin    -n no affinity (default: round-robin on all CPUs)
+  -Rtext / -Rxml     output format              -Rp<text|xml> print the profile only
+Accepted and ignored, with a warning: -x -v -l -P -I -e -ag -fr -fs -ft
+Refused: -g (no rate limiter) -rs<1..99> -p -i -j -O -X -Sm -Z<size>,<file>
+iosim options: --drive L=/path --disk N=/dev/x --allow-destroy --engine E --json FILE --quiet
+See docs/diskspd.md.
+";
+
 /// `iosim diskspd ...`: runs and prints DiskSpd's report; returns the exit code.
 pub fn main(args: &[String], stop: Arc<AtomicBool>) -> anyhow::Result<u8> {
+    if args.iter().any(|a| a == "-?") {
+        print!("{USAGE}");
+        return Ok(0);
+    }
     let mut w = Warnings::default();
     let (p, ext) = plan_from_args(args, &mut w)?;
     w.print(TOOL);

@@ -869,6 +869,62 @@ fn device_len(path: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// Refuses, before anything is printed, writes that the core would refuse later.
+fn check_writable(p: &Plan, ext: &Extensions) -> anyhow::Result<()> {
+    if !p.spec.writes() || ext.allow_destroy {
+        return Ok(());
+    }
+    for f in &p.files {
+        if let Ok(m) = std::fs::metadata(&f.path) {
+            if !crate::target::is_iosim_file(&f.path) {
+                let why = if m.is_file() {
+                    "it exists and was not created by iosim"
+                } else {
+                    "it is not a test file iosim created (a device, or something else)"
+                };
+                return Err(crate::Error::WouldDestroy(f.path.clone(), why.into()).into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `iosim sqlio -?`.
+pub const USAGE: &str = "Usage: iosim sqlio [options] [<filename>...]
+	[options] may include any of the following (case-sensitive, as SQLIO):
+	-k<R|W> kind of IO (R=reads, W=writes)
+	-t<threads> number of threads (per file)
+	-s<secs> number of seconds to run
+	-d<drv_A><drv_B>.. use same filename on each drive letter given (map letters with --drive)
+	-R<drv_A/0>,<drv_B/1>.. raw drive letters/number for I/O (map with --drive / --disk)
+	-f<random|sequential> random or sequential I/O (numeric stripe factors are refused)
+	-p[I]<cpu affinity> cpu number for affinity (0 based) (I=ideal: ignored on Linux)
+	-a[R[I]]<cpu mask> cpu mask for (R=roundrobin (I=ideal: ignored)) affinity
+	-o<#outstanding> I/Os in flight per thread
+	-b<io size(KB)> IO block size in KB
+	-i<#IOs/run> accepted and ignored (only shapes the stripe pattern)
+	-m<[C|S]><#sub-blks> accepted: issued as one contiguous I/O of -b KB
+	-L<[S|P][i|]> print latency metrics and the histogram
+	-B<[N|Y|H|S]> set buffering (N=none, Y=all, H=hdwr, S=sfwr)
+	-S<#blocks> start I/Os #blocks into file
+	-F<paramfile> read parameters from <paramfile> (path threads mask sizeMB per line)
+iosim options:
+	--drive L=/path  map drive letter L (also IOSIM_DRIVES='L=/path;X=/other')
+	--disk N=/dev/x  map disk number N for -R (also IOSIM_DISKS)
+	--allow-destroy  allow writes to files and devices iosim did not create
+	--size SIZE      size to create a missing file with (default 256M)
+	--engine E       uring (default), sync or null
+	--json FILE      also write the full result as JSON
+	--quiet          no progress bar
+Defaults:
+	-kR -t1 -s30 -f64 -b2 -i64 -BN testfile.dat (-f64 must be replaced by -frandom or -fsequential)
+Maximums:
+	-t (threads): 256
+	no. of files, includes -d & -R: 256
+	filename length: 256
+See docs/sqlio.md.
+";
+
 /// Parses, plans and validates a SQLIO command line (no I/O): used by `translate` too.
 pub fn plan_from_args(args: &[String], w: &mut Warnings) -> anyhow::Result<(Plan, Extensions)> {
     let mut ext = Extensions::from_env()?;
@@ -884,9 +940,14 @@ pub fn plan_from_args(args: &[String], w: &mut Warnings) -> anyhow::Result<(Plan
 
 /// `iosim sqlio ...`: runs and prints SQLIO's output; returns the exit code.
 pub fn main(args: &[String], stop: Arc<AtomicBool>) -> anyhow::Result<u8> {
+    if args.iter().any(|a| a == "-?") {
+        print!("{USAGE}");
+        return Ok(0);
+    }
     let mut w = Warnings::default();
     let (p, ext) = plan_from_args(args, &mut w)?;
     w.print(TOOL);
+    check_writable(&p, &ext)?;
     let clocksource = crate::clock::clocksource().unwrap_or_else(|| "unknown".into());
     print!("{}", header(&p, &clocksource));
     std::io::stdout().flush()?;
