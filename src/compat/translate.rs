@@ -144,8 +144,18 @@ pub fn main(args: &[String]) -> anyhow::Result<u8> {
     let mut w = Warnings::default();
     let (cmd, mut notes) = match tool {
         "sqlio" => {
-            let (p, _) = super::sqlio::plan_from_args(rest, &mut w)?;
-            let sizes: Vec<Option<u64>> = p.files.iter().map(|f| f.size).collect();
+            let (p, ext) = super::sqlio::plan_from_args(rest, &mut w)?;
+            // iosim sqlio creates a missing file at --size (default 256 MiB); say so.
+            let sizes: Vec<Option<u64>> = p
+                .files
+                .iter()
+                .map(|f| {
+                    f.size.or_else(|| {
+                        (!f.path.exists())
+                            .then(|| ext.size.unwrap_or(super::sqlio::DEFAULT_CREATE_SIZE))
+                    })
+                })
+                .collect();
             let (cmd, mut n) = run_command(&p.spec, &sizes);
             n.push("SQLIO's output layout: keep using iosim sqlio, or read --output json".into());
             (cmd, n)
