@@ -90,6 +90,12 @@ pub enum Command {
     Run(RunArgs),
     /// Create a test file (preallocated, filled with random data) without running anything.
     Create(CreateArgs),
+    /// Run a SQLIO 1.5 command line and print SQLIO's output (docs/sqlio.md).
+    Sqlio(CompatArgs),
+    /// Run a DiskSpd command line and print DiskSpd's report (docs/diskspd.md).
+    Diskspd(CompatArgs),
+    /// Print the native `iosim run` command for a SQLIO or DiskSpd command line.
+    Translate(CompatArgs),
 }
 
 /// `iosim create`.
@@ -109,6 +115,15 @@ pub struct CreateArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// Raw arguments of `iosim sqlio`, `iosim diskspd` and `iosim translate`: the
+/// legacy tools glue values to flags (`-frandom`, `-b8K`), so src/compat parses them.
+#[derive(Debug, Clone, Args)]
+pub struct CompatArgs {
+    /// The legacy command line, unchanged (plus --drive L=PATH, --disk N=DEV, --allow-destroy, --json FILE).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
 }
 
 /// Options shared by commands that print results.

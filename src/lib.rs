@@ -16,6 +16,7 @@
 pub mod buf;
 pub mod cli;
 pub mod clock;
+pub mod compat;
 pub mod engine;
 pub mod error;
 pub mod quick;

@@ -33,6 +33,11 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Quick(q)) => quick(&q, stop),
         Some(Command::Run(r)) => run_cmd(&r, stop),
         Some(Command::Create(c)) => create(&c, stop),
+        Some(Command::Sqlio(a)) => Ok(ExitCode::from(iosim::compat::sqlio::main(&a.args, stop)?)),
+        Some(Command::Diskspd(a)) => {
+            Ok(ExitCode::from(iosim::compat::diskspd::main(&a.args, stop)?))
+        }
+        Some(Command::Translate(a)) => Ok(ExitCode::from(iosim::compat::translate::main(&a.args)?)),
     }
 }
 

@@ -479,7 +479,7 @@ pub fn find_mount<'a>(
             if !path.starts_with(&m.mount_point) {
                 continue;
             }
-            if best.map_or(true, |b| m.mount_point.len() >= b.mount_point.len()) {
+            if best.is_none_or(|b| m.mount_point.len() >= b.mount_point.len()) {
                 best = Some(m);
             }
         }

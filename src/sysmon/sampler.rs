@@ -317,7 +317,7 @@ fn sampler_loop(shared: &Shared, devices: &[String], interval: Duration) {
         };
         // A baseline reset may have happened while sampling: a sample older
         // than the newest one is dropped.
-        if st.samples.last().map_or(true, |l| s.at > l.at) {
+        if st.samples.last().is_none_or(|l| s.at > l.at) {
             let at = s.at;
             st.samples.push(s);
             st.next += interval;

@@ -1,0 +1,1395 @@
+//! `iosim diskspd`: DiskSpd's command line and its text (`-Rtext`) and XML
+//! (`-Rxml`) reports on iosim's engine. See docs/diskspd.md for every option.
+
+use std::fmt::Write as _;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{bad_option, Extensions, Warnings};
+use crate::runner::RunResult;
+use crate::stats::{DirResult, RwResult};
+use crate::workload::{
+    CacheMode, EngineKind, FillMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec,
+};
+
+const TOOL: &str = "diskspd";
+
+/// A size as DiskSpd writes it: bytes, or blocks (`b` suffix) of the block size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    /// Bytes.
+    Bytes(u64),
+    /// Blocks of `-b`.
+    Blocks(u64),
+}
+
+impl Size {
+    /// Bytes, given the block size.
+    pub fn bytes(self, bs: u64) -> u64 {
+        match self {
+            Size::Bytes(b) => b,
+            Size::Blocks(n) => n.saturating_mul(bs),
+        }
+    }
+}
+
+/// Parses `64K`, `1M`, `200G`, `8b`, `4096`.
+pub fn parse_size(opt: &str, v: &str) -> anyhow::Result<Size> {
+    let bad = || {
+        bad_option(
+            TOOL,
+            opt,
+            format!("'{v}' is not a size: use a number with K, M, G, T or b (blocks), e.g. 64K"),
+        )
+    };
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (n, suf) = v.split_at(split);
+    let n: u64 = n.parse().map_err(|_| bad())?;
+    let shift = match suf {
+        "" => 0,
+        "K" | "k" => 10,
+        "M" | "m" => 20,
+        "G" | "g" => 30,
+        "T" | "t" => 40,
+        "b" => return Ok(Size::Blocks(n)),
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1u64 << shift)
+        .map(Size::Bytes)
+        .ok_or_else(bad)
+}
+
+/// DiskSpd's software cache setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwCache {
+    /// Default / `-Sb`.
+    Cached,
+    /// `-Su` (and `-S`, `-Sh`, `-h`).
+    Disabled,
+    /// `-Sr`: local cache off, remote cache on.
+    RemoteOnly,
+}
+
+/// What writes carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteData {
+    /// DiskSpd's default repeating byte pattern.
+    Pattern,
+    /// `-Z`: zeros.
+    Zero,
+    /// `-Zr`: random data for each write.
+    RandomPerIo,
+    /// `-Z<size>`: a random buffer of that size.
+    RandomBuffer(Size),
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `-Rtext` (default).
+    Text,
+    /// `-Rxml`.
+    Xml,
+}
+
+/// A parsed DiskSpd command line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskspdArgs {
+    /// `-b`.
+    pub block: Size,
+    /// `-c`.
+    pub create: Option<Size>,
+    /// `-d` seconds.
+    pub duration: u64,
+    /// `-W` seconds.
+    pub warmup: u64,
+    /// `-C` seconds.
+    pub cooldown: u64,
+    /// Software cache.
+    pub sw_cache: SwCache,
+    /// Writethrough (`-Sw`, `-Sh`, `-h`).
+    pub writethrough: bool,
+    /// `-L`.
+    pub latency: bool,
+    /// `-o`.
+    pub outstanding: u32,
+    /// `-t`.
+    pub threads_per_target: Option<u32>,
+    /// `-F`.
+    pub total_threads: Option<u32>,
+    /// `-T`.
+    pub thread_stride: Option<Size>,
+    /// `-r[align]`: Some(None) is random aligned to the block size.
+    pub random: Option<Option<Size>>,
+    /// `-s[i][stride]`: (interlocked, stride).
+    pub sequential: Option<(bool, Option<Size>)>,
+    /// `-w`.
+    pub write_pct: u8,
+    /// `-Z...`.
+    pub write_data: WriteData,
+    /// `-z[seed]`: Some(None) is a time-based seed.
+    pub seed: Option<Option<u64>>,
+    /// `-a#,#`.
+    pub affinity: Option<Vec<usize>>,
+    /// `-n`.
+    pub no_affinity: bool,
+    /// `-B`.
+    pub base: Option<Size>,
+    /// `-f<size>`.
+    pub max_size: Option<Size>,
+    /// `-D[ms]`.
+    pub iops_interval_ms: Option<u64>,
+    /// `-R`.
+    pub format: Format,
+    /// `-Rp...`: print the profile only.
+    pub profile_only: bool,
+    /// Targets as written.
+    pub targets: Vec<String>,
+}
+
+impl Default for DiskspdArgs {
+    fn default() -> Self {
+        DiskspdArgs {
+            block: Size::Bytes(64 << 10),
+            create: None,
+            duration: 10,
+            warmup: 5,
+            cooldown: 0,
+            sw_cache: SwCache::Cached,
+            writethrough: false,
+            latency: false,
+            outstanding: 2,
+            threads_per_target: None,
+            total_threads: None,
+            thread_stride: None,
+            random: None,
+            sequential: None,
+            write_pct: 0,
+            write_data: WriteData::Pattern,
+            seed: None,
+            affinity: None,
+            no_affinity: false,
+            base: None,
+            max_size: None,
+            iops_interval_ms: None,
+            format: Format::Text,
+            profile_only: false,
+            targets: Vec::new(),
+        }
+    }
+}
+
+fn num<T: std::str::FromStr>(opt: &str, v: &str, what: &str) -> anyhow::Result<T> {
+    v.parse().map_err(|_| {
+        bad_option(
+            TOOL,
+            opt,
+            format!("'{v}' is not {what}; DiskSpd takes the value glued to the flag, e.g. -t4"),
+        )
+    })
+}
+
+/// Parses DiskSpd's options (case-sensitive, values glued to the flag).
+pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
+    let mut a = DiskspdArgs::default();
+    for arg in args {
+        if !arg.starts_with('-') || arg.len() == 1 {
+            a.targets.push(arg.clone());
+            continue;
+        }
+        let body = &arg[1..];
+        let flag = body.chars().next().unwrap_or('-');
+        let v = &body[flag.len_utf8()..];
+        match flag {
+            'b' => a.block = parse_size(arg, v)?,
+            'c' => a.create = Some(parse_size(arg, v)?),
+            'd' => a.duration = num(arg, v, "a number of seconds")?,
+            'W' => a.warmup = num(arg, v, "a number of seconds")?,
+            'C' => a.cooldown = num(arg, v, "a number of seconds")?,
+            'h' if v.is_empty() => {
+                a.sw_cache = SwCache::Disabled;
+                a.writethrough = true;
+            }
+            'S' => {
+                if v.is_empty() {
+                    a.sw_cache = SwCache::Disabled;
+                }
+                for c in v.chars() {
+                    match c {
+                        'b' => a.sw_cache = SwCache::Cached,
+                        'u' => a.sw_cache = SwCache::Disabled,
+                        'r' => a.sw_cache = SwCache::RemoteOnly,
+                        'w' => a.writethrough = true,
+                        'h' => {
+                            a.sw_cache = SwCache::Disabled;
+                            a.writethrough = true;
+                        }
+                        'm' => return Err(bad_option(TOOL, arg, "memory-mapped I/O (-Sm) is not supported by iosim's engines; use -Su or -Sb")),
+                        _ => return Err(bad_option(TOOL, arg, format!("unknown cache mode '{c}': use -S, -Sb, -Sh, -Sr, -Su, -Sw or combinations such as -Suw"))),
+                    }
+                }
+            }
+            'L' if v.is_empty() => a.latency = true,
+            'o' => {
+                a.outstanding = num(arg, v, "a number of outstanding I/Os")?;
+                if a.outstanding == 0 || a.outstanding > crate::workload::MAX_QD {
+                    return Err(bad_option(TOOL, arg, format!("outstanding I/Os must be 1..{}", crate::workload::MAX_QD)));
+                }
+            }
+            't' => {
+                let t: u32 = num(arg, v, "a number of threads")?;
+                if t == 0 {
+                    return Err(bad_option(TOOL, arg, "at least 1 thread"));
+                }
+                a.threads_per_target = Some(t);
+            }
+            'F' => {
+                let t: u32 = num(arg, v, "a number of threads")?;
+                if t == 0 {
+                    return Err(bad_option(TOOL, arg, "at least 1 thread"));
+                }
+                a.total_threads = Some(t);
+            }
+            'T' => a.thread_stride = Some(parse_size(arg, v)?),
+            'r' => {
+                if let Some(p) = v.strip_prefix('s') {
+                    let pct: u8 = num(arg, p, "a percentage")?;
+                    match pct {
+                        100 => a.random = Some(None),
+                        0 => a.sequential = Some((false, None)),
+                        _ => return Err(bad_option(TOOL, arg, "a mix of random and sequential I/O in one stream is not supported by iosim's engine; run -r and -s as two separate tests")),
+                    }
+                } else {
+                    a.random = Some(if v.is_empty() { None } else { Some(parse_size(arg, v)?) });
+                }
+            }
+            's' => {
+                let (il, rest) = match v.strip_prefix('i') {
+                    Some(r) => (true, r),
+                    None => (false, v),
+                };
+                let stride = if rest.is_empty() { None } else { Some(parse_size(arg, rest)?) };
+                a.sequential = Some((il, stride));
+            }
+            'w' => {
+                a.write_pct = num(arg, v, "a percentage")?;
+                if a.write_pct > 100 {
+                    return Err(bad_option(TOOL, arg, "the write percentage must be 0..100"));
+                }
+            }
+            'Z' => {
+                a.write_data = match v {
+                    "" => WriteData::Zero,
+                    "r" => WriteData::RandomPerIo,
+                    s if s.contains(',') => return Err(bad_option(TOOL, arg, "write data from a file (-Z<size>,<file>) is not supported; use -Zr or -Z<size>")),
+                    s => WriteData::RandomBuffer(parse_size(arg, s)?),
+                }
+            }
+            'z' => a.seed = Some(if v.is_empty() { None } else { Some(num(arg, v, "a seed")?) }),
+            'a' => {
+                if v == "g" || v.starts_with("g,") || v.starts_with('g') && v.len() == 1 {
+                    w.add(arg, "Linux has no processor groups: threads are placed round-robin on the CPUs this process may use, as without -ag");
+                } else {
+                    let mut cpus = Vec::new();
+                    for part in v.split(',') {
+                        // DiskSpd 2.1 allows g:c for group:core.
+                        let core = match part.split_once(':') {
+                            Some(("0", c)) => c,
+                            Some((g, _)) => return Err(bad_option(TOOL, arg, format!("processor group {g}: Linux has only one group (0)"))),
+                            None => part,
+                        };
+                        cpus.push(num(arg, core, "a CPU list such as -a0,1,2")?);
+                    }
+                    a.affinity = Some(cpus);
+                }
+            }
+            'n' if v.is_empty() => a.no_affinity = true,
+            'B' => a.base = Some(parse_size(arg, v)?),
+            'f' => {
+                if !v.is_empty() && v.chars().all(|c| "rst".contains(c)) {
+                    w.add(arg, "file access hints (FILE_FLAG_RANDOM_ACCESS / SEQUENTIAL_SCAN / TEMPORARY) are ignored: iosim gives the kernel no such hint");
+                } else {
+                    a.max_size = Some(parse_size(arg, v)?);
+                }
+            }
+            'x' if v.is_empty() => w.add(arg, "completion routines are a Windows completion mechanism; iosim completes I/O through io_uring (or pread/pwrite)"),
+            'D' => {
+                a.iops_interval_ms = Some(if v.is_empty() { 1000 } else { num(arg, v, "milliseconds")? });
+                w.add(arg, "IOPS standard deviation is computed per target over the time series; thread rows print N/A");
+            }
+            'R' => {
+                let (p, f) = match v.strip_prefix('p') {
+                    Some(f) => (true, f),
+                    None => (false, v),
+                };
+                a.profile_only = p;
+                a.format = match f {
+                    "" | "text" => Format::Text,
+                    "xml" => Format::Xml,
+                    _ => return Err(bad_option(TOOL, arg, "use -Rtext or -Rxml")),
+                };
+            }
+            'v' if v.is_empty() => w.add(arg, "verbose mode prints nothing more in iosim"),
+            'P' => w.add(arg, "progress dots are not printed (stderr shows a progress bar on a terminal instead)"),
+            'l' if v.is_empty() => w.add(arg, "large pages are not used: iosim's buffers are page-aligned ordinary pages"),
+            'I' => w.add(arg, "I/O priority hints are ignored: all I/O is issued at normal priority"),
+            'e' => w.add(arg, "ETW tracing does not exist on Linux (use blktrace or perf)"),
+            'g' => return Err(bad_option(TOOL, arg, "throughput limits are not supported: iosim's engine has no rate limiter, and running unthrottled would silently change the test")),
+            'p' if v.is_empty() => return Err(bad_option(TOOL, arg, "parallel async I/O (several I/Os at the same offset) is not supported by iosim's engine")),
+            'i' | 'j' => return Err(bad_option(TOOL, arg, "bursts and think time are not supported by iosim's engine; ignoring them would silently change the test")),
+            'X' => return Err(bad_option(TOOL, arg, "XML profiles are not supported: give the options on the command line")),
+            'O' => return Err(bad_option(TOOL, arg, "per-thread request counts (-O) are not supported; use -o")),
+            _ => return Err(bad_option(TOOL, arg, "unknown or unsupported DiskSpd option (see docs/diskspd.md)")),
+        }
+    }
+    if a.random.is_some() && a.sequential.is_some() {
+        return Err(bad_option(
+            TOOL,
+            "-r/-s",
+            "give either -r (random) or -s (sequential), not both",
+        ));
+    }
+    if a.threads_per_target.is_some() && a.total_threads.is_some() {
+        return Err(bad_option(
+            TOOL,
+            "-t/-F",
+            "give either -t (threads per target) or -F (total threads), not both",
+        ));
+    }
+    if a.cooldown > 0 {
+        w.add(&format!("-C{}", a.cooldown), "cool-down time is not run: it is not measured in DiskSpd either, so the numbers are unaffected");
+    }
+    Ok(a)
+}
+
+/// What to run and how to report it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The options.
+    pub args: DiskspdArgs,
+    /// The command line as typed (after `iosim diskspd`).
+    pub cmdline: String,
+    /// The workload.
+    pub spec: WorkloadSpec,
+    /// `-L`.
+    pub latency: bool,
+    /// Threads DiskSpd would report.
+    pub thread_count: u32,
+}
+
+/// Builds the plan.
+pub fn plan(
+    args: &DiskspdArgs,
+    ext: &Extensions,
+    cmdline: &str,
+    w: &mut Warnings,
+) -> anyhow::Result<Plan> {
+    if args.targets.is_empty() {
+        anyhow::bail!(crate::Error::BadWorkload(
+            "no target: name a file (e.g. /mnt/data/test.dat with -c1G to create it) or a physical disk #N mapped with --disk N=/dev/sdX".into()
+        ));
+    }
+    let bs = args.block.bytes(0);
+    if bs == 0 {
+        return Err(bad_option(
+            TOOL,
+            "-b",
+            "the block size must be given in bytes, K, M or G (not in blocks)",
+        ));
+    }
+    let random = args.random.is_some();
+    let align = match (args.random, args.sequential) {
+        (Some(Some(al)), _) => Some(al.bytes(bs)),
+        (_, Some((_, Some(st)))) => {
+            let st = st.bytes(bs);
+            if st != bs {
+                return Err(bad_option(TOOL, "-s", format!("a sequential stride ({st}) other than the block size ({bs}) is not supported by iosim's engine")));
+            }
+            None
+        }
+        _ => None,
+    };
+    let ntargets = args.targets.len() as u32;
+    let (threads, thread_count) = match (args.threads_per_target, args.total_threads) {
+        (Some(t), _) => (t, t * ntargets),
+        (None, Some(f)) => {
+            if ntargets > 1 {
+                w.add(&format!("-F{f}"), format!("DiskSpd's {f} threads each work on all {ntargets} targets; iosim runs {f} threads per target instead ({} in all), with the same I/Os outstanding per target", f * ntargets));
+            }
+            (f, f)
+        }
+        (None, None) => (1, ntargets),
+    };
+    if let Some((true, _)) = args.sequential {
+        if threads > 1 {
+            return Err(bad_option(TOOL, "-si", "interlocked sequential I/O (threads sharing one offset) is not supported with more than one thread per target; use -s with -T, or -t1"));
+        }
+    }
+    let cache = match (args.sw_cache, args.writethrough) {
+        (SwCache::Cached, false) => CacheMode::Buffered,
+        (SwCache::Cached, true) => CacheMode::Writethrough,
+        (_, false) => CacheMode::Direct,
+        (_, true) => CacheMode::DirectWritethrough,
+    };
+    if args.sw_cache == SwCache::RemoteOnly {
+        w.add("-Sr", "there is no remote cache to keep on Linux: the local page cache is bypassed (O_DIRECT), as -Su");
+    }
+    let fill = match args.write_data {
+        WriteData::Pattern => {
+            if args.write_pct > 0 {
+                w.add("(default write data)", "DiskSpd writes a repeating byte pattern; iosim writes incompressible random data (add -Z for zeros)");
+            }
+            FillMode::Random
+        }
+        WriteData::Zero => FillMode::Zero,
+        WriteData::RandomPerIo => {
+            w.add("-Zr", "write data is random but not regenerated for each write (the CPU cost DiskSpd warns about is not paid)");
+            FillMode::Random
+        }
+        WriteData::RandomBuffer(s) => {
+            w.add(&format!("-Z{}", s.bytes(bs)), "writes carry random data from iosim's own buffers, not a separate buffer of that size");
+            FillMode::Random
+        }
+    };
+    let base = args.base.map_or(0, |b| b.bytes(bs));
+    let create = args.create.map(|c| c.bytes(bs));
+    let length = match (args.max_size, create) {
+        (Some(m), _) => {
+            let m = m.bytes(bs);
+            if m <= base {
+                return Err(bad_option(
+                    TOOL,
+                    "-f",
+                    format!("the maximum size ({m}) must be beyond the base offset ({base})"),
+                ));
+            }
+            Some(m - base)
+        }
+        (None, Some(c)) => Some(c.saturating_sub(base)),
+        (None, None) => None,
+    };
+    let mut targets = Vec::new();
+    for t in &args.targets {
+        targets.push(TargetSpec {
+            path: ext.resolve(t)?,
+            size: create,
+            offset: base,
+            length,
+            threads: None,
+            cpus: Vec::new(),
+        });
+    }
+    let cpus = if args.no_affinity {
+        Vec::new()
+    } else if let Some(a) = &args.affinity {
+        a.clone()
+    } else {
+        super::allowed_cpus()
+    };
+    let seed = match args.seed {
+        None => 0,
+        Some(Some(s)) => s,
+        Some(None) => crate::clock::now_ns(),
+    };
+    let write_pct = args.write_pct;
+    let spec = WorkloadSpec {
+        targets,
+        rw: RwMode::from_parts(random, write_pct),
+        write_pct,
+        bs,
+        align,
+        threads,
+        qd: args.outstanding,
+        duration: Duration::from_secs(args.duration),
+        warmup: Duration::from_secs(args.warmup),
+        seed,
+        cache,
+        engine: ext.engine.unwrap_or(EngineKind::Uring),
+        fill,
+        seq_layout: SeqLayout::Stride(args.thread_stride.map_or(0, |s| s.bytes(bs))),
+        allow_destroy: ext.allow_destroy,
+        cpus,
+        sqpoll: false,
+        hipri: false,
+        io_limit: None,
+    };
+    spec.validate()?;
+    Ok(Plan {
+        args: args.clone(),
+        cmdline: cmdline.to_string(),
+        spec,
+        latency: args.latency,
+        thread_count,
+    })
+}
+
+/// Parses and plans (no I/O): used by `translate` too.
+pub fn plan_from_args(args: &[String], w: &mut Warnings) -> anyhow::Result<(Plan, Extensions)> {
+    let mut ext = Extensions::from_env()?;
+    let rest = ext.split_args(args)?;
+    let a = parse(&rest, w)?;
+    let cmdline = format!("diskspd {}", rest.join(" "));
+    let p = plan(&a, &ext, &cmdline, w)?;
+    Ok((p, ext))
+}
+
+fn cache_lines(p: &Plan) -> [&'static str; 2] {
+    let sw = match p.args.sw_cache {
+        SwCache::Cached => "using software cache",
+        SwCache::Disabled => "software cache disabled",
+        SwCache::RemoteOnly => "local software cache disabled, remote cache enabled",
+    };
+    let hw = match (p.args.writethrough, p.args.sw_cache) {
+        (false, _) => "using hardware write cache, writethrough off",
+        (true, SwCache::Disabled) => "hardware write cache disabled, writethrough on",
+        (true, _) => "hardware and software write caches disabled, writethrough on",
+    };
+    [sw, hw]
+}
+
+/// The `Command Line:` and `Input parameters:` sections.
+pub fn profile_text(p: &Plan) -> String {
+    let s_ = &p.spec;
+    let mut s = String::new();
+    let _ = writeln!(s, "\nCommand Line: {}\n", p.cmdline);
+    s.push_str("Input parameters:\n\n");
+    s.push_str("\ttimespan:   1\n\t-------------\n");
+    let _ = writeln!(s, "\tduration: {}s", p.args.duration);
+    let _ = writeln!(s, "\twarm up time: {}s", p.args.warmup);
+    let _ = writeln!(s, "\tcool down time: {}s", p.args.cooldown);
+    if p.args.no_affinity {
+        s.push_str("\taffinity disabled\n");
+    }
+    if p.latency {
+        s.push_str("\tmeasuring latency\n");
+    }
+    if let Some(ms) = p.args.iops_interval_ms {
+        let _ = writeln!(s, "\tgathering IOPS at intervals of {ms}ms");
+    }
+    let _ = writeln!(s, "\trandom seed: {}", s_.seed);
+    if let Some(a) = &p.args.affinity {
+        let list: Vec<String> = a.iter().map(|c| format!("0/{c}")).collect();
+        let _ = writeln!(
+            s,
+            "\tadvanced affinity round robin (group/core): {}",
+            list.join(", ")
+        );
+    }
+    if p.args.write_data == WriteData::RandomPerIo {
+        s.push_str("\tgenerating random data for each write IO\n");
+    }
+    for t in &s_.targets {
+        let _ = writeln!(s, "\tpath: '{}'", t.path.display());
+        s.push_str("\t\tthink time: 0ms\n\t\tburst size: 0\n");
+        for l in cache_lines(p) {
+            let _ = writeln!(s, "\t\t{l}");
+        }
+        if p.args.write_data == WriteData::Zero {
+            s.push_str("\t\tzeroing write buffers\n");
+        }
+        match s_.write_pct {
+            0 => s.push_str("\t\tperforming read test\n"),
+            100 => s.push_str("\t\tperforming write test\n"),
+            w => {
+                let _ = writeln!(
+                    s,
+                    "\t\tperforming mix test (read/write ratio: {}/{w})",
+                    100 - w
+                );
+            }
+        }
+        let _ = writeln!(s, "\t\tblock size: {}", s_.bs);
+        if s_.rw.is_random() {
+            let _ = writeln!(
+                s,
+                "\t\tusing random I/O (alignment: {})",
+                s_.effective_align()
+            );
+        } else if matches!(p.args.sequential, Some((true, _))) {
+            let _ = writeln!(
+                s,
+                "\t\tusing interlocked sequential I/O (stride: {})",
+                s_.bs
+            );
+        } else {
+            let _ = writeln!(s, "\t\tusing sequential I/O (stride: {})", s_.bs);
+        }
+        let _ = writeln!(s, "\t\tnumber of outstanding I/O operations: {}", s_.qd);
+        if t.offset != 0 {
+            let _ = writeln!(s, "\t\tbase file offset: {}", t.offset);
+        }
+        if let Some(m) = p.args.max_size {
+            let _ = writeln!(s, "\t\tmax file size: {}", m.bytes(s_.bs));
+        }
+        let stride = match s_.seq_layout {
+            SeqLayout::Stride(b) => b,
+            SeqLayout::Split => 0,
+        };
+        let _ = writeln!(s, "\t\tthread stride size: {stride}");
+        if p.args.total_threads.is_none() {
+            let _ = writeln!(s, "\t\tthreads per file: {}", s_.threads);
+        }
+        if s_.qd > 1 {
+            s.push_str("\t\tusing io_uring (in place of I/O Completion Ports)\n");
+        }
+        s.push_str("\t\tIO priority: normal\n");
+    }
+    s.push('\n');
+    s
+}
+
+fn file_size(b: u64) -> String {
+    if b > 10 << 30 {
+        format!("{}GiB", b >> 30)
+    } else if b > 10 << 20 {
+        format!("{}MiB", b >> 20)
+    } else if b > 10 << 10 {
+        format!("{}KiB", b >> 10)
+    } else {
+        format!("{b}B")
+    }
+}
+
+fn iops_stddev(
+    points: &[crate::runner::SeriesPoint],
+    pick: fn(&crate::runner::SeriesPoint) -> f64,
+) -> f64 {
+    let xs: Vec<f64> = points
+        .iter()
+        .filter(|p| p.duration_s > 0.0)
+        .map(pick)
+        .collect();
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt()
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Section {
+    Total,
+    Read,
+    Write,
+}
+
+fn pick(r: &RwResult, s: Section) -> &DirResult {
+    match s {
+        Section::Total => &r.total,
+        Section::Read => &r.read,
+        Section::Write => &r.write,
+    }
+}
+
+fn section(s: &mut String, p: &Plan, r: &RunResult, sec: Section) {
+    let lat = p.latency;
+    let sd = p.args.iops_interval_ms.is_some();
+    let _ = writeln!(
+        s,
+        "thread |       bytes     |     I/Os     |    MiB/s   |  I/O per s {}{}{}|  file",
+        if lat { "|  AvgLat  " } else { "" },
+        if sd { "| IopsStdDev " } else { "" },
+        if lat { "| LatStdDev " } else { "" }
+    );
+    let border = format!(
+        "{}{}{}{}{}",
+        "-".repeat(66),
+        if lat { "-".repeat(11) } else { String::new() },
+        if sd { "-".repeat(13) } else { String::new() },
+        if lat { "-".repeat(12) } else { String::new() },
+        "-".repeat(12)
+    );
+    let _ = writeln!(s, "{border}");
+    let secs = r.duration_s;
+    let row_tail = |s: &mut String, d: &DirResult, stddev: Option<f64>| {
+        if lat {
+            let _ = write!(s, " | {:8.3}", d.latency_us.mean / 1000.0);
+        }
+        if sd {
+            match stddev {
+                Some(v) => {
+                    let _ = write!(s, " | {v:10.2}");
+                }
+                None => s.push_str(" |        N/A"),
+            }
+        }
+        if lat {
+            if d.ios > 0 {
+                let _ = write!(s, " |  {:8.3}", d.latency_us.stddev / 1000.0);
+            } else {
+                s.push_str(" |       N/A");
+            }
+        }
+    };
+    for t in &r.threads {
+        let d = pick(&t.result, sec);
+        let _ = write!(
+            s,
+            "{:6} | {:15} | {:12} | {:10.2} | {:10.2}",
+            t.thread,
+            d.bytes,
+            d.ios,
+            d.bytes as f64 / 1_048_576.0 / secs,
+            d.ios as f64 / secs
+        );
+        row_tail(s, d, None);
+        let (path, size) = r
+            .targets
+            .get(t.target)
+            .map(|x| (x.path.clone(), x.size))
+            .unwrap_or_default();
+        let _ = writeln!(s, " | {path} ({})", file_size(size));
+    }
+    let _ = writeln!(s, "{border}");
+    let d = pick(&r.total, sec);
+    let _ = write!(
+        s,
+        "total:   {:15} | {:12} | {:10.2} | {:10.2}",
+        d.bytes,
+        d.ios,
+        d.bytes as f64 / 1_048_576.0 / secs,
+        d.ios as f64 / secs
+    );
+    let f: fn(&crate::runner::SeriesPoint) -> f64 = match sec {
+        Section::Total => |p| p.total.iops,
+        Section::Read => |p| p.read.iops,
+        Section::Write => |p| p.write.iops,
+    };
+    row_tail(s, d, Some(iops_stddev(&r.series.total, f)));
+    s.push('\n');
+}
+
+/// DiskSpd's percentile names and iosim's labels.
+pub const PERCENTILE_ROWS: [(&str, &str); 13] = [
+    ("25th", "p25"),
+    ("50th", "p50"),
+    ("75th", "p75"),
+    ("90th", "p90"),
+    ("95th", "p95"),
+    ("99th", "p99"),
+    ("3-nines", "p99.9"),
+    ("4-nines", "p99.99"),
+    ("5-nines", "p99.999"),
+    ("6-nines", "p99.9999"),
+    ("7-nines", "p99.99999"),
+    ("8-nines", "p99.999999"),
+    ("9-nines", "p99.9999999"),
+];
+
+fn latency_chart(s: &mut String, r: &RwResult) {
+    s.push_str("  %-ile |  Read (ms) | Write (ms) | Total (ms)\n");
+    s.push_str("----------------------------------------------\n");
+    let cell = |d: &DirResult, us: f64| {
+        if d.ios > 0 {
+            format!("{:.3}", us / 1000.0)
+        } else {
+            "N/A".to_string()
+        }
+    };
+    let row = |s: &mut String, name: &str, f: &dyn Fn(&DirResult) -> f64| {
+        let _ = writeln!(
+            s,
+            "{name:>7} | {:>10} | {:>10} | {:>10.3}",
+            cell(&r.read, f(&r.read)),
+            cell(&r.write, f(&r.write)),
+            f(&r.total) / 1000.0
+        );
+    };
+    row(s, "min", &|d| d.latency_us.min);
+    for (name, label) in PERCENTILE_ROWS {
+        row(s, name, &|d| d.latency_us.p(label));
+    }
+    row(s, "max", &|d| d.latency_us.max);
+}
+
+/// DiskSpd's text report (`-Rtext`).
+pub fn text(p: &Plan, r: &RunResult) -> String {
+    let mut s = profile_text(p);
+    s.push_str("System information:\n\n");
+    let _ = writeln!(s, "\tcomputer name: {}", r.host);
+    let _ = writeln!(s, "\tstart time: {}", r.started_at);
+    let _ = writeln!(s, "\tengine: iosim {} ({})", r.iosim_version, r.engine);
+    s.push_str("\nResults for timespan 1:\n");
+    s.push_str(
+        "*******************************************************************************\n\n",
+    );
+    let _ = writeln!(s, "actual test time:\t{:.2}s", r.duration_s);
+    let _ = writeln!(s, "thread count:\t\t{}", p.thread_count);
+    let cores: Vec<_> = r.cpu.machine.iter().filter(|c| c.cpu.is_some()).collect();
+    let _ = writeln!(s, "proc count:\t\t{}", cores.len());
+    s.push_str("\nCPU |  Usage |  User  |  Kernel |  Idle\n");
+    s.push_str("-------------------------------------------\n");
+    let (mut bu, mut us, mut ke, mut id) = (0.0, 0.0, 0.0, 0.0);
+    for c in &cores {
+        let kernel = (c.busy_pct - c.user_pct).max(0.0);
+        let idle = (100.0 - c.busy_pct).max(0.0);
+        let _ = writeln!(
+            s,
+            "{:4}| {:6.2}%| {:6.2}%|  {:6.2}%| {:6.2}%",
+            c.cpu.unwrap_or(0),
+            c.busy_pct,
+            c.user_pct,
+            kernel,
+            idle
+        );
+        bu += c.busy_pct;
+        us += c.user_pct;
+        ke += kernel;
+        id += idle;
+    }
+    let n = cores.len().max(1) as f64;
+    s.push_str("-------------------------------------------\n");
+    let _ = writeln!(
+        s,
+        "avg.| {:6.2}%| {:6.2}%|  {:6.2}%| {:6.2}%",
+        bu / n,
+        us / n,
+        ke / n,
+        id / n
+    );
+    for (title, sec) in [
+        ("Total IO", Section::Total),
+        ("Read IO", Section::Read),
+        ("Write IO", Section::Write),
+    ] {
+        let _ = writeln!(s, "\n{title}");
+        section(&mut s, p, r, sec);
+    }
+    if p.latency {
+        s.push_str("\n\n");
+        if r.targets.len() > 1 {
+            for t in &r.targets {
+                let _ = writeln!(s, "\n{}", t.path);
+                latency_chart(&mut s, &t.result);
+            }
+        }
+        s.push_str("\ntotal:\n");
+        latency_chart(&mut s, &r.total);
+    }
+    s
+}
+
+fn esc(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+struct Xml {
+    s: String,
+    indent: usize,
+}
+
+impl Xml {
+    fn open(&mut self, tag: &str) {
+        let _ = writeln!(self.s, "{}<{tag}>", " ".repeat(self.indent));
+        self.indent += 2;
+    }
+    fn close(&mut self, tag: &str) {
+        self.indent -= 2;
+        let _ = writeln!(self.s, "{}</{tag}>", " ".repeat(self.indent));
+    }
+    fn el(&mut self, tag: &str, v: impl std::fmt::Display) {
+        let _ = writeln!(
+            self.s,
+            "{}<{tag}>{}</{tag}>",
+            " ".repeat(self.indent),
+            esc(&v.to_string())
+        );
+    }
+}
+
+fn profile_xml(x: &mut Xml, p: &Plan) {
+    let s_ = &p.spec;
+    x.open("Profile");
+    x.el("Progress", 0);
+    x.el(
+        "ResultFormat",
+        if p.args.format == Format::Xml {
+            "xml"
+        } else {
+            "text"
+        },
+    );
+    x.el("Verbose", "false");
+    x.open("TimeSpans");
+    x.open("TimeSpan");
+    x.el("CompletionRoutines", "false");
+    x.el("MeasureLatency", p.latency);
+    x.el("CalculateIopsStdDev", p.args.iops_interval_ms.is_some());
+    x.el("DisableAffinity", p.args.no_affinity);
+    x.el("Duration", p.args.duration);
+    x.el("Warmup", p.args.warmup);
+    x.el("Cooldown", p.args.cooldown);
+    x.el("ThreadCount", p.args.total_threads.unwrap_or(0));
+    x.el("RequestCount", 0);
+    x.el("IoBucketDuration", p.args.iops_interval_ms.unwrap_or(1000));
+    x.el("RandSeed", s_.seed);
+    if let Some(a) = &p.args.affinity {
+        x.open("Affinity");
+        for c in a {
+            let _ = writeln!(
+                x.s,
+                "{}<AffinityGroupAssignment Group=\"0\" Processor=\"{c}\"/>",
+                " ".repeat(x.indent)
+            );
+        }
+        x.close("Affinity");
+    }
+    x.open("Targets");
+    for t in &s_.targets {
+        x.open("Target");
+        x.el("Path", t.path.display());
+        x.el("BlockSize", s_.bs);
+        x.el("BaseFileOffset", t.offset);
+        x.el("SequentialScan", "false");
+        x.el("RandomAccess", "false");
+        x.el("TemporaryFile", "false");
+        x.el("UseLargePages", "false");
+        x.el("DisableOSCache", s_.cache.is_direct());
+        x.el("WriteThrough", s_.cache.is_sync());
+        x.open("WriteBufferContent");
+        x.el(
+            "Pattern",
+            match p.args.write_data {
+                WriteData::Pattern => "sequential",
+                WriteData::Zero => "zero",
+                _ => "random",
+            },
+        );
+        x.close("WriteBufferContent");
+        x.el("ParallelAsyncIO", "false");
+        if let Some(c) = t.size {
+            x.el("FileSize", c);
+        }
+        if s_.rw.is_random() {
+            x.el("Random", s_.effective_align());
+        } else {
+            x.el("StrideSize", s_.bs);
+            x.el(
+                "InterlockedSequential",
+                matches!(p.args.sequential, Some((true, _))),
+            );
+        }
+        let stride = match s_.seq_layout {
+            SeqLayout::Stride(b) => b,
+            SeqLayout::Split => 0,
+        };
+        x.el("ThreadStride", stride);
+        x.el("MaxFileSize", p.args.max_size.map_or(0, |m| m.bytes(s_.bs)));
+        x.el("RequestCount", s_.qd);
+        x.el("WriteRatio", s_.write_pct);
+        x.el("Throughput", 0);
+        x.el("ThreadsPerFile", s_.threads);
+        x.el("IOPriority", 3);
+        x.el("Weight", 1);
+        x.close("Target");
+    }
+    x.close("Targets");
+    x.close("TimeSpan");
+    x.close("TimeSpans");
+    x.close("Profile");
+}
+
+/// The profile alone (`-Rp`), text or XML.
+pub fn profile_only(p: &Plan) -> String {
+    match p.args.format {
+        Format::Text => profile_text(p),
+        Format::Xml => {
+            let mut x = Xml {
+                s: String::new(),
+                indent: 0,
+            };
+            profile_xml(&mut x, p);
+            x.s
+        }
+    }
+}
+
+/// Latency at quantile `q` in ms from the whole-run histograms, clamped to the exact min/max.
+fn quantile_ms(h: &Option<hdrhistogram::Histogram<u64>>, d: &DirResult, q: f64) -> Option<f64> {
+    if d.ios == 0 {
+        return None;
+    }
+    let us = match h {
+        Some(h) if !h.is_empty() => {
+            (h.value_at_quantile(q) as f64 / 1000.0).clamp(d.latency_us.min, d.latency_us.max)
+        }
+        _ => return None,
+    };
+    Some(us / 1000.0)
+}
+
+/// DiskSpd's XML report (`-Rxml`).
+pub fn xml(p: &Plan, r: &RunResult) -> String {
+    let mut x = Xml {
+        s: String::new(),
+        indent: 0,
+    };
+    x.open("Results");
+    x.open("System");
+    x.el("ComputerName", &r.host);
+    x.open("Tool");
+    x.el("Version", format!("iosim {}", r.iosim_version));
+    x.el("Engine", &r.engine);
+    x.close("Tool");
+    x.el("RunTime", &r.started_at);
+    x.el("Kernel", &r.environment.kernel);
+    x.el("CpuModel", &r.environment.cpu_model);
+    x.close("System");
+    profile_xml(&mut x, p);
+    x.open("TimeSpan");
+    x.el("TestTimeSeconds", format!("{:.2}", r.duration_s));
+    x.el("ThreadCount", p.thread_count);
+    x.el("RequestCount", 0);
+    let cores: Vec<_> = r.cpu.machine.iter().filter(|c| c.cpu.is_some()).collect();
+    x.el("ProcCount", cores.len());
+    x.open("CpuUtilization");
+    let (mut bu, mut us, mut ke, mut id) = (0.0, 0.0, 0.0, 0.0);
+    for c in &cores {
+        let kernel = (c.busy_pct - c.user_pct).max(0.0);
+        let idle = (100.0 - c.busy_pct).max(0.0);
+        x.open("CPU");
+        x.el("Group", 0);
+        x.el("Id", c.cpu.unwrap_or(0));
+        x.el("UsagePercent", format!("{:.2}", c.busy_pct));
+        x.el("UserPercent", format!("{:.2}", c.user_pct));
+        x.el("KernelPercent", format!("{kernel:.2}"));
+        x.el("IdlePercent", format!("{idle:.2}"));
+        x.close("CPU");
+        bu += c.busy_pct;
+        us += c.user_pct;
+        ke += kernel;
+        id += idle;
+    }
+    let n = cores.len().max(1) as f64;
+    x.open("Average");
+    x.el("UsagePercent", format!("{:.2}", bu / n));
+    x.el("UserPercent", format!("{:.2}", us / n));
+    x.el("KernelPercent", format!("{:.2}", ke / n));
+    x.el("IdlePercent", format!("{:.2}", id / n));
+    x.close("Average");
+    x.close("CpuUtilization");
+    if p.latency {
+        let rh = crate::stats::decode_histogram(&r.histograms.read).ok();
+        let wh = crate::stats::decode_histogram(&r.histograms.write).ok();
+        let th = match (&rh, &wh) {
+            (Some(a), Some(b)) => {
+                let mut t = a.clone();
+                t.add(b).ok().map(|_| t)
+            }
+            (Some(a), None) => Some(a.clone()),
+            (None, Some(b)) => Some(b.clone()),
+            _ => None,
+        };
+        let t = &r.total;
+        let _ = writeln!(x.s, "{}<Latency>", " ".repeat(x.indent));
+        x.indent += 2;
+        for (tag, sd_tag, d) in [
+            ("AverageReadMilliseconds", "ReadLatencyStdev", &t.read),
+            ("AverageWriteMilliseconds", "WriteLatencyStdev", &t.write),
+            ("AverageTotalMilliseconds", "LatencyStdev", &t.total),
+        ] {
+            if d.ios > 0 {
+                x.el(tag, format!("{:.3}", d.latency_us.mean / 1000.0));
+                x.el(sd_tag, format!("{:.3}", d.latency_us.stddev / 1000.0));
+            }
+        }
+        let bucket = |x: &mut Xml, label: &str, v: [Option<f64>; 3]| {
+            x.open("Bucket");
+            x.el("Percentile", label);
+            for (tag, val) in ["ReadMilliseconds", "WriteMilliseconds", "TotalMilliseconds"]
+                .iter()
+                .zip(v)
+            {
+                if let Some(ms) = val {
+                    x.el(tag, format!("{ms:.3}"));
+                }
+            }
+            x.close("Bucket");
+        };
+        let ms = |d: &DirResult, us: f64| (d.ios > 0).then_some(us / 1000.0);
+        bucket(
+            &mut x,
+            "0",
+            [
+                ms(&t.read, t.read.latency_us.min),
+                ms(&t.write, t.write.latency_us.min),
+                ms(&t.total, t.total.latency_us.min),
+            ],
+        );
+        let mut pcts: Vec<(String, f64)> = (1..=99)
+            .map(|p| (p.to_string(), p as f64 / 100.0))
+            .collect();
+        for (label, q) in [
+            ("99.9", 0.999),
+            ("99.99", 0.9999),
+            ("99.999", 0.99999),
+            ("99.9999", 0.999_999),
+            ("99.99999", 0.999_999_9),
+            ("99.999999", 0.999_999_99),
+            ("99.9999999", 0.999_999_999),
+        ] {
+            pcts.push((label.to_string(), q));
+        }
+        for (label, q) in pcts {
+            bucket(
+                &mut x,
+                &label,
+                [
+                    quantile_ms(&rh, &t.read, q),
+                    quantile_ms(&wh, &t.write, q),
+                    quantile_ms(&th, &t.total, q),
+                ],
+            );
+        }
+        bucket(
+            &mut x,
+            "100",
+            [
+                ms(&t.read, t.read.latency_us.max),
+                ms(&t.write, t.write.latency_us.max),
+                ms(&t.total, t.total.latency_us.max),
+            ],
+        );
+        x.close("Latency");
+    }
+    if p.args.iops_interval_ms.is_some() {
+        x.open("Iops");
+        x.el(
+            "ReadIopsStdDev",
+            format!("{:.3}", iops_stddev(&r.series.total, |p| p.read.iops)),
+        );
+        x.el(
+            "WriteIopsStdDev",
+            format!("{:.3}", iops_stddev(&r.series.total, |p| p.write.iops)),
+        );
+        x.el(
+            "IopsStdDev",
+            format!("{:.3}", iops_stddev(&r.series.total, |p| p.total.iops)),
+        );
+        for pt in &r.series.total {
+            let _ = writeln!(
+                x.s,
+                "{}<Bucket SampleMillisecond=\"{}\" Read=\"{:.0}\" Write=\"{:.0}\" Total=\"{:.0}\" ReadAvgLatencyMilliseconds=\"{:.3}\" WriteAvgLatencyMilliseconds=\"{:.3}\"/>",
+                " ".repeat(x.indent),
+                (pt.t_s * 1000.0).round() as u64,
+                pt.read.iops,
+                pt.write.iops,
+                pt.total.iops,
+                pt.read.lat_mean_us / 1000.0,
+                pt.write.lat_mean_us / 1000.0
+            );
+        }
+        x.close("Iops");
+    }
+    for t in &r.threads {
+        x.open("Thread");
+        x.el("Id", t.thread);
+        x.open("Target");
+        let (path, size) = r
+            .targets
+            .get(t.target)
+            .map(|x| (x.path.clone(), x.size))
+            .unwrap_or_default();
+        let d = &t.result;
+        x.el("Path", path);
+        x.el("BytesCount", d.total.bytes);
+        x.el("FileSize", size);
+        x.el("IOCount", d.total.ios);
+        x.el("ReadBytes", d.read.bytes);
+        x.el("ReadCount", d.read.ios);
+        x.el("WriteBytes", d.write.bytes);
+        x.el("WriteCount", d.write.ios);
+        if p.latency {
+            for (a, b, dd) in [
+                (
+                    "AverageReadLatencyMilliseconds",
+                    "ReadLatencyStdev",
+                    &d.read,
+                ),
+                (
+                    "AverageWriteLatencyMilliseconds",
+                    "WriteLatencyStdev",
+                    &d.write,
+                ),
+                ("AverageLatencyMilliseconds", "LatencyStdev", &d.total),
+            ] {
+                if dd.ios > 0 {
+                    x.el(a, format!("{:.3}", dd.latency_us.mean / 1000.0));
+                    x.el(b, format!("{:.3}", dd.latency_us.stddev / 1000.0));
+                }
+            }
+        }
+        x.close("Target");
+        x.close("Thread");
+    }
+    x.close("TimeSpan");
+    x.indent -= 2;
+    x.s.push_str("</Results>\n");
+    x.s
+}
+
+/// `iosim diskspd -?`.
+pub const USAGE: &str = "Usage: iosim diskspd [options] target1 [ target2 [ target3 ...] ]
+Targets: Linux paths, X:\\path with --drive X=/dir, or #N (physical disk) with --disk N=/dev/sdX.
+Options (case-sensitive, values glued to the flag, as DiskSpd):
+  -b<size>[K|M|G]    block size (default 64K)
+  -c<size>[K|M|G|b]  create files of this size
+  -d<s>              duration (default 10)      -W<s> warm-up (default 5)   -C<s> cool-down (not run)
+  -o<n>              outstanding I/Os per thread per target (default 2)
+  -t<n>              threads per target         -F<n> total threads (see docs)
+  -r[align]          random I/O                 -s[stride] sequential (stride = block size only)
+  -si                interlocked sequential (one thread per target only)
+  -rs0 / -rs100      all sequential / all random (mixes are refused)
+  -w<pct>            write percentage (default 0)
+  -T<size>           stride between threads' start offsets (default 0)
+  -B<size>           base offset                -f<size> maximum offset (end of region)
+  -S[bhruw] / -h     caching: b=buffered (default) u=unbuffered w=writethrough h=u+w r=as u
+  -L                 latency statistics         -D[ms] IOPS standard deviation
+  -Z / -Zr / -Z<size> zero / random write data  -z[seed] random seed (default 0)
+  -a#,#,..           pin threads round-robin    -n no affinity (default: round-robin on all CPUs)
+  -Rtext / -Rxml     output format              -Rp<text|xml> print the profile only
+Accepted and ignored, with a warning: -x -v -l -P -I -e -ag -fr -fs -ft
+Refused: -g (no rate limiter) -rs<1..99> -p -i -j -O -X -Sm -Z<size>,<file>
+iosim options: --drive L=/path --disk N=/dev/x --allow-destroy --engine E --json FILE --quiet
+See docs/diskspd.md.
+";
+
+/// `iosim diskspd ...`: runs and prints DiskSpd's report; returns the exit code.
+pub fn main(args: &[String], stop: Arc<AtomicBool>) -> anyhow::Result<u8> {
+    if args.iter().any(|a| a == "-?") {
+        print!("{USAGE}");
+        return Ok(0);
+    }
+    let mut w = Warnings::default();
+    let (p, ext) = plan_from_args(args, &mut w)?;
+    w.print(TOOL);
+    if p.args.profile_only {
+        print!("{}", profile_only(&p));
+        return Ok(0);
+    }
+    let opts = super::run_options(ext.quiet, stop, p.args.iops_interval_ms.unwrap_or(1000));
+    let res = crate::runner::run(&p.spec, &opts)?;
+    match p.args.format {
+        Format::Text => print!("{}", text(&p, &res)),
+        Format::Xml => print!("{}", xml(&p, &res)),
+    }
+    for n in &res.notes {
+        eprintln!("iosim diskspd: note: {n}");
+    }
+    if res.interrupted {
+        eprintln!(
+            "iosim diskspd: interrupted: the numbers cover {:.2} s",
+            res.duration_s
+        );
+    }
+    super::write_json(ext.json.as_deref(), &res)?;
+    Ok(super::exit_code(&res))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn plan_of(s: &str) -> anyhow::Result<(Plan, Warnings)> {
+        let mut w = Warnings::default();
+        let mut ext = Extensions::default();
+        ext.add_drive("F=/mnt/f").unwrap();
+        ext.add_drive("H=/mnt/h").unwrap();
+        let a = parse(&args(s), &mut w)?;
+        let p = plan(&a, &ext, s, &mut w)?;
+        Ok((p, w))
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("-b", "64k").unwrap(), Size::Bytes(65536));
+        assert_eq!(parse_size("-c", "200G").unwrap(), Size::Bytes(200 << 30));
+        assert_eq!(parse_size("-B", "8b").unwrap(), Size::Blocks(8));
+        assert!(parse_size("-b", "4Q").is_err());
+        assert!(parse_size("-b", "").is_err());
+    }
+
+    #[test]
+    fn seed_004_lines_map() {
+        let (p, _) = plan_of("-c200G -b64k -r -t16 -o1 -h -L -w40 -d60 f:Testdata.mdf").unwrap();
+        let s = &p.spec;
+        assert_eq!(s.rw, RwMode::Randrw);
+        assert_eq!(s.write_pct, 40);
+        assert_eq!(s.bs, 65536);
+        assert_eq!(s.threads, 16);
+        assert_eq!(s.qd, 1);
+        assert_eq!(s.cache, CacheMode::DirectWritethrough);
+        assert_eq!(s.duration, Duration::from_secs(60));
+        assert_eq!(s.warmup, Duration::from_secs(5));
+        assert_eq!(
+            s.targets[0].path,
+            std::path::PathBuf::from("/mnt/f/Testdata.mdf")
+        );
+        assert_eq!(s.targets[0].size, Some(200 << 30));
+        assert!(p.latency);
+        assert_eq!(p.thread_count, 16);
+        let (p, _) = plan_of("-c20G -b4k -t2 -h -L -w100 -d60 h:Testdata.ldf").unwrap();
+        assert_eq!(p.spec.rw, RwMode::Write);
+        assert_eq!(p.spec.seq_layout, SeqLayout::Stride(0));
+        assert_eq!(p.spec.qd, 2);
+    }
+
+    #[test]
+    fn cache_modes() {
+        let c = |s: &str| plan_of(&format!("{s} /tmp/x")).unwrap().0.spec.cache;
+        assert_eq!(c(""), CacheMode::Buffered);
+        assert_eq!(c("-Sb"), CacheMode::Buffered);
+        assert_eq!(c("-S"), CacheMode::Direct);
+        assert_eq!(c("-Su"), CacheMode::Direct);
+        assert_eq!(c("-Sw"), CacheMode::Writethrough);
+        assert_eq!(c("-Suw"), CacheMode::DirectWritethrough);
+        assert_eq!(c("-Sh"), CacheMode::DirectWritethrough);
+        assert!(plan_of("-Sm /tmp/x").is_err());
+    }
+
+    #[test]
+    fn options_map_and_refusals_name_the_option() {
+        let (p, w) = plan_of("-F4 -b8K -r4K -B1M -f9M -T64K -Z -z7 -a0,1 /tmp/a /tmp/b").unwrap();
+        assert_eq!(p.spec.threads, 4);
+        assert_eq!(p.thread_count, 4);
+        assert_eq!(p.spec.align, Some(4096));
+        assert_eq!(p.spec.targets[0].offset, 1 << 20);
+        assert_eq!(p.spec.targets[0].length, Some(8 << 20));
+        assert_eq!(p.spec.seq_layout, SeqLayout::Stride(65536));
+        assert_eq!(p.spec.fill, FillMode::Zero);
+        assert_eq!(p.spec.seed, 7);
+        assert_eq!(p.spec.cpus, vec![0, 1]);
+        assert_eq!(w.0.len(), 1, "{:?}", w.0);
+        let (p, _) = plan_of("-n /tmp/a").unwrap();
+        assert!(p.spec.cpus.is_empty());
+        for (cmd, opt) in [
+            ("-g100 /tmp/a", "-g100"),
+            ("-rs50 /tmp/a", "-rs50"),
+            ("-si -t2 /tmp/a", "-si"),
+            ("-s8K -b4K /tmp/a", "-s"),
+            ("-Q /tmp/a", "-Q"),
+            ("-j5 /tmp/a", "-j5"),
+            ("-r -s /tmp/a", "-r/-s"),
+            ("-t2 -F2 /tmp/a", "-t/-F"),
+            ("-Rhtml /tmp/a", "-Rhtml"),
+        ] {
+            let e = plan_of(cmd).unwrap_err().to_string();
+            assert!(e.contains(&format!("'{opt}'")), "{cmd}: {e}");
+        }
+        let (_, w) = plan_of("-x -v -l -P10 -I1 -ft -C5 /tmp/a").unwrap();
+        assert_eq!(w.0.len(), 7, "{:?}", w.0);
+        assert!(plan_of("g:x")
+            .unwrap_err()
+            .to_string()
+            .contains("--drive G="));
+    }
+}

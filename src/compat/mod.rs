@@ -1,0 +1,397 @@
+//! SQLIO and DiskSpd compatibility: their command lines, run on iosim's engine,
+//! printed the way their own output looked, so existing scripts keep working.
+//!
+//! - [`sqlio`]: `iosim sqlio [SQLIO options] [file...]` (SQLIO 1.5);
+//! - [`diskspd`]: `iosim diskspd [DiskSpd options] target...`;
+//! - [`translate`]: `iosim translate sqlio|diskspd ...` prints the native `iosim run`.
+//!
+//! Both legacy tools glue values to their flags (`-frandom`, `-b8K`, `-Sh`) and
+//! are case-sensitive, so each has a hand-written parser. Options that mean
+//! nothing on Linux are accepted with one warning line each on stderr; options
+//! iosim cannot honour are refused with an error naming them. Nothing is
+//! silently misread. docs/sqlio.md and docs/diskspd.md map every option.
+//!
+//! Windows drive letters mean nothing on Linux: `--drive L=/mnt/data` (or the
+//! environment variable `IOSIM_DRIVES="L=/mnt/data;F=/mnt/f"`) maps them, and
+//! physical disk numbers (`#1` for DiskSpd, `-R1` for SQLIO) map with
+//! `--disk 1=/dev/sdb` (or `IOSIM_DISKS`). Linux paths are accepted directly.
+
+pub mod diskspd;
+pub mod sqlio;
+pub mod translate;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::runner::{RunOptions, RunResult};
+use crate::workload::EngineKind;
+
+/// Exit code when a run was interrupted (results were still printed).
+pub const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code when a run completed but saw I/O errors.
+pub const EXIT_IO_ERRORS: u8 = 3;
+
+/// An error in a legacy command line, naming the option.
+pub fn bad_option(tool: &str, opt: &str, why: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(crate::Error::BadWorkload(format!(
+        "{tool} option '{opt}': {why}"
+    )))
+}
+
+/// iosim's own options, accepted by both front ends (legacy tools never use `--`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extensions {
+    /// Drive letter (upper case) to a Linux path.
+    pub drives: BTreeMap<char, PathBuf>,
+    /// Physical disk number to a block device.
+    pub disks: BTreeMap<u32, PathBuf>,
+    /// Allow writes to devices and files iosim did not create.
+    pub allow_destroy: bool,
+    /// Also write the RunResult JSON here.
+    pub json: Option<PathBuf>,
+    /// I/O engine (default io_uring).
+    pub engine: Option<EngineKind>,
+    /// SQLIO: size to create a missing test file with when no parameter file gives one.
+    pub size: Option<u64>,
+    /// No progress bars.
+    pub quiet: bool,
+}
+
+impl Extensions {
+    /// Reads `IOSIM_DRIVES` and `IOSIM_DISKS` so unchanged scripts can run.
+    pub fn from_env() -> anyhow::Result<Extensions> {
+        let mut e = Extensions::default();
+        if let Ok(v) = std::env::var("IOSIM_DRIVES") {
+            for item in v.split([';', ',']).filter(|s| !s.trim().is_empty()) {
+                e.add_drive(item.trim())?;
+            }
+        }
+        if let Ok(v) = std::env::var("IOSIM_DISKS") {
+            for item in v.split([';', ',']).filter(|s| !s.trim().is_empty()) {
+                e.add_disk(item.trim())?;
+            }
+        }
+        Ok(e)
+    }
+
+    /// Adds `L=/path`.
+    pub fn add_drive(&mut self, spec: &str) -> anyhow::Result<()> {
+        let bad = || {
+            anyhow::Error::new(crate::Error::BadWorkload(format!(
+                "--drive '{spec}': use a drive letter and a Linux path, e.g. --drive L=/mnt/data"
+            )))
+        };
+        let (l, p) = spec.split_once('=').ok_or_else(bad)?;
+        let l = l.trim().trim_end_matches(':');
+        let mut chars = l.chars();
+        let (Some(c), None) = (chars.next(), chars.next()) else {
+            return Err(bad());
+        };
+        if !c.is_ascii_alphabetic() || p.trim().is_empty() {
+            return Err(bad());
+        }
+        self.drives
+            .insert(c.to_ascii_uppercase(), PathBuf::from(p.trim()));
+        Ok(())
+    }
+
+    /// Adds `N=/dev/xxx`.
+    pub fn add_disk(&mut self, spec: &str) -> anyhow::Result<()> {
+        let bad = || {
+            anyhow::Error::new(crate::Error::BadWorkload(format!(
+                "--disk '{spec}': use a disk number and a block device, e.g. --disk 1=/dev/sdb"
+            )))
+        };
+        let (n, p) = spec.split_once('=').ok_or_else(bad)?;
+        let n: u32 = n
+            .trim()
+            .trim_start_matches('#')
+            .parse()
+            .map_err(|_| bad())?;
+        if p.trim().is_empty() {
+            return Err(bad());
+        }
+        self.disks.insert(n, PathBuf::from(p.trim()));
+        Ok(())
+    }
+
+    /// Takes iosim's own `--` options out of `args`; returns the legacy arguments.
+    pub fn split_args(&mut self, args: &[String]) -> anyhow::Result<Vec<String>> {
+        let mut rest = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            if !a.starts_with("--") {
+                rest.push(a.clone());
+                i += 1;
+                continue;
+            }
+            let (name, inline) = match a.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (a.clone(), None),
+            };
+            let needs_value = matches!(
+                name.as_str(),
+                "--drive" | "--disk" | "--json" | "--engine" | "--size"
+            );
+            let value = if needs_value {
+                match inline {
+                    Some(v) => Some(v),
+                    None => {
+                        i += 1;
+                        Some(args.get(i).cloned().ok_or_else(|| {
+                            anyhow::Error::new(crate::Error::BadWorkload(format!(
+                                "{name} needs a value"
+                            )))
+                        })?)
+                    }
+                }
+            } else {
+                None
+            };
+            match (name.as_str(), value) {
+                ("--drive", Some(v)) => self.add_drive(&v)?,
+                ("--disk", Some(v)) => self.add_disk(&v)?,
+                ("--json", Some(v)) => self.json = Some(PathBuf::from(v)),
+                ("--engine", Some(v)) => {
+                    self.engine = Some(match v.as_str() {
+                        "uring" => EngineKind::Uring,
+                        "sync" => EngineKind::Sync,
+                        "null" => EngineKind::Null,
+                        _ => anyhow::bail!(crate::Error::BadWorkload(format!(
+                            "--engine '{v}': use uring, sync or null"
+                        ))),
+                    })
+                }
+                ("--size", Some(v)) => self.size = Some(crate::units::parse_size(&v)?),
+                ("--allow-destroy", None) => self.allow_destroy = true,
+                ("--quiet", None) => self.quiet = true,
+                _ => anyhow::bail!(crate::Error::BadWorkload(format!(
+                    "unknown iosim option '{a}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE and --quiet besides the legacy options"
+                ))),
+            }
+            i += 1;
+        }
+        Ok(rest)
+    }
+
+    /// Resolves a legacy target name to a Linux path.
+    ///
+    /// `X:\dir\file` and `X:file` use the `--drive` mapping of `X`; `X:` alone is the
+    /// mapped path itself; `#N` is `--disk N`; UNC paths are refused; anything else is
+    /// taken as a Linux path.
+    pub fn resolve(&self, raw: &str) -> anyhow::Result<PathBuf> {
+        if raw.starts_with("\\\\") {
+            anyhow::bail!(crate::Error::BadWorkload(format!(
+                "'{raw}' is a Windows UNC path: mount the share on Linux (mount -t cifs or nfs) and give the Linux path of the file"
+            )));
+        }
+        if let Some(n) = raw.strip_prefix('#') {
+            let n: u32 = n.parse().map_err(|_| {
+                crate::Error::BadWorkload(format!(
+                    "'{raw}' is not a physical disk number: use #1, #2, ..."
+                ))
+            })?;
+            return self.disk(n);
+        }
+        let b = raw.as_bytes();
+        if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+            let letter = (b[0] as char).to_ascii_uppercase();
+            let base = self.drive(letter)?;
+            let rest = raw[2..].replace('\\', "/");
+            let rest = rest.trim_start_matches('/');
+            return Ok(if rest.is_empty() {
+                base
+            } else {
+                base.join(rest)
+            });
+        }
+        Ok(PathBuf::from(raw))
+    }
+
+    /// The path a drive letter maps to.
+    pub fn drive(&self, letter: char) -> anyhow::Result<PathBuf> {
+        let letter = letter.to_ascii_uppercase();
+        self.drives.get(&letter).cloned().ok_or_else(|| {
+            anyhow::Error::new(crate::Error::BadWorkload(format!(
+                "drive {letter}: means nothing on Linux: map it with --drive {letter}=/mnt/data (or IOSIM_DRIVES=\"{letter}=/mnt/data\"), or give a Linux path"
+            )))
+        })
+    }
+
+    /// The block device a disk number maps to.
+    pub fn disk(&self, n: u32) -> anyhow::Result<PathBuf> {
+        self.disks.get(&n).cloned().ok_or_else(|| {
+            anyhow::Error::new(crate::Error::BadWorkload(format!(
+                "physical disk {n} means nothing on Linux: map it with --disk {n}=/dev/sdX (or IOSIM_DISKS=\"{n}=/dev/sdX\")"
+            )))
+        })
+    }
+}
+
+/// Warnings for options accepted but ignored or approximated: one line each on stderr.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Warnings(pub Vec<String>);
+
+impl Warnings {
+    /// Adds a warning about `opt`.
+    pub fn add(&mut self, opt: &str, msg: impl std::fmt::Display) {
+        let line = format!("'{opt}': {msg}");
+        if !self.0.contains(&line) {
+            self.0.push(line);
+        }
+    }
+
+    /// Prints them to stderr, prefixed with the tool name.
+    pub fn print(&self, tool: &str) {
+        for w in &self.0 {
+            eprintln!("iosim {tool}: warning: {w}");
+        }
+    }
+}
+
+/// CPUs set in a mask such as `0x0F` or `15`; empty for 0 (any CPU).
+pub fn mask_cpus(text: &str) -> Option<(u64, Vec<usize>)> {
+    let t = text.trim();
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()?
+    } else {
+        t.parse().ok()?
+    };
+    Some((v, (0..64).filter(|b| v & (1u64 << b) != 0).collect()))
+}
+
+/// CPUs this process may run on (its affinity), in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Run options for a compatibility front end.
+pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunOptions {
+    use std::io::IsTerminal;
+    RunOptions {
+        progress: !quiet && std::io::stderr().is_terminal(),
+        stop,
+        interval: std::time::Duration::from_millis(interval_ms.max(10)),
+    }
+}
+
+/// Exit code of a finished run.
+pub fn exit_code(res: &RunResult) -> u8 {
+    if res.interrupted {
+        EXIT_INTERRUPTED
+    } else if res.errors.count > 0 {
+        EXIT_IO_ERRORS
+    } else {
+        0
+    }
+}
+
+/// Writes the JSON document when `--json FILE` was given.
+pub fn write_json(path: Option<&Path>, res: &RunResult) -> anyhow::Result<()> {
+    if let Some(p) = path {
+        std::fs::write(p, crate::report::json(res) + "\n").map_err(|e| {
+            anyhow::Error::new(e).context(format!("cannot write '{}'", p.display()))
+        })?;
+    }
+    Ok(())
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext() -> Extensions {
+        let mut e = Extensions::default();
+        e.add_drive("L=/mnt/data").unwrap();
+        e.add_disk("1=/dev/loop7").unwrap();
+        e
+    }
+
+    #[test]
+    fn windows_paths_map_through_drives() {
+        let e = ext();
+        assert_eq!(
+            e.resolve("L:\\testfile.dat").unwrap(),
+            Path::new("/mnt/data/testfile.dat")
+        );
+        assert_eq!(
+            e.resolve("l:testfile.dat").unwrap(),
+            Path::new("/mnt/data/testfile.dat")
+        );
+        assert_eq!(
+            e.resolve("L:\\a\\b.dat").unwrap(),
+            Path::new("/mnt/data/a/b.dat")
+        );
+        assert_eq!(e.resolve("L:").unwrap(), Path::new("/mnt/data"));
+        assert_eq!(e.resolve("#1").unwrap(), Path::new("/dev/loop7"));
+        assert_eq!(e.resolve("/tmp/x.dat").unwrap(), Path::new("/tmp/x.dat"));
+        assert_eq!(e.resolve("x.dat").unwrap(), Path::new("x.dat"));
+        let err = e.resolve("F:\\x.dat").unwrap_err().to_string();
+        assert!(err.contains("--drive F="), "{err}");
+        assert!(e.resolve("\\\\srv\\share\\x").is_err());
+        assert!(e.resolve("#2").is_err());
+    }
+
+    #[test]
+    fn extensions_are_split_out() {
+        let mut e = Extensions::default();
+        let args: Vec<String> = [
+            "-kR",
+            "--drive",
+            "X=/data",
+            "-b8",
+            "--json=/tmp/r.json",
+            "--allow-destroy",
+            "f",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let rest = e.split_args(&args).unwrap();
+        assert_eq!(rest, vec!["-kR", "-b8", "f"]);
+        assert_eq!(e.drives[&'X'], PathBuf::from("/data"));
+        assert_eq!(e.json, Some(PathBuf::from("/tmp/r.json")));
+        assert!(e.allow_destroy);
+        assert!(e.split_args(&["--bogus".to_string()]).is_err());
+        assert!(e.add_drive("LL=/x").is_err());
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(mask_cpus("0x0").unwrap(), (0, vec![]));
+        assert_eq!(mask_cpus("0x5").unwrap(), (5, vec![0, 2]));
+        assert_eq!(mask_cpus("3").unwrap(), (3, vec![0, 1]));
+        assert!(mask_cpus("zz").is_none());
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("/tmp/a.dat"), "/tmp/a.dat");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

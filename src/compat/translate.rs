@@ -1,0 +1,254 @@
+//! `iosim translate sqlio|diskspd ...`: the equivalent native `iosim run` command.
+//!
+//! The first line on stdout is the command; what the native command line
+//! cannot express (per-file thread counts, CPU masks, DiskSpd's report
+//! options) follows as `# note:` comment lines, so the output can be pasted
+//! into a shell script as is.
+
+use super::{shell_quote, Warnings};
+use crate::units::{format_duration_arg, format_size_arg};
+use crate::workload::{EngineKind, FillMode, SeqLayout, WorkloadSpec};
+
+/// The `iosim run` words for `spec`; `sizes` are the creation sizes per target.
+/// Returns the command and the notes on what it cannot express.
+pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<String>) {
+    let mut w: Vec<String> = vec!["iosim".into(), "run".into()];
+    let mut notes = Vec::new();
+    for t in &spec.targets {
+        w.push(shell_quote(&t.path.display().to_string()));
+    }
+    w.push("--rw".into());
+    w.push(spec.rw.name().into());
+    if spec.rw.is_mixed() {
+        w.push("--write-pct".into());
+        w.push(spec.write_pct.to_string());
+    }
+    w.push("--bs".into());
+    w.push(format_size_arg(spec.bs));
+    if let Some(a) = spec.align {
+        w.push("--align".into());
+        w.push(format_size_arg(a));
+    }
+    let threads: Vec<u32> = (0..spec.targets.len())
+        .map(|i| spec.threads_for(i))
+        .collect();
+    let t0 = threads.first().copied().unwrap_or(spec.threads);
+    if threads.iter().any(|&t| t != t0) {
+        notes.push(format!(
+            "threads differ per file ({threads:?}): run one iosim run per file, or use the first file's {t0} for all"
+        ));
+    }
+    w.push("--threads".into());
+    w.push(t0.to_string());
+    w.push("--qd".into());
+    w.push(spec.qd.to_string());
+    w.push("--duration".into());
+    w.push(format_duration_arg(spec.duration));
+    if !spec.warmup.is_zero() {
+        w.push("--warmup".into());
+        w.push(format_duration_arg(spec.warmup));
+    }
+    w.push("--cache".into());
+    w.push(spec.cache.name().into());
+    if spec.engine != EngineKind::Uring {
+        w.push("--engine".into());
+        w.push(spec.engine.name().into());
+    }
+    if spec.seed != WorkloadSpec::default().seed {
+        w.push("--seed".into());
+        w.push(spec.seed.to_string());
+    }
+    let uniform = |v: Vec<String>, what: &str, notes: &mut Vec<String>| -> Option<String> {
+        let first = v.first().cloned()?;
+        if v.iter().any(|x| *x != first) {
+            notes.push(format!(
+                "{what} differs per file ({v:?}): the first file's is used"
+            ));
+        }
+        Some(first)
+    };
+    let sz: Vec<String> = sizes
+        .iter()
+        .map(|s| s.map(format_size_arg).unwrap_or_default())
+        .collect();
+    if let Some(s) = uniform(sz, "the creation size", &mut notes).filter(|s| !s.is_empty()) {
+        w.push("--size".into());
+        w.push(s);
+    }
+    let offs: Vec<String> = spec
+        .targets
+        .iter()
+        .map(|t| format_size_arg(t.offset))
+        .collect();
+    if let Some(o) = uniform(offs, "the offset", &mut notes).filter(|o| o != "0") {
+        w.push("--offset".into());
+        w.push(o);
+    }
+    let lens: Vec<String> = spec
+        .targets
+        .iter()
+        .map(|t| t.length.map(format_size_arg).unwrap_or_default())
+        .collect();
+    if let Some(l) = uniform(lens, "the region length", &mut notes).filter(|l| !l.is_empty()) {
+        w.push("--length".into());
+        w.push(l);
+    }
+    match spec.fill {
+        FillMode::Random => {}
+        FillMode::Zero => {
+            w.push("--fill".into());
+            w.push("zero".into());
+        }
+        FillMode::Sparse => {
+            w.push("--fill".into());
+            w.push("sparse".into());
+        }
+    }
+    if let SeqLayout::Stride(s) = spec.seq_layout {
+        w.push("--thread-stride".into());
+        w.push(format_size_arg(s));
+    }
+    if spec.allow_destroy {
+        w.push("--allow-destroy".into());
+    }
+    if !spec.cpus.is_empty() {
+        w.push("--cpus".into());
+        w.push(
+            spec.cpus
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    if spec.targets.iter().any(|t| !t.cpus.is_empty()) {
+        notes.push(
+            "CPU masks per file (threads free to run on any CPU of the mask) have no native option; --cpus pins each thread to one CPU instead".into(),
+        );
+    }
+    if let Some(n) = spec.io_limit {
+        w.push("--number-ios".into());
+        w.push(n.to_string());
+    }
+    (w.join(" "), notes)
+}
+
+/// `iosim translate sqlio|diskspd ...`: prints the command; returns the exit code.
+pub fn main(args: &[String]) -> anyhow::Result<u8> {
+    let (tool, rest) = match args.split_first() {
+        Some((t, r)) => (t.as_str(), r),
+        None => anyhow::bail!(crate::Error::BadWorkload(
+            "name the tool: iosim translate sqlio ... or iosim translate diskspd ...".into()
+        )),
+    };
+    let mut w = Warnings::default();
+    let (cmd, mut notes) = match tool {
+        "sqlio" => {
+            let (p, ext) = super::sqlio::plan_from_args(rest, &mut w)?;
+            // iosim sqlio creates a missing file at --size (default 256 MiB); say so.
+            let sizes: Vec<Option<u64>> = p
+                .files
+                .iter()
+                .map(|f| {
+                    f.size.or_else(|| {
+                        (!f.path.exists())
+                            .then(|| ext.size.unwrap_or(super::sqlio::DEFAULT_CREATE_SIZE))
+                    })
+                })
+                .collect();
+            let (cmd, mut n) = run_command(&p.spec, &sizes);
+            n.push("SQLIO's output layout: keep using iosim sqlio, or read --output json".into());
+            (cmd, n)
+        }
+        "diskspd" => {
+            let (p, _) = super::diskspd::plan_from_args(rest, &mut w)?;
+            let sizes: Vec<Option<u64>> = p.spec.targets.iter().map(|t| t.size).collect();
+            let (cmd, mut n) = run_command(&p.spec, &sizes);
+            if p.latency {
+                n.push("-L: iosim always measures latency".into());
+            }
+            (cmd, n)
+        }
+        _ => anyhow::bail!(crate::Error::BadWorkload(format!(
+            "cannot translate '{tool}': use iosim translate sqlio ... or iosim translate diskspd ..."
+        ))),
+    };
+    for line in &w.0 {
+        notes.push(format!("warning {line}"));
+    }
+    println!("{cmd}");
+    for n in notes {
+        println!("# note: {n}");
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{CacheMode, RwMode, TargetSpec};
+
+    #[test]
+    fn a_spec_becomes_a_run_command() {
+        let spec = WorkloadSpec {
+            targets: vec![TargetSpec::new("/mnt/x/a b.dat", None)],
+            rw: RwMode::Randread,
+            bs: 8192,
+            threads: 8,
+            qd: 16,
+            duration: std::time::Duration::from_secs(10),
+            cache: CacheMode::DirectWritethrough,
+            fill: FillMode::Zero,
+            ..WorkloadSpec::default()
+        };
+        let (c, n) = run_command(&spec, &[Some(100 << 20)]);
+        assert_eq!(c, "iosim run '/mnt/x/a b.dat' --rw randread --bs 8K --threads 8 --qd 16 --duration 10s --cache direct-writethrough --size 100M --fill zero");
+        assert!(n.is_empty());
+        // The command parses back to the same workload.
+        use clap::Parser as _;
+        let words = [
+            "iosim",
+            "run",
+            "/mnt/x/a b.dat",
+            "--rw",
+            "randread",
+            "--bs",
+            "8K",
+            "--threads",
+            "8",
+            "--qd",
+            "16",
+            "--duration",
+            "10s",
+            "--cache",
+            "direct-writethrough",
+            "--fill",
+            "zero",
+        ];
+        let cli = crate::cli::Cli::try_parse_from(words).unwrap();
+        let Some(crate::cli::Command::Run(r)) = cli.command else {
+            panic!()
+        };
+        let back = r.to_spec().unwrap();
+        assert_eq!(back.rw, spec.rw);
+        assert_eq!(back.bs, spec.bs);
+        assert_eq!(back.qd, spec.qd);
+        assert_eq!(back.cache, spec.cache);
+        assert_eq!(back.fill, spec.fill);
+    }
+
+    #[test]
+    fn what_cannot_be_expressed_is_noted() {
+        let mut a = TargetSpec::new("/a", None);
+        a.threads = Some(1);
+        let mut b = TargetSpec::new("/b", None);
+        b.threads = Some(2);
+        b.cpus = vec![1];
+        let spec = WorkloadSpec {
+            targets: vec![a, b],
+            ..WorkloadSpec::default()
+        };
+        let (_, n) = run_command(&spec, &[None, None]);
+        assert_eq!(n.len(), 2, "{n:?}");
+    }
+}
