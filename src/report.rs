@@ -128,6 +128,40 @@ pub fn text(r: &RunResult) -> String {
         );
     }
     s.push('\n');
+    for (t, d) in r.targets.iter().zip(&r.devices) {
+        match d {
+            crate::sysmon::mounts::Resolution::Device(info) => {
+                let _ = writeln!(
+                    s,
+                    "device: {} on {}{}{}",
+                    t.path,
+                    info.name,
+                    if info.disk != info.name {
+                        format!(" (disk {})", info.disk)
+                    } else {
+                        String::new()
+                    },
+                    info.model
+                        .as_ref()
+                        .map(|m| format!(", {m}"))
+                        .unwrap_or_default()
+                );
+            }
+            crate::sysmon::mounts::Resolution::NoDevice { reason, .. } => {
+                let _ = writeln!(s, "device: {}: {reason}", t.path);
+            }
+        }
+    }
+    let mon = r.monitor.render_text();
+    if !mon.trim().is_empty() {
+        s.push_str(&mon);
+        if !mon.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "WARNING ({}): {}", w.code, w.message);
+    }
     if r.errors.count > 0 {
         let _ = writeln!(s, "I/O errors: {}", r.errors.count);
         for e in r.errors.first.iter().take(10) {

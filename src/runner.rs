@@ -25,7 +25,10 @@ use serde::{Deserialize, Serialize};
 use crate::clock::now_ns;
 use crate::engine::{self, Completion, EngineConfig, IoReq, Op};
 use crate::stats::{DirStats, RwResult, RwStats};
+use crate::sysmon::check::{self, CheckInput, Warning};
 use crate::sysmon::cpu::{self, CoreUtil};
+use crate::sysmon::mounts::{self, Resolution};
+use crate::sysmon::sampler::{Monitor, MonitorReport};
 use crate::target::{self, PrepareOptions, PreparedTarget, TargetKind};
 use crate::workload::{EngineKind, FillMode, OffsetGen, SeqLayout, WorkloadSpec};
 
@@ -249,6 +252,12 @@ pub struct RunResult {
     pub histograms: HistogramSet,
     /// The machine.
     pub environment: crate::sysmon::host::HostInfo,
+    /// The block device under each target (or why there is none), in target order.
+    pub devices: Vec<Resolution>,
+    /// Device and CPU counters over the measured time, whole run and per interval.
+    pub monitor: MonitorReport,
+    /// Results checked against the kernel's counters: what may make them untrue.
+    pub warnings: Vec<Warning>,
 }
 
 /// Latency histograms, nanoseconds, as [`crate::stats::encode_histogram`] writes them.
@@ -411,16 +420,51 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     }
     drop(tx);
 
-    // Start everyone together, then sample the CPUs over the measured time.
+    // What the test files hold, checked before the run (sparse or zero-filled files flatter reads).
+    let content: Vec<(bool, bool)> = targets
+        .iter()
+        .map(|t| match t.kind {
+            TargetKind::File => (
+                check::file_is_sparse(&t.path).unwrap_or(false),
+                check::looks_zero_filled(&t.path, 16).unwrap_or(false),
+            ),
+            _ => (false, false),
+        })
+        .collect();
+
+    // Which block device each target lives on, and a monitor of those devices and the CPUs.
+    let resolutions: Vec<Resolution> = targets
+        .iter()
+        .map(|t| match t.kind {
+            TargetKind::Null => Resolution::NoDevice {
+                fs_type: "null".into(),
+                reason: "the null engine touches no storage".into(),
+            },
+            _ => mounts::resolve_target(&t.path),
+        })
+        .collect();
+    let mut watched: Vec<String> = Vec::new();
+    for d in resolutions.iter().filter_map(|r| r.device()) {
+        for n in d.monitor_names() {
+            if !watched.contains(&n) {
+                watched.push(n);
+            }
+        }
+    }
+    let monitor = Monitor::start(watched, opts.interval.max(Duration::from_millis(10)));
+
+    // Start everyone together; the monitor's baseline is the start of measuring.
     barrier.wait();
+    monitor.reset_baseline();
     let t_start = now_ns();
     let warmup_ns = spec.warmup.as_nanos() as u64;
     let progress = Progress::new(opts.progress, &spec);
-    let mut cpu_before = None;
+    let mut warm = warmup_ns == 0;
     let mut agg = IntervalAgg::new(targets.len(), nworkers);
     loop {
-        if cpu_before.is_none() && now_ns() >= t_start + warmup_ns {
-            cpu_before = Some(cpu::read_proc_stat());
+        if !warm && now_ns() >= t_start + warmup_ns {
+            monitor.reset_baseline();
+            warm = true;
         }
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(msg) => {
@@ -432,7 +476,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let cpu_after = cpu::read_proc_stat();
+    let mon = monitor.stop();
     progress.finish();
 
     let mut outs = Vec::new();
@@ -482,9 +526,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             errors.count
         ));
     }
-    let machine = cpu_before
-        .map(|b| cpu::utilisation(&b, &cpu_after))
-        .unwrap_or_default();
+    let machine = mon.cpu_whole.clone();
     let max_core = machine
         .iter()
         .filter(|c| c.cpu.is_some())
@@ -502,12 +544,17 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         cpu_bound: max_core >= 95.0,
         machine,
     };
-    if cpu_res.cpu_bound {
-        notes.push(format!(
-            "a CPU core was {:.0}% busy: the result may be limited by the CPU rather than the storage",
-            max_core
-        ));
-    }
+    let environment = crate::sysmon::host::host_info();
+    let warnings = self_checks(
+        &spec,
+        &targets,
+        &resolutions,
+        &per_target,
+        &content,
+        &mon,
+        max_core,
+        &environment,
+    );
     let interrupted = opts.stop.load(Ordering::Relaxed);
     let target_results = targets
         .iter()
@@ -529,7 +576,6 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             result: per_target[i].summarize(secs),
         })
         .collect();
-    let environment = crate::sysmon::host::host_info();
     threads.sort_by_key(|t| t.thread);
     Ok(RunResult {
         schema_version: SCHEMA_VERSION,
@@ -552,6 +598,9 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             write: crate::stats::encode_histogram(&total.write.hist),
         },
         environment,
+        devices: resolutions,
+        monitor: mon,
+        warnings,
     })
 }
 
@@ -981,4 +1030,83 @@ impl Progress {
             b.finish_and_clear();
         }
     }
+}
+
+/// Checks the results against the device counters, once per device: the
+/// counters are per device, so the I/O of every target on it is added up.
+#[allow(clippy::too_many_arguments)]
+fn self_checks(
+    spec: &WorkloadSpec,
+    targets: &[PreparedTarget],
+    resolutions: &[Resolution],
+    per_target: &[RwStats],
+    content: &[(bool, bool)],
+    mon: &MonitorReport,
+    max_core: f64,
+    env: &crate::sysmon::host::HostInfo,
+) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    let mut done: Vec<String> = Vec::new();
+    let busiest = mon.busiest_core().map(|(c, _)| c);
+    for (i, t) in targets.iter().enumerate() {
+        if t.kind == TargetKind::Null {
+            continue;
+        }
+        let key = match &resolutions[i] {
+            Resolution::Device(d) => d.name.clone(),
+            Resolution::NoDevice { .. } => format!("nodev:{}", t.path.display()),
+        };
+        if done.contains(&key) {
+            continue;
+        }
+        done.push(key.clone());
+        // Every target on this device together.
+        let mut issued = RwStats::default();
+        let mut size = 0;
+        let (mut sparse, mut zero) = (false, false);
+        for (j, u) in targets.iter().enumerate() {
+            let same = match (&resolutions[j], &resolutions[i]) {
+                (Resolution::Device(a), Resolution::Device(b)) => a.name == b.name,
+                _ => i == j,
+            };
+            if same {
+                issued.merge(&per_target[j]);
+                size += u.region_len;
+                sparse |= content[j].0;
+                zero |= content[j].1;
+            }
+        }
+        let (device_name, device, no_device_reason) = match &resolutions[i] {
+            Resolution::Device(d) => (Some(d.name.clone()), mon.device(&d.name).cloned(), None),
+            Resolution::NoDevice { reason, .. } => (None, None, Some(reason.clone())),
+        };
+        let input = CheckInput {
+            target: t.path.display().to_string(),
+            kind: t.kind,
+            cache: spec.cache,
+            issued_reads: issued.read.ios,
+            issued_read_bytes: issued.read.bytes,
+            issued_writes: issued.write.ios,
+            issued_write_bytes: issued.write.bytes,
+            device_name,
+            device,
+            no_device_reason,
+            target_size: size,
+            mem_total_bytes: env.mem_total_bytes,
+            max_core_busy_pct: max_core,
+            busiest_core: busiest,
+            file_sparse: sparse,
+            zero_filled: zero,
+            direct_unavailable: false,
+        };
+        for w in check::self_check(&input) {
+            if !out
+                .iter()
+                .any(|x| x.code == w.code && x.message == w.message)
+            {
+                out.push(w);
+            }
+        }
+    }
+    out
 }

@@ -998,6 +998,9 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
             write: encode_histogram(&all.write.hist),
         },
         environment: Default::default(),
+        devices: Vec::new(),
+        monitor: Default::default(),
+        warnings: Vec::new(),
     }
 }
 
