@@ -88,6 +88,14 @@ pub enum Command {
     Quick(QuickArgs),
     /// Run one workload against one or more files or block devices.
     Run(RunArgs),
+    /// List stored runs (filters: target, device, profile, label, date).
+    History(crate::store::cmd::HistoryArgs),
+    /// Reprint a stored run in any output format.
+    Show(crate::store::cmd::ShowArgs),
+    /// Compare stored runs side by side, with Welch's t-test on repetitions.
+    Compare(crate::store::cmd::CompareArgs),
+    /// Write an HTML report with charts (or one chart as SVG/PNG).
+    Report(crate::html::ReportArgs),
 }
 
 /// Options shared by commands that print results.
@@ -131,6 +139,10 @@ pub struct QuickArgs {
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,
+
+    /// History database.
+    #[command(flatten)]
+    pub save: crate::store::cmd::SaveArgs,
 }
 
 /// `iosim run`.
@@ -230,6 +242,14 @@ pub struct RunArgs {
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,
+
+    /// History database.
+    #[command(flatten)]
+    pub save: crate::store::cmd::SaveArgs,
+
+    /// Regression guard.
+    #[command(flatten)]
+    pub guard: crate::store::cmd::BaselineArgs,
 }
 
 impl RunArgs {

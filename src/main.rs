@@ -32,6 +32,10 @@ fn run() -> anyhow::Result<ExitCode> {
         None => quick(&cli.quick, stop),
         Some(Command::Quick(q)) => quick(&q, stop),
         Some(Command::Run(r)) => run_cmd(&r, stop),
+        Some(Command::History(a)) => iosim::store::cmd::history(&a).map(|_| ExitCode::SUCCESS),
+        Some(Command::Show(a)) => iosim::store::cmd::show(&a).map(|_| ExitCode::SUCCESS),
+        Some(Command::Compare(a)) => iosim::store::cmd::compare(&a).map(|_| ExitCode::SUCCESS),
+        Some(Command::Report(a)) => iosim::html::report(&a).map(|_| ExitCode::SUCCESS),
     }
 }
 
@@ -90,6 +94,7 @@ fn quick(q: &QuickArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
             cfg.path.display()
         );
     }
+    iosim::store::cmd::save_result(&q.save, "quick", &serde_json::to_value(&res)?);
     let interrupted = res.tests.iter().any(|t| t.result.interrupted)
         || res.tests.len() < iosim::quick::SUITE.len();
     Ok(exit_code(
@@ -103,6 +108,11 @@ fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     let opts = options(&r.out, stop, r.interval);
     let res = iosim::runner::run(&spec, &opts)?;
     print_result(&res, r.out.output);
+    let doc = serde_json::to_value(&res)?;
+    let regressed = iosim::store::cmd::after_run(&r.save, &r.guard, "run", &doc)?;
+    if regressed && !res.interrupted && res.errors.count == 0 {
+        return Ok(ExitCode::from(iosim::store::cmd::EXIT_REGRESSED));
+    }
     Ok(exit_code(res.interrupted, res.errors.count))
 }
 
