@@ -472,10 +472,16 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
                 .map(|m| (m.0, m.1 / m.4, m.2 / m.4, m.3 / m.4))
                 .collect();
             let first = g[0];
-            let desc = workload(first.doc).unwrap_or_default();
+            let fixed = f(first.doc, &format!("/config/{param}")).unwrap_or(0.0);
+            let (from, to) = if param == "qd" {
+                (format!(" qd{fixed} "), " qd* ".to_string())
+            } else {
+                (format!(" x{fixed} "), " x* ".to_string())
+            };
+            let desc = workload(first.doc).unwrap_or_default().replace(&from, &to);
             out.push(Sweep {
                 param,
-                name: format!("{desc} ({param} varies)"),
+                name: desc,
                 color: out.len(),
                 knee: knee(&points),
                 points,
@@ -509,8 +515,15 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
     } else {
         "queue depth or threads (log2)"
     };
+    let min = sw
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(max, f64::min);
     let mut x = Axis::log(xl, fmt_num);
     x.ticks = Some(pow2_ticks(max));
+    // A little room on both sides of the first and last setting.
+    x.min = Some(min / 1.25);
+    x.max = Some(max * 1.25);
     let mut iops = Chart {
         id: "sweep-iops".into(),
         title: "Sweep: IOPS (knee = highest IOPS per unit of latency)".into(),
@@ -661,7 +674,7 @@ pub fn html(runs: &[StoredRun]) -> String {
         runs.len()
     );
     // Runs table.
-    s.push_str("<h2>Runs</h2><table><tr><th>run</th><th class=\"l\">kind</th><th class=\"l\">label</th><th class=\"l\">started (UTC)</th>\
+    s.push_str("<h2>Runs</h2><table><tr><th class=\"l\">run</th><th class=\"l\">kind</th><th class=\"l\">label</th><th class=\"l\">started (UTC)</th>\
         <th class=\"l\">host / kernel / CPU</th><th class=\"l\">targets / device</th><th class=\"l\">workload</th><th>s</th><th>IOPS</th><th>MiB/s</th>\
         <th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n");
     for e in &es {
@@ -695,7 +708,7 @@ pub fn html(runs: &[StoredRun]) -> String {
         };
         let _ = writeln!(
             s,
-            "<tr><td><span style=\"color:{}\">&#9632;</span> {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
+            "<tr><td class=\"l\"><span style=\"color:{}\">&#9632;</span> {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
              <td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             svg::PALETTE[e.color % svg::PALETTE.len()],
             esc(&e.name),

@@ -183,8 +183,12 @@ impl Map {
         }
         if log {
             // Whole decades at the ends keep log charts readable.
-            lo = 10f64.powf(lo.log10().floor());
-            hi = 10f64.powf(hi.log10().ceil());
+            if axis.min.is_none() {
+                lo = 10f64.powf(lo.log10().floor());
+            }
+            if axis.max.is_none() {
+                hi = 10f64.powf(hi.log10().ceil());
+            }
             if hi <= lo {
                 hi = lo * 10.0;
             }
