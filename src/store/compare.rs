@@ -291,7 +291,7 @@ pub fn table(sides: &[Side]) -> String {
         } else {
             s.name.clone()
         };
-        let _ = write!(out, " {label:>22}");
+        let _ = write!(out, " {label:>23}");
     }
     out.push('\n');
     let diffs: Vec<Vec<Diff>> = sides.iter().map(|s| diff(base, s)).collect();
@@ -301,10 +301,10 @@ pub fn table(sides: &[Side]) -> String {
         for (k, s) in sides.iter().enumerate() {
             let v = num(s.mean(i));
             let cell = if k == 0 {
-                v
+                format!("{v:>12}")
             } else {
                 let d = &diffs[k][i];
-                let rel = d.rel_pct.map(|r| format!(" {r:+.1}%")).unwrap_or_default();
+                let rel = d.rel_pct.map(|r| format!("{r:+.1}%")).unwrap_or_default();
                 let sig = match d.welch {
                     Some(w) => {
                         any_welch = true;
@@ -316,9 +316,9 @@ pub fn table(sides: &[Side]) -> String {
                     }
                     None => "",
                 };
-                format!("{v}{rel}{sig}")
+                format!("{v:>12} {rel:>8}{sig:<2}")
             };
-            let _ = write!(out, " {cell:>22}");
+            let _ = write!(out, " {cell:>23}");
         }
         out.push('\n');
     }
@@ -340,6 +340,10 @@ pub fn table(sides: &[Side]) -> String {
             }
         }
     }
+    let mut out: String = out
+        .lines()
+        .map(|l| l.trim_end().to_string() + "\n")
+        .collect();
     let single: Vec<&str> = sides
         .iter()
         .filter(|s| s.ids.len() < 2)
