@@ -143,6 +143,19 @@ fn history_lists_and_filters() {
         ],
     );
     assert_eq!(j.stdout.trim(), "[]");
+    let _ = null_run(d.path(), &db, &["--label", "before-upgrade"]);
+    let j = iosim(
+        d.path(),
+        &["show", "label:before-upgrade", "--db", dbs, "-o", "json"],
+    );
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(
+        v.as_array().map(Vec::len),
+        Some(2),
+        "a label's runs as one JSON array"
+    );
+    let j = iosim(d.path(), &["show", "label:before-upgrade", "--db", dbs]);
+    assert_eq!(j.stdout.matches("=== run ").count(), 2);
     let j = iosim(
         d.path(),
         &["history", "--db", dbs, "--target", "no-such-path"],

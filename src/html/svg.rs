@@ -420,7 +420,8 @@ pub fn render(c: &Chart, w: f64, h: f64) -> String {
              stroke-linejoin=\"round\"{dash}><title>{}</title></path>",
             esc(&l.name)
         );
-        if l.dots || l.points.len() == 1 {
+        // Dots help on short series; on long ones they would hide the line.
+        if (l.dots && l.points.len() <= 150) || l.points.len() == 1 {
             for &(x, y) in l
                 .points
                 .iter()

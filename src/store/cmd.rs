@@ -304,6 +304,12 @@ pub fn render(run: &StoredRun, format: OutputFormat) -> anyhow::Result<String> {
 pub fn show(a: &ShowArgs) -> anyhow::Result<()> {
     let store = a.db.open()?;
     let runs = store.resolve(&a.run)?;
+    if runs.len() > 1 && a.output == OutputFormat::Json {
+        // Several runs (a label or group): one JSON array of their documents.
+        let docs: Vec<&Value> = runs.iter().map(|r| &r.doc).collect();
+        println!("{}", serde_json::to_string_pretty(&docs)?);
+        return Ok(());
+    }
     for (i, r) in runs.iter().enumerate() {
         if runs.len() > 1 && a.output == OutputFormat::Text {
             println!("{}=== run {} ===", if i > 0 { "\n" } else { "" }, r.row.id);
