@@ -530,3 +530,38 @@ fn quick_suite_is_stored_and_compared_per_test() {
         c.stdout
     );
 }
+
+#[test]
+fn records_where_the_target_lives() {
+    let (d, db) = tmp();
+    let file = d.path().join("t.dat");
+    let r = iosim(
+        d.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--size",
+            "1M",
+            "--engine",
+            "sync",
+            "--cache",
+            "buffered",
+            "-d",
+            "200ms",
+            "-q",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let h = iosim(
+        d.path(),
+        &["history", "--db", db.to_str().unwrap(), "-o", "json"],
+    );
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    let env = &v[0]["environment"][0];
+    assert_eq!(env["path"], file.to_str().unwrap());
+    assert!(!env["filesystem"].as_str().unwrap().is_empty(), "{env}");
+    assert!(!env["mount_options"].as_str().unwrap().is_empty(), "{env}");
+    assert_eq!(v[0]["targets"][0], file.to_str().unwrap());
+}

@@ -56,6 +56,8 @@ pub struct Entry<'a> {
     pub doc: &'a Value,
     /// Colour index.
     pub color: usize,
+    /// The stored run it comes from.
+    pub run: &'a StoredRun,
 }
 
 /// Everything to draw from the stored runs.
@@ -73,7 +75,12 @@ pub fn entries(runs: &[StoredRun]) -> Vec<Entry<'_>> {
                 let _ = write!(name, " {d}");
             }
             let color = out.len();
-            out.push(Entry { name, doc, color });
+            out.push(Entry {
+                name,
+                doc,
+                color,
+                run: r,
+            });
         }
     }
     out
@@ -686,26 +693,42 @@ pub fn html(runs: &[StoredRun]) -> String {
             env_str(d, "/environment/kernel"),
             env_str(d, "/environment/cpu_model")
         );
-        let run = runs.iter().find(|r| {
-            e.name.starts_with(&format!("#{} ", r.row.id)) || e.name == format!("#{}", r.row.id)
-        });
-        let (kind, label, started, targets) = match run {
-            Some(r) => (
-                r.row.kind.clone(),
-                r.row.label.clone().unwrap_or_default(),
-                env_str(d, "/started_at"),
-                format!(
-                    "{}{}",
-                    r.row.targets.join(" "),
-                    r.row
-                        .device
-                        .as_ref()
-                        .map(|d| format!(" [{d}]"))
-                        .unwrap_or_default()
-                ),
-            ),
-            None => Default::default(),
-        };
+        let r = e.run;
+        let (kind, label, started) = (
+            r.row.kind.clone(),
+            r.row.label.clone().unwrap_or_default(),
+            env_str(d, "/started_at"),
+        );
+        let mut targets = r.row.targets.join(" ");
+        for t in r
+            .row
+            .environment
+            .iter()
+            .filter_map(Value::as_array)
+            .flatten()
+        {
+            let g = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
+            let size = t
+                .get("device_size")
+                .and_then(Value::as_u64)
+                .map(crate::units::format_size)
+                .unwrap_or_default();
+            let dev: Vec<&str> = [g("device"), size.as_str(), g("model")]
+                .into_iter()
+                .filter(|x| !x.is_empty())
+                .collect();
+            let mut w = dev.join(" ");
+            if !g("filesystem").is_empty() {
+                let _ = write!(
+                    w,
+                    "; {} on {} ({})",
+                    g("filesystem"),
+                    g("mount_point"),
+                    g("mount_options")
+                );
+            }
+            let _ = write!(targets, " [{w}]");
+        }
         let _ = writeln!(
             s,
             "<tr><td class=\"l\"><span style=\"color:{}\">&#9632;</span> {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\

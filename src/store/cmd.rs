@@ -441,10 +441,15 @@ pub fn save_result(args: &SaveArgs, kind: &str, doc: &Value) -> Option<RunId> {
     if args.no_save {
         return None;
     }
+    // Saved right after measuring, on the same machine: record where the targets live.
+    let meta = super::Meta {
+        environment: Some(super::env::collect(&super::meta::targets_of(doc))),
+        ..super::Meta::default()
+    };
     let saved = args
         .db
         .open()
-        .and_then(|s| s.save(kind, args.label.as_deref(), doc, &super::Meta::default()));
+        .and_then(|s| s.save(kind, args.label.as_deref(), doc, &meta));
     match saved {
         Ok(id) => {
             eprintln!(

@@ -23,6 +23,9 @@ pub struct Meta {
     pub iosim_version: Option<String>,
     /// Repetition group: runs of one group are repetitions of one test.
     pub group: Option<i64>,
+    /// Where the targets live (see [`super::env::collect`]): filesystem, mount
+    /// options, device, model, size; recorded when the run is saved.
+    pub environment: Option<Value>,
 }
 
 fn s(v: Option<&Value>) -> Option<String> {
@@ -150,6 +153,7 @@ impl Meta {
             profile: profile_of(doc),
             iosim_version: s(first(doc, "/iosim_version")),
             group: None,
+            environment: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod cmd;
 pub mod compare;
+pub mod env;
 pub mod meta;
 pub mod schema;
 
@@ -93,6 +94,8 @@ pub struct RunRow {
     pub iosim_version: Option<String>,
     /// Repetition group.
     pub group: Option<i64>,
+    /// Where the targets lived, recorded at save time (filesystem, mount options, device).
+    pub environment: Option<Value>,
 }
 
 /// A stored run with its document.
@@ -135,7 +138,7 @@ pub struct Store {
 }
 
 const COLUMNS: &str =
-    "id, kind, started_at, label, host, targets, device, profile, iosim_version, group_id";
+    "id, kind, started_at, label, host, targets, device, profile, iosim_version, group_id, environment";
 
 fn row_of(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
     let targets: Option<String> = r.get(5)?;
@@ -152,6 +155,9 @@ fn row_of(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         profile: r.get(7)?,
         iosim_version: r.get(8)?,
         group: r.get(9)?,
+        environment: r
+            .get::<_, Option<String>>(10)?
+            .and_then(|e| serde_json::from_str(&e).ok()),
     })
 }
 
@@ -236,8 +242,8 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO runs (kind, started_at, label, host, targets, iosim_version, doc,
-                                   device, profile, group_id, saved_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                   device, profile, group_id, saved_at, environment)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     kind,
                     started_at,
@@ -246,10 +252,14 @@ impl Store {
                     serde_json::to_string(&targets).unwrap_or_default(),
                     meta.iosim_version.clone().or(auto.iosim_version),
                     text,
-                    meta.device.clone().or(auto.device),
+                    meta.device
+                        .clone()
+                        .or(auto.device)
+                        .or_else(|| meta.environment.as_ref().and_then(env::device_summary)),
                     meta.profile.clone().or(auto.profile),
                     meta.group,
                     crate::clock::utc_now_rfc3339(),
+                    meta.environment.as_ref().map(Value::to_string),
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -329,7 +339,7 @@ impl Store {
             .query_row(
                 &format!("SELECT {COLUMNS}, doc FROM runs WHERE id = ?1"),
                 [id],
-                |r| Ok((row_of(r)?, r.get::<_, String>(10)?)),
+                |r| Ok((row_of(r)?, r.get::<_, String>(11)?)),
             )
             .optional()
             .map_err(|e| self.err(e))?;

@@ -26,12 +26,14 @@ CREATE INDEX runs_started_at ON runs(started_at);
 ";
 
 /// Version 2: device, profile, a group id for repetitions, the time of saving,
-/// and indexes for the new filters.
+/// where the targets lived (filesystem, mount options, device: JSON), and
+/// indexes for the new filters.
 const V2_SQL: &str = "
 ALTER TABLE runs ADD COLUMN device TEXT;
 ALTER TABLE runs ADD COLUMN profile TEXT;
 ALTER TABLE runs ADD COLUMN group_id INTEGER;
 ALTER TABLE runs ADD COLUMN saved_at TEXT;
+ALTER TABLE runs ADD COLUMN environment TEXT;
 CREATE INDEX runs_label ON runs(label);
 CREATE INDEX runs_group ON runs(group_id);
 CREATE INDEX runs_kind ON runs(kind);
