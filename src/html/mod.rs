@@ -682,63 +682,25 @@ pub fn html(runs: &[StoredRun]) -> String {
     );
     // Runs table.
     s.push_str("<h2>Runs</h2><table><tr><th class=\"l\">run</th><th class=\"l\">kind</th><th class=\"l\">label</th><th class=\"l\">started (UTC)</th>\
-        <th class=\"l\">host / kernel / CPU</th><th class=\"l\">targets / device</th><th class=\"l\">workload</th><th>s</th><th>IOPS</th><th>MiB/s</th>\
+        <th class=\"l\">targets [device]</th><th class=\"l\">workload</th><th>s</th><th>IOPS</th><th>MiB/s</th>\
         <th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n");
     for e in &es {
         let d = e.doc;
         let us = |p: &str| f(d, p).map(fmt_us).unwrap_or_default();
-        let env = format!(
-            "{} / {} / {}",
-            env_str(d, "/environment/host"),
-            env_str(d, "/environment/kernel"),
-            env_str(d, "/environment/cpu_model")
-        );
         let r = e.run;
-        let (kind, label, started) = (
-            r.row.kind.clone(),
-            r.row.label.clone().unwrap_or_default(),
-            env_str(d, "/started_at"),
-        );
         let mut targets = r.row.targets.join(" ");
-        for t in r
-            .row
-            .environment
-            .iter()
-            .filter_map(Value::as_array)
-            .flatten()
-        {
-            let g = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or("");
-            let size = t
-                .get("device_size")
-                .and_then(Value::as_u64)
-                .map(crate::units::format_size)
-                .unwrap_or_default();
-            let dev: Vec<&str> = [g("device"), size.as_str(), g("model")]
-                .into_iter()
-                .filter(|x| !x.is_empty())
-                .collect();
-            let mut w = dev.join(" ");
-            if !g("filesystem").is_empty() {
-                let _ = write!(
-                    w,
-                    "; {} on {} ({})",
-                    g("filesystem"),
-                    g("mount_point"),
-                    g("mount_options")
-                );
-            }
-            let _ = write!(targets, " [{w}]");
+        if let Some(dev) = &r.row.device {
+            let _ = write!(targets, " [{dev}]");
         }
         let _ = writeln!(
             s,
             "<tr><td class=\"l\"><span style=\"color:{}\">&#9632;</span> {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
-             <td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+             <td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             svg::PALETTE[e.color % svg::PALETTE.len()],
             esc(&e.name),
-            esc(&kind),
-            esc(&label),
-            esc(&started),
-            esc(&env),
+            esc(&r.row.kind),
+            esc(r.row.label.as_deref().unwrap_or("")),
+            esc(&env_str(d, "/started_at")),
             esc(&targets),
             esc(&workload(d).unwrap_or_default()),
             f(d, "/duration_s").map(|v| format!("{v:.1}")).unwrap_or_default(),
@@ -753,6 +715,73 @@ pub fn html(runs: &[StoredRun]) -> String {
         );
     }
     s.push_str("</table>\n");
+    // Machines and where the targets lived, each distinct one once.
+    let mut hosts: Vec<[String; 6]> = Vec::new();
+    let mut places: Vec<[String; 6]> = Vec::new();
+    for e in &es {
+        let d = e.doc;
+        let h = [
+            env_str(d, "/environment/host"),
+            env_str(d, "/environment/kernel"),
+            env_str(d, "/environment/cpu_model"),
+            env_str(d, "/environment/cpus"),
+            f(d, "/environment/mem_total_bytes")
+                .map(|b| crate::units::format_size(b as u64))
+                .unwrap_or_default(),
+            env_str(d, "/environment/clocksource"),
+        ];
+        if !hosts.contains(&h) {
+            hosts.push(h);
+        }
+        for t in e
+            .run
+            .row
+            .environment
+            .iter()
+            .filter_map(Value::as_array)
+            .flatten()
+        {
+            let g = |k: &str| env_str(t, &format!("/{k}"));
+            let size = t
+                .get("device_size")
+                .and_then(Value::as_u64)
+                .map(crate::units::format_size)
+                .unwrap_or_default();
+            let p = [
+                g("path"),
+                g("filesystem"),
+                g("mount_point"),
+                g("mount_options"),
+                format!("{} {}", g("device"), g("model")).trim().to_string(),
+                size,
+            ];
+            if !places.contains(&p) {
+                places.push(p);
+            }
+        }
+    }
+    s.push_str("<h2>Environment</h2><table><tr><th class=\"l\">host</th><th class=\"l\">kernel</th><th class=\"l\">CPU</th><th>CPUs</th><th>memory</th><th class=\"l\">clocksource</th></tr>\n");
+    for h in &hosts {
+        s.push_str("<tr>");
+        for (k, c) in h.iter().enumerate() {
+            let cls = if k == 3 || k == 4 { "" } else { " class=\"l\"" };
+            let _ = write!(s, "<td{cls}>{}</td>", esc(c));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    if !places.is_empty() {
+        s.push_str("<table><tr><th class=\"l\">target</th><th class=\"l\">filesystem</th><th class=\"l\">mount point</th><th class=\"l\">mount options</th><th class=\"l\">device</th><th>device size</th></tr>\n");
+        for p in &places {
+            s.push_str("<tr>");
+            for (k, c) in p.iter().enumerate() {
+                let cls = if k == 5 { "" } else { " class=\"l\"" };
+                let _ = write!(s, "<td{cls}>{}</td>", esc(c));
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</table>\n");
+    }
     // Relative differences against the first.
     if es.len() > 1 {
         s.push_str("<h2>Compared with the first</h2><table><tr><th class=\"l\">run</th>");
