@@ -513,10 +513,18 @@ fn quick_suite_is_stored_and_compared_per_test() {
         "--db",
         dbs,
     ];
-    let a = iosim(d.path(), &args);
+    let mut json_args = args.to_vec();
+    json_args.extend(["-o", "json"]);
+    let a = iosim(d.path(), &json_args);
     assert_eq!(a.code, 0, "{}", a.stderr);
+    let a_json = a.stdout.clone();
     let b = iosim(d.path(), &args);
     let (a, b) = (saved_id(&a), saved_id(&b));
+    let j = iosim(
+        d.path(),
+        &["show", &a.to_string(), "--db", dbs, "-o", "json"],
+    );
+    assert_eq!(j.stdout, a_json, "a quick suite reprints exactly");
     let s = iosim(d.path(), &["show", &a.to_string(), "--db", dbs]);
     assert!(s.stdout.contains("rand read 4K QD32"), "{}", s.stdout);
     let c = iosim(

@@ -256,6 +256,9 @@ pub fn render(run: &StoredRun, format: OutputFormat) -> anyhow::Result<String> {
         ("run", OutputFormat::Json) if as_run().is_ok() => crate::report::json(&as_run()?) + "\n",
         ("run", OutputFormat::Csv) if as_run().is_ok() => crate::report::csv(&as_run()?),
         ("quick", OutputFormat::Text) if as_quick().is_ok() => crate::quick::table(&as_quick()?),
+        ("quick", OutputFormat::Json) if as_quick().is_ok() => {
+            serde_json::to_string_pretty(&as_quick()?)? + "\n"
+        }
         ("quick", OutputFormat::Csv) if as_quick().is_ok() => {
             let q = as_quick()?;
             let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
