@@ -192,6 +192,10 @@ fn report_renders_in_headless_chromium() {
         "{:?}",
         attr(&dom, "data-js-error")
     );
+    assert!(
+        attr(&dom, "data-console-errors").is_none(),
+        "console.error was called"
+    );
     for id in [
         "percentiles",
         "histogram",

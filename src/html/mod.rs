@@ -650,7 +650,12 @@ document.body.setAttribute('data-charts-total',String(all.length));\
 document.body.setAttribute('data-charts-ok',String(ok));\
 if(bad.length){document.body.setAttribute('data-charts-bad',bad.join(' '));}})();";
 
-const JS_ERRORS: &str = "window.addEventListener('error',function(e){document.documentElement.setAttribute('data-js-error',String(e.message));});";
+/// Records uncaught errors and console.error calls as attributes on <html>
+/// (headless Chromium does not always log console messages to stderr).
+const JS_ERRORS: &str = "window.addEventListener('error',function(e){document.documentElement.setAttribute('data-js-error',String(e.message));});\
+(function(){var ce=console.error;console.error=function(){var d=document.documentElement;\
+d.setAttribute('data-console-errors',String(Number(d.getAttribute('data-console-errors')||0)+1));\
+return ce.apply(console,arguments);};})();";
 
 /// Captions under each chart.
 fn caption(id: &str) -> &'static str {
