@@ -147,6 +147,29 @@ fn report_renders_in_headless_chromium() {
     };
     let d = tempfile::tempdir().unwrap();
     let (db, ids) = history(d.path());
+    // A run carrying per-interval CPU and device counters (as sysmon may add them).
+    let ids = {
+        let s = iosim::store::Store::open(&db).unwrap();
+        let mut doc = s.get(ids[4].parse().unwrap()).unwrap().doc;
+        doc["series"]["cpu"] = serde_json::json!([
+            {"t_s": 0.25, "busy_pct": 40.0, "iowait_pct": 12.0},
+            {"t_s": 0.5, "busy_pct": 55.0, "iowait_pct": 9.0},
+            {"t_s": 0.75, "busy_pct": 47.0, "iowait_pct": 10.0}]);
+        doc["series"]["device"] = serde_json::json!([
+            {"t_s": 0.25, "util_pct": 80.0, "queue_depth": 3.5},
+            {"t_s": 0.5, "util_pct": 91.0, "queue_depth": 4.1}]);
+        let id = s
+            .save(
+                "run",
+                Some("counters"),
+                &doc,
+                &iosim::store::Meta::default(),
+            )
+            .unwrap();
+        let mut ids = ids;
+        ids.push(id.to_string());
+        ids
+    };
     let out = d.path().join("report.html");
     let mut args = vec![
         "report",
@@ -178,8 +201,8 @@ fn report_renders_in_headless_chromium() {
         .unwrap();
     let ok: usize = attr(&dom, "data-charts-ok").unwrap().parse().unwrap();
     assert!(
-        total >= 8,
-        "percentiles, histogram, iops, mibs, latency, 2 sweep, cpu: got {total}"
+        total >= 10,
+        "percentiles, histogram, iops, mibs, latency, 2 counters, 2 sweep, cpu: got {total}"
     );
     assert_eq!(
         ok,
@@ -205,6 +228,8 @@ fn report_renders_in_headless_chromium() {
         "sweep-iops",
         "sweep-latency",
         "cpu",
+        "counters-cpu",
+        "counters-device",
     ] {
         assert!(dom.contains(&format!("id=\"{id}\"")), "chart {id} missing");
     }

@@ -947,6 +947,38 @@ mod tests {
     }
 
     #[test]
+    fn counters_are_charted_when_present() {
+        let run = crate::store::StoredRun {
+            row: crate::store::RunRow {
+                id: 1,
+                kind: "run".into(),
+                started_at: "t".into(),
+                label: None,
+                host: None,
+                targets: vec![],
+                device: None,
+                profile: None,
+                iosim_version: None,
+                group: None,
+                environment: None,
+            },
+            doc: serde_json::json!({"total": {"total": {"iops": 1.0}},
+                "series": {"cpu": [{"t_s": 1.0, "busy_pct": 50.0, "iowait_pct": 5.0}, {"t_s": 2.0, "busy_pct": 60.0, "iowait_pct": 4.0}],
+                           "device": [{"t_s": 1.0, "util_pct": 90.0, "note": "x"}]}}),
+        };
+        let es = entries(std::slice::from_ref(&run));
+        let cs = counter_charts(&es);
+        assert_eq!(cs.len(), 2);
+        assert_eq!(cs[0].lines.len(), 2, "busy_pct and iowait_pct");
+        assert_eq!(cs[0].lines[0].points, vec![(1.0, 50.0), (2.0, 60.0)]);
+        assert_eq!(cs[1].lines.len(), 1, "non-numeric fields are skipped");
+        let ids: Vec<String> = charts(&es, 600.0, 300.0).into_iter().map(|c| c.0).collect();
+        assert!(ids.contains(&"counters-cpu".to_string()), "{ids:?}");
+        // No histogram, series or sweep: those charts are left out, not drawn empty.
+        assert!(!ids.contains(&"percentiles".to_string()));
+    }
+
+    #[test]
     fn percentile_axis() {
         assert!((nines(0.99) - 2.0).abs() < 1e-12);
         let t = percentile_ticks(4.0);
