@@ -342,10 +342,12 @@ pub fn counter_charts(es: &[Entry]) -> Vec<Chart> {
             }
         }
         if !lines.is_empty() {
+            let mut x = Axis::linear("time (s)", fmt_num);
+            x.min = Some(0.0);
             out.push(Chart {
                 id: format!("counters-{key}"),
                 title: title.into(),
-                x: Axis::linear("time (s)", fmt_num),
+                x,
                 y: Axis::linear("value", fmt_num),
                 lines,
                 marks: vec![],
