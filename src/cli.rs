@@ -96,6 +96,14 @@ pub enum Command {
     Diskspd(CompatArgs),
     /// Print the native `iosim run` command for a SQLIO or DiskSpd command line.
     Translate(CompatArgs),
+    /// List stored runs (filters: target, device, profile, label, date).
+    History(crate::store::cmd::HistoryArgs),
+    /// Reprint a stored run in any output format.
+    Show(crate::store::cmd::ShowArgs),
+    /// Compare stored runs side by side, with Welch's t-test on repetitions.
+    Compare(crate::store::cmd::CompareArgs),
+    /// Write an HTML report with charts (or one chart as SVG/PNG).
+    Report(crate::html::ReportArgs),
 }
 
 /// `iosim create`.
@@ -167,6 +175,10 @@ pub struct QuickArgs {
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,
+
+    /// History database.
+    #[command(flatten)]
+    pub save: crate::store::cmd::SaveArgs,
 }
 
 /// `iosim run`.
@@ -270,6 +282,14 @@ pub struct RunArgs {
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,
+
+    /// History database.
+    #[command(flatten)]
+    pub save: crate::store::cmd::SaveArgs,
+
+    /// Regression guard.
+    #[command(flatten)]
+    pub guard: crate::store::cmd::BaselineArgs,
 }
 
 impl RunArgs {

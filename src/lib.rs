@@ -10,7 +10,9 @@
 //! - [`stats`]: histograms and summaries;
 //! - [`sysmon`]: CPU (and device) counters from `/proc`;
 //! - [`report`]: text, JSON and CSV output;
-//! - [`quick`]: the default corner-case suite.
+//! - [`quick`]: the default corner-case suite;
+//! - [`store`]: the run history database, `history`/`show`/`compare`;
+//! - [`html`]: the HTML report and SVG/PNG charts.
 #![warn(missing_docs)]
 
 pub mod buf;
@@ -19,10 +21,12 @@ pub mod clock;
 pub mod compat;
 pub mod engine;
 pub mod error;
+pub mod html;
 pub mod quick;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod store;
 pub mod sysmon;
 pub mod target;
 pub mod units;

@@ -38,6 +38,10 @@ fn run() -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(iosim::compat::diskspd::main(&a.args, stop)?))
         }
         Some(Command::Translate(a)) => Ok(ExitCode::from(iosim::compat::translate::main(&a.args)?)),
+        Some(Command::History(a)) => iosim::store::cmd::history(&a).map(|_| ExitCode::SUCCESS),
+        Some(Command::Show(a)) => iosim::store::cmd::show(&a).map(|_| ExitCode::SUCCESS),
+        Some(Command::Compare(a)) => iosim::store::cmd::compare(&a).map(|_| ExitCode::SUCCESS),
+        Some(Command::Report(a)) => iosim::html::report(&a).map(|_| ExitCode::SUCCESS),
     }
 }
 
@@ -120,6 +124,7 @@ fn quick(q: &QuickArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
             cfg.path.display()
         );
     }
+    iosim::store::cmd::save_result(&q.save, "quick", &serde_json::to_value(&res)?);
     let interrupted = res.tests.iter().any(|t| t.result.interrupted)
         || res.tests.len() < iosim::quick::SUITE.len();
     Ok(exit_code(
@@ -137,6 +142,11 @@ fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
         std::fs::write(path, iosim::report::series_csv(&res)).map_err(|e| {
             anyhow::anyhow!("cannot write the time series to '{}': {e}", path.display())
         })?;
+    }
+    let doc = serde_json::to_value(&res)?;
+    let regressed = iosim::store::cmd::after_run(&r.save, &r.guard, "run", &doc)?;
+    if regressed && !res.interrupted && res.errors.count == 0 {
+        return Ok(ExitCode::from(iosim::store::cmd::EXIT_REGRESSED));
     }
     Ok(exit_code(res.interrupted, res.errors.count))
 }

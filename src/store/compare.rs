@@ -1,0 +1,480 @@
+//! Comparing stored runs: relative differences, Welch's t-test on
+//! repetitions, and the regression check behind `run --baseline`.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A metric compared between runs, read from a run-shaped document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// Column name.
+    pub name: &'static str,
+    /// JSON pointer inside a run result.
+    pub ptr: &'static str,
+    /// True when larger is better (throughput); false for latency.
+    pub higher_is_better: bool,
+}
+
+/// The metrics `compare` shows, in order.
+pub const METRICS: [Metric; 7] = [
+    Metric {
+        name: "IOPS",
+        ptr: "/total/total/iops",
+        higher_is_better: true,
+    },
+    Metric {
+        name: "MiB/s",
+        ptr: "/total/total/mib_per_sec",
+        higher_is_better: true,
+    },
+    Metric {
+        name: "lat mean us",
+        ptr: "/total/total/latency_us/mean",
+        higher_is_better: false,
+    },
+    Metric {
+        name: "lat p50 us",
+        ptr: "/total/total/latency_us/percentiles/p50",
+        higher_is_better: false,
+    },
+    Metric {
+        name: "lat p99 us",
+        ptr: "/total/total/latency_us/percentiles/p99",
+        higher_is_better: false,
+    },
+    Metric {
+        name: "lat p99.9 us",
+        ptr: "/total/total/latency_us/percentiles/p99.9",
+        higher_is_better: false,
+    },
+    Metric {
+        name: "lat max us",
+        ptr: "/total/total/latency_us/max",
+        higher_is_better: false,
+    },
+];
+
+/// The metrics `run --baseline` guards: throughput and tail latency.
+pub const GUARDED: [&str; 3] = ["IOPS", "MiB/s", "lat p99 us"];
+
+/// Reads a metric from a run-shaped document.
+pub fn value(doc: &Value, m: &Metric) -> Option<f64> {
+    doc.pointer(m.ptr).and_then(Value::as_f64)
+}
+
+/// Result of Welch's two-sample t-test.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Welch {
+    /// t statistic (b minus a).
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+/// Welch's t-test for a difference of means, unequal variances. Needs at
+/// least two samples on each side; `None` otherwise.
+pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let mv = |x: &[f64]| {
+        let n = x.len() as f64;
+        let m = x.iter().sum::<f64>() / n;
+        let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
+        (m, v, n)
+    };
+    let (ma, va, na) = mv(a);
+    let (mb, vb, nb) = mv(b);
+    let (sa, sb) = (va / na, vb / nb);
+    let se2 = sa + sb;
+    if se2 == 0.0 {
+        // No variance at all: identical means are not different, distinct ones are.
+        let p = if ma == mb { 1.0 } else { 0.0 };
+        let t = if ma == mb {
+            0.0
+        } else {
+            f64::INFINITY.copysign(mb - ma)
+        };
+        return Some(Welch {
+            t,
+            df: na + nb - 2.0,
+            p,
+        });
+    }
+    let t = (mb - ma) / se2.sqrt();
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    Some(Welch {
+        t,
+        df,
+        p: t_two_sided_p(t, df),
+    })
+}
+
+/// Two-sided p-value of Student's t with `df` degrees of freedom:
+/// I_{df/(df+t²)}(df/2, 1/2).
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return 0.0;
+    }
+    let x = df / (df + t * t);
+    inc_beta(df / 2.0, 0.5, x).clamp(0.0, 1.0)
+}
+
+fn ln_gamma(x: f64) -> f64 {
+    // Lanczos approximation (g = 7, n = 9), accurate to ~1e-15 for x > 0.
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + 7.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// Regularised incomplete beta I_x(a, b) by its continued fraction (modified Lentz).
+fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - inc_beta(b, a, 1.0 - x);
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    let tiny = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    if d.abs() < tiny {
+        d = tiny;
+    }
+    d = 1.0 / d;
+    let mut f = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let num = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+        let num2 = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+        for num in [num, num2] {
+            d = 1.0 + num * d;
+            if d.abs() < tiny {
+                d = tiny;
+            }
+            c = 1.0 + num / c;
+            if c.abs() < tiny {
+                c = tiny;
+            }
+            d = 1.0 / d;
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    front * f / a
+}
+
+/// One compared set of runs: a run, or the repetitions of one test.
+#[derive(Clone, Debug, Serialize)]
+pub struct Side {
+    /// How the user named it (`12`, `label:before`).
+    pub name: String,
+    /// Stored run ids.
+    pub ids: Vec<i64>,
+    /// Per metric: the values of each repetition.
+    pub values: Vec<Vec<f64>>,
+}
+
+impl Side {
+    /// Collects the metrics of run-shaped documents.
+    pub fn new(name: &str, ids: Vec<i64>, docs: &[&Value]) -> Side {
+        let values = METRICS
+            .iter()
+            .map(|m| docs.iter().filter_map(|d| value(d, m)).collect())
+            .collect();
+        Side {
+            name: name.into(),
+            ids,
+            values,
+        }
+    }
+
+    /// Mean of a metric.
+    pub fn mean(&self, i: usize) -> Option<f64> {
+        let v = &self.values[i];
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
+/// One cell of the comparison: side `b` against the first side.
+#[derive(Clone, Debug, Serialize)]
+pub struct Diff {
+    /// Metric.
+    pub metric: &'static str,
+    /// Mean of the baseline side.
+    pub base: Option<f64>,
+    /// Mean of this side.
+    pub value: Option<f64>,
+    /// (value - base) / base, percent.
+    pub rel_pct: Option<f64>,
+    /// Welch's test, when both sides have two or more repetitions.
+    pub welch: Option<Welch>,
+    /// True when the change is for the worse.
+    pub worse: bool,
+}
+
+/// Differences of `b` against `a`, metric by metric.
+pub fn diff(a: &Side, b: &Side) -> Vec<Diff> {
+    METRICS
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let (base, value) = (a.mean(i), b.mean(i));
+            let rel_pct = match (base, value) {
+                (Some(x), Some(y)) if x != 0.0 => Some((y - x) / x * 100.0),
+                _ => None,
+            };
+            let worse = rel_pct.is_some_and(|r| if m.higher_is_better { r < 0.0 } else { r > 0.0 });
+            Diff {
+                metric: m.name,
+                base,
+                value,
+                rel_pct,
+                welch: welch(&a.values[i], &b.values[i]),
+                worse,
+            }
+        })
+        .collect()
+}
+
+/// Significance level of the tests.
+pub const ALPHA: f64 = 0.05;
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+/// The side-by-side table `iosim compare` prints.
+pub fn table(sides: &[Side]) -> String {
+    let mut out = String::new();
+    let Some(base) = sides.first() else {
+        return out;
+    };
+    let _ = write!(out, "{:<14}", "metric");
+    for s in sides {
+        let label = if s.ids.len() > 1 {
+            format!("{} (n={})", s.name, s.ids.len())
+        } else {
+            s.name.clone()
+        };
+        let _ = write!(out, " {label:>23}");
+    }
+    out.push('\n');
+    let diffs: Vec<Vec<Diff>> = sides.iter().map(|s| diff(base, s)).collect();
+    let mut any_welch = false;
+    for (i, m) in METRICS.iter().enumerate() {
+        let _ = write!(out, "{:<14}", m.name);
+        for (k, s) in sides.iter().enumerate() {
+            let v = num(s.mean(i));
+            let cell = if k == 0 {
+                format!("{v:>12}")
+            } else {
+                let d = &diffs[k][i];
+                let rel = d.rel_pct.map(|r| format!("{r:+.1}%")).unwrap_or_default();
+                let sig = match d.welch {
+                    Some(w) => {
+                        any_welch = true;
+                        if w.p < ALPHA {
+                            " *"
+                        } else {
+                            " ~"
+                        }
+                    }
+                    None => "",
+                };
+                format!("{v:>12} {rel:>8}{sig:<2}")
+            };
+            let _ = write!(out, " {cell:>23}");
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    if any_welch {
+        let _ = writeln!(
+            out,
+            "* significant, ~ not significant: Welch's t-test on the repetitions, two-sided, alpha {ALPHA}."
+        );
+        for (k, s) in sides.iter().enumerate().skip(1) {
+            for d in diffs[k].iter() {
+                if let Some(w) = d.welch {
+                    let _ = writeln!(
+                        out,
+                        "  {} vs {}: {:<13} t = {:+.2}, df = {:.1}, p = {:.4}",
+                        s.name, base.name, d.metric, w.t, w.df, w.p
+                    );
+                }
+            }
+        }
+    }
+    let mut out: String = out
+        .lines()
+        .map(|l| l.trim_end().to_string() + "\n")
+        .collect();
+    let single: Vec<&str> = sides
+        .iter()
+        .filter(|s| s.ids.len() < 2)
+        .map(|s| s.name.as_str())
+        .collect();
+    if !single.is_empty() && sides.len() > 1 {
+        let _ = writeln!(
+            out,
+            "Significance needs repetitions: {} {} a single run, so differences are shown without a test. \
+             Repeat a test with the same --label (or use a repetition group) and compare label:NAME.",
+            single.join(", "),
+            if single.len() == 1 { "is" } else { "are" }
+        );
+    }
+    out
+}
+
+/// One guarded metric that got worse than allowed.
+#[derive(Clone, Debug, Serialize)]
+pub struct Regression {
+    /// Metric.
+    pub metric: &'static str,
+    /// Baseline mean.
+    pub base: f64,
+    /// This run.
+    pub value: f64,
+    /// Change in percent (negative for lost throughput, positive for slower latency).
+    pub rel_pct: f64,
+}
+
+/// Regressions of `run` against `baseline` beyond `threshold_pct`: lower
+/// IOPS or MiB/s, or higher p99 latency.
+pub fn regressions(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regression> {
+    diff(baseline, run)
+        .into_iter()
+        .filter(|d| GUARDED.contains(&d.metric) && d.worse)
+        .filter_map(|d| {
+            let r = d.rel_pct?;
+            (r.abs() > threshold_pct).then_some(Regression {
+                metric: d.metric,
+                base: d.base?,
+                value: d.value?,
+                rel_pct: r,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn p_values_match_tables() {
+        // Student's t: two-sided 5% critical values.
+        for (df, t) in [(1.0, 12.706), (5.0, 2.571), (10.0, 2.228), (30.0, 2.042)] {
+            let p = t_two_sided_p(t, df);
+            assert!((p - 0.05).abs() < 2e-4, "df {df}: p = {p}");
+        }
+        assert!((t_two_sided_p(0.0, 7.0) - 1.0).abs() < 1e-12);
+        // Agrees with the crate's own critical values.
+        let t = crate::stats::t_975(4);
+        assert!((t_two_sided_p(t, 4.0) - 0.05).abs() < 1e-3);
+    }
+
+    #[test]
+    fn welch_known_example() {
+        // Expected values computed independently (Python: the formulas by hand
+        // and the p-value by Simpson integration of Student's t density).
+        let a = [19.8, 20.4, 19.6, 17.8, 18.5, 18.9, 18.3, 18.9, 19.5, 22.0];
+        let b = [
+            28.2, 26.6, 20.1, 23.3, 25.2, 22.1, 17.7, 27.6, 20.6, 13.7, 23.2, 17.5, 20.6, 18.0,
+            23.9, 21.6, 24.3, 20.4, 23.9, 13.3,
+        ];
+        let w = welch(&a, &b).unwrap();
+        assert!((w.t - 2.225512).abs() < 1e-5, "{w:?}");
+        assert!((w.df - 24.524635).abs() < 1e-5, "{w:?}");
+        assert!((w.p - 0.0354845).abs() < 1e-6, "{w:?}");
+        assert!(welch(&a[..1], &b).is_none());
+    }
+
+    fn run(iops: f64, p99: f64) -> Value {
+        json!({"total": {"total": {"iops": iops, "mib_per_sec": iops / 256.0,
+            "latency_us": {"mean": p99 / 2.0, "max": p99 * 2.0, "percentiles": {"p50": p99 / 3.0, "p99": p99}}}}})
+    }
+
+    #[test]
+    fn regression_threshold() {
+        let base = [run(1000.0, 100.0)];
+        let b = Side::new("b", vec![1], &base.iter().collect::<Vec<_>>());
+        let same = [run(950.0, 105.0)];
+        let s = Side::new("s", vec![2], &same.iter().collect::<Vec<_>>());
+        assert!(regressions(&b, &s, 10.0).is_empty());
+        let slow = [run(800.0, 100.0)];
+        let s = Side::new("s", vec![3], &slow.iter().collect::<Vec<_>>());
+        let r = regressions(&b, &s, 10.0);
+        assert_eq!(
+            r.iter().map(|r| r.metric).collect::<Vec<_>>(),
+            ["IOPS", "MiB/s"]
+        );
+        let tail = [run(1200.0, 150.0)];
+        let s = Side::new("s", vec![4], &tail.iter().collect::<Vec<_>>());
+        let r = regressions(&b, &s, 10.0);
+        assert_eq!(
+            r.iter().map(|r| r.metric).collect::<Vec<_>>(),
+            ["lat p99 us"]
+        );
+        assert!((r[0].rel_pct - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn table_marks_significance() {
+        let a: Vec<Value> = [1000.0, 1010.0, 990.0]
+            .iter()
+            .map(|&i| run(i, 100.0))
+            .collect();
+        let b: Vec<Value> = [1500.0, 1490.0, 1510.0]
+            .iter()
+            .map(|&i| run(i, 100.0))
+            .collect();
+        let sa = Side::new("label:a", vec![1, 2, 3], &a.iter().collect::<Vec<_>>());
+        let sb = Side::new("label:b", vec![4, 5, 6], &b.iter().collect::<Vec<_>>());
+        let t = table(&[sa.clone(), sb]);
+        assert!(t.contains("+50.0% *"), "{t}");
+        assert!(t.contains("Welch"), "{t}");
+        let one = Side::new("7", vec![7], &[&a[0]]);
+        let t = table(&[sa, one]);
+        assert!(
+            t.contains("Significance needs repetitions: 7 is a single run"),
+            "{t}"
+        );
+    }
+}

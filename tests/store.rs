@@ -1,0 +1,575 @@
+//! The run history through the real binary: store, list, show, compare and
+//! the baseline guard round-trip; old schemas migrate; a corrupt or locked
+//! database never loses the run just measured. Every test uses its own
+//! database in a temp dir (and XDG_DATA_HOME points into it too).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use serde_json::Value;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn iosim(dir: &Path, args: &[&str]) -> Out {
+    let o = Command::cargo_bin("iosim")
+        .unwrap()
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .output()
+        .unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// A fast run on the null engine (no disk I/O), saved to `db`.
+fn null_run(dir: &Path, db: &Path, extra: &[&str]) -> Out {
+    let mut args = vec![
+        "run", "--engine", "null", "--size", "1M", "-d", "300ms", "-q", "--db",
+    ];
+    let db = db.to_str().unwrap();
+    args.push(db);
+    args.extend_from_slice(extra);
+    iosim(dir, &args)
+}
+
+fn saved_id(o: &Out) -> i64 {
+    let line = o
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("saved as run "))
+        .unwrap_or_else(|| panic!("no 'saved as run' in stderr: {}", o.stderr));
+    line["saved as run ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn tmp() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h.db");
+    (d, db)
+}
+
+#[test]
+fn run_show_round_trip_in_every_format() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let r = null_run(d.path(), &db, &["-o", "json", "--label", "rt"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = saved_id(&r).to_string();
+    let shown = iosim(d.path(), &["show", &id, "--db", dbs, "-o", "json"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert_eq!(
+        shown.stdout, r.stdout,
+        "show -o json reprints the run exactly"
+    );
+
+    // Text and CSV are rendered from the stored result as from the fresh one.
+    let res: iosim::runner::RunResult = serde_json::from_str(&r.stdout).unwrap();
+    let text = iosim(d.path(), &["show", &id, "--db", dbs]);
+    assert_eq!(text.stdout, iosim::report::text(&res));
+    let csv = iosim(d.path(), &["show", &id, "--db", dbs, "-o", "csv"]);
+    assert_eq!(csv.stdout, iosim::report::csv(&res));
+
+    // The stored histogram reproduces the reported percentiles exactly.
+    let doc: Value = serde_json::from_str(&shown.stdout).unwrap();
+    let h = iosim::stats::decode_histogram(doc["histograms"]["read"].as_str().unwrap()).unwrap();
+    assert!(h.len() > 1000);
+    let lat = &doc["total"]["read"]["latency_us"];
+    let min = (lat["min"].as_f64().unwrap() * 1000.0).round() as u64;
+    let max = (lat["max"].as_f64().unwrap() * 1000.0).round() as u64;
+    for (label, q) in iosim::stats::PERCENTILES {
+        let v = h.value_at_quantile(q).clamp(min, max) as f64 / 1000.0;
+        assert_eq!(v, lat["percentiles"][label].as_f64().unwrap(), "{label}");
+    }
+}
+
+#[test]
+fn history_lists_and_filters() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let a = saved_id(&null_run(d.path(), &db, &["--label", "before-upgrade"]));
+    let b = saved_id(&null_run(
+        d.path(),
+        &db,
+        &["--label", "after-upgrade", "--qd", "4"],
+    ));
+    let h = iosim(d.path(), &["history", "--db", dbs]);
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    let lines: Vec<&str> = h.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", h.stdout);
+    assert!(
+        lines[1].trim_start().starts_with(&b.to_string()),
+        "newest first"
+    );
+    let j = iosim(
+        d.path(),
+        &["history", "--db", dbs, "--label", "before", "-o", "json"],
+    );
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["id"], a);
+    assert_eq!(v[0]["kind"], "run");
+    assert!(v[0]["iops"].as_f64().unwrap() > 0.0);
+    let today = &v[0]["started_at"].as_str().unwrap()[..10];
+    let j = iosim(
+        d.path(),
+        &[
+            "history", "--db", dbs, "--until", today, "--since", today, "-o", "csv",
+        ],
+    );
+    assert_eq!(j.stdout.lines().count(), 3, "{}", j.stdout);
+    let j = iosim(
+        d.path(),
+        &[
+            "history",
+            "--db",
+            dbs,
+            "--since",
+            "2999-01-01",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(j.stdout.trim(), "[]");
+    let _ = null_run(d.path(), &db, &["--label", "before-upgrade"]);
+    let j = iosim(
+        d.path(),
+        &["show", "label:before-upgrade", "--db", dbs, "-o", "json"],
+    );
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(
+        v.as_array().map(Vec::len),
+        Some(2),
+        "a label's runs as one JSON array"
+    );
+    let j = iosim(d.path(), &["show", "label:before-upgrade", "--db", dbs]);
+    assert_eq!(j.stdout.matches("=== run ").count(), 2);
+    let j = iosim(
+        d.path(),
+        &["history", "--db", dbs, "--target", "no-such-path"],
+    );
+    assert!(j.stderr.contains("no stored runs match"));
+}
+
+#[test]
+fn no_save_and_default_location() {
+    let (d, db) = tmp();
+    let r = null_run(d.path(), &db, &["--no-save"]);
+    assert_eq!(r.code, 0);
+    assert!(!db.exists());
+    // Without --db: $XDG_DATA_HOME/iosim/history.db (the test's own temp dir).
+    let r = iosim(
+        d.path(),
+        &[
+            "run", "--engine", "null", "--size", "1M", "-d", "200ms", "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        d.path().join("xdg/iosim/history.db").exists(),
+        "{}",
+        r.stderr
+    );
+    let h = iosim(d.path(), &["history", "-o", "json"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&h.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn compare_single_runs_and_repetitions() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let mut ids = Vec::new();
+    for (label, qd) in [
+        ("a", "1"),
+        ("a", "1"),
+        ("a", "1"),
+        ("b", "8"),
+        ("b", "8"),
+        ("b", "8"),
+    ] {
+        ids.push(saved_id(&null_run(
+            d.path(),
+            &db,
+            &["--label", label, "--qd", qd],
+        )));
+    }
+    let one = iosim(
+        d.path(),
+        &[
+            "compare",
+            "--db",
+            dbs,
+            &ids[0].to_string(),
+            &ids[3].to_string(),
+        ],
+    );
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert!(
+        one.stdout.contains("Significance needs repetitions"),
+        "{}",
+        one.stdout
+    );
+    assert!(!one.stdout.contains("Welch"));
+    let reps = iosim(d.path(), &["compare", "--db", dbs, "label:a", "label:b"]);
+    assert!(reps.stdout.contains("label:a (n=3)"), "{}", reps.stdout);
+    assert!(reps.stdout.contains("Welch's t-test"), "{}", reps.stdout);
+    assert!(reps.stdout.contains("p = "), "{}", reps.stdout);
+
+    // JSON: the compared means are exactly the stored runs' means.
+    let j = iosim(
+        d.path(),
+        &["compare", "--db", dbs, "label:a", "label:b", "-o", "json"],
+    );
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    let iops = |id: i64| {
+        let s = iosim(
+            d.path(),
+            &["show", &id.to_string(), "--db", dbs, "-o", "json"],
+        );
+        serde_json::from_str::<Value>(&s.stdout).unwrap()["total"]["total"]["iops"]
+            .as_f64()
+            .unwrap()
+    };
+    let mean_b = (iops(ids[3]) + iops(ids[4]) + iops(ids[5])) / 3.0;
+    let diff = &v["scopes"][0]["diffs"][1][0];
+    assert_eq!(diff["metric"], "IOPS");
+    assert!((diff["value"].as_f64().unwrap() - mean_b).abs() <= mean_b * 1e-12);
+    assert!(diff["welch"]["p"].as_f64().unwrap() >= 0.0);
+    assert_eq!(
+        v["scopes"][0]["sides"][0]["ids"],
+        serde_json::json!(&ids[..3])
+    );
+
+    let bad = iosim(d.path(), &["compare", "--db", dbs, "1", "999"]);
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stderr.contains("no stored run matches '999'"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn baseline_guard_exit_codes() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    // A fast baseline (null engine) and a much slower run (sync engine, buffered file).
+    let fast = saved_id(&null_run(d.path(), &db, &["--qd", "8"]));
+    let file = d.path().join("t.dat");
+    let slow_args = [
+        "run",
+        file.to_str().unwrap(),
+        "--size",
+        "4M",
+        "--engine",
+        "sync",
+        "--cache",
+        "buffered",
+        "-d",
+        "300ms",
+        "-q",
+        "--db",
+        dbs,
+    ];
+    let mut args = slow_args.to_vec();
+    let fast_s = fast.to_string();
+    args.extend(["--baseline", &fast_s]);
+    let r = iosim(d.path(), &args);
+    assert_eq!(r.code, 4, "regression exits 4: {}", r.stderr);
+    assert!(r.stderr.contains("REGRESSION: IOPS"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("IOs/sec") || !r.stdout.is_empty(),
+        "the result is still printed"
+    );
+    let slow = saved_id(&r);
+    // Faster than the baseline: no regression.
+    let slow_s = slow.to_string();
+    let r = null_run(d.path(), &db, &["--baseline", &slow_s, "--threshold", "5"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("baseline check passed"), "{}", r.stderr);
+    // A huge threshold lets the regression pass.
+    let mut args = slow_args.to_vec();
+    args.extend(["--baseline", &fast_s, "--threshold", "100000"]);
+    assert_eq!(iosim(d.path(), &args).code, 0);
+    // An unknown baseline fails (exit 1) but the run is printed and stored.
+    let r = null_run(d.path(), &db, &["--baseline", "777"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("no stored run matches '777'"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("saved as run"), "{}", r.stderr);
+    assert!(!r.stdout.is_empty());
+}
+
+/// The JSON written to stdout and to the fallback file are the same result.
+fn check_fallback(d: &Path, r: &Out, why: &str) {
+    assert_eq!(r.code, 0, "the run itself succeeded: {}", r.stderr);
+    assert!(
+        r.stderr.contains("warning: the result was not stored"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(why), "{}", r.stderr);
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("JSON was written to "))
+        .unwrap_or_else(|| panic!("no fallback path: {}", r.stderr));
+    let path = line
+        .split("written to ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(" instead");
+    assert!(
+        Path::new(path).starts_with(d.canonicalize().unwrap()),
+        "{path}"
+    );
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let printed: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(saved, printed);
+}
+
+#[test]
+fn corrupt_database_never_loses_the_run() {
+    let (d, db) = tmp();
+    std::fs::write(&db, vec![0x5a; 8192]).unwrap();
+    let r = null_run(d.path(), &db, &["-o", "json"]);
+    check_fallback(d.path(), &r, "is not a readable iosim history database");
+    let h = iosim(d.path(), &["history", "--db", db.to_str().unwrap()]);
+    assert_eq!(h.code, 1);
+    assert!(h.stderr.contains("move it aside"), "{}", h.stderr);
+}
+
+#[test]
+fn locked_database_never_loses_the_run() {
+    let (d, db) = tmp();
+    let _ = null_run(d.path(), &db, &[]);
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder
+        .execute_batch(
+            "BEGIN EXCLUSIVE; INSERT INTO runs (kind, started_at, doc) VALUES ('x', 't', '{}');",
+        )
+        .unwrap();
+    let r = null_run(d.path(), &db, &["-o", "json"]);
+    check_fallback(d.path(), &r, "is locked by another process");
+    drop(holder);
+    // The lock gone, the database is fine and holds the first run only.
+    let h = iosim(
+        d.path(),
+        &["history", "--db", db.to_str().unwrap(), "-o", "json"],
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&h.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn version_1_database_migrates() {
+    let (d, db) = tmp();
+    // A real result, with a device model as sysmon will add it later.
+    let r = null_run(d.path(), &db, &["-o", "json", "--no-save"]);
+    let mut doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    doc["targets"] =
+        serde_json::json!([{"path": "/dev/fixture", "device": {"model": "FIXTURE DISK 1TB"}}]);
+    let old = d.path().join("v1.db");
+    {
+        let c = rusqlite::Connection::open(&old).unwrap();
+        c.execute_batch(iosim::store::schema::V1_SQL).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute(
+            "INSERT INTO runs (kind, started_at, label, host, targets, iosim_version, doc)
+             VALUES ('run', ?1, 'old', 'oldhost', '[\"/dev/fixture\"]', '0.0.9', ?2)",
+            rusqlite::params![doc["started_at"].as_str().unwrap(), doc.to_string()],
+        )
+        .unwrap();
+    }
+    let olds = old.to_str().unwrap();
+    let h = iosim(
+        d.path(),
+        &["history", "--db", olds, "--device", "FIXTURE", "-o", "json"],
+    );
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    assert_eq!(
+        v[0]["device"], "FIXTURE DISK 1TB",
+        "backfilled from the document"
+    );
+    assert_eq!(v[0]["label"], "old");
+    let s = iosim::store::Store::open(&old).unwrap();
+    assert_eq!(
+        s.schema_version().unwrap(),
+        iosim::store::schema::CURRENT_VERSION
+    );
+    let shown = iosim(d.path(), &["show", "1", "--db", olds, "-o", "json"]);
+    assert_eq!(serde_json::from_str::<Value>(&shown.stdout).unwrap(), doc);
+    // New runs go in after the migrated one.
+    assert_eq!(saved_id(&null_run(d.path(), &old, &[])), 2);
+
+    // A database from a newer iosim is refused, not damaged.
+    let newer = d.path().join("new.db");
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let h = iosim(d.path(), &["history", "--db", newer.to_str().unwrap()]);
+    assert!(h.stderr.contains("newer than this iosim"), "{}", h.stderr);
+}
+
+#[test]
+fn unknown_kinds_degrade_to_json() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let run = saved_id(&null_run(d.path(), &db, &[]));
+    let sim = {
+        let s = iosim::store::Store::open(&db).unwrap();
+        let doc = serde_json::json!({"profile": {"name": "oltp"}, "checks": {"pages": 1000, "errors": 0}});
+        s.save("sim", Some("nightly"), &doc, &iosim::store::Meta::default())
+            .unwrap()
+    };
+    let h = iosim(d.path(), &["history", "--db", dbs, "--profile", "oltp"]);
+    assert!(
+        h.stdout.contains("sim") && h.stdout.contains("[oltp]"),
+        "{}",
+        h.stdout
+    );
+    let s = iosim(d.path(), &["show", &sim.to_string(), "--db", dbs]);
+    assert_eq!(s.code, 0);
+    assert!(s.stdout.contains("\"pages\": 1000"), "{}", s.stdout);
+    let c = iosim(
+        d.path(),
+        &["show", &sim.to_string(), "--db", dbs, "-o", "csv"],
+    );
+    assert_ne!(c.code, 0);
+    assert!(c.stderr.contains("use -o json"));
+    let c = iosim(
+        d.path(),
+        &["compare", "--db", dbs, &run.to_string(), &sim.to_string()],
+    );
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(
+        c.stdout.contains("without run results to compare"),
+        "{}",
+        c.stdout
+    );
+    let out = d.path().join("r.html");
+    let r = iosim(
+        d.path(),
+        &[
+            "report",
+            "--db",
+            dbs,
+            &run.to_string(),
+            &sim.to_string(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("iosim cannot chart this kind"));
+    assert!(html.contains("&quot;pages&quot;: 1000"));
+}
+
+#[test]
+fn quick_suite_is_stored_and_compared_per_test() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let args = [
+        "quick",
+        d.path().to_str().unwrap(),
+        "--size",
+        "4M",
+        "--duration",
+        "150ms",
+        "--cache",
+        "buffered",
+        "-q",
+        "--db",
+        dbs,
+    ];
+    let mut json_args = args.to_vec();
+    json_args.extend(["-o", "json"]);
+    let a = iosim(d.path(), &json_args);
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    let a_json = a.stdout.clone();
+    let b = iosim(d.path(), &args);
+    let (a, b) = (saved_id(&a), saved_id(&b));
+    let j = iosim(
+        d.path(),
+        &["show", &a.to_string(), "--db", dbs, "-o", "json"],
+    );
+    assert_eq!(j.stdout, a_json, "a quick suite reprints exactly");
+    let s = iosim(d.path(), &["show", &a.to_string(), "--db", dbs]);
+    assert!(s.stdout.contains("rand read 4K QD32"), "{}", s.stdout);
+    let c = iosim(
+        d.path(),
+        &["compare", "--db", dbs, &a.to_string(), &b.to_string()],
+    );
+    assert_eq!(
+        c.stdout.matches("== ").count(),
+        iosim::quick::SUITE.len(),
+        "{}",
+        c.stdout
+    );
+}
+
+#[test]
+fn records_where_the_target_lives() {
+    let (d, db) = tmp();
+    let file = d.path().join("t.dat");
+    let r = iosim(
+        d.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--size",
+            "1M",
+            "--engine",
+            "sync",
+            "--cache",
+            "buffered",
+            "-d",
+            "200ms",
+            "-q",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let h = iosim(
+        d.path(),
+        &["history", "--db", db.to_str().unwrap(), "-o", "json"],
+    );
+    let v: Value = serde_json::from_str(&h.stdout).unwrap();
+    let env = &v[0]["environment"][0];
+    assert_eq!(env["path"], file.to_str().unwrap());
+    assert!(!env["filesystem"].as_str().unwrap().is_empty(), "{env}");
+    assert!(!env["mount_options"].as_str().unwrap().is_empty(), "{env}");
+    assert_eq!(v[0]["targets"][0], file.to_str().unwrap());
+}
