@@ -88,6 +88,8 @@ pub enum Command {
     Quick(QuickArgs),
     /// Run one workload against one or more files or block devices.
     Run(RunArgs),
+    /// Simulate a database engine's I/O (SQLIOSim) and verify every page read back.
+    Sim(crate::sim::cli::SimArgs),
 }
 
 /// Options shared by commands that print results.

@@ -10,7 +10,9 @@
 //! - [`stats`]: histograms and summaries;
 //! - [`sysmon`]: CPU (and device) counters from `/proc`;
 //! - [`report`]: text, JSON and CSV output;
-//! - [`quick`]: the default corner-case suite.
+//! - [`quick`]: the default corner-case suite;
+//! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
+//! - [`verify`]: the simulator's page and log-block formats and checks.
 #![warn(missing_docs)]
 
 pub mod buf;
@@ -21,10 +23,12 @@ pub mod error;
 pub mod quick;
 pub mod report;
 pub mod runner;
+pub mod sim;
 pub mod stats;
 pub mod sysmon;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod workload;
 
 pub use error::Error;

@@ -32,6 +32,7 @@ fn run() -> anyhow::Result<ExitCode> {
         None => quick(&cli.quick, stop),
         Some(Command::Quick(q)) => quick(&q, stop),
         Some(Command::Run(r)) => run_cmd(&r, stop),
+        Some(Command::Sim(s)) => sim_cmd(&s, stop),
     }
 }
 
@@ -103,6 +104,28 @@ fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     let opts = options(&r.out, stop, r.interval);
     let res = iosim::runner::run(&spec, &opts)?;
     print_result(&res, r.out.output);
+    Ok(exit_code(res.interrupted, res.errors.count))
+}
+
+fn sim_cmd(s: &iosim::sim::cli::SimArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    if s.out.output == OutputFormat::Csv {
+        anyhow::bail!("iosim sim prints text or json: use --output text or --output json");
+    }
+    // Configuration warnings are part of the report (text and JSON).
+    let (cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
+    let opts = iosim::sim::RunOpts {
+        stop,
+        allow_destroy: s.allow_destroy,
+        faults: s.inject.clone(),
+        quiet: s.out.quiet,
+        long_io: std::time::Duration::from_secs(s.long_io.max(1)),
+    };
+    let mut res = iosim::sim::run(cfg, &opts)?;
+    res.warnings.splice(0..0, warnings);
+    match s.out.output {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
+        _ => print!("{}", iosim::sim::summary::text(&res)),
+    }
     Ok(exit_code(res.interrupted, res.errors.count))
 }
 
