@@ -129,9 +129,11 @@ impl Fault {
                         .filter(|r| (0.0..=1.0).contains(r))
                         .ok_or_else(|| format!("fault '{text}': rate must be between 0 and 1"))?
                 }
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "fault '{text}': unknown key '{other}' (use file, page, to, skip, count, rate)"
-                )),
+                ))
+                }
             }
         }
         f.kind = match kind.trim() {

@@ -325,6 +325,10 @@ impl UserIo {
         let mut failed = 0;
         for p in &pieces {
             let r = self.results[p.slot];
+            // A failed or short multi-page I/O is reported once (at its first
+            // affected page); its other affected pages are re-read one by one
+            // and reported only when that keeps failing.
+            let mut io_reported = false;
             for k in 0..p.n {
                 let page = p.first + k as u64;
                 let g = expect[(page - first) as usize];
@@ -359,6 +363,11 @@ impl UserIo {
                     {
                         continue;
                     }
+                    let io_level = r < 0 || have < PAGE_SIZE as i64;
+                    if io_level && io_reported && self.reread_ok(fi, page, g) {
+                        continue;
+                    }
+                    io_reported |= io_level;
                     failed += 1;
                     let received = self.engine.buffer(slot)[..PAGE_SIZE].to_vec();
                     self.retry_and_report(fi, page, g, fnd, received);
@@ -366,6 +375,27 @@ impl UserIo {
             }
         }
         failed
+    }
+
+    /// Re-reads one page alone and checks it.
+    fn reread_ok(&mut self, fi: usize, page: u64, g: u32) -> bool {
+        verify::prestamp(&mut self.engine.buffer(0)[..PAGE_SIZE]);
+        self.submit(
+            fi,
+            Op::Read,
+            &[Piece {
+                slot: 0,
+                first: page,
+                n: 1,
+            }],
+            false,
+        );
+        let (seed, id) = (self.sh.cfg.seed, self.page_id(fi, page, g));
+        self.results[0] == PAGE_SIZE as i32
+            && (g == 0
+                || g == UNKNOWN_GEN
+                || !self.sh.cfg.verify
+                || verify::check_page(&self.engine.buffer(0)[..PAGE_SIZE], seed, id).is_ok())
     }
 
     fn page_id(&self, fi: usize, page: u64, g: u32) -> PageId {

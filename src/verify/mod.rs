@@ -362,9 +362,10 @@ pub fn check_page(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Findin
     }
     if h.seed != page_seed(run_seed, want) {
         return Err(Finding {
-            class: ErrorClass::Misdirected,
+            class: ErrorClass::StaleRead,
             detail: format!(
-                "payload seed {:#x} belongs to another run or page (expected {:#x})",
+                "the page holds generation {} written by another run (payload seed {:#x}, expected {:#x}): this run's write was lost",
+                h.generation,
                 h.seed,
                 page_seed(run_seed, want)
             ),
@@ -644,12 +645,12 @@ mod tests {
             check_page(&other_file, SEED, id(12, 2)).unwrap_err().class,
             ErrorClass::Misdirected
         );
-        // Another run's image of the same page.
+        // Another run's image of the same page: that run's data survived, this run's write did not.
         let mut b = vec![0u8; PAGE_SIZE];
         build_page(&mut b, SEED + 1, id(12, 2), 0);
         assert_eq!(
             check_page(&b, SEED, id(12, 2)).unwrap_err().class,
-            ErrorClass::Misdirected
+            ErrorClass::StaleRead
         );
     }
 
