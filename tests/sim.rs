@@ -161,6 +161,8 @@ fn clean_run_sparse_file_and_outstanding_limit() {
         f["io_request_blocks"]
     );
     assert_eq!(f["sparse"], true);
+    // A 1 ms target on this storage: the running average exceeds it and I/O is throttled.
+    assert!(f["throttled"].as_u64().unwrap() > 0, "{f:#}");
 }
 
 /// A read-mostly configuration for fault tests: the timed run writes

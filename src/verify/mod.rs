@@ -176,8 +176,11 @@ pub fn page_seed(run_seed: u64, id: PageId) -> u64 {
     mix(&[run_seed, u64::from(id.file_id), id.page, id.generation])
 }
 
+#[inline]
 fn stamp_check(generation: u32, sector: usize) -> u32 {
-    (mix(&[u64::from(generation), sector as u64, 0x5EC7]) >> 16) as u32
+    let x = (u64::from(generation) ^ 0x5EC7_0000_0000).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (sector as u64 + 1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) as u32 ^ (x >> 32) as u32
 }
 
 /// Reads the header of `page`.
@@ -193,11 +196,27 @@ pub fn read_header(page: &[u8]) -> PageHeader {
     }
 }
 
+/// Payload blocks a page image is taken from (as SQLIOSim's static random
+/// buffers): block `seed % POOL_BLOCKS` of a pool filled once from a fixed
+/// seed. Copying is much cheaper than generating 8 KiB per write; identity,
+/// generation and sector stamps keep every image distinct.
+pub const POOL_BLOCKS: usize = 256;
+
+fn pool() -> &'static [u8] {
+    static POOL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let mut v = vec![0u8; POOL_BLOCKS * PAGE_SIZE];
+        fill_random(&mut v, 0x1051_5EED);
+        v
+    })
+}
+
 /// Builds the image of page `id` into `buf` (PAGE_SIZE bytes).
 pub fn build_page(buf: &mut [u8], run_seed: u64, id: PageId, timestamp_ms: u64) {
     let buf = &mut buf[..PAGE_SIZE];
     let seed = page_seed(run_seed, id);
-    fill_random(&mut buf[HEADER..], seed);
+    let block = (seed % POOL_BLOCKS as u64) as usize * PAGE_SIZE;
+    buf[HEADER..].copy_from_slice(&pool()[block + HEADER..block + PAGE_SIZE]);
     wr32(buf, 0, PAGE_MAGIC);
     wr32(buf, 8, id.file_id);
     wr32(buf, 12, VERSION);
@@ -267,6 +286,30 @@ fn ranges(v: &[usize]) -> String {
 /// run's seed (the payload seed is derived from it).
 pub fn check_page(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
     let page = &page[..PAGE_SIZE];
+    // Fast path, no allocation: a good page has the magic, the checksum, the
+    // identity and the same valid stamp in every sector.
+    let h = read_header(page);
+    if h.magic == PAGE_MAGIC
+        && h.file_id == want.file_id
+        && h.page == want.page
+        && h.generation == want.generation
+        && crc32c::crc32c(&page[8..]) == h.crc
+        && h.seed == page_seed(run_seed, want)
+    {
+        let g = want.generation as u32;
+        let stamps_ok = (0..SECTORS).all(|s| {
+            let at = s * SECTOR + SECTOR - STAMP;
+            rd32(page, at) == g && rd32(page, at + 4) == stamp_check(g, s)
+        });
+        if stamps_ok {
+            return Ok(());
+        }
+    }
+    classify(page, run_seed, want)
+}
+
+/// The slow path of [`check_page`]: says what is wrong with a page.
+fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
     // 1. Bytes not read: sectors still carrying the pre-stamp.
     let unread: Vec<usize> = (0..SECTORS)
         .filter(|&s| not_read(&page[s * SECTOR..(s + 1) * SECTOR]))
@@ -408,7 +451,9 @@ pub fn build_log_block(buf: &mut [u8], run_seed: u64, seq: u64, len: usize, reco
     debug_assert!(len % SECTOR == 0 && (SECTOR..=MAX_LOG_BLOCK).contains(&len));
     let buf = &mut buf[..len];
     let seed = mix(&[run_seed, seq, 0x106]);
-    fill_random(&mut buf[HEADER..], seed);
+    // Payload from the pool (a 60 KiB block spans consecutive pool blocks).
+    let start = (seed % (POOL_BLOCKS as u64 - 8)) as usize * PAGE_SIZE;
+    buf[HEADER..].copy_from_slice(&pool()[start + HEADER..start + len]);
     wr32(buf, 0, LOG_MAGIC);
     wr64(buf, 8, seq);
     wr32(buf, 16, len as u32);
