@@ -567,3 +567,31 @@ fn clean_run_and_fault_on_a_loop_device() {
         .all(|e| e["page"] == 77));
     drop(dev);
 }
+
+#[test]
+fn ctrl_c_ends_an_endless_run_with_a_report() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = ini(
+        d.path(),
+        "TestCycles=0\nTestCycleDuration=1",
+        "[RandomUser]\nUserCount=1\n",
+        "",
+    );
+    let child = iosim()
+        .args(["sim", "-q", "-o", "json", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(d.path().join("errors.jsonl"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["errors"]["count"], 0);
+    assert!(v["cycles"].as_u64().unwrap() >= 1, "{}", v["cycles"]);
+}
