@@ -595,3 +595,30 @@ fn ctrl_c_ends_an_endless_run_with_a_report() {
     assert_eq!(v["errors"]["count"], 0);
     assert!(v["cycles"].as_u64().unwrap() >= 1, "{}", v["cycles"]);
 }
+
+#[test]
+fn fault_in_the_log_is_found_by_the_log_audit() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = ini(
+        d.path(),
+        "TestCycleDuration=1\nStopOnError=FALSE",
+        "[RandomUser]\nUserCount=1\n",
+        "",
+    );
+    let (code, v) = run(d.path(), &cfg, &["--inject", "bit-flip:file=2,count=1"]);
+    assert_eq!(code, 3);
+    assert_eq!(v["errors"]["count"], 1, "{:#}", v["errors"]);
+    let e = &v["errors"]["first"][0];
+    assert_eq!(
+        (
+            e["class"].as_str(),
+            e["file_id"].as_u64(),
+            e["user"].as_str()
+        ),
+        (Some("checksum_mismatch"), Some(2), Some("FullAudit#1"))
+    );
+    assert!(
+        e["detail"].as_str().unwrap().starts_with("log block 1 "),
+        "{e:#}"
+    );
+}

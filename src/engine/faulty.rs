@@ -340,15 +340,30 @@ impl FaultyEngine {
             let want = page * ps;
             let mut pos = offset;
             let mut found = None;
+            // First piece overlapping the page: (slot, start, end) in the slot's buffer.
+            let mut overlap = None;
             for &(s, l) in pieces {
                 if want >= pos && want + ps <= pos + l as u64 {
                     found = Some((s, (want - pos) as usize));
+                }
+                let (a, b) = (want.max(pos), (want + ps).min(pos + l as u64));
+                if a < b && overlap.is_none() {
+                    overlap = Some((s, (a - pos) as usize, (b - pos) as usize));
+                }
+                if found.is_some() {
                     break;
                 }
                 pos += l as u64;
             }
             match (kind, op) {
                 (FaultKind::Eio, _) => eio = true,
+                (FaultKind::BitFlip, Op::Write) if found.is_none() => {
+                    // Smaller writes (log blocks): flip a bit in the part written.
+                    if let Some((s, a, b)) = overlap {
+                        let bit = (wyrand(&mut self.flip) % ((b - a) as u64 * 8)) as usize;
+                        self.inner.buffer(s)[a + bit / 8] ^= 1 << (bit % 8);
+                    }
+                }
                 (FaultKind::ShortRead, Op::Read) => {
                     // The read ends half-way into the damaged page.
                     let r = (want + ps / 2 - offset) as i32;
