@@ -111,8 +111,13 @@ fn sim_cmd(s: &iosim::sim::cli::SimArgs, stop: Arc<AtomicBool>) -> anyhow::Resul
     if s.out.output == OutputFormat::Csv {
         anyhow::bail!("iosim sim prints text or json: use --output text or --output json");
     }
-    // Configuration warnings are part of the report (text and JSON).
+    // Configuration warnings are shown at once and repeated in the report.
     let (cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
+    if !s.out.quiet {
+        for w in &warnings {
+            eprintln!("iosim sim: warning: {w}");
+        }
+    }
     let opts = iosim::sim::RunOpts {
         stop,
         allow_destroy: s.allow_destroy,

@@ -393,7 +393,12 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         let sh = sh.clone();
         std::thread::Builder::new()
             .name("LogWriter".into())
-            .spawn(move || logwriter::run(sh))?
+            .spawn(move || {
+                let r = logwriter::run(sh.clone());
+                // Never leave a user waiting for a log that will not be written.
+                sh.log.stop();
+                r
+            })?
     };
     let monitor_done = Arc::new(AtomicBool::new(false));
     let monitor = {
