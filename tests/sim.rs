@@ -622,3 +622,36 @@ fn fault_in_the_log_is_found_by_the_log_audit() {
         "{e:#}"
     );
 }
+
+#[test]
+fn stalled_io_is_reported_as_outstanding() {
+    // A device that holds one I/O for 2.5 s, with the 15 s threshold lowered to 1 s.
+    let d = tempfile::tempdir().unwrap();
+    let cfg = fault_cfg(d.path(), false);
+    let (code, v) = run(
+        d.path(),
+        &cfg,
+        &[
+            "--long-io",
+            "1",
+            "--inject",
+            "delay:file=1,page=5,ms=2500,count=1",
+        ],
+    );
+    assert_eq!(code, 0, "a slow I/O is not a data error");
+    assert!(
+        v["long_io_warnings"].as_u64().unwrap() >= 1,
+        "{:#}",
+        v["warnings"]
+    );
+    assert!(v["warnings"].as_array().unwrap().iter().any(|w| w
+        .as_str()
+        .unwrap()
+        .contains("IO requests are outstanding for more than 1 sec.")));
+    assert!(
+        file(&v, 1)["stats"]["total"]["latency_us"]["max"]
+            .as_f64()
+            .unwrap()
+            >= 2_500_000.0
+    );
+}

@@ -18,6 +18,7 @@
 //! | `short-read` | read | the read returns half a page fewer bytes than asked |
 //! | `not-read` | read | the read reports success but the page's bytes never arrive |
 //! | `eio` | read or write | the I/O fails with EIO |
+//! | `delay` | read or write | the I/O is held `ms` milliseconds before it is issued (a stalled device) |
 
 use std::io;
 use std::os::fd::RawFd;
@@ -46,6 +47,11 @@ pub enum FaultKind {
     NotRead,
     /// Fail the I/O with EIO.
     Eio,
+    /// Hold the I/O for `ms` milliseconds before it is issued (a stalled device).
+    Delay {
+        /// Milliseconds.
+        ms: u64,
+    },
 }
 
 impl FaultKind {
@@ -59,6 +65,7 @@ impl FaultKind {
             FaultKind::ShortRead => "short-read",
             FaultKind::NotRead => "not-read",
             FaultKind::Eio => "eio",
+            FaultKind::Delay { .. } => "delay",
         }
     }
 
@@ -106,6 +113,7 @@ impl Fault {
             rate: 1.0,
         };
         let mut to = None;
+        let mut ms = None;
         for kv in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = kv
                 .split_once('=')
@@ -119,6 +127,7 @@ impl Fault {
                 "file" => f.file = num()? as u32,
                 "page" => f.page = Some(num()?),
                 "to" => to = Some(num()?),
+                "ms" => ms = Some(num()?),
                 "skip" => f.skip = num()?,
                 "count" => f.count = num()?,
                 "rate" => {
@@ -131,7 +140,7 @@ impl Fault {
                 }
                 other => {
                     return Err(format!(
-                    "fault '{text}': unknown key '{other}' (use file, page, to, skip, count, rate)"
+                    "fault '{text}': unknown key '{other}' (use file, page, to, ms, skip, count, rate)"
                 ))
                 }
             }
@@ -146,9 +155,12 @@ impl Fault {
             "short-read" => FaultKind::ShortRead,
             "not-read" => FaultKind::NotRead,
             "eio" => FaultKind::Eio,
+            "delay" => FaultKind::Delay {
+                ms: ms.ok_or_else(|| format!("fault '{text}': delay needs ms=MILLISECONDS"))?,
+            },
             other => {
                 return Err(format!(
-                "unknown fault '{other}': use bit-flip, torn, misdirect, lost-write, short-read, not-read or eio"
+                "unknown fault '{other}': use bit-flip, torn, misdirect, lost-write, short-read, not-read, eio or delay"
             ))
             }
         };
@@ -357,6 +369,9 @@ impl FaultyEngine {
             }
             match (kind, op) {
                 (FaultKind::Eio, _) => eio = true,
+                (FaultKind::Delay { ms }, _) => {
+                    std::thread::sleep(std::time::Duration::from_millis(ms))
+                }
                 (FaultKind::BitFlip, Op::Write) if found.is_none() => {
                     // Smaller writes (log blocks): flip a bit in the part written.
                     if let Some((s, a, b)) = overlap {

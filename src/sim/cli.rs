@@ -71,7 +71,7 @@ pub struct SimArgs {
     pub no_verify: bool,
 
     /// Inject a fault to prove detection: KIND[:file=N,page=P,to=Q,skip=S,count=C,rate=R]
-    /// with KIND one of bit-flip, torn, misdirect, lost-write, short-read, not-read, eio
+    /// with KIND one of bit-flip, torn, misdirect, lost-write, short-read, not-read, eio, delay (with ms=N)
     /// (file is the [FileN] number; repeatable).
     #[arg(long, value_parser = fault_arg, value_name = "FAULT")]
     pub inject: Vec<Fault>,

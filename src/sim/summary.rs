@@ -108,6 +108,8 @@ pub struct SimResult {
     pub grows: u64,
     /// Shrinks.
     pub shrinks: u64,
+    /// Warnings about I/Os outstanding longer than the long-I/O threshold (15 s).
+    pub long_io_warnings: u64,
     /// Per file.
     pub files: Vec<FileSummary>,
     /// Per user kind.
@@ -213,6 +215,7 @@ pub fn build(
         log_blocks_verified: sh.log_blocks_verified.load(Ordering::Relaxed),
         grows: sh.grows.load(Ordering::Relaxed),
         shrinks: sh.shrinks.load(Ordering::Relaxed),
+        long_io_warnings: sh.long_io_warnings.load(Ordering::Relaxed),
         files,
         users,
         total: total.summarize(duration_s),
