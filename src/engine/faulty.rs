@@ -383,6 +383,21 @@ impl FaultyEngine {
                     // The read ends half-way into the damaged page.
                     let r = (want + ps / 2 - offset) as i32;
                     self.post[slot as usize].push(Post::Result(r));
+                    // And the bytes past the end never arrive.
+                    let cut = offset + r as u64;
+                    let mut pos = offset;
+                    for &(s, l) in pieces {
+                        let end = pos + l as u64;
+                        if end > cut {
+                            let start = cut.saturating_sub(pos) as usize;
+                            self.post[slot as usize].push(Post::NotRead {
+                                slot: s,
+                                start,
+                                len: l - start,
+                            });
+                        }
+                        pos = end;
+                    }
                 }
                 (FaultKind::NotRead, Op::Read) => {
                     if let Some((s, at)) = found {
@@ -651,7 +666,13 @@ mod tests {
                 .sum::<u32>(),
             1
         );
-        assert_eq!(read(&mut e, 6).0, 2048);
+        let (r, b) = read(&mut e, 6);
+        assert_eq!(r, 2048);
+        assert_eq!(
+            &b[2048..2052],
+            b"NRD!",
+            "bytes past a short read never arrive"
+        );
         let (r, b) = read(&mut e, 7);
         assert_eq!(r, 4096);
         assert_eq!(&b[..4], b"NRD!");
