@@ -134,6 +134,7 @@ impl SimArgs {
         }
         if let Some(l) = &self.log {
             cfg.error_file = l.clone();
+            warnings.retain(|w| !w.contains("ErrorFile"));
         }
         if let Some(c) = self.cycles {
             cfg.test_cycles = c;

@@ -308,7 +308,12 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
             (0..n).map(|_| AtomicU32::new(0)).collect()
         }
     };
-    let align = crate::target::dio_alignment(&path).unwrap_or(512).max(512);
+    let align = if is_device {
+        crate::target::logical_block_size(&file).unwrap_or(512)
+    } else {
+        crate::target::dio_alignment(&path).unwrap_or(512)
+    }
+    .max(512);
     let sf = SimFile {
         id: i as u32 + 1,
         idx: i as u32,

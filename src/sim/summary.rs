@@ -27,6 +27,8 @@ pub struct FileSummary {
     pub sparse: bool,
     /// Block device.
     pub device: bool,
+    /// Direct-I/O alignment of the file or device, bytes (its sector size as I/O sees it).
+    pub dio_align: u64,
     /// Target IO Duration (ms).
     pub target_io_duration_ms: u64,
     /// Running Average IO Duration (ms).
@@ -164,6 +166,7 @@ pub fn build(
             size_bytes: f.page_count() * crate::verify::PAGE_SIZE as u64,
             sparse: f.cfg.sparse,
             device: f.is_device,
+            dio_align: f.align,
             target_io_duration_ms: sh.cfg.target_io_duration_ms,
             running_average_io_duration_ms: f.running_average_ms(),
             throttled: f.ctr.throttled.load(Ordering::Relaxed),
@@ -259,6 +262,11 @@ pub fn text(r: &SimResult) -> String {
             s,
             "Reads = {}, Scatter Reads = {}, Writes = {}, Gather Writes = {}, Total IO Time (ms) = {}",
             f.reads, f.scatter_reads, f.writes, f.gather_writes, f.total_io_time_ms
+        );
+        let _ = writeln!(
+            s,
+            "DRIVE LEVEL: Direct I/O alignment (bytes) = {}",
+            f.dio_align
         );
         let _ = writeln!(s);
     }
