@@ -104,6 +104,8 @@ pub enum Command {
     Compare(crate::store::cmd::CompareArgs),
     /// Write an HTML report with charts (or one chart as SVG/PNG).
     Report(crate::html::ReportArgs),
+    /// Simulate a database engine's I/O (SQLIOSim) and verify every page read back.
+    Sim(crate::sim::cli::SimArgs),
 }
 
 /// `iosim create`.

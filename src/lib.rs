@@ -13,6 +13,8 @@
 //! - [`quick`]: the default corner-case suite;
 //! - [`store`]: the run history database, `history`/`show`/`compare`;
 //! - [`html`]: the HTML report and SVG/PNG charts.
+//! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
+//! - [`verify`]: the simulator's page and log-block formats and checks.
 #![warn(missing_docs)]
 
 pub mod buf;
@@ -25,11 +27,13 @@ pub mod html;
 pub mod quick;
 pub mod report;
 pub mod runner;
+pub mod sim;
 pub mod stats;
 pub mod store;
 pub mod sysmon;
 pub mod target;
 pub mod units;
+pub mod verify;
 pub mod workload;
 
 pub use error::Error;

@@ -42,6 +42,7 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Show(a)) => iosim::store::cmd::show(&a).map(|_| ExitCode::SUCCESS),
         Some(Command::Compare(a)) => iosim::store::cmd::compare(&a).map(|_| ExitCode::SUCCESS),
         Some(Command::Report(a)) => iosim::html::report(&a).map(|_| ExitCode::SUCCESS),
+        Some(Command::Sim(s)) => sim_cmd(&s, stop),
     }
 }
 
@@ -147,6 +148,33 @@ fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     let regressed = iosim::store::cmd::after_run(&r.save, &r.guard, "run", &doc)?;
     if regressed && !res.interrupted && res.errors.count == 0 {
         return Ok(ExitCode::from(iosim::store::cmd::EXIT_REGRESSED));
+    }
+    Ok(exit_code(res.interrupted, res.errors.count))
+}
+
+fn sim_cmd(s: &iosim::sim::cli::SimArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    if s.out.output == OutputFormat::Csv {
+        anyhow::bail!("iosim sim prints text or json: use --output text or --output json");
+    }
+    // Configuration warnings are shown at once and repeated in the report.
+    let (cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
+    if !s.out.quiet {
+        for w in &warnings {
+            eprintln!("iosim sim: warning: {w}");
+        }
+    }
+    let opts = iosim::sim::RunOpts {
+        stop,
+        allow_destroy: s.allow_destroy,
+        faults: s.inject.clone(),
+        quiet: s.out.quiet,
+        long_io: std::time::Duration::from_secs(s.long_io.max(1)),
+    };
+    let mut res = iosim::sim::run(cfg, &opts)?;
+    res.warnings.splice(0..0, warnings);
+    match s.out.output {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
+        _ => print!("{}", iosim::sim::summary::text(&res)),
     }
     Ok(exit_code(res.interrupted, res.errors.count))
 }

@@ -3,7 +3,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::{pio, Completion, EngineConfig, IoEngine, IoReq};
+use super::{pio, piov, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::buf::AlignedBuf;
 
 /// pread/pwrite engine.
@@ -13,7 +13,12 @@ pub struct SyncEngine {
     slot_size: usize,
     slots: usize,
     done: Vec<Completion>,
+    /// Scratch iovecs for queue_vectored (reused, no allocation per I/O).
+    iov: Vec<libc::iovec>,
 }
+
+// SAFETY: the iovec scratch only ever points into `buf`, owned by the engine.
+unsafe impl Send for SyncEngine {}
 
 impl SyncEngine {
     /// Creates the engine and its buffers.
@@ -25,6 +30,7 @@ impl SyncEngine {
             slot_size,
             slots: cfg.slots.max(1),
             done: Vec::with_capacity(cfg.slots.max(1)),
+            iov: Vec::new(),
         }
     }
 }
@@ -62,6 +68,33 @@ impl IoEngine for SyncEngine {
     }
 
     fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn queue_vectored(
+        &mut self,
+        slot: u32,
+        file: u32,
+        op: Op,
+        offset: u64,
+        iov: &[(usize, usize)],
+    ) -> io::Result<()> {
+        self.iov.clear();
+        for &(s, len) in iov {
+            if s >= self.slots || len > self.slot_size {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "bad iovec slot",
+                ));
+            }
+            self.iov.push(libc::iovec {
+                // SAFETY: s < slots, so the pointer is inside buf.
+                iov_base: unsafe { self.buf.as_ptr().add(s * self.slot_size) }.cast(),
+                iov_len: len,
+            });
+        }
+        let result = piov(self.fds[file as usize], op, &self.iov, offset);
+        self.done.push(Completion { slot, result });
         Ok(())
     }
 

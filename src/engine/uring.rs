@@ -20,7 +20,13 @@ pub struct UringEngine {
     /// SQEs pushed but not yet submitted.
     unsubmitted: usize,
     notes: Vec<String>,
+    /// iovec arrays of vectored requests, one per completion slot; each
+    /// stays untouched while its request is in flight.
+    iovs: Vec<Vec<libc::iovec>>,
 }
+
+// SAFETY: the iovec arrays only ever point into `buf`, owned by the engine.
+unsafe impl Send for UringEngine {}
 
 impl UringEngine {
     /// Sets up the ring, registers the files and the buffers.
@@ -98,6 +104,7 @@ impl UringEngine {
             fixed_bufs,
             unsubmitted: 0,
             notes,
+            iovs: (0..slots).map(|_| Vec::new()).collect(),
         })
     }
 
@@ -243,5 +250,52 @@ impl IoEngine for UringEngine {
 
     fn notes(&self) -> Vec<String> {
         self.notes.clone()
+    }
+
+    fn queue_vectored(
+        &mut self,
+        slot: u32,
+        file: u32,
+        op: Op,
+        offset: u64,
+        iov: &[(usize, usize)],
+    ) -> io::Result<()> {
+        let v = &mut self.iovs[slot as usize];
+        v.clear();
+        for &(s, len) in iov {
+            if s >= self.slots || len > self.slot_size {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "bad iovec slot",
+                ));
+            }
+            v.push(libc::iovec {
+                // SAFETY: s < slots, so the pointer is inside buf.
+                iov_base: unsafe { self.buf.as_ptr().add(s * self.slot_size) }.cast(),
+                iov_len: len,
+            });
+        }
+        let (ptr, n) = (v.as_ptr(), v.len() as u32);
+        macro_rules! build {
+            ($fd:expr) => {
+                match op {
+                    Op::Read => opcode::Readv::new($fd, ptr, n).offset(offset).build(),
+                    Op::Write => opcode::Writev::new($fd, ptr, n).offset(offset).build(),
+                }
+            };
+        }
+        let sqe = if self.fixed_files {
+            build!(types::Fixed(file))
+        } else {
+            build!(types::Fd(self.fds[file as usize]))
+        }
+        .user_data(u64::from(slot));
+        // SAFETY: the buffers and the iovec array belong to this engine and
+        // stay valid and unchanged until the completion is reaped.
+        while unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            self.submit_and_wait(0)?;
+        }
+        self.unsubmitted += 1;
+        Ok(())
     }
 }

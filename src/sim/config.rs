@@ -1,0 +1,902 @@
+//! Configuration of `iosim sim`: SQLIOSim's INI format and a native TOML.
+//!
+//! Both formats set the same keys. INI follows SQLIOSim: `[CONFIG]`,
+//! `[RandomUser]`, `[AuditUser]`, `[ReadAheadUser]`, `[BulkUpdateUser]`,
+//! `[ShrinkUser]`, `[File1]`..`[FileN]`; `;` starts a comment; percentages
+//! are hundredths of a percent (`CacheHitRatio=1000` is 10%); booleans are
+//! `TRUE`/`FALSE` (case-sensitive, anything else is false with a warning);
+//! a non-numeric number is 0 (with a warning), as SQLIOSim does.
+//!
+//! TOML uses the same sections and keys in snake_case (`[config]`,
+//! `[random_user]`, `[[file]]`, `cache_hit_ratio`), real booleans, and
+//! percentages in percent (`cache_hit_ratio = 10`). CamelCase keys are
+//! accepted too. Unknown sections and keys are reported as warnings.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::workload::EngineKind;
+
+/// One file of the simulated database.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FileCfg {
+    /// Path.
+    pub name: PathBuf,
+    /// Size at start, MiB.
+    pub initial_mb: u64,
+    /// Largest size, MiB.
+    pub max_mb: u64,
+    /// Grow/shrink step, MiB (0 = fixed size).
+    pub increment_mb: u64,
+    /// May be shrunk.
+    pub shrinkable: bool,
+    /// A log file (.ldf) rather than a data file.
+    pub log_file: bool,
+    /// Created sparse.
+    pub sparse: bool,
+}
+
+/// [RandomUser].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RandomUserCfg {
+    /// Users; -1 = min(2 x CPUs, 8).
+    pub user_count: i64,
+    /// Chance to jump to a new region, fraction.
+    pub jump_to_new_region: f64,
+    /// Region length, pages.
+    pub min_chain: u64,
+    /// Region length, pages.
+    pub max_chain: u64,
+    /// Fraction of the pages read that are updated.
+    pub read_write_ratio: f64,
+    /// Log record size, bytes.
+    pub min_log: u64,
+    /// Log record size, bytes.
+    pub max_log: u64,
+    /// Chance a transaction rolls back (in memory), fraction.
+    pub rollback_chance: f64,
+    /// Pause after each transaction.
+    pub sleep_after_ms: u64,
+}
+
+/// [AuditUser].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AuditUserCfg {
+    /// Users.
+    pub user_count: i64,
+    /// Pages validated per cycle.
+    pub buffers_validated: u64,
+    /// Cycles between pauses.
+    pub delay_after_cycles: u64,
+    /// Pause, ms.
+    pub delay_ms: u64,
+}
+
+/// [ReadAheadUser] and [BulkUpdateUser] (same shape).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunUserCfg {
+    /// Users; -1 = one per CPU, at most 4.
+    pub user_count: i64,
+    /// Pages per I/O, minimum.
+    pub min_pages: u64,
+    /// Pages per I/O, maximum.
+    pub max_pages: u64,
+    /// Cycles between pauses.
+    pub delay_after_cycles: u64,
+    /// Pause, ms.
+    pub delay_ms: u64,
+}
+
+/// [ShrinkUser].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ShrinkUserCfg {
+    /// Seconds between grow/shrink operations, minimum.
+    pub min_interval_s: u64,
+    /// Maximum.
+    pub max_interval_s: u64,
+    /// Increments per operation, minimum.
+    pub min_extends: u64,
+    /// Maximum.
+    pub max_extends: u64,
+}
+
+/// Everything `iosim sim` runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimConfig {
+    /// Error log (JSON lines).
+    pub error_file: PathBuf,
+    /// Logical CPUs (sizes the default user counts).
+    pub cpu_count: u64,
+    /// Simulated buffer pool, MiB (bounds the dirty pages).
+    pub max_memory_mb: u64,
+    /// Stop at the first error.
+    pub stop_on_error: bool,
+    /// Cycles; 0 = until interrupted.
+    pub test_cycles: u64,
+    /// Timed part of each cycle.
+    pub test_cycle_duration: Duration,
+    /// Fraction of page reads satisfied by the simulated cache.
+    pub cache_hit_ratio: f64,
+    /// O_DIRECT.
+    pub no_buffering: bool,
+    /// O_DSYNC.
+    pub write_through: bool,
+    /// Process-wide outstanding I/O limit (0 = 140,000).
+    pub max_outstanding_io: u64,
+    /// Throttle target, ms.
+    pub target_io_duration_ms: u64,
+    /// No throttling in initial update and checkpoints.
+    pub allow_io_bursts: bool,
+    /// One vectored I/O per run of pages.
+    pub use_scatter_gather: bool,
+    /// Read-ahead reads pages even when cached.
+    pub force_read_ahead: bool,
+    /// Delete the files before the run.
+    pub delete_files_at_startup: bool,
+    /// Delete the files after the run.
+    pub delete_files_at_shutdown: bool,
+    /// Zero-fill on growth (otherwise instant initialisation with fallocate).
+    pub stamp_files: bool,
+    /// [RandomUser].
+    pub random: RandomUserCfg,
+    /// [AuditUser].
+    pub audit: AuditUserCfg,
+    /// [ReadAheadUser].
+    pub read_ahead: RunUserCfg,
+    /// [BulkUpdateUser].
+    pub bulk: RunUserCfg,
+    /// [ShrinkUser].
+    pub shrink: ShrinkUserCfg,
+    /// Files.
+    pub files: Vec<FileCfg>,
+    /// iosim: read retries before a failed check is reported.
+    pub read_retries: u64,
+    /// iosim: I/O engine.
+    #[serde(skip)]
+    pub engine: EngineKind,
+    /// iosim: seed of page contents and user decisions.
+    pub seed: u64,
+    /// iosim: verify pages (off only to measure the cost of verification).
+    pub verify: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        let cpus = std::thread::available_parallelism()
+            .map_or(1, |n| n.get() as u64)
+            .min(64);
+        SimConfig {
+            error_file: PathBuf::from("iosim-sim.errors.jsonl"),
+            cpu_count: cpus,
+            max_memory_mb: default_memory_mb(),
+            stop_on_error: true,
+            test_cycles: 1,
+            test_cycle_duration: Duration::from_secs(300),
+            cache_hit_ratio: 0.10,
+            no_buffering: true,
+            write_through: true,
+            max_outstanding_io: 0,
+            target_io_duration_ms: 100,
+            allow_io_bursts: true,
+            use_scatter_gather: true,
+            force_read_ahead: true,
+            delete_files_at_startup: true,
+            delete_files_at_shutdown: false,
+            stamp_files: false,
+            random: RandomUserCfg {
+                user_count: -1,
+                jump_to_new_region: 0.05,
+                min_chain: 1,
+                max_chain: 100,
+                read_write_ratio: 0.90,
+                min_log: 64,
+                max_log: 8192,
+                rollback_chance: 0.01,
+                sleep_after_ms: 5,
+            },
+            audit: AuditUserCfg {
+                user_count: 2,
+                buffers_validated: 64,
+                delay_after_cycles: 2,
+                delay_ms: 200,
+            },
+            read_ahead: RunUserCfg {
+                user_count: 2,
+                min_pages: 32,
+                max_pages: 64,
+                delay_after_cycles: 2,
+                delay_ms: 200,
+            },
+            bulk: RunUserCfg {
+                user_count: -1,
+                min_pages: 64,
+                max_pages: 128,
+                delay_after_cycles: 2,
+                delay_ms: 10,
+            },
+            shrink: ShrinkUserCfg {
+                min_interval_s: 120,
+                max_interval_s: 600,
+                min_extends: 1,
+                max_extends: 20,
+            },
+            files: Vec::new(),
+            read_retries: 15,
+            engine: EngineKind::Uring,
+            seed: 0x5106_1051,
+            verify: true,
+        }
+    }
+}
+
+/// MemAvailable in MiB (SQLIOSim's default buffer pool is the free memory).
+fn default_memory_mb() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(1024, |kb| (kb / 1024).max(16))
+}
+
+/// The default file pair in `dir`: a 1 GiB data file that may grow to 2 GiB,
+/// and a 50 MiB log.
+pub fn default_files(dir: &Path, data_mb: Option<u64>) -> Vec<FileCfg> {
+    let data = data_mb.unwrap_or(1024);
+    vec![
+        FileCfg {
+            name: dir.join("sqliosim.mdx"),
+            initial_mb: data,
+            max_mb: data * 2,
+            increment_mb: (data / 16).max(1),
+            shrinkable: true,
+            log_file: false,
+            sparse: false,
+        },
+        FileCfg {
+            name: dir.join("sqliosim.ldx"),
+            initial_mb: (data / 2).clamp(1, 50),
+            max_mb: (data / 2).clamp(1, 50),
+            increment_mb: 0,
+            shrinkable: false,
+            log_file: true,
+            sparse: false,
+        },
+    ]
+}
+
+/// Keys whose INI value is hundredths of a percent.
+const PERCENT_KEYS: [&str; 5] = [
+    "cachehitratio",
+    "jumptonewregionpercentage",
+    "randomuserreadwriteratio",
+    "rollbackchance",
+    "yieldpercentage",
+];
+
+fn norm(s: &str) -> String {
+    s.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+struct Setter<'a> {
+    cfg: &'a mut SimConfig,
+    warnings: &'a mut Vec<String>,
+    origin: String,
+}
+
+impl Setter<'_> {
+    fn num(&mut self, key: &str, v: &str) -> i64 {
+        let t = v.trim();
+        match t.parse::<i64>() {
+            Ok(n) => n,
+            Err(_) => match t.parse::<f64>() {
+                Ok(f) if f.is_finite() => f as i64,
+                _ => {
+                    self.warnings.push(format!(
+                        "{}: {key}={v} is not a number; SQLIOSim reads it as 0, so does iosim",
+                        self.origin
+                    ));
+                    0
+                }
+            },
+        }
+    }
+
+    fn u(&mut self, key: &str, v: &str) -> u64 {
+        let n = self.num(key, v);
+        if n < 0 {
+            self.warnings
+                .push(format!("{}: {key}={v} is negative; using 0", self.origin));
+        }
+        n.max(0) as u64
+    }
+
+    fn pct(&mut self, key: &str, v: &str) -> f64 {
+        let t = v.trim();
+        let raw = t.parse::<f64>().unwrap_or_else(|_| {
+            self.warnings.push(format!(
+                "{}: {key}={v} is not a number; SQLIOSim reads it as 0, so does iosim",
+                self.origin
+            ));
+            0.0
+        });
+        (raw / 10_000.0).clamp(0.0, 1.0)
+    }
+
+    fn boolean(&mut self, key: &str, v: &str) -> bool {
+        match v.trim() {
+            "TRUE" => true,
+            "FALSE" => false,
+            other => {
+                self.warnings.push(format!(
+                    "{}: {key}={other}: booleans are TRUE or FALSE (case-sensitive, as in SQLIOSim); read as FALSE",
+                    self.origin
+                ));
+                false
+            }
+        }
+    }
+
+    /// Sets one key. `section` and `key` are normalised (lowercase, no `_`).
+    fn set(&mut self, section: &str, key: &str, raw_key: &str, v: &str) {
+        let known = match section {
+            "config" => self.set_config(key, raw_key, v),
+            "randomuser" => self.set_random(key, raw_key, v),
+            "audituser" => self.set_audit(key, raw_key, v),
+            "readaheaduser" => {
+                let r = &mut self.cfg.read_ahead.clone();
+                let known = self.set_run(
+                    r,
+                    key,
+                    raw_key,
+                    v,
+                    "buffersramin",
+                    "buffersramax",
+                    "radelay",
+                );
+                self.cfg.read_ahead = r.clone();
+                known
+            }
+            "bulkupdateuser" => {
+                let r = &mut self.cfg.bulk.clone();
+                let known = self.set_run(
+                    r,
+                    key,
+                    raw_key,
+                    v,
+                    "buffersbumin",
+                    "buffersbumax",
+                    "budelay",
+                );
+                self.cfg.bulk = r.clone();
+                known
+            }
+            "shrinkuser" => self.set_shrink(key, raw_key, v),
+            s if s.starts_with("file") => self.set_file(s, key, raw_key, v),
+            _ => {
+                self.warnings.push(format!(
+                    "{}: unknown section [{section}] ignored",
+                    self.origin
+                ));
+                return;
+            }
+        };
+        if !known {
+            self.warnings.push(format!(
+                "{}: unknown key {raw_key} in [{section}] ignored",
+                self.origin
+            ));
+        }
+    }
+
+    fn set_config(&mut self, key: &str, k: &str, v: &str) -> bool {
+        match key {
+            "errorfile" => {
+                let mut p = PathBuf::from(v.trim());
+                if p.extension().is_some_and(|e| e == "xml") {
+                    p.set_extension("jsonl");
+                    self.warnings.push(format!(
+                        "{}: ErrorFile {}: iosim writes its error log as JSON lines, to {}",
+                        self.origin,
+                        v.trim(),
+                        p.display()
+                    ));
+                }
+                self.cfg.error_file = p;
+            }
+            "cpucount" => self.cfg.cpu_count = self.u(k, v).clamp(1, 64),
+            "affinity" | "ioaffinity" => {
+                if self.u(k, v) != 0 {
+                    self.warnings.push(format!(
+                        "{}: {k} is accepted but not applied: pin iosim with taskset instead",
+                        self.origin
+                    ));
+                }
+            }
+            "maxmemorymb" => self.cfg.max_memory_mb = self.u(k, v).max(1),
+            "stoponerror" => self.cfg.stop_on_error = self.boolean(k, v),
+            "testcycles" => self.cfg.test_cycles = self.u(k, v),
+            "testcycleduration" => self.cfg.test_cycle_duration = Duration::from_secs(self.u(k, v)),
+            "cachehitratio" => self.cfg.cache_hit_ratio = self.pct(k, v),
+            "nobuffering" => self.cfg.no_buffering = self.boolean(k, v),
+            "writethrough" => self.cfg.write_through = self.boolean(k, v),
+            "maxoutstandingio" => self.cfg.max_outstanding_io = self.u(k, v),
+            "targetioduration" => self.cfg.target_io_duration_ms = self.u(k, v).max(1),
+            "allowiobursts" => self.cfg.allow_io_bursts = self.boolean(k, v),
+            "usescattergather" | "scattergather" => {
+                self.cfg.use_scatter_gather = self.boolean(k, v)
+            }
+            "forcereadahead" => self.cfg.force_read_ahead = self.boolean(k, v),
+            "deletefilesatstartup" => self.cfg.delete_files_at_startup = self.boolean(k, v),
+            "deletefilesatshutdown" => self.cfg.delete_files_at_shutdown = self.boolean(k, v),
+            "stampfiles" => self.cfg.stamp_files = self.boolean(k, v),
+            "readretries" => self.cfg.read_retries = self.u(k, v),
+            "seed" => self.cfg.seed = self.u(k, v),
+            "engine" => match v.trim().to_ascii_lowercase().as_str() {
+                "uring" | "io_uring" => self.cfg.engine = EngineKind::Uring,
+                "sync" => self.cfg.engine = EngineKind::Sync,
+                other => self.warnings.push(format!(
+                    "{}: Engine={other} unknown (use uring or sync); keeping {}",
+                    self.origin,
+                    self.cfg.engine.name()
+                )),
+            },
+            _ => return false,
+        }
+        true
+    }
+
+    fn set_random(&mut self, key: &str, k: &str, v: &str) -> bool {
+        match key {
+            "usercount" => self.cfg.random.user_count = self.num(k, v),
+            "jumptonewregionpercentage" => self.cfg.random.jump_to_new_region = self.pct(k, v),
+            "miniochainlength" => self.cfg.random.min_chain = self.u(k, v).max(1),
+            "maxiochainlength" => self.cfg.random.max_chain = self.u(k, v).max(1),
+            "randomuserreadwriteratio" => self.cfg.random.read_write_ratio = self.pct(k, v),
+            "minlogperbuffer" => self.cfg.random.min_log = self.u(k, v).clamp(1, 64_000),
+            "maxlogperbuffer" => self.cfg.random.max_log = self.u(k, v).clamp(1, 64_000),
+            "rollbackchance" => self.cfg.random.rollback_chance = self.pct(k, v),
+            "sleepafter" => self.cfg.random.sleep_after_ms = self.u(k, v),
+            "yieldpercentage" | "cpusimulation" | "cpucyclesmin" | "cpucyclesmax" => {
+                // Undocumented CPU-burning knobs of the shipped INI: accepted, not simulated.
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn set_audit(&mut self, key: &str, k: &str, v: &str) -> bool {
+        match key {
+            "usercount" => self.cfg.audit.user_count = self.num(k, v),
+            "buffersvalidated" => self.cfg.audit.buffers_validated = self.u(k, v).max(1),
+            "delayaftercycles" => self.cfg.audit.delay_after_cycles = self.u(k, v),
+            "auditdelay" => self.cfg.audit.delay_ms = self.u(k, v),
+            _ => return false,
+        }
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn set_run(
+        &mut self,
+        r: &mut RunUserCfg,
+        key: &str,
+        k: &str,
+        v: &str,
+        min: &str,
+        max: &str,
+        delay: &str,
+    ) -> bool {
+        if key == "usercount" {
+            r.user_count = self.num(k, v);
+        } else if key == min {
+            r.min_pages = self.u(k, v).max(1);
+        } else if key == max {
+            r.max_pages = self.u(k, v).max(1);
+        } else if key == "delayaftercycles" {
+            r.delay_after_cycles = self.u(k, v);
+        } else if key == delay {
+            r.delay_ms = self.u(k, v);
+        } else {
+            return false;
+        }
+        true
+    }
+
+    fn set_shrink(&mut self, key: &str, k: &str, v: &str) -> bool {
+        match key {
+            "minshrinkinterval" => self.cfg.shrink.min_interval_s = self.u(k, v),
+            "maxshrinkinterval" => self.cfg.shrink.max_interval_s = self.u(k, v),
+            "minextends" => self.cfg.shrink.min_extends = self.u(k, v).max(1),
+            "maxextends" => self.cfg.shrink.max_extends = self.u(k, v).max(1),
+            _ => return false,
+        }
+        true
+    }
+
+    fn set_file(&mut self, section: &str, key: &str, k: &str, v: &str) -> bool {
+        let Ok(n) = section["file".len()..].parse::<usize>() else {
+            self.warnings.push(format!(
+                "{}: section [{section}] ignored: use [File1], [File2], ...",
+                self.origin
+            ));
+            return true;
+        };
+        if n == 0 || n > 4096 {
+            self.warnings
+                .push(format!("{}: section [{section}] ignored", self.origin));
+            return true;
+        }
+        while self.cfg.files.len() < n {
+            self.cfg.files.push(FileCfg {
+                name: PathBuf::new(),
+                initial_mb: 0,
+                max_mb: 0,
+                increment_mb: 0,
+                shrinkable: false,
+                log_file: false,
+                sparse: false,
+            });
+        }
+        let i = n - 1;
+        match key {
+            "filename" => self.cfg.files[i].name = PathBuf::from(v.trim()),
+            "initialsize" => self.cfg.files[i].initial_mb = self.u(k, v),
+            "maxsize" => self.cfg.files[i].max_mb = self.u(k, v),
+            "increment" => self.cfg.files[i].increment_mb = self.u(k, v),
+            "shrinkable" => self.cfg.files[i].shrinkable = self.boolean(k, v),
+            "logfile" => self.cfg.files[i].log_file = self.boolean(k, v),
+            "sparse" => self.cfg.files[i].sparse = self.boolean(k, v),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Parses SQLIOSim's INI text over the defaults. Returns the configuration and warnings.
+pub fn parse_ini(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), String> {
+    let mut cfg = SimConfig::default();
+    let mut warnings = Vec::new();
+    let mut section = String::new();
+    {
+        let mut st = Setter {
+            cfg: &mut cfg,
+            warnings: &mut warnings,
+            origin: origin.to_string(),
+        };
+        for (lineno, line) in text.lines().enumerate() {
+            let line = line.split(';').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            st.origin = format!("{origin}:{}", lineno + 1);
+            if let Some(rest) = line.strip_prefix('[') {
+                let name = rest.strip_suffix(']').ok_or_else(|| {
+                    format!(
+                        "{origin}:{}: section header '{line}' lacks its closing ']'",
+                        lineno + 1
+                    )
+                })?;
+                section = norm(name);
+                continue;
+            }
+            let Some((k, v)) = line.split_once('=') else {
+                st.warnings
+                    .push(format!("{}: '{line}' is not key=value; ignored", st.origin));
+                continue;
+            };
+            if section.is_empty() {
+                st.warnings
+                    .push(format!("{}: {k} outside any section; ignored", st.origin));
+                continue;
+            }
+            st.set(&section, &norm(k), k.trim(), v);
+        }
+    }
+    finish_files(&mut cfg)?;
+    Ok((cfg, warnings))
+}
+
+/// Parses the native TOML format over the defaults.
+pub fn parse_toml(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), String> {
+    let doc: toml::Table = text
+        .parse()
+        .map_err(|e| format!("{origin} is not valid TOML: {e}"))?;
+    let mut cfg = SimConfig::default();
+    let mut warnings = Vec::new();
+    {
+        let mut st = Setter {
+            cfg: &mut cfg,
+            warnings: &mut warnings,
+            origin: origin.to_string(),
+        };
+        for (sec, val) in &doc {
+            let nsec = norm(sec);
+            let tables: Vec<(String, &toml::Table)> = match (nsec.as_str(), val) {
+                ("file" | "files", toml::Value::Array(a)) => a
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, t)| t.as_table().map(|t| (format!("file{}", i + 1), t)))
+                    .collect(),
+                (_, toml::Value::Table(t)) => vec![(nsec.clone(), t)],
+                _ => {
+                    st.warnings.push(format!(
+                        "{origin}: top-level key '{sec}' ignored: settings belong in sections such as [config]"
+                    ));
+                    continue;
+                }
+            };
+            for (section, t) in tables {
+                for (k, v) in t {
+                    let nk = norm(k);
+                    let s = match v {
+                        toml::Value::Boolean(b) => (if *b { "TRUE" } else { "FALSE" }).to_string(),
+                        toml::Value::Integer(i) if PERCENT_KEYS.contains(&nk.as_str()) => {
+                            (*i as f64 * 100.0).to_string()
+                        }
+                        toml::Value::Float(f) if PERCENT_KEYS.contains(&nk.as_str()) => {
+                            (f * 100.0).to_string()
+                        }
+                        toml::Value::Integer(i) => i.to_string(),
+                        toml::Value::Float(f) => f.to_string(),
+                        toml::Value::String(s) => s.clone(),
+                        other => {
+                            st.warnings.push(format!(
+                                "{origin}: [{sec}] {k} = {other} has an unsupported type; ignored"
+                            ));
+                            continue;
+                        }
+                    };
+                    st.set(&section, &nk, k, &s);
+                }
+            }
+        }
+    }
+    finish_files(&mut cfg)?;
+    Ok((cfg, warnings))
+}
+
+fn finish_files(cfg: &mut SimConfig) -> Result<(), String> {
+    for (i, f) in cfg.files.iter_mut().enumerate() {
+        if f.name.as_os_str().is_empty() {
+            return Err(format!(
+                "[File{}] has no FileName: give each file a path",
+                i + 1
+            ));
+        }
+        if f.max_mb < f.initial_mb {
+            f.max_mb = f.initial_mb;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a configuration file: TOML when it ends in `.toml`, INI otherwise.
+pub fn load(path: &Path) -> Result<(SimConfig, Vec<String>), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read configuration '{}': {e}", path.display()))?;
+    let origin = path.display().to_string();
+    if path.extension().is_some_and(|e| e == "toml") {
+        parse_toml(&text, &origin)
+    } else {
+        parse_ini(&text, &origin)
+    }
+}
+
+impl SimConfig {
+    /// Resolves -1 user counts and checks what the run needs. Returns warnings.
+    pub fn finalize(&mut self) -> Result<Vec<String>, String> {
+        let mut w = Vec::new();
+        let cpus = self.cpu_count.max(1) as i64;
+        if self.random.user_count < 0 {
+            self.random.user_count = (2 * cpus).min(8);
+        }
+        if self.bulk.user_count < 0 {
+            self.bulk.user_count = cpus.min(4);
+        }
+        if self.read_ahead.user_count < 0 {
+            self.read_ahead.user_count = 2;
+        }
+        if self.audit.user_count < 0 {
+            self.audit.user_count = 2;
+        }
+        let total = self.random.user_count
+            + self.audit.user_count
+            + self.read_ahead.user_count
+            + self.bulk.user_count;
+        if total > cpus * 1023 - 100 {
+            return Err(format!(
+                "{total} users configured; SQLIOSim allows at most CPUCount x 1023 - 100 = {}",
+                cpus * 1023 - 100
+            ));
+        }
+        for (lo, hi, what) in [
+            (
+                &mut self.random.min_chain,
+                &mut self.random.max_chain,
+                "Min/MaxIOChainLength",
+            ),
+            (
+                &mut self.read_ahead.min_pages,
+                &mut self.read_ahead.max_pages,
+                "BuffersRAMin/Max",
+            ),
+            (
+                &mut self.bulk.min_pages,
+                &mut self.bulk.max_pages,
+                "BuffersBUMin/Max",
+            ),
+            (
+                &mut self.random.min_log,
+                &mut self.random.max_log,
+                "Min/MaxLogPerBuffer",
+            ),
+            (
+                &mut self.shrink.min_extends,
+                &mut self.shrink.max_extends,
+                "Min/MaxExtends",
+            ),
+            (
+                &mut self.shrink.min_interval_s,
+                &mut self.shrink.max_interval_s,
+                "Min/MaxShrinkInterval",
+            ),
+        ] {
+            if *lo > *hi {
+                w.push(format!(
+                    "{what}: minimum {lo} above maximum {hi}; using {hi} for both"
+                ));
+                *lo = *hi;
+            }
+        }
+        for (v, what) in [
+            (&mut self.random.max_chain, "MaxIOChainLength"),
+            (&mut self.read_ahead.max_pages, "BuffersRAMax"),
+            (&mut self.bulk.max_pages, "BuffersBUMax"),
+            (&mut self.audit.buffers_validated, "BuffersValidated"),
+        ] {
+            if *v > MAX_RUN_PAGES {
+                w.push(format!("{what}={v} is above {MAX_RUN_PAGES} pages (one vectored I/O); using {MAX_RUN_PAGES}"));
+                *v = MAX_RUN_PAGES;
+            }
+        }
+        self.random.min_chain = self.random.min_chain.min(self.random.max_chain);
+        self.read_ahead.min_pages = self.read_ahead.min_pages.min(self.read_ahead.max_pages);
+        self.bulk.min_pages = self.bulk.min_pages.min(self.bulk.max_pages);
+        if self.files.iter().filter(|f| !f.log_file).count() == 0 {
+            return Err(
+                "the configuration has no data file: add a [FileN] with LogFile=FALSE".into(),
+            );
+        }
+        if !self.files.iter().any(|f| f.log_file) {
+            return Err("the configuration has no log file: SQLIOSim needs at least one [FileN] with LogFile=TRUE".into());
+        }
+        for f in &self.files {
+            if f.initial_mb == 0 {
+                return Err(format!(
+                    "{}: InitialSize is 0 MB: give it a size in MB",
+                    f.name.display()
+                ));
+            }
+        }
+        // SQLIOSim: Increment is reduced so that Increment x MaxExtents < MaxMemoryMB / #files.
+        let nfiles = self.files.len() as u64;
+        for f in &mut self.files {
+            if f.increment_mb > 0 {
+                let cap = (self.max_memory_mb / nfiles.max(1)).saturating_sub(1)
+                    / self.shrink.max_extends.max(1);
+                if f.increment_mb > cap.max(1) {
+                    w.push(format!(
+                        "{}: Increment {} MB reduced to {} MB (Increment x MaxExtents must stay below MaxMemoryMB / files, as in SQLIOSim)",
+                        f.name.display(),
+                        f.increment_mb,
+                        cap.max(1)
+                    ));
+                    f.increment_mb = cap.max(1);
+                }
+            }
+            if f.increment_mb == 0 && f.shrinkable {
+                f.shrinkable = false;
+            }
+        }
+        if self.use_scatter_gather && !self.no_buffering {
+            w.push("UseScatterGather=TRUE forces NoBuffering=TRUE, as in SQLIOSim".into());
+            self.no_buffering = true;
+        }
+        Ok(w)
+    }
+}
+
+/// Largest run of pages in one vectored I/O (the kernel's IOV_MAX).
+pub const MAX_RUN_PAGES: u64 = 1024;
+/// Pages per checkpoint / lazy-writer gather write at most.
+pub const CHECKPOINT_RUN: u64 = 128;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEFAULT_INI: &str = include_str!("../../examples/sqliosim.default.cfg.ini");
+
+    #[test]
+    fn shipped_default_ini_parses_without_warnings() {
+        let (c, w) = parse_ini(DEFAULT_INI, "default").unwrap();
+        // Only the note that the XML log becomes JSON lines.
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("JSON lines"));
+        assert_eq!(c.cache_hit_ratio, 0.10);
+        assert_eq!(c.random.min_chain, 50);
+        assert_eq!(c.random.read_write_ratio, 0.90);
+        assert_eq!(c.random.rollback_chance, 0.01);
+        assert_eq!(c.random.jump_to_new_region, 0.05);
+        assert_eq!(c.bulk.max_pages, 128);
+        assert_eq!(c.files.len(), 2);
+        assert!(c.files[1].log_file);
+        assert_eq!(c.error_file, PathBuf::from("sqliosim.log.jsonl"));
+    }
+
+    #[test]
+    fn toml_equivalent_matches_ini() {
+        let (a, _) = parse_ini(DEFAULT_INI, "ini").unwrap();
+        let (b, w) =
+            parse_toml(include_str!("../../examples/sqliosim.default.toml"), "toml").unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            a.error_file.with_extension(""),
+            b.error_file.with_extension("")
+        );
+        let mut b = b;
+        b.error_file = a.error_file.clone();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn quirks_and_warnings() {
+        let ini = "; comment\n[CONFIG]\nCacheHitRatio=2500 ; a quarter\nStopOnError=true\nTestCycles=abc\nFrobnicate=1\n[Weird]\nx=1\n[File1]\nFileName=/tmp/x.mdx\nInitialSize=10\nMaxSize=5\n";
+        let (c, w) = parse_ini(ini, "t").unwrap();
+        assert_eq!(c.cache_hit_ratio, 0.25);
+        assert!(!c.stop_on_error, "lowercase true is not TRUE");
+        assert_eq!(c.test_cycles, 0);
+        assert_eq!(c.files[0].max_mb, 10);
+        let all = w.join("\n");
+        assert!(all.contains("case-sensitive"), "{all}");
+        assert!(all.contains("TestCycles=abc"), "{all}");
+        assert!(all.contains("unknown key Frobnicate"), "{all}");
+        assert!(all.contains("unknown section [weird]"), "{all}");
+    }
+
+    #[test]
+    fn finalize_checks_files_and_users() {
+        let mut c = SimConfig::default();
+        assert!(c.finalize().unwrap_err().contains("no data file"));
+        let mut c = SimConfig {
+            cpu_count: 2,
+            files: default_files(Path::new("/tmp"), Some(64)),
+            ..SimConfig::default()
+        };
+        c.finalize().unwrap();
+        assert_eq!(c.random.user_count, 4);
+        assert_eq!(c.bulk.user_count, 2);
+        assert_eq!(c.files[1].initial_mb, 32);
+        let mut c = SimConfig {
+            files: vec![c.files[0].clone()],
+            ..c
+        };
+        assert!(c.finalize().unwrap_err().contains("no log file"));
+    }
+
+    #[test]
+    fn missing_filename_is_an_error() {
+        assert!(parse_ini("[File1]\nInitialSize=5\n", "t")
+            .unwrap_err()
+            .contains("FileName"));
+    }
+}

@@ -1,0 +1,408 @@
+//! The simulated database's files: creation, growth, shrink, deletion, and
+//! the page-state table (last acknowledged generation, dirty generation and
+//! latch of every page).
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use anyhow::Context;
+
+use super::config::{FileCfg, SimConfig};
+use crate::buf::AlignedBuf;
+use crate::verify::PAGE_SIZE;
+use crate::workload::CacheMode;
+
+/// Generation meaning "unknown content" (a write failed): not verified until rewritten.
+pub const UNKNOWN_GEN: u32 = u32::MAX;
+const MIB: u64 = 1 << 20;
+/// Pages per MiB.
+pub const PAGES_PER_MB: u64 = MIB / PAGE_SIZE as u64;
+
+/// SQLIOSim's per-file counters, updated by every user.
+#[derive(Debug, Default)]
+pub struct FileCounters {
+    /// Single-buffer reads.
+    pub reads: AtomicU64,
+    /// Vectored (scatter) reads.
+    pub scatter_reads: AtomicU64,
+    /// Single-buffer writes.
+    pub writes: AtomicU64,
+    /// Vectored (gather) writes.
+    pub gather_writes: AtomicU64,
+    /// Sum of I/O durations, ns.
+    pub total_io_ns: AtomicU64,
+    /// Times an I/O waited because the running average exceeded the target.
+    pub throttled: AtomicU64,
+    /// I/Os in flight now.
+    pub outstanding: AtomicU64,
+    /// Most I/Os in flight at once (SQLIOSim's "IO request blocks").
+    pub peak_outstanding: AtomicU64,
+}
+
+/// One file of the simulated database.
+pub struct SimFile {
+    /// File id: its [FileN] number.
+    pub id: u32,
+    /// Index in every engine's file table.
+    pub idx: u32,
+    /// Path.
+    pub path: PathBuf,
+    /// Its configuration.
+    pub cfg: FileCfg,
+    /// Open file (O_DIRECT / O_DSYNC as configured).
+    pub file: File,
+    /// A block device (fixed size).
+    pub is_device: bool,
+    /// Created by this run.
+    pub created: bool,
+    /// Current size in pages.
+    pub pages: AtomicU64,
+    /// Largest size in pages.
+    pub max_pages: u64,
+    /// Last acknowledged generation of every page (0 = never written).
+    pub gens: Vec<AtomicU32>,
+    /// Generation waiting in the buffer pool (0 = clean).
+    pub dirty: Vec<AtomicU32>,
+    /// Page latches.
+    latch: Vec<AtomicBool>,
+    /// Counters.
+    pub ctr: FileCounters,
+    /// Running average I/O duration, ms (SQLIOSim's throttling metric).
+    pub avg_ms: Mutex<f64>,
+    /// Direct-I/O alignment.
+    pub align: u64,
+}
+
+/// Holds latches on pages [first, first + n) of a file; releases them on drop.
+pub struct Latch<'a> {
+    f: &'a SimFile,
+    first: u64,
+    n: u64,
+}
+
+impl Drop for Latch<'_> {
+    fn drop(&mut self) {
+        for p in self.first..self.first + self.n {
+            self.f.latch[p as usize].store(false, Ordering::Release);
+        }
+    }
+}
+
+impl SimFile {
+    /// Raw descriptor.
+    pub fn fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// Current size in pages.
+    pub fn page_count(&self) -> u64 {
+        self.pages.load(Ordering::Acquire)
+    }
+
+    /// Latches pages [first, first + n) in ascending order (deadlock-free as
+    /// every user latches ascending within one file at a time). Returns None
+    /// when the range no longer lies inside the file (a shrink intervened).
+    pub fn latch(&self, first: u64, n: u64) -> Option<Latch<'_>> {
+        let end = first + n;
+        if end > self.max_pages {
+            return None;
+        }
+        let mut got = 0;
+        for p in first..end {
+            let l = &self.latch[p as usize];
+            let mut spins = 0u32;
+            while l
+                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            got += 1;
+        }
+        let guard = Latch {
+            f: self,
+            first,
+            n: got,
+        };
+        if end > self.page_count() {
+            return None;
+        }
+        Some(guard)
+    }
+
+    /// Latches pages [first, first + n) whatever the current size (used by
+    /// the shrink on the tail it removes). None only beyond MaxSize.
+    pub fn latch_unchecked(&self, first: u64, n: u64) -> Option<Latch<'_>> {
+        if first + n > self.max_pages {
+            return None;
+        }
+        for p in first..first + n {
+            let l = &self.latch[p as usize];
+            while l
+                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                std::thread::yield_now();
+            }
+        }
+        Some(Latch { f: self, first, n })
+    }
+
+    /// Records an I/O's start on this file.
+    pub fn io_start(&self) {
+        let n = self.ctr.outstanding.fetch_add(1, Ordering::AcqRel) + 1;
+        self.ctr.peak_outstanding.fetch_max(n, Ordering::AcqRel);
+    }
+
+    /// Records an I/O's end: duration into the running average and totals.
+    pub fn io_end(&self, ns: u64) {
+        self.ctr.outstanding.fetch_sub(1, Ordering::AcqRel);
+        self.ctr.total_io_ns.fetch_add(ns, Ordering::Relaxed);
+        let mut avg = self.avg_ms.lock().expect("avg lock");
+        *avg = running_average(*avg, ns as f64 / 1e6, AVERAGE_IOS);
+    }
+
+    /// The running average, ms.
+    pub fn running_average_ms(&self) -> f64 {
+        *self.avg_ms.lock().expect("avg lock")
+    }
+}
+
+/// SQLIOSim's MaxIOs in its running average; its value is not documented.
+pub const AVERAGE_IOS: f64 = 32.0;
+
+/// SQLIOSim's running average: `avg = (avg x (MaxIOs - 1) + dur) / MaxIOs`.
+pub fn running_average(avg: f64, dur_ms: f64, max_ios: f64) -> f64 {
+    (avg * (max_ios - 1.0) + dur_ms) / max_ios
+}
+
+fn cache_mode(cfg: &SimConfig) -> CacheMode {
+    match (cfg.no_buffering, cfg.write_through) {
+        (true, true) => CacheMode::DirectWritethrough,
+        (true, false) => CacheMode::Direct,
+        (false, true) => CacheMode::Writethrough,
+        (false, false) => CacheMode::Buffered,
+    }
+}
+
+/// Deletes a file the simulator created or owns; refuses files iosim did not create.
+pub fn delete_file(path: &Path, allow_destroy: bool) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => {
+            if !crate::target::is_iosim_file(path) && !allow_destroy {
+                return Err(crate::Error::WouldDestroy(
+                    path.to_path_buf(),
+                    "DeleteFilesAtStartup would delete a file iosim did not create".into(),
+                )
+                .into());
+            }
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot delete '{}'", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Opens (creating as needed) file `i` of the configuration.
+pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<SimFile> {
+    let fc = cfg.files[i].clone();
+    let path = fc.name.clone();
+    if cfg.delete_files_at_startup {
+        delete_file(&path, allow_destroy)?;
+    }
+    let meta = std::fs::metadata(&path).ok();
+    let is_device = meta
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_block_device());
+    let mut created = false;
+    let want = fc.initial_mb * MIB;
+    let (initial_bytes, max_bytes) = if is_device {
+        if !allow_destroy {
+            return Err(crate::Error::WouldDestroy(
+                path.clone(),
+                "it is a block device and the simulation overwrites it".into(),
+            )
+            .into());
+        }
+        // O_EXCL on a block device fails with EBUSY when it is mounted or held.
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&path)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::EBUSY) {
+                    anyhow::Error::new(crate::Error::DeviceInUse(
+                        path.clone(),
+                        "the device is mounted or held by another program".into(),
+                    ))
+                } else {
+                    anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
+                }
+            })?;
+        let f = File::open(&path)?;
+        let dev = crate::target::device_size(&f)?;
+        let size = want.min(dev) / PAGE_SIZE as u64 * PAGE_SIZE as u64;
+        (size, size)
+    } else {
+        match &meta {
+            Some(m) if m.is_file() => {
+                if !crate::target::is_iosim_file(&path) && !allow_destroy {
+                    return Err(crate::Error::WouldDestroy(
+                        path.clone(),
+                        "the simulation overwrites it".into(),
+                    )
+                    .into());
+                }
+            }
+            Some(_) => anyhow::bail!(
+                "'{}' is neither a regular file nor a block device: choose another FileName",
+                path.display()
+            ),
+            None => {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)
+                    .map_err(|e| {
+                        if e.kind() == io::ErrorKind::NotFound {
+                            anyhow::Error::new(crate::Error::MissingDirectory(
+                                path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                            ))
+                        } else {
+                            anyhow::Error::new(e)
+                                .context(format!("cannot create '{}'", path.display()))
+                        }
+                    })?;
+                crate::target::mark_iosim_file(&path);
+                created = true;
+            }
+        }
+        (want, fc.max_mb.max(fc.initial_mb) * MIB)
+    };
+    let mode = cache_mode(cfg);
+    let file = crate::target::open_with_cache(&path, mode, true).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EINVAL) && mode.is_direct() {
+            anyhow::anyhow!(
+                "direct I/O (O_DIRECT) is not supported for '{}': set NoBuffering=FALSE (and UseScatterGather=FALSE), or put the file on ext4 or xfs",
+                path.display()
+            )
+        } else {
+            anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
+        }
+    })?;
+    let max_pages = max_bytes / PAGE_SIZE as u64;
+    let table = |n: u64| -> Vec<AtomicU32> {
+        if fc.log_file {
+            Vec::new()
+        } else {
+            (0..n).map(|_| AtomicU32::new(0)).collect()
+        }
+    };
+    let align = if is_device {
+        crate::target::logical_block_size(&file).unwrap_or(512)
+    } else {
+        crate::target::dio_alignment(&path).unwrap_or(512)
+    }
+    .max(512);
+    let sf = SimFile {
+        id: i as u32 + 1,
+        idx: i as u32,
+        path: path.clone(),
+        gens: table(max_pages),
+        dirty: table(max_pages),
+        latch: if fc.log_file {
+            Vec::new()
+        } else {
+            (0..max_pages).map(|_| AtomicBool::new(false)).collect()
+        },
+        cfg: fc,
+        file,
+        is_device,
+        created,
+        pages: AtomicU64::new(0),
+        max_pages,
+        ctr: FileCounters::default(),
+        avg_ms: Mutex::new(cfg.target_io_duration_ms as f64),
+        align,
+    };
+    if !is_device {
+        // Existing contents are never trusted: start from the configured size.
+        sf.file
+            .set_len(0)
+            .with_context(|| format!("cannot truncate '{}'", path.display()))?;
+        resize(&sf, 0, initial_bytes / PAGE_SIZE as u64, cfg.stamp_files)?;
+    } else {
+        sf.pages
+            .store(initial_bytes / PAGE_SIZE as u64, Ordering::Release);
+    }
+    Ok(sf)
+}
+
+/// Grows the file from `old` to `new` pages: sparse files by size only,
+/// StampFiles by writing zeros, otherwise with fallocate (instant file
+/// initialisation: the blocks are allocated but not written).
+pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()> {
+    let ps = PAGE_SIZE as u64;
+    if new > old {
+        let (off, len) = (old * ps, (new - old) * ps);
+        if f.cfg.sparse {
+            f.file.set_len(new * ps)?;
+        } else if stamp {
+            let chunk = AlignedBuf::new(1 << 20);
+            let mut pos = off;
+            while pos < off + len {
+                let n = (off + len - pos).min(chunk.len() as u64) as usize;
+                let r =
+                    crate::engine::pio(f.fd(), crate::engine::Op::Write, chunk.as_ptr(), n, pos);
+                if r < 0 {
+                    return Err(io::Error::from_raw_os_error(-r))
+                        .with_context(|| format!("cannot zero-fill '{}'", f.path.display()));
+                }
+                pos += r as u64;
+            }
+        } else {
+            // SAFETY: plain fallocate on an open descriptor.
+            let r = unsafe { libc::fallocate(f.fd(), 0, off as i64, len as i64) };
+            if r != 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    return Err(crate::Error::NoSpace(
+                        f.path.clone(),
+                        crate::units::format_size(len),
+                    )
+                    .into());
+                }
+                f.file.set_len(new * ps)?;
+            }
+        }
+    } else if new < old {
+        f.file.set_len(new * ps)?;
+    }
+    f.pages.store(new, Ordering::Release);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn running_average_follows_sqliosim() {
+        let mut avg = 100.0;
+        for _ in 0..1000 {
+            avg = running_average(avg, 10.0, AVERAGE_IOS);
+        }
+        assert!((avg - 10.0).abs() < 0.01);
+        assert_eq!(running_average(100.0, 132.0, 32.0), 101.0);
+    }
+}

@@ -1,0 +1,603 @@
+//! `iosim sim`: simulates a database engine's I/O (SQLIOSim's job) and
+//! verifies every page it reads back.
+//!
+//! A run is a sequence of cycles, as in SQLIOSim: initial update (every
+//! page gets a new generation, logged first), initial checkpoint, the timed
+//! run (RandomUser, AuditUser, ReadAheadUser, BulkUpdateUser and ShrinkUser
+//! threads, with the log writer, checkpoint, lazy writer and display monitor
+//! behind them), final checkpoint, and a full audit of every data page and
+//! of the log. Every user owns an I/O engine (io_uring or pread/pwrite);
+//! MaxOutstandingIO is a process-wide semaphore; pages are latched while a
+//! user works on them, so no page is written by two users at once and the
+//! table of last acknowledged generations is exact.
+//!
+//! See docs/sim.md.
+
+pub mod cli;
+pub mod config;
+pub mod files;
+pub mod io;
+pub mod logwriter;
+pub mod summary;
+pub mod users;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::faulty::{Fault, FaultPlan};
+use crate::stats::RwStats;
+use crate::verify::{ErrorClass, PageHeader, PageId};
+use config::SimConfig;
+use files::SimFile;
+use io::{Inflight, Semaphore, UserIo};
+
+/// The kinds of simulated users and engine threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum UserKind {
+    /// OLTP read/modify/write.
+    RandomUser,
+    /// DBCC-style validation reads.
+    AuditUser,
+    /// Scatter reads of contiguous pages.
+    ReadAheadUser,
+    /// Gather writes of new pages.
+    BulkUpdateUser,
+    /// File growth and shrink.
+    ShrinkUser,
+    /// Sequential log writes.
+    LogWriter,
+    /// Gather writes of dirty pages (initial, periodic, final).
+    Checkpoint,
+    /// Gather writes of dirty pages when the buffer pool fills.
+    LazyWriter,
+    /// End-of-cycle audit of every page and log block.
+    FullAudit,
+}
+
+impl UserKind {
+    /// Name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            UserKind::RandomUser => "RandomUser",
+            UserKind::AuditUser => "AuditUser",
+            UserKind::ReadAheadUser => "ReadAheadUser",
+            UserKind::BulkUpdateUser => "BulkUpdateUser",
+            UserKind::ShrinkUser => "ShrinkUser",
+            UserKind::LogWriter => "LogWriter",
+            UserKind::Checkpoint => "Checkpoint",
+            UserKind::LazyWriter => "LazyWriter",
+            UserKind::FullAudit => "FullAudit",
+        }
+    }
+}
+
+/// One detected error (a line of the JSON-lines error log).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// When (UTC).
+    pub time: String,
+    /// Which user saw it (`RandomUser#1`).
+    pub user: String,
+    /// Class.
+    pub class: ErrorClass,
+    /// File path.
+    pub file: String,
+    /// File id ([FileN]).
+    pub file_id: u32,
+    /// Page number (for log files: the 512-byte sector of the block).
+    pub page: u64,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// `read` or `write`.
+    pub op: String,
+    /// The image the page should hold.
+    pub expected: Option<PageId>,
+    /// The header read back (None for I/O errors and log blocks).
+    pub received: Option<PageHeader>,
+    /// What was found.
+    pub detail: String,
+    /// Retries performed.
+    pub retries: u64,
+    /// A retry read the right image (the failure was transient).
+    pub recovered: bool,
+    /// Dump file with the expected and received images and their difference.
+    pub dump: Option<String>,
+}
+
+/// Statistics of one kind of user.
+#[derive(Clone, Debug, Default)]
+pub struct KindStats {
+    /// Per file (engine index).
+    pub per_file: Vec<RwStats>,
+    /// Threads of this kind that ran (summed over cycles).
+    pub threads: u64,
+    /// Seconds they were active (the longest, summed over cycles).
+    pub secs: f64,
+}
+
+struct ErrorLog {
+    jsonl: Option<std::fs::File>,
+    path: PathBuf,
+    dumps: u64,
+    first: Vec<ErrorRecord>,
+    by_class: BTreeMap<ErrorClass, u64>,
+}
+
+/// State shared by every simulated user.
+pub struct Shared {
+    /// The configuration.
+    pub cfg: SimConfig,
+    /// The files (index = engine file index).
+    pub files: Vec<SimFile>,
+    /// Indices of data files.
+    pub data: Vec<usize>,
+    /// Indices of log files.
+    pub logs: Vec<usize>,
+    /// Stop everything (Ctrl-C, or an error with StopOnError).
+    pub stop: Arc<AtomicBool>,
+    /// Set when an error stopped the run.
+    pub stopped_by_error: AtomicBool,
+    /// End of the timed part of the current cycle.
+    pub cycle_stop: AtomicBool,
+    /// I/O bursts allowed (no throttling).
+    pub burst: AtomicBool,
+    /// MaxOutstandingIO.
+    pub sem: Semaphore,
+    errors: Mutex<ErrorLog>,
+    /// Errors detected.
+    pub error_count: AtomicU64,
+    /// Dirty pages in the buffer pool.
+    pub dirty_count: AtomicU64,
+    /// Buffer pool size in pages (MaxMemoryMB).
+    pub pool_pages: u64,
+    /// The log.
+    pub log: logwriter::LogShared,
+    stats: Mutex<BTreeMap<UserKind, KindStats>>,
+    /// In-flight I/O of every user, for the display monitor.
+    pub inflight: Mutex<Vec<Arc<Inflight>>>,
+    warnings: Mutex<Vec<String>>,
+    notes: Mutex<Vec<String>>,
+    /// Fault plan, when faults are injected.
+    pub faults: Option<Arc<Mutex<FaultPlan>>>,
+    /// Pages checked.
+    pub pages_verified: AtomicU64,
+    /// Pages written and acknowledged.
+    pub pages_written: AtomicU64,
+    /// Log blocks written.
+    pub log_blocks_written: AtomicU64,
+    /// Log blocks read back and checked.
+    pub log_blocks_verified: AtomicU64,
+    /// File growths.
+    pub grows: AtomicU64,
+    /// File shrinks.
+    pub shrinks: AtomicU64,
+    /// Long-I/O warnings issued.
+    pub long_io_warnings: AtomicU64,
+    quiet: bool,
+}
+
+impl Shared {
+    /// Records an error: counts it, appends it to the JSON-lines log, writes
+    /// a dump when images are given, prints it, and stops the run when
+    /// StopOnError says so.
+    pub fn report(&self, mut rec: ErrorRecord, images: Option<(&[u8], &[u8])>) {
+        let mut log = self.errors.lock().expect("error log lock");
+        if let Some((exp, got)) = images {
+            log.dumps += 1;
+            let stem = log
+                .path
+                .file_stem()
+                .map_or("iosim-sim".into(), |s| s.to_string_lossy().into_owned());
+            let dir = log.path.parent().map(PathBuf::from).unwrap_or_default();
+            let dump = dir.join(format!("{stem}.dump{:05}.txt", log.dumps));
+            let title = format!(
+                "iosim sim error dump\nclass: {}\nfile: {} (file id {})\npage: {}  offset: {:#x}\nuser: {}\ndetail: {}\nexpected: {:?}\nreceived header: {:?}\nretries: {} recovered: {}\n(the expected image is rebuilt from the run seed; its timestamp is copied from the received header)",
+                rec.class.name(),
+                rec.file,
+                rec.file_id,
+                rec.page,
+                rec.offset,
+                rec.user,
+                rec.detail,
+                rec.expected,
+                rec.received,
+                rec.retries,
+                rec.recovered
+            );
+            match std::fs::write(&dump, crate::verify::dump_text(&title, exp, got)) {
+                Ok(()) => rec.dump = Some(dump.display().to_string()),
+                Err(e) => self.warn(format!("cannot write dump file {}: {e}", dump.display())),
+            }
+        }
+        if !self.quiet {
+            eprintln!(
+                "iosim sim: ERROR {} on {} page {} (offset {:#x}) by {}: {}{}",
+                rec.class.name(),
+                rec.file,
+                rec.page,
+                rec.offset,
+                rec.user,
+                rec.detail,
+                rec.dump
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(" [dump: {d}]"))
+            );
+        }
+        if let Some(f) = log.jsonl.as_mut() {
+            if let Ok(line) = serde_json::to_string(&rec) {
+                let _ = writeln!(f, "{line}");
+            }
+        }
+        *log.by_class.entry(rec.class).or_default() += 1;
+        if log.first.len() < 1000 {
+            log.first.push(rec);
+        }
+        self.error_count.fetch_add(1, Ordering::AcqRel);
+        if self.cfg.stop_on_error {
+            self.stopped_by_error.store(true, Ordering::Release);
+            self.stop.store(true, Ordering::Release);
+        }
+    }
+
+    /// A warning for the report (also printed unless quiet).
+    pub fn warn(&self, msg: String) {
+        if !self.quiet {
+            eprintln!("iosim sim: warning: {msg}");
+        }
+        self.warnings.lock().expect("warnings lock").push(msg);
+    }
+
+    /// A note, recorded once.
+    pub fn note_once(&self, msg: String) {
+        let mut n = self.notes.lock().expect("notes lock");
+        if !n.contains(&msg) {
+            n.push(msg);
+        }
+    }
+
+    /// Adds a user's statistics.
+    pub fn merge_stats(&self, kind: UserKind, per_file: &[RwStats], secs: f64) {
+        let mut st = self.stats.lock().expect("stats lock");
+        let e = st.entry(kind).or_insert_with(|| KindStats {
+            per_file: (0..self.files.len()).map(|_| RwStats::default()).collect(),
+            threads: 0,
+            secs: 0.0,
+        });
+        for (a, b) in e.per_file.iter_mut().zip(per_file) {
+            a.merge(b);
+        }
+        e.threads += 1;
+        e.secs = e.secs.max(secs);
+    }
+
+    /// Milliseconds since the Unix epoch (page timestamps).
+    pub fn epoch_ms(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    }
+
+    /// Counts a growth or shrink.
+    pub fn bump_resize(&self, grow: bool) {
+        if grow {
+            self.grows.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.shrinks.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// How to run besides the configuration.
+#[derive(Clone, Debug)]
+pub struct RunOpts {
+    /// Ctrl-C flag.
+    pub stop: Arc<AtomicBool>,
+    /// Allow overwriting/deleting files and devices iosim did not create.
+    pub allow_destroy: bool,
+    /// Faults to inject (file = [FileN] number).
+    pub faults: Vec<Fault>,
+    /// No messages on stderr.
+    pub quiet: bool,
+    /// Threshold of the long-I/O warning (15 s in SQLIOSim).
+    pub long_io: Duration,
+}
+
+/// Runs the simulation.
+pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult> {
+    let started_at = crate::clock::utc_now_rfc3339();
+    let t0 = crate::clock::now_ns();
+    let mut files = Vec::new();
+    for i in 0..cfg.files.len() {
+        files.push(files::open(&cfg, i, opts.allow_destroy)?);
+    }
+    let data: Vec<usize> = (0..files.len())
+        .filter(|&i| !files[i].cfg.log_file)
+        .collect();
+    let logs: Vec<usize> = (0..files.len())
+        .filter(|&i| files[i].cfg.log_file)
+        .collect();
+    let mut faults = Vec::new();
+    for f in &opts.faults {
+        if f.file == 0 || f.file as usize > files.len() {
+            anyhow::bail!(
+                "fault {}: file={} does not name a file: use the [FileN] number, 1..{}",
+                f.kind.name(),
+                f.file,
+                files.len()
+            );
+        }
+        faults.push(Fault {
+            file: f.file - 1,
+            ..f.clone()
+        });
+    }
+    let error_path = cfg.error_file.clone();
+    let jsonl = std::fs::File::create(&error_path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create the error log '{}': {e}; choose another with --log",
+            error_path.display()
+        )
+    })?;
+    let max_io = if cfg.max_outstanding_io == 0 {
+        140_000
+    } else {
+        cfg.max_outstanding_io
+    };
+    let sh = Arc::new(Shared {
+        pool_pages: (cfg.max_memory_mb * files::PAGES_PER_MB).max(256),
+        sem: Semaphore::new(max_io),
+        faults: (!faults.is_empty()).then(|| FaultPlan::new(faults, cfg.seed)),
+        cfg,
+        log: logwriter::LogShared::default(),
+        files,
+        data,
+        logs,
+        stop: opts.stop.clone(),
+        stopped_by_error: AtomicBool::new(false),
+        cycle_stop: AtomicBool::new(false),
+        burst: AtomicBool::new(false),
+        errors: Mutex::new(ErrorLog {
+            jsonl: Some(jsonl),
+            path: error_path,
+            dumps: 0,
+            first: Vec::new(),
+            by_class: BTreeMap::new(),
+        }),
+        error_count: AtomicU64::new(0),
+        dirty_count: AtomicU64::new(0),
+        stats: Mutex::new(BTreeMap::new()),
+        inflight: Mutex::new(Vec::new()),
+        warnings: Mutex::new(Vec::new()),
+        notes: Mutex::new(Vec::new()),
+        pages_verified: AtomicU64::new(0),
+        pages_written: AtomicU64::new(0),
+        log_blocks_written: AtomicU64::new(0),
+        log_blocks_verified: AtomicU64::new(0),
+        grows: AtomicU64::new(0),
+        shrinks: AtomicU64::new(0),
+        long_io_warnings: AtomicU64::new(0),
+        quiet: opts.quiet,
+    });
+    *sh.log.blocks.lock().expect("log blocks lock") = vec![BTreeMap::new(); sh.logs.len()];
+    if !sh.cfg.verify {
+        sh.note_once("verification is OFF (--no-verify): pages are written and read but not checked; use this only to measure the cost of verification".into());
+    }
+
+    let writer = {
+        let sh = sh.clone();
+        std::thread::Builder::new()
+            .name("LogWriter".into())
+            .spawn(move || {
+                let r = logwriter::run(sh.clone());
+                // Never leave a user waiting for a log that will not be written.
+                sh.log.stop();
+                r
+            })?
+    };
+    let monitor_done = Arc::new(AtomicBool::new(false));
+    let monitor = {
+        let (sh, done, th) = (sh.clone(), monitor_done.clone(), opts.long_io);
+        std::thread::Builder::new()
+            .name("DisplayMonitor".into())
+            .spawn(move || users::monitor(sh, th, &done))?
+    };
+
+    let res = cycles(&sh);
+
+    sh.log.stop();
+    let wres = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the log writer panicked"))?;
+    monitor_done.store(true, Ordering::Release);
+    let _ = monitor.join();
+    let cycles_done = res?;
+    wres?;
+
+    if sh.cfg.delete_files_at_shutdown {
+        for f in &sh.files {
+            if !f.is_device {
+                if let Err(e) = files::delete_file(&f.path, opts.allow_destroy) {
+                    sh.warn(format!("{e:#}"));
+                }
+            }
+        }
+    }
+    let duration_s = (crate::clock::now_ns() - t0) as f64 / 1e9;
+    let interrupted =
+        sh.stop.load(Ordering::Acquire) && !sh.stopped_by_error.load(Ordering::Acquire);
+    Ok(summary::build(
+        &sh,
+        started_at,
+        duration_s,
+        cycles_done,
+        interrupted,
+    ))
+}
+
+fn spawn_user(
+    sh: &Arc<Shared>,
+    kind: UserKind,
+    n: usize,
+    slots: usize,
+    body: impl FnOnce(UserIo) + Send + 'static,
+) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<()>>> {
+    let sh = sh.clone();
+    Ok(std::thread::Builder::new()
+        .name(format!("{}#{n}", kind.name()))
+        .spawn(move || {
+            let io = UserIo::new(&sh, kind, n, slots, crate::verify::PAGE_SIZE)?;
+            body(io);
+            Ok(())
+        })?)
+}
+
+/// Runs the cycles; returns how many completed.
+fn cycles(sh: &Arc<Shared>) -> anyhow::Result<u64> {
+    let cfg = &sh.cfg;
+    let page = crate::verify::PAGE_SIZE;
+    let mut done = 0u64;
+    loop {
+        if sh.stop.load(Ordering::Acquire) {
+            break;
+        }
+        // Initial update and initial checkpoint (bursts allowed).
+        sh.burst.store(cfg.allow_io_bursts, Ordering::Release);
+        sh.cycle_stop.store(false, Ordering::Release);
+        {
+            let mut cp = UserIo::new(
+                sh,
+                UserKind::Checkpoint,
+                0,
+                config::CHECKPOINT_RUN as usize,
+                page,
+            )?;
+            users::initial_update(&mut cp);
+            users::checkpoint_all(&mut cp);
+        }
+        sh.burst.store(false, Ordering::Release);
+
+        // Timed run.
+        let mut threads = Vec::new();
+        for n in 0..cfg.random.user_count.max(0) as usize {
+            threads.push(spawn_user(
+                sh,
+                UserKind::RandomUser,
+                n + 1,
+                cfg.random.max_chain as usize,
+                users::random_user,
+            )?);
+        }
+        for n in 0..cfg.audit.user_count.max(0) as usize {
+            threads.push(spawn_user(
+                sh,
+                UserKind::AuditUser,
+                n + 1,
+                cfg.audit.buffers_validated as usize,
+                move |io| users::audit_user(io, n),
+            )?);
+        }
+        for n in 0..cfg.read_ahead.user_count.max(0) as usize {
+            threads.push(spawn_user(
+                sh,
+                UserKind::ReadAheadUser,
+                n + 1,
+                cfg.read_ahead.max_pages as usize,
+                users::read_ahead_user,
+            )?);
+        }
+        for n in 0..cfg.bulk.user_count.max(0) as usize {
+            threads.push(spawn_user(
+                sh,
+                UserKind::BulkUpdateUser,
+                n + 1,
+                cfg.bulk.max_pages as usize,
+                users::bulk_update_user,
+            )?);
+        }
+        threads.push(spawn_user(
+            sh,
+            UserKind::ShrinkUser,
+            1,
+            1,
+            users::shrink_user,
+        )?);
+        threads.push(spawn_user(
+            sh,
+            UserKind::LazyWriter,
+            1,
+            config::CHECKPOINT_RUN as usize,
+            users::lazy_writer,
+        )?);
+        let every =
+            (cfg.test_cycle_duration / 3).clamp(Duration::from_secs(1), Duration::from_secs(60));
+        threads.push(spawn_user(
+            sh,
+            UserKind::Checkpoint,
+            1,
+            config::CHECKPOINT_RUN as usize,
+            move |io| users::checkpoint_thread(io, every),
+        )?);
+        let end = crate::clock::now_ns() + cfg.test_cycle_duration.as_nanos() as u64;
+        while crate::clock::now_ns() < end && !sh.stop.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        sh.cycle_stop.store(true, Ordering::Release);
+        let mut first_err = None;
+        for t in threads {
+            match t.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(anyhow::anyhow!("a simulated user panicked"));
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+
+        // Final checkpoint (bursts allowed) and full audit.
+        sh.burst.store(cfg.allow_io_bursts, Ordering::Release);
+        {
+            let mut cp = UserIo::new(
+                sh,
+                UserKind::Checkpoint,
+                0,
+                config::CHECKPOINT_RUN as usize,
+                page,
+            )?;
+            users::checkpoint_all(&mut cp);
+        }
+        sh.burst.store(false, Ordering::Release);
+        {
+            let mut au = UserIo::new(sh, UserKind::FullAudit, 0, 64, page)?;
+            users::full_audit(&mut au);
+        }
+        {
+            let mut la = UserIo::new(sh, UserKind::FullAudit, 1, 1, crate::verify::MAX_LOG_BLOCK)?;
+            logwriter::audit(&mut la);
+        }
+        if sh.stop.load(Ordering::Acquire) {
+            break;
+        }
+        done += 1;
+        if !sh.quiet {
+            eprintln!(
+                "iosim sim: cycle {done} done: {} errors so far",
+                sh.error_count.load(Ordering::Acquire)
+            );
+        }
+        if cfg.test_cycles > 0 && done >= cfg.test_cycles {
+            break;
+        }
+    }
+    Ok(done)
+}

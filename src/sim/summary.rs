@@ -1,0 +1,366 @@
+//! Results of `iosim sim`: SQLIOSim's per-file final summary, and what it
+//! lacks: per user type and per file IOPS, MiB/s and latency percentiles,
+//! error counts by class, JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use super::{ErrorRecord, Shared};
+use crate::stats::{RwResult, RwStats};
+use crate::verify::ErrorClass;
+
+/// SQLIOSim's per-file counters plus iosim's statistics.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FileSummary {
+    /// File id ([FileN]).
+    pub id: u32,
+    /// Path.
+    pub path: String,
+    /// `data` or `log`.
+    pub kind: String,
+    /// Size at the end, bytes.
+    pub size_bytes: u64,
+    /// Sparse attribute.
+    pub sparse: bool,
+    /// Block device.
+    pub device: bool,
+    /// Direct-I/O alignment of the file or device, bytes (its sector size as I/O sees it).
+    pub dio_align: u64,
+    /// Target IO Duration (ms).
+    pub target_io_duration_ms: u64,
+    /// Running Average IO Duration (ms).
+    pub running_average_io_duration_ms: f64,
+    /// Number of times IO throttled.
+    pub throttled: u64,
+    /// IO request blocks (most I/Os in flight at once).
+    pub io_request_blocks: u64,
+    /// Reads (single buffer).
+    pub reads: u64,
+    /// Scatter Reads (vectored).
+    pub scatter_reads: u64,
+    /// Writes (single buffer).
+    pub writes: u64,
+    /// Gather Writes (vectored).
+    pub gather_writes: u64,
+    /// Total IO Time (ms).
+    pub total_io_time_ms: u64,
+    /// IOPS, MiB/s, latency percentiles over the whole run.
+    pub stats: RwResult,
+}
+
+/// Statistics of one kind of user.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UserSummary {
+    /// User kind (`RandomUser`, ...).
+    pub user: String,
+    /// Threads that ran (over all cycles).
+    pub threads: u64,
+    /// Seconds active.
+    pub seconds: f64,
+    /// IOPS, MiB/s and latency over those seconds.
+    pub stats: RwResult,
+}
+
+/// Errors.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ErrorsSummary {
+    /// All errors.
+    pub count: u64,
+    /// Per class (every class listed, zeros included).
+    pub by_class: BTreeMap<String, u64>,
+    /// The first errors (up to 1000).
+    pub first: Vec<ErrorRecord>,
+    /// The JSON-lines error log.
+    pub log: String,
+}
+
+/// The result of a simulation (the JSON schema of `--output json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    /// Schema id.
+    pub schema: &'static str,
+    /// iosim version.
+    pub iosim_version: &'static str,
+    /// Start (UTC).
+    pub started_at: String,
+    /// Wall time, s.
+    pub duration_s: f64,
+    /// Ctrl-C stopped the run.
+    pub interrupted: bool,
+    /// An error stopped the run (StopOnError).
+    pub stopped_on_error: bool,
+    /// Cycles completed (initial update .. full audit).
+    pub cycles: u64,
+    /// Engine.
+    pub engine: String,
+    /// Pages were verified.
+    pub verify: bool,
+    /// Pages read and checked.
+    pub pages_verified: u64,
+    /// Pages written and acknowledged.
+    pub pages_written: u64,
+    /// Log blocks written.
+    pub log_blocks_written: u64,
+    /// Log blocks read back and checked.
+    pub log_blocks_verified: u64,
+    /// File growths / shrinks performed.
+    pub grows: u64,
+    /// Shrinks.
+    pub shrinks: u64,
+    /// Warnings about I/Os outstanding longer than the long-I/O threshold (15 s).
+    pub long_io_warnings: u64,
+    /// Per file.
+    pub files: Vec<FileSummary>,
+    /// Per user kind.
+    pub users: Vec<UserSummary>,
+    /// All I/O together.
+    pub total: RwResult,
+    /// Errors.
+    pub errors: ErrorsSummary,
+    /// Warnings (configuration, long I/Os).
+    pub warnings: Vec<String>,
+    /// Notes (engine fallback, fault injection).
+    pub notes: Vec<String>,
+    /// The configuration that ran.
+    pub config: super::config::SimConfig,
+}
+
+/// Builds the result from the shared state at the end of a run.
+pub fn build(
+    sh: &Shared,
+    started_at: String,
+    duration_s: f64,
+    cycles: u64,
+    interrupted: bool,
+) -> SimResult {
+    let stats = sh.stats.lock().expect("stats lock").clone();
+    let nf = sh.files.len();
+    let mut per_file: Vec<RwStats> = (0..nf).map(|_| RwStats::default()).collect();
+    let mut total = RwStats::default();
+    let mut users = Vec::new();
+    for (kind, ks) in &stats {
+        let mut k = RwStats::default();
+        for (i, s) in ks.per_file.iter().enumerate() {
+            per_file[i].merge(s);
+            k.merge(s);
+        }
+        total.merge(&k);
+        users.push(UserSummary {
+            user: kind.name().to_string(),
+            threads: ks.threads,
+            seconds: ks.secs,
+            stats: k.summarize(ks.secs),
+        });
+    }
+    let files = sh
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FileSummary {
+            id: f.id,
+            path: f.path.display().to_string(),
+            kind: if f.cfg.log_file { "log" } else { "data" }.into(),
+            size_bytes: f.page_count() * crate::verify::PAGE_SIZE as u64,
+            sparse: f.cfg.sparse,
+            device: f.is_device,
+            dio_align: f.align,
+            target_io_duration_ms: sh.cfg.target_io_duration_ms,
+            running_average_io_duration_ms: f.running_average_ms(),
+            throttled: f.ctr.throttled.load(Ordering::Relaxed),
+            io_request_blocks: f.ctr.peak_outstanding.load(Ordering::Relaxed),
+            reads: f.ctr.reads.load(Ordering::Relaxed),
+            scatter_reads: f.ctr.scatter_reads.load(Ordering::Relaxed),
+            writes: f.ctr.writes.load(Ordering::Relaxed),
+            gather_writes: f.ctr.gather_writes.load(Ordering::Relaxed),
+            total_io_time_ms: f.ctr.total_io_ns.load(Ordering::Relaxed) / 1_000_000,
+            stats: per_file[i].summarize(duration_s),
+        })
+        .collect();
+    let log = sh.errors.lock().expect("error log lock");
+    let mut by_class: BTreeMap<String, u64> = ErrorClass::ALL
+        .iter()
+        .map(|c| (c.name().to_string(), 0))
+        .collect();
+    for (c, n) in &log.by_class {
+        by_class.insert(c.name().to_string(), *n);
+    }
+    let mut notes = sh.notes.lock().expect("notes lock").clone();
+    if let Some(plan) = &sh.faults {
+        let p = plan.lock().expect("fault plan lock");
+        let mut counts: BTreeMap<(String, u32, u64), u64> = BTreeMap::new();
+        for i in p.injected() {
+            *counts
+                .entry((i.kind.to_string(), i.file + 1, i.page))
+                .or_default() += 1;
+        }
+        for ((k, f, pg), n) in counts {
+            notes.push(format!(
+                "fault injected: {k} on file {f} page {pg} ({n} time(s))"
+            ));
+        }
+    }
+    SimResult {
+        schema: "iosim-sim/1",
+        iosim_version: env!("CARGO_PKG_VERSION"),
+        started_at,
+        duration_s,
+        interrupted,
+        stopped_on_error: sh.stopped_by_error.load(Ordering::Acquire),
+        cycles,
+        engine: sh.cfg.engine.name().to_string(),
+        verify: sh.cfg.verify,
+        pages_verified: sh.pages_verified.load(Ordering::Relaxed),
+        pages_written: sh.pages_written.load(Ordering::Relaxed),
+        log_blocks_written: sh.log_blocks_written.load(Ordering::Relaxed),
+        log_blocks_verified: sh.log_blocks_verified.load(Ordering::Relaxed),
+        grows: sh.grows.load(Ordering::Relaxed),
+        shrinks: sh.shrinks.load(Ordering::Relaxed),
+        long_io_warnings: sh.long_io_warnings.load(Ordering::Relaxed),
+        files,
+        users,
+        total: total.summarize(duration_s),
+        errors: ErrorsSummary {
+            count: sh.error_count.load(Ordering::Acquire),
+            by_class,
+            first: log.first.clone(),
+            log: log.path.display().to_string(),
+        },
+        warnings: sh.warnings.lock().expect("warnings lock").clone(),
+        notes,
+        config: sh.cfg.clone(),
+    }
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.2}", us / 1000.0)
+}
+
+/// The text report: SQLIOSim's final summary per file, then iosim's tables.
+pub fn text(r: &SimResult) -> String {
+    let mut s = String::new();
+    for f in &r.files {
+        let _ = writeln!(s, "********** Final Summary for file {} **********", f.path);
+        let _ = writeln!(
+            s,
+            "File Attributes: Kind = {}, Sparse = {}, Device = {}",
+            f.kind,
+            if f.sparse { "Yes" } else { "No" },
+            if f.device { "Yes" } else { "No" }
+        );
+        let _ = writeln!(
+            s,
+            "Target IO Duration (ms) = {}, Running Average IO Duration (ms) = {}, Number of times IO throttled = {}, IO request blocks = {}",
+            f.target_io_duration_ms,
+            f.running_average_io_duration_ms.round() as u64,
+            f.throttled,
+            f.io_request_blocks
+        );
+        let _ = writeln!(
+            s,
+            "Reads = {}, Scatter Reads = {}, Writes = {}, Gather Writes = {}, Total IO Time (ms) = {}",
+            f.reads, f.scatter_reads, f.writes, f.gather_writes, f.total_io_time_ms
+        );
+        let _ = writeln!(
+            s,
+            "DRIVE LEVEL: Direct I/O alignment (bytes) = {}",
+            f.dio_align
+        );
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(
+        s,
+        "iosim sim: {} cycle(s) in {:.1} s, engine {}, verification {}{}",
+        r.cycles,
+        r.duration_s,
+        r.engine,
+        if r.verify { "on" } else { "OFF" },
+        if r.interrupted {
+            " (interrupted)"
+        } else if r.stopped_on_error {
+            " (stopped on error)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        s,
+        "pages written {}, pages verified {}, log blocks written {}, log blocks verified {}, grows {}, shrinks {}\n",
+        r.pages_written, r.pages_verified, r.log_blocks_written, r.log_blocks_verified, r.grows, r.shrinks
+    );
+    let header = format!(
+        "{:<16} {:>4} {:>10} {:>9} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "",
+        "thr",
+        "read IOPS",
+        "read MiB/s",
+        "write IOPS",
+        "wr MiB/s",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms"
+    );
+    let row = |name: &str, thr: String, st: &RwResult| {
+        format!(
+            "{:<16} {:>4} {:>10.0} {:>9.2} {:>10.0} {:>9.2} {:>9} {:>9} {:>9} {:>9}",
+            name,
+            thr,
+            st.read.iops,
+            st.read.mib_per_sec,
+            st.write.iops,
+            st.write.mib_per_sec,
+            ms(st.total.latency_us.p("p50")),
+            ms(st.total.latency_us.p("p99")),
+            ms(st.total.latency_us.p("p99.9")),
+            ms(st.total.latency_us.max)
+        )
+    };
+    let _ = writeln!(
+        s,
+        "Per user type (rates over each type's active time; latency of reads and writes together):"
+    );
+    let _ = writeln!(s, "{header}");
+    for u in &r.users {
+        let _ = writeln!(s, "{}", row(&u.user, u.threads.to_string(), &u.stats));
+    }
+    let _ = writeln!(s, "\nPer file (rates over the whole run):");
+    let _ = writeln!(s, "{header}");
+    for f in &r.files {
+        let _ = writeln!(
+            s,
+            "{}",
+            row(&format!("File{} {}", f.id, f.kind), String::new(), &f.stats)
+        );
+    }
+    let _ = writeln!(s, "{}", row("total", String::new(), &r.total));
+    let _ = writeln!(s, "\nErrors: {}", r.errors.count);
+    for (c, n) in &r.errors.by_class {
+        let _ = writeln!(s, "  {c:<18} {n}");
+    }
+    if r.errors.count > 0 {
+        let _ = writeln!(s, "  error log: {}", r.errors.log);
+        for e in r.errors.first.iter().take(10) {
+            let _ = writeln!(
+                s,
+                "  {} file {} page {} offset {:#x} ({}, {}): {}",
+                e.class.name(),
+                e.file,
+                e.page,
+                e.offset,
+                e.user,
+                e.op,
+                e.detail
+            );
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
