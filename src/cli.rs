@@ -106,6 +106,75 @@ pub enum Command {
     Report(crate::html::ReportArgs),
     /// Simulate a database engine's I/O (SQLIOSim) and verify every page read back.
     Sim(crate::sim::cli::SimArgs),
+    /// Vary qd, threads, bs, write-pct or rw; repeat; find the knee and the best setting.
+    Sweep(SweepArgs),
+}
+
+/// `iosim sweep`.
+#[derive(Debug, Clone, Args)]
+pub struct SweepArgs {
+    /// A parameter and its values: qd=1..64x2, threads=1,2,4, bs=4K,8K, write-pct=0..100:25, rw=randread,randwrite.
+    /// Repeat --vary for a grid (every combination), or add --zip to pair values position by position.
+    #[arg(long, value_name = "PARAM=VALUES", value_parser = crate::sweep::parse_axis)]
+    pub vary: Vec<crate::sweep::Axis>,
+
+    /// Pair the --vary values position by position instead of a grid (threads=1..32x2 with qd=32..1/2).
+    #[arg(long)]
+    pub zip: bool,
+
+    /// A built-in study from the seeds (see --list-studies): seed000-randwrite, seed001-qd, ...
+    #[arg(long, conflicts_with = "vary")]
+    pub study: Option<String>,
+
+    /// List the built-in studies and their equivalent --vary lines.
+    #[arg(long)]
+    pub list_studies: bool,
+
+    /// Runs per point; 3 or more gives a confidence interval.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+
+    /// Recommend the best throughput whose latency stays under this (e.g. 2ms, 500us).
+    #[arg(long, value_parser = latency_arg)]
+    pub max_latency: Option<f64>,
+
+    /// Judge latency by p99 instead of the mean (for --max-latency and the knee).
+    #[arg(long)]
+    pub p99: bool,
+
+    /// Knee threshold: throughput elasticity below which more load is not worth it.
+    #[arg(long, default_value_t = crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY)]
+    pub knee_threshold: f64,
+
+    /// Also write the table as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// The workload each point starts from.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Parses a latency such as `2ms`, `500us` or `0.5` (milliseconds) into microseconds.
+pub fn latency_arg(s: &str) -> Result<f64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(v) = t.strip_suffix("us") {
+        (v, 1.0)
+    } else if let Some(v) = t.strip_suffix("ms") {
+        (v, 1000.0)
+    } else if let Some(v) = t.strip_suffix('s') {
+        (v, 1_000_000.0)
+    } else {
+        (t.as_str(), 1000.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid latency '{s}': use e.g. 2ms or 500us"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("invalid latency '{s}': it must be above 0"));
+    }
+    Ok(v * mult)
 }
 
 /// `iosim create`.

@@ -30,6 +30,7 @@ pub mod runner;
 pub mod sim;
 pub mod stats;
 pub mod store;
+pub mod sweep;
 pub mod sysmon;
 pub mod target;
 pub mod units;

@@ -43,6 +43,7 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Compare(a)) => iosim::store::cmd::compare(&a).map(|_| ExitCode::SUCCESS),
         Some(Command::Report(a)) => iosim::html::report(&a).map(|_| ExitCode::SUCCESS),
         Some(Command::Sim(s)) => sim_cmd(&s, stop),
+        Some(Command::Sweep(s)) => sweep_cmd(&s, stop),
     }
 }
 
@@ -195,4 +196,68 @@ fn exit_code(interrupted: bool, errors: u64) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+fn sweep_cmd(a: &iosim::cli::SweepArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    use iosim::sweep::{self, studies, Combine, SweepPlan};
+    if a.list_studies {
+        for s in studies::all() {
+            println!(
+                "{:<22}{}\n{:<22}iosim sweep FILE {}",
+                s.name, s.about, "", s.sweep_line
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut base = a.run.to_spec()?;
+    let (explicit, study) = match &a.study {
+        Some(name) => {
+            let s = studies::find(name).ok_or_else(|| {
+                anyhow::anyhow!("no built-in study '{name}': see iosim sweep --list-studies")
+            })?;
+            base.rw = s.rw;
+            base.write_pct = s.rw.default_write_pct();
+            base.bs = s.bs;
+            (s.to_points(), Some(s.name.to_string()))
+        }
+        None => (Vec::new(), None),
+    };
+    if a.vary.is_empty() && explicit.is_empty() {
+        anyhow::bail!(
+            "nothing to sweep: give --vary PARAM=VALUES (e.g. --vary qd=1..64x2) or --study NAME"
+        );
+    }
+    let plan = SweepPlan {
+        base,
+        axes: a.vary.clone(),
+        explicit,
+        combine: if a.zip { Combine::Zip } else { Combine::Grid },
+        repeat: a.repeat,
+        max_latency_us: a.max_latency,
+        use_p99: a.p99,
+        knee_threshold: a.knee_threshold,
+        study,
+    };
+    let opts = options(&a.run.out, stop, a.run.interval);
+    let res = sweep::run(&plan, &opts, |_, _, _| {})?;
+    match a.run.out.output {
+        OutputFormat::Text => print!("{}", sweep::text(&res)),
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
+        OutputFormat::Csv => print!("{}", sweep::csv(&res)),
+    }
+    if let Some(path) = &a.csv {
+        std::fs::write(path, sweep::csv(&res))
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display()))?;
+    }
+    iosim::store::cmd::after_run(
+        &a.run.save,
+        &a.run.guard,
+        "sweep",
+        &serde_json::to_value(&res)?,
+    )?;
+    Ok(if res.interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -144,7 +144,10 @@ impl SimArgs {
                 return Err("--engine null cannot simulate a database: pages must really be stored; use uring or sync".into());
             }
             if e == EngineKind::Mmap {
-                return Err("--engine mmap cannot do the simulator's scatter/gather I/O: use uring or sync".into());
+                return Err(
+                    "--engine mmap cannot do the simulator's scatter/gather I/O: use uring or sync"
+                        .into(),
+                );
             }
             cfg.engine = e;
         }
