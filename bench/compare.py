@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """iosim against fio, side by side on the same machine and the same file.
 
-Runs each workload as alternating pairs (iosim, fio, iosim, fio, ...) and
+Runs each workload as pairs in ABBA order (iosim fio, fio iosim, ...) and
 reports the median ratio iosim/fio of IOPS (or MB/s or time), CPU seconds per
 I/O, p50 and p99 latency, and peak memory. Ratios, not absolute numbers:
 shared machines are noisy, alternation spreads the noise over both tools.
@@ -65,7 +65,7 @@ class Tools:
     # ---- iosim ----
     def iosim_run(self, args, duration=None):
         d = duration or self.duration
-        argv = [self.iosim, "run", *args, "--duration", f"{d}s", "--output", "json", "--quiet"]
+        argv = [self.iosim, "run", *args, "--duration", f"{d}s", "--output", "json", "--quiet", "--no-save"]
         out, ru, wall = run_measured(argv)
         r = json.loads(out)
         t = r["total"]["total"]
@@ -116,11 +116,18 @@ def median(xs):
 
 
 def pairs(n, a, b):
-    """Alternates a() and b() n times; returns their result lists."""
+    """Runs n pairs of a() and b() in ABBA order (A B, B A, A B, ...), so that
+    whatever the first run of a pair leaves behind (a warmer host cache, a
+    device still flushing) favours each tool equally often. Returns the result
+    lists in pair order."""
     ra, rb = [], []
-    for _ in range(n):
-        ra.append(a())
-        rb.append(b())
+    for i in range(n):
+        if i % 2 == 0:
+            ra.append(a())
+            rb.append(b())
+        else:
+            rb.append(b())
+            ra.append(a())
     return ra, rb
 
 
@@ -277,7 +284,7 @@ def main():
         with open(base + ".json", "w") as fh:
             json.dump({"environment": env, "rows": rows, "pairs": a.pairs, "duration_s": a.duration}, fh, indent=2)
         print(f"written: {base}.md and .json", file=sys.stderr)
-    if os.path.exists(f) and a.dir is None and a.smoke:
+    if a.smoke and os.path.exists(f):
         os.remove(f)
 
 

@@ -902,12 +902,24 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
     })
 }
 
+/// One interval being merged: messages received, longest duration, the total and per target.
+struct OpenInterval {
+    received: usize,
+    duration_ns: u64,
+    total: RwStats,
+    per_target: Vec<RwStats>,
+}
+
 /// Merges interval messages across threads into the time series.
+///
+/// Only intervals still waiting for some thread hold histograms; a closed
+/// interval keeps nothing but its summary point, so memory does not grow
+/// with the length of the run.
 struct IntervalAgg {
     workers: usize,
     ntargets: usize,
-    /// Per interval: (messages received, max duration, total, per target).
-    slots: Vec<(usize, u64, RwStats, Vec<RwStats>)>,
+    /// Per interval index: `None` once closed (or not yet opened).
+    slots: Vec<Option<OpenInterval>>,
     total: Vec<SeriesPoint>,
     targets: Vec<Vec<SeriesPoint>>,
     elapsed_ns: u64,
@@ -930,28 +942,38 @@ impl IntervalAgg {
     /// Adds one worker's interval; returns the total point when an interval is complete.
     fn add(&mut self, m: IntervalMsg) -> Option<SeriesPoint> {
         while self.slots.len() <= m.index {
-            self.slots.push((
-                0,
-                0,
-                RwStats::default(),
-                (0..self.ntargets).map(|_| RwStats::default()).collect(),
-            ));
+            self.slots.push(None);
         }
-        let s = &mut self.slots[m.index];
-        s.0 += 1;
-        s.1 = s.1.max(m.duration_ns);
-        s.2.merge(&m.stats);
-        s.3[m.target].merge(&m.stats);
+        let ntargets = self.ntargets;
+        let s = self.slots[m.index].get_or_insert_with(|| OpenInterval {
+            received: 0,
+            duration_ns: 0,
+            total: RwStats::default(),
+            per_target: (0..ntargets).map(|_| RwStats::default()).collect(),
+        });
+        s.received += 1;
+        s.duration_ns = s.duration_ns.max(m.duration_ns);
+        s.total.merge(&m.stats);
+        s.per_target[m.target].merge(&m.stats);
         let mut last = None;
-        while self.done_upto < self.slots.len() && self.slots[self.done_upto].0 == self.workers {
-            last = Some(self.close(self.done_upto));
+        while self.done_upto < self.slots.len()
+            && self.slots[self.done_upto]
+                .as_ref()
+                .is_some_and(|s| s.received == self.workers)
+        {
+            last = self.close(self.done_upto);
             self.done_upto += 1;
         }
         last
     }
 
-    fn close(&mut self, i: usize) -> SeriesPoint {
-        let (_, dur, total, per) = std::mem::take(&mut self.slots[i]);
+    fn close(&mut self, i: usize) -> Option<SeriesPoint> {
+        let OpenInterval {
+            duration_ns: dur,
+            total,
+            per_target: per,
+            ..
+        } = self.slots[i].take()?;
         self.elapsed_ns += dur;
         let secs = dur as f64 / 1e9;
         let t_s = self.elapsed_ns as f64 / 1e9;
@@ -967,15 +989,13 @@ impl IntervalAgg {
             self.targets[ti].push(point(s));
         }
         self.total.push(p.clone());
-        p
+        Some(p)
     }
 
     fn finish(mut self, interval_s: f64) -> Series {
         // Intervals that some threads never reached (they stopped earlier) close with what arrived.
         for i in self.done_upto..self.slots.len() {
-            if self.slots[i].0 > 0 {
-                self.close(i);
-            }
+            self.close(i);
         }
         Series {
             interval_s,

@@ -422,6 +422,11 @@ fn write_fill(
         for s in 0..SLOTS {
             eng.buffer(s).fill(0);
         }
+    } else {
+        // Random once per buffer; each write then only stamps its blocks (below).
+        for s in 0..SLOTS {
+            fill_random(eng.buffer(s), 0x5eed ^ from ^ ((s as u64) << 40));
+        }
     }
     let pb = progress_bar(
         opts.progress,
@@ -434,7 +439,7 @@ fn write_fill(
     let mut free: Vec<u32> = (0..SLOTS as u32).collect();
     let mut lens = [0u32; SLOTS];
     let mut comps = [Completion::default(); SLOTS];
-    let mut seed = 0x5eed_u64 ^ from ^ (to << 17);
+    let seed = 0x5eed_u64 ^ from ^ (to << 17);
     let mut done_bytes = 0u64;
     while next < body_end || inflight > 0 {
         if opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
@@ -448,8 +453,19 @@ fn write_fill(
             let Some(slot) = free.pop() else { break };
             let len = CHUNK.min(body_end - next) as u32;
             if fill == FillMode::Random {
-                seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                fill_random(&mut eng.buffer(slot as usize)[..len as usize], seed);
+                // Like fio's scramble_buffers: the buffer stays random (incompressible) and
+                // every 4 KiB block gets a unique 16-byte stamp (its offset), so no two blocks
+                // of the file are equal and deduplicating storage cannot flatter the results.
+                let buf = &mut eng.buffer(slot as usize)[..len as usize];
+                for (i, block) in buf.chunks_mut(4096).enumerate() {
+                    if block.len() >= 16 {
+                        let off = next + (i as u64) * 4096;
+                        block[..8].copy_from_slice(&(off ^ seed).to_le_bytes());
+                        block[8..16].copy_from_slice(
+                            &off.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes(),
+                        );
+                    }
+                }
             }
             lens[slot as usize] = len;
             eng.queue(IoReq {
@@ -680,6 +696,20 @@ mod tests {
         let t2 = prepare(&spec(&p, Some(3 << 20), 100), 0, PrepareOptions::default()).unwrap();
         assert!(!t2.created);
         assert_eq!(std::fs::read(&p).unwrap(), data, "reuse must not rewrite");
+    }
+
+    #[test]
+    fn created_blocks_are_all_different() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("dedupe.dat");
+        create_test_file(&p, 24 << 20, FillMode::Random, PrepareOptions::default()).unwrap();
+        let data = std::fs::read(&p).unwrap();
+        let blocks: std::collections::HashSet<&[u8]> = data.chunks(4096).collect();
+        assert_eq!(
+            blocks.len(),
+            data.len() / 4096,
+            "no two 4 KiB blocks may be equal"
+        );
     }
 
     #[test]

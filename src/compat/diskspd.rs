@@ -110,6 +110,8 @@ pub struct DiskspdArgs {
     pub sw_cache: SwCache,
     /// Writethrough (`-Sw`, `-Sh`, `-h`).
     pub writethrough: bool,
+    /// Memory-mapped I/O (`-Sm`).
+    pub mmap: bool,
     /// `-L`.
     pub latency: bool,
     /// `-o`.
@@ -157,6 +159,7 @@ impl Default for DiskspdArgs {
             warmup: 5,
             cooldown: 0,
             sw_cache: SwCache::Cached,
+            mmap: false,
             writethrough: false,
             latency: false,
             outstanding: 2,
@@ -225,7 +228,11 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
                             a.sw_cache = SwCache::Disabled;
                             a.writethrough = true;
                         }
-                        'm' => return Err(bad_option(TOOL, arg, "memory-mapped I/O (-Sm) is not supported by iosim's engines; use -Su or -Sb")),
+                        'm' => {
+                            // Memory-mapped I/O goes through the page cache, as in DiskSpd.
+                            a.mmap = true;
+                            a.sw_cache = SwCache::Cached;
+                        }
                         _ => return Err(bad_option(TOOL, arg, format!("unknown cache mode '{c}': use -S, -Sb, -Sh, -Sr, -Su, -Sw or combinations such as -Suw"))),
                     }
                 }
@@ -505,7 +512,11 @@ pub fn plan(
         warmup: Duration::from_secs(args.warmup),
         seed,
         cache,
-        engine: ext.engine.unwrap_or(EngineKind::Uring),
+        engine: if args.mmap {
+            EngineKind::Mmap
+        } else {
+            ext.engine.unwrap_or(EngineKind::Uring)
+        },
         fill,
         seq_layout: SeqLayout::Stride(args.thread_stride.map_or(0, |s| s.bytes(bs))),
         allow_destroy: ext.allow_destroy,
@@ -1254,7 +1265,7 @@ Options (case-sensitive, values glued to the flag, as DiskSpd):
   -a#,#,..           pin threads round-robin    -n no affinity (default: round-robin on all CPUs)
   -Rtext / -Rxml     output format              -Rp<text|xml> print the profile only
 Accepted and ignored, with a warning: -x -v -l -P -I -e -ag -fr -fs -ft
-Refused: -g (no rate limiter) -rs<1..99> -p -i -j -O -X -Sm -Z<size>,<file>
+Refused: -g (no rate limiter) -rs<1..99> -p -i -j -O -X -Z<size>,<file>
 iosim options: --drive L=/path --disk N=/dev/x --allow-destroy --engine E --json FILE --quiet
 See docs/diskspd.md.
 ";
@@ -1353,7 +1364,11 @@ mod tests {
         assert_eq!(c("-Sw"), CacheMode::Writethrough);
         assert_eq!(c("-Suw"), CacheMode::DirectWritethrough);
         assert_eq!(c("-Sh"), CacheMode::DirectWritethrough);
-        assert!(plan_of("-Sm /tmp/x").is_err());
+        let (p, _) = plan_of("-Sm /tmp/x").unwrap();
+        assert_eq!(
+            (p.spec.engine, p.spec.cache),
+            (EngineKind::Mmap, CacheMode::Buffered)
+        );
     }
 
     #[test]
