@@ -37,6 +37,15 @@ pub enum MatrixKind {
     Detailed,
 }
 
+/// A list of load levels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Levels(pub Vec<u32>);
+
+/// Parses a level list for clap.
+pub fn levels_value(s: &str) -> Result<Levels, String> {
+    levels_arg(s).map(Levels)
+}
+
 /// Parses a comma-separated list of levels (`1,2,4,8`).
 pub fn levels_arg(s: &str) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
@@ -77,12 +86,12 @@ pub struct MatrixArgs {
     pub large_bs: u64,
 
     /// Small loads: outstanding random I/Os (0 is always added: large alone).
-    #[arg(long, value_parser = levels_arg, default_value = "1,2,4,8,16,32")]
-    pub small_levels: Vec<u32>,
+    #[arg(long, value_parser = levels_value, default_value = "1,2,4,8,16,32")]
+    pub small_levels: Levels,
 
     /// Large loads: sequential streams of 4 outstanding I/Os each (0 is always added: small alone).
-    #[arg(long, value_parser = levels_arg, default_value = "0,1,2,4")]
-    pub large_levels: Vec<u32>,
+    #[arg(long, value_parser = levels_value, default_value = "0,1,2,4")]
+    pub large_levels: Levels,
 
     /// Measured time of each point.
     #[arg(long, short = 'd', value_parser = duration_arg, default_value = "5s")]
@@ -371,8 +380,8 @@ pub fn run(
     opts: &RunOptions,
     mut on_point: impl FnMut(usize, usize, &MatrixPoint),
 ) -> anyhow::Result<MatrixResult> {
-    let small_levels = normalise_levels(&a.small_levels);
-    let large_levels = normalise_levels(&a.large_levels);
+    let small_levels = normalise_levels(&a.small_levels.0);
+    let large_levels = normalise_levels(&a.large_levels.0);
     let todo = points(&small_levels, &large_levels, a.matrix);
     if todo.is_empty() {
         anyhow::bail!(
@@ -546,6 +555,28 @@ mod tests {
             large_mean_us: None,
             errors: 0,
         }
+    }
+
+    #[test]
+    fn the_command_line_parses() {
+        use clap::Parser;
+        let c = crate::cli::Cli::try_parse_from([
+            "iosim",
+            "matrix",
+            "/x",
+            "--small-levels",
+            "1,8",
+            "--matrix",
+            "detailed",
+        ])
+        .unwrap();
+        let Some(crate::cli::Command::Matrix(m)) = c.command else {
+            panic!()
+        };
+        assert_eq!(m.small_levels.0, vec![1, 8]);
+        assert_eq!(m.large_levels.0, vec![0, 1, 2, 4]);
+        assert_eq!(m.matrix, MatrixKind::Detailed);
+        assert_eq!(m.small_bs, 8192);
     }
 
     #[test]
