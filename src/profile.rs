@@ -564,7 +564,12 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
     let order = |n: &str| plan.workloads.iter().position(|w| w.name == n);
     results.sort_by_key(|o| (o.phase, order(&o.name)));
     let mut notes = plan.notes.clone();
-    if plan.workloads.len() > 1 {
+    let concurrent = plan
+        .profile
+        .phases()
+        .iter()
+        .any(|ph| plan.workloads.iter().filter(|w| w.phase == *ph).count() > 1);
+    if concurrent {
         notes.push(
             "workloads of a phase run at once in one process: each result's CPU figures are the whole process's".into(),
         );

@@ -284,3 +284,34 @@ fn bad_profiles_and_options_give_clear_errors() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("one path per target"));
 }
+
+#[test]
+fn ctrl_c_stops_every_workload_and_skips_later_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = iosim()
+        .args(["run", "--profile", "index-rebuild"])
+        .arg(dir.path().join("db.dat"))
+        .args([
+            "--size",
+            "8M",
+            "--duration",
+            "60s",
+            "-o",
+            "json",
+            "-q",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+    let res = r["results"].as_array().unwrap();
+    assert_eq!(res.len(), 1, "phase 2 must not start after Ctrl-C");
+    assert!(res[0]["result"]["duration_s"].as_f64().unwrap() < 30.0);
+}
