@@ -132,6 +132,10 @@ pub struct MatrixArgs {
     /// Output.
     #[command(flatten)]
     pub output: OutputArgs,
+
+    /// History database (stored as kind `matrix`).
+    #[command(flatten)]
+    pub save: crate::store::cmd::SaveArgs,
 }
 
 /// One point of the matrix.
@@ -388,10 +392,12 @@ pub fn run(
             "the matrix is empty: give at least one level above 0 (--small-levels 1,2,4 or --large-levels 1,2)"
         );
     }
-    // Check both shapes before spending time on any point.
+    // Check both shapes at their highest load before spending time on any point.
+    let max_small = small_levels.iter().copied().max().unwrap_or(0).max(1);
+    let max_large = large_levels.iter().copied().max().unwrap_or(0).max(1);
     for s in [
-        spec_for(a, true, a.small_bs, 1, 1, a.seed),
-        spec_for(a, false, a.large_bs, 1, IOS_PER_STREAM, a.seed),
+        spec_for(a, true, a.small_bs, 1, max_small, a.seed),
+        spec_for(a, false, a.large_bs, max_large, IOS_PER_STREAM, a.seed),
     ] {
         s.validate()?;
     }
@@ -531,6 +537,7 @@ pub fn main(
             );
         }
     }
+    crate::store::cmd::save_result(&a.save, "matrix", &serde_json::to_value(&r)?);
     Ok((r.interrupted, r.points.iter().map(|p| p.errors).sum()))
 }
 

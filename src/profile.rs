@@ -481,7 +481,14 @@ pub fn run_concurrent(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Resu
                     stop: opts.stop.clone(),
                     interval: opts.interval,
                 };
-                s.spawn(move || crate::runner::run(spec, &o))
+                s.spawn(move || {
+                    let r = crate::runner::run(spec, &o);
+                    if r.is_err() {
+                        // The whole set fails: do not keep the others running.
+                        o.stop.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
             })
             .collect();
         handles
