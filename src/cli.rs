@@ -108,6 +108,30 @@ pub enum Command {
     Sim(crate::sim::cli::SimArgs),
     /// Vary qd, threads, bs, write-pct or rw; repeat; find the knee and the best setting.
     Sweep(SweepArgs),
+    /// List or print the database workload profiles (run one with iosim run --profile NAME).
+    Profile(ProfileArgs),
+    /// ORION-style matrix: small random and large sequential I/O at increasing loads, alone and combined.
+    Matrix(crate::matrix::MatrixArgs),
+}
+
+/// `iosim profile`.
+#[derive(Debug, Clone, Args)]
+pub struct ProfileArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ProfileAction,
+}
+
+/// `iosim profile list|show`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ProfileAction {
+    /// List the built-in profiles: name, description, source.
+    List,
+    /// Print a profile's TOML (copy it, edit it, run it with --profile FILE.toml).
+    Show {
+        /// Built-in name or path to a .toml file.
+        name: String,
+    },
 }
 
 /// `iosim sweep`.
@@ -258,6 +282,11 @@ pub struct RunArgs {
     /// Files or block devices. Missing files are created with --size.
     pub targets: Vec<PathBuf>,
 
+    /// Run a database workload profile (built-in name or .toml file; see iosim profile list):
+    /// its targets map to the paths in order; missing ones are created next to the first path.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
+
     /// Access pattern and mix.
     #[arg(long, value_enum, default_value_t = RwMode::Randread)]
     pub rw: RwMode,
@@ -366,6 +395,11 @@ pub struct RunArgs {
 impl RunArgs {
     /// Builds the workload these options describe.
     pub fn to_spec(&self) -> Result<WorkloadSpec, crate::Error> {
+        if let Some(p) = &self.profile {
+            return Err(crate::Error::BadWorkload(format!(
+                "--profile {p} works with iosim run only (a profile runs several workloads)"
+            )));
+        }
         let write_pct = match self.write_pct {
             Some(p) if !self.rw.is_mixed() => {
                 return Err(crate::Error::BadWorkload(format!(

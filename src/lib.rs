@@ -14,7 +14,10 @@
 //! - [`store`]: the run history database, `history`/`show`/`compare`;
 //! - [`html`]: the HTML report and SVG/PNG charts.
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
-//! - [`verify`]: the simulator's page and log-block formats and checks.
+//! - [`verify`]: the simulator's page and log-block formats and checks;
+//! - [`profile`]: database workload profiles (`iosim run --profile`);
+//! - [`verdict`]: latency verdicts from the SQL Server guideline tables;
+//! - [`matrix`]: `iosim matrix`, the ORION-style load matrix.
 #![warn(missing_docs)]
 
 pub mod buf;
@@ -24,6 +27,8 @@ pub mod compat;
 pub mod engine;
 pub mod error;
 pub mod html;
+pub mod matrix;
+pub mod profile;
 pub mod quick;
 pub mod report;
 pub mod runner;
@@ -34,6 +39,7 @@ pub mod sweep;
 pub mod sysmon;
 pub mod target;
 pub mod units;
+pub mod verdict;
 pub mod verify;
 pub mod workload;
 

@@ -44,6 +44,11 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Report(a)) => iosim::html::report(&a).map(|_| ExitCode::SUCCESS),
         Some(Command::Sim(s)) => sim_cmd(&s, stop),
         Some(Command::Sweep(s)) => sweep_cmd(&s, stop),
+        Some(Command::Profile(p)) => profile_cmd(&p),
+        Some(Command::Matrix(m)) => {
+            let (interrupted, errors) = iosim::matrix::main(&m, stop)?;
+            Ok(exit_code(interrupted, errors))
+        }
     }
 }
 
@@ -136,6 +141,9 @@ fn quick(q: &QuickArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
 }
 
 fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    if let Some(name) = &r.profile {
+        return run_profile(name, r, stop);
+    }
     let spec = r.to_spec()?;
     let opts = options(&r.out, stop, r.interval);
     let res = iosim::runner::run(&spec, &opts)?;
@@ -260,4 +268,34 @@ fn sweep_cmd(a: &iosim::cli::SweepArgs, stop: Arc<AtomicBool>) -> anyhow::Result
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn profile_cmd(p: &iosim::cli::ProfileArgs) -> anyhow::Result<ExitCode> {
+    match &p.action {
+        iosim::cli::ProfileAction::List => print!("{}", iosim::profile::list_text()?),
+        iosim::cli::ProfileAction::Show { name } => print!("{}", iosim::profile::show_text(name)?),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `iosim run --profile NAME PATH...`.
+fn run_profile(name: &str, r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let plan = iosim::profile::plan(iosim::profile::Profile::load(name)?, r)?;
+    if !r.out.quiet {
+        for n in &plan.notes {
+            eprintln!("iosim: note: {n}");
+        }
+    }
+    let res = iosim::profile::run(&plan, &options(&r.out, stop, r.interval))?;
+    match r.out.output {
+        OutputFormat::Text => print!("{}", iosim::profile::text(&res)),
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
+        OutputFormat::Csv => print!("{}", iosim::profile::csv(&res)),
+    }
+    let doc = serde_json::to_value(&res)?;
+    let regressed = iosim::store::cmd::after_run(&r.save, &r.guard, "profile", &doc)?;
+    if regressed && !res.interrupted && res.errors == 0 {
+        return Ok(ExitCode::from(iosim::store::cmd::EXIT_REGRESSED));
+    }
+    Ok(exit_code(res.interrupted, res.errors))
 }

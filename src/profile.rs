@@ -1,0 +1,860 @@
+//! Database workload profiles: `iosim profile list|show` and
+//! `iosim run --profile NAME PATH...`.
+//!
+//! A profile is a TOML data file (see `profiles/` and docs/profiles.md): a
+//! name, a description, the reference row it comes from, and `[[workload]]`
+//! entries. Each workload names a target role (`data`, `log`, `backup`, ...)
+//! and a verdict role; workloads of the same `phase` run at the same time,
+//! phases run one after the other. The built-in profiles are embedded in the
+//! binary, so they work from anywhere; a path to a `.toml` file works too.
+//!
+//! Every result is judged against the latency guideline tables
+//! ([`crate::verdict`]).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cli::RunArgs;
+use crate::runner::{RunOptions, RunResult};
+use crate::verdict::{Role, Verdict};
+use crate::workload::{CacheMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec};
+
+/// The built-in profiles, in listing order: (name, TOML text).
+pub static BUILTIN: &[(&str, &str)] = &[
+    ("oltp", include_str!("../profiles/oltp.toml")),
+    (
+        "oltp-with-log",
+        include_str!("../profiles/oltp-with-log.toml"),
+    ),
+    ("log-writer", include_str!("../profiles/log-writer.toml")),
+    ("checkpoint", include_str!("../profiles/checkpoint.toml")),
+    ("read-ahead", include_str!("../profiles/read-ahead.toml")),
+    ("bulk-insert", include_str!("../profiles/bulk-insert.toml")),
+    (
+        "dbcc-checkdb",
+        include_str!("../profiles/dbcc-checkdb.toml"),
+    ),
+    (
+        "index-rebuild",
+        include_str!("../profiles/index-rebuild.toml"),
+    ),
+    ("backup", include_str!("../profiles/backup.toml")),
+    ("restore", include_str!("../profiles/restore.toml")),
+    ("tempdb", include_str!("../profiles/tempdb.toml")),
+];
+
+/// A profile as written in its TOML file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Short name (`oltp`).
+    pub name: String,
+    /// One line saying what it simulates.
+    pub description: String,
+    /// The reference row (and source tags) the numbers come from.
+    pub source: String,
+    /// The workloads.
+    #[serde(rename = "workload")]
+    pub workloads: Vec<ProfileWorkload>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn sql_cache() -> CacheMode {
+    CacheMode::DirectWritethrough
+}
+
+/// One `[[workload]]` entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileWorkload {
+    /// Name shown in reports.
+    pub name: String,
+    /// Target name; distinct names map to the paths given, in order of first appearance.
+    pub target: String,
+    /// What the file is to the database; decides the verdict tables.
+    pub role: Role,
+    /// Phases run one after another; workloads of one phase run at once.
+    #[serde(default = "one")]
+    pub phase: u32,
+    /// Access pattern.
+    pub rw: RwMode,
+    /// Share of writes for mixed patterns.
+    #[serde(default)]
+    pub write_pct: Option<u8>,
+    /// Block size (`8K`, `1M`).
+    pub bs: String,
+    /// Offset alignment for random I/O (default: the block size).
+    #[serde(default)]
+    pub align: Option<String>,
+    /// Outstanding I/Os per thread.
+    #[serde(default = "one")]
+    pub qd: u32,
+    /// Threads.
+    #[serde(default = "one")]
+    pub threads: u32,
+    /// Page-cache behaviour (default: direct-writethrough, as SQL Server opens its files).
+    #[serde(default = "sql_cache")]
+    pub cache: CacheMode,
+}
+
+fn bad(msg: String) -> anyhow::Error {
+    anyhow::Error::new(crate::Error::BadWorkload(msg))
+}
+
+impl Profile {
+    /// Parses and checks a profile's TOML text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Profile> {
+        let p: Profile =
+            toml::from_str(text).map_err(|e| bad(format!("profile {origin} is not valid: {e}")))?;
+        p.check()
+            .map_err(|e| bad(format!("profile {origin}: {e}")))?;
+        Ok(p)
+    }
+
+    /// Loads a built-in profile by name, or a TOML file by path.
+    pub fn load(name_or_path: &str) -> anyhow::Result<Profile> {
+        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            return Profile::parse(text, &format!("'{name_or_path}'"));
+        }
+        let path = Path::new(name_or_path);
+        if name_or_path.ends_with(".toml") || path.exists() || name_or_path.contains('/') {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                bad(format!(
+                    "cannot read profile file '{}': {e}",
+                    path.display()
+                ))
+            })?;
+            return Profile::parse(&text, &format!("'{}'", path.display()));
+        }
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        Err(bad(format!(
+            "no built-in profile '{name_or_path}': use one of {} (iosim profile list), or a path to a .toml file",
+            names.join(", ")
+        )))
+    }
+
+    /// Checks what the TOML parser cannot.
+    fn check(&self) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err("'name' is empty".into());
+        }
+        if self.workloads.is_empty() {
+            return Err("it has no [[workload]] entry".into());
+        }
+        let mut names = BTreeSet::new();
+        for w in &self.workloads {
+            if !names.insert(w.name.as_str()) {
+                return Err(format!("two workloads are named '{}'", w.name));
+            }
+            if w.target.trim().is_empty() {
+                return Err(format!("workload '{}' has an empty target", w.name));
+            }
+            if w.phase == 0 {
+                return Err(format!("workload '{}': phases start at 1, got 0", w.name));
+            }
+            // The rest (sizes, mixes, ranges) is checked by building the spec.
+            let mut spec = w
+                .spec(&WorkloadSpec::default())
+                .map_err(|e| format!("workload '{}': {e}", w.name))?;
+            spec.targets = vec![TargetSpec::new("/profile-check", None)];
+            spec.validate()
+                .map_err(|e| format!("workload '{}': {e}", w.name))?;
+        }
+        Ok(())
+    }
+
+    /// Distinct target names in order of first appearance.
+    pub fn target_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for w in &self.workloads {
+            if !out.contains(&w.target) {
+                out.push(w.target.clone());
+            }
+        }
+        out
+    }
+
+    /// Distinct phases, in order.
+    pub fn phases(&self) -> Vec<u32> {
+        self.workloads
+            .iter()
+            .map(|w| w.phase)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+}
+
+impl ProfileWorkload {
+    /// This workload's spec, with everything else (duration, engine, seed...) from `base`.
+    pub fn spec(&self, base: &WorkloadSpec) -> Result<WorkloadSpec, crate::Error> {
+        let write_pct = match self.write_pct {
+            Some(p) if !self.rw.is_mixed() => {
+                return Err(crate::Error::BadWorkload(format!(
+                    "write_pct = {p} needs a mixed pattern: rw = \"readwrite\" or \"randrw\""
+                )))
+            }
+            Some(p) => p,
+            None => self.rw.default_write_pct(),
+        };
+        let align = match &self.align {
+            Some(a) => Some(crate::units::parse_size(a)?),
+            None => None,
+        };
+        Ok(WorkloadSpec {
+            rw: self.rw,
+            write_pct,
+            bs: crate::units::parse_size(&self.bs)?,
+            align,
+            threads: self.threads,
+            qd: self.qd,
+            cache: self.cache,
+            ..base.clone()
+        })
+    }
+}
+
+/// A profile's target names bound to paths.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BoundTarget {
+    /// Target name in the profile.
+    pub name: String,
+    /// The file or device it runs on.
+    pub path: PathBuf,
+    /// True when the path was not given and was derived from the first path.
+    pub derived: bool,
+}
+
+/// Maps target names to paths: in order of first appearance; missing ones are
+/// created next to the first path, suffixed with the target name.
+pub fn bind_targets(names: &[String], paths: &[PathBuf]) -> anyhow::Result<Vec<BoundTarget>> {
+    let Some(first) = paths.first() else {
+        return Err(bad(format!(
+            "--profile needs at least one path: the profile uses target{} {}; e.g. iosim run --profile NAME /mnt/data/iosim.dat --size 8G",
+            if names.len() > 1 { "s" } else { "" },
+            names.join(", ")
+        )));
+    };
+    if paths.len() > names.len() {
+        return Err(bad(format!(
+            "{} paths given but the profile has {} target{} ({}): give one path per target, in that order",
+            paths.len(),
+            names.len(),
+            if names.len() > 1 { "s" } else { "" },
+            names.join(", ")
+        )));
+    }
+    let mut out = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        if let Some(p) = paths.get(i) {
+            out.push(BoundTarget {
+                name: name.clone(),
+                path: p.clone(),
+                derived: false,
+            });
+            continue;
+        }
+        if first.exists() && !first.is_file() {
+            return Err(bad(format!(
+                "'{}' is not a regular file, so iosim will not create the '{name}' target next to it: give a path for each target ({})",
+                first.display(),
+                names.join(", ")
+            )));
+        }
+        out.push(BoundTarget {
+            name: name.clone(),
+            path: derived_path(first, name),
+            derived: true,
+        });
+    }
+    Ok(out)
+}
+
+/// `dir/data.dat` + `log` -> `dir/data-log.dat`.
+pub fn derived_path(first: &Path, name: &str) -> PathBuf {
+    let stem = first
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "iosim".into());
+    let file = match first.extension() {
+        Some(ext) => format!("{stem}-{name}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{name}"),
+    };
+    first.with_file_name(file)
+}
+
+/// Options of `iosim run` that set a workload's shape; with --profile the
+/// profile sets them, so giving one is an error rather than silently ignored.
+pub fn conflicting_options(r: &RunArgs) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if r.rw != RwMode::Randread {
+        out.push("--rw");
+    }
+    if r.write_pct.is_some() {
+        out.push("--write-pct");
+    }
+    if r.bs != 4096 {
+        out.push("--bs");
+    }
+    if r.align.is_some() {
+        out.push("--align");
+    }
+    if r.threads != 1 {
+        out.push("--threads");
+    }
+    if r.qd != 1 {
+        out.push("--qd");
+    }
+    if r.cache != CacheMode::Direct {
+        out.push("--cache");
+    }
+    if r.thread_stride.is_some() {
+        out.push("--thread-stride");
+    }
+    if r.series.is_some() {
+        out.push("--series");
+    }
+    out
+}
+
+/// One workload of a plan, ready to run.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// Workload name.
+    pub name: String,
+    /// Phase.
+    pub phase: u32,
+    /// Target name.
+    pub target: String,
+    /// Verdict role.
+    pub role: Role,
+    /// The spec.
+    pub spec: WorkloadSpec,
+}
+
+/// A profile bound to paths and run options.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The profile.
+    pub profile: Profile,
+    /// Targets.
+    pub targets: Vec<BoundTarget>,
+    /// Workloads.
+    pub workloads: Vec<Planned>,
+    /// Size to create missing files with.
+    pub size: Option<u64>,
+    /// Notes for the report.
+    pub notes: Vec<String>,
+}
+
+/// Builds the plan for `iosim run --profile`: the profile's shapes, the
+/// other options of `r` (duration, warmup, size, engine, seed...) for every workload.
+pub fn plan(profile: Profile, r: &RunArgs) -> anyhow::Result<Plan> {
+    let clash = conflicting_options(r);
+    if !clash.is_empty() {
+        return Err(bad(format!(
+            "{} cannot be used with --profile: the profile sets each workload's shape; copy it (iosim profile show {} > my.toml), edit it and run --profile my.toml",
+            clash.join(", "),
+            profile.name
+        )));
+    }
+    let targets = bind_targets(&profile.target_names(), &r.targets)?;
+    let mut notes = Vec::new();
+    for t in targets.iter().filter(|t| t.derived) {
+        notes.push(format!(
+            "target '{}' was not given a path: using {} (next to the first path; the same drive)",
+            t.name,
+            t.path.display()
+        ));
+    }
+    let base = WorkloadSpec {
+        targets: Vec::new(),
+        duration: r.duration,
+        warmup: r.warmup,
+        seed: r.seed,
+        engine: r.engine,
+        fill: r.fill,
+        seq_layout: SeqLayout::Split,
+        allow_destroy: r.allow_destroy,
+        cpus: r.cpus.clone().map(|c| c.0).unwrap_or_default(),
+        sqpoll: r.sqpoll,
+        hipri: r.hipri,
+        io_limit: r.number_ios,
+        ..WorkloadSpec::default()
+    };
+    let mut workloads = Vec::new();
+    for (i, w) in profile.workloads.iter().enumerate() {
+        let mut spec = w
+            .spec(&base)
+            .map_err(|e| bad(format!("workload '{}': {e}", w.name)))?;
+        // Different offsets for workloads sharing a file.
+        spec.seed = r.seed.wrapping_add(i as u64);
+        let path = &targets
+            .iter()
+            .find(|t| t.name == w.target)
+            .expect("every target name is bound")
+            .path;
+        spec.targets = vec![TargetSpec {
+            offset: r.offset,
+            length: r.length,
+            ..TargetSpec::new(path.clone(), r.size)
+        }];
+        spec.validate()
+            .map_err(|e| bad(format!("workload '{}': {e}", w.name)))?;
+        workloads.push(Planned {
+            name: w.name.clone(),
+            phase: w.phase,
+            target: w.target.clone(),
+            role: w.role,
+            spec,
+        });
+    }
+    Ok(Plan {
+        profile,
+        targets,
+        workloads,
+        size: r.size,
+        notes,
+    })
+}
+
+/// One workload's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOutcome {
+    /// Workload name.
+    pub name: String,
+    /// Phase it ran in.
+    pub phase: u32,
+    /// Target name.
+    pub target: String,
+    /// Verdict role.
+    pub role: Role,
+    /// The full run result (the `iosim run` JSON schema).
+    pub result: RunResult,
+    /// Mean latency per direction judged against every applicable table.
+    pub verdicts: Vec<Verdict>,
+}
+
+/// Everything `iosim run --profile` measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileResult {
+    /// Always `profile`.
+    pub kind: String,
+    /// Schema version of this document.
+    pub schema_version: u32,
+    /// iosim's version.
+    pub iosim_version: String,
+    /// Profile name.
+    pub profile: String,
+    /// Profile description.
+    pub description: String,
+    /// The reference row it comes from.
+    pub source: String,
+    /// Target names and paths.
+    pub targets: Vec<BoundTarget>,
+    /// Notes (derived paths, CPU accounting...).
+    pub notes: Vec<String>,
+    /// True when Ctrl-C stopped the run.
+    pub interrupted: bool,
+    /// I/O errors over all workloads.
+    pub errors: u64,
+    /// One entry per workload, in profile order.
+    pub results: Vec<WorkloadOutcome>,
+}
+
+/// Runs several workloads at the same time, sharing the stop flag; only the
+/// first shows progress. Returns results in `specs` order.
+pub fn run_concurrent(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<RunResult>> {
+    let results: Vec<anyhow::Result<RunResult>> = std::thread::scope(|s| {
+        let handles: Vec<_> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let o = RunOptions {
+                    progress: opts.progress && i == 0,
+                    stop: opts.stop.clone(),
+                    interval: opts.interval,
+                };
+                s.spawn(move || {
+                    let r = crate::runner::run(spec, &o);
+                    if r.is_err() {
+                        // The whole set fails: do not keep the others running.
+                        o.stop.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a workload thread panicked")))
+            })
+            .collect()
+    });
+    results.into_iter().collect()
+}
+
+/// Creates the missing target files first, so concurrent workloads start measuring together.
+pub fn create_missing(
+    paths: &[(String, PathBuf)],
+    size: Option<u64>,
+    fill: crate::workload::FillMode,
+    opts: &RunOptions,
+) -> anyhow::Result<()> {
+    for (name, path) in paths {
+        if path.exists() {
+            continue;
+        }
+        let Some(size) = size else {
+            return Err(bad(format!(
+                "the '{name}' target {} does not exist: give --size to create it (e.g. --size 8G)",
+                path.display()
+            )));
+        };
+        crate::target::create_test_file(
+            path,
+            size,
+            fill,
+            crate::target::PrepareOptions {
+                progress: opts.progress,
+                stop: Some(&opts.stop),
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs a plan: phase by phase, the workloads of a phase at the same time.
+pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
+    let fill = plan
+        .workloads
+        .first()
+        .map(|w| w.spec.fill)
+        .unwrap_or(crate::workload::FillMode::Random);
+    let named: Vec<(String, PathBuf)> = plan
+        .targets
+        .iter()
+        .map(|t| (t.name.clone(), t.path.clone()))
+        .collect();
+    create_missing(&named, plan.size, fill, opts)?;
+    let mut results = Vec::new();
+    let mut interrupted = false;
+    for phase in plan.profile.phases() {
+        if opts.stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let ws: Vec<&Planned> = plan.workloads.iter().filter(|w| w.phase == phase).collect();
+        let specs: Vec<WorkloadSpec> = ws.iter().map(|w| w.spec.clone()).collect();
+        let rs = run_concurrent(&specs, opts)?;
+        for (w, r) in ws.into_iter().zip(rs) {
+            interrupted |= r.interrupted;
+            results.push(WorkloadOutcome {
+                name: w.name.clone(),
+                phase: w.phase,
+                target: w.target.clone(),
+                role: w.role,
+                verdicts: crate::verdict::judge_result(w.role, &r),
+                result: r,
+            });
+        }
+    }
+    // Profile order (phases already are in order within the file's order).
+    let order = |n: &str| plan.workloads.iter().position(|w| w.name == n);
+    results.sort_by_key(|o| (o.phase, order(&o.name)));
+    let mut notes = plan.notes.clone();
+    let concurrent = plan
+        .profile
+        .phases()
+        .iter()
+        .any(|ph| plan.workloads.iter().filter(|w| w.phase == *ph).count() > 1);
+    if concurrent {
+        notes.push(
+            "workloads of a phase run at once in one process: each result's CPU figures are the whole process's".into(),
+        );
+    }
+    Ok(ProfileResult {
+        kind: "profile".into(),
+        schema_version: 1,
+        iosim_version: env!("CARGO_PKG_VERSION").into(),
+        profile: plan.profile.name.clone(),
+        description: plan.profile.description.clone(),
+        source: plan.profile.source.clone(),
+        targets: plan.targets.clone(),
+        notes,
+        interrupted,
+        errors: results.iter().map(|o| o.result.errors.count).sum(),
+        results,
+    })
+}
+
+fn ms(us: f64) -> String {
+    if us >= 10_000.0 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{:.3} ms", us / 1000.0)
+    }
+}
+
+/// The text report.
+pub fn text(r: &ProfileResult) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "Profile {}: {}", r.profile, r.description);
+    let _ = writeln!(s, "Source:  {}", r.source);
+    for t in &r.targets {
+        let _ = writeln!(
+            s,
+            "Target {:<8} {}{}",
+            t.name,
+            t.path.display(),
+            if t.derived { " (derived)" } else { "" }
+        );
+    }
+    let mut last_phase = 0;
+    for o in &r.results {
+        if o.phase != last_phase {
+            let n = r.results.iter().filter(|x| x.phase == o.phase).count();
+            let _ = writeln!(
+                s,
+                "\nPhase {} ({} workload{}{}, {:.1} s)",
+                o.phase,
+                n,
+                if n > 1 { "s" } else { "" },
+                if n > 1 { " at once" } else { "" },
+                o.result.duration_s
+            );
+            last_phase = o.phase;
+        }
+        let t = &o.result.total.total;
+        let _ = writeln!(
+            s,
+            "  {:<18} {:<7} {:<6} {:<40} {:>10.0} IOPS {:>9.2} MiB/s  mean {:>10}  p99 {:>10}",
+            o.name,
+            o.target,
+            o.role.name(),
+            o.result.config.describe(),
+            t.iops,
+            t.mib_per_sec,
+            ms(t.latency_us.mean),
+            ms(t.latency_us.p("p99")),
+        );
+        for line in crate::verdict::text_lines(&o.verdicts) {
+            let _ = writeln!(s, "      {line}");
+        }
+        if o.result.errors.count > 0 {
+            let _ = writeln!(s, "      I/O errors: {}", o.result.errors.count);
+        }
+        for n in &o.result.notes {
+            let _ = writeln!(s, "      note: {n}");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nVerdicts judge the mean latency (Avg. Disk sec/Transfer is a mean); [!] marks a band the source calls a problem."
+    );
+    let mut seen: Vec<&str> = Vec::new();
+    for v in r.results.iter().flat_map(|o| &o.verdicts) {
+        if !seen.contains(&v.guideline.as_str()) {
+            seen.push(&v.guideline);
+            let _ = writeln!(s, "  {:<28} {}: {}", v.short, v.source, v.title);
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "Note: {n}");
+    }
+    if r.interrupted {
+        let _ = writeln!(s, "Interrupted: the results cover what was measured.");
+    }
+    s
+}
+
+/// CSV: one row per workload and direction, one column per verdict table.
+pub fn csv(r: &ProfileResult) -> String {
+    let ids: Vec<&str> = crate::verdict::all().iter().map(|g| g.id).collect();
+    let mut s = format!(
+        "profile,workload,phase,target,role,path,direction,ios,iops,mib_per_sec,mean_us,p99_us,{}\n",
+        ids.join(",")
+    );
+    for o in &r.results {
+        let path = o
+            .result
+            .config
+            .targets
+            .first()
+            .map(|t| t.path.display().to_string())
+            .unwrap_or_default();
+        for (dir, d) in [
+            (crate::verdict::Direction::Read, &o.result.total.read),
+            (crate::verdict::Direction::Write, &o.result.total.write),
+        ] {
+            if d.ios == 0 {
+                continue;
+            }
+            let labels: Vec<String> = ids
+                .iter()
+                .map(|id| {
+                    o.verdicts
+                        .iter()
+                        .find(|v| v.direction == dir && v.guideline == *id)
+                        .map(|v| v.label.clone())
+                        .unwrap_or_default()
+                })
+                .collect();
+            s.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{:.2},{:.3},{:.2},{:.2},{}\n",
+                r.profile,
+                o.name,
+                o.phase,
+                o.target,
+                o.role.name(),
+                csv_field(&path),
+                if dir == crate::verdict::Direction::Read {
+                    "read"
+                } else {
+                    "write"
+                },
+                d.ios,
+                d.iops,
+                d.mib_per_sec,
+                d.latency_us.mean,
+                d.latency_us.p("p99"),
+                labels.join(",")
+            ));
+        }
+    }
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `iosim profile list`: name, description and source of each built-in.
+pub fn list_text() -> anyhow::Result<String> {
+    let mut s = String::new();
+    for (name, text) in BUILTIN {
+        let p = Profile::parse(text, name)?;
+        s.push_str(&format!(
+            "{:<15} {}\n{:<15} targets: {}; source: {}\n",
+            p.name,
+            p.description,
+            "",
+            p.target_names().join(", "),
+            p.source
+        ));
+    }
+    s.push_str("\nShow one with: iosim profile show NAME (copy it, edit it, run it with --profile FILE.toml)\n");
+    Ok(s)
+}
+
+/// `iosim profile show NAME`: the TOML text, ready to copy.
+pub fn show_text(name_or_path: &str) -> anyhow::Result<String> {
+    if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+        return Ok((*text).to_string());
+    }
+    Profile::load(name_or_path)?;
+    Ok(std::fs::read_to_string(name_or_path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses_and_is_named_like_its_file() {
+        for (name, text) in BUILTIN {
+            let p = Profile::parse(text, name).unwrap();
+            assert_eq!(&p.name, name);
+            assert!(!p.source.is_empty());
+            assert!(p
+                .workloads
+                .iter()
+                .all(|w| w.cache == CacheMode::DirectWritethrough));
+        }
+        assert_eq!(BUILTIN.len(), 11);
+    }
+
+    #[test]
+    fn targets_in_order_of_first_appearance() {
+        let p = Profile::load("oltp-with-log").unwrap();
+        assert_eq!(p.target_names(), vec!["data", "log"]);
+        let p = Profile::load("index-rebuild").unwrap();
+        assert_eq!(p.phases(), vec![1, 2]);
+        assert_eq!(p.target_names(), vec!["data"]);
+    }
+
+    #[test]
+    fn binding_derives_missing_paths_next_to_the_first() {
+        let names = vec!["data".to_string(), "log".to_string()];
+        let b = bind_targets(&names, &[PathBuf::from("/x/db.dat")]).unwrap();
+        assert_eq!(b[1].path, PathBuf::from("/x/db-log.dat"));
+        assert!(b[1].derived && !b[0].derived);
+        let b = bind_targets(&names, &[PathBuf::from("/x/a"), PathBuf::from("/y/b")]).unwrap();
+        assert_eq!(b[1].path, PathBuf::from("/y/b"));
+        assert!(!b[1].derived);
+        assert!(bind_targets(&names, &[]).is_err());
+        let three = [PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("c")];
+        assert!(bind_targets(&names, &three)
+            .unwrap_err()
+            .to_string()
+            .contains("one path per target"));
+    }
+
+    #[test]
+    fn bad_profiles_say_what_is_wrong() {
+        let e = Profile::parse("name = \"x\"\ndescription = \"d\"\nsource = \"s\"\n", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("workload"), "{e}");
+        let base = "name = \"x\"\ndescription = \"d\"\nsource = \"s\"\n[[workload]]\nname = \"w\"\ntarget = \"data\"\nrole = \"data\"\nrw = \"randread\"\n";
+        let e = Profile::parse(&format!("{base}bs = \"4Q\"\n"), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("4Q"), "{e}");
+        let e = Profile::parse(&format!("{base}bs = \"8K\"\nwrite_pct = 30\n"), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mixed"), "{e}");
+        let e = Profile::parse(&format!("{base}bs = \"8K\"\nqd = 0\n"), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("qd"), "{e}");
+        let e = Profile::parse(&format!("{base}bs = \"8K\"\nfrobnicate = 1\n"), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("frobnicate"), "{e}");
+        let e = Profile::parse(&base.replace("\"data\"\nrw", "\"disk\"\nrw"), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("disk"), "{e}");
+        assert!(Profile::load("nosuch")
+            .unwrap_err()
+            .to_string()
+            .contains("oltp-with-log"));
+    }
+
+    #[test]
+    fn derived_path_keeps_the_extension() {
+        assert_eq!(
+            derived_path(Path::new("/d/iosim.dat"), "backup"),
+            PathBuf::from("/d/iosim-backup.dat")
+        );
+        assert_eq!(
+            derived_path(Path::new("/d/file"), "log"),
+            PathBuf::from("/d/file-log")
+        );
+    }
+}

@@ -1,0 +1,317 @@
+//! `iosim run --profile` and `iosim profile`: every built-in profile runs on
+//! small temp files and is judged; data and log land where they are told;
+//! user TOML files work; bad profiles are refused clearly.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const BUILTINS: [&str; 11] = [
+    "oltp",
+    "oltp-with-log",
+    "log-writer",
+    "checkpoint",
+    "read-ahead",
+    "bulk-insert",
+    "dbcc-checkdb",
+    "index-rebuild",
+    "backup",
+    "restore",
+    "tempdb",
+];
+
+fn run_profile(profile: &str, paths: &[&std::path::Path]) -> Value {
+    let mut args: Vec<String> = vec!["run".into(), "--profile".into(), profile.into()];
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    args.extend(
+        ["--size", "8M", "--duration", "200ms", "--no-save"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_json(&a)
+}
+
+#[test]
+fn profile_list_names_every_builtin_with_its_source() {
+    let out = iosim().args(["profile", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in BUILTINS {
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("{name} "))),
+            "{name} missing from:\n{text}"
+        );
+    }
+    assert_eq!(
+        text.matches("source: sqlserver-io.md").count(),
+        BUILTINS.len()
+    );
+}
+
+#[test]
+fn every_builtin_profile_runs_and_gets_verdicts() {
+    for name in BUILTINS {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_profile(name, &[&dir.path().join("db.dat")]);
+        assert_eq!(r["kind"], "profile");
+        assert_eq!(r["profile"], name);
+        assert_eq!(r["errors"], 0, "{name}");
+        let results = r["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{name}");
+        for w in results {
+            let total = &w["result"]["total"];
+            assert!(
+                total["total"]["ios"].as_u64().unwrap() > 0,
+                "{name}/{}: no I/O",
+                w["name"]
+            );
+            let verdicts = w["verdicts"].as_array().unwrap();
+            for dir in ["read", "write"] {
+                let did = total[dir]["ios"].as_u64().unwrap() > 0;
+                let judged: Vec<&Value> =
+                    verdicts.iter().filter(|v| v["direction"] == dir).collect();
+                assert_eq!(did, !judged.is_empty(), "{name}/{}: {dir}", w["name"]);
+                for v in judged {
+                    // The verdict judges exactly the measured mean.
+                    let mean_ms = total[dir]["latency_us"]["mean"].as_f64().unwrap() / 1000.0;
+                    assert!((v["mean_ms"].as_f64().unwrap() - mean_ms).abs() < 1e-9);
+                    assert!(v["source"].as_str().unwrap().contains("[S"));
+                    assert!(!v["label"].as_str().unwrap().is_empty());
+                }
+            }
+            // SQL Server opens its files write-through and unbuffered.
+            assert_eq!(w["result"]["config"]["cache"], "direct-writethrough");
+        }
+        // Every target got its own file in the temp dir.
+        for t in r["targets"].as_array().unwrap() {
+            assert!(std::path::Path::new(t["path"].as_str().unwrap()).exists());
+        }
+    }
+}
+
+#[test]
+fn phases_run_one_after_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.dat");
+    let t0 = std::time::Instant::now();
+    let r = run_profile("index-rebuild", &[&path]);
+    let elapsed = t0.elapsed().as_secs_f64();
+    let res = r["results"].as_array().unwrap();
+    assert_eq!(res.len(), 2);
+    assert_eq!(res[0]["phase"], 1);
+    assert_eq!(res[1]["phase"], 2);
+    assert_eq!(res[0]["result"]["total"]["write"]["ios"], 0);
+    assert_eq!(res[1]["result"]["total"]["read"]["ios"], 0);
+    // Two phases of 200 ms each, one after the other.
+    let measured: f64 = res
+        .iter()
+        .map(|w| w["result"]["duration_s"].as_f64().unwrap())
+        .sum();
+    assert!(measured >= 0.38, "{measured}");
+    assert!(elapsed >= measured, "{elapsed} < {measured}");
+}
+
+#[test]
+fn data_and_log_go_where_they_are_told() {
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    let data = d1.path().join("data.dat");
+    let log = d2.path().join("log.dat");
+    let r = run_profile("oltp-with-log", &[&data, &log]);
+    let res = r["results"].as_array().unwrap();
+    let by = |n: &str| res.iter().find(|w| w["name"] == n).unwrap().clone();
+    let path_of = |w: &Value| {
+        w["result"]["config"]["targets"][0]["path"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(path_of(&by("data-8k")), data.display().to_string());
+    assert_eq!(path_of(&by("log-4k")), log.display().to_string());
+    assert_eq!(by("log-4k")["role"], "log");
+    // The log is judged by the log table, the data file by the data table.
+    let ids = |w: &Value| -> Vec<String> {
+        w["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["guideline"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(ids(&by("log-4k")).contains(&"log-0-2ms".to_string()));
+    assert!(!ids(&by("log-4k")).contains(&"data-0-5ms".to_string()));
+    assert!(ids(&by("data-8k")).contains(&"data-0-5ms".to_string()));
+    // Both ran at the same time, in one phase.
+    assert_eq!(by("data-8k")["phase"], by("log-4k")["phase"]);
+    assert!(r["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["derived"] == false));
+
+    // One path: the log is created next to it, and a note says so.
+    let d3 = tempfile::tempdir().unwrap();
+    let out = iosim()
+        .args(["run", "--profile", "oltp-with-log"])
+        .arg(d3.path().join("db.dat"))
+        .args(["--size", "8M", "--duration", "100ms", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(d3.path().join("db-log.dat").exists());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("target 'log' was not given a path"),
+        "{stderr}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Phase 1 (2 workloads at once"), "{text}");
+    assert!(text.contains("log 0-2 ms [S11]"), "{text}");
+}
+
+#[test]
+fn a_profile_file_works_and_csv_has_a_row_per_direction() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("mine.toml");
+    std::fs::write(
+        &toml,
+        r#"
+name = "mine"
+description = "two reads on two files"
+source = "a test"
+[[workload]]
+name = "a"
+target = "one"
+role = "data"
+rw = "randread"
+bs = "16K"
+qd = 2
+[[workload]]
+name = "b"
+target = "two"
+role = "log"
+rw = "randrw"
+write_pct = 50
+bs = "4K"
+"#,
+    )
+    .unwrap();
+    let out = iosim()
+        .args(["run", "--profile"])
+        .arg(&toml)
+        .arg(dir.path().join("f1"))
+        .arg(dir.path().join("f2"))
+        .args([
+            "--size",
+            "4M",
+            "--duration",
+            "100ms",
+            "--no-save",
+            "-q",
+            "-o",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("profile,workload,phase,target,role,path,direction"));
+    // a: read only; b: read and write.
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[1].starts_with("mine,a,1,one,data,"));
+    assert!(lines[3].starts_with("mine,b,1,two,log,") && lines[3].contains(",write,"));
+    let cols = lines[0].split(',').count();
+    assert!(lines.iter().all(|l| l.split(',').count() == cols), "{csv}");
+    assert!(dir.path().join("f2").exists());
+
+    // profile show prints a file that parses back.
+    let out = iosim()
+        .args(["profile", "show"])
+        .arg(&toml)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("name = \"mine\""));
+}
+
+#[test]
+fn bad_profiles_and_options_give_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("x.dat");
+    let err = |args: &[&str]| {
+        let out = iosim()
+            .args(args)
+            .arg(&t)
+            .args(["--size", "4M", "--no-save"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} should fail");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    assert!(err(&["run", "--profile", "nosuch"]).contains("no built-in profile 'nosuch'"));
+    let e = err(&["run", "--profile", "oltp", "--bs", "64K"]);
+    assert!(
+        e.contains("--bs cannot be used with --profile") && e.contains("profile show oltp"),
+        "{e}"
+    );
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"b\"\ndescription = \"d\"\nsource = \"s\"\n[[workload]]\nname = \"w\"\ntarget = \"data\"\nrole = \"data\"\nrw = \"randread\"\nbs = \"8K\"\nqd = 0\n").unwrap();
+    let e = err(&["run", "--profile", bad.to_str().unwrap()]);
+    assert!(e.contains("bad.toml") && e.contains("workload 'w'"), "{e}");
+    let e = err(&[
+        "run",
+        "--profile",
+        dir.path().join("missing.toml").to_str().unwrap(),
+    ]);
+    assert!(e.contains("cannot read profile file"), "{e}");
+    // No file was created by the failed runs.
+    assert!(!t.exists());
+    // Too many paths.
+    let out = iosim()
+        .args(["run", "--profile", "oltp", "a", "b", "--no-save"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one path per target"));
+}
+
+#[test]
+fn ctrl_c_stops_every_workload_and_skips_later_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = iosim()
+        .args(["run", "--profile", "index-rebuild"])
+        .arg(dir.path().join("db.dat"))
+        .args([
+            "--size",
+            "8M",
+            "--duration",
+            "60s",
+            "-o",
+            "json",
+            "-q",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+    let res = r["results"].as_array().unwrap();
+    assert_eq!(res.len(), 1, "phase 2 must not start after Ctrl-C");
+    assert!(res[0]["result"]["duration_s"].as_f64().unwrap() < 30.0);
+}
