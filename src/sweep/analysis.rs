@@ -47,8 +47,10 @@ impl Stat {
 
     /// `mean ± sd` with a precision suited to the magnitude.
     pub fn show(&self) -> String {
+        // One precision for both numbers, chosen by the mean's magnitude.
+        let big = self.mean.abs() >= 100.0;
         let p = |v: f64| {
-            if v.abs() >= 100.0 {
+            if big {
                 format!("{v:.0}")
             } else {
                 format!("{v:.2}")
