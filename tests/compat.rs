@@ -691,10 +691,14 @@ fn diskspd_memory_mapped_io_uses_the_mmap_engine() {
     let o = run_in(
         dir.path(),
         "diskspd",
-        &words(&format!("-Sm -c4M -d1 -W0 -b4K -r --json {} sm.dat", json.display())),
+        &words(&format!(
+            "-Sm -c4M -d1 -W0 -b4K -r --json {} sm.dat",
+            json.display()
+        )),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["engine"], "mmap");
     assert_eq!(r["config"]["cache"], "buffered");
     assert!(r["total"]["total"]["ios"].as_u64().unwrap() > 0);
