@@ -303,20 +303,88 @@ pub fn latency_time_chart(es: &[Entry]) -> Chart {
     }
 }
 
-/// Per-interval counters some documents carry (`series.cpu`, `series.device`,
-/// `series.devices`): arrays of objects with `t_s` and numeric fields.
+/// Per-interval device and CPU counters as flat points (`t_s` plus numeric
+/// fields), from a run's `monitor` (what `iosim run` records) or, for other
+/// documents, from `series.cpu` / `series.device` / `series.devices`.
+fn counter_points(doc: &Value, key: &str) -> Option<Vec<Value>> {
+    if let Some(Value::Array(pts)) = doc.pointer(&format!("/series/{key}")) {
+        return Some(pts.clone());
+    }
+    let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
+    let mut out: Vec<Value> = Vec::new();
+    match key {
+        "cpu" => {
+            for p in doc.pointer("/monitor/cpu_series")?.as_array()? {
+                let mut m = serde_json::Map::new();
+                m.insert("t_s".into(), p.get("t_s")?.clone());
+                for c in p.get("cores")?.as_array()? {
+                    match c.get("cpu").and_then(Value::as_u64) {
+                        None => {
+                            for f in [
+                                "busy_pct",
+                                "user_pct",
+                                "system_pct",
+                                "irq_pct",
+                                "iowait_pct",
+                            ] {
+                                if let Some(v) = num(c, f) {
+                                    m.insert(format!("machine {f}"), v.into());
+                                }
+                            }
+                        }
+                        Some(n) => {
+                            if let Some(v) = num(c, "busy_pct") {
+                                m.insert(format!("cpu{n} busy_pct"), v.into());
+                            }
+                        }
+                    }
+                }
+                out.push(Value::Object(m));
+            }
+        }
+        "device" | "device_util" => {
+            let fields: &[&str] = if key == "device" {
+                &["transfers_per_sec"]
+            } else {
+                &["busy_pct", "avg_queue_len", "avg_transfer_ms"]
+            };
+            for d in doc.pointer("/monitor/devices")?.as_array()? {
+                let name = d.get("name").and_then(Value::as_str).unwrap_or("device");
+                for p in d.get("series")?.as_array()? {
+                    let mut m = serde_json::Map::new();
+                    m.insert("t_s".into(), p.get("t_s")?.clone());
+                    for f in fields {
+                        if let Some(v) = num(p, f) {
+                            m.insert(format!("{name} {f}"), v.into());
+                        }
+                    }
+                    out.push(Value::Object(m));
+                }
+            }
+        }
+        _ => return None,
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Charts of the device and CPU counters over time, every run overlaid.
 pub fn counter_charts(es: &[Entry]) -> Vec<Chart> {
     let mut out = Vec::new();
     for (key, title) in [
-        ("cpu", "CPU counters over time"),
-        ("device", "Device counters over time"),
+        ("cpu", "CPU use over time (%)"),
+        ("device", "Device transfers per second over time"),
+        (
+            "device_util",
+            "Device busy %, average queue length and ms per transfer over time",
+        ),
         ("devices", "Device counters over time"),
     ] {
         let mut lines = Vec::new();
         for e in es {
-            let Some(Value::Array(pts)) = e.doc.pointer(&format!("/series/{key}")) else {
+            let Some(pts) = counter_points(e.doc, key) else {
                 continue;
             };
+            let pts = &pts;
             let mut fields: Vec<String> = Vec::new();
             for p in pts {
                 if let Value::Object(m) = p {
@@ -932,6 +1000,33 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn monitor_counters_become_time_series() {
+        let doc = serde_json::json!({"monitor": {
+            "cpu_series": [
+                {"t_s": 1.0, "cores": [{"busy_pct": 50.0, "user_pct": 20.0}, {"cpu": 0, "busy_pct": 70.0}]},
+                {"t_s": 2.0, "cores": [{"busy_pct": 60.0, "user_pct": 25.0}, {"cpu": 0, "busy_pct": 80.0}]}
+            ],
+            "devices": [{"name": "vda", "series": [
+                {"t_s": 1.0, "transfers_per_sec": 1000.0, "busy_pct": 40.0, "avg_queue_len": 2.0},
+                {"t_s": 2.0, "transfers_per_sec": 1200.0, "busy_pct": 45.0, "avg_queue_len": 2.5}
+            ]}]
+        }});
+        let cpu = counter_points(&doc, "cpu").unwrap();
+        assert_eq!(cpu.len(), 2);
+        assert_eq!(cpu[1]["machine busy_pct"], 60.0);
+        assert_eq!(cpu[0]["cpu0 busy_pct"], 70.0);
+        let dev = counter_points(&doc, "device").unwrap();
+        assert_eq!(dev[1]["vda transfers_per_sec"], 1200.0);
+        assert!(
+            dev[0].get("vda busy_pct").is_none(),
+            "utilisation goes on its own chart"
+        );
+        let util = counter_points(&doc, "device_util").unwrap();
+        assert_eq!(util[0]["vda avg_queue_len"], 2.0);
+        assert!(counter_points(&serde_json::json!({}), "cpu").is_none());
+    }
+
     use super::*;
 
     #[test]
