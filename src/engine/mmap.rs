@@ -12,8 +12,8 @@
 use std::io;
 use std::os::fd::RawFd;
 
+use super::slots::{DoneQueue, Slots};
 use super::{Completion, EngineConfig, IoEngine, IoReq, Op};
-use crate::buf::{AlignedBuf, BUF_ALIGN};
 
 struct Map {
     ptr: *mut u8,
@@ -23,10 +23,8 @@ struct Map {
 /// Memory-mapped I/O engine.
 pub struct MmapEngine {
     maps: Vec<Map>,
-    buf: AlignedBuf,
-    slot_size: usize,
-    slots: usize,
-    done: Vec<Completion>,
+    slots: Slots,
+    done: DoneQueue,
     sync_writes: bool,
 }
 
@@ -60,14 +58,10 @@ impl MmapEngine {
                 len,
             });
         }
-        let slots = cfg.slots.max(1);
-        let slot_size = cfg.slot_size.div_ceil(BUF_ALIGN) * BUF_ALIGN;
         Ok(MmapEngine {
             maps,
-            buf: AlignedBuf::new(slot_size * slots),
-            slot_size,
-            slots,
-            done: Vec::with_capacity(slots),
+            slots: Slots::new(cfg),
+            done: DoneQueue::new(cfg.slots),
             sync_writes,
         })
     }
@@ -105,64 +99,55 @@ impl IoEngine for MmapEngine {
     }
 
     fn slots(&self) -> usize {
-        self.slots
+        self.slots.count()
     }
 
     fn buffer(&mut self, slot: usize) -> &mut [u8] {
-        let s = self.slot_size;
-        &mut self.buf.as_mut_slice()[slot * s..(slot + 1) * s]
+        self.slots.buffer(slot)
     }
 
     #[inline]
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
         let Some(m) = self.maps.get(req.file as usize) else {
-            self.done.push(Completion {
-                slot: req.slot,
-                result: -libc::EBADF,
-            });
+            self.done.push(req.slot, -libc::EBADF);
             return Ok(());
         };
         let len = req.len as usize;
         let off = req.offset as usize;
-        let result = if off.checked_add(len).is_none_or(|end| end > m.len) || len > self.slot_size {
-            -libc::EINVAL
-        } else {
-            // SAFETY: off+len is inside the mapping and len fits the slot buffer.
-            unsafe {
-                let map = m.ptr.add(off);
-                let buf = self.buf.as_ptr().add(req.slot as usize * self.slot_size);
-                match req.op {
-                    Op::Read => std::ptr::copy_nonoverlapping(map, buf, len),
-                    Op::Write => {
-                        std::ptr::copy_nonoverlapping(buf, map, len);
-                        if self.sync_writes {
-                            let page = 4096usize;
-                            let start = off - off % page;
-                            let r = libc::msync(
-                                m.ptr.add(start).cast(),
-                                off + len - start,
-                                libc::MS_SYNC,
-                            );
-                            if r != 0 {
-                                let e = io::Error::last_os_error()
-                                    .raw_os_error()
-                                    .unwrap_or(libc::EIO);
-                                self.done.push(Completion {
-                                    slot: req.slot,
-                                    result: -e,
-                                });
-                                return Ok(());
+        let result =
+            if off.checked_add(len).is_none_or(|end| end > m.len) || len > self.slots.size() {
+                -libc::EINVAL
+            } else {
+                // SAFETY: off+len is inside the mapping and len fits the slot buffer.
+                unsafe {
+                    let map = m.ptr.add(off);
+                    let buf = self.slots.ptr(req.slot as usize);
+                    match req.op {
+                        Op::Read => std::ptr::copy_nonoverlapping(map, buf, len),
+                        Op::Write => {
+                            std::ptr::copy_nonoverlapping(buf, map, len);
+                            if self.sync_writes {
+                                let page = 4096usize;
+                                let start = off - off % page;
+                                let r = libc::msync(
+                                    m.ptr.add(start).cast(),
+                                    off + len - start,
+                                    libc::MS_SYNC,
+                                );
+                                if r != 0 {
+                                    let e = io::Error::last_os_error()
+                                        .raw_os_error()
+                                        .unwrap_or(libc::EIO);
+                                    self.done.push(req.slot, -e);
+                                    return Ok(());
+                                }
                             }
                         }
                     }
                 }
-            }
-            req.len as i32
-        };
-        self.done.push(Completion {
-            slot: req.slot,
-            result,
-        });
+                req.len as i32
+            };
+        self.done.push(req.slot, result);
         Ok(())
     }
 
@@ -172,9 +157,6 @@ impl IoEngine for MmapEngine {
 
     #[inline]
     fn reap(&mut self, _min: usize, out: &mut [Completion]) -> io::Result<usize> {
-        let n = self.done.len().min(out.len());
-        out[..n].copy_from_slice(&self.done[..n]);
-        self.done.drain(..n);
-        Ok(n)
+        Ok(self.done.reap(out))
     }
 }

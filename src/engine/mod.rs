@@ -17,6 +17,7 @@ use crate::workload::EngineKind;
 pub mod faulty;
 mod mmap;
 mod null;
+mod slots;
 mod sync;
 mod uring;
 

@@ -3,26 +3,21 @@
 
 use std::io;
 
+use super::slots::{DoneQueue, Slots};
 use super::{Completion, EngineConfig, IoEngine, IoReq};
-use crate::buf::AlignedBuf;
 
 /// An engine with no storage.
 pub struct NullEngine {
-    buf: AlignedBuf,
-    slot_size: usize,
-    slots: usize,
-    done: Vec<Completion>,
+    slots: Slots,
+    done: DoneQueue,
 }
 
 impl NullEngine {
     /// Creates the engine; buffers exist so writers can fill them as usual.
     pub fn new(cfg: &EngineConfig) -> NullEngine {
-        let slot_size = cfg.slot_size.div_ceil(crate::buf::BUF_ALIGN) * crate::buf::BUF_ALIGN;
         NullEngine {
-            buf: AlignedBuf::new(slot_size * cfg.slots.max(1)),
-            slot_size,
-            slots: cfg.slots.max(1),
-            done: Vec::with_capacity(cfg.slots.max(1)),
+            slots: Slots::new(cfg),
+            done: DoneQueue::new(cfg.slots),
         }
     }
 }
@@ -37,20 +32,16 @@ impl IoEngine for NullEngine {
     }
 
     fn slots(&self) -> usize {
-        self.slots
+        self.slots.count()
     }
 
     fn buffer(&mut self, slot: usize) -> &mut [u8] {
-        let s = self.slot_size;
-        &mut self.buf.as_mut_slice()[slot * s..(slot + 1) * s]
+        self.slots.buffer(slot)
     }
 
     #[inline]
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
-        self.done.push(Completion {
-            slot: req.slot,
-            result: req.len as i32,
-        });
+        self.done.push(req.slot, req.len as i32);
         Ok(())
     }
 
@@ -60,9 +51,6 @@ impl IoEngine for NullEngine {
 
     #[inline]
     fn reap(&mut self, _min: usize, out: &mut [Completion]) -> io::Result<usize> {
-        let n = self.done.len().min(out.len());
-        out[..n].copy_from_slice(&self.done[..n]);
-        self.done.drain(..n);
-        Ok(n)
+        Ok(self.done.reap(out))
     }
 }

@@ -5,15 +5,14 @@ use std::io;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
+use super::slots::Slots;
 use super::{Completion, EngineConfig, IoEngine, IoReq, Op};
-use crate::buf::{AlignedBuf, BUF_ALIGN};
 
 /// io_uring engine.
 pub struct UringEngine {
     ring: IoUring,
-    buf: AlignedBuf,
-    slot_size: usize,
-    slots: usize,
+    /// Declared after `ring`, so the ring is dropped before its registered buffers.
+    slots: Slots,
     fds: Vec<i32>,
     fixed_files: bool,
     fixed_bufs: bool,
@@ -57,8 +56,7 @@ impl UringEngine {
             }
             Err(e) => return Err(e),
         };
-        let slot_size = cfg.slot_size.div_ceil(BUF_ALIGN) * BUF_ALIGN;
-        let buf = AlignedBuf::new(slot_size * slots);
+        let slot_bufs = Slots::new(cfg);
         let mut notes = Vec::new();
 
         let fixed_files = if cfg.fds.iter().all(|&fd| fd >= 0) && !cfg.fds.is_empty() {
@@ -77,12 +75,11 @@ impl UringEngine {
 
         let iovecs: Vec<libc::iovec> = (0..slots)
             .map(|i| libc::iovec {
-                // SAFETY: i * slot_size is within buf.
-                iov_base: unsafe { buf.as_ptr().add(i * slot_size) }.cast(),
-                iov_len: slot_size,
+                iov_base: slot_bufs.ptr(i).cast(),
+                iov_len: slot_bufs.size(),
             })
             .collect();
-        // SAFETY: the buffers live in `buf`, which the engine owns and drops
+        // SAFETY: the buffers live in `slots`, which the engine owns and drops
         // after the ring (field order), so they stay valid while registered.
         let fixed_bufs = match unsafe { ring.submitter().register_buffers(&iovecs) } {
             Ok(()) => true,
@@ -96,9 +93,7 @@ impl UringEngine {
 
         Ok(UringEngine {
             ring,
-            buf,
-            slot_size,
-            slots,
+            slots: slot_bufs,
             fds: cfg.fds.clone(),
             fixed_files,
             fixed_bufs,
@@ -110,8 +105,7 @@ impl UringEngine {
 
     #[inline]
     fn sqe(&self, req: &IoReq) -> squeue::Entry {
-        // SAFETY: slot < slots, so the pointer is inside buf.
-        let ptr = unsafe { self.buf.as_ptr().add(req.slot as usize * self.slot_size) };
+        let ptr = self.slots.ptr(req.slot as usize);
         let idx = req.slot as u16;
         macro_rules! build {
             ($fd:expr) => {
@@ -204,17 +198,18 @@ impl IoEngine for UringEngine {
     }
 
     fn slots(&self) -> usize {
-        self.slots
+        self.slots.count()
     }
 
     fn buffer(&mut self, slot: usize) -> &mut [u8] {
-        let s = self.slot_size;
-        &mut self.buf.as_mut_slice()[slot * s..(slot + 1) * s]
+        self.slots.buffer(slot)
     }
 
     #[inline]
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
-        debug_assert!((req.slot as usize) < self.slots && req.len as usize <= self.slot_size);
+        debug_assert!(
+            (req.slot as usize) < self.slots.count() && req.len as usize <= self.slots.size()
+        );
         let sqe = self.sqe(&req);
         // SAFETY: the buffer belongs to this engine and stays valid until the
         // completion is reaped; the caller does not reuse the slot before then.
@@ -263,15 +258,14 @@ impl IoEngine for UringEngine {
         let v = &mut self.iovs[slot as usize];
         v.clear();
         for &(s, len) in iov {
-            if s >= self.slots || len > self.slot_size {
+            if s >= self.slots.count() || len > self.slots.size() {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     "bad iovec slot",
                 ));
             }
             v.push(libc::iovec {
-                // SAFETY: s < slots, so the pointer is inside buf.
-                iov_base: unsafe { self.buf.as_ptr().add(s * self.slot_size) }.cast(),
+                iov_base: self.slots.ptr(s).cast(),
                 iov_len: len,
             });
         }

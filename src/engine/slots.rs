@@ -1,0 +1,79 @@
+//! What every engine shares: the slot buffers, and the completion list of
+//! engines that finish an I/O inside `queue` (sync, mmap, null).
+
+use super::{Completion, EngineConfig};
+use crate::buf::{AlignedBuf, BUF_ALIGN};
+
+/// One page-aligned buffer per slot, carved out of one allocation.
+pub(crate) struct Slots {
+    buf: AlignedBuf,
+    size: usize,
+    count: usize,
+}
+
+impl Slots {
+    /// `cfg.slots` buffers of `cfg.slot_size` bytes, rounded up to whole pages.
+    pub(crate) fn new(cfg: &EngineConfig) -> Slots {
+        let count = cfg.slots.max(1);
+        let size = cfg.slot_size.max(1).div_ceil(BUF_ALIGN) * BUF_ALIGN;
+        Slots {
+            buf: AlignedBuf::new(size * count),
+            size,
+            count,
+        }
+    }
+
+    /// Number of slots.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Bytes per slot.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The buffer of `slot`.
+    pub(crate) fn buffer(&mut self, slot: usize) -> &mut [u8] {
+        let s = self.size;
+        &mut self.buf.as_mut_slice()[slot * s..(slot + 1) * s]
+    }
+
+    /// Raw pointer to the buffer of `slot` (stable for the life of `self`).
+    #[inline]
+    pub(crate) fn ptr(&self, slot: usize) -> *mut u8 {
+        assert!(slot < self.count, "slot {slot} out of range");
+        // SAFETY: slot < count, so the offset is inside the allocation.
+        unsafe { self.buf.as_ptr().add(slot * self.size) }
+    }
+}
+
+/// Completions of I/Os already done, handed out by the next `reap`.
+/// Its capacity is the number of slots, so pushing never allocates.
+pub(crate) struct DoneQueue {
+    done: Vec<Completion>,
+}
+
+impl DoneQueue {
+    /// Room for `slots` completions.
+    pub(crate) fn new(slots: usize) -> DoneQueue {
+        DoneQueue {
+            done: Vec::with_capacity(slots.max(1)),
+        }
+    }
+
+    /// Records a finished I/O.
+    #[inline]
+    pub(crate) fn push(&mut self, slot: u32, result: i32) {
+        self.done.push(Completion { slot, result });
+    }
+
+    /// Moves up to `out.len()` completions into `out`, oldest first.
+    #[inline]
+    pub(crate) fn reap(&mut self, out: &mut [Completion]) -> usize {
+        let n = self.done.len().min(out.len());
+        out[..n].copy_from_slice(&self.done[..n]);
+        self.done.drain(..n);
+        n
+    }
+}
