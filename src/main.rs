@@ -185,6 +185,7 @@ fn sim_cmd(s: &iosim::sim::cli::SimArgs, stop: Arc<AtomicBool>) -> anyhow::Resul
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
         _ => print!("{}", iosim::sim::summary::text(&res)),
     }
+    iosim::store::cmd::save_result(&s.save, "sim", &serde_json::to_value(&res)?);
     Ok(exit_code(res.interrupted, res.errors.count))
 }
 

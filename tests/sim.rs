@@ -10,7 +10,10 @@ use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 fn iosim() -> Command {
-    Command::cargo_bin("iosim").unwrap()
+    let mut c = Command::cargo_bin("iosim").unwrap();
+    // Never write history into the real data directory from a test.
+    c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
+    c
 }
 
 /// A small configuration in `dir`: 8 MiB data file, 4 MiB log.
@@ -658,5 +661,30 @@ fn stalled_io_is_reported_as_outstanding() {
             .as_f64()
             .unwrap()
             >= 2_500_000.0
+    );
+}
+
+#[test]
+fn simulations_are_kept_in_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = iosim()
+        .args(["sim", "--dir"])
+        .arg(dir.path())
+        .args(["--duration", "1", "--size", "8", "--quiet", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let h = iosim().args(["history", "--db"]).arg(&db).output().unwrap();
+    let text = String::from_utf8_lossy(&h.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().nth(1) == Some("sim")),
+        "{text}"
     );
 }

@@ -87,6 +87,10 @@ pub struct SimArgs {
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,
+
+    /// Where the result is stored (history database).
+    #[command(flatten)]
+    pub save: crate::store::cmd::SaveArgs,
 }
 
 impl SimArgs {
