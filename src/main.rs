@@ -101,7 +101,7 @@ fn quick(q: &QuickArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
         return Err(iosim::Error::MissingDirectory(dir).into());
     }
     let cfg = iosim::quick::QuickConfig {
-        path: iosim::quick::default_path(&dir, &q.file),
+        path: dir.join(&q.file),
         size: q.size,
         duration: q.duration,
         engine: q.engine,

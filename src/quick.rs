@@ -2,7 +2,6 @@
 //! no arguments. One test file, five corner tests, one compact table.
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -203,9 +202,4 @@ pub fn table(q: &QuickResult) -> String {
         let _ = writeln!(s, "note: {n}");
     }
     s
-}
-
-/// The default test file location in `dir`.
-pub fn default_path(dir: &Path, file: &str) -> std::path::PathBuf {
-    dir.join(file)
 }

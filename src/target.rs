@@ -54,8 +54,6 @@ pub struct PreparedTarget {
     pub region_len: u64,
     /// True when this run created (or extended) the file.
     pub created: bool,
-    /// True when the file carries iosim's mark.
-    pub iosim_file: bool,
     /// Alignment direct I/O needs on this target, bytes.
     pub dio_align: u64,
     /// Things the user should know (fallbacks, reuse).
@@ -93,7 +91,6 @@ pub fn prepare(
             region_start,
             region_len,
             created: false,
-            iosim_file: false,
             dio_align: 1,
             notes,
             claim: None,
@@ -119,7 +116,7 @@ pub fn prepare(
             }
         }
     }
-    let (kind, size, created, owned, claim) = match std::fs::metadata(path) {
+    let (kind, size, created, claim) = match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             if !dir.is_dir() {
@@ -130,7 +127,7 @@ pub fn prepare(
                 return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
             }
             create_test_file(path, size, spec.fill, opts)?;
-            (TargetKind::File, size, true, true, None)
+            (TargetKind::File, size, true, None)
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))),
         Ok(meta) if meta.file_type().is_block_device() => {
@@ -151,7 +148,7 @@ pub fn prepare(
             if t.size.is_some() {
                 notes.push("--size is ignored for a block device: use --length to limit the region".into());
             }
-            (TargetKind::BlockDevice, size, false, false, claim)
+            (TargetKind::BlockDevice, size, false, claim)
         }
         Ok(meta) if meta.is_file() => {
             let owned = is_iosim_file(path);
@@ -177,7 +174,7 @@ pub fn prepare(
                     notes.push("reused the existing test file".into());
                 }
             }
-            (TargetKind::File, size, created, owned, None)
+            (TargetKind::File, size, created, None)
         }
         Ok(_) => {
             return Err(Error::BadWorkload(format!(
@@ -221,7 +218,6 @@ pub fn prepare(
         region_start,
         region_len,
         created,
-        iosim_file: owned,
         dio_align,
         notes,
         claim,
@@ -483,7 +479,9 @@ fn write_fill(
             inflight -= 1;
             if c.result < 0 {
                 let e = io::Error::from_raw_os_error(-c.result);
-                return Err(map_nospace(e, nospace)).with_context_path(path);
+                return Err(
+                    map_nospace(e, nospace).context(format!("writing '{}'", path.display()))
+                );
             }
             if c.result as u32 != lens[c.slot as usize] {
                 return Err(anyhow::anyhow!(
@@ -525,16 +523,6 @@ fn write_fill(
         );
     }
     Ok(())
-}
-
-trait WithContextPath<T> {
-    fn with_context_path(self, path: &Path) -> anyhow::Result<T>;
-}
-
-impl<T> WithContextPath<T> for Result<T, anyhow::Error> {
-    fn with_context_path(self, path: &Path) -> anyhow::Result<T> {
-        self.map_err(|e| e.context(format!("writing '{}'", path.display())))
-    }
 }
 
 fn map_nospace(e: io::Error, nospace: impl Fn() -> Error) -> anyhow::Error {
