@@ -603,7 +603,11 @@ mod tests {
         assert!(d.write_bytes >= N * BS as u64 && d.write_bytes <= (N + TOL) * BS as u64);
         assert!(d.read_bytes >= N * BS as u64 && d.read_bytes <= (N + TOL) * BS as u64);
         assert!(d.avg_bytes_per_transfer >= 4000.0 && d.avg_bytes_per_transfer <= 4096.0 * 1.01);
-        assert!(d.transfers_per_sec > 0.0 && d.busy_pct > 0.0);
+        assert!(d.duration_s > 0.0 && d.transfers_per_sec > 0.0);
+        // io_ticks advances in whole jiffies and only when a tick lands while
+        // a request is in flight; 512 fast requests on a quick host can all
+        // fall between ticks, so "busy" may honestly read 0 here.
+        assert!((0.0..=100.0).contains(&d.busy_pct), "busy {}", d.busy_pct);
         let series = &r.devices[0].series;
         let sum: u64 = series.iter().map(|c| c.reads + c.writes).sum();
         assert_eq!(sum, d.reads + d.writes, "the series adds up to the whole");
