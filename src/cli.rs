@@ -371,6 +371,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub number_ios: Option<u64>,
 
+    /// Submit at most N queued I/Os per system call (fio's iodepth_batch_submit).
+    /// 1 hands each I/O to the device as soon as it is ready, like a database
+    /// engine, SQLIO and fio do; 0 submits all free slots at once, which costs
+    /// less CPU per I/O but lets the device idle while a group is prepared.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub submit_batch: u32,
+
     /// Time-series interval.
     #[arg(long, value_parser = duration_arg, default_value = "1s")]
     pub interval: Duration,
@@ -441,6 +448,7 @@ impl RunArgs {
             sqpoll: self.sqpoll,
             hipri: self.hipri,
             io_limit: self.number_ios,
+            submit_batch: self.submit_batch,
         };
         spec.validate()?;
         Ok(spec)

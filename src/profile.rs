@@ -386,6 +386,7 @@ pub fn plan(profile: Profile, r: &RunArgs) -> anyhow::Result<Plan> {
         sqpoll: r.sqpoll,
         hipri: r.hipri,
         io_limit: r.number_ios,
+        submit_batch: r.submit_batch,
         ..WorkloadSpec::default()
     };
     let mut workloads = Vec::new();

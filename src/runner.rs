@@ -747,6 +747,11 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
     let mut last_ts = t0;
     let mut measured_ios = 0u64;
     let io_limit = spec.io_limit.unwrap_or(u64::MAX);
+    let submit_batch = if spec.submit_batch == 0 {
+        usize::MAX
+    } else {
+        spec.submit_batch as usize
+    };
 
     loop {
         // Queue an I/O for every free slot.
@@ -781,6 +786,15 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                 inflight += 1;
                 if !sync {
                     pending.push(slot);
+                    if pending.len() >= submit_batch {
+                        // A group is full: stamp it and hand it to the kernel now.
+                        let ts = now_ns();
+                        for &s in &pending {
+                            submit_ts[s as usize] = ts;
+                        }
+                        pending.clear();
+                        eng.commit()?;
+                    }
                 }
             }
             if !sync {
@@ -802,7 +816,8 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
             inflight -= 1;
             free.push(c.slot);
             if c.result == bs as i32 {
-                if measuring && !stopping {
+                // Completions past --number-ios (reaped in the same batch) are not counted.
+                if measuring && !stopping && measured_ios < io_limit {
                     let lat = now.saturating_sub(submit_ts[s]);
                     match slot_op[s] {
                         Op::Read => cur.read.record(lat, u64::from(bs)),

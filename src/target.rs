@@ -471,6 +471,9 @@ fn write_fill(
                 offset: next,
                 len,
             })?;
+            // Submitted at once, not in groups: the device starts on each
+            // chunk as soon as it is ready (see `--submit-batch`).
+            eng.commit()?;
             next += u64::from(len);
             inflight += 1;
         }

@@ -243,6 +243,10 @@ pub struct WorkloadSpec {
     /// Complete this many I/Os per thread, then stop (before the duration ends).
     #[serde(default)]
     pub io_limit: Option<u64>,
+    /// Hand queued I/Os to the kernel in groups of at most this many
+    /// (fio's `iodepth_batch_submit`); 0 submits every free slot at once.
+    #[serde(default)]
+    pub submit_batch: u32,
 }
 
 impl Default for WorkloadSpec {
@@ -267,6 +271,7 @@ impl Default for WorkloadSpec {
             sqpoll: false,
             hipri: false,
             io_limit: None,
+            submit_batch: 1,
         }
     }
 }

@@ -522,6 +522,7 @@ pub fn plan(
         allow_destroy: ext.allow_destroy,
         cpus,
         sqpoll: false,
+        submit_batch: 1,
         hipri: false,
         io_limit: None,
     };

@@ -590,6 +590,7 @@ pub fn plan(
         allow_destroy: ext.allow_destroy,
         cpus: spec_cpus,
         sqpoll: false,
+        submit_batch: 1,
         hipri: false,
         io_limit: None,
     };

@@ -4,10 +4,12 @@
 //! *slot* per outstanding I/O), so a buffer can never be freed or moved while
 //! the kernel still uses it; all `unsafe` I/O code lives in this module.
 //!
-//! The cycle per batch is: [`IoEngine::queue`] each request (no syscall for
-//! io_uring), then [`IoEngine::reap`] with `min = 1`, which submits everything
-//! queued and waits for completions in one system call. Synchronous engines
-//! perform the I/O inside `queue` and report it from the next `reap`.
+//! The cycle is: [`IoEngine::queue`] a request (no syscall for io_uring),
+//! [`IoEngine::commit`] after every `--submit-batch` requests (1 by default:
+//! each I/O goes to the device as soon as it is ready), then
+//! [`IoEngine::reap`] with `min = 1`, which submits anything still queued and
+//! waits for completions in one system call. Synchronous engines perform the
+//! I/O inside `queue` and report it from the next `reap`.
 
 use std::io;
 use std::os::fd::RawFd;

@@ -5,7 +5,8 @@
 //!
 //! Axis syntax (`--vary`): `qd=1,2,4,8`, `qd=1..64` (step 1), `qd=1..64:4`
 //! (step 4), `qd=1..128x2` (doubling), `threads=32..1/2` (halving),
-//! `bs=4K,8K,64K`, `write-pct=0..100:25`, `rw=randread,randwrite`.
+//! `bs=4K,8K,64K`, `write-pct=0..100:25`, `rw=randread,randwrite`,
+//! `submit-batch=0,1,4`.
 
 pub mod analysis;
 pub mod studies;
@@ -34,6 +35,8 @@ pub enum Param {
     WritePct,
     /// Pattern.
     Rw,
+    /// I/Os per submission system call (0 = all free slots).
+    SubmitBatch,
 }
 
 impl Param {
@@ -45,6 +48,7 @@ impl Param {
             Param::Bs => "bs",
             Param::WritePct => "write-pct",
             Param::Rw => "rw",
+            Param::SubmitBatch => "submit-batch",
         }
     }
 
@@ -55,9 +59,10 @@ impl Param {
             "bs" | "b" => Param::Bs,
             "write-pct" | "write_pct" | "w" => Param::WritePct,
             "rw" => Param::Rw,
+            "submit-batch" | "submit_batch" | "iodepth_batch_submit" => Param::SubmitBatch,
             other => {
                 return Err(format!(
-                    "cannot sweep '{other}': choose qd, threads, bs, write-pct or rw"
+                    "cannot sweep '{other}': choose qd, threads, bs, write-pct, rw or submit-batch"
                 ))
             }
         })
@@ -252,6 +257,9 @@ pub fn apply(base: &WorkloadSpec, p: &Point) -> WorkloadSpec {
             (Param::Qd, Value::Num(n)) => s.qd = *n as u32,
             (Param::Threads, Value::Num(n)) => s.threads = *n as u32,
             (Param::Bs, Value::Num(n)) => s.bs = *n,
+            (Param::SubmitBatch, Value::Num(n)) => {
+                s.submit_batch = (*n).min(u32::MAX as u64) as u32
+            }
             (Param::WritePct, Value::Num(n)) => {
                 s.write_pct = (*n).min(100) as u8;
                 if !s.rw.is_mixed() {
@@ -696,6 +704,14 @@ mod tests {
             nums(&parse_axis("bs=4K..16Kx2").unwrap()),
             vec![4096, 8192, 16384]
         );
+        let sb = parse_axis("submit-batch=0,1,4").unwrap();
+        assert_eq!(sb.param, Param::SubmitBatch);
+        assert_eq!(nums(&sb), vec![0, 1, 4]);
+        let spec = apply(
+            &WorkloadSpec::default(),
+            &[(Param::SubmitBatch, Value::Num(4))].into_iter().collect(),
+        );
+        assert_eq!(spec.submit_batch, 4);
         let rw = parse_axis("rw=randread,randwrite").unwrap();
         assert_eq!(
             rw.values,

@@ -231,7 +231,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
         out.push(warn(
             "cpu_bound",
             format!(
-                "{core} was {:.0}% busy (iosim and any other processes together): the run may be limited by the CPU, not storage. Stop other CPU-heavy work, or use fewer threads or a smaller queue depth per core, larger blocks, the io_uring engine, or more cores (--cpus); check which interrupts land on {core}.",
+                "{core} was {:.0}% busy (iosim and any other processes together): the run may be limited by the CPU, not storage. Stop other CPU-heavy work, or use fewer threads or a smaller queue depth per core, larger blocks, the io_uring engine with fewer system calls (--submit-batch 0 submits all free slots at once), or more cores (--cpus); check which interrupts land on {core}.",
                 i.max_core_busy_pct
             ),
         ));
