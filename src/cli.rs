@@ -348,8 +348,32 @@ pub struct RunArgs {
     pub fill: FillMode,
 
     /// Sequential threads start this far apart (DiskSpd -T); default: each thread gets its own slice.
-    #[arg(long, value_parser = size_arg)]
+    #[arg(long, value_parser = size_arg, conflicts_with = "shared_offset")]
     pub thread_stride: Option<u64>,
+
+    /// Sequential threads of a target share one offset and together issue one sequential stream (DiskSpd -si).
+    #[arg(long)]
+    pub shared_offset: bool,
+
+    /// Make only this percentage of I/Os random; the others continue sequentially from the previous I/O (DiskSpd -rs).
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub random_pct: Option<u8>,
+
+    /// Cap each thread at this many I/Os per second (fio rate_iops, DiskSpd -g<n>i).
+    #[arg(long, value_name = "IOPS", conflicts_with = "rate")]
+    pub rate_iops: Option<u64>,
+
+    /// Cap each thread at this many bytes per second, e.g. 50M (fio rate, DiskSpd -g).
+    #[arg(long, value_name = "BYTES", value_parser = size_arg)]
+    pub rate: Option<u64>,
+
+    /// Issue I/Os in bursts of N, with --think between bursts (DiskSpd -i).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "think")]
+    pub burst: u32,
+
+    /// Pause between bursts (DiskSpd -j, fio thinktime), e.g. 5ms; without --burst, after every I/O.
+    #[arg(long, value_parser = duration_arg, value_name = "TIME")]
+    pub think: Option<Duration>,
 
     /// Allow writing to block devices and to files iosim did not create.
     #[arg(long)]
@@ -440,15 +464,23 @@ impl RunArgs {
             cache: self.cache,
             engine: self.engine,
             fill: self.fill,
-            seq_layout: self
-                .thread_stride
-                .map_or(SeqLayout::Split, SeqLayout::Stride),
+            seq_layout: if self.shared_offset {
+                SeqLayout::Shared
+            } else {
+                self.thread_stride
+                    .map_or(SeqLayout::Split, SeqLayout::Stride)
+            },
             allow_destroy: self.allow_destroy,
             cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
             sqpoll: self.sqpoll,
             hipri: self.hipri,
             io_limit: self.number_ios,
             submit_batch: self.submit_batch,
+            rate_iops: self.rate_iops,
+            rate_bytes: self.rate,
+            burst: self.burst,
+            think: self.think.unwrap_or(Duration::ZERO),
+            random_pct: self.random_pct,
         };
         spec.validate()?;
         Ok(spec)

@@ -317,6 +317,12 @@ pub fn conflicting_options(r: &RunArgs) -> Vec<&'static str> {
     if r.thread_stride.is_some() {
         out.push("--thread-stride");
     }
+    if r.shared_offset {
+        out.push("--shared-offset");
+    }
+    if r.random_pct.is_some() {
+        out.push("--random-pct");
+    }
     if r.series.is_some() {
         out.push("--series");
     }
@@ -387,6 +393,10 @@ pub fn plan(profile: Profile, r: &RunArgs) -> anyhow::Result<Plan> {
         hipri: r.hipri,
         io_limit: r.number_ios,
         submit_batch: r.submit_batch,
+        rate_iops: r.rate_iops,
+        rate_bytes: r.rate,
+        burst: r.burst,
+        think: r.think.unwrap_or_default(),
         ..WorkloadSpec::default()
     };
     let mut workloads = Vec::new();

@@ -14,7 +14,7 @@
 //! the live progress line, and builds the time series.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -399,6 +399,10 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     let (tx, rx) = mpsc::channel::<IntervalMsg>();
     let engine_notes = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let mut handles = Vec::new();
+    let shared_offsets: Vec<Arc<AtomicU64>> = targets
+        .iter()
+        .map(|_| Arc::new(AtomicU64::new(0)))
+        .collect();
     for plan in plans {
         let t = &targets[plan.target];
         let ctx = WorkerCtx {
@@ -411,6 +415,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             tx: tx.clone(),
             interval_ns: opts.interval.as_nanos().max(1_000_000) as u64,
             notes: engine_notes.clone(),
+            shared_offset: shared_offsets[plan.target].clone(),
         };
         let h = std::thread::Builder::new()
             .name(format!("iosim-w{}", plan.thread))
@@ -614,6 +619,8 @@ struct WorkerCtx {
     tx: mpsc::Sender<IntervalMsg>,
     interval_ns: u64,
     notes: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The target's shared sequential offset (`SeqLayout::Shared`).
+    shared_offset: Arc<AtomicU64>,
 }
 
 fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
@@ -690,6 +697,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
             crate::units::align_down(share * plan.local as u64, spec.bs.max(align))
         }
         SeqLayout::Stride(s) => s.wrapping_mul(plan.local as u64),
+        SeqLayout::Shared => 0,
     };
     let seed = spec
         .seed
@@ -704,6 +712,12 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
         spec.write_pct,
         seed,
     );
+    if let Some(p) = spec.random_pct {
+        gen = gen.mixed(p);
+    }
+    if spec.seq_layout == SeqLayout::Shared {
+        gen = gen.shared(ctx.shared_offset.clone());
+    }
     let bs = spec.bs as u32;
     let sync = eng.is_sync();
 
@@ -722,6 +736,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
 
     ctx.barrier.wait();
     let t0 = now_ns();
+    let mut pacer = Pacer::new(spec, t0);
     let warmup_end = t0 + spec.warmup.as_nanos() as u64;
     let mut measuring = spec.warmup.is_zero();
     let mut measure_start = t0;
@@ -754,9 +769,20 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
     };
 
     loop {
+        // A slot is free but the rate cap or think time says not yet.
+        let mut waiting = false;
         // Queue an I/O for every free slot.
         if !stopping {
             while let Some(slot) = free.pop() {
+                if let Some(p) = &mut pacer {
+                    let now = now_ns();
+                    if now < p.due() {
+                        free.push(slot);
+                        waiting = true;
+                        break;
+                    }
+                    p.issued(now);
+                }
                 let (off, write) = gen.next_io();
                 let op = if write { Op::Write } else { Op::Read };
                 let s = slot as usize;
@@ -805,10 +831,26 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                 pending.clear();
             }
         }
-        if inflight == 0 {
-            break;
-        }
-        let n = eng.reap(1, &mut comps)?;
+        let n = if inflight == 0 {
+            let Some(p) = &pacer else { break };
+            if !waiting {
+                break;
+            }
+            // Nothing in flight: sleep until the next I/O is due, the interval
+            // ends or the run ends, in steps short enough to notice a stop.
+            let now = now_ns();
+            let until = p.due().min(next_boundary).min(end);
+            let nap = until.saturating_sub(now).min(MAX_NAP_NS);
+            if nap > 0 {
+                std::thread::sleep(Duration::from_nanos(nap));
+            }
+            0
+        } else if let (true, Some(p)) = (waiting, &pacer) {
+            let wait = p.due().saturating_sub(now_ns());
+            eng.reap_timeout(1, &mut comps, wait)?
+        } else {
+            eng.reap(1, &mut comps)?
+        };
         let now = now_ns();
         last_ts = now;
         for c in &comps[..n] {
@@ -915,6 +957,63 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
         errors,
         error_records,
     })
+}
+
+/// Longest single sleep of a paced thread with nothing in flight, so a stop
+/// (Ctrl-C, another thread's error) is noticed within this time.
+const MAX_NAP_NS: u64 = 50_000_000;
+
+/// A paced thread that falls further behind its schedule than this (a slow
+/// device, a stall) does not try to make the backlog up in one burst.
+const MAX_CATCH_UP_NS: u64 = 100_000_000;
+
+/// Paces one thread's I/O starts: a rate cap (one start per interval) and
+/// bursts followed by think time. Pure arithmetic on the caller's clock.
+#[derive(Clone, Debug)]
+struct Pacer {
+    interval_ns: u64,
+    burst: u32,
+    think_ns: u64,
+    next_due: u64,
+    in_burst: u32,
+}
+
+impl Pacer {
+    /// `None` when the workload is not paced.
+    fn new(spec: &WorkloadSpec, t0: u64) -> Option<Pacer> {
+        if !spec.paced() {
+            return None;
+        }
+        Some(Pacer {
+            interval_ns: spec.rate_interval_ns(),
+            burst: spec.burst.max(1),
+            think_ns: spec.think.as_nanos().min(u128::from(u64::MAX)) as u64,
+            next_due: t0,
+            in_burst: 0,
+        })
+    }
+
+    /// When the next I/O may start.
+    #[inline]
+    fn due(&self) -> u64 {
+        self.next_due
+    }
+
+    /// An I/O started at `now` (not before `due`).
+    #[inline]
+    fn issued(&mut self, now: u64) {
+        if self.interval_ns > 0 {
+            let floor = now.saturating_sub(MAX_CATCH_UP_NS);
+            self.next_due = self.next_due.max(floor) + self.interval_ns;
+        }
+        if self.think_ns > 0 {
+            self.in_burst += 1;
+            if self.in_burst >= self.burst {
+                self.in_burst = 0;
+                self.next_due = self.next_due.max(now + self.think_ns);
+            }
+        }
+    }
 }
 
 /// One interval being merged: messages received, longest duration, the total and per target.
@@ -1144,4 +1243,50 @@ fn self_checks(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pacer_spaces_starts_and_thinks_after_bursts() {
+        let spec = WorkloadSpec {
+            rate_iops: Some(1000),
+            ..WorkloadSpec::default()
+        };
+        let mut p = Pacer::new(&spec, 5_000).unwrap();
+        assert_eq!(p.due(), 5_000);
+        p.issued(5_000);
+        assert_eq!(p.due(), 1_005_000);
+        // Late by 0.5 ms: the schedule is kept, not shifted.
+        p.issued(1_505_000);
+        assert_eq!(p.due(), 2_005_000);
+        // Late by far more than the catch-up limit: the backlog is dropped.
+        p.issued(1_000_000_000);
+        assert_eq!(p.due(), 1_000_000_000 - MAX_CATCH_UP_NS + 1_000_000);
+
+        let spec = WorkloadSpec {
+            burst: 3,
+            think: Duration::from_millis(10),
+            ..WorkloadSpec::default()
+        };
+        let mut p = Pacer::new(&spec, 0).unwrap();
+        for t in [0, 1, 2] {
+            assert!(p.due() <= t);
+            p.issued(t);
+        }
+        assert_eq!(p.due(), 2 + 10_000_000);
+        let t = p.due();
+        p.issued(t);
+        assert_eq!(p.due(), 2 + 10_000_000);
+
+        let spec = WorkloadSpec {
+            rate_bytes: Some(4096 * 100),
+            bs: 4096,
+            ..WorkloadSpec::default()
+        };
+        assert_eq!(Pacer::new(&spec, 0).unwrap().interval_ns, 10_000_000);
+        assert!(Pacer::new(&WorkloadSpec::default(), 0).is_none());
+    }
 }

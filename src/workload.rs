@@ -197,6 +197,9 @@ pub enum SeqLayout {
     Split,
     /// Thread N starts N x stride bytes into the region and wraps around it (DiskSpd -T; stride 0 = all start together).
     Stride(u64),
+    /// All threads of a target take the next block from one shared offset, so
+    /// the target sees one sequential stream (DiskSpd -si).
+    Shared,
 }
 
 /// A complete workload.
@@ -247,6 +250,26 @@ pub struct WorkloadSpec {
     /// (fio's `iodepth_batch_submit`); 0 submits every free slot at once.
     #[serde(default)]
     pub submit_batch: u32,
+    /// Rate cap per thread: at most this many I/Os per second (fio's
+    /// `rate_iops`, DiskSpd's `-g<n>i`).
+    #[serde(default)]
+    pub rate_iops: Option<u64>,
+    /// Rate cap per thread: at most this many bytes per second (fio's
+    /// `rate`, DiskSpd's `-g<bytes per ms>`).
+    #[serde(default)]
+    pub rate_bytes: Option<u64>,
+    /// Bursts: after this many I/Os a thread issues nothing for `think`
+    /// (DiskSpd's `-i`); 0 = no bursts (with a think time: pause after every I/O).
+    #[serde(default)]
+    pub burst: u32,
+    /// Think time between bursts (DiskSpd's `-j`, fio's `thinktime`).
+    #[serde(default, with = "duration_secs")]
+    pub think: Duration,
+    /// Percentage of I/Os at random offsets; the others continue
+    /// sequentially from the previous I/O (DiskSpd's `-rs`). `None`: as
+    /// `rw` says (all random or all sequential).
+    #[serde(default)]
+    pub random_pct: Option<u8>,
 }
 
 impl Default for WorkloadSpec {
@@ -272,6 +295,11 @@ impl Default for WorkloadSpec {
             hipri: false,
             io_limit: None,
             submit_batch: 1,
+            rate_iops: None,
+            rate_bytes: None,
+            burst: 0,
+            think: Duration::ZERO,
+            random_pct: None,
         }
     }
 }
@@ -336,7 +364,55 @@ impl WorkloadSpec {
         if self.hipri && self.engine != EngineKind::Uring {
             return bad("--hipri needs --engine uring".into());
         }
+        match (self.rate_iops, self.rate_bytes) {
+            (Some(_), Some(_)) => {
+                return bad("give one rate cap: --rate-iops or --rate, not both".into())
+            }
+            (Some(0), _) | (_, Some(0)) => {
+                return bad("a rate cap must be more than 0 (leave it out for no cap)".into())
+            }
+            _ => {}
+        }
+        if self.burst > 0 && self.think.is_zero() {
+            return bad(format!(
+                "--burst {} needs --think TIME: the pause after each burst",
+                self.burst
+            ));
+        }
+        if let Some(p) = self.random_pct {
+            if p > 100 {
+                return bad(format!("--random-pct must be 0..100, got {p}"));
+            }
+            if self.seq_layout == SeqLayout::Shared {
+                return bad("--random-pct cannot be combined with --shared-offset: the random part would leave the shared stream".into());
+            }
+        }
         Ok(())
+    }
+
+    /// True when the pattern has any random I/O.
+    pub fn any_random(&self) -> bool {
+        match self.random_pct {
+            Some(p) => p > 0,
+            None => self.rw.is_random(),
+        }
+    }
+
+    /// Minimum gap between two I/O starts of one thread under the rate cap, in
+    /// nanoseconds (0 = no cap).
+    pub fn rate_interval_ns(&self) -> u64 {
+        match (self.rate_iops, self.rate_bytes) {
+            (Some(n), _) if n > 0 => (1_000_000_000 / n).max(1),
+            (_, Some(b)) if b > 0 => {
+                ((u128::from(self.bs) * 1_000_000_000) / u128::from(b)).max(1) as u64
+            }
+            _ => 0,
+        }
+    }
+
+    /// True when the rate cap or think time paces the threads.
+    pub fn paced(&self) -> bool {
+        self.rate_interval_ns() > 0 || !self.think.is_zero()
     }
 
     /// True when the workload issues any writes.
@@ -412,6 +488,10 @@ pub struct OffsetGen {
     next: u64,
     /// A write happens when a random u32 is below this (0 = never, 2^32 = always).
     write_threshold: u64,
+    /// Mixed random/sequential: an I/O is random when a random u32 is below this.
+    random_threshold: Option<u64>,
+    /// One offset shared by all threads of the target (interlocked sequential).
+    shared: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     rng: SmallRng,
 }
 
@@ -452,8 +532,25 @@ impl OffsetGen {
             slots,
             next,
             write_threshold,
+            random_threshold: None,
+            shared: None,
             rng: SmallRng::seed_from_u64(seed),
         }
+    }
+
+    /// Makes `random_pct` percent of the I/Os random and the others continue
+    /// sequentially from the previous I/O, random or not (DiskSpd's `-rs`).
+    pub fn mixed(mut self, random_pct: u8) -> OffsetGen {
+        self.random_threshold = Some((u64::from(random_pct.min(100)) << 32) / 100);
+        self
+    }
+
+    /// Takes sequential offsets from `counter`, shared with the target's other
+    /// threads, so that together they issue one sequential stream (DiskSpd's
+    /// `-si`). One atomic add per I/O; no lock.
+    pub fn shared(mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) -> OffsetGen {
+        self.shared = Some(counter);
+        self
     }
 
     /// Number of distinct random block positions (0 when no block fits).
@@ -464,13 +561,33 @@ impl OffsetGen {
     /// The next offset (absolute) and whether it is a write.
     #[inline]
     pub fn next_io(&mut self) -> (u64, bool) {
-        let off = if self.random {
+        let random = match self.random_threshold {
+            None => self.random,
+            Some(t) => u64::from(self.rng.gen::<u32>()) < t,
+        };
+        let off = if random {
             let i = if self.slots <= 1 {
                 0
             } else {
                 self.rng.gen_range(0..self.slots)
             };
-            self.base + i * self.align
+            let off = i * self.align;
+            if self.random_threshold.is_some() {
+                // The next sequential I/O continues from here.
+                self.next = off + self.bs;
+                if self.next + self.bs > self.len {
+                    self.next = 0;
+                }
+            }
+            self.base + off
+        } else if let Some(c) = &self.shared {
+            let seq_end = if self.len >= self.bs {
+                (self.len / self.bs) * self.bs
+            } else {
+                0
+            };
+            let n = c.fetch_add(self.bs, std::sync::atomic::Ordering::Relaxed);
+            self.base + if seq_end == 0 { 0 } else { n % seq_end }
         } else {
             let off = self.next;
             self.next += self.bs;
@@ -504,6 +621,52 @@ mod tests {
             assert!(off + 8192 <= base + len);
             assert_eq!(off % 4096, 0);
         }
+    }
+
+    #[test]
+    fn mixed_stream_is_partly_random_and_continues_from_the_last_io() {
+        let len = 1 << 30;
+        let mut g = OffsetGen::new(0, len, 8192, 8192, true, 0, 0, 3).mixed(30);
+        let mut prev = g.next_io().0;
+        let (mut seq, n) = (0u32, 100_000u32);
+        for _ in 0..n {
+            let (off, _) = g.next_io();
+            assert_eq!(off % 8192, 0);
+            assert!(off + 8192 <= len);
+            if off == prev + 8192 {
+                seq += 1;
+            }
+            prev = off;
+        }
+        // 70% continue from the previous I/O (random jumps that happen to land
+        // right after it are too rare to matter in a 1 GiB region).
+        let share = f64::from(seq) / f64::from(n);
+        assert!((share - 0.70).abs() < 0.01, "sequential share {share}");
+        // 0 and 100 are the pure patterns.
+        let mut g = OffsetGen::new(0, len, 4096, 4096, true, 0, 0, 3).mixed(0);
+        let offs: Vec<u64> = (0..4).map(|_| g.next_io().0).collect();
+        assert_eq!(offs, vec![0, 4096, 8192, 12288]);
+    }
+
+    #[test]
+    fn shared_offset_makes_one_stream_of_all_threads() {
+        let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut gens: Vec<OffsetGen> = (0..4)
+            .map(|t| {
+                OffsetGen::new(1 << 20, 64 * 4096, 4096, 4096, false, t * 999, 0, t)
+                    .shared(counter.clone())
+            })
+            .collect();
+        let mut seen = Vec::new();
+        for round in 0..32 {
+            for g in gens.iter_mut() {
+                let _ = round;
+                seen.push(g.next_io().0);
+            }
+        }
+        // Interleaved threads take consecutive blocks, then wrap at the end.
+        let want: Vec<u64> = (0..128u64).map(|i| (1 << 20) + (i % 64) * 4096).collect();
+        assert_eq!(seen, want);
     }
 
     #[test]

@@ -712,8 +712,9 @@ fn refusals_name_the_option_and_warnings_take_one_line_each() {
         ("sqlio", "-kR x.dat", "'-f64'"),
         ("sqlio", "-kR -frandom -v1.1.1 x.dat", "'-v1.1.1'"),
         ("sqlio", "-kR -frandom -dQ x.dat", "--drive Q="),
-        ("diskspd", "-g1000 -c1M x.dat", "'-g1000'"),
-        ("diskspd", "-rs30 -c1M x.dat", "'-rs30'"),
+        ("diskspd", "-p -c1M x.dat", "'-p'"),
+        ("diskspd", "-O4 -c1M x.dat", "'-O4'"),
+        ("diskspd", "-rs30 -s -c1M x.dat", "'-rs/-s'"),
         ("diskspd", "-c1M #3", "--disk 3="),
     ] {
         let o = run_in(dir.path(), tool, &words(cmd));
@@ -1118,4 +1119,84 @@ fn snapshot_diskspd_text_and_xml() {
     let p = diskspd_plan("-c1G -b8K -t2 -o4 -w0 -d10 -W0 -D -n X:\\data.mdf");
     let r = fixed_result(p.spec.clone(), 0);
     check_snapshot("diskspd_text_nolatency.txt", &diskspd::text(&p, &r));
+    // Throttled, bursty, mixed random/sequential: DiskSpd's extra profile lines.
+    let cmd = "-c1G -b8K -rs40 -r4K -t2 -o4 -g500i -i8 -j5 -d10 -W0 -n X:\\data.mdf";
+    check_snapshot(
+        "diskspd_text_paced.txt",
+        &diskspd::profile_text(&diskspd_plan(cmd)),
+    );
+    let p = diskspd_plan(&format!("-Rpxml {cmd}"));
+    check_snapshot("diskspd_xml_paced.xml", &diskspd::profile_only(&p));
+}
+
+/// DiskSpd's throughput limit, bursts, mixed and interlocked patterns run for
+/// real: the rate is held, and the report says so in DiskSpd's words.
+#[test]
+fn diskspd_throttles_bursts_and_mixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("g.json");
+    let o = run_in(
+        dir.path(),
+        "diskspd",
+        &words(&format!(
+            "-c8M -b4K -r -o4 -t2 -g200i -d2 -W0 -L --json {} g.dat",
+            json.display()
+        )),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\t\tthroughput rate-limited to 200 IOPS\n"));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let iops = r["total"]["total"]["iops"].as_f64().unwrap();
+    // Two threads at 200 I/Os per second each.
+    assert!(
+        (iops - 400.0).abs() < 40.0,
+        "{iops} IOPS under -g200i with -t2"
+    );
+
+    let json = dir.path().join("b.json");
+    let o = run_in(
+        dir.path(),
+        "diskspd",
+        &words(&format!(
+            "-c8M -b4K -r -o1 -i5 -j50 -d2 -W0 --json {} b.dat",
+            json.display()
+        )),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("\t\tthink time: 50ms\n\t\tburst size: 5\n"),
+        "{out}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // 5 I/Os then 50 ms of thinking: about 100 I/Os per second.
+    let iops = r["total"]["total"]["iops"].as_f64().unwrap();
+    assert!(iops > 80.0 && iops < 110.0, "{iops} IOPS with -i5 -j50");
+
+    let o = run_in(
+        dir.path(),
+        "diskspd",
+        &words("-c8M -b4K -rs25 -o2 -d1 -W0 m.dat"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o)
+        .contains("using mixed random/sequential I/O (25% random) (alignment/stride: 4096)"));
+
+    let json = dir.path().join("si.json");
+    let o = run_in(
+        dir.path(),
+        "diskspd",
+        &words(&format!(
+            "-c8M -b64K -si -t4 -o2 -d1 -W0 --json {} si.dat",
+            json.display()
+        )),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("using interlocked sequential I/O (stride: 65536)"));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["config"]["seq_layout"]["kind"], "shared");
+    assert_eq!(r["threads"].as_array().unwrap().len(), 4);
 }

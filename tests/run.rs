@@ -975,3 +975,108 @@ fn submission_batches_all_complete() {
         assert_eq!(f(&r, &["errors", "count"]), 0.0);
     }
 }
+
+/// Rate caps and think time pace each thread; the numbers stay consistent.
+#[test]
+fn rate_caps_and_think_time_pace_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.dat");
+    let p = path.to_str().unwrap();
+    let iops_of = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            p,
+            "--size",
+            "8m",
+            "--rw",
+            "randread",
+            "--duration",
+            "2s",
+        ];
+        args.extend_from_slice(extra);
+        let r = run_json(&args);
+        // The time series still adds up to the whole run.
+        let series: f64 = r["series"]["total"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["total"]["ios"].as_f64().unwrap())
+            .sum();
+        assert_eq!(series, f(&r, &["total", "total", "ios"]));
+        f(&r, &["total", "total", "iops"])
+    };
+    let near = |got: f64, want: f64, what: &str| {
+        assert!(
+            (got - want).abs() <= want * 0.15,
+            "{what}: {got} IOPS, want {want}"
+        );
+    };
+    near(
+        iops_of(&["--rate-iops", "300", "--qd", "4"]),
+        300.0,
+        "--rate-iops 300",
+    );
+    near(
+        iops_of(&["--rate-iops", "150", "--threads", "2"]),
+        300.0,
+        "2 threads x 150",
+    );
+    near(
+        iops_of(&["--rate", "400K", "--bs", "4k"]),
+        100.0,
+        "--rate 400K at 4 KiB",
+    );
+    near(
+        iops_of(&["--think", "20ms"]),
+        50.0,
+        "--think 20ms after every I/O",
+    );
+    near(
+        iops_of(&["--burst", "4", "--think", "40ms", "--qd", "2"]),
+        100.0,
+        "bursts of 4, 40 ms apart",
+    );
+    // Mixed and shared patterns run and are recorded.
+    let r = run_json(&[
+        "run",
+        p,
+        "--rw",
+        "randread",
+        "--random-pct",
+        "40",
+        "--duration",
+        "300ms",
+    ]);
+    assert_eq!(r["config"]["random_pct"], 40);
+    let r = run_json(&[
+        "run",
+        p,
+        "--rw",
+        "read",
+        "--threads",
+        "3",
+        "--shared-offset",
+        "--duration",
+        "300ms",
+    ]);
+    assert_eq!(r["config"]["seq_layout"]["kind"], "shared");
+    // Nonsense is refused with a hint.
+    for (args, hint) in [
+        (vec!["--burst", "4"], "--think"),
+        (vec!["--rate-iops", "0"], "more than 0"),
+        (vec!["--rate-iops", "5", "--rate", "1M"], "--rate"),
+        (
+            vec!["--shared-offset", "--random-pct", "5"],
+            "--shared-offset",
+        ),
+    ] {
+        let out = iosim()
+            .args(["run", p, "--duration", "1s", "--quiet", "--no-save"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+}

@@ -93,6 +93,15 @@ pub enum Format {
     Xml,
 }
 
+/// A `-g` throughput limit per thread and target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throughput {
+    /// `-g<n>`: bytes per millisecond.
+    BytesPerMs(u64),
+    /// `-g<n>i`: I/Os per second.
+    Iops(u64),
+}
+
 /// A parsed DiskSpd command line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiskspdArgs {
@@ -126,6 +135,14 @@ pub struct DiskspdArgs {
     pub random: Option<Option<Size>>,
     /// `-s[i][stride]`: (interlocked, stride).
     pub sequential: Option<(bool, Option<Size>)>,
+    /// `-rs<pct>` with 1..99: the share of random I/Os in a mixed stream.
+    pub random_pct: Option<u8>,
+    /// `-g<n>`: bytes per millisecond per thread, or `-g<n>i`: IOPS per thread.
+    pub throughput: Option<Throughput>,
+    /// `-i<count>`: I/Os per burst.
+    pub burst: Option<u32>,
+    /// `-j<ms>`: think time between bursts.
+    pub think_ms: Option<u64>,
     /// `-w`.
     pub write_pct: u8,
     /// `-Z...`.
@@ -168,6 +185,10 @@ impl Default for DiskspdArgs {
             thread_stride: None,
             random: None,
             sequential: None,
+            random_pct: None,
+            throughput: None,
+            burst: None,
+            think_ms: None,
             write_pct: 0,
             write_data: WriteData::Pattern,
             seed: None,
@@ -263,11 +284,13 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
                 if let Some(p) = v.strip_prefix('s') {
                     let pct: u8 = num(arg, p, "a percentage")?;
                     match pct {
-                        100 => a.random = Some(None),
+                        100 => a.random = Some(a.random.flatten()),
                         0 => a.sequential = Some((false, None)),
-                        _ => return Err(bad_option(TOOL, arg, "a mix of random and sequential I/O in one stream is not supported by iosim's engine; run -r and -s as two separate tests")),
+                        1..=99 => a.random_pct = Some(pct),
+                        _ => return Err(bad_option(TOOL, arg, "the random percentage must be 0..100")),
                     }
                 } else {
+                    // -r<align> also sets the alignment of an -rs mix, in either order.
                     a.random = Some(if v.is_empty() { None } else { Some(parse_size(arg, v)?) });
                 }
             }
@@ -342,13 +365,37 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
             'l' if v.is_empty() => w.add(arg, "large pages are not used: iosim's buffers are page-aligned ordinary pages"),
             'I' => w.add(arg, "I/O priority hints are ignored: all I/O is issued at normal priority"),
             'e' => w.add(arg, "ETW tracing does not exist on Linux (use blktrace or perf)"),
-            'g' => return Err(bad_option(TOOL, arg, "throughput limits are not supported: iosim's engine has no rate limiter, and running unthrottled would silently change the test")),
+            'g' => {
+                let (n, iops) = match v.strip_suffix('i') {
+                    Some(n) => (n, true),
+                    None => (v, false),
+                };
+                let n: u64 = num(arg, n, "a throughput (bytes per ms, or I/Os per second with a trailing i)")?;
+                if n == 0 {
+                    return Err(bad_option(TOOL, arg, "a throughput limit must be more than 0"));
+                }
+                a.throughput = Some(if iops { Throughput::Iops(n) } else { Throughput::BytesPerMs(n) });
+            }
+            'i' => {
+                let n: u32 = num(arg, v, "a number of I/Os per burst")?;
+                if n == 0 {
+                    return Err(bad_option(TOOL, arg, "a burst has at least 1 I/O"));
+                }
+                a.burst = Some(n);
+            }
+            'j' => a.think_ms = Some(num(arg, v, "a think time in milliseconds")?),
             'p' if v.is_empty() => return Err(bad_option(TOOL, arg, "parallel async I/O (several I/Os at the same offset) is not supported by iosim's engine")),
-            'i' | 'j' => return Err(bad_option(TOOL, arg, "bursts and think time are not supported by iosim's engine; ignoring them would silently change the test")),
             'X' => return Err(bad_option(TOOL, arg, "XML profiles are not supported: give the options on the command line")),
             'O' => return Err(bad_option(TOOL, arg, "per-thread request counts (-O) are not supported; use -o")),
             _ => return Err(bad_option(TOOL, arg, "unknown or unsupported DiskSpd option (see docs/diskspd.md)")),
         }
+    }
+    if a.random_pct.is_some() && a.sequential.is_some() {
+        return Err(bad_option(
+            TOOL,
+            "-rs/-s",
+            "-rs mixes random and sequential I/O by itself: leave out -s",
+        ));
     }
     if a.random.is_some() && a.sequential.is_some() {
         return Err(bad_option(
@@ -363,6 +410,13 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
             "-t/-F",
             "give either -t (threads per target) or -F (total threads), not both",
         ));
+    }
+    match (a.burst, a.think_ms) {
+        (Some(b), None) | (Some(b), Some(0)) => w.add(
+            &format!("-i{b}"),
+            "a burst size without think time (-j) changes nothing, as in DiskSpd",
+        ),
+        _ => {}
     }
     if a.cooldown > 0 {
         w.add(&format!("-C{}", a.cooldown), "cool-down time is not run: it is not measured in DiskSpd either, so the numbers are unaffected");
@@ -405,7 +459,7 @@ pub fn plan(
             "the block size must be given in bytes, K, M or G (not in blocks)",
         ));
     }
-    let random = args.random.is_some();
+    let random = args.random.is_some() || args.random_pct.is_some();
     let align = match (args.random, args.sequential) {
         (Some(Some(al)), _) => Some(al.bytes(bs)),
         (_, Some((_, Some(st)))) => {
@@ -428,10 +482,12 @@ pub fn plan(
         }
         (None, None) => (1, ntargets),
     };
-    if let Some((true, _)) = args.sequential {
-        if threads > 1 {
-            return Err(bad_option(TOOL, "-si", "interlocked sequential I/O (threads sharing one offset) is not supported with more than one thread per target; use -s with -T, or -t1"));
-        }
+    let interlocked = matches!(args.sequential, Some((true, _)));
+    if interlocked && args.thread_stride.is_some() {
+        w.add(
+            "-T",
+            "with -si the threads share one offset, so a thread stride has no effect (as in DiskSpd)",
+        );
     }
     let cache = match (args.sw_cache, args.writethrough) {
         (SwCache::Cached, false) => CacheMode::Buffered,
@@ -518,13 +574,32 @@ pub fn plan(
             ext.engine.unwrap_or(EngineKind::Uring)
         },
         fill,
-        seq_layout: SeqLayout::Stride(args.thread_stride.map_or(0, |s| s.bytes(bs))),
+        seq_layout: if interlocked {
+            SeqLayout::Shared
+        } else {
+            SeqLayout::Stride(args.thread_stride.map_or(0, |s| s.bytes(bs)))
+        },
         allow_destroy: ext.allow_destroy,
         cpus,
         sqpoll: false,
         submit_batch: 1,
         hipri: false,
         io_limit: None,
+        rate_iops: match args.throughput {
+            Some(Throughput::Iops(n)) => Some(n),
+            _ => None,
+        },
+        rate_bytes: match args.throughput {
+            Some(Throughput::BytesPerMs(n)) => Some(n.saturating_mul(1000)),
+            _ => None,
+        },
+        // -j alone pauses after every I/O; -i alone does nothing (warned above).
+        burst: match args.think_ms {
+            Some(ms) if ms > 0 => args.burst.unwrap_or(1),
+            _ => 0,
+        },
+        think: Duration::from_millis(args.think_ms.unwrap_or(0)),
+        random_pct: args.random_pct,
     };
     spec.validate()?;
     Ok(Plan {
@@ -593,7 +668,8 @@ pub fn profile_text(p: &Plan) -> String {
     }
     for t in &s_.targets {
         let _ = writeln!(s, "\tpath: '{}'", t.path.display());
-        s.push_str("\t\tthink time: 0ms\n\t\tburst size: 0\n");
+        let _ = writeln!(s, "\t\tthink time: {}ms", p.args.think_ms.unwrap_or(0));
+        let _ = writeln!(s, "\t\tburst size: {}", p.args.burst.unwrap_or(0));
         for l in cache_lines(p) {
             let _ = writeln!(s, "\t\t{l}");
         }
@@ -612,7 +688,13 @@ pub fn profile_text(p: &Plan) -> String {
             }
         }
         let _ = writeln!(s, "\t\tblock size: {}", s_.bs);
-        if s_.rw.is_random() {
+        if let Some(pct) = s_.random_pct {
+            let _ = writeln!(
+                s,
+                "\t\tusing mixed random/sequential I/O ({pct}% random) (alignment/stride: {})",
+                s_.effective_align()
+            );
+        } else if s_.rw.is_random() {
             let _ = writeln!(
                 s,
                 "\t\tusing random I/O (alignment: {})",
@@ -636,7 +718,7 @@ pub fn profile_text(p: &Plan) -> String {
         }
         let stride = match s_.seq_layout {
             SeqLayout::Stride(b) => b,
-            SeqLayout::Split => 0,
+            SeqLayout::Split | SeqLayout::Shared => 0,
         };
         let _ = writeln!(s, "\t\tthread stride size: {stride}");
         if p.args.total_threads.is_none() {
@@ -646,6 +728,15 @@ pub fn profile_text(p: &Plan) -> String {
             s.push_str("\t\tusing io_uring (in place of I/O Completion Ports)\n");
         }
         s.push_str("\t\tIO priority: normal\n");
+        match p.args.throughput {
+            Some(Throughput::Iops(n)) => {
+                let _ = writeln!(s, "\t\tthroughput rate-limited to {n} IOPS");
+            }
+            Some(Throughput::BytesPerMs(n)) => {
+                let _ = writeln!(s, "\t\tthroughput rate-limited to {n} B/ms");
+            }
+            None => {}
+        }
     }
     s.push('\n');
     s
@@ -912,6 +1003,16 @@ impl Xml {
             esc(&v.to_string())
         );
     }
+
+    /// An element with attributes, written as given (already escaped).
+    fn el_attr(&mut self, tag: &str, attrs: &str, v: impl std::fmt::Display) {
+        let _ = writeln!(
+            self.s,
+            "{}<{tag} {attrs}>{}</{tag}>",
+            " ".repeat(self.indent),
+            esc(&v.to_string())
+        );
+    }
 }
 
 fn profile_xml(x: &mut Xml, p: &Plan) {
@@ -974,11 +1075,20 @@ fn profile_xml(x: &mut Xml, p: &Plan) {
         );
         x.close("WriteBufferContent");
         x.el("ParallelAsyncIO", "false");
+        if let Some(b) = p.args.burst {
+            x.el("BurstSize", b);
+        }
+        if let Some(ms) = p.args.think_ms {
+            x.el("ThinkTime", ms);
+        }
         if let Some(c) = t.size {
             x.el("FileSize", c);
         }
-        if s_.rw.is_random() {
+        if s_.any_random() {
             x.el("Random", s_.effective_align());
+            if let Some(pct) = s_.random_pct {
+                x.el("RandomRatio", pct);
+            }
         } else {
             x.el("StrideSize", s_.bs);
             x.el(
@@ -988,13 +1098,18 @@ fn profile_xml(x: &mut Xml, p: &Plan) {
         }
         let stride = match s_.seq_layout {
             SeqLayout::Stride(b) => b,
-            SeqLayout::Split => 0,
+            SeqLayout::Split | SeqLayout::Shared => 0,
         };
         x.el("ThreadStride", stride);
         x.el("MaxFileSize", p.args.max_size.map_or(0, |m| m.bytes(s_.bs)));
         x.el("RequestCount", s_.qd);
         x.el("WriteRatio", s_.write_pct);
-        x.el("Throughput", 0);
+        match p.args.throughput {
+            // DiskSpd keeps the unit the limit was given in.
+            Some(Throughput::Iops(n)) => x.el_attr("Throughput", "unit=\"IOPS\"", n),
+            Some(Throughput::BytesPerMs(n)) => x.el("Throughput", n),
+            None => x.el("Throughput", 0),
+        }
         x.el("ThreadsPerFile", s_.threads);
         x.el("IOPriority", 3);
         x.el("Weight", 1);
@@ -1255,8 +1370,10 @@ Options (case-sensitive, values glued to the flag, as DiskSpd):
   -o<n>              outstanding I/Os per thread per target (default 2)
   -t<n>              threads per target         -F<n> total threads (see docs)
   -r[align]          random I/O                 -s[stride] sequential (stride = block size only)
-  -si                interlocked sequential (one thread per target only)
-  -rs0 / -rs100      all sequential / all random (mixes are refused)
+  -si                interlocked sequential: the threads of a target share one offset
+  -rs<pct>           mixed: pct% random, the rest sequential from the last I/O (-r<align> aligns)
+  -g<n> / -g<n>i     throughput limit per thread: n bytes per ms / n I/Os per second
+  -i<n> -j<ms>       bursts of n I/Os with ms of think time between them
   -w<pct>            write percentage (default 0)
   -T<size>           stride between threads' start offsets (default 0)
   -B<size>           base offset                -f<size> maximum offset (end of region)
@@ -1266,7 +1383,7 @@ Options (case-sensitive, values glued to the flag, as DiskSpd):
   -a#,#,..           pin threads round-robin    -n no affinity (default: round-robin on all CPUs)
   -Rtext / -Rxml     output format              -Rp<text|xml> print the profile only
 Accepted and ignored, with a warning: -x -v -l -P -I -e -ag -fr -fs -ft
-Refused: -g (no rate limiter) -rs<1..99> -p -i -j -O -X -Z<size>,<file>
+Refused: -p -O -X -Z<size>,<file>
 iosim options: --drive L=/path --disk N=/dev/x --allow-destroy --engine E --json FILE --quiet
 See docs/diskspd.md.
 ";
@@ -1388,12 +1505,14 @@ mod tests {
         let (p, _) = plan_of("-n /tmp/a").unwrap();
         assert!(p.spec.cpus.is_empty());
         for (cmd, opt) in [
-            ("-g100 /tmp/a", "-g100"),
-            ("-rs50 /tmp/a", "-rs50"),
-            ("-si -t2 /tmp/a", "-si"),
+            ("-g0 /tmp/a", "-g0"),
+            ("-gx /tmp/a", "-gx"),
+            ("-rs101 /tmp/a", "-rs101"),
+            ("-rs50 -s /tmp/a", "-rs/-s"),
+            ("-i0 -j5 /tmp/a", "-i0"),
             ("-s8K -b4K /tmp/a", "-s"),
             ("-Q /tmp/a", "-Q"),
-            ("-j5 /tmp/a", "-j5"),
+            ("-jx /tmp/a", "-jx"),
             ("-r -s /tmp/a", "-r/-s"),
             ("-t2 -F2 /tmp/a", "-t/-F"),
             ("-Rhtml /tmp/a", "-Rhtml"),
@@ -1401,6 +1520,30 @@ mod tests {
             let e = plan_of(cmd).unwrap_err().to_string();
             assert!(e.contains(&format!("'{opt}'")), "{cmd}: {e}");
         }
+        // Rate limits, bursts, mixed and interlocked patterns.
+        let (p, w) = plan_of("-g100 -t2 -b8K /tmp/a").unwrap();
+        assert_eq!(p.spec.rate_bytes, Some(100_000));
+        assert_eq!(p.spec.rate_interval_ns(), 81_920_000);
+        assert!(w.0.is_empty());
+        let (p, _) = plan_of("-g500i /tmp/a").unwrap();
+        assert_eq!(p.spec.rate_iops, Some(500));
+        assert_eq!(p.spec.rate_interval_ns(), 2_000_000);
+        let (p, _) = plan_of("-i10 -j5 /tmp/a").unwrap();
+        assert_eq!((p.spec.burst, p.spec.think), (10, Duration::from_millis(5)));
+        let (p, _) = plan_of("-j5 /tmp/a").unwrap();
+        assert_eq!(p.spec.burst, 1, "-j alone thinks after every I/O");
+        let (p, w) = plan_of("-i10 /tmp/a").unwrap();
+        assert_eq!(p.spec.burst, 0);
+        assert_eq!(w.0.len(), 1, "{:?}", w.0);
+        let (p, _) = plan_of("-rs30 -r4K -b8K /tmp/a").unwrap();
+        assert_eq!(p.spec.random_pct, Some(30));
+        assert!(p.spec.rw.is_random());
+        assert_eq!(p.spec.align, Some(4096));
+        let (p, _) = plan_of("-r4K -rs100 /tmp/a").unwrap();
+        assert_eq!((p.spec.random_pct, p.spec.align), (None, Some(4096)));
+        let (p, _) = plan_of("-si -t4 /tmp/a").unwrap();
+        assert_eq!(p.spec.seq_layout, SeqLayout::Shared);
+        assert_eq!(p.spec.threads, 4);
         let (_, w) = plan_of("-x -v -l -P10 -I1 -ft -C5 /tmp/a").unwrap();
         assert_eq!(w.0.len(), 7, "{:?}", w.0);
         assert!(plan_of("g:x")

@@ -593,6 +593,7 @@ pub fn plan(
         submit_batch: 1,
         hipri: false,
         io_limit: None,
+        ..WorkloadSpec::default()
     };
     spec.validate()?;
     let _ = w;

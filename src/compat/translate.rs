@@ -104,9 +104,33 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
             w.push("sparse".into());
         }
     }
-    if let SeqLayout::Stride(s) = spec.seq_layout {
-        w.push("--thread-stride".into());
-        w.push(format_size_arg(s));
+    match spec.seq_layout {
+        SeqLayout::Stride(s) => {
+            w.push("--thread-stride".into());
+            w.push(format_size_arg(s));
+        }
+        SeqLayout::Shared => w.push("--shared-offset".into()),
+        SeqLayout::Split => {}
+    }
+    if let Some(p) = spec.random_pct {
+        w.push("--random-pct".into());
+        w.push(p.to_string());
+    }
+    if let Some(n) = spec.rate_iops {
+        w.push("--rate-iops".into());
+        w.push(n.to_string());
+    }
+    if let Some(b) = spec.rate_bytes {
+        w.push("--rate".into());
+        w.push(format_size_arg(b));
+    }
+    if !spec.think.is_zero() {
+        if spec.burst > 1 {
+            w.push("--burst".into());
+            w.push(spec.burst.to_string());
+        }
+        w.push("--think".into());
+        w.push(format_duration_arg(spec.think));
     }
     if spec.allow_destroy {
         w.push("--allow-destroy".into());
@@ -235,6 +259,48 @@ mod tests {
         assert_eq!(back.qd, spec.qd);
         assert_eq!(back.cache, spec.cache);
         assert_eq!(back.fill, spec.fill);
+    }
+
+    #[test]
+    fn pacing_and_mixed_patterns_round_trip() {
+        use clap::Parser as _;
+        for spec in [
+            WorkloadSpec {
+                targets: vec![TargetSpec::new("/mnt/x/t.dat", None)],
+                rw: RwMode::Randrw,
+                write_pct: 30,
+                rate_bytes: Some(100_000),
+                burst: 10,
+                think: std::time::Duration::from_millis(5),
+                random_pct: Some(20),
+                ..WorkloadSpec::default()
+            },
+            WorkloadSpec {
+                targets: vec![TargetSpec::new("/mnt/x/t.dat", None)],
+                rw: RwMode::Read,
+                threads: 4,
+                seq_layout: SeqLayout::Shared,
+                rate_iops: Some(500),
+                burst: 1,
+                think: std::time::Duration::from_millis(2),
+                ..WorkloadSpec::default()
+            },
+        ] {
+            let (c, n) = run_command(&spec, &[None]);
+            assert!(n.is_empty(), "{n:?}");
+            let cli = crate::cli::Cli::try_parse_from(c.split(' ')).unwrap();
+            let Some(crate::cli::Command::Run(r)) = cli.command else {
+                panic!("{c}")
+            };
+            let back = r.to_spec().unwrap();
+            assert_eq!(back.rate_iops, spec.rate_iops, "{c}");
+            assert_eq!(back.rate_bytes, spec.rate_bytes, "{c}");
+            assert_eq!(back.rate_interval_ns(), spec.rate_interval_ns(), "{c}");
+            assert_eq!(back.burst.max(1), spec.burst.max(1), "{c}");
+            assert_eq!(back.think, spec.think, "{c}");
+            assert_eq!(back.random_pct, spec.random_pct, "{c}");
+            assert_eq!(back.seq_layout, spec.seq_layout, "{c}");
+        }
     }
 
     #[test]

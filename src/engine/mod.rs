@@ -97,6 +97,19 @@ pub trait IoEngine: Send {
     /// Submits queued requests and waits until at least `min` completions are
     /// available; writes up to `out.len()` of them into `out` and returns how many.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize>;
+    /// Like [`IoEngine::reap`], but gives up after `timeout_ns` and may then
+    /// return fewer than `min` (even 0). Used when a rate cap or think time
+    /// makes the caller wait for a clock as well as for completions. The
+    /// default suits engines whose queued I/O is already complete.
+    fn reap_timeout(
+        &mut self,
+        min: usize,
+        out: &mut [Completion],
+        timeout_ns: u64,
+    ) -> io::Result<usize> {
+        let _ = timeout_ns;
+        self.reap(min, out)
+    }
     /// Notes about how the engine was set up (fallbacks, registration), for the report.
     fn notes(&self) -> Vec<String> {
         Vec::new()

@@ -243,6 +243,37 @@ impl IoEngine for UringEngine {
         Ok(n)
     }
 
+    fn reap_timeout(
+        &mut self,
+        min: usize,
+        out: &mut [Completion],
+        timeout_ns: u64,
+    ) -> io::Result<usize> {
+        let min = min.min(out.len());
+        if self.unsubmitted > 0 {
+            self.submit_and_wait(0)?;
+        }
+        let n = self.drain(out, 0);
+        if n >= min || timeout_ns == 0 {
+            return Ok(n);
+        }
+        let ts = types::Timespec::from(std::time::Duration::from_nanos(timeout_ns));
+        let args = types::SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(min - n, &args) {
+            Ok(_) => {}
+            // ETIME: the time is up; EINTR/EAGAIN/EBUSY: reap what there is.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                ) => {}
+            // Kernels before 5.11 have no timed wait: wait for a completion instead.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.submit_and_wait(min - n)?,
+            Err(e) => return Err(e),
+        }
+        Ok(self.drain(out, n))
+    }
+
     fn notes(&self) -> Vec<String> {
         self.notes.clone()
     }
