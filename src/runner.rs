@@ -762,7 +762,9 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
     let mut last_ts = t0;
     let mut measured_ios = 0u64;
     let io_limit = spec.io_limit.unwrap_or(u64::MAX);
-    let submit_batch = if spec.submit_batch == 0 {
+    // Engines whose queued I/O is already done gain nothing from committing
+    // in groups: their requests are stamped once per batch, as before.
+    let submit_batch = if spec.submit_batch == 0 || !eng.commit_submits() {
         usize::MAX
     } else {
         spec.submit_batch as usize
@@ -823,7 +825,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                     }
                 }
             }
-            if !sync {
+            if !sync && !pending.is_empty() {
                 let ts = now_ns();
                 for &s in &pending {
                     submit_ts[s as usize] = ts;

@@ -471,6 +471,23 @@ impl IoEngine for FaultyEngine {
         self.inner.commit()
     }
 
+    fn commit_submits(&self) -> bool {
+        self.inner.commit_submits()
+    }
+
+    fn reap_timeout(
+        &mut self,
+        min: usize,
+        out: &mut [Completion],
+        timeout_ns: u64,
+    ) -> io::Result<usize> {
+        let n = self.inner.reap_timeout(min, out, timeout_ns)?;
+        for c in &mut out[..n] {
+            self.apply_post(c);
+        }
+        Ok(n)
+    }
+
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize> {
         let n = self.inner.reap(min, out)?;
         for c in &mut out[..n] {

@@ -94,6 +94,12 @@ pub trait IoEngine: Send {
     fn queue(&mut self, req: IoReq) -> io::Result<()>;
     /// Submits queued requests without waiting.
     fn commit(&mut self) -> io::Result<()>;
+    /// True when [`IoEngine::commit`] hands requests to the kernel (a system
+    /// call worth timing), false when queued requests are already done and
+    /// committing is free; the runner then skips per-group submission.
+    fn commit_submits(&self) -> bool {
+        false
+    }
     /// Submits queued requests and waits until at least `min` completions are
     /// available; writes up to `out.len()` of them into `out` and returns how many.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize>;

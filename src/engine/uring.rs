@@ -228,6 +228,10 @@ impl IoEngine for UringEngine {
         Ok(())
     }
 
+    fn commit_submits(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize> {
         let min = min.min(out.len());
