@@ -573,3 +573,35 @@ fn records_where_the_target_lives() {
     assert!(!env["mount_options"].as_str().unwrap().is_empty(), "{env}");
     assert_eq!(v[0]["targets"][0], file.to_str().unwrap());
 }
+
+/// Reading commands never create a database: with none yet, `history` lists
+/// nothing and says why, the others fail with a message naming the path.
+#[test]
+fn reading_commands_do_not_create_a_database() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let o = iosim(d.path(), &["history", "--db", dbs]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("no history database"), "{}", o.stderr);
+    let o = iosim(d.path(), &["history", "--db", dbs, "--output", "json"]);
+    assert_eq!(o.stdout.trim(), "[]");
+    for args in [
+        vec!["show", "last"],
+        vec!["compare", "1", "2"],
+        vec!["report", "last", "--out", "r.html"],
+    ] {
+        let mut a = args.clone();
+        a.extend_from_slice(&["--db", dbs]);
+        let o = iosim(d.path(), &a);
+        assert_ne!(o.code, 0, "{args:?}");
+        assert!(o.stderr.contains(dbs), "{args:?}: {}", o.stderr);
+    }
+    assert!(!db.exists(), "a reading command created {dbs}");
+    let o = null_run(d.path(), &db, &["--baseline", "last"]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("no history database"), "{}", o.stderr);
+    // The default location stays empty too.
+    let o = iosim(d.path(), &["history"]);
+    assert_eq!(o.code, 0);
+    assert!(!d.path().join("xdg/iosim/history.db").exists());
+}

@@ -949,7 +949,7 @@ pub fn png(svg: &str, scale: f32) -> anyhow::Result<Vec<u8>> {
 
 /// `iosim report`.
 pub fn report(a: &ReportArgs) -> anyhow::Result<()> {
-    let store = a.db.open()?;
+    let store = a.db.open_existing()?;
     let mut runs: Vec<StoredRun> = Vec::new();
     for r in &a.runs {
         for run in store.resolve(r)? {

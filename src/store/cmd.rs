@@ -30,9 +30,18 @@ impl DbArgs {
         self.db.clone().unwrap_or_else(super::default_path)
     }
 
-    /// Opens the database.
+    /// Opens the database, creating it if needed (for saving).
     pub fn open(&self) -> Result<Store, super::StoreError> {
         Store::open(&self.path())
+    }
+
+    /// Opens the database for reading: a missing one is an error, not created.
+    pub fn open_existing(&self) -> Result<Store, super::StoreError> {
+        let path = self.path();
+        if !path.exists() {
+            return Err(super::StoreError::Missing(path));
+        }
+        Store::open(&path)
     }
 }
 
@@ -149,7 +158,18 @@ fn summary(doc: &Value) -> [Option<f64>; 3] {
 
 /// `iosim history`.
 pub fn history(a: &HistoryArgs) -> anyhow::Result<()> {
-    let store = a.db.open()?;
+    let store = match a.db.open_existing() {
+        Ok(s) => s,
+        Err(e @ super::StoreError::Missing(_)) => {
+            // Nothing stored yet is not a failure: say so, list nothing.
+            eprintln!("iosim: {e}");
+            if a.output == OutputFormat::Json {
+                println!("[]");
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     let rows = store.list(&Filter {
         kind: a.kind.clone(),
         target: a.target.clone(),
@@ -305,7 +325,7 @@ pub fn render(run: &StoredRun, format: OutputFormat) -> anyhow::Result<String> {
 
 /// `iosim show`.
 pub fn show(a: &ShowArgs) -> anyhow::Result<()> {
-    let store = a.db.open()?;
+    let store = a.db.open_existing()?;
     let runs = store.resolve(&a.run)?;
     if runs.len() > 1 && a.output == OutputFormat::Json {
         // Several runs (a label or group): one JSON array of their documents.
@@ -371,7 +391,7 @@ pub fn sides(store: &Store, refs: &[String]) -> anyhow::Result<(Vec<ScopeSides>,
 
 /// `iosim compare`.
 pub fn compare(a: &CompareArgs) -> anyhow::Result<()> {
-    let store = a.db.open()?;
+    let store = a.db.open_existing()?;
     let (groups, unknown) = sides(&store, &a.runs)?;
     if a.output == OutputFormat::Json {
         let v: Vec<Value> = groups
@@ -487,7 +507,7 @@ pub fn check_baseline(
     let Some(reference) = &guard.baseline else {
         return Ok(None);
     };
-    let store = db.open()?;
+    let store = db.open_existing()?;
     let base_runs = store.resolve(reference)?;
     let base_docs: Vec<&Value> = base_runs
         .iter()

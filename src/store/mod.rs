@@ -45,6 +45,9 @@ pub enum StoreError {
     /// The directory cannot be created or the file opened.
     #[error("cannot open the history database '{0}': {1}. Check the directory's permissions, or choose another with --db PATH")]
     Open(PathBuf, String),
+    /// A reading command found no database: nothing has been stored yet.
+    #[error("there is no history database at '{0}' yet: iosim run, quick, sweep, profile, matrix and sim store their results there (or choose another with --db PATH)")]
+    Missing(PathBuf),
     /// No run with this id (or label, or group).
     #[error("no stored run matches '{0}': list them with `iosim history`")]
     NotFound(String),
