@@ -344,7 +344,8 @@ def render(env, rows, a):
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        met = "" if r["ok"] is None else ("yes" if r["ok"] else "**no**")
+        # A smoke run is too short to judge: no verdicts.
+        met = "" if r["ok"] is None or a.smoke else ("yes" if r["ok"] else "**no**")
         unit = {"iops": "IOPS", "mbps": "MiB/s", "time": "s", "p50_us": "us p50", "rss_mib": "MiB"}[r["metric"]]
         out.append(
             f"| {r['workload']} | {fmt(r['ratio'])} | {r['target']} | {met} | {fmt(r['cpu_per_io_ratio'])} | {fmt(r['p50_ratio'])} | "
