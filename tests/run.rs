@@ -1005,35 +1005,45 @@ fn rate_caps_and_think_time_pace_the_threads() {
         assert_eq!(series, f(&r, &["total", "total", "ios"]));
         f(&r, &["total", "total", "iops"])
     };
-    let near = |got: f64, want: f64, what: &str| {
+    // A cap is a ceiling: never more than 5% above it. Below it, a loaded
+    // machine runs and wakes paced threads late (under a deliberate CPU hog
+    // --rate-iops 300 still made 225), so the floor only proves the pacing
+    // is per thread and in the right units: 60% for rate caps, 50% for think
+    // time, which cannot make up lost time.
+    let capped = |got: f64, want: f64, below: f64, what: &str| {
         assert!(
-            (got - want).abs() <= want * 0.15,
+            got <= want * 1.05 && got >= want * (1.0 - below),
             "{what}: {got} IOPS, want {want}"
         );
     };
-    near(
+    capped(
         iops_of(&["--rate-iops", "300", "--qd", "4"]),
         300.0,
+        0.4,
         "--rate-iops 300",
     );
-    near(
+    capped(
         iops_of(&["--rate-iops", "150", "--threads", "2"]),
         300.0,
+        0.4,
         "2 threads x 150",
     );
-    near(
+    capped(
         iops_of(&["--rate", "400K", "--bs", "4k"]),
         100.0,
+        0.4,
         "--rate 400K at 4 KiB",
     );
-    near(
+    capped(
         iops_of(&["--think", "20ms"]),
         50.0,
+        0.5,
         "--think 20ms after every I/O",
     );
-    near(
+    capped(
         iops_of(&["--burst", "4", "--think", "40ms", "--qd", "2"]),
         100.0,
+        0.5,
         "bursts of 4, 40 ms apart",
     );
     // Mixed and shared patterns run and are recorded.
