@@ -906,6 +906,13 @@ fn cached_buffered_reads_raise_the_cache_warning() {
 fn large_direct_requests_reach_the_device_whole() {
     let thp =
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    let defrag =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/defrag").unwrap_or_default();
+    // With defrag "never" a huge page is only used when one happens to be free.
+    if defrag.contains("[never]") {
+        eprintln!("skipped large_direct_requests_reach_the_device_whole: THP defrag is 'never', so huge pages are not guaranteed");
+        return;
+    }
     if !thp.contains("[always]") && !thp.contains("[madvise]") {
         eprintln!("skipped large_direct_requests_reach_the_device_whole: transparent huge pages are off ({})", thp.trim());
         return;
