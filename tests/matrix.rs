@@ -17,34 +17,28 @@ fn grid(path: &std::path::Path) -> Vec<Vec<String>> {
 fn basic_matrix_writes_orions_files() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("t1");
-    let out = iosim()
-        .args(["matrix"])
-        .arg(dir.path().join("m.dat"))
-        .args([
-            "--size",
-            "8M",
-            "--duration",
-            "150ms",
-            "--small-levels",
-            "1,4",
-            "--large-levels",
-            "1,2",
-            "--small-bs",
-            "4K",
-            "--large-bs",
-            "256K",
-            "--out",
-        ])
-        .arg(&prefix)
-        .arg("-q")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = success(
+        iosim()
+            .args(["matrix"])
+            .arg(dir.path().join("m.dat"))
+            .args([
+                "--size",
+                "8M",
+                "--duration",
+                "150ms",
+                "--small-levels",
+                "1,4",
+                "--large-levels",
+                "1,2",
+                "--small-bs",
+                "4K",
+                "--large-bs",
+                "256K",
+                "--out",
+            ])
+            .arg(&prefix)
+            .arg("-q"),
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Maximum Large MBPS="), "{stdout}");
     for name in ["iops", "mbps", "lat"] {
         let g = grid(&dir.path().join(format!("t1_{name}.csv")));
@@ -79,36 +73,31 @@ fn basic_matrix_writes_orions_files() {
 fn detailed_matrix_fills_every_cell_and_json_has_the_points() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("t2");
-    let out = iosim()
-        .args(["matrix"])
-        .arg(dir.path().join("m.dat"))
-        .args([
-            "--size",
-            "8M",
-            "--duration",
-            "100ms",
-            "--small-levels",
-            "2",
-            "--large-levels",
-            "1",
-            "--large-bs",
-            "128K",
-            "--matrix",
-            "detailed",
-            "-o",
-            "json",
-            "-q",
-            "--out",
-        ])
-        .arg(&prefix)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r: serde_json::Value = serde_json::from_str(&success(
+        iosim()
+            .args(["matrix"])
+            .arg(dir.path().join("m.dat"))
+            .args([
+                "--size",
+                "8M",
+                "--duration",
+                "100ms",
+                "--small-levels",
+                "2",
+                "--large-levels",
+                "1",
+                "--large-bs",
+                "128K",
+                "--matrix",
+                "detailed",
+                "-o",
+                "json",
+                "-q",
+                "--out",
+            ])
+            .arg(&prefix),
+    ))
+    .unwrap();
     assert_eq!(r["kind"], "matrix");
     let pts = r["points"].as_array().unwrap();
     // (2,0), (0,1), (2,1)

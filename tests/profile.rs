@@ -202,29 +202,23 @@ bs = "4K"
 "#,
     )
     .unwrap();
-    let out = iosim()
-        .args(["run", "--profile"])
-        .arg(&toml)
-        .arg(dir.path().join("f1"))
-        .arg(dir.path().join("f2"))
-        .args([
-            "--size",
-            "4M",
-            "--duration",
-            "100ms",
-            "--no-save",
-            "-q",
-            "-o",
-            "csv",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let csv = success(
+        iosim()
+            .args(["run", "--profile"])
+            .arg(&toml)
+            .arg(dir.path().join("f1"))
+            .arg(dir.path().join("f2"))
+            .args([
+                "--size",
+                "4M",
+                "--duration",
+                "100ms",
+                "--no-save",
+                "-q",
+                "-o",
+                "csv",
+            ]),
     );
-    let csv = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with("profile,workload,phase,target,role,path,direction"));
     // a: read only; b: read and write.

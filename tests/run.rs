@@ -788,24 +788,15 @@ fn null_engine_needs_no_target() {
 #[test]
 fn quick_suite_prints_one_table() {
     let dir = tempfile::tempdir().unwrap();
-    let out = iosim()
-        .args([
-            "quick",
-            dir.path().to_str().unwrap(),
-            "--size",
-            "16M",
-            "--duration",
-            "200ms",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = success(iosim().args([
+        "quick",
+        dir.path().to_str().unwrap(),
+        "--size",
+        "16M",
+        "--duration",
+        "200ms",
+        "--quiet",
+    ]));
     for name in [
         "seq read 1M QD8",
         "seq write 1M QD8",

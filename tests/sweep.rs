@@ -6,18 +6,13 @@ use common::*;
 use serde_json::Value;
 
 fn sweep(args: &[&str]) -> Value {
-    let out = iosim()
-        .args(["sweep"])
-        .args(args)
-        .args(["--output", "json", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "iosim sweep {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = success(
+        iosim()
+            .args(["sweep"])
+            .args(args)
+            .args(["--output", "json", "--quiet"]),
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&out).unwrap()
 }
 
 #[test]
@@ -63,32 +58,23 @@ fn grid_of_threads_and_qd_and_text_table() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("g.dat");
     let csv = dir.path().join("g.csv");
-    let out = iosim()
-        .args([
-            "sweep",
-            p.to_str().unwrap(),
-            "--size",
-            "8M",
-            "--engine",
-            "null",
-            "--vary",
-            "threads=1,2",
-            "--vary",
-            "qd=1,4",
-            "--duration",
-            "100ms",
-            "--csv",
-            csv.to_str().unwrap(),
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = success(iosim().args([
+        "sweep",
+        p.to_str().unwrap(),
+        "--size",
+        "8M",
+        "--engine",
+        "null",
+        "--vary",
+        "threads=1,2",
+        "--vary",
+        "qd=1,4",
+        "--duration",
+        "100ms",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--quiet",
+    ]));
     assert!(
         text.contains("threads") && text.contains("qd") && text.contains("IOPS"),
         "{text}"

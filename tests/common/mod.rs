@@ -12,20 +12,21 @@ pub fn iosim() -> Command {
     c
 }
 
-/// Runs iosim with `args`, expects success, parses the JSON on stdout.
-pub fn run_json(args: &[&str]) -> serde_json::Value {
-    let out = iosim()
-        .args(args)
-        .args(["--output", "json", "--quiet"])
-        .output()
-        .unwrap();
+/// Runs `cmd`; fails the test with its stderr unless it succeeded; returns its stdout.
+pub fn success(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
-        "iosim {args:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad JSON from {args:?}: {e}"))
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs iosim with `args`, expects success, parses the JSON on stdout.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let out = success(iosim().args(args).args(["--output", "json", "--quiet"]));
+    serde_json::from_str(&out).unwrap()
 }
 
 /// True when running as root.
