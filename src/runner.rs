@@ -816,28 +816,20 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                     pending.push(slot);
                     if pending.len() >= submit_batch {
                         // A group is full: stamp it and hand it to the kernel now.
-                        let ts = now_ns();
-                        for &s in &pending {
-                            submit_ts[s as usize] = ts;
-                        }
-                        pending.clear();
+                        stamp_group(&mut pending, &mut submit_ts);
                         eng.commit()?;
                     }
                 }
             }
             if !sync && !pending.is_empty() {
-                let ts = now_ns();
-                for &s in &pending {
-                    submit_ts[s as usize] = ts;
-                }
-                pending.clear();
+                // Submitted by the reap below, right after this stamp.
+                stamp_group(&mut pending, &mut submit_ts);
             }
         }
         let n = if inflight == 0 {
-            let Some(p) = &pacer else { break };
-            if !waiting {
+            let (true, Some(p)) = (waiting, &pacer) else {
                 break;
-            }
+            };
             // Nothing in flight: sleep until the next I/O is due, the interval
             // ends or the run ends, in steps short enough to notice a stop.
             let now = now_ns();
@@ -959,6 +951,16 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
         errors,
         error_records,
     })
+}
+
+/// Stamps a group of queued slots with the time just before their submission.
+#[inline]
+fn stamp_group(pending: &mut Vec<u32>, submit_ts: &mut [u64]) {
+    let ts = now_ns();
+    for &s in pending.iter() {
+        submit_ts[s as usize] = ts;
+    }
+    pending.clear();
 }
 
 /// Longest single sleep of a paced thread with nothing in flight, so a stop
