@@ -20,6 +20,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("iosim: error: {e:#}");
+            if iosim::target::is_interrupted(&e) {
+                return ExitCode::from(EXIT_INTERRUPTED);
+            }
             ExitCode::FAILURE
         }
     }
