@@ -443,7 +443,7 @@ pub fn create_test_file(
     let res = write_fill(path, 0, size, fill, opts).and_then(|()| finish_fill(path, marked));
     if let Err(e) = res {
         let _ = std::fs::remove_file(path);
-        return Err(with_outcome(e, Outcome::Removed, path));
+        return Err(with_outcome(e, FileFate::Removed, path));
     }
     if !marked {
         eprintln!(
@@ -494,8 +494,8 @@ fn extend_test_file(
             set_mark(path, MARK_COMPLETE);
         }
         let outcome = match cut {
-            Ok(()) => Outcome::CutBack(from),
-            Err(_) => Outcome::Kept,
+            Ok(()) => FileFate::CutBack(from),
+            Err(_) => FileFate::Kept,
         };
         with_outcome(e, outcome, path)
     })
@@ -539,21 +539,21 @@ pub fn is_interrupted(e: &anyhow::Error) -> bool {
 }
 
 /// Adds what became of `path` to an error of creating or growing it.
-pub fn with_outcome(mut e: anyhow::Error, outcome: Outcome, path: &Path) -> anyhow::Error {
+pub fn with_outcome(mut e: anyhow::Error, outcome: FileFate, path: &Path) -> anyhow::Error {
     if let Some(Stopped::NoSpace { outcome: o, .. } | Stopped::Interrupted { outcome: o, .. }) =
         e.downcast_mut::<Stopped>()
     {
-        *o = format!("; {}", outcome.describe(path));
+        *o = format!("; {}", outcome.describe());
         return e;
     }
-    let what = outcome.describe(path);
+    let what = format!("'{}': {}", path.display(), outcome.describe());
     e.context(what)
 }
 
 /// What became of a file after a failed creation or growth, said in the
 /// error so the user knows what is on the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum FileFate {
     /// iosim created it in this run and removed it.
     Removed,
     /// It existed before; it was cut back to its original size (bytes), its old contents intact.
@@ -562,23 +562,16 @@ pub enum Outcome {
     Kept,
 }
 
-impl Outcome {
-    /// One sentence for the user.
-    pub fn describe(self, path: &Path) -> String {
+impl FileFate {
+    /// One sentence for the user, about the file just named.
+    pub fn describe(self) -> String {
         match self {
-            Outcome::Removed => format!(
-                "'{}' was created by this run and has been removed",
-                path.display()
-            ),
-            Outcome::CutBack(n) => format!(
-                "'{}' existed before this run: it was kept, cut back to its original {} (its earlier contents are intact)",
-                path.display(),
+            FileFate::Removed => "it was created by this run and has been removed".into(),
+            FileFate::CutBack(n) => format!(
+                "it existed before this run and was kept, cut back to its original {} (its earlier contents are intact)",
                 crate::units::format_size(n)
             ),
-            Outcome::Kept => format!(
-                "'{}' existed before this run: it was kept as it is now",
-                path.display()
-            ),
+            FileFate::Kept => "it existed before this run and was kept as it is now".into(),
         }
     }
 }

@@ -344,9 +344,9 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
         if let Err(e) = res {
             // Remove what this run created; keep (and say so) what it did not.
             let outcome = if created && std::fs::remove_file(&path).is_ok() {
-                crate::target::Outcome::Removed
+                crate::target::FileFate::Removed
             } else {
-                crate::target::Outcome::Kept
+                crate::target::FileFate::Kept
             };
             return Err(crate::target::with_outcome(e, outcome, &path));
         }
