@@ -22,6 +22,9 @@ fn main() -> ExitCode {
         Ok(o) => ExitCode::from(o.code()),
         Err(e) => {
             eprintln!("iosim: error: {e:#}");
+            if iosim::target::is_interrupted(&e) {
+                return ExitCode::from(Outcome::Interrupted.code());
+            }
             ExitCode::from(Outcome::Failed.code())
         }
     }
