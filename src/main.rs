@@ -25,6 +25,9 @@ fn main() -> ExitCode {
         Err(e) if outcome::is_broken_pipe(&e) => ExitCode::from(Outcome::ReaderGone.code()),
         Err(e) => {
             eprintln!("iosim: error: {e:#}");
+            if iosim::target::is_interrupted(&e) {
+                return ExitCode::from(Outcome::Interrupted.code());
+            }
             ExitCode::from(Outcome::Failed.code())
         }
     }
