@@ -10,9 +10,12 @@
 
 use crate::sim::config::SimConfig;
 
+/// A fuzz target's body.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// directories `fuzz/corpus/<name>/` call them.
-pub const TARGETS: [(&str, fn(&[u8])); 9] = [
+pub const TARGETS: [(&str, Target); 9] = [
     ("units", units),
     ("cli", cli),
     ("sqlio_cmdline", sqlio_cmdline),

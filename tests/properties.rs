@@ -178,7 +178,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
             let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
             for line in text.lines() {
                 if let Some(i) = line.find(tool) {
-                    out.push(line[i + tool.len()..].as_bytes().to_vec());
+                    out.push(line.as_bytes()[i + tool.len()..].to_vec());
                 }
             }
         }
