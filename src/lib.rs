@@ -35,6 +35,7 @@ pub mod commands;
 pub mod compat;
 pub mod engine;
 pub mod error;
+pub mod fuzzing;
 pub mod html;
 pub mod matrix;
 pub mod outcome;
