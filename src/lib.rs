@@ -24,6 +24,7 @@ pub mod buf;
 pub mod cli;
 pub mod clock;
 pub mod compat;
+pub mod crash;
 pub mod engine;
 pub mod error;
 pub mod html;

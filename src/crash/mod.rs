@@ -1,0 +1,7 @@
+//! `iosim crash`: does the storage keep what it acknowledged across a crash?
+//!
+//! - [`acklog`]: the acknowledgement log (format, writer, reader);
+//! - [`writer`]: `iosim crash write`, the database-shaped write workload;
+//! - [`check`]: `iosim crash verify`, the verdict.
+
+pub mod acklog;
