@@ -112,6 +112,8 @@ pub enum Command {
     Profile(ProfileArgs),
     /// ORION-style matrix: small random and large sequential I/O at increasing loads, alone and combined.
     Matrix(crate::matrix::MatrixArgs),
+    /// Crash consistency: write with acknowledgements, cut the power, verify (docs/crash.md).
+    Crash(crate::crash::cli::CrashArgs),
 }
 
 /// `iosim profile`.

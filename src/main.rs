@@ -45,6 +45,13 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Sim(s)) => sim_cmd(&s, stop),
         Some(Command::Sweep(s)) => sweep_cmd(&s, stop),
         Some(Command::Profile(p)) => profile_cmd(&p),
+        Some(Command::Crash(c)) => {
+            let mut out = std::io::stdout().lock();
+            match iosim::crash::cli::main(&c, &stop, &mut out) {
+                Err(e) if is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
+                r => r.map(ExitCode::from),
+            }
+        }
         Some(Command::Matrix(m)) => {
             let (interrupted, errors) = iosim::matrix::main(&m, stop)?;
             Ok(exit_code(interrupted, errors))
@@ -195,6 +202,14 @@ fn print_result(res: &RunResult, format: OutputFormat) {
         OutputFormat::Json => println!("{}", iosim::report::json(res)),
         OutputFormat::Csv => print!("{}", iosim::report::csv(res)),
     }
+}
+
+/// True when `e` is a write to a closed pipe (`| head`): a quiet exit, not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn exit_code(interrupted: bool, errors: u64) -> ExitCode {

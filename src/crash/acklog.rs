@@ -180,11 +180,7 @@ pub struct AckLog {
 
 fn seal(body: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(body.as_bytes());
-    let _ = write!(
-        ByteWriter(out),
-        " *{:08x}\n",
-        crc32c::crc32c(body.as_bytes())
-    );
+    let _ = writeln!(ByteWriter(out), " *{:08x}", crc32c::crc32c(body.as_bytes()));
 }
 
 /// `fmt::Write` over a byte vector (no intermediate String).

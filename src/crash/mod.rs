@@ -2,6 +2,10 @@
 //!
 //! - [`acklog`]: the acknowledgement log (format, writer, reader);
 //! - [`writer`]: `iosim crash write`, the database-shaped write workload;
-//! - [`check`]: `iosim crash verify`, the verdict.
+//! - [`check`]: `iosim crash verify`, the verdict;
+//! - [`cli`]: the command line and the handler.
 
 pub mod acklog;
+pub mod check;
+pub mod cli;
+pub mod writer;
