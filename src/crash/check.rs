@@ -479,6 +479,21 @@ impl Judge<'_> {
                     )
                 }
             }
+            // No header and not one valid sector stamp: the page still holds what was
+            // there before this run (the file's fill, another program's data).
+            ErrorClass::ChecksumMismatch
+                if h.magic != PAGE_MAGIC
+                    && verify::sector_generations(page).iter().all(Option::is_none) =>
+            {
+                (
+                    Failure::Lost,
+                    true,
+                    format!(
+                        "the page holds no image written by iosim (its earlier contents), but generation {} was acknowledged: the write was lost",
+                        e.generation
+                    ),
+                )
+            }
             ErrorClass::ChecksumMismatch | ErrorClass::ShortRead | ErrorClass::IoError => {
                 (Failure::Corruption, true, finding.detail)
             }

@@ -63,7 +63,7 @@ def make_ops(backing, mode, journal, capacity, seed):
 
     class Rig(Operations):
         def __init__(self):
-            self.lock = threading.Lock()
+            self.mtx = threading.Lock()
             self.n = 0
             self.cache = []  # [n, path, offset, data, flushed]
             self.fhs = {}  # fh -> (path, fd, flags)
@@ -113,12 +113,12 @@ def make_ops(backing, mode, journal, capacity, seed):
             os.utime(self.real(path), times)
 
         def unlink(self, path):
-            with self.lock:
+            with self.mtx:
                 self.cache = [c for c in self.cache if c[1] != path]
                 os.unlink(self.real(path))
 
         def truncate(self, path, length, fh=None):
-            with self.lock:
+            with self.mtx:
                 self.flush_path(path, persist=True)
                 os.truncate(self.real(path), length)
 
@@ -131,14 +131,14 @@ def make_ops(backing, mode, journal, capacity, seed):
             return self.add_fh(path, fd, flags)
 
         def add_fh(self, path, fd, flags):
-            with self.lock:
+            with self.mtx:
                 fh = self.next_fh
                 self.next_fh += 1
                 self.fhs[fh] = (path, fd, flags)
                 return fh
 
         def release(self, path, fh):
-            with self.lock:
+            with self.mtx:
                 _, fd, _ = self.fhs.pop(fh)
                 os.close(fd)
 
@@ -147,7 +147,7 @@ def make_ops(backing, mode, journal, capacity, seed):
 
         # -- data ---------------------------------------------------------
         def read(self, path, size, offset, fh):
-            with self.lock:
+            with self.mtx:
                 fd = self.fhs[fh][1]
                 buf = bytearray(os.pread(fd, size, offset))
                 for c in self.cache:
@@ -161,7 +161,7 @@ def make_ops(backing, mode, journal, capacity, seed):
                 return bytes(buf)
 
         def write(self, path, data, offset, fh):
-            with self.lock:
+            with self.mtx:
                 path_, fd, flags = self.fhs[fh]
                 self.n += 1
                 n = self.n
@@ -184,7 +184,7 @@ def make_ops(backing, mode, journal, capacity, seed):
                 return len(data)
 
         def fsync(self, path, datasync, fh):
-            with self.lock:
+            with self.mtx:
                 self.flush_path(path, persist=(mode == "honest"))
                 return 0
 
