@@ -276,10 +276,29 @@ pub fn direct_io_supported(path: &Path) -> bool {
     open_with_cache(path, CacheMode::Direct, false).is_ok()
 }
 
-/// True when `path` carries iosim's test-file mark.
-pub fn is_iosim_file(path: &Path) -> bool {
+/// Value of [`OWNER_XATTR`] on a complete iosim file (a filled test file, or a
+/// side file such as the simulator's error log).
+const MARK_COMPLETE: &[u8] = b"testfile";
+/// Value of [`OWNER_XATTR`] while iosim is still filling a test file: the file
+/// is iosim's (it may be refilled) but its contents are not yet on the disk.
+const MARK_FILLING: &[u8] = b"filling";
+
+/// What iosim's mark says of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// No mark: iosim did not create it (or the filesystem has no user xattrs).
+    Foreign,
+    /// Created by iosim, but its fill never reached the disk (creation was
+    /// killed or failed): it must be refilled before it is used.
+    Incomplete,
+    /// Created by iosim and completely filled (data on the disk).
+    Complete,
+}
+
+/// Reads iosim's mark on `path`.
+pub fn mark_of(path: &Path) -> Mark {
     let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
-        return false;
+        return Mark::Foreign;
     };
     let mut buf = [0u8; 16];
     // SAFETY: valid C strings and a buffer of the given length.
@@ -291,17 +310,84 @@ pub fn is_iosim_file(path: &Path) -> bool {
             buf.len(),
         )
     };
-    n > 0 && &buf[..n as usize] == b"testfile"
+    if n <= 0 {
+        return Mark::Foreign;
+    }
+    match &buf[..n as usize] {
+        v if v == MARK_COMPLETE => Mark::Complete,
+        v if v == MARK_FILLING => Mark::Incomplete,
+        _ => Mark::Foreign,
+    }
 }
 
-/// Marks `path` as an iosim test file. Returns false where the filesystem has no user xattrs.
+/// True when `path` carries iosim's mark (complete or not): iosim created it
+/// and may overwrite or delete it.
+pub fn is_iosim_file(path: &Path) -> bool {
+    mark_of(path) != Mark::Foreign
+}
+
+/// Marks `path` as a complete iosim file. Returns false where the filesystem has no user xattrs.
 pub fn mark_iosim_file(path: &Path) -> bool {
+    set_mark(path, MARK_COMPLETE)
+}
+
+fn set_mark(path: &Path, v: &[u8]) -> bool {
     let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
         return false;
     };
-    let v = b"testfile";
     // SAFETY: valid C strings and value buffer.
     unsafe { libc::setxattr(p.as_ptr(), name.as_ptr(), v.as_ptr().cast(), v.len(), 0) == 0 }
+}
+
+/// Opens a file iosim writes beside a run (the simulator's error log, its dump
+/// files) under the same rules as test files: a new file is created and
+/// marked as iosim's; an existing one is truncated and reused only when iosim
+/// made it (or `allow_destroy`); anything else is refused, untouched.
+pub fn create_side_file(path: &Path, allow_destroy: bool, what: &str) -> anyhow::Result<File> {
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(f) => {
+            mark_iosim_file(path);
+            Ok(f)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let meta = std::fs::symlink_metadata(path).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))
+            })?;
+            if !meta.file_type().is_file() {
+                anyhow::bail!(
+                    "the {what} '{}' exists and is not a regular file: choose another path",
+                    path.display()
+                );
+            }
+            if !is_iosim_file(path) && !allow_destroy {
+                return Err(Error::WouldDestroy(
+                    path.to_path_buf(),
+                    format!("it exists, was not created by iosim and would be overwritten as the {what} (or choose another path for it)"),
+                )
+                .into());
+            }
+            let f = OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)
+                .map_err(|e| {
+                    anyhow::Error::new(e)
+                        .context(format!("cannot open the {what} '{}'", path.display()))
+                })?;
+            Ok(f)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::MissingDirectory(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
+        )
+        .into()),
+        Err(e) => {
+            Err(anyhow::Error::new(e)
+                .context(format!("cannot create the {what} '{}'", path.display())))
+        }
+    }
 }
 
 fn cpath(path: &Path) -> Result<CString, std::ffi::NulError> {

@@ -2,10 +2,10 @@
 //!
 //! - [`acklog`]: the acknowledgement log (format, writer, reader);
 //! - [`writer`]: `iosim crash write`, the database-shaped write workload;
-//! - [`check`]: `iosim crash verify`, the verdict;
-//! - [`cli`]: the command line and the handler.
+//! - [`check`]: `iosim crash verify`, the verdict.
+//!
+//! The command line is in `cli::crash`, the handler in `commands::crash`.
 
 pub mod acklog;
 pub mod check;
-pub mod cli;
 pub mod writer;

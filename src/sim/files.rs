@@ -20,8 +20,7 @@ use crate::workload::CacheMode;
 /// Generation meaning "unknown content" (a write failed): not verified until rewritten.
 pub const UNKNOWN_GEN: u32 = u32::MAX;
 const MIB: u64 = 1 << 20;
-/// Pages per MiB.
-pub const PAGES_PER_MB: u64 = MIB / PAGE_SIZE as u64;
+pub use super::config::PAGES_PER_MB;
 
 /// SQLIOSim's per-file counters, updated by every user.
 #[derive(Debug, Default)]

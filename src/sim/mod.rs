@@ -13,7 +13,6 @@
 //!
 //! See docs/sim.md.
 
-pub mod cli;
 pub mod config;
 pub mod files;
 pub mod io;
@@ -180,6 +179,8 @@ pub struct Shared {
     /// Long-I/O warnings issued.
     pub long_io_warnings: AtomicU64,
     quiet: bool,
+    /// --allow-destroy (dump files follow the test files' ownership rules).
+    allow_destroy: bool,
 }
 
 impl Shared {
@@ -210,7 +211,12 @@ impl Shared {
                 rec.retries,
                 rec.recovered
             );
-            match std::fs::write(&dump, crate::verify::dump_text(&title, exp, got)) {
+            let written = crate::target::create_side_file(&dump, self.allow_destroy, "dump file")
+                .and_then(|mut f| {
+                    f.write_all(crate::verify::dump_text(&title, exp, got).as_bytes())?;
+                    Ok(())
+                });
+            match written {
                 Ok(()) => rec.dump = Some(dump.display().to_string()),
                 Err(e) => self.warn(format!("cannot write dump file {}: {e}", dump.display())),
             }
@@ -312,6 +318,10 @@ pub struct RunOpts {
 pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult> {
     let started_at = crate::clock::utc_now_rfc3339();
     let t0 = crate::clock::now_ns();
+    // The error log first: refused before any data file is touched. It follows
+    // the data files' rules (create new, or reuse only what iosim made).
+    let error_path = cfg.error_file.clone();
+    let jsonl = crate::target::create_side_file(&error_path, opts.allow_destroy, "error log")?;
     let mut files = Vec::new();
     for i in 0..cfg.files.len() {
         files.push(files::open(&cfg, i, opts.allow_destroy)?);
@@ -337,20 +347,16 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
             ..f.clone()
         });
     }
-    let error_path = cfg.error_file.clone();
-    let jsonl = std::fs::File::create(&error_path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot create the error log '{}': {e}; choose another with --log",
-            error_path.display()
-        )
-    })?;
     let max_io = if cfg.max_outstanding_io == 0 {
         140_000
     } else {
         cfg.max_outstanding_io
     };
     let sh = Arc::new(Shared {
-        pool_pages: (cfg.max_memory_mb * files::PAGES_PER_MB).max(256),
+        pool_pages: cfg
+            .max_memory_mb
+            .saturating_mul(files::PAGES_PER_MB)
+            .max(256),
         sem: Semaphore::new(max_io),
         faults: (!faults.is_empty()).then(|| FaultPlan::new(faults, cfg.seed)),
         cfg,
@@ -383,6 +389,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         shrinks: AtomicU64::new(0),
         long_io_warnings: AtomicU64::new(0),
         quiet: opts.quiet,
+        allow_destroy: opts.allow_destroy,
     });
     *sh.log.blocks.lock().expect("log blocks lock") = vec![BTreeMap::new(); sh.logs.len()];
     if !sh.cfg.verify {

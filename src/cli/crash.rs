@@ -1,20 +1,14 @@
-//! `iosim crash write|verify`: arguments and handler.
+//! `iosim crash write|verify` (docs/crash.md).
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{check, writer};
-use crate::cli::{duration_arg, size_arg, OutputFormat};
-use crate::workload::CacheMode;
-
-/// Exit code of a FAIL verdict.
-pub const EXIT_FAIL: u8 = 3;
-/// Exit code when the acknowledgement log was damaged in the middle (the verdict may miss writes).
-pub const EXIT_ACKS_DAMAGED: u8 = 5;
+use super::db::SaveArgs;
+use super::output::OutputFormat;
+use super::values::{duration_arg, size_arg};
+use crate::crash::writer;
 
 /// `iosim crash`.
 #[derive(Debug, Clone, Args)]
@@ -116,66 +110,5 @@ pub struct VerifyArgs {
 
     /// History database options.
     #[command(flatten)]
-    pub save: crate::store::cmd::SaveArgs,
-}
-
-/// Runs `iosim crash ...`; returns the exit code.
-pub fn main(a: &CrashArgs, stop: &AtomicBool, out: &mut dyn Write) -> anyhow::Result<u8> {
-    match &a.action {
-        CrashAction::Write(w) => {
-            let cfg = writer::WriteConfig {
-                targets: w.targets.clone(),
-                size: w.size,
-                log_size: w.log_size,
-                mix: w.mix,
-                sync_batch: w.sync_batch,
-                direct: w.cache == CrashCache::Direct,
-                duration: w.duration,
-                torn_protection: w.torn_protection,
-                allow_destroy: w.allow_destroy,
-                seed: w.seed,
-                acks: w.acks.clone(),
-                quiet: w.quiet,
-            };
-            let s = writer::run(&cfg, stop)?;
-            if !w.quiet {
-                eprintln!(
-                    "iosim crash write: stopped ({}) after {:.1} s: {} writes acknowledged (dsync {}, fdatasync {}, fsync {}, log {})",
-                    s.reason,
-                    s.secs,
-                    s.acked.iter().sum::<u64>(),
-                    s.acked[0],
-                    s.acked[1],
-                    s.acked[2],
-                    s.acked[3]
-                );
-            }
-            Ok(if s.reason == "interrupted" { 130 } else { 0 })
-        }
-        CrashAction::Verify(v) => {
-            if v.output == OutputFormat::Csv {
-                anyhow::bail!(
-                    "iosim crash verify prints text or json: use --output text or --output json"
-                );
-            }
-            let cache = match v.cache {
-                CrashCache::Direct => CacheMode::Direct,
-                CrashCache::Buffered => CacheMode::Buffered,
-            };
-            let res = check::verify(&v.targets, &v.acks, cache, stop)?;
-            match v.output {
-                OutputFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&res)?)?,
-                _ => write!(out, "{}", check::text(&res))?,
-            }
-            out.flush()?;
-            crate::store::cmd::save_result(&v.save, "crash", &serde_json::to_value(&res)?);
-            Ok(if !res.passed() {
-                EXIT_FAIL
-            } else if !res.acks.damage.is_empty() {
-                EXIT_ACKS_DAMAGED
-            } else {
-                0
-            })
-        }
-    }
+    pub save: SaveArgs,
 }
