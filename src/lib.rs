@@ -33,6 +33,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod compat;
+pub mod crash;
 pub mod engine;
 pub mod error;
 pub mod fuzzing;
