@@ -80,13 +80,25 @@ def sample(pid):
 
 
 def flat(series, window):
-    """First and last `window` samples' maxima, and whether they are flat."""
-    if len(series) < 2 * window + 5:
-        window = max(1, len(series) // 4)
-    # Skip the first 5 s: start-up (file opens, rings, buffers) is not a leak.
-    body = series[5:] or series
-    first, last = max(body[:window]), max(body[-window:])
-    return first, last
+    """Maxima of the first and the last `window` samples of the steady part."""
+    # Skip the first 5 s (start-up: file opens, rings, buffers) and the last
+    # 3 s (the result is assembled and printed): neither is a leak.
+    body = series[5:-3] if len(series) > 20 else series
+    if len(body) < 2 * window:
+        window = max(1, len(body) // 4)
+    return max(body[:window]), max(body[-window:])
+
+
+def slope_per_min(series):
+    """Least-squares growth of the steady part, units per minute."""
+    body = series[5:-3] if len(series) > 20 else series
+    n = len(body)
+    if n < 2:
+        return 0.0
+    mx, my = (n - 1) / 2, sum(body) / n
+    cov = sum((i - mx) * (y - my) for i, y in enumerate(body))
+    var = sum((i - mx) ** 2 for i in range(n))
+    return cov / var * 60
 
 
 def main():
@@ -147,6 +159,8 @@ def main():
                 "rss_kib_min": min(rss), "rss_kib_max": max(rss),
                 "rss_kib_first_minute_max": r0, "rss_kib_last_minute_max": r1,
                 "fds_min": min(fds), "fds_max": max(fds),
+                "rss_kib_growth_per_min": round(slope_per_min(rss), 1),
+                "rss_kib_every_10s": rss[::10],
                 "rss_flat": r1 - r0 <= 2048, "fds_flat": f1 <= f0,
                 "series_points": len(doc.get("series", {}).get("total", [])),
             }

@@ -8,6 +8,7 @@
 //! the value parsers in [`values`] (sizes, durations, CPU lists, latencies).
 
 pub mod compat;
+pub mod crash;
 pub mod create;
 pub mod db;
 pub mod history;
@@ -111,6 +112,8 @@ pub enum Command {
     Profile(ProfileArgs),
     /// ORION-style matrix: small random and large sequential I/O at increasing loads, alone and combined.
     Matrix(MatrixArgs),
+    /// Crash consistency: write with acknowledgements, cut the power, verify (docs/crash.md).
+    Crash(crash::CrashArgs),
 }
 
 #[cfg(test)]
