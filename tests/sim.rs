@@ -668,7 +668,9 @@ fn stalled_io_is_reported_as_outstanding() {
 fn simulations_are_kept_in_the_history() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
+    // In the temporary directory: the default error log goes to the current directory.
     let out = iosim()
+        .current_dir(dir.path())
         .args(["sim", "--dir"])
         .arg(dir.path())
         .args(["--duration", "1", "--size", "8", "--quiet", "--db"])
