@@ -150,6 +150,24 @@ pub fn prepare(
             }
             (TargetKind::BlockDevice, size, false, claim)
         }
+        Ok(meta) if meta.is_file() && mark_of(path) == Mark::Incomplete => {
+            // Left by an iosim that was killed (or failed) while filling it: the
+            // data never reached the disk, so it is made again, never measured.
+            let size = t.size.unwrap_or(meta.len());
+            if size < spec.bs {
+                return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
+            }
+            let notice = format!(
+                "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
+                path.display()
+            );
+            eprintln!("note: {notice}");
+            notes.push(notice);
+            std::fs::remove_file(path)
+                .map_err(|e| anyhow::Error::new(e).context(format!("cannot remove the incomplete '{}'", path.display())))?;
+            create_test_file(path, size, spec.fill, opts)?;
+            (TargetKind::File, size, true, None)
+        }
         Ok(meta) if meta.is_file() => {
             let owned = is_iosim_file(path);
             let mut size = meta.len();
@@ -395,8 +413,11 @@ fn cpath(path: &Path) -> Result<CString, std::ffi::NulError> {
     CString::new(path.as_os_str().as_bytes())
 }
 
-/// Creates a test file of `size` bytes filled as `fill` says. On any failure
-/// (no space, Ctrl-C) the partial file is removed.
+/// Creates a test file of `size` bytes filled as `fill` says. The file is
+/// marked as iosim's but incomplete while it is filled, and complete only
+/// after its data has reached the disk (fdatasync), so a creation that is
+/// killed leaves a file the next run refills instead of measuring. On a
+/// failure iosim sees (no space, Ctrl-C) the partial file is removed.
 pub fn create_test_file(
     path: &Path,
     size: u64,
@@ -417,12 +438,12 @@ pub fn create_test_file(
                 anyhow::Error::new(e).context(format!("cannot create '{}'", path.display()))
             }
         })?;
-    let marked = mark_iosim_file(path);
+    let marked = set_mark(path, MARK_FILLING);
     drop(f);
-    let res = write_fill(path, 0, size, fill, opts);
+    let res = write_fill(path, 0, size, fill, opts).and_then(|()| finish_fill(path, marked));
     if let Err(e) = res {
         let _ = std::fs::remove_file(path);
-        return Err(e);
+        return Err(with_outcome(e, FileFate::Removed, path));
     }
     if !marked {
         eprintln!(
@@ -433,7 +454,24 @@ pub fn create_test_file(
     Ok(())
 }
 
+/// Marks a filled file complete and makes the mark durable.
+fn finish_fill(path: &Path, marked: bool) -> anyhow::Result<()> {
+    if marked {
+        set_mark(path, MARK_COMPLETE);
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot sync '{}'", path.display()))
+            })?;
+    }
+    Ok(())
+}
+
 /// Grows an iosim test file from `from` to `to` bytes, filling the new part.
+/// Incomplete while it grows; on a failure it is cut back to `from` bytes
+/// (the original bytes are untouched) and complete again.
 fn extend_test_file(
     path: &Path,
     from: u64,
@@ -441,12 +479,101 @@ fn extend_test_file(
     fill: FillMode,
     opts: PrepareOptions<'_>,
 ) -> anyhow::Result<()> {
-    write_fill(path, from, to, fill, opts).inspect_err(|_| {
+    let was_ours = mark_of(path) == Mark::Complete;
+    if was_ours {
+        set_mark(path, MARK_FILLING);
+    }
+    let res = write_fill(path, from, to, fill, opts).and_then(|()| finish_fill(path, was_ours));
+    res.map_err(|e| {
         // Give back what was added; the original bytes are untouched.
-        if let Ok(f) = OpenOptions::new().write(true).open(path) {
-            let _ = f.set_len(from);
+        let cut = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(from));
+        if was_ours {
+            set_mark(path, MARK_COMPLETE);
         }
+        let outcome = match cut {
+            Ok(()) => FileFate::CutBack(from),
+            Err(_) => FileFate::Kept,
+        };
+        with_outcome(e, outcome, path)
     })
+}
+
+/// Creating or growing a file stopped before it was filled; the message
+/// says what became of the file (removed, cut back, kept).
+#[derive(Debug, thiserror::Error)]
+pub enum Stopped {
+    /// The filesystem is full (or the quota reached).
+    #[error("no space left on the device for '{path}' ({wanted} wanted){outcome}: free space, or ask for less with {hint}")]
+    NoSpace {
+        /// The file.
+        path: PathBuf,
+        /// Size asked for.
+        wanted: String,
+        /// `; <what became of the file>`.
+        outcome: String,
+        /// The option or key that sets the size.
+        hint: &'static str,
+    },
+    /// Ctrl-C or SIGTERM.
+    #[error("interrupted while creating '{path}'{outcome}")]
+    Interrupted {
+        /// The file.
+        path: PathBuf,
+        /// `; <what became of the file>`.
+        outcome: String,
+    },
+}
+
+/// True when `e` (or an error it wraps) is an interruption by Ctrl-C or
+/// SIGTERM, which exits 130.
+pub fn is_interrupted(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<Stopped>(),
+            Some(Stopped::Interrupted { .. })
+        )
+    })
+}
+
+/// Adds what became of `path` to an error of creating or growing it.
+pub fn with_outcome(mut e: anyhow::Error, outcome: FileFate, path: &Path) -> anyhow::Error {
+    if let Some(Stopped::NoSpace { outcome: o, .. } | Stopped::Interrupted { outcome: o, .. }) =
+        e.downcast_mut::<Stopped>()
+    {
+        *o = format!("; {}", outcome.describe());
+        return e;
+    }
+    let what = format!("'{}': {}", path.display(), outcome.describe());
+    e.context(what)
+}
+
+/// What became of a file after a failed creation or growth, said in the
+/// error so the user knows what is on the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFate {
+    /// iosim created it in this run and removed it.
+    Removed,
+    /// It existed before; it was cut back to its original size (bytes), its old contents intact.
+    CutBack(u64),
+    /// It existed before and was kept as it is now.
+    Kept,
+}
+
+impl FileFate {
+    /// One sentence for the user, about the file just named.
+    pub fn describe(self) -> String {
+        match self {
+            FileFate::Removed => "it was created by this run and has been removed".into(),
+            FileFate::CutBack(n) => format!(
+                "it existed before this run and was kept, cut back to its original {} (its earlier contents are intact)",
+                crate::units::format_size(n)
+            ),
+            FileFate::Kept => "it existed before this run and was kept as it is now".into(),
+        }
+    }
 }
 
 /// Preallocates `[from, to)` and writes it with `fill` data using large
@@ -459,7 +586,12 @@ fn write_fill(
     fill: FillMode,
     opts: PrepareOptions<'_>,
 ) -> anyhow::Result<()> {
-    let nospace = || Error::NoSpace(path.to_path_buf(), crate::units::format_size(to));
+    let nospace = || Stopped::NoSpace {
+        path: path.to_path_buf(),
+        wanted: crate::units::format_size(to),
+        outcome: String::new(),
+        hint: "--size",
+    };
     let plain = OpenOptions::new().read(true).write(true).open(path)?;
     if fill == FillMode::Sparse {
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
@@ -526,10 +658,11 @@ fn write_fill(
     while next < body_end || inflight > 0 {
         if opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             pb.abandon();
-            anyhow::bail!(
-                "interrupted while creating '{}'; the partial file was removed",
-                path.display()
-            );
+            return Err(Stopped::Interrupted {
+                path: path.to_path_buf(),
+                outcome: String::new(),
+            }
+            .into());
         }
         while next < body_end {
             let Some(slot) = free.pop() else { break };
@@ -614,7 +747,7 @@ fn write_fill(
     Ok(())
 }
 
-fn map_nospace(e: io::Error, nospace: impl Fn() -> Error) -> anyhow::Error {
+fn map_nospace(e: io::Error, nospace: impl Fn() -> Stopped) -> anyhow::Error {
     if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
         nospace().into()
     } else {

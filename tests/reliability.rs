@@ -212,3 +212,269 @@ fn sim_refuses_configurations_that_cannot_fit() {
         );
     }
 }
+
+/// True when no 4 KiB block of `p` is all zeros (iosim's random fill has
+/// none; unwritten preallocated extents read as zeros).
+fn fully_filled(p: &Path) -> bool {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).unwrap();
+        if n == 0 {
+            return true;
+        }
+        if buf[..n].chunks(4096).any(|b| b.iter().all(|&x| x == 0)) {
+            return false;
+        }
+    }
+}
+
+/// Starts `iosim run` creating `p` and delivers `sig` while the file is being
+/// filled. Returns the exit status, or None when creation finished first.
+fn interrupt_creation(p: &Path, size: &str, sig: i32) -> Option<std::process::Output> {
+    let child = iosim()
+        .args([
+            "run",
+            "--size",
+            size,
+            "-d",
+            "100ms",
+            "-q",
+            "--no-save",
+            "--engine",
+            "sync",
+        ])
+        .arg(p)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let t0 = std::time::Instant::now();
+    loop {
+        if iosim::target::mark_of(p) == iosim::target::Mark::Incomplete {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(pid, sig) };
+            break;
+        }
+        if iosim::target::mark_of(p) == iosim::target::Mark::Complete
+            || t0.elapsed() > std::time::Duration::from_secs(60)
+        {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = child.wait_with_output();
+            let _ = std::fs::remove_file(p);
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// A creation killed mid-way (SIGKILL) leaves a file marked incomplete; the
+/// next run refills it with a notice instead of measuring unwritten extents.
+/// Ctrl-C (SIGINT) removes the partial file and exits 130.
+#[test]
+fn interrupted_creation_is_never_reused_as_complete() {
+    let d = tempfile::tempdir().unwrap();
+    for sig in [libc::SIGKILL, libc::SIGINT] {
+        let p = d.path().join(format!("t{sig}.dat"));
+        let mut got = None;
+        for size in ["512M", "1G", "2G"] {
+            got = interrupt_creation(&p, size, sig);
+            if got.is_some() {
+                break;
+            }
+        }
+        let out = got.expect("creation always finished before it could be interrupted");
+        if sig == libc::SIGINT {
+            assert_eq!(out.status.code(), Some(130), "{}", stderr_of(&out));
+            assert!(
+                stderr_of(&out).contains("interrupted"),
+                "{}",
+                stderr_of(&out)
+            );
+            assert!(!p.exists() || iosim::target::mark_of(&p) == iosim::target::Mark::Incomplete);
+        } else {
+            assert!(p.exists(), "SIGKILL leaves the partial file");
+            assert_eq!(
+                iosim::target::mark_of(&p),
+                iosim::target::Mark::Incomplete,
+                "a killed creation is not complete"
+            );
+        }
+        let len = std::fs::metadata(&p).map(|m| m.len()).ok();
+        let size = len.map_or("512M".to_string(), |n| n.to_string());
+        let out = iosim()
+            .args([
+                "run",
+                "--size",
+                &size,
+                "-d",
+                "100ms",
+                "-q",
+                "--no-save",
+                "--engine",
+                "sync",
+            ])
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        if sig == libc::SIGKILL {
+            assert!(
+                stderr_of(&out).contains("left incomplete"),
+                "the rerun must say it refilled: {}",
+                stderr_of(&out)
+            );
+        }
+        assert_eq!(iosim::target::mark_of(&p), iosim::target::Mark::Complete);
+        assert!(fully_filled(&p), "every block written after the rerun");
+        std::fs::remove_file(&p).unwrap();
+    }
+}
+
+/// A size-limited tmpfs mounted on a temporary directory, unmounted on drop.
+struct SmallFs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallFs {
+    fn new(size: &str) -> Option<SmallFs> {
+        if !common::is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "iosim-test"])
+            .arg(dir.path())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            eprintln!("skipped: cannot mount a tmpfs");
+            return None;
+        }
+        Some(SmallFs { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// Out of space: iosim removes what it created, keeps what it did not, and
+/// says which happened (run and sim, new file and growing an existing one).
+#[test]
+fn out_of_space_says_what_became_of_the_file() {
+    let Some(fs) = SmallFs::new("8M") else { return };
+    let base = [
+        "-d",
+        "100ms",
+        "-q",
+        "--no-save",
+        "--engine",
+        "sync",
+        "--cache",
+        "buffered",
+    ];
+
+    // run, new file: removed.
+    let p = fs.path().join("new.dat");
+    let out = iosim()
+        .args(["run", "--size", "16M"])
+        .args(base)
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("no space") && err.contains("created by this run and has been removed"),
+        "{err}"
+    );
+    assert!(!p.exists(), "{err}");
+
+    // run, growing an existing test file: kept at its size, contents intact.
+    let p = fs.path().join("grow.dat");
+    common::success(iosim().args(["create", "--size", "4M", "-q"]).arg(&p));
+    let before = std::fs::read(&p).unwrap();
+    let out = iosim()
+        .args(["run", "--size", "16M"])
+        .args(base)
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("existed before this run") && err.contains("cut back"),
+        "{err}"
+    );
+    assert!(!err.contains("has been removed"), "{err}");
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        before,
+        "the original bytes are intact"
+    );
+    std::fs::remove_file(&p).unwrap();
+
+    // sim, new files: every file this run created is removed, the error log too.
+    let cfgdir = tempfile::tempdir().unwrap();
+    let ini = |initial: u32, extra: &str| {
+        let text = format!(
+            "[CONFIG]\nMaxMemoryMB=16\nTestCycles=1\nTestCycleDuration=1\nNoBuffering=FALSE\nUseScatterGather=FALSE\n{extra}\n\
+             [File1]\nFileName={d}/sim.ldx\nInitialSize=1\nMaxSize=1\nLogFile=TRUE\n\
+             [File2]\nFileName={d}/sim.mdx\nInitialSize={initial}\nMaxSize={initial}\n",
+            d = fs.path().display()
+        );
+        let p = cfgdir.path().join("c.ini");
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let log = fs.path().join("errors.log");
+    let sim = |cfg: &Path| {
+        iosim()
+            .args(["sim", "-q", "--no-save", "--config"])
+            .arg(cfg)
+            .arg("--log")
+            .arg(&log)
+            .output()
+            .unwrap()
+    };
+    let out = sim(&ini(16, ""));
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("no space") && err.contains("has been removed"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(fs.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}\n{err}");
+
+    // sim, a data file from an earlier run (not deleted at startup): kept, and said so.
+    let out = sim(&ini(2, "DeleteFilesAtStartup=FALSE"));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = sim(&ini(16, "DeleteFilesAtStartup=FALSE"));
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("existed before this run") && err.contains("kept"),
+        "{err}"
+    );
+    assert!(fs.path().join("sim.mdx").exists(), "{err}");
+}

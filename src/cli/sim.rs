@@ -112,7 +112,7 @@ impl SimArgs {
                     f.max_mb = f.initial_mb;
                 } else {
                     f.initial_mb = mb;
-                    f.max_mb = mb * 2;
+                    f.max_mb = mb.saturating_mul(2);
                 }
             }
         }

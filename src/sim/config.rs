@@ -244,7 +244,7 @@ pub fn default_files(dir: &Path, data_mb: Option<u64>) -> Vec<FileCfg> {
         FileCfg {
             name: dir.join("sqliosim.mdx"),
             initial_mb: data,
-            max_mb: data * 2,
+            max_mb: data.saturating_mul(2),
             increment_mb: (data / 16).max(1),
             shrinkable: true,
             log_file: false,

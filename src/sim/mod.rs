@@ -321,10 +321,32 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     // The error log first: refused before any data file is touched. It follows
     // the data files' rules (create new, or reuse only what iosim made).
     let error_path = cfg.error_file.clone();
+    let log_existed = error_path.exists();
     let jsonl = crate::target::create_side_file(&error_path, opts.allow_destroy, "error log")?;
-    let mut files = Vec::new();
+    let mut files: Vec<SimFile> = Vec::new();
     for i in 0..cfg.files.len() {
-        files.push(files::open(&cfg, i, opts.allow_destroy)?);
+        match files::open(&cfg, i, opts.allow_destroy) {
+            Ok(f) => files.push(f),
+            Err(e) => {
+                // Nothing was simulated: remove what this run created, keep the rest.
+                let mut removed: Vec<String> = Vec::new();
+                for f in files.iter().filter(|f| f.created) {
+                    if std::fs::remove_file(&f.path).is_ok() {
+                        removed.push(f.path.display().to_string());
+                    }
+                }
+                if !log_existed && std::fs::remove_file(&error_path).is_ok() {
+                    removed.push(error_path.display().to_string());
+                }
+                if removed.is_empty() {
+                    return Err(e);
+                }
+                return Err(e.context(format!(
+                    "the simulation could not start; the files this run had created were removed: {}",
+                    removed.join(", ")
+                )));
+            }
+        }
     }
     let data: Vec<usize> = (0..files.len())
         .filter(|&i| !files[i].cfg.log_file)
