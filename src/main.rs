@@ -33,10 +33,16 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Quick(q)) => quick(&q, stop),
         Some(Command::Run(r)) => run_cmd(&r, stop),
         Some(Command::Create(c)) => create(&c, stop),
-        Some(Command::Sqlio(a)) => Ok(ExitCode::from(iosim::compat::sqlio::main(&a.args, stop)?)),
-        Some(Command::Diskspd(a)) => {
-            Ok(ExitCode::from(iosim::compat::diskspd::main(&a.args, stop)?))
-        }
+        Some(Command::Sqlio(a)) => Ok(ExitCode::from(iosim::compat::sqlio::main(
+            &a.args,
+            stop,
+            &mut std::io::stdout().lock(),
+        )?)),
+        Some(Command::Diskspd(a)) => Ok(ExitCode::from(iosim::compat::diskspd::main(
+            &a.args,
+            stop,
+            &mut std::io::stdout().lock(),
+        )?)),
         Some(Command::Translate(a)) => Ok(ExitCode::from(iosim::compat::translate::main(&a.args)?)),
         Some(Command::History(a)) => iosim::store::cmd::history(&a).map(|_| ExitCode::SUCCESS),
         Some(Command::Show(a)) => iosim::store::cmd::show(&a).map(|_| ExitCode::SUCCESS),

@@ -15,6 +15,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod errorlog;
 pub mod files;
 pub mod io;
 pub mod logwriter;
@@ -123,10 +124,20 @@ pub struct KindStats {
 
 struct ErrorLog {
     jsonl: Option<std::fs::File>,
+    format: errorlog::LogFormat,
     path: PathBuf,
     dumps: u64,
     first: Vec<ErrorRecord>,
     by_class: BTreeMap<ErrorClass, u64>,
+}
+
+impl Drop for ErrorLog {
+    fn drop(&mut self) {
+        // Closes SQLIOSim's XML document when the run ends.
+        if let Some(f) = self.jsonl.as_mut() {
+            let _ = f.write_all(self.format.footer().as_bytes());
+        }
+    }
 }
 
 /// State shared by every simulated user.
@@ -229,10 +240,9 @@ impl Shared {
                     .map_or(String::new(), |d| format!(" [dump: {d}]"))
             );
         }
+        let text = log.format.record(&rec);
         if let Some(f) = log.jsonl.as_mut() {
-            if let Ok(line) = serde_json::to_string(&rec) {
-                let _ = writeln!(f, "{line}");
-            }
+            let _ = f.write_all(text.as_bytes());
         }
         *log.by_class.entry(rec.class).or_default() += 1;
         if log.first.len() < 1000 {
@@ -338,12 +348,14 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         });
     }
     let error_path = cfg.error_file.clone();
-    let jsonl = std::fs::File::create(&error_path).map_err(|e| {
+    let mut jsonl = std::fs::File::create(&error_path).map_err(|e| {
         anyhow::anyhow!(
             "cannot create the error log '{}': {e}; choose another with --log",
             error_path.display()
         )
     })?;
+    let log_format = errorlog::LogFormat::for_path(&error_path);
+    jsonl.write_all(log_format.header().as_bytes())?;
     let max_io = if cfg.max_outstanding_io == 0 {
         140_000
     } else {
@@ -364,6 +376,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         burst: AtomicBool::new(false),
         errors: Mutex::new(ErrorLog {
             jsonl: Some(jsonl),
+            format: log_format,
             path: error_path,
             dumps: 0,
             first: Vec::new(),
