@@ -1221,11 +1221,7 @@ fn cpu_table_22(s: &mut String, cores: &[&crate::sysmon::cpu::CoreUtil], sys: &S
 }
 
 fn esc(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
+    crate::text::escape_xml(t)
 }
 
 struct Xml {

@@ -72,21 +72,14 @@ impl LogFormat {
     }
 }
 
-/// XML-escapes text for an attribute in single quotes or element content.
+/// XML-escapes text for an attribute in single quotes or element content
+/// (control characters XML 1.0 cannot carry are dropped).
 fn esc(t: &str) -> String {
-    let mut s = String::with_capacity(t.len());
-    for c in t.chars() {
-        match c {
-            '&' => s.push_str("&amp;"),
-            '<' => s.push_str("&lt;"),
-            '>' => s.push_str("&gt;"),
-            '\'' => s.push_str("&apos;"),
-            '"' => s.push_str("&quot;"),
-            c if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' => {}
-            c => s.push(c),
-        }
-    }
-    s
+    let clean: String = t
+        .chars()
+        .filter(|&c| (c as u32) >= 0x20 || matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    crate::text::escape_xml(&clean)
 }
 
 /// SQLIOSim's wording of a finding: "Buffer validation failed on FILE Page: N, offset 0x..".
