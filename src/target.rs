@@ -808,6 +808,25 @@ pub fn dio_alignment(path: &Path) -> Option<u64> {
     Some(u64::from(stx.stx_dio_offset_align))
 }
 
+/// A file's statx attribute flags that the filesystem supports and sets
+/// (`STATX_ATTR_COMPRESSED`, `STATX_ATTR_ENCRYPTED`, ...); None when unknown.
+pub fn statx_attributes(path: &Path) -> Option<u64> {
+    let p = cpath(path).ok()?;
+    // SAFETY: zeroed statx is a valid output buffer.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: valid path and buffer.
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            0,
+            libc::STATX_BASIC_STATS,
+            &mut stx,
+        )
+    };
+    (r == 0).then_some(stx.stx_attributes & stx.stx_attributes_mask)
+}
+
 /// Opens a block device exclusively; EBUSY means it is mounted or held.
 fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
     match OpenOptions::new()
