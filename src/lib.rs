@@ -28,6 +28,7 @@
 //!   escaping, time, aligned buffers, typed errors.
 #![warn(missing_docs)]
 
+pub mod blockdev;
 pub mod buf;
 pub mod cli;
 pub mod clock;
