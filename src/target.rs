@@ -787,22 +787,20 @@ pub fn progress_bar(show: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
 
 pub use crate::blockdev::{device_size, device_size_fd, logical_block_size};
 
-/// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
-pub fn dio_alignment(path: &Path) -> Option<u64> {
+/// statx of `path` for the fields in `mask`; None when the call fails.
+fn statx_of(path: &Path, mask: u32) -> Option<libc::statx> {
     let p = cpath(path).ok()?;
     // SAFETY: zeroed statx is a valid output buffer.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: valid path and buffer.
-    let r = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            p.as_ptr(),
-            0,
-            libc::STATX_DIOALIGN,
-            &mut stx,
-        )
-    };
-    if r != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
+    let r = unsafe { libc::statx(libc::AT_FDCWD, p.as_ptr(), 0, mask, &mut stx) };
+    (r == 0).then_some(stx)
+}
+
+/// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
+pub fn dio_alignment(path: &Path) -> Option<u64> {
+    let stx = statx_of(path, libc::STATX_DIOALIGN)?;
+    if stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
         return None;
     }
     Some(u64::from(stx.stx_dio_offset_align))
@@ -811,20 +809,8 @@ pub fn dio_alignment(path: &Path) -> Option<u64> {
 /// A file's statx attribute flags that the filesystem supports and sets
 /// (`STATX_ATTR_COMPRESSED`, `STATX_ATTR_ENCRYPTED`, ...); None when unknown.
 pub fn statx_attributes(path: &Path) -> Option<u64> {
-    let p = cpath(path).ok()?;
-    // SAFETY: zeroed statx is a valid output buffer.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: valid path and buffer.
-    let r = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            p.as_ptr(),
-            0,
-            libc::STATX_BASIC_STATS,
-            &mut stx,
-        )
-    };
-    (r == 0).then_some(stx.stx_attributes & stx.stx_attributes_mask)
+    let stx = statx_of(path, libc::STATX_BASIC_STATS)?;
+    Some(stx.stx_attributes & stx.stx_attributes_mask)
 }
 
 /// Opens a block device exclusively; EBUSY means it is mounted or held.

@@ -17,6 +17,7 @@
 //! `--disk 1=/dev/sdb` (or `IOSIM_DISKS`). Linux paths are accepted directly.
 
 pub mod diskspd;
+pub mod diskspd_args;
 pub mod sqlio;
 pub mod sysinfo;
 pub mod translate;

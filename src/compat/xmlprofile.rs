@@ -11,7 +11,7 @@
 
 use roxmltree::{Document, Node};
 
-use super::diskspd::{DiskspdArgs, Format, Size, SwCache, Throughput, WriteData};
+use super::diskspd_args::{DiskspdArgs, Format, Size, SwCache, Throughput, WriteData};
 use super::Warnings;
 
 fn err(file: &str, why: impl std::fmt::Display) -> anyhow::Error {
