@@ -17,7 +17,8 @@
 //! - [`verify`]: the simulator's page and log-block formats and checks;
 //! - [`profile`]: database workload profiles (`iosim run --profile`);
 //! - [`verdict`]: latency verdicts from the SQL Server guideline tables;
-//! - [`matrix`]: `iosim matrix`, the ORION-style load matrix.
+//! - [`matrix`]: `iosim matrix`, the ORION-style load matrix;
+//! - [`mpi`]: collective runs under mpirun/srun (MPI itself behind the `mpi` feature).
 #![warn(missing_docs)]
 
 pub mod buf;
@@ -28,6 +29,7 @@ pub mod engine;
 pub mod error;
 pub mod html;
 pub mod matrix;
+pub mod mpi;
 pub mod profile;
 pub mod quick;
 pub mod report;

@@ -16,17 +16,23 @@ const EXIT_INTERRUPTED: u8 = 130;
 const EXIT_IO_ERRORS: u8 = 3;
 
 fn main() -> ExitCode {
-    match run() {
+    let cli = Cli::parse();
+    // Under mpirun/srun: join the job (kept until the end; a singleton is a plain process).
+    let mpi = iosim::mpi::init(&format!("{:?}", cli.command));
+    let code = match mpi.as_ref().map_err(|e| anyhow::anyhow!("{e:#}")) {
+        Ok(_) => run(cli),
+        Err(e) => Err(e),
+    };
+    match code {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("iosim: error: {e:#}");
+            iosim::mpi::report_error(&e);
             ExitCode::FAILURE
         }
     }
 }
 
-fn run() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let stop = install_signal_handlers()?;
     match cli.command {
         None => quick(&cli.quick, stop),
@@ -146,14 +152,22 @@ fn run_cmd(r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     }
     let spec = r.to_spec()?;
     let opts = options(&r.out, stop, r.interval);
-    let res = iosim::runner::run(&spec, &opts)?;
-    print_result(&res, r.out.output);
+    let run = iosim::mpi::run(&spec, &opts, &r.mpi)?;
+    let res = &run.result;
+    if !iosim::mpi::is_root() {
+        return Ok(exit_code(res.interrupted, res.errors.count));
+    }
+    match (&run.ranks, r.out.output) {
+        (Some(_), OutputFormat::Text) => print!("{}", run.text()),
+        (Some(_), OutputFormat::Json) => println!("{}", run.json()),
+        _ => print_result(res, r.out.output),
+    }
     if let Some(path) = &r.series {
-        std::fs::write(path, iosim::report::series_csv(&res)).map_err(|e| {
+        std::fs::write(path, iosim::report::series_csv(res)).map_err(|e| {
             anyhow::anyhow!("cannot write the time series to '{}': {e}", path.display())
         })?;
     }
-    let doc = serde_json::to_value(&res)?;
+    let doc = serde_json::to_value(&run)?;
     let regressed = iosim::store::cmd::after_run(&r.save, &r.guard, "run", &doc)?;
     if regressed && !res.interrupted && res.errors.count == 0 {
         return Ok(ExitCode::from(iosim::store::cmd::EXIT_REGRESSED));
