@@ -136,6 +136,18 @@ pub struct RanksReport {
     pub per_host: Vec<HostRow>,
     /// Ranks far from the others, in words.
     pub stragglers: Vec<String>,
+    /// Cost of the collective machinery, measured on rank 0.
+    pub overhead: Overhead,
+}
+
+/// Seconds rank 0 spent in the collective machinery.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    /// From MPI start-up to the window-start barrier's exit (start-up,
+    /// agreement, target preparation included).
+    pub startup_s: f64,
+    /// From the end of its window to the merged result (end barrier, gather, merge).
+    pub gather_s: f64,
 }
 
 /// Rebuilds a direction's mergeable statistics from its summary and histogram.
@@ -389,6 +401,7 @@ pub fn merge(
         per_rank,
         per_host,
         stragglers,
+        overhead: Overhead::default(),
     };
     merged.notes.insert(
         0,
@@ -524,6 +537,11 @@ impl RanksReport {
                 );
             }
         }
+        let _ = writeln!(
+            s,
+            "Collective overhead (rank 0): start-up {:.3} s, gather {:.3} s",
+            self.overhead.startup_s, self.overhead.gather_s
+        );
         if self.stragglers.is_empty() {
             let _ = writeln!(s, "Stragglers: none");
         } else {

@@ -298,11 +298,10 @@ impl Collective {
     }
 }
 
-/// Runs `spec` on every rank and merges the results on rank 0. A singleton
-/// (or a build without MPI) calls the runner directly. On ranks other than 0
-/// the returned result is that rank's own (callers print only on rank 0,
-/// [`is_root`]); its `errors.count` and `interrupted` are the job's, so every
-/// rank exits with the same code.
+/// Runs `spec` on every rank and merges the results on rank 0, which sends
+/// the merged result to every rank (callers print only on rank 0,
+/// [`is_root`]; every rank takes the same decisions and exits with the same
+/// code). A singleton (or a build without MPI) calls the runner directly.
 pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Result<Collective> {
     #[cfg(feature = "mpi")]
     if is_collective() {
@@ -313,6 +312,22 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
         result: crate::runner::run(spec, opts)?,
         ranks: None,
     })
+}
+
+/// The collective options of this command, for [`run_point`].
+static ARGS: std::sync::OnceLock<MpiArgs> = std::sync::OnceLock::new();
+
+/// Records the command's collective options (`--stonewall`, `--share-target`)
+/// for the commands that run many workloads ([`run_point`]).
+pub fn configure(args: &MpiArgs) {
+    let _ = ARGS.set(args.clone());
+}
+
+/// One workload of a command that runs several (a sweep point, a quick-suite
+/// test): collective under a launcher, the plain runner otherwise. Returns
+/// the merged result on every rank.
+pub fn run_point(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> {
+    Ok(run(spec, opts, ARGS.get().unwrap_or(&MpiArgs::default()))?.result)
 }
 
 /// Expands the placeholders of every target path of `spec` for `who`.

@@ -3,8 +3,10 @@
 //! ([`MpiSync`]), gathering the results on rank 0, and ending the whole job
 //! (`MPI_Abort`) when one rank fails.
 //!
-//! Every MPI call happens on the thread that called the runner
-//! (`MPI_THREAD_FUNNELED`), never on the I/O path.
+//! MPI is called from one thread at a time (`MPI_THREAD_SERIALIZED`), never
+//! on the I/O path: the thread that called the runner at phase boundaries,
+//! and, while that thread is inside the runner, a watcher thread that polls
+//! every 20 ms for a peer ending the window.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -26,12 +28,31 @@ use crate::workload::WorkloadSpec;
 /// Exit code of a job ended by a failing rank (MPI_Abort).
 pub const EXIT_ABORT: i32 = 70;
 
+/// Whether the MPI library allows the window watcher thread (MPI_THREAD_SERIALIZED).
+static WATCHER_OK: AtomicBool = AtomicBool::new(false);
+
+/// When MPI start-up began (for the start-up overhead).
+static INIT_AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// How often the watcher looks for a peer ending the window.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Message tag of the end-of-window notices ([`MpiSync`]).
 const TAG_WINDOW_END: i32 = 0x10_5e;
 
-/// The MPI environment; dropping it finalises MPI.
+/// The MPI environment; dropping it waits for every rank (so rank 0 has
+/// printed before any rank exits: a rank's non-zero exit makes mpirun kill
+/// the others) and finalises MPI.
 pub struct World {
     _universe: mpi::environment::Universe,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            world().barrier();
+        }
+    }
 }
 
 /// An error every rank reached the same way (e.g. the ranks disagree on
@@ -48,10 +69,12 @@ impl World {
     /// Initialises MPI, learns rank, size, host and rank on host, installs the
     /// panic hook, and refuses the job when the ranks' builds or options differ.
     pub fn init(options: &str) -> anyhow::Result<World> {
-        let (universe, _) =
-            mpi::initialize_with_threading(mpi::Threading::Funneled).ok_or_else(|| {
+        let _ = INIT_AT.set(std::time::Instant::now());
+        let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Serialized)
+            .ok_or_else(|| {
                 anyhow::anyhow!("MPI was already initialised; this is a bug in iosim")
             })?;
+        WATCHER_OK.store(level >= mpi::Threading::Serialized, Ordering::Relaxed);
         let w = universe.world();
         let rank = w.rank() as usize;
         let local = w.split_shared(w.rank());
@@ -84,13 +107,12 @@ impl World {
 /// A panic on any rank ends the whole job at once (otherwise the other ranks
 /// wait in a barrier forever and unwinding would call MPI_Finalize).
 fn install_panic_hook() {
-    let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // No backtrace: symbolising one can take seconds, and the job must end now.
         eprintln!(
-            "iosim: {} panicked; ending the whole job (this is a bug in iosim):",
+            "iosim: {} panicked, ending the whole job (this is a bug in iosim): {info}",
             super::where_am_i()
         );
-        default(info);
         world().abort(EXIT_ABORT);
     }));
 }
@@ -184,6 +206,8 @@ pub struct MpiSync {
     notices: AtomicUsize,
     start_unix_ns: AtomicU64,
     stop_unix_ns: AtomicU64,
+    started: std::sync::OnceLock<std::time::Instant>,
+    ended: std::sync::OnceLock<std::time::Instant>,
 }
 
 impl MpiSync {
@@ -195,6 +219,8 @@ impl MpiSync {
             notices: AtomicUsize::new(0),
             start_unix_ns: AtomicU64::new(0),
             stop_unix_ns: AtomicU64::new(0),
+            started: std::sync::OnceLock::new(),
+            ended: std::sync::OnceLock::new(),
         }
     }
 
@@ -202,12 +228,14 @@ impl MpiSync {
     fn window_start(&self) {
         world().barrier();
         self.start_unix_ns.store(unix_ns(), Ordering::Relaxed);
+        let _ = self.started.set(std::time::Instant::now());
     }
 
     /// This rank's window has ended: tell the others, meet them, and collect
     /// every notice they sent so none is left for the next run.
     fn window_end(&self) {
         self.stop_unix_ns.store(unix_ns(), Ordering::Relaxed);
+        let _ = self.ended.set(std::time::Instant::now());
         let c = world();
         let ends_all = i32::from(self.stonewall || self.stop.load(Ordering::Relaxed));
         for r in (0..c.size()).filter(|&r| r != c.rank()) {
@@ -335,13 +363,59 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
     let who = super::who();
     let c = world();
     let mut spec = spec.clone();
+    // Each rank its own random stream and write data (identical data on every
+    // rank would flatter deduplicating storage).
+    spec.seed = spec
+        .seed
+        .wrapping_add((who.rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
     prepare_targets(&mut spec, opts, args)?;
+    if std::env::var("IOSIM_TEST_PANIC_RANK").ok() == Some(who.rank.to_string()) {
+        // Fault injection for tests/mpi.rs: the other ranks are in a barrier now.
+        panic!(
+            "IOSIM_TEST_PANIC_RANK={} asked this rank to panic",
+            who.rank
+        );
+    }
     let sync = Arc::new(MpiSync::new(args.stonewall, opts.stop.clone()));
+    // The runner stops on its own flag: set by the user's Ctrl-C or by a peer
+    // ending the window; only the former makes the result "interrupted".
+    let run_stop = Arc::new(AtomicBool::new(false));
+    let mut run_opts = opts.clone();
+    run_opts.stop = run_stop.clone();
     sync.window_start();
-    let res = crate::runner::run(&spec, opts)?;
-    let _ = sync.peer_ended();
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (sync, done, run_stop) = (sync.clone(), done.clone(), run_stop.clone());
+        let user_stop = opts.stop.clone();
+        let mpi_ok = WATCHER_OK.load(Ordering::Relaxed);
+        std::thread::Builder::new()
+            .name("iosim-mpi-watch".into())
+            .spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if user_stop.load(Ordering::Relaxed) || (mpi_ok && sync.peer_ended()) {
+                        run_stop.store(true, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(WATCH_EVERY);
+                }
+            })
+            .context("cannot start the MPI watcher thread")?
+    };
+    let res = crate::runner::run(&spec, &run_opts);
+    done.store(true, Ordering::Relaxed);
+    let _ = watcher.join();
+    let mut res = res?;
+    res.interrupted = opts.stop.load(Ordering::Relaxed);
+    if run_stop.load(Ordering::Relaxed) && !res.interrupted {
+        res.notes
+            .push("window ended early by another rank (--stonewall)".into());
+    }
     sync.window_end();
-    gather(res, &who, &sync, args, &c)
+    let merged = gather(res, &who, &sync, args, &c)?;
+    if merged.result.interrupted {
+        // Every rank stops what follows (the next sweep point...), not only the interrupted one.
+        opts.stop.store(true, Ordering::Relaxed);
+    }
+    Ok(merged)
 }
 
 /// Gathers every rank's result on rank 0 and merges them; every rank learns
@@ -362,30 +436,41 @@ fn gather(
         result: wire,
     };
     let gathered = gather_bytes(c, &serde_json::to_vec(&report)?);
-    let local = [res.errors.count, u64::from(res.interrupted)];
-    let mut job = [0u64; 2];
-    c.all_reduce_into(
-        &local[..],
-        &mut job[..],
-        mpi::collective::SystemOperation::sum(),
-    );
     let Some(all) = gathered else {
-        let mut own = res;
-        own.errors.count = job[0];
-        own.interrupted = job[1] > 0;
-        return Ok(Collective {
-            result: own,
-            ranks: None,
-        });
+        // Every rank gets the merged result, so all take the same decisions
+        // (sweeps, exit codes) and make the same collective calls.
+        let bytes = broadcast_bytes(c, None);
+        return serde_json::from_slice(&bytes)
+            .context("rank 0 sent a merged result this rank cannot read");
     };
     let reports: Vec<RankReport> = all
         .iter()
         .map(|b| serde_json::from_slice(b))
         .collect::<Result<_, _>>()
         .context("a rank sent a result rank 0 cannot read")?;
-    let (result, ranks) = merge::merge(reports, args.stonewall)?;
-    Ok(Collective {
+    let (result, mut ranks) = merge::merge(reports, args.stonewall)?;
+    let since = |a: Option<&std::time::Instant>, b: Option<&std::time::Instant>| match (a, b) {
+        (Some(a), Some(b)) => b.saturating_duration_since(*a).as_secs_f64(),
+        _ => 0.0,
+    };
+    ranks.overhead = merge::Overhead {
+        startup_s: since(INIT_AT.get(), sync.started.get()),
+        gather_s: since(sync.ended.get(), Some(&std::time::Instant::now())),
+    };
+    let merged = Collective {
         result,
         ranks: Some(ranks),
-    })
+    };
+    broadcast_bytes(c, Some(serde_json::to_vec(&merged)?));
+    Ok(merged)
+}
+
+/// Rank 0's `data` on every rank.
+fn broadcast_bytes(c: &SimpleCommunicator, data: Option<Vec<u8>>) -> Vec<u8> {
+    let root = c.process_at_rank(0);
+    let mut len = data.as_ref().map_or(0, |d| d.len() as u64);
+    root.broadcast_into(&mut len);
+    let mut buf = data.unwrap_or_else(|| vec![0u8; len as usize]);
+    root.broadcast_into(&mut buf[..]);
+    buf
 }
