@@ -33,6 +33,18 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // Under a launcher with several ranks, only run, quick and sweep are collective.
+    let single = match &cli.command {
+        Some(Command::Sqlio(_)) => Some("sqlio"),
+        Some(Command::Diskspd(_)) => Some("diskspd"),
+        Some(Command::Sim(_)) => Some("sim"),
+        Some(Command::Matrix(_)) => Some("matrix"),
+        Some(Command::Create(_)) => Some("create"),
+        _ => None,
+    };
+    if let Some(name) = single {
+        iosim::mpi::single_only(name)?;
+    }
     let stop = install_signal_handlers()?;
     match cli.command {
         None => quick(&cli.quick, stop),
@@ -107,7 +119,7 @@ fn quick(q: &QuickArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
         return Err(iosim::Error::MissingDirectory(dir).into());
     }
     let cfg = iosim::quick::QuickConfig {
-        path: dir.join(&q.file),
+        path: dir.join(iosim::mpi::rank_file(&q.file)),
         size: q.size,
         duration: q.duration,
         engine: q.engine,
@@ -115,6 +127,12 @@ fn quick(q: &QuickArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     };
     let opts = options(&q.out, stop.clone(), std::time::Duration::from_secs(1));
     let res = iosim::quick::run(&cfg, &opts)?;
+    if !iosim::mpi::is_root() {
+        return Ok(exit_code(
+            res.tests.iter().any(|t| t.result.interrupted),
+            res.tests.iter().map(|t| t.result.errors.count).sum(),
+        ));
+    }
     match q.out.output {
         OutputFormat::Text => print!("{}", iosim::quick::table(&res)),
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
@@ -262,7 +280,11 @@ fn sweep_cmd(a: &iosim::cli::SweepArgs, stop: Arc<AtomicBool>) -> anyhow::Result
         study,
     };
     let opts = options(&a.run.out, stop, a.run.interval);
+    iosim::mpi::configure(&a.run.mpi);
     let res = sweep::run(&plan, &opts, |_, _, _| {})?;
+    if !iosim::mpi::is_root() {
+        return Ok(exit_code(res.interrupted, 0));
+    }
     match a.run.out.output {
         OutputFormat::Text => print!("{}", sweep::text(&res)),
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res)?),
@@ -295,6 +317,7 @@ fn profile_cmd(p: &iosim::cli::ProfileArgs) -> anyhow::Result<ExitCode> {
 
 /// `iosim run --profile NAME PATH...`.
 fn run_profile(name: &str, r: &RunArgs, stop: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    iosim::mpi::single_only("run --profile")?;
     let plan = iosim::profile::plan(iosim::profile::Profile::load(name)?, r)?;
     if !r.out.quiet {
         for n in &plan.notes {

@@ -198,6 +198,24 @@ pub fn check_fingerprints(all: &[(RankInfo, Fingerprint)]) -> Result<(), String>
     }
 }
 
+/// An error every rank reached the same way (e.g. the ranks disagree on
+/// options): rank 0 prints it and every rank exits normally, no abort needed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Agreed(pub String);
+
+/// Refuses a command that does not run collectively yet, when started as
+/// one of several ranks (every rank refuses alike; rank 0 says why).
+pub fn single_only(command: &str) -> anyhow::Result<()> {
+    if is_collective() {
+        return Err(Agreed(format!(
+            "`iosim {command}` does not run collectively yet: under mpirun/srun use              `iosim run`, `iosim quick` or `iosim sweep`, or start {command} without a launcher"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// The process's place in the job, set once by [`init`].
 static WHO: std::sync::OnceLock<RankInfo> = std::sync::OnceLock::new();
 
@@ -328,6 +346,26 @@ pub fn configure(args: &MpiArgs) {
 /// the merged result on every rank.
 pub fn run_point(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> {
     Ok(run(spec, opts, ARGS.get().unwrap_or(&MpiArgs::default()))?.result)
+}
+
+/// A test file name for this rank: placeholders expanded; under a launcher a
+/// name without any gets `-%h-%l` before its extension, so ranks never share
+/// a file by accident (`iosim quick --file`).
+pub fn rank_file(name: &str) -> String {
+    let who = who();
+    if who.size > 1 && !has_placeholders(name) {
+        let p = std::path::Path::new(name);
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_default();
+        let with = match p.extension() {
+            Some(e) => format!("{stem}-%h-%l.{}", e.to_string_lossy()),
+            None => format!("{stem}-%h-%l"),
+        };
+        return expand_path(&with, &who);
+    }
+    expand_path(name, &who)
 }
 
 /// Expands the placeholders of every target path of `spec` for `who`.

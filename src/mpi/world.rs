@@ -18,8 +18,8 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::{
-    check_fingerprints, expand_targets, merge, share_region, Collective, Fingerprint, MpiArgs,
-    RankInfo, RankReport, WHO,
+    check_fingerprints, expand_targets, merge, share_region, Agreed, Collective, Fingerprint,
+    MpiArgs, RankInfo, RankReport, WHO,
 };
 use crate::runner::{RunOptions, RunResult};
 use crate::target::{self, PrepareOptions};
@@ -54,12 +54,6 @@ impl Drop for World {
         }
     }
 }
-
-/// An error every rank reached the same way (e.g. the ranks disagree on
-/// options): rank 0 prints it and every rank exits normally, no abort needed.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Agreed(pub String);
 
 fn world() -> SimpleCommunicator {
     SimpleCommunicator::world()
