@@ -209,7 +209,7 @@ pub struct Agreed(pub String);
 pub fn single_only(command: &str) -> anyhow::Result<()> {
     if is_collective() {
         return Err(Agreed(format!(
-            "`iosim {command}` does not run collectively yet: under mpirun/srun use              `iosim run`, `iosim quick` or `iosim sweep`, or start {command} without a launcher"
+            "`iosim {command}` does not run collectively yet: under mpirun/srun use `iosim run`, `iosim quick` or `iosim sweep`, or start {command} without a launcher"
         ))
         .into());
     }
