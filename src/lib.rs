@@ -29,6 +29,7 @@
 //! - [`mpi`]: collective runs under mpirun/srun (MPI itself behind the `mpi` feature).
 #![warn(missing_docs)]
 
+pub mod blockdev;
 pub mod buf;
 pub mod cli;
 pub mod clock;

@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     // plain process) and refuse the commands that are not collective yet.
     let mpi = iosim::mpi::init(&format!("{:?}", cli.command));
     let ready = match &mpi {
-        Ok(_) => iosim::mpi::check_command(cli.command.as_ref()),
+        Ok(_) => check_command(cli.command.as_ref()),
         Err(e) => Err(anyhow::anyhow!("{e:#}")),
     };
     let outcome = ready
@@ -40,4 +40,20 @@ fn main() -> ExitCode {
             ExitCode::from(Outcome::Failed.code())
         }
     }
+}
+
+/// Refuses, under a launcher with several ranks, the commands that are not
+/// collective yet (`run`, `quick` and `sweep` are).
+fn check_command(command: Option<&iosim::cli::Command>) -> anyhow::Result<()> {
+    use iosim::cli::Command as C;
+    let name = match command {
+        Some(C::Sqlio(_)) => "sqlio",
+        Some(C::Diskspd(_)) => "diskspd",
+        Some(C::Sim(_)) => "sim",
+        Some(C::Matrix(_)) => "matrix",
+        Some(C::Create(_)) => "create",
+        Some(C::Run(r)) if r.profile.is_some() => "run --profile",
+        _ => return Ok(()),
+    };
+    iosim::mpi::single_only(name)
 }

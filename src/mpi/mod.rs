@@ -216,22 +216,6 @@ pub fn single_only(command: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Refuses, under a launcher with several ranks, the commands that are not
-/// collective yet (`run`, `quick` and `sweep` are).
-pub fn check_command(command: Option<&crate::cli::Command>) -> anyhow::Result<()> {
-    use crate::cli::Command as C;
-    let name = match command {
-        Some(C::Sqlio(_)) => "sqlio",
-        Some(C::Diskspd(_)) => "diskspd",
-        Some(C::Sim(_)) => "sim",
-        Some(C::Matrix(_)) => "matrix",
-        Some(C::Create(_)) => "create",
-        Some(C::Run(r)) if r.profile.is_some() => "run --profile",
-        _ => return Ok(()),
-    };
-    single_only(name)
-}
-
 /// The process's place in the job, set once by [`init`].
 static WHO: std::sync::OnceLock<RankInfo> = std::sync::OnceLock::new();
 
