@@ -12,6 +12,7 @@ pub mod crash;
 pub mod create;
 pub mod db;
 pub mod history;
+pub mod install;
 pub mod matrix;
 pub mod output;
 pub mod profile;
@@ -114,6 +115,10 @@ pub enum Command {
     Matrix(MatrixArgs),
     /// Crash consistency: write with acknowledgements, cut the power, verify (docs/crash.md).
     Crash(crash::CrashArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell; docs/install.md).
+    Completions(install::CompletionsArgs),
+    /// Write one man page per command into a directory (docs/install.md).
+    Manpages(install::ManpagesArgs),
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod compat;
 pub mod crash;
 pub mod create;
 pub mod history;
+pub mod install;
 pub mod matrix;
 pub mod profile;
 pub mod quick;
@@ -59,6 +60,8 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Profile(a)) => profile::run(&a, ctx),
         Some(Command::Matrix(a)) => matrix::run(&a, ctx),
         Some(Command::Crash(a)) => crash::run(&a, ctx),
+        Some(Command::Completions(a)) => install::completions(&a, ctx),
+        Some(Command::Manpages(a)) => install::manpages(&a, ctx),
     }
 }
 
