@@ -92,6 +92,7 @@ fn options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: std::time::Duratio
         progress: !out.quiet && std::io::stderr().is_terminal(),
         stop,
         interval,
+        sync: None,
     }
 }
 

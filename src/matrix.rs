@@ -499,6 +499,7 @@ pub fn main(
         progress: !a.output.quiet && std::io::stderr().is_terminal(),
         stop,
         interval: Duration::from_secs(1),
+        sync: None,
     };
     let quiet = a.output.quiet;
     let r = run(a, &opts, |i, n, p| {
