@@ -223,3 +223,102 @@ fn run_sync_stop_ends_the_window_for_every_worker() {
         Some(RunPhase::WindowEnd)
     );
 }
+
+/// Runs iosim with `args`, sampling its resident memory every 50 ms; returns
+/// (JSON result, peak RSS in KiB, wall time).
+fn run_sampling_rss(args: &[&str]) -> (serde_json::Value, u64, Duration) {
+    let t = Instant::now();
+    let mut child = iosim()
+        .args(args)
+        .args(["--output", "json", "--quiet", "--no-save"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).unwrap();
+        s
+    });
+    let mut peak = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kb);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let wall = t.elapsed();
+    let json = reader.join().unwrap();
+    (serde_json::from_str(&json).unwrap(), peak, wall)
+}
+
+#[test]
+fn a_short_interval_keeps_memory_flat_and_the_run_on_time() {
+    // Before: 16 threads at 10 ms grew by ~300 MB a second and overran.
+    let base = [
+        "run",
+        "--engine",
+        "null",
+        "--threads",
+        "16",
+        "--interval",
+        "10ms",
+        "-d",
+    ];
+    let (short, rss_short, wall_short) = run_sampling_rss(&[&base[..], &["2s"]].concat());
+    let (long, rss_long, wall_long) = run_sampling_rss(&[&base[..], &["6s"]].concat());
+    for (r, d, wall) in [(&short, 2.0, wall_short), (&long, 6.0, wall_long)] {
+        check_one_window(r, d);
+        assert_eq!(
+            r["series"]["total"].as_array().unwrap().len(),
+            (d * 100.0) as usize,
+            "one point per 10 ms"
+        );
+        assert!(
+            wall < Duration::from_secs_f64(d + 4.0),
+            "a {d} s run took {wall:?}"
+        );
+    }
+    // Three times as long a run: memory does not grow with it (the series
+    // points themselves are a few hundred kilobytes).
+    assert!(
+        rss_long < rss_short + 32 * 1024,
+        "peak RSS {rss_short} KiB for 2 s, {rss_long} KiB for 6 s"
+    );
+    assert!(rss_long < 256 * 1024, "peak RSS {rss_long} KiB");
+}
+
+#[test]
+fn an_interval_too_short_for_the_machine_is_raised_with_a_note() {
+    let r = common::run_json(&[
+        "run",
+        "--engine",
+        "null",
+        "--interval",
+        "1ms",
+        "-d",
+        "300ms",
+        "--no-save",
+    ]);
+    assert_eq!(r["series"]["interval_s"], 0.01);
+    assert_eq!(r["series"]["total"].as_array().unwrap().len(), 30);
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("--interval 1ms raised to 10ms")),
+        "{notes:?}"
+    );
+}

@@ -117,12 +117,15 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     let engine = plan::choose_engine(&spec, &mut notes)?;
     let plans = plan::plan_workers(&spec, &targets)?;
     let nworkers = plans.len();
-    let interval_ns = opts.interval.as_nanos().max(1_000_000) as u64;
+    let (interval, raised) =
+        series::effective_interval(opts.interval, nworkers, targets.len() + 1, spec.duration);
+    notes.extend(raised);
+    let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
     let crew = Crew::spawn(&spec, engine, &targets, plans, opts, interval_ns)?;
 
     let content = content_checks(&targets);
     let resolutions = resolve_devices(&targets);
-    let monitor = start_monitor(&resolutions, opts.interval);
+    let monitor = start_monitor(&resolutions, interval);
 
     let agg = IntervalAgg::new(targets.len(), nworkers, interval_ns);
     let driven = drive(&crew, monitor, agg, &spec, opts);

@@ -7,10 +7,64 @@
 //! the last one cut at the window's end.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use crate::stats::RwStats;
 
 use super::result::{PointStats, Series, SeriesPoint};
+
+/// Shortest series interval: below this the per-interval work (a copy of
+/// the interval's histograms, merged on the main thread) costs more than a
+/// few percent of a worker's time.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Per worker, the main thread needs about this much of every interval to
+/// merge that worker's message, so a run with many workers gets a longer
+/// shortest interval: 0.2 ms a worker (256 workers: 51 ms).
+pub const MIN_INTERVAL_PER_WORKER: Duration = Duration::from_micros(200);
+
+/// Most series points a run keeps (all scopes together: the total and each
+/// target). A longer run gets a longer interval, so the series' memory is
+/// bounded (about 200 bytes a point: 20 MB) whatever the run's length.
+pub const MAX_SERIES_POINTS: u64 = 100_000;
+
+/// The interval a run really uses for `requested`, and a note when it had to
+/// be raised: at least [`MIN_INTERVAL`] and [`MIN_INTERVAL_PER_WORKER`] times
+/// the workers, and long enough that `duration` needs at most
+/// [`MAX_SERIES_POINTS`] points over `scopes` series.
+pub fn effective_interval(
+    requested: Duration,
+    workers: usize,
+    scopes: usize,
+    duration: Duration,
+) -> (Duration, Option<String>) {
+    let by_workers = MIN_INTERVAL_PER_WORKER.saturating_mul(workers.min(u32::MAX as usize) as u32);
+    let per_point =
+        duration.as_nanos().saturating_mul(scopes.max(1) as u128) / u128::from(MAX_SERIES_POINTS);
+    let by_points = Duration::from_nanos(u64::try_from(per_point).unwrap_or(u64::MAX));
+    let need = MIN_INTERVAL.max(by_workers).max(by_points);
+    if requested >= need {
+        return (requested, None);
+    }
+    // Whole milliseconds, so the note and the series read plainly.
+    let floor = Duration::from_millis(
+        u64::try_from(need.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX),
+    );
+    let why = if by_points > MIN_INTERVAL.max(by_workers) {
+        format!("a {duration:?} run keeps at most {MAX_SERIES_POINTS} series points")
+    } else if by_workers > MIN_INTERVAL {
+        format!("with {workers} workers, shorter intervals would cost the run more than they show")
+    } else {
+        format!("intervals shorter than {MIN_INTERVAL:?} cost the run more than they show")
+    };
+    (
+        floor,
+        Some(format!(
+            "--interval {:?} raised to {:?}: {why}",
+            requested, floor
+        )),
+    )
+}
 
 /// What a worker sends when intervals close: `stats` are those of interval
 /// `first`; intervals `first + 1 ..= through` had nothing from this worker.
@@ -159,6 +213,33 @@ impl IntervalAgg {
             interval_s: self.interval_ns as f64 / 1e9,
             total: self.total,
             targets: self.targets,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_intervals_are_raised_with_a_reason() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        assert_eq!(effective_interval(s(1), 4, 2, s(60)), (s(1), None));
+        let (i, note) = effective_interval(ms(1), 1, 2, s(10));
+        assert_eq!(i, ms(10));
+        assert!(note.unwrap().contains("raised to 10ms"));
+        let (i, note) = effective_interval(ms(10), 256, 2, s(10));
+        assert_eq!(i, ms(52));
+        assert!(note.unwrap().contains("256 workers"));
+        // A day at 10 ms over 3 series: 8.64 M points, raised to 2.6 s.
+        let (i, note) = effective_interval(ms(10), 1, 3, s(86_400));
+        assert_eq!(i, ms(2592));
+        assert!(note.unwrap().contains("series points"));
+        // The bound holds whatever the length.
+        for d in [1u64, 100, 10_000, 1_000_000] {
+            let (i, _) = effective_interval(ms(10), 1, 5, s(d));
+            assert!(d as u128 * 1_000_000_000 * 5 / i.as_nanos() <= u128::from(MAX_SERIES_POINTS));
         }
     }
 }
