@@ -81,5 +81,6 @@ pub fn run_options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: Duration) 
         progress: !out.quiet && std::io::stderr().is_terminal(),
         stop,
         interval,
+        sync: None,
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use anyhow::Context;
@@ -13,6 +13,7 @@ use crate::target::{self, PrepareOptions, PreparedTarget, TargetKind};
 use crate::workload::{EngineKind, FillMode, WorkloadSpec};
 
 use super::series::IntervalMsg;
+use super::window::Window;
 use super::worker::{worker, WorkerCtx, WorkerOut, WorkerPlan};
 use super::RunOptions;
 
@@ -122,8 +123,8 @@ pub(super) fn plan_workers(
 /// The started worker threads of a run.
 pub(super) struct Crew {
     pub handles: Vec<JoinHandle<anyhow::Result<WorkerOut>>>,
-    /// Every worker and the main thread: passed once set-up is done.
-    pub barrier: Arc<Barrier>,
+    /// The gate and the shared measured window.
+    pub window: Arc<Window>,
     /// Interval messages; disconnected once every worker has finished.
     pub rx: mpsc::Receiver<IntervalMsg>,
     /// Notes the engines made while setting up.
@@ -131,15 +132,16 @@ pub(super) struct Crew {
 }
 
 impl Crew {
-    /// Starts one thread per plan; they set up and wait at the barrier.
+    /// Starts one thread per plan; they set up and wait at the window's gate.
     pub fn spawn(
         spec: &WorkloadSpec,
         engine_kind: EngineKind,
         targets: &[PreparedTarget],
         plans: Vec<WorkerPlan>,
         opts: &RunOptions,
+        interval_ns: u64,
     ) -> anyhow::Result<Crew> {
-        let barrier = Arc::new(Barrier::new(plans.len() + 1));
+        let window = Arc::new(Window::new(plans.len()));
         let (tx, rx) = mpsc::channel::<IntervalMsg>();
         let engine_notes = Arc::new(Mutex::new(Vec::<String>::new()));
         let shared_offsets: Vec<Arc<AtomicU64>> = targets
@@ -155,24 +157,38 @@ impl Crew {
                 region_start: t.region_start,
                 region_len: t.region_len,
                 stop: opts.stop.clone(),
-                barrier: barrier.clone(),
+                window: window.clone(),
                 tx: tx.clone(),
-                interval_ns: opts.interval.as_nanos().max(1_000_000) as u64,
+                interval_ns,
                 notes: engine_notes.clone(),
                 shared_offset: shared_offsets[plan.target].clone(),
             };
-            let h = std::thread::Builder::new()
+            let h = match std::thread::Builder::new()
                 .name(format!("iosim-w{}", plan.thread))
                 .spawn(move || worker(ctx, plan))
-                .context("cannot start a worker thread")?;
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    // Let the workers already started end at once.
+                    let now = crate::clock::now_ns();
+                    window.stop_at(now);
+                    window.open(now, handles.iter().map(|h: &JoinHandle<_>| h.thread()));
+                    return Err(e).context("cannot start a worker thread");
+                }
+            };
             handles.push(h);
         }
         Ok(Crew {
             handles,
-            barrier,
+            window,
             rx,
             engine_notes,
         })
+    }
+
+    /// The worker threads (to wake them at the gate).
+    pub fn threads(&self) -> impl Iterator<Item = &std::thread::Thread> {
+        self.handles.iter().map(|h| h.thread())
     }
 
     /// Waits for every worker; the first failure is the run's.
