@@ -333,25 +333,18 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     }
 
     // Engine choice, once, so every thread uses the same one.
-    let mut engine_kind = spec.engine;
-    if engine_kind == EngineKind::Uring {
-        if let Err(e) = engine::uring_available() {
-            if spec.sqpoll || spec.hipri {
-                anyhow::bail!("io_uring is not available here ({e}), and --sqpoll/--hipri need it");
-            }
-            notes.push(format!(
-                "io_uring is not available here ({e}); fell back to the sync engine (pread/pwrite, queue depth 1 per thread)"
-            ));
-            engine_kind = EngineKind::Sync;
-        }
-    }
-    if matches!(engine_kind, EngineKind::Sync | EngineKind::Mmap) && spec.qd > 1 {
-        notes.push(format!(
-            "the {} engine does one I/O at a time per thread: --qd {} acts as 1",
-            engine_kind.name(),
-            spec.qd
-        ));
-    }
+    let choice = engine::choose(&engine::EngineRequest {
+        kind: spec.engine,
+        cache: spec.cache,
+        qd: spec.qd,
+        sqpoll: spec.sqpoll,
+        hipri: spec.hipri,
+    })?;
+    notes.extend(choice.notes.iter().cloned());
+    engine::check_memory(&spec, &choice)?;
+    let engine_kind = choice.kind;
+    // The result's config says which engine ran (`auto` resolved).
+    spec.engine = engine_kind;
     if let Some(cs) = crate::clock::clocksource() {
         if cs != "tsc" {
             notes.push(format!(
@@ -407,7 +400,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         let t = &targets[plan.target];
         let ctx = WorkerCtx {
             spec: spec.clone(),
-            engine: engine_kind,
+            engine: choice.clone(),
             region_start: t.region_start,
             region_len: t.region_len,
             stop: opts.stop.clone(),
@@ -611,7 +604,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
 
 struct WorkerCtx {
     spec: WorkloadSpec,
-    engine: EngineKind,
+    engine: engine::EngineChoice,
     region_start: u64,
     region_len: u64,
     stop: Arc<AtomicBool>,
@@ -643,11 +636,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                 cpu_used = Some(cpus[0]);
             }
         }
-        let slots = if matches!(ctx.engine, EngineKind::Sync | EngineKind::Mmap) {
-            1
-        } else {
-            spec.qd as usize
-        };
+        let slots = ctx.engine.caps.slots_for(spec.qd);
         let fds = plan
             .file
             .as_ref()
@@ -662,13 +651,16 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
             writable: spec.writes(),
             sync_writes: spec.cache.is_sync(),
         };
-        let (mut eng, _) =
-            engine::create(ctx.engine, &cfg).context("cannot set up the I/O engine")?;
+        let eng = ctx
+            .engine
+            .create(&cfg)
+            .context("cannot set up the I/O engine")?;
         if !eng.notes().is_empty() {
             if let Ok(mut n) = ctx.notes.lock() {
                 n.extend(eng.notes());
             }
         }
+        let mut eng = eng;
         if spec.writes() && spec.fill != FillMode::Zero {
             for s in 0..slots {
                 crate::buf::fill_random(
@@ -719,7 +711,8 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
         gen = gen.shared(ctx.shared_offset.clone());
     }
     let bs = spec.bs as u32;
-    let sync = eng.is_sync();
+    let caps = eng.capabilities();
+    let sync = caps.timed_in_queue();
 
     let mut comps = vec![Completion::default(); slots];
     let mut submit_ts = vec![0u64; slots];
@@ -764,7 +757,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
     let io_limit = spec.io_limit.unwrap_or(u64::MAX);
     // Engines whose queued I/O is already done gain nothing from committing
     // in groups: their requests are stamped once per batch, as before.
-    let submit_batch = if spec.submit_batch == 0 || !eng.commit_submits() {
+    let submit_batch = if spec.submit_batch == 0 || !caps.needs_commit {
         usize::MAX
     } else {
         spec.submit_batch as usize
@@ -876,7 +869,9 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
                         offset: slot_off[s],
                         len: bs,
                         result: c.result,
-                        message: if c.result < 0 {
+                        message: if let Some(m) = eng.explain(c.result) {
+                            m
+                        } else if c.result < 0 {
                             std::io::Error::from_raw_os_error(-c.result).to_string()
                         } else {
                             format!("short transfer: {} of {} bytes", c.result, bs)
@@ -931,6 +926,13 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
         }
     }
     let measure_end = last_ts.min(end).max(measure_start);
+    // Anything the engine learnt during the run (a target truncated under it).
+    let late = eng.notes();
+    if !late.is_empty() {
+        if let Ok(mut n) = ctx.notes.lock() {
+            n.extend(late);
+        }
+    }
     let (ru1_user, ru1_sys) = cpu::rusage(true);
     if !measuring {
         (ru0_user, ru0_sys) = (ru1_user, ru1_sys);
