@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 
 /// The access pattern and read/write mix, named as fio names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
     /// Sequential reads.
@@ -34,6 +34,23 @@ pub enum RwMode {
 }
 
 impl RwMode {
+    /// Every mode, in the order the command line lists them.
+    pub const ALL: [RwMode; 6] = [
+        RwMode::Read,
+        RwMode::Write,
+        RwMode::Randread,
+        RwMode::Randwrite,
+        RwMode::Readwrite,
+        RwMode::Randrw,
+    ];
+
+    /// The mode with this command-line name (any case).
+    pub fn from_name(name: &str) -> Option<RwMode> {
+        RwMode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name.trim()))
+    }
+
     /// True for the random patterns.
     pub fn is_random(self) -> bool {
         matches!(self, RwMode::Randread | RwMode::Randwrite | RwMode::Randrw)
@@ -79,7 +96,7 @@ impl RwMode {
 }
 
 /// How I/O meets the page cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheMode {
     /// O_DIRECT: bypass the page cache (DiskSpd -Su, SQLIO's default unbuffered I/O).
@@ -93,6 +110,14 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
+    /// Every mode, in the order the command line lists them.
+    pub const ALL: [CacheMode; 4] = [
+        CacheMode::Direct,
+        CacheMode::Buffered,
+        CacheMode::Writethrough,
+        CacheMode::DirectWritethrough,
+    ];
+
     /// True when O_DIRECT is used.
     pub fn is_direct(self) -> bool {
         matches!(self, CacheMode::Direct | CacheMode::DirectWritethrough)
@@ -118,7 +143,7 @@ impl CacheMode {
 }
 
 /// Which I/O engine carries the I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     /// The fastest engine for the request (default): sync through the page cache at queue depth 1, io_uring otherwise.
@@ -134,6 +159,15 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// Every engine, in the order the command line lists them.
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Auto,
+        EngineKind::Uring,
+        EngineKind::Sync,
+        EngineKind::Null,
+        EngineKind::Mmap,
+    ];
+
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -147,7 +181,7 @@ impl EngineKind {
 }
 
 /// What a write carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FillMode {
     /// Incompressible random data (default): no compression or zero-detection artefacts.
@@ -157,6 +191,20 @@ pub enum FillMode {
     /// New test files are left sparse (not written at all); writes still carry random data.
     /// Reads of holes never reach the device, so only use this for write tests.
     Sparse,
+}
+
+impl FillMode {
+    /// Every mode, in the order the command line lists them.
+    pub const ALL: [FillMode; 3] = [FillMode::Random, FillMode::Zero, FillMode::Sparse];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            FillMode::Random => "random",
+            FillMode::Zero => "zero",
+            FillMode::Sparse => "sparse",
+        }
+    }
 }
 
 /// One file or block device to run against.

@@ -1,0 +1,56 @@
+//! `iosim quick` (and `iosim` alone): the default corner-case suite.
+
+use std::time::Duration;
+
+use super::{run_options, save, Ctx};
+use crate::cli::{OutputFormat, QuickArgs};
+use crate::outcome::Outcome;
+
+/// Runs the suite, prints it, saves it.
+pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    let dir = q.dir.clone().unwrap_or_else(|| ".".into());
+    if !dir.is_dir() {
+        return Err(crate::Error::MissingDirectory(dir).into());
+    }
+    let cfg = crate::quick::QuickConfig {
+        path: dir.join(&q.file),
+        size: q.size,
+        duration: q.duration,
+        engine: q.engine,
+        cache: q.cache,
+    };
+    let opts = run_options(&q.out, ctx.stop.clone(), Duration::from_secs(1));
+    let res = crate::quick::run(&cfg, &opts)?;
+    let text = match q.out.output {
+        OutputFormat::Text => crate::quick::table(&res),
+        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
+        OutputFormat::Csv => {
+            let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
+            for t in &res.tests {
+                for line in crate::report::csv(&t.result)
+                    .lines()
+                    .skip(1)
+                    .filter(|l| l.starts_with("total"))
+                {
+                    s.push_str(&format!("{},{line}\n", t.name));
+                }
+            }
+            s
+        }
+    };
+    let printed = ctx.out.write_all(text.as_bytes());
+    if q.out.output == OutputFormat::Text {
+        eprintln!(
+            "(test file kept for the next run: {}; delete it when done)",
+            cfg.path.display()
+        );
+    }
+    save::save_result(&q.save, "quick", &serde_json::to_value(&res)?);
+    printed?;
+    let interrupted = res.tests.iter().any(|t| t.result.interrupted)
+        || res.tests.len() < crate::quick::SUITE.len();
+    Ok(Outcome::of_run(
+        interrupted,
+        res.tests.iter().map(|t| t.result.errors.count).sum(),
+    ))
+}
