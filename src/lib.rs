@@ -26,8 +26,10 @@
 //! - [`outcome`]: how a command ended and its exit status (one table);
 //! - [`units`], [`text`], [`clock`], [`buf`], [`error`]: sizes and durations,
 //!   escaping, time, aligned buffers, typed errors.
+//! - [`mpi`]: collective runs under mpirun/srun (MPI itself behind the `mpi` feature).
 #![warn(missing_docs)]
 
+pub mod blockdev;
 pub mod buf;
 pub mod cli;
 pub mod clock;
@@ -39,6 +41,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod html;
 pub mod matrix;
+pub mod mpi;
 pub mod outcome;
 pub mod profile;
 pub mod quick;

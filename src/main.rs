@@ -9,26 +9,51 @@ use iosim::outcome::{self, Outcome};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
-    let outcome = commands::install_signal_handlers().and_then(|stop| {
-        let mut stdout = std::io::stdout();
-        let mut ctx = Ctx {
-            stop,
-            out: &mut stdout,
-        };
-        let outcome = commands::dispatch(cli, &mut ctx)?;
-        ctx.out.flush()?;
-        Ok(outcome)
-    });
+    // Under mpirun/srun: join the job (kept until the end; a singleton is a
+    // plain process) and refuse the commands that are not collective yet.
+    let mpi = iosim::mpi::init(&format!("{:?}", cli.command));
+    let ready = match &mpi {
+        Ok(_) => check_command(cli.command.as_ref()),
+        Err(e) => Err(anyhow::anyhow!("{e:#}")),
+    };
+    let outcome = ready
+        .and_then(|_| commands::install_signal_handlers())
+        .and_then(|stop| {
+            let mut stdout = std::io::stdout();
+            let mut ctx = Ctx {
+                stop,
+                out: &mut stdout,
+            };
+            let outcome = commands::dispatch(cli, &mut ctx)?;
+            ctx.out.flush()?;
+            Ok(outcome)
+        });
     match outcome {
         Ok(o) => ExitCode::from(o.code()),
         // `iosim ... | head`: the reader has what it wanted; stop quietly.
         Err(e) if outcome::is_broken_pipe(&e) => ExitCode::from(Outcome::ReaderGone.code()),
         Err(e) => {
-            eprintln!("iosim: error: {e:#}");
+            iosim::mpi::report_error(&e);
             if iosim::target::is_interrupted(&e) {
                 return ExitCode::from(Outcome::Interrupted.code());
             }
             ExitCode::from(Outcome::Failed.code())
         }
     }
+}
+
+/// Refuses, under a launcher with several ranks, the commands that are not
+/// collective yet (`run`, `quick` and `sweep` are).
+fn check_command(command: Option<&iosim::cli::Command>) -> anyhow::Result<()> {
+    use iosim::cli::Command as C;
+    let name = match command {
+        Some(C::Sqlio(_)) => "sqlio",
+        Some(C::Diskspd(_)) => "diskspd",
+        Some(C::Sim(_)) => "sim",
+        Some(C::Matrix(_)) => "matrix",
+        Some(C::Create(_)) => "create",
+        Some(C::Run(r)) if r.profile.is_some() => "run --profile",
+        _ => return Ok(()),
+    };
+    iosim::mpi::single_only(name)
 }

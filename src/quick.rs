@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::{self, RunOptions, RunResult};
+use crate::runner::{RunOptions, RunResult};
 use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
 
 /// One corner test.
@@ -142,7 +142,7 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
         if opts.progress {
             eprintln!("[{}/{}] {}", i + 1, SUITE.len(), c.name);
         }
-        let result = runner::run(&spec, opts)?;
+        let result = crate::mpi::run_point(&spec, opts)?;
         for n in &result.notes {
             // The first prepare above already said whether the file was created or reused.
             if !notes.contains(n) && !n.ends_with("reused the existing test file") {

@@ -792,55 +792,32 @@ pub fn progress_bar(show: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
     pb
 }
 
-const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
-const BLKSSZGET: libc::c_ulong = 0x1268;
+pub use crate::blockdev::{device_size, device_size_fd, logical_block_size};
 
-/// Size of a block device in bytes.
-pub fn device_size(f: &File) -> io::Result<u64> {
-    device_size_fd(f.as_raw_fd())
-}
-
-/// Size of the block device open as `fd`, in bytes.
-pub fn device_size_fd(fd: std::os::fd::RawFd) -> io::Result<u64> {
-    let mut size: u64 = 0;
-    // SAFETY: BLKGETSIZE64 writes one u64.
-    let r = unsafe { libc::ioctl(fd, BLKGETSIZE64 as _, &mut size as *mut u64) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(size)
-}
-
-/// Logical block size of a block device (its direct-I/O alignment).
-pub fn logical_block_size(f: &File) -> io::Result<u64> {
-    let mut v: libc::c_int = 0;
-    // SAFETY: BLKSSZGET writes one int.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKSSZGET as _, &mut v as *mut libc::c_int) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(v.max(1) as u64)
-}
-
-/// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
-pub fn dio_alignment(path: &Path) -> Option<u64> {
+/// statx of `path` for the fields in `mask`; None when the call fails.
+fn statx_of(path: &Path, mask: u32) -> Option<libc::statx> {
     let p = cpath(path).ok()?;
     // SAFETY: zeroed statx is a valid output buffer.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: valid path and buffer.
-    let r = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            p.as_ptr(),
-            0,
-            libc::STATX_DIOALIGN,
-            &mut stx,
-        )
-    };
-    if r != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
+    let r = unsafe { libc::statx(libc::AT_FDCWD, p.as_ptr(), 0, mask, &mut stx) };
+    (r == 0).then_some(stx)
+}
+
+/// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
+pub fn dio_alignment(path: &Path) -> Option<u64> {
+    let stx = statx_of(path, libc::STATX_DIOALIGN)?;
+    if stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
         return None;
     }
     Some(u64::from(stx.stx_dio_offset_align))
+}
+
+/// A file's statx attribute flags that the filesystem supports and sets
+/// (`STATX_ATTR_COMPRESSED`, `STATX_ATTR_ENCRYPTED`, ...); None when unknown.
+pub fn statx_attributes(path: &Path) -> Option<u64> {
+    let stx = statx_of(path, libc::STATX_BASIC_STATS)?;
+    Some(stx.stx_attributes & stx.stx_attributes_mask)
 }
 
 /// Opens a block device exclusively; EBUSY means it is mounted or held.

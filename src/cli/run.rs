@@ -21,8 +21,13 @@ use crate::workload::{
 /// `iosim run`.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Files or block devices. Missing files are created with --size.
+    /// Files or block devices. Missing files are created with --size. Under
+    /// mpirun/srun, %r (rank), %n (ranks), %h (host) and %l (rank on host) expand.
     pub targets: Vec<PathBuf>,
+
+    /// Collective-run options (under mpirun/srun).
+    #[command(flatten)]
+    pub mpi: crate::mpi::MpiArgs,
 
     /// Run a database workload profile (built-in name or .toml file; see iosim profile list):
     /// its targets map to the paths in order; missing ones are created next to the first path.

@@ -13,7 +13,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         return Err(crate::Error::MissingDirectory(dir).into());
     }
     let cfg = crate::quick::QuickConfig {
-        path: dir.join(&q.file),
+        path: dir.join(crate::mpi::rank_file(&q.file)),
         size: q.size,
         duration: q.duration,
         engine: q.engine,
@@ -21,6 +21,14 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     let opts = run_options(&q.out, ctx.stop.clone(), Duration::from_secs(1));
     let res = crate::quick::run(&cfg, &opts)?;
+    if !crate::mpi::is_root() {
+        // Every rank has the merged results; rank 0 prints and saves them.
+        return Ok(Outcome::of_run(
+            res.tests.iter().any(|t| t.result.interrupted)
+                || res.tests.len() < crate::quick::SUITE.len(),
+            res.tests.iter().map(|t| t.result.errors.count).sum(),
+        ));
+    }
     let text = match q.out.output {
         OutputFormat::Text => crate::quick::table(&res),
         OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",

@@ -11,21 +11,28 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     let spec = r.to_spec()?;
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
-    let res = crate::runner::run(&spec, &opts)?;
-    let text = match r.out.output {
-        OutputFormat::Text => crate::report::text(&res),
-        OutputFormat::Json => crate::report::json(&res) + "\n",
-        OutputFormat::Csv => crate::report::csv(&res),
+    let run = crate::mpi::run(&spec, &opts, &r.mpi)?;
+    let res = &run.result;
+    if !crate::mpi::is_root() {
+        // Rank 0 prints and saves the job's result; every rank exits alike.
+        return Ok(Outcome::of_run(res.interrupted, res.errors.count));
+    }
+    let text = match (r.out.output, &run.ranks) {
+        (OutputFormat::Text, Some(_)) => run.text(),
+        (OutputFormat::Json, Some(_)) => run.json() + "\n",
+        (OutputFormat::Text, None) => crate::report::text(res),
+        (OutputFormat::Json, None) => crate::report::json(res) + "\n",
+        (OutputFormat::Csv, _) => crate::report::csv(res),
     };
     // A reader that went away (| head) does not lose the result: it is still saved.
     let printed = ctx.out.write_all(text.as_bytes());
     let series = match &r.series {
-        Some(path) => std::fs::write(path, crate::report::series_csv(&res)).map_err(|e| {
+        Some(path) => std::fs::write(path, crate::report::series_csv(res)).map_err(|e| {
             anyhow::anyhow!("cannot write the time series to '{}': {e}", path.display())
         }),
         None => Ok(()),
     };
-    let doc = serde_json::to_value(&res)?;
+    let doc = serde_json::to_value(&run)?;
     let regressed = save::after_run(&r.save, &r.guard, "run", &doc);
     series?;
     let regressed = regressed?;

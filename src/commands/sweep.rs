@@ -47,7 +47,11 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         study,
     };
     let opts = run_options(&a.run.out, ctx.stop.clone(), a.run.interval);
+    crate::mpi::configure(&a.run.mpi);
     let res = sweep::run(&plan, &opts, |_, _, _| {})?;
+    if !crate::mpi::is_root() {
+        return Ok(Outcome::of_run(res.interrupted, 0));
+    }
     let text = match a.run.out.output {
         OutputFormat::Text => sweep::text(&res),
         OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",

@@ -105,7 +105,7 @@ pub struct ShrinkUserCfg {
 /// Everything `iosim sim` runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimConfig {
-    /// Error log (JSON lines).
+    /// Error log (SQLIOSim's XML; JSON lines for a `.jsonl` / `.json` name).
     pub error_file: PathBuf,
     /// Logical CPUs (sizes the default user counts).
     pub cpu_count: u64,
@@ -168,7 +168,7 @@ impl Default for SimConfig {
             .map_or(1, |n| n.get() as u64)
             .min(64);
         SimConfig {
-            error_file: PathBuf::from("iosim-sim.errors.jsonl"),
+            error_file: PathBuf::from("sqliosim.log.xml"),
             cpu_count: cpus,
             max_memory_mb: default_memory_mb(),
             stop_on_error: true,
@@ -391,19 +391,8 @@ impl Setter<'_> {
 
     fn set_config(&mut self, key: &str, k: &str, v: &str) -> bool {
         match key {
-            "errorfile" => {
-                let mut p = PathBuf::from(v.trim());
-                if p.extension().is_some_and(|e| e == "xml") {
-                    p.set_extension("jsonl");
-                    self.warnings.push(format!(
-                        "{}: ErrorFile {}: iosim writes its error log as JSON lines, to {}",
-                        self.origin,
-                        v.trim(),
-                        p.display()
-                    ));
-                }
-                self.cfg.error_file = p;
-            }
+            // SQLIOSim's XML log; a .jsonl / .json name gets JSON lines (sim/errorlog.rs).
+            "errorfile" => self.cfg.error_file = PathBuf::from(v.trim()),
             "cpucount" => self.cfg.cpu_count = self.u(k, v).clamp(1, 64),
             "affinity" | "ioaffinity" => {
                 if self.u(k, v) != 0 {
@@ -458,7 +447,16 @@ impl Setter<'_> {
             "rollbackchance" => self.cfg.random.rollback_chance = self.pct(k, v),
             "sleepafter" => self.cfg.random.sleep_after_ms = self.u(k, v),
             "yieldpercentage" | "cpusimulation" | "cpucyclesmin" | "cpucyclesmax" => {
-                // Undocumented CPU-burning knobs of the shipped INI: accepted, not simulated.
+                // Undocumented CPU-burning knobs of the shipped INI: their off values
+                // (FALSE / 0, as shipped) change nothing; anything else is not simulated.
+                let t = v.trim();
+                let off = t == "FALSE" || t.parse::<f64>().is_ok_and(|n| n == 0.0);
+                if !off {
+                    self.warnings.push(format!(
+                        "{}: {k}={t} is accepted but not simulated: iosim users spend no extra CPU per page and do not yield (SQLIOSim documents neither key)",
+                        self.origin
+                    ));
+                }
             }
             _ => return false,
         }
@@ -667,8 +665,35 @@ fn finish_files(cfg: &mut SimConfig) -> Result<(), String> {
         if f.max_mb < f.initial_mb {
             f.max_mb = f.initial_mb;
         }
+        f.name = windows_path(&f.name, i)?;
     }
     Ok(())
+}
+
+/// SQLIOSim's configurations name Windows paths (`f:\sqliosim.mdx`): the drive
+/// letter maps through `IOSIM_DRIVES` as in `iosim sqlio` / `iosim diskspd`;
+/// an unmapped drive letter or a UNC path is refused (never a file literally
+/// named `f:\...`).
+fn windows_path(name: &Path, i: usize) -> Result<PathBuf, String> {
+    let raw = name.to_string_lossy();
+    let b = raw.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if !drive && !raw.starts_with("\\\\") && !raw.contains('\\') {
+        return Ok(name.to_path_buf());
+    }
+    if !drive {
+        return Err(format!(
+            "[File{}] FileName '{raw}' is a Windows path: give a Linux path (e.g. /mnt/data/sqliosim.mdx)",
+            i + 1
+        ));
+    }
+    let ext = crate::compat::Extensions::from_env().map_err(|e| e.to_string())?;
+    ext.resolve(&raw).map_err(|e| {
+        format!(
+            "[File{}] FileName '{raw}': {e} (for iosim sim, set IOSIM_DRIVES; or give a Linux path)",
+            i + 1
+        )
+    })
 }
 
 /// Reads a configuration file: TOML when it ends in `.toml`, INI otherwise.
@@ -972,9 +997,8 @@ mod tests {
     #[test]
     fn shipped_default_ini_parses_without_warnings() {
         let (c, w) = parse_ini(DEFAULT_INI, "default").unwrap();
-        // Only the note that the XML log becomes JSON lines.
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("JSON lines"));
+        // The XML error log is written as XML now: no warning at all.
+        assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.cache_hit_ratio, 0.10);
         assert_eq!(c.random.min_chain, 50);
         assert_eq!(c.random.read_write_ratio, 0.90);
@@ -983,7 +1007,7 @@ mod tests {
         assert_eq!(c.bulk.max_pages, 128);
         assert_eq!(c.files.len(), 2);
         assert!(c.files[1].log_file);
-        assert_eq!(c.error_file, PathBuf::from("sqliosim.log.jsonl"));
+        assert_eq!(c.error_file, PathBuf::from("sqliosim.log.xml"));
     }
 
     #[test]
@@ -1041,5 +1065,44 @@ mod tests {
         assert!(parse_ini("[File1]\nInitialSize=5\n", "t")
             .unwrap_err()
             .contains("FileName"));
+    }
+
+    #[test]
+    fn windows_file_names_map_through_iosim_drives_or_are_refused() {
+        std::env::set_var("IOSIM_DRIVES", "Q=/mnt/q");
+        let ini = |name: &str| {
+            format!("[CONFIG]\n[File1]\nFileName={name}\nInitialSize=10\nLogFile=FALSE\n[File2]\nFileName=/tmp/l.ldx\nInitialSize=10\nLogFile=TRUE\n")
+        };
+        let (c, _) = parse_ini(&ini("q:\\sqliosim.mdx"), "t.ini").unwrap();
+        assert_eq!(c.files[0].name, PathBuf::from("/mnt/q/sqliosim.mdx"));
+        let e = parse_ini(&ini("v:\\sqliosim.mdx"), "t.ini").unwrap_err();
+        assert!(
+            e.contains("--drive V=") && e.contains("IOSIM_DRIVES"),
+            "{e}"
+        );
+        let e = parse_ini(&ini("\\DB52\\testfile.dat"), "t.ini").unwrap_err();
+        assert!(e.contains("Windows path"), "{e}");
+        let (c, _) = parse_ini(&ini("/tmp/d.mdx"), "t.ini").unwrap();
+        assert_eq!(c.files[0].name, PathBuf::from("/tmp/d.mdx"));
+    }
+
+    #[test]
+    fn cpu_simulation_warns_only_when_on() {
+        let (_, w) = parse_ini(
+            "[RandomUser]\nCPUSimulation=FALSE\nYieldPercentage=0\n[File1]\nFileName=/tmp/a\n",
+            "t",
+        )
+        .unwrap();
+        assert!(w.iter().all(|w| !w.contains("not simulated")), "{w:?}");
+        let (_, w) = parse_ini(
+            "[RandomUser]\nCPUSimulation=TRUE\nYieldPercentage=500\n[File1]\nFileName=/tmp/a\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            w.iter().filter(|w| w.contains("not simulated")).count(),
+            2,
+            "{w:?}"
+        );
     }
 }

@@ -14,6 +14,7 @@
 //! See docs/sim.md.
 
 pub mod config;
+pub mod errorlog;
 pub mod files;
 pub mod io;
 pub mod logwriter;
@@ -122,10 +123,20 @@ pub struct KindStats {
 
 struct ErrorLog {
     jsonl: Option<std::fs::File>,
+    format: errorlog::LogFormat,
     path: PathBuf,
     dumps: u64,
     first: Vec<ErrorRecord>,
     by_class: BTreeMap<ErrorClass, u64>,
+}
+
+impl Drop for ErrorLog {
+    fn drop(&mut self) {
+        // Closes SQLIOSim's XML document when the run ends.
+        if let Some(f) = self.jsonl.as_mut() {
+            let _ = f.write_all(self.format.footer().as_bytes());
+        }
+    }
 }
 
 /// State shared by every simulated user.
@@ -235,10 +246,9 @@ impl Shared {
                     .map_or(String::new(), |d| format!(" [dump: {d}]"))
             );
         }
+        let text = log.format.record(&rec);
         if let Some(f) = log.jsonl.as_mut() {
-            if let Ok(line) = serde_json::to_string(&rec) {
-                let _ = writeln!(f, "{line}");
-            }
+            let _ = f.write_all(text.as_bytes());
         }
         *log.by_class.entry(rec.class).or_default() += 1;
         if log.first.len() < 1000 {
@@ -369,6 +379,10 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
             ..f.clone()
         });
     }
+    // SQLIOSim's XML log starts with its prolog (JSON lines: nothing).
+    let mut jsonl = jsonl;
+    let log_format = errorlog::LogFormat::for_path(&error_path);
+    jsonl.write_all(log_format.header().as_bytes())?;
     let max_io = if cfg.max_outstanding_io == 0 {
         140_000
     } else {
@@ -392,6 +406,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         burst: AtomicBool::new(false),
         errors: Mutex::new(ErrorLog {
             jsonl: Some(jsonl),
+            format: log_format,
             path: error_path,
             dumps: 0,
             first: Vec::new(),

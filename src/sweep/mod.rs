@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::{self, RunOptions, RunResult};
+use crate::runner::{RunOptions, RunResult};
 use crate::units::{format_size_arg, parse_size};
 use crate::workload::{RwMode, WorkloadSpec};
 use analysis::{find_knee, is_noisy, recommend, suggested_repeats, Knee, SeriesPoint, Stat};
@@ -399,7 +399,7 @@ pub fn run(
                     describe(p)
                 );
             }
-            let r = runner::run(&spec, opts)?;
+            let r = crate::mpi::run_point(&spec, opts)?;
             each(p, rep, &r);
             if r.interrupted {
                 interrupted = true;

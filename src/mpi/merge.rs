@@ -1,0 +1,680 @@
+//! Merging the ranks' results into one (on rank 0): exact aggregate counts,
+//! exact merged percentiles (HDR histograms added), the per-rank and per-host
+//! tables, start/stop skew and the stragglers. Plain logic, no MPI: unit-tested
+//! with made-up ranks.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::RankInfo;
+use crate::runner::{HistogramSet, PointStats, RunResult, SeriesPoint};
+use crate::stats::{self, DirResult, DirStats, RwResult, RwStats};
+use crate::sysmon::cpu::CoreUtil;
+use crate::sysmon::sampler::DeviceSeries;
+
+/// A rank whose IOPS is below this fraction of the median rank's is a straggler.
+pub const STRAGGLER_FRACTION: f64 = 0.5;
+/// A rank whose p99 latency is above this multiple of the median rank's is a latency outlier.
+pub const LATENCY_OUTLIER_FACTOR: f64 = 3.0;
+
+/// What one rank sends to rank 0 after the window.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RankReport {
+    /// Who sent it.
+    pub who: RankInfo,
+    /// Wall-clock time (Unix ns) when the rank left the window-start barrier.
+    pub start_unix_ns: u64,
+    /// Wall-clock time (Unix ns) when the rank's window ended.
+    pub stop_unix_ns: u64,
+    /// The rank's own result; its histograms are HDR V2 + deflate, base64
+    /// ([`compress_histograms`]).
+    pub result: RunResult,
+}
+
+/// Re-encodes a result's histograms with HDR's V2 + deflate serializer (a few
+/// KB per rank instead of tens), for the gather.
+pub fn compress_histograms(h: &HistogramSet) -> HistogramSet {
+    HistogramSet {
+        read: deflate(&h.read),
+        write: deflate(&h.write),
+    }
+}
+
+fn deflate(encoded: &str) -> String {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::Serializer as _;
+    let Ok(h) = stats::decode_histogram(encoded) else {
+        return encoded.to_string();
+    };
+    let mut buf = Vec::new();
+    match hdrhistogram::serialization::V2DeflateSerializer::new().serialize(&h, &mut buf) {
+        Ok(_) => base64::engine::general_purpose::STANDARD.encode(buf),
+        Err(_) => encoded.to_string(),
+    }
+}
+
+/// Start and stop spread across ranks.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Skew {
+    /// Latest minus earliest window start, ms (wall clocks: across hosts this
+    /// includes their clock offset).
+    pub start_ms: f64,
+    /// Latest minus earliest window end, ms.
+    pub stop_ms: f64,
+    /// Shortest rank window, s.
+    pub min_duration_s: f64,
+    /// Longest rank window, s (the aggregate's window).
+    pub max_duration_s: f64,
+}
+
+/// One rank's line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankRow {
+    /// Rank.
+    pub rank: usize,
+    /// Host.
+    pub host: String,
+    /// Rank on its host.
+    pub local_rank: usize,
+    /// Its measured window, s.
+    pub duration_s: f64,
+    /// Window start after the earliest rank's, ms.
+    pub start_offset_ms: f64,
+    /// Window end after the earliest rank's, ms.
+    pub stop_offset_ms: f64,
+    /// I/O errors.
+    pub errors: u64,
+    /// Whether it was interrupted.
+    pub interrupted: bool,
+    /// Its targets (expanded paths).
+    pub targets: Vec<String>,
+    /// Reads, writes and both, over its own window.
+    pub result: RwResult,
+    /// Its latency histograms (HDR V2 + deflate, base64), to re-merge later.
+    pub histograms: HistogramSet,
+}
+
+/// One host's line: the sums of its ranks, and its device and CPU monitor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostRow {
+    /// Host.
+    pub host: String,
+    /// Its ranks.
+    pub ranks: Vec<usize>,
+    /// I/Os.
+    pub ios: u64,
+    /// I/Os per second over the common window.
+    pub iops: f64,
+    /// MiB/s over the common window.
+    pub mib_per_sec: f64,
+    /// I/O errors.
+    pub errors: u64,
+    /// Its CPUs as a whole over the window (from its lowest rank's monitor).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cpu: Option<CoreUtil>,
+    /// Its watched block devices over the window (from its lowest rank's monitor).
+    pub devices: Vec<DeviceSeries>,
+}
+
+/// The per-rank part of a collective result (`ranks` in the JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RanksReport {
+    /// Ranks in the job.
+    pub count: usize,
+    /// Distinct hosts.
+    pub hosts_count: usize,
+    /// Whether the window ended at the first rank's finish (`--stonewall`).
+    pub stonewall: bool,
+    /// The aggregate's window, s (the longest rank window).
+    pub window_s: f64,
+    /// Start/stop spread.
+    pub skew: Skew,
+    /// One line a rank, by rank.
+    pub per_rank: Vec<RankRow>,
+    /// One line a host, in order of first rank.
+    pub per_host: Vec<HostRow>,
+    /// Ranks far from the others, in words.
+    pub stragglers: Vec<String>,
+    /// Cost of the collective machinery, measured on rank 0.
+    pub overhead: Overhead,
+}
+
+/// Seconds rank 0 spent in the collective machinery.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    /// From MPI start-up to the window-start barrier's exit (start-up,
+    /// agreement, target preparation included).
+    pub startup_s: f64,
+    /// From the end of its window to the merged result (end barrier, gather, merge).
+    pub gather_s: f64,
+}
+
+/// Rebuilds a direction's mergeable statistics from its summary and histogram.
+fn dir_stats(r: &DirResult, hist: &str) -> Result<DirStats, String> {
+    let mut d = DirStats::new();
+    if r.ios == 0 {
+        return Ok(d);
+    }
+    d.ios = r.ios;
+    d.bytes = r.bytes;
+    d.lat_sum_ns = (r.latency_us.mean * 1000.0 * r.ios as f64).round() as u128;
+    d.lat_min_ns = (r.latency_us.min * 1000.0).round() as u64;
+    d.lat_max_ns = (r.latency_us.max * 1000.0).round() as u64;
+    for (a, b) in d.ms_hist.iter_mut().zip(&r.sqlio_histogram_ms) {
+        *a = *b;
+    }
+    d.hist = stats::decode_histogram(hist)?;
+    Ok(d)
+}
+
+/// A rank's whole-run statistics, mergeable.
+fn rank_stats(r: &RunResult) -> Result<RwStats, String> {
+    Ok(RwStats {
+        read: dir_stats(&r.total.read, &r.histograms.read)?,
+        write: dir_stats(&r.total.write, &r.histograms.write)?,
+    })
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// Sums two series points (interval `i` of two ranks). Percentiles cannot be
+/// merged from summaries: the merged p50/p99 of an interval is the highest
+/// rank's (an upper bound); the whole-run percentiles are exact.
+fn add_point(a: &mut SeriesPoint, b: &SeriesPoint) {
+    a.t_s = a.t_s.max(b.t_s);
+    a.duration_s = a.duration_s.max(b.duration_s);
+    for (x, y) in [
+        (&mut a.read, &b.read),
+        (&mut a.write, &b.write),
+        (&mut a.total, &b.total),
+    ] {
+        add_stats(x, y);
+    }
+}
+
+fn add_stats(x: &mut PointStats, y: &PointStats) {
+    let ios = x.ios + y.ios;
+    if ios > 0 {
+        x.lat_mean_us = (x.lat_mean_us * x.ios as f64 + y.lat_mean_us * y.ios as f64) / ios as f64;
+    }
+    x.ios = ios;
+    x.bytes += y.bytes;
+    x.iops += y.iops;
+    x.mib_per_sec += y.mib_per_sec;
+    x.lat_p50_us = x.lat_p50_us.max(y.lat_p50_us);
+    x.lat_p99_us = x.lat_p99_us.max(y.lat_p99_us);
+    x.lat_max_us = x.lat_max_us.max(y.lat_max_us);
+}
+
+/// Merges every rank's report (any order) into one result and the per-rank
+/// report. The aggregate's window is the longest rank window; counts are sums;
+/// percentiles come from the ranks' histograms added together.
+pub fn merge(
+    mut reports: Vec<RankReport>,
+    stonewall: bool,
+) -> anyhow::Result<(RunResult, RanksReport)> {
+    reports.sort_by_key(|r| r.who.rank);
+    let Some(first) = reports.first() else {
+        anyhow::bail!("no rank reported a result");
+    };
+    let window = reports
+        .iter()
+        .map(|r| r.result.duration_s)
+        .fold(0.0, f64::max);
+    let mut merged = first.result.clone();
+    let mut total = RwStats::default();
+    let mut stats_per_rank = Vec::new();
+    for r in &reports {
+        let s = rank_stats(&r.result).map_err(|e| {
+            anyhow::anyhow!(
+                "rank {} on {} sent a result that cannot be merged: {e}",
+                r.who.rank,
+                r.who.host
+            )
+        })?;
+        total.merge(&s);
+        stats_per_rank.push(s);
+    }
+
+    // The merged result: sums, the common window, everything from every rank.
+    merged.duration_s = window;
+    merged.total = total.summarize(window);
+    merged.histograms = HistogramSet {
+        read: stats::encode_histogram(&total.read.hist),
+        write: stats::encode_histogram(&total.write.hist),
+    };
+    merged.interrupted = reports.iter().any(|r| r.result.interrupted);
+    merged.targets.clear();
+    merged.threads.clear();
+    merged.errors = Default::default();
+    merged.series.total.clear();
+    merged.series.targets.clear();
+    merged.cpu.user_s = 0.0;
+    merged.cpu.sys_s = 0.0;
+    for r in &reports {
+        let res = &r.result;
+        let thread_base = merged.threads.len();
+        let target_base = merged.targets.len();
+        merged.targets.extend(res.targets.iter().cloned());
+        merged
+            .threads
+            .extend(res.threads.iter().cloned().map(|mut t| {
+                t.thread += thread_base;
+                t.target += target_base;
+                t
+            }));
+        merged.errors.count += res.errors.count;
+        for e in &res.errors.first {
+            if merged.errors.first.len() < 100 {
+                merged.errors.first.push(e.clone());
+            }
+        }
+        merged.cpu.user_s += res.cpu.user_s;
+        merged.cpu.sys_s += res.cpu.sys_s;
+        for (i, p) in res.series.total.iter().enumerate() {
+            match merged.series.total.get_mut(i) {
+                Some(m) => add_point(m, p),
+                None => merged.series.total.push(p.clone()),
+            }
+        }
+        merged
+            .series
+            .targets
+            .extend(res.series.targets.iter().cloned());
+        if r.who.rank != first.who.rank {
+            for n in res.notes.iter().filter(|n| !first.result.notes.contains(n)) {
+                let n = format!("rank {} on {}: {n}", r.who.rank, r.who.host);
+                if !merged.notes.contains(&n) {
+                    merged.notes.push(n);
+                }
+            }
+            for w in &res.warnings {
+                if !merged.warnings.contains(w) {
+                    merged.warnings.push(w.clone());
+                }
+            }
+        }
+    }
+    merged.cpu.process_pct_of_one_core = if window > 0.0 {
+        100.0 * (merged.cpu.user_s + merged.cpu.sys_s) / window
+    } else {
+        0.0
+    };
+
+    // Per rank, with start/stop offsets from the earliest.
+    let start0 = reports.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
+    let stop0 = reports.iter().map(|r| r.stop_unix_ns).min().unwrap_or(0);
+    let per_rank: Vec<RankRow> = reports
+        .iter()
+        .map(|r| RankRow {
+            rank: r.who.rank,
+            host: r.who.host.clone(),
+            local_rank: r.who.local_rank,
+            duration_s: r.result.duration_s,
+            start_offset_ms: r.start_unix_ns.saturating_sub(start0) as f64 / 1e6,
+            stop_offset_ms: r.stop_unix_ns.saturating_sub(stop0) as f64 / 1e6,
+            errors: r.result.errors.count,
+            interrupted: r.result.interrupted,
+            targets: r.result.targets.iter().map(|t| t.path.clone()).collect(),
+            result: r.result.total.clone(),
+            histograms: r.result.histograms.clone(),
+        })
+        .collect();
+    let durations: Vec<f64> = per_rank.iter().map(|r| r.duration_s).collect();
+    let skew = Skew {
+        start_ms: per_rank
+            .iter()
+            .map(|r| r.start_offset_ms)
+            .fold(0.0, f64::max),
+        stop_ms: per_rank
+            .iter()
+            .map(|r| r.stop_offset_ms)
+            .fold(0.0, f64::max),
+        min_duration_s: durations.iter().copied().fold(f64::INFINITY, f64::min),
+        max_duration_s: window,
+    };
+
+    // Per host: sums over the common window; the lowest rank's monitor.
+    let mut per_host: Vec<HostRow> = Vec::new();
+    for (r, s) in reports.iter().zip(&stats_per_rank) {
+        let t = s.total();
+        let i = match per_host.iter().position(|h| h.host == r.who.host) {
+            Some(i) => i,
+            None => {
+                per_host.push(HostRow {
+                    host: r.who.host.clone(),
+                    ranks: Vec::new(),
+                    ios: 0,
+                    iops: 0.0,
+                    mib_per_sec: 0.0,
+                    errors: 0,
+                    cpu: r
+                        .result
+                        .monitor
+                        .cpu_whole
+                        .iter()
+                        .find(|c| c.cpu.is_none())
+                        .cloned(),
+                    devices: r
+                        .result
+                        .monitor
+                        .devices
+                        .iter()
+                        .map(|d| DeviceSeries {
+                            series: Vec::new(),
+                            ..d.clone()
+                        })
+                        .collect(),
+                });
+                per_host.len() - 1
+            }
+        };
+        let h = &mut per_host[i];
+        h.ranks.push(r.who.rank);
+        h.ios += t.ios;
+        h.errors += r.result.errors.count;
+        if window > 0.0 {
+            h.iops += t.ios as f64 / window;
+            h.mib_per_sec += t.bytes as f64 / window / 1_048_576.0;
+        }
+    }
+
+    let stragglers = stragglers(&per_rank);
+    let ranks = RanksReport {
+        count: reports.len(),
+        hosts_count: per_host.len(),
+        stonewall,
+        window_s: window,
+        skew,
+        per_rank,
+        per_host,
+        stragglers,
+        overhead: Overhead::default(),
+    };
+    merged.notes.insert(
+        0,
+        format!(
+            "collective run: {} ranks on {} host(s); throughput is the sum over the longest rank window ({:.3} s), latency percentiles from all ranks' histograms merged",
+            ranks.count, ranks.hosts_count, window
+        ),
+    );
+    Ok((merged, ranks))
+}
+
+/// Names the ranks far from the others: IOPS below half the median, p99
+/// latency above three times the median, errors, interruptions.
+pub fn stragglers(rows: &[RankRow]) -> Vec<String> {
+    let mut out = Vec::new();
+    if rows.len() < 2 {
+        return out;
+    }
+    let med_iops = median(rows.iter().map(|r| r.result.total.iops).collect());
+    let med_p99 = median(
+        rows.iter()
+            .map(|r| r.result.total.latency_us.p("p99"))
+            .collect(),
+    );
+    for r in rows {
+        let t = &r.result.total;
+        if med_iops > 0.0 && t.iops < STRAGGLER_FRACTION * med_iops {
+            out.push(format!(
+                "rank {} on {}: {:.0} IOPS, {:.0}% of the median rank ({:.0})",
+                r.rank,
+                r.host,
+                t.iops,
+                100.0 * t.iops / med_iops,
+                med_iops
+            ));
+        }
+        let p99 = t.latency_us.p("p99");
+        if med_p99 > 0.0 && p99 > LATENCY_OUTLIER_FACTOR * med_p99 {
+            out.push(format!(
+                "rank {} on {}: p99 latency {:.1} us, {:.1}x the median rank's ({:.1} us)",
+                r.rank,
+                r.host,
+                p99,
+                p99 / med_p99,
+                med_p99
+            ));
+        }
+        if r.errors > 0 {
+            out.push(format!(
+                "rank {} on {}: {} I/O errors",
+                r.rank, r.host, r.errors
+            ));
+        }
+        if r.interrupted {
+            out.push(format!("rank {} on {}: interrupted", r.rank, r.host));
+        }
+    }
+    out
+}
+
+impl RanksReport {
+    /// The per-rank part of the text report.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "\nRanks: {} on {} host(s), window {:.3} s{}; skew: start {:.1} ms, stop {:.1} ms; rank windows {:.3}..{:.3} s",
+            self.count,
+            self.hosts_count,
+            self.window_s,
+            if self.stonewall { " (stonewall)" } else { "" },
+            self.skew.start_ms,
+            self.skew.stop_ms,
+            self.skew.min_duration_s,
+            self.skew.max_duration_s
+        );
+        let hw = self
+            .per_rank
+            .iter()
+            .map(|r| r.host.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let _ = writeln!(
+            s,
+            "{:>5}  {:<hw$}  {:>12}  {:>9}  {:>10}  {:>10}  {:>7}",
+            "rank", "host", "IOPS", "MiB/s", "mean us", "p99 us", "errors"
+        );
+        for r in &self.per_rank {
+            let t = &r.result.total;
+            let _ = writeln!(
+                s,
+                "{:>5}  {:<hw$}  {:>12.1}  {:>9.2}  {:>10.1}  {:>10.1}  {:>7}",
+                r.rank,
+                r.host,
+                t.iops,
+                t.mib_per_sec,
+                t.latency_us.mean,
+                t.latency_us.p("p99"),
+                r.errors
+            );
+        }
+        let _ = writeln!(s, "Per host:");
+        let _ = writeln!(
+            s,
+            "{:<hw$}  {:>5}  {:>12}  {:>9}  {:>7}  {:>6}",
+            "host", "ranks", "IOPS", "MiB/s", "errors", "cpu %"
+        );
+        for h in &self.per_host {
+            let _ = writeln!(
+                s,
+                "{:<hw$}  {:>5}  {:>12.1}  {:>9.2}  {:>7}  {:>6}",
+                h.host,
+                h.ranks.len(),
+                h.iops,
+                h.mib_per_sec,
+                h.errors,
+                h.cpu
+                    .as_ref()
+                    .map(|c| format!("{:.0}", c.busy_pct))
+                    .unwrap_or_else(|| "-".into())
+            );
+            for d in &h.devices {
+                let w = &d.whole;
+                let _ = writeln!(
+                    s,
+                    "  {}: {:.0} transfers/s (r {}, w {}), {:.2} MiB/s",
+                    d.name,
+                    w.transfers_per_sec,
+                    w.reads,
+                    w.writes,
+                    w.bytes_per_sec / 1_048_576.0
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "Collective overhead (rank 0): start-up {:.3} s, gather {:.3} s",
+            self.overhead.startup_s, self.overhead.gather_s
+        );
+        if self.stragglers.is_empty() {
+            let _ = writeln!(s, "Stragglers: none");
+        } else {
+            for l in &self.stragglers {
+                let _ = writeln!(s, "Straggler: {l}");
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// A real (null-engine) result to fill in.
+    fn template() -> RunResult {
+        let spec = crate::workload::WorkloadSpec {
+            engine: crate::workload::EngineKind::Null,
+            duration: std::time::Duration::from_millis(20),
+            ..Default::default()
+        };
+        crate::runner::run(&spec, &Default::default()).unwrap()
+    }
+
+    /// A rank that did `n` reads with latencies drawn from `rng`, over `secs`.
+    fn fake_rank(
+        base: &RunResult,
+        rank: usize,
+        host: &str,
+        n: usize,
+        secs: f64,
+        rng: &mut rand::rngs::SmallRng,
+        all: &mut DirStats,
+    ) -> RankReport {
+        let mut s = RwStats::default();
+        for _ in 0..n {
+            let lat = rng.gen_range(10_000u64..5_000_000);
+            s.read.record(lat, 4096);
+            all.record(lat, 4096);
+        }
+        let mut result = RunResult {
+            duration_s: secs,
+            total: s.summarize(secs),
+            histograms: HistogramSet {
+                read: stats::encode_histogram(&s.read.hist),
+                write: stats::encode_histogram(&s.write.hist),
+            },
+            ..base.clone()
+        };
+        result.histograms = compress_histograms(&result.histograms);
+        RankReport {
+            who: RankInfo {
+                rank,
+                size: 4,
+                host: host.into(),
+                local_rank: rank % 2,
+                local_size: 2,
+            },
+            start_unix_ns: 1_000_000_000 + rank as u64 * 100_000,
+            stop_unix_ns: 11_000_000_000 + rank as u64 * 200_000,
+            result,
+        }
+    }
+
+    #[test]
+    fn merged_counts_and_percentiles_are_exact() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut all = DirStats::new();
+        let base = template();
+        let reports: Vec<RankReport> = [
+            (0, "a", 20_000),
+            (1, "a", 30_000),
+            (2, "b", 25_000),
+            (3, "b", 2_000),
+        ]
+        .iter()
+        .map(|&(r, h, n)| {
+            fake_rank(
+                &base,
+                r,
+                h,
+                n,
+                if r == 2 { 10.5 } else { 10.0 },
+                &mut rng,
+                &mut all,
+            )
+        })
+        .collect();
+        let (m, ranks) = merge(reports.into_iter().rev().collect(), true).unwrap();
+        assert_eq!(m.total.total.ios, 77_000);
+        assert_eq!(m.duration_s, 10.5);
+        assert!((m.total.total.iops - 77_000.0 / 10.5).abs() < 1e-9);
+        let want = all.summarize(10.5);
+        assert_eq!(
+            m.total.read.latency_us.percentiles,
+            want.latency_us.percentiles
+        );
+        assert_eq!(
+            stats::decode_histogram(&m.histograms.read).unwrap().len(),
+            77_000
+        );
+        assert!((m.total.read.latency_us.mean - want.latency_us.mean).abs() < 1e-6);
+        assert_eq!(
+            ranks.per_rank.iter().map(|r| r.rank).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(ranks.per_host.len(), 2);
+        assert_eq!(ranks.per_host[1].ios, 27_000);
+        assert_eq!(ranks.skew.start_ms, 0.3);
+        assert_eq!(ranks.skew.stop_ms, 0.6);
+        assert_eq!(ranks.stragglers.len(), 1, "{:?}", ranks.stragglers);
+        assert!(
+            ranks.stragglers[0].starts_with("rank 3 on b: 200 IOPS"),
+            "{:?}",
+            ranks.stragglers
+        );
+        assert!(ranks.text().contains("Straggler: rank 3 on b"));
+    }
+
+    #[test]
+    fn compressed_histograms_decode_to_the_same() {
+        let mut h = stats::new_histogram();
+        for v in 1..10_000u64 {
+            h.record(v * 37).unwrap();
+        }
+        let plain = HistogramSet {
+            read: stats::encode_histogram(&h),
+            write: stats::encode_histogram(&stats::new_histogram()),
+        };
+        let small = compress_histograms(&plain);
+        assert!(small.read.len() < plain.read.len());
+        assert_eq!(stats::decode_histogram(&small.read).unwrap(), h);
+    }
+}

@@ -1,0 +1,470 @@
+//! The MPI side (feature `mpi`): joining the job, agreeing on the build and
+//! options, preparing targets in parallel, the synchronised window
+//! ([`MpiSync`]), gathering the results on rank 0, and ending the whole job
+//! (`MPI_Abort`) when one rank fails.
+//!
+//! MPI is called from one thread at a time (`MPI_THREAD_SERIALIZED`), never
+//! on the I/O path: the thread that called the runner at phase boundaries,
+//! and, while that thread is inside the runner, a watcher thread that polls
+//! every 20 ms for a peer ending the window.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anyhow::Context;
+use mpi::datatype::PartitionMut;
+use mpi::point_to_point::{Destination, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::{CommunicatorCollectives, Root};
+
+use super::{
+    check_fingerprints, expand_targets, merge, share_region, Agreed, Collective, Fingerprint,
+    MpiArgs, RankInfo, RankReport, WHO,
+};
+use crate::runner::{RunOptions, RunResult};
+use crate::target::{self, PrepareOptions};
+use crate::workload::WorkloadSpec;
+
+/// Exit code of a job ended by a failing rank (MPI_Abort).
+pub const EXIT_ABORT: i32 = 70;
+
+/// Whether the MPI library allows the window watcher thread (MPI_THREAD_SERIALIZED).
+static WATCHER_OK: AtomicBool = AtomicBool::new(false);
+
+/// When MPI start-up began (for the start-up overhead).
+static INIT_AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// How often the watcher looks for a peer ending the window.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Message tag of the end-of-window notices ([`MpiSync`]).
+const TAG_WINDOW_END: i32 = 0x10_5e;
+
+/// The MPI environment; dropping it waits for every rank (so rank 0 has
+/// printed before any rank exits: a rank's non-zero exit makes mpirun kill
+/// the others) and finalises MPI.
+pub struct World {
+    _universe: mpi::environment::Universe,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            world().barrier();
+        }
+    }
+}
+
+fn world() -> SimpleCommunicator {
+    SimpleCommunicator::world()
+}
+
+impl World {
+    /// Initialises MPI, learns rank, size, host and rank on host, installs the
+    /// panic hook, and refuses the job when the ranks' builds or options differ.
+    pub fn init(options: &str) -> anyhow::Result<World> {
+        let _ = INIT_AT.set(std::time::Instant::now());
+        let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Serialized)
+            .ok_or_else(|| {
+                anyhow::anyhow!("MPI was already initialised; this is a bug in iosim")
+            })?;
+        WATCHER_OK.store(level >= mpi::Threading::Serialized, Ordering::Relaxed);
+        let w = universe.world();
+        let rank = w.rank() as usize;
+        let local = w.split_shared(w.rank());
+        let who = RankInfo {
+            rank,
+            size: w.size() as usize,
+            host: super::hostname(),
+            local_rank: local.rank() as usize,
+            local_size: local.size() as usize,
+        };
+        let _ = WHO.set(who.clone());
+        install_panic_hook();
+        let mine = serde_json::to_vec(&(who, Fingerprint::new(options)))?;
+        let all: Vec<(RankInfo, Fingerprint)> = all_gather_bytes(&w, &mine)
+            .iter()
+            .map(|b| serde_json::from_slice(b))
+            .collect::<Result<_, _>>()
+            .map_err(|e| {
+                Agreed(format!(
+                    "a rank sent an unreadable start-up message ({e}): is every host running the same iosim build?"
+                ))
+            })?;
+        check_fingerprints(&all).map_err(Agreed)?;
+        Ok(World {
+            _universe: universe,
+        })
+    }
+}
+
+/// A panic on any rank ends the whole job at once (otherwise the other ranks
+/// wait in a barrier forever and unwinding would call MPI_Finalize).
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(move |info| {
+        // No backtrace: symbolising one can take seconds, and the job must end now.
+        eprintln!(
+            "iosim: {} panicked, ending the whole job (this is a bug in iosim): {info}",
+            super::where_am_i()
+        );
+        world().abort(EXIT_ABORT);
+    }));
+}
+
+/// Ends the job after an error on this rank: prints it with the rank and host
+/// and calls MPI_Abort, so no other rank hangs in a barrier. An [`Agreed`]
+/// error is printed by rank 0 only, and the caller exits normally.
+pub fn fail(e: &anyhow::Error) {
+    if e.downcast_ref::<Agreed>().is_some() {
+        if super::is_root() {
+            eprintln!("iosim: error: {e:#}");
+        }
+        return;
+    }
+    eprintln!(
+        "iosim: error on {}: {e:#}\niosim: ending the whole job",
+        super::where_am_i()
+    );
+    world().abort(EXIT_ABORT);
+}
+
+/// Every rank's `mine`, in rank order, on every rank.
+fn all_gather_bytes(c: &SimpleCommunicator, mine: &[u8]) -> Vec<Vec<u8>> {
+    let n = c.size() as usize;
+    let mut lens = vec![0i32; n];
+    c.all_gather_into(&(mine.len() as i32), &mut lens[..]);
+    let displs = displacements(&lens);
+    let mut buf = vec![0u8; lens.iter().map(|&l| l as usize).sum()];
+    {
+        let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
+        c.all_gather_varcount_into(mine, &mut part);
+    }
+    split(&buf, &lens)
+}
+
+/// Every rank's `mine` on rank 0 (None elsewhere).
+fn gather_bytes(c: &SimpleCommunicator, mine: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let root = c.process_at_rank(0);
+    let len = mine.len() as i32;
+    if c.rank() != 0 {
+        root.gather_into(&len);
+        root.gather_varcount_into(mine);
+        return None;
+    }
+    let mut lens = vec![0i32; c.size() as usize];
+    root.gather_into_root(&len, &mut lens[..]);
+    let displs = displacements(&lens);
+    let mut buf = vec![0u8; lens.iter().map(|&l| l as usize).sum()];
+    {
+        let mut part = PartitionMut::new(&mut buf[..], &lens[..], &displs[..]);
+        root.gather_varcount_into_root(mine, &mut part);
+    }
+    Some(split(&buf, &lens))
+}
+
+fn displacements(lens: &[i32]) -> Vec<i32> {
+    lens.iter()
+        .scan(0i32, |acc, &l| {
+            let d = *acc;
+            *acc += l;
+            Some(d)
+        })
+        .collect()
+}
+
+fn split(buf: &[u8], lens: &[i32]) -> Vec<Vec<u8>> {
+    let mut out = Vec::with_capacity(lens.len());
+    let mut at = 0usize;
+    for &l in lens {
+        out.push(buf[at..at + l as usize].to_vec());
+        at += l as usize;
+    }
+    out
+}
+
+fn unix_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// The synchronised window, IOR style: a barrier before warm-up and before
+/// the measured window; at the window's end every rank tells every other one
+/// whether it ends the window for all (`--stonewall`, or it was interrupted),
+/// then all meet in a barrier.
+pub struct MpiSync {
+    stonewall: bool,
+    stop: Arc<AtomicBool>,
+    peer_ended: AtomicBool,
+    notices: AtomicUsize,
+    start_unix_ns: AtomicU64,
+    stop_unix_ns: AtomicU64,
+    started: std::sync::OnceLock<std::time::Instant>,
+    ended: std::sync::OnceLock<std::time::Instant>,
+}
+
+impl MpiSync {
+    fn new(stonewall: bool, stop: Arc<AtomicBool>) -> MpiSync {
+        MpiSync {
+            stonewall,
+            stop,
+            peer_ended: AtomicBool::new(false),
+            notices: AtomicUsize::new(0),
+            start_unix_ns: AtomicU64::new(0),
+            stop_unix_ns: AtomicU64::new(0),
+            started: std::sync::OnceLock::new(),
+            ended: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// All ranks at the start of the window.
+    fn window_start(&self) {
+        world().barrier();
+        self.start_unix_ns.store(unix_ns(), Ordering::Relaxed);
+        let _ = self.started.set(std::time::Instant::now());
+    }
+
+    /// This rank's window has ended: tell the others, meet them, and collect
+    /// every notice they sent so none is left for the next run.
+    fn window_end(&self) {
+        self.stop_unix_ns.store(unix_ns(), Ordering::Relaxed);
+        let _ = self.ended.set(std::time::Instant::now());
+        let c = world();
+        let ends_all = i32::from(self.stonewall || self.stop.load(Ordering::Relaxed));
+        for r in (0..c.size()).filter(|&r| r != c.rank()) {
+            c.process_at_rank(r)
+                .send_with_tag(&ends_all, TAG_WINDOW_END);
+        }
+        c.barrier();
+        let want = c.size() as usize - 1;
+        while self.notices.load(Ordering::Relaxed) < want {
+            let (v, _) = c.any_process().receive_with_tag::<i32>(TAG_WINDOW_END);
+            self.note(v);
+        }
+    }
+
+    fn note(&self, v: i32) {
+        self.notices.fetch_add(1, Ordering::Relaxed);
+        if v != 0 {
+            self.peer_ended.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether another rank has ended the window for everyone.
+    fn peer_ended(&self) -> bool {
+        let c = world();
+        while c
+            .any_process()
+            .immediate_probe_with_tag(TAG_WINDOW_END)
+            .is_some()
+        {
+            let (v, _) = c.any_process().receive_with_tag::<i32>(TAG_WINDOW_END);
+            self.note(v);
+        }
+        self.peer_ended.load(Ordering::Relaxed)
+    }
+}
+
+/// Which ranks name the same target path as target `i` of this rank.
+fn sharers(all_paths: &[Vec<String>], path: &str) -> Vec<usize> {
+    all_paths
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.iter().any(|x| x == path))
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// Expands the placeholders, checks who shares which target, creates every
+/// missing test file once (by its owner, the lowest rank naming it; all
+/// owners in parallel) and, with `--share-target`, gives each rank its slice.
+fn prepare_targets(
+    spec: &mut WorkloadSpec,
+    opts: &RunOptions,
+    args: &MpiArgs,
+) -> anyhow::Result<()> {
+    let who = super::who();
+    let c = world();
+    expand_targets(spec, &who);
+    let mine: Vec<String> = spec
+        .targets
+        .iter()
+        .map(|t| t.path.display().to_string())
+        .collect();
+    let all_paths: Vec<Vec<String>> = all_gather_bytes(&c, &serde_json::to_vec(&mine)?)
+        .iter()
+        .map(|b| serde_json::from_slice(b))
+        .collect::<Result<_, _>>()?;
+    let mut sharing = Vec::new();
+    for (i, p) in mine.iter().enumerate() {
+        let s = sharers(&all_paths, p);
+        if s.len() > 1 && !args.share_target && spec.writes() && !spec.allow_destroy {
+            return Err(Agreed(format!(
+                "ranks {s:?} would all write the whole of '{p}': give each rank its own file \
+                 (e.g. /path/t-%r.dat), or --share-target to split it into disjoint per-rank regions, \
+                 or --allow-destroy to let the writes overlap"
+            ))
+            .into());
+        }
+        sharing.push((i, s));
+    }
+    // Creation by the owners, in parallel, before anyone opens a shared file.
+    for (i, s) in &sharing {
+        if s.first() == Some(&who.rank) {
+            target::prepare(
+                spec,
+                *i,
+                PrepareOptions {
+                    progress: opts.progress,
+                    stop: Some(&opts.stop),
+                },
+            )
+            .with_context(|| format!("target '{}'", mine[*i]))?;
+        }
+    }
+    c.barrier();
+    if args.share_target {
+        for (i, s) in sharing.iter().filter(|(_, s)| s.len() > 1) {
+            let t = target::prepare(
+                spec,
+                *i,
+                PrepareOptions {
+                    progress: false,
+                    stop: Some(&opts.stop),
+                },
+            )
+            .with_context(|| format!("target '{}'", mine[*i]))?;
+            let k = s.iter().position(|&r| r == who.rank).unwrap_or(0);
+            let unit = spec.bs.max(spec.effective_align());
+            let (off, len) = share_region(t.region_start, t.region_len, unit, k, s.len());
+            if len < spec.bs {
+                return Err(Agreed(format!(
+                    "--share-target: '{}' has {} bytes to split between {} ranks, less than one --bs {} each: use a bigger file or region",
+                    mine[*i], t.region_len, s.len(), spec.bs
+                ))
+                .into());
+            }
+            spec.targets[*i].offset = off;
+            spec.targets[*i].length = Some(len);
+        }
+    }
+    Ok(())
+}
+
+/// A collective `run`: see [`super::run`].
+pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Result<Collective> {
+    let who = super::who();
+    let c = world();
+    let mut spec = spec.clone();
+    // Each rank its own random stream and write data (identical data on every
+    // rank would flatter deduplicating storage).
+    spec.seed = spec
+        .seed
+        .wrapping_add((who.rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+    prepare_targets(&mut spec, opts, args)?;
+    if std::env::var("IOSIM_TEST_PANIC_RANK").ok() == Some(who.rank.to_string()) {
+        // Fault injection for tests/mpi.rs: the other ranks are in a barrier now.
+        panic!(
+            "IOSIM_TEST_PANIC_RANK={} asked this rank to panic",
+            who.rank
+        );
+    }
+    let sync = Arc::new(MpiSync::new(args.stonewall, opts.stop.clone()));
+    // The runner stops on its own flag: set by the user's Ctrl-C or by a peer
+    // ending the window; only the former makes the result "interrupted".
+    let run_stop = Arc::new(AtomicBool::new(false));
+    let mut run_opts = opts.clone();
+    run_opts.stop = run_stop.clone();
+    sync.window_start();
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (sync, done, run_stop) = (sync.clone(), done.clone(), run_stop.clone());
+        let user_stop = opts.stop.clone();
+        let mpi_ok = WATCHER_OK.load(Ordering::Relaxed);
+        std::thread::Builder::new()
+            .name("iosim-mpi-watch".into())
+            .spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if user_stop.load(Ordering::Relaxed) || (mpi_ok && sync.peer_ended()) {
+                        run_stop.store(true, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(WATCH_EVERY);
+                }
+            })
+            .context("cannot start the MPI watcher thread")?
+    };
+    let res = crate::runner::run(&spec, &run_opts);
+    done.store(true, Ordering::Relaxed);
+    let _ = watcher.join();
+    let mut res = res?;
+    res.interrupted = opts.stop.load(Ordering::Relaxed);
+    if run_stop.load(Ordering::Relaxed) && !res.interrupted {
+        res.notes
+            .push("window ended early by another rank (--stonewall)".into());
+    }
+    sync.window_end();
+    let merged = gather(res, &who, &sync, args, &c)?;
+    if merged.result.interrupted {
+        // Every rank stops what follows (the next sweep point...), not only the interrupted one.
+        opts.stop.store(true, Ordering::Relaxed);
+    }
+    Ok(merged)
+}
+
+/// Gathers every rank's result on rank 0 and merges them; every rank learns
+/// the job's error count and whether it was interrupted.
+fn gather(
+    res: RunResult,
+    who: &RankInfo,
+    sync: &MpiSync,
+    args: &MpiArgs,
+    c: &SimpleCommunicator,
+) -> anyhow::Result<Collective> {
+    let mut wire = res.clone();
+    wire.histograms = merge::compress_histograms(&res.histograms);
+    let report = RankReport {
+        who: who.clone(),
+        start_unix_ns: sync.start_unix_ns.load(Ordering::Relaxed),
+        stop_unix_ns: sync.stop_unix_ns.load(Ordering::Relaxed),
+        result: wire,
+    };
+    let gathered = gather_bytes(c, &serde_json::to_vec(&report)?);
+    let Some(all) = gathered else {
+        // Every rank gets the merged result, so all take the same decisions
+        // (sweeps, exit codes) and make the same collective calls.
+        let bytes = broadcast_bytes(c, None);
+        return serde_json::from_slice(&bytes)
+            .context("rank 0 sent a merged result this rank cannot read");
+    };
+    let reports: Vec<RankReport> = all
+        .iter()
+        .map(|b| serde_json::from_slice(b))
+        .collect::<Result<_, _>>()
+        .context("a rank sent a result rank 0 cannot read")?;
+    let (result, mut ranks) = merge::merge(reports, args.stonewall)?;
+    let since = |a: Option<&std::time::Instant>, b: Option<&std::time::Instant>| match (a, b) {
+        (Some(a), Some(b)) => b.saturating_duration_since(*a).as_secs_f64(),
+        _ => 0.0,
+    };
+    ranks.overhead = merge::Overhead {
+        startup_s: since(INIT_AT.get(), sync.started.get()),
+        gather_s: since(sync.ended.get(), Some(&std::time::Instant::now())),
+    };
+    let merged = Collective {
+        result,
+        ranks: Some(ranks),
+    };
+    broadcast_bytes(c, Some(serde_json::to_vec(&merged)?));
+    Ok(merged)
+}
+
+/// Rank 0's `data` on every rank.
+fn broadcast_bytes(c: &SimpleCommunicator, data: Option<Vec<u8>>) -> Vec<u8> {
+    let root = c.process_at_rank(0);
+    let mut len = data.as_ref().map_or(0, |d| d.len() as u64);
+    root.broadcast_into(&mut len);
+    let mut buf = data.unwrap_or_else(|| vec![0u8; len as usize]);
+    root.broadcast_into(&mut buf[..]);
+    buf
+}

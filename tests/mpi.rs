@@ -1,0 +1,491 @@
+//! Collective runs under `mpirun` (feature `mpi`): the merged result against
+//! the ranks' own, against the kernel's counters, shared-target disjointness,
+//! failure and singleton behaviour. Each test skips with a printed reason when
+//! the binary was built without `--features mpi` or Open MPI is missing.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// `mpirun -np N iosim ARGS...` (under `timeout`, so a hang fails instead of
+/// blocking CI), or None with a printed reason.
+fn mpirun(np: usize) -> Option<Command> {
+    if !cfg!(feature = "mpi") {
+        eprintln!("skipped: iosim was built without the mpi feature (cargo test --features mpi)");
+        return None;
+    }
+    if !common::have("mpirun") {
+        eprintln!("skipped: mpirun is missing (apt-get install openmpi-bin libopenmpi-dev)");
+        return None;
+    }
+    let mut c = Command::new("timeout");
+    c.args(["-k", "5", "120", "mpirun"]);
+    if common::is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    c.args(["--oversubscribe", "-np", &np.to_string()]);
+    // Loopback only; history kept out of the real data directory.
+    c.args([
+        "--mca",
+        "btl",
+        "self,vader,tcp",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+    ]);
+    c.args(["--mca", "oob_tcp_if_include", "lo"]);
+    c.arg("-x").arg("XDG_DATA_HOME");
+    c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
+    c.env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+    c.arg(env!("CARGO_BIN_EXE_iosim"));
+    Some(c)
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    let s = ok(out);
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
+}
+
+fn hist(s: &Value) -> hdrhistogram::Histogram<u64> {
+    iosim::stats::decode_histogram(s.as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn aggregate_is_the_sum_of_the_ranks_and_percentiles_are_exact() {
+    let Some(mut c) = mpirun(4) else { return };
+    let out = c
+        .args(["run", "--engine", "null", "-d", "1s", "--qd", "4"])
+        .args(["--output", "json", "--quiet", "--no-save"])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    let ranks = &v["ranks"];
+    assert_eq!(ranks["count"], 4);
+    let per_rank = ranks["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), 4);
+    let sum: u64 = per_rank
+        .iter()
+        .map(|r| r["result"]["total"]["ios"].as_u64().unwrap())
+        .sum();
+    let total = v["total"]["total"]["ios"].as_u64().unwrap();
+    assert!(total > 0);
+    assert_eq!(total, sum, "aggregate ios = sum of the ranks' ios");
+    let window = ranks["window_s"].as_f64().unwrap();
+    let iops = v["total"]["total"]["iops"].as_f64().unwrap();
+    assert!((iops - total as f64 / window).abs() < 1e-6 * iops);
+
+    // The merged histogram holds every I/O, and its percentiles are those of
+    // one histogram built from all the ranks' samples.
+    let merged = hist(&v["histograms"]["read"]);
+    assert_eq!(merged.len(), total);
+    let mut all = iosim::stats::new_histogram();
+    for r in per_rank {
+        all.add(hist(&r["histograms"]["read"])).unwrap();
+    }
+    assert_eq!(all.len(), total);
+    for (label, q) in [("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999)] {
+        let want = all.value_at_quantile(q) as f64 / 1000.0;
+        let got = v["total"]["read"]["latency_us"]["percentiles"][label]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (got - want).abs() <= 1e-9 * want.max(1.0),
+            "{label}: merged {got} us, from all samples {want} us"
+        );
+    }
+    // One host here: its sum is the aggregate.
+    assert_eq!(ranks["per_host"][0]["ios"].as_u64().unwrap(), total);
+    assert_eq!(v["threads"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn loop_device_kernel_count_equals_the_aggregate() {
+    if mpirun(1).is_none() {
+        return;
+    }
+    let Some(lo) = common::LoopDev::new(64 << 20) else {
+        return;
+    };
+    let _ = Command::new("udevadm").arg("settle").status();
+    std::thread::sleep(Duration::from_millis(200));
+    let (r0, _) = common::diskstats(&lo.name);
+    let out = mpirun(4)
+        .unwrap()
+        .arg("run")
+        .arg(&lo.dev)
+        .args(["--rw", "randread", "--bs", "4K", "--number-ios", "500"])
+        .args(["-d", "20s", "--output", "json", "--quiet", "--no-save"])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    let (r1, _) = common::diskstats(&lo.name);
+    let total = v["total"]["read"]["ios"].as_u64().unwrap();
+    assert_eq!(total, 4 * 500);
+    assert_eq!(r1 - r0, total, "kernel reads of {} = aggregate", lo.name);
+}
+
+#[test]
+fn shared_target_ranks_never_touch_the_same_block() {
+    let Some(mut c) = mpirun(4) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shared.dat");
+    let (size, bs) = (4u64 << 20, 4096u64);
+    // A zero-filled file made by iosim (so writes to it are allowed).
+    ok(&common::iosim()
+        .arg("create")
+        .arg(&file)
+        .args(["--size", "4M", "--fill", "zero", "--quiet"])
+        .output()
+        .unwrap());
+    // Each rank writes its slice once, sequentially: 256 blocks each.
+    let per_rank = size / bs / 4;
+    let out = c
+        .arg("run")
+        .arg(&file)
+        .args(["--share-target", "--rw", "write", "--bs", "4K"])
+        .args(["--number-ios", &per_rank.to_string(), "-d", "30s"])
+        .args(["--output", "json", "--quiet", "--no-save"])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    assert_eq!(v["total"]["write"]["ios"].as_u64().unwrap(), size / bs);
+    // Verify: with exactly one write per block in total, any overlap between
+    // ranks would leave some block never written (still zero).
+    let data = common::read(&file);
+    assert_eq!(data.len() as u64, size);
+    let zero_blocks: Vec<usize> = data
+        .chunks(bs as usize)
+        .enumerate()
+        .filter(|(_, b)| b.iter().all(|&x| x == 0))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        zero_blocks.is_empty(),
+        "blocks never written (so others were written twice): {zero_blocks:?}"
+    );
+    let mut regions: Vec<(u64, u64)> = v["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["region_start"].as_u64().unwrap(),
+                t["region_len"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    regions.sort();
+    for w in regions.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "regions overlap: {regions:?}");
+    }
+}
+
+#[test]
+fn all_ranks_writing_one_file_whole_is_refused() {
+    let Some(mut c) = mpirun(2) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = c
+        .arg("run")
+        .arg(dir.path().join("one.dat"))
+        .args([
+            "--size",
+            "1M",
+            "--rw",
+            "randwrite",
+            "-d",
+            "1s",
+            "--quiet",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--share-target"), "{err}");
+    assert!(
+        !dir.path().join("one.dat").exists(),
+        "refused before creating anything"
+    );
+}
+
+#[test]
+fn a_failing_rank_ends_the_job_quickly_and_is_named() {
+    let Some(mut c) = mpirun(4) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 2's target exists and was not made by iosim: writing it is refused there only.
+    std::fs::write(dir.path().join("t-2.dat"), vec![1u8; 1 << 20]).unwrap();
+    let t0 = Instant::now();
+    let out = c
+        .arg("run")
+        .arg(dir.path().join("t-%r.dat"))
+        .args([
+            "--size",
+            "1M",
+            "--rw",
+            "randwrite",
+            "-d",
+            "30s",
+            "--quiet",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(took < Duration::from_secs(10), "took {took:?}: {err}");
+    assert!(err.contains("rank 2 of 4 on "), "{err}");
+}
+
+#[test]
+fn a_panicking_rank_ends_the_job() {
+    let Some(mut c) = mpirun(3) else { return };
+    let t0 = Instant::now();
+    let out = c
+        .env("IOSIM_TEST_PANIC_RANK", "1")
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "-d",
+            "30s",
+            "--quiet",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "{err}");
+    assert!(err.contains("rank 1 of 3 on "), "{err}");
+}
+
+#[test]
+fn ranks_with_different_options_are_refused() {
+    let Some(mut c) = mpirun(2) else { return };
+    // MPMD: the second rank gets another duration.
+    let out = c
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "-d",
+            "1s",
+            "--quiet",
+            "--no-save",
+        ])
+        .args([":", "-np", "1", env!("CARGO_BIN_EXE_iosim")])
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "-d",
+            "2s",
+            "--quiet",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("rank 2 on ") && err.contains("different options"),
+        "{err}"
+    );
+}
+
+#[test]
+fn singleton_behaves_as_the_plain_binary() {
+    let Some(mut c) = mpirun(1) else { return };
+    let args = [
+        "run",
+        "--engine",
+        "null",
+        "-d",
+        "200ms",
+        "--output",
+        "json",
+        "--quiet",
+        "--no-save",
+    ];
+    let under = json(&c.args(args).output().unwrap());
+    let plain = json(&common::iosim().args(args).output().unwrap());
+    assert!(under.get("ranks").is_none());
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&under), keys(&plain));
+    assert_eq!(under["config"], plain["config"]);
+    assert!(!under["notes"].to_string().contains("collective"));
+}
+
+#[test]
+fn file_per_rank_paths_expand() {
+    let Some(mut c) = mpirun(2) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let v = json(
+        &c.arg("run")
+            .arg(dir.path().join("t-%r-of-%n.dat"))
+            .args(["--size", "1M", "--rw", "randwrite", "-d", "300ms"])
+            .args(["--output", "json", "--quiet", "--no-save"])
+            .output()
+            .unwrap(),
+    );
+    for r in 0..2 {
+        assert!(Path::new(&dir.path().join(format!("t-{r}-of-2.dat"))).exists());
+    }
+    let paths: Vec<&str> = v["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths[0].ends_with("t-0-of-2.dat") && paths[1].ends_with("t-1-of-2.dat"),
+        "{paths:?}"
+    );
+}
+
+/// Four ranks with the same count of work, the last one slowed down (niced on
+/// a busy CPU): with --stonewall the window ends when the first rank is done,
+/// so the slow rank stops short of its count.
+#[test]
+fn stonewall_ends_the_window_at_the_first_finish() {
+    let Some(mut c) = mpirun(3) else { return };
+    let work = [
+        "run",
+        "--engine",
+        "null",
+        "--number-ios",
+        "3000000",
+        "-d",
+        "60s",
+        "--stonewall",
+        "--output",
+        "json",
+        "--quiet",
+        "--no-save",
+    ];
+    let v = json(
+        &c.args(work)
+            .args([
+                ":",
+                "-np",
+                "1",
+                "nice",
+                "-n",
+                "19",
+                env!("CARGO_BIN_EXE_iosim"),
+            ])
+            .args(work)
+            .output()
+            .unwrap(),
+    );
+    let ranks = &v["ranks"];
+    assert_eq!(ranks["stonewall"], true);
+    let ios: Vec<u64> = ranks["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["result"]["total"]["ios"].as_u64().unwrap())
+        .collect();
+    assert!(ios.iter().all(|&n| n <= 3_000_000), "{ios:?}");
+    assert!(
+        ios.contains(&3_000_000),
+        "some rank finished its work: {ios:?}"
+    );
+    assert!(
+        ios[3] < 3_000_000,
+        "the slow rank was stopped short: {ios:?}"
+    );
+    assert_eq!(v["interrupted"], false);
+    assert_eq!(
+        v["total"]["total"]["ios"].as_u64().unwrap(),
+        ios.iter().sum::<u64>()
+    );
+}
+
+/// SIGTERM (what mpirun forwards on Ctrl-C) to one rank only ends the window
+/// on every rank, and rank 0 still prints what was measured.
+#[test]
+fn one_interrupted_rank_stops_every_rank_and_results_are_printed() {
+    let Some(mut c) = mpirun(3) else { return };
+    let child = c
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "-d",
+            "60s",
+            "--output",
+            "json",
+            "--quiet",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Find a rank (a child of our mpirun, itself the child of `timeout`) and signal it.
+    let mut signalled = false;
+    while !signalled && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(1500));
+        let mpirun: Vec<u32> = children(child.id());
+        if let Some(rank) = mpirun.iter().flat_map(|&m| children(m)).next() {
+            let st = Command::new("kill")
+                .args(["-TERM", &rank.to_string()])
+                .status()
+                .unwrap();
+            signalled = st.success();
+        }
+    }
+    assert!(signalled, "no rank found to signal");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "the window did not end on every rank"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["interrupted"], true);
+    assert!(v["total"]["total"]["ios"].as_u64().unwrap() > 0);
+    for r in v["ranks"]["per_rank"].as_array().unwrap() {
+        assert!(r["duration_s"].as_f64().unwrap() < 30.0, "{r}");
+    }
+}
+
+/// Process ids whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|x| x.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
