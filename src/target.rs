@@ -631,7 +631,14 @@ fn write_fill(
         slot_size: CHUNK as usize,
         ..EngineConfig::default()
     };
-    let (mut eng, _) = engine::create(EngineKind::Uring, &cfg)?;
+    let req = engine::EngineRequest {
+        kind: EngineKind::Uring,
+        cache: CacheMode::Direct,
+        qd: SLOTS as u32,
+        sqpoll: false,
+        hipri: false,
+    };
+    let (mut eng, _) = engine::create(&req, &cfg)?;
     if fill == FillMode::Zero {
         for s in 0..SLOTS {
             eng.buffer(s).fill(0);

@@ -146,7 +146,9 @@ impl CacheMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
-    /// io_uring with registered files and buffers and batched submission (default).
+    /// The fastest engine for the request (default): sync through the page cache at queue depth 1, io_uring otherwise.
+    Auto,
+    /// io_uring with registered files and buffers and batched submission.
     Uring,
     /// pread/pwrite, one I/O at a time per thread (queue depth is 1 whatever --qd says).
     Sync,
@@ -158,7 +160,8 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order the command line lists them.
-    pub const ALL: [EngineKind; 4] = [
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
         EngineKind::Null,
@@ -168,6 +171,7 @@ impl EngineKind {
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
+            EngineKind::Auto => "auto",
             EngineKind::Uring => "uring",
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
@@ -333,7 +337,7 @@ impl Default for WorkloadSpec {
             warmup: Duration::ZERO,
             seed: 0x10517,
             cache: CacheMode::Direct,
-            engine: EngineKind::Uring,
+            engine: EngineKind::Auto,
             fill: FillMode::Random,
             seq_layout: SeqLayout::Split,
             allow_destroy: false,

@@ -122,8 +122,11 @@ impl ValueEnum for EngineKind {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let help = match self {
+            EngineKind::Auto => {
+                "The fastest engine for the request (default): sync through the page cache at queue depth 1, io_uring otherwise"
+            }
             EngineKind::Uring => {
-                "io_uring with registered files and buffers and batched submission (default)"
+                "io_uring with registered files and buffers and batched submission"
             }
             EngineKind::Sync => {
                 "pread/pwrite, one I/O at a time per thread (queue depth is 1 whatever --qd says)"

@@ -430,7 +430,7 @@ pub fn plan(
         engine: if args.mmap {
             EngineKind::Mmap
         } else {
-            ext.engine.unwrap_or(EngineKind::Uring)
+            ext.engine.unwrap_or(EngineKind::Auto)
         },
         fill,
         seq_layout: if interlocked {

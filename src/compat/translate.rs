@@ -50,7 +50,7 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
     }
     w.push("--cache".into());
     w.push(spec.cache.name().into());
-    if spec.engine != EngineKind::Uring {
+    if spec.engine != EngineKind::Auto {
         w.push("--engine".into());
         w.push(spec.engine.name().into());
     }

@@ -114,14 +114,17 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     }
 
     let targets = plan::prepare_targets(&spec, opts, &mut notes)?;
-    let engine = plan::choose_engine(&spec, &mut notes)?;
+    let choice = plan::choose_engine(&spec, &mut notes)?;
+    // The result's config names the engine that ran (`auto` resolved).
+    spec.engine = choice.kind;
+    let engine = choice.kind;
     let plans = plan::plan_workers(&spec, &targets)?;
     let nworkers = plans.len();
     let (interval, raised) =
         series::effective_interval(opts.interval, nworkers, targets.len() + 1, spec.duration);
     notes.extend(raised);
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
-    let crew = Crew::spawn(&spec, engine, &targets, plans, opts, interval_ns)?;
+    let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns)?;
 
     let content = content_checks(&targets);
     let resolutions = resolve_devices(&targets);

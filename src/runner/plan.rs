@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use crate::engine;
 use crate::target::{self, PrepareOptions, PreparedTarget, TargetKind};
-use crate::workload::{EngineKind, FillMode, WorkloadSpec};
+use crate::workload::{FillMode, WorkloadSpec};
 
 use super::series::IntervalMsg;
 use super::window::Window;
@@ -45,31 +45,22 @@ pub(super) fn prepare_targets(
     Ok(targets)
 }
 
-/// Chooses the engine once, so every thread uses the same one, and notes
-/// what the user should know about it and about the run's conditions.
+/// Chooses the engine once ([`engine::choose`]), so every thread uses the
+/// same one, refuses a run whose buffers would not fit in memory, and notes
+/// what the user should know about the engine and the run's conditions.
 pub(super) fn choose_engine(
     spec: &WorkloadSpec,
     notes: &mut Vec<String>,
-) -> anyhow::Result<EngineKind> {
-    let mut engine_kind = spec.engine;
-    if engine_kind == EngineKind::Uring {
-        if let Err(e) = engine::uring_available() {
-            if spec.sqpoll || spec.hipri {
-                anyhow::bail!("io_uring is not available here ({e}), and --sqpoll/--hipri need it");
-            }
-            notes.push(format!(
-                "io_uring is not available here ({e}); fell back to the sync engine (pread/pwrite, queue depth 1 per thread)"
-            ));
-            engine_kind = EngineKind::Sync;
-        }
-    }
-    if matches!(engine_kind, EngineKind::Sync | EngineKind::Mmap) && spec.qd > 1 {
-        notes.push(format!(
-            "the {} engine does one I/O at a time per thread: --qd {} acts as 1",
-            engine_kind.name(),
-            spec.qd
-        ));
-    }
+) -> anyhow::Result<engine::EngineChoice> {
+    let choice = engine::choose(&engine::EngineRequest {
+        kind: spec.engine,
+        cache: spec.cache,
+        qd: spec.qd,
+        sqpoll: spec.sqpoll,
+        hipri: spec.hipri,
+    })?;
+    notes.extend(choice.notes.iter().cloned());
+    engine::check_memory(spec, &choice)?;
     if let Some(cs) = crate::clock::clocksource() {
         if cs != "tsc" {
             notes.push(format!(
@@ -80,7 +71,7 @@ pub(super) fn choose_engine(
     if spec.fill == FillMode::Zero {
         notes.push("writes carry zeros: storage that compresses or detects zeros will look faster than it is".into());
     }
-    Ok(engine_kind)
+    Ok(choice)
 }
 
 /// Plans the workers and opens their files (errors surface here, not in threads).
@@ -127,7 +118,7 @@ pub(super) struct Crew {
     pub window: Arc<Window>,
     /// Interval messages; disconnected once every worker has finished.
     pub rx: mpsc::Receiver<IntervalMsg>,
-    /// Notes the engines made while setting up.
+    /// Notes the engines made while setting up and while running.
     pub engine_notes: Arc<Mutex<Vec<String>>>,
 }
 
@@ -135,7 +126,7 @@ impl Crew {
     /// Starts one thread per plan; they set up and wait at the window's gate.
     pub fn spawn(
         spec: &WorkloadSpec,
-        engine_kind: EngineKind,
+        engine: &engine::EngineChoice,
         targets: &[PreparedTarget],
         plans: Vec<WorkerPlan>,
         opts: &RunOptions,
@@ -153,7 +144,7 @@ impl Crew {
             let t = &targets[plan.target];
             let ctx = WorkerCtx {
                 spec: spec.clone(),
-                engine: engine_kind,
+                engine: engine.clone(),
                 region_start: t.region_start,
                 region_len: t.region_len,
                 stop: opts.stop.clone(),

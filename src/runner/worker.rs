@@ -20,7 +20,7 @@ use crate::clock::now_ns;
 use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::stats::RwStats;
 use crate::sysmon::cpu;
-use crate::workload::{EngineKind, FillMode, OffsetGen, SeqLayout, WorkloadSpec};
+use crate::workload::{FillMode, OffsetGen, SeqLayout, WorkloadSpec};
 
 use super::pacing::{Pacer, MAX_NAP_NS};
 use super::result::IoErrorRecord;
@@ -45,7 +45,7 @@ pub(super) struct WorkerPlan {
 /// What every worker of a run shares, and what is particular to its target.
 pub(super) struct WorkerCtx {
     pub spec: WorkloadSpec,
-    pub engine: EngineKind,
+    pub engine: engine::EngineChoice,
     pub region_start: u64,
     pub region_len: u64,
     /// Set when a worker cannot set up: the run will not start.
@@ -119,11 +119,7 @@ fn setup(
             cpu_used = Some(cpus[0]);
         }
     }
-    let slots = if matches!(ctx.engine, EngineKind::Sync | EngineKind::Mmap) {
-        1
-    } else {
-        spec.qd as usize
-    };
+    let slots = ctx.engine.caps.slots_for(spec.qd);
     let fds = plan
         .file
         .as_ref()
@@ -138,7 +134,10 @@ fn setup(
         writable: spec.writes(),
         sync_writes: spec.cache.is_sync(),
     };
-    let (mut eng, _) = engine::create(ctx.engine, &cfg).context("cannot set up the I/O engine")?;
+    let mut eng = ctx
+        .engine
+        .create(&cfg)
+        .context("cannot set up the I/O engine")?;
     if !eng.notes().is_empty() {
         if let Ok(mut n) = ctx.notes.lock() {
             n.extend(eng.notes());
@@ -283,7 +282,8 @@ impl<'a> Worker<'a> {
         let spec = &ctx.spec;
         // Engines whose queued I/O is already done gain nothing from committing
         // in groups: their requests are stamped once per batch, as before.
-        let submit_batch = if spec.submit_batch == 0 || !eng.commit_submits() {
+        let caps = eng.capabilities();
+        let submit_batch = if spec.submit_batch == 0 || !caps.needs_commit {
             usize::MAX
         } else {
             spec.submit_batch as usize
@@ -291,7 +291,7 @@ impl<'a> Worker<'a> {
         Worker {
             ctx,
             plan,
-            sync: eng.is_sync(),
+            sync: caps.timed_in_queue(),
             eng,
             gen: offset_gen(ctx, plan),
             pacer: None,
@@ -484,7 +484,9 @@ impl<'a> Worker<'a> {
                 offset: self.io.off[s],
                 len: bs,
                 result,
-                message: if result < 0 {
+                message: if let Some(m) = self.eng.explain(result) {
+                    m
+                } else if result < 0 {
                     std::io::Error::from_raw_os_error(-result).to_string()
                 } else {
                     format!("short transfer: {result} of {bs} bytes")
@@ -568,6 +570,13 @@ impl<'a> Worker<'a> {
 
     /// What this thread measured.
     fn finish(mut self, cpu_used: Option<usize>) -> WorkerOut {
+        // Anything the engine learnt during the run (a target truncated under it).
+        let late = self.eng.notes();
+        if !late.is_empty() {
+            if let Ok(mut n) = self.ctx.notes.lock() {
+                n.extend(late);
+            }
+        }
         let ru1 = cpu::rusage(true);
         let ru0 = if self.win.measuring {
             self.win.ru0
