@@ -359,6 +359,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub random_pct: Option<u8>,
 
+    /// Access skew of random I/O (fio random_distribution): uniform, zipf:THETA, pareto:H,
+    /// normal:SIGMA% or hotcold:HOT%/ACCESS% (e.g. hotcold:10/90). Give it once for every
+    /// target or once per target, in order.
+    #[arg(long, value_name = "DIST", value_parser = crate::workload::distribution::distribution_arg)]
+    pub distribution: Vec<crate::workload::Distribution>,
+
+    /// Where the hot blocks of --distribution lie: scattered at random, or packed at the start.
+    #[arg(long, value_enum, default_value_t = crate::workload::Placement::Random)]
+    pub hot_placement: crate::workload::Placement,
+
     /// Cap each thread at this many I/Os per second (fio rate_iops, DiskSpd -g<n>i).
     #[arg(long, value_name = "IOPS", conflicts_with = "rate")]
     pub rate_iops: Option<u64>,
@@ -441,12 +451,16 @@ impl RunArgs {
             Some(p) => p,
             None => self.rw.default_write_pct(),
         };
+        let per_target =
+            crate::workload::distribution::per_target(&self.distribution, self.targets.len())?;
         let targets = self
             .targets
             .iter()
-            .map(|p| TargetSpec {
+            .enumerate()
+            .map(|(i, p)| TargetSpec {
                 offset: self.offset,
                 length: self.length,
+                distribution: per_target.get(i).copied(),
                 ..TargetSpec::new(p.clone(), self.size)
             })
             .collect();
@@ -481,6 +495,10 @@ impl RunArgs {
             burst: self.burst,
             think: self.think.unwrap_or(Duration::ZERO),
             random_pct: self.random_pct,
+            shape: crate::workload::Shape {
+                distribution: self.distribution.first().copied().unwrap_or_default(),
+                placement: self.hot_placement,
+            },
         };
         spec.validate()?;
         Ok(spec)

@@ -715,6 +715,7 @@ fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
     if let Some(p) = spec.random_pct {
         gen = gen.mixed(p);
     }
+    gen = gen.shaped(spec, plan.target);
     if spec.seq_layout == SeqLayout::Shared {
         gen = gen.shared(ctx.shared_offset.clone());
     }

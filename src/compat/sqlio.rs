@@ -564,6 +564,7 @@ pub fn plan(
                 } else {
                     mask_cpus
                 },
+                distribution: None,
             }
         })
         .collect();
