@@ -211,8 +211,8 @@ pub struct CreateArgs {
     #[arg(long, value_parser = size_arg)]
     pub size: u64,
 
-    /// What to fill it with.
-    #[arg(long, value_enum, default_value_t = FillMode::Random)]
+    /// What to fill it with: random, zero, pattern:HEX or compressible:N (percent that compresses away).
+    #[arg(long, value_parser = crate::workload::fill_arg, default_value = "random")]
     pub fill: FillMode,
 
     /// No progress bar.
@@ -343,9 +343,19 @@ pub struct RunArgs {
     #[arg(long, value_parser = size_arg)]
     pub length: Option<u64>,
 
-    /// Data written into new test files and by writes.
-    #[arg(long, value_enum, default_value_t = FillMode::Random)]
+    /// Data written into new test files and by writes: random, zero, sparse, pattern:HEX
+    /// or compressible:N (N percent of every 4 KiB block compresses away).
+    #[arg(long, value_parser = crate::workload::fill_arg, default_value = "random", conflicts_with = "compress_pct")]
     pub fill: FillMode,
+
+    /// Percentage of every written 4 KiB block that compresses away (fio buffer_compress_percentage);
+    /// the same as --fill compressible:N.
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub compress_pct: Option<u8>,
+
+    /// Percentage of written 4 KiB blocks that repeat an earlier block (fio dedupe_percentage).
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub dedupe_pct: Option<u8>,
 
     /// Sequential threads start this far apart (DiskSpd -T); default: each thread gets its own slice.
     #[arg(long, value_parser = size_arg, conflicts_with = "shared_offset")]
@@ -477,7 +487,7 @@ impl RunArgs {
             seed: self.seed,
             cache: self.cache,
             engine: self.engine,
-            fill: self.fill,
+            fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
             seq_layout: if self.shared_offset {
                 SeqLayout::Shared
             } else {
@@ -498,6 +508,7 @@ impl RunArgs {
             shape: crate::workload::Shape {
                 distribution: self.distribution.first().copied().unwrap_or_default(),
                 placement: self.hot_placement,
+                dedupe_pct: self.dedupe_pct.unwrap_or(0),
             },
         };
         spec.validate()?;

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+pub mod data;
 pub mod distribution;
 
 pub use distribution::{Distribution, Placement};
@@ -147,17 +148,99 @@ impl EngineKind {
     }
 }
 
-/// What a write carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+/// What a write carries, and what new test files are filled with.
+///
+/// Written on the command line and in JSON as `random`, `zero`, `sparse`,
+/// `pattern:HEX` or `compressible:N`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FillMode {
     /// Incompressible random data (default): no compression or zero-detection artefacts.
+    #[default]
     Random,
     /// Zeros, as SQLIO and `fsutil` create files. Arrays that compress or detect zeros will flatter.
     Zero,
     /// New test files are left sparse (not written at all); writes still carry random data.
     /// Reads of holes never reach the device, so only use this for write tests.
     Sparse,
+    /// A byte pattern (1 to 16 bytes, e.g. `pattern:DEADBEEF`) repeated over every block.
+    Pattern(data::PatternBytes),
+    /// Random data of which N percent of every 4 KiB block compresses away (fio's
+    /// `buffer_compress_percentage`); `compressible:50` is a 2:1 array.
+    Compressible(u8),
+}
+
+impl FillMode {
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> String {
+        match self {
+            FillMode::Random => "random".into(),
+            FillMode::Zero => "zero".into(),
+            FillMode::Sparse => "sparse".into(),
+            FillMode::Pattern(p) => format!("pattern:{p}"),
+            FillMode::Compressible(n) => format!("compressible:{n}"),
+        }
+    }
+
+    /// True when writes need the data generator rather than one fill per buffer
+    /// and a stamp per write.
+    pub fn is_generated(self) -> bool {
+        matches!(self, FillMode::Compressible(_))
+    }
+}
+
+impl std::str::FromStr for FillMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let usage = || {
+            format!(
+                "invalid fill '{s}': use random, zero, sparse, pattern:HEX (1-16 bytes, e.g. pattern:DEADBEEF) or compressible:N (0-100)"
+            )
+        };
+        let (name, arg) = match t.split_once(':') {
+            Some((n, a)) => (n.to_ascii_lowercase(), Some(a)),
+            None => (t.to_ascii_lowercase(), None),
+        };
+        Ok(match (name.as_str(), arg) {
+            ("random", None) => FillMode::Random,
+            ("zero", None) => FillMode::Zero,
+            ("sparse", None) => FillMode::Sparse,
+            ("pattern", Some(h)) => FillMode::Pattern(h.parse().map_err(|_| usage())?),
+            ("compressible", Some(n)) => {
+                let n: u8 = n.trim_end_matches('%').parse().map_err(|_| usage())?;
+                if n > 100 {
+                    return Err(usage());
+                }
+                FillMode::Compressible(n)
+            }
+            _ => return Err(usage()),
+        })
+    }
+}
+
+impl std::fmt::Display for FillMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl Serialize for FillMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for FillMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parses a fill for clap.
+pub fn fill_arg(s: &str) -> Result<FillMode, String> {
+    s.parse()
 }
 
 /// One file or block device to run against.
@@ -294,6 +377,9 @@ pub struct Shape {
     /// Where the hot blocks lie.
     #[serde(default)]
     pub placement: Placement,
+    /// Percentage of written 4 KiB blocks that repeat an earlier one (fio's `dedupe_percentage`).
+    #[serde(default)]
+    pub dedupe_pct: u8,
 }
 
 impl Shape {
@@ -415,6 +501,12 @@ impl WorkloadSpec {
             .chain(self.targets.iter().filter_map(|t| t.distribution.as_ref()))
         {
             d.validate().map_err(Error::BadWorkload)?;
+        }
+        if self.shape.dedupe_pct > 100 {
+            return bad(format!(
+                "--dedupe-pct must be 0..100, got {}",
+                self.shape.dedupe_pct
+            ));
         }
         if let Some(p) = self.random_pct {
             if p > 100 {
@@ -808,6 +900,7 @@ mod tests {
                 shape: Shape {
                     distribution: "hotcold:10/90".parse().unwrap(),
                     placement,
+                    ..Default::default()
                 },
                 ..Default::default()
             };
