@@ -379,6 +379,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = crate::workload::Placement::Random)]
     pub hot_placement: crate::workload::Placement,
 
+    /// Precondition until steady state before measuring (SNIA PTS): iops|lat|bw:SLOPE%,RANGE%
+    /// over a rolling window of 5 rounds, e.g. iops:10%,20%; add ,ROUND,MAX (default 60s,25).
+    #[arg(long, value_name = "CRITERION", value_parser = crate::workload::steady::steady_arg)]
+    pub steady_state: Option<crate::workload::steady::SteadySpec>,
+
     /// Cap each thread at this many I/Os per second (fio rate_iops, DiskSpd -g<n>i).
     #[arg(long, value_name = "IOPS", conflicts_with = "rate")]
     pub rate_iops: Option<u64>,
@@ -509,6 +514,7 @@ impl RunArgs {
                 distribution: self.distribution.first().copied().unwrap_or_default(),
                 placement: self.hot_placement,
                 dedupe_pct: self.dedupe_pct.unwrap_or(0),
+                steady_state: self.steady_state,
             },
         };
         spec.validate()?;

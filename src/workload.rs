@@ -17,6 +17,7 @@ use crate::error::Error;
 
 pub mod data;
 pub mod distribution;
+pub mod steady;
 
 pub use distribution::{Distribution, Placement};
 
@@ -380,6 +381,9 @@ pub struct Shape {
     /// Percentage of written 4 KiB blocks that repeat an earlier one (fio's `dedupe_percentage`).
     #[serde(default)]
     pub dedupe_pct: u8,
+    /// Precondition until steady state (SNIA PTS) before measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<steady::SteadySpec>,
 }
 
 impl Shape {
