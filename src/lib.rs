@@ -23,11 +23,13 @@
 pub mod buf;
 pub mod cli;
 pub mod clock;
+pub mod commands;
 pub mod compat;
 pub mod engine;
 pub mod error;
 pub mod html;
 pub mod matrix;
+pub mod outcome;
 pub mod profile;
 pub mod quick;
 pub mod report;

@@ -12,15 +12,12 @@
 //! `PREFIX_summary.txt` (maximum small IOPS, maximum large MBPS, minimum small
 //! latency, each with the point that reached it).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{duration_arg, size_arg, OutputArgs, OutputFormat};
 use crate::runner::RunOptions;
 use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, TargetSpec, WorkloadSpec};
 
@@ -28,7 +25,7 @@ use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, TargetSpec, Workl
 pub const IOS_PER_STREAM: u32 = 4;
 
 /// Which points to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MatrixKind {
     /// Small alone (row 0) and large alone (column 0).
@@ -37,105 +34,37 @@ pub enum MatrixKind {
     Detailed,
 }
 
-/// A list of load levels.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Levels(pub Vec<u32>);
-
-/// Parses a level list for clap.
-pub fn levels_value(s: &str) -> Result<Levels, String> {
-    levels_arg(s).map(Levels)
-}
-
-/// Parses a comma-separated list of levels (`1,2,4,8`).
-pub fn levels_arg(s: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let v: u32 = part
-            .parse()
-            .map_err(|_| format!("invalid level list '{s}': use whole numbers such as 0,1,2,4"))?;
-        if v > crate::workload::MAX_QD {
-            return Err(format!(
-                "level {v} is too high: at most {}",
-                crate::workload::MAX_QD
-            ));
-        }
-        out.push(v);
-    }
-    if out.is_empty() {
-        return Err(format!("invalid level list '{s}': it names no level"));
-    }
-    Ok(out)
-}
-
-/// `iosim matrix`.
-#[derive(Debug, Clone, Args)]
-pub struct MatrixArgs {
-    /// The file or block device (a missing file is created with --size).
+/// What to measure: the target, the two I/O shapes, the levels and the run settings.
+#[derive(Debug, Clone)]
+pub struct MatrixConfig {
+    /// The file or block device (a missing file is created with `size`).
     pub target: PathBuf,
-
     /// Size of the file to create.
-    #[arg(long, value_parser = size_arg)]
     pub size: Option<u64>,
-
-    /// Small I/O size (random; ORION's -size_small).
-    #[arg(long, value_parser = size_arg, default_value = "8K")]
+    /// Small I/O size (random).
     pub small_bs: u64,
-
-    /// Large I/O size (sequential streams; ORION's -size_large).
-    #[arg(long, value_parser = size_arg, default_value = "1M")]
+    /// Large I/O size (sequential streams).
     pub large_bs: u64,
-
-    /// Small loads: outstanding random I/Os (0 is always added: large alone).
-    #[arg(long, value_parser = levels_value, default_value = "1,2,4,8,16,32")]
-    pub small_levels: Levels,
-
-    /// Large loads: sequential streams of 4 outstanding I/Os each (0 is always added: small alone).
-    #[arg(long, value_parser = levels_value, default_value = "0,1,2,4")]
-    pub large_levels: Levels,
-
+    /// Small loads: outstanding random I/Os.
+    pub small_levels: Vec<u32>,
+    /// Large loads: sequential streams of [`IOS_PER_STREAM`] outstanding I/Os each.
+    pub large_levels: Vec<u32>,
     /// Measured time of each point.
-    #[arg(long, short = 'd', value_parser = duration_arg, default_value = "5s")]
     pub duration: Duration,
-
     /// Unmeasured time before each point.
-    #[arg(long, value_parser = duration_arg, default_value = "0s")]
     pub warmup: Duration,
-
-    /// basic: each load alone; detailed: every combination.
-    #[arg(long, value_enum, default_value_t = MatrixKind::Basic)]
+    /// basic or detailed.
     pub matrix: MatrixKind,
-
-    /// Percentage of writes in both loads (ORION's -write; writes destroy data on foreign files).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    /// Percentage of writes in both loads.
     pub write_pct: u8,
-
-    /// Output files: PREFIX_iops.csv, PREFIX_mbps.csv, PREFIX_lat.csv, PREFIX_summary.txt.
-    #[arg(long, value_name = "PREFIX", default_value = "iosim-matrix")]
-    pub out: PathBuf,
-
     /// Page-cache behaviour.
-    #[arg(long, value_enum, default_value_t = CacheMode::Direct)]
     pub cache: CacheMode,
-
     /// I/O engine.
-    #[arg(long, value_enum, default_value_t = EngineKind::Uring)]
     pub engine: EngineKind,
-
     /// Seed for offsets and data.
-    #[arg(long, default_value_t = 0x10517)]
     pub seed: u64,
-
     /// Allow writing to block devices and to files iosim did not create.
-    #[arg(long)]
     pub allow_destroy: bool,
-
-    /// Output.
-    #[command(flatten)]
-    pub output: OutputArgs,
-
-    /// History database (stored as kind `matrix`).
-    #[command(flatten)]
-    pub save: crate::store::cmd::SaveArgs,
 }
 
 /// One point of the matrix.
@@ -353,7 +282,7 @@ pub fn summary_text(r: &MatrixResult) -> String {
 }
 
 fn spec_for(
-    a: &MatrixArgs,
+    a: &MatrixConfig,
     random: bool,
     bs: u64,
     threads: u32,
@@ -380,12 +309,12 @@ fn spec_for(
 
 /// Runs the matrix; `on_point` is called after each point.
 pub fn run(
-    a: &MatrixArgs,
+    a: &MatrixConfig,
     opts: &RunOptions,
     mut on_point: impl FnMut(usize, usize, &MatrixPoint),
 ) -> anyhow::Result<MatrixResult> {
-    let small_levels = normalise_levels(&a.small_levels.0);
-    let large_levels = normalise_levels(&a.large_levels.0);
+    let small_levels = normalise_levels(&a.small_levels);
+    let large_levels = normalise_levels(&a.large_levels);
     let todo = points(&small_levels, &large_levels, a.matrix);
     if todo.is_empty() {
         anyhow::bail!(
@@ -490,57 +419,6 @@ pub fn output_path(prefix: &std::path::Path, name: &str) -> PathBuf {
     prefix.with_file_name(format!("{file}_{name}"))
 }
 
-/// The `iosim matrix` command: run, write the files, print. Returns (interrupted, errors).
-pub fn main(
-    a: &MatrixArgs,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> anyhow::Result<(bool, u64)> {
-    let opts = RunOptions {
-        progress: !a.output.quiet && std::io::stderr().is_terminal(),
-        stop,
-        interval: Duration::from_secs(1),
-    };
-    let quiet = a.output.quiet;
-    let r = run(a, &opts, |i, n, p| {
-        if quiet {
-            return;
-        }
-        let mut line = format!("point {}/{}: small={} large={}", i + 1, n, p.small, p.large);
-        if let (Some(iops), Some(lat)) = (p.small_iops, p.small_mean_us) {
-            line.push_str(&format!("  small {iops:.0} IOPS {lat:.1} us"));
-        }
-        if let Some(m) = p.large_mib_s {
-            line.push_str(&format!("  large {m:.2} MiB/s"));
-        }
-        eprintln!("{line}");
-    })?;
-    let files = [
-        ("iops.csv", grid_csv(&r, Metric::SmallIops)),
-        ("mbps.csv", grid_csv(&r, Metric::LargeMbps)),
-        ("lat.csv", grid_csv(&r, Metric::SmallLatency)),
-        ("summary.txt", summary_text(&r)),
-    ];
-    for (name, text) in &files {
-        let p = output_path(&a.out, name);
-        std::fs::write(&p, text)
-            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
-    }
-    match a.output.output {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&r)?),
-        OutputFormat::Csv => print!("{}", grid_csv(&r, Metric::SmallIops)),
-        OutputFormat::Text => {
-            print!("{}", summary_text(&r));
-            println!(
-                "Wrote {}_{{iops,mbps,lat}}.csv and {}_summary.txt",
-                a.out.display(),
-                a.out.display()
-            );
-        }
-    }
-    crate::store::cmd::save_result(&a.save, "matrix", &serde_json::to_value(&r)?);
-    Ok((r.interrupted, r.points.iter().map(|p| p.errors).sum()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,32 +443,7 @@ mod tests {
     }
 
     #[test]
-    fn the_command_line_parses() {
-        use clap::Parser;
-        let c = crate::cli::Cli::try_parse_from([
-            "iosim",
-            "matrix",
-            "/x",
-            "--small-levels",
-            "1,8",
-            "--matrix",
-            "detailed",
-        ])
-        .unwrap();
-        let Some(crate::cli::Command::Matrix(m)) = c.command else {
-            panic!()
-        };
-        assert_eq!(m.small_levels.0, vec![1, 8]);
-        assert_eq!(m.large_levels.0, vec![0, 1, 2, 4]);
-        assert_eq!(m.matrix, MatrixKind::Detailed);
-        assert_eq!(m.small_bs, 8192);
-    }
-
-    #[test]
-    fn levels_parse_and_normalise() {
-        assert_eq!(levels_arg("1, 2,4").unwrap(), vec![1, 2, 4]);
-        assert!(levels_arg("x").is_err());
-        assert!(levels_arg("").is_err());
+    fn levels_normalise() {
         assert_eq!(normalise_levels(&[4, 1, 2, 1]), vec![0, 1, 2, 4]);
         assert_eq!(normalise_levels(&[0, 1]), vec![0, 1]);
     }

@@ -17,7 +17,6 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::RunArgs;
 use crate::runner::{RunOptions, RunResult};
 use crate::verdict::{Role, Verdict};
 use crate::workload::{CacheMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec};
@@ -289,44 +288,23 @@ pub fn derived_path(first: &Path, name: &str) -> PathBuf {
     first.with_file_name(file)
 }
 
-/// Options of `iosim run` that set a workload's shape; with --profile the
-/// profile sets them, so giving one is an error rather than silently ignored.
-pub fn conflicting_options(r: &RunArgs) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if r.rw != RwMode::Randread {
-        out.push("--rw");
-    }
-    if r.write_pct.is_some() {
-        out.push("--write-pct");
-    }
-    if r.bs != 4096 {
-        out.push("--bs");
-    }
-    if r.align.is_some() {
-        out.push("--align");
-    }
-    if r.threads != 1 {
-        out.push("--threads");
-    }
-    if r.qd != 1 {
-        out.push("--qd");
-    }
-    if r.cache != CacheMode::Direct {
-        out.push("--cache");
-    }
-    if r.thread_stride.is_some() {
-        out.push("--thread-stride");
-    }
-    if r.shared_offset {
-        out.push("--shared-offset");
-    }
-    if r.random_pct.is_some() {
-        out.push("--random-pct");
-    }
-    if r.series.is_some() {
-        out.push("--series");
-    }
-    out
+/// What `iosim run --profile` takes from the command line: the paths, and
+/// the settings that are not a workload's shape (duration, warm-up, seed,
+/// engine, pacing...) in `base`, applied to every workload of the profile.
+#[derive(Clone, Debug, Default)]
+pub struct RunOverrides {
+    /// Paths, bound to the profile's targets in order.
+    pub paths: Vec<PathBuf>,
+    /// Size to create missing files with.
+    pub size: Option<u64>,
+    /// Start of the region used in each target.
+    pub offset: u64,
+    /// Length of the region used (default: to the end).
+    pub length: Option<u64>,
+    /// Options given that set a workload's shape, which the profile sets instead: an error.
+    pub conflicting: Vec<&'static str>,
+    /// Every workload starts from this spec (its targets are ignored).
+    pub base: WorkloadSpec,
 }
 
 /// One workload of a plan, ready to run.
@@ -361,8 +339,8 @@ pub struct Plan {
 
 /// Builds the plan for `iosim run --profile`: the profile's shapes, the
 /// other options of `r` (duration, warmup, size, engine, seed...) for every workload.
-pub fn plan(profile: Profile, r: &RunArgs) -> anyhow::Result<Plan> {
-    let clash = conflicting_options(r);
+pub fn plan(profile: Profile, r: &RunOverrides) -> anyhow::Result<Plan> {
+    let clash = &r.conflicting;
     if !clash.is_empty() {
         return Err(bad(format!(
             "{} cannot be used with --profile: the profile sets each workload's shape; copy it (iosim profile show {} > my.toml), edit it and run --profile my.toml",
@@ -370,7 +348,7 @@ pub fn plan(profile: Profile, r: &RunArgs) -> anyhow::Result<Plan> {
             profile.name
         )));
     }
-    let targets = bind_targets(&profile.target_names(), &r.targets)?;
+    let targets = bind_targets(&profile.target_names(), &r.paths)?;
     let mut notes = Vec::new();
     for t in targets.iter().filter(|t| t.derived) {
         notes.push(format!(
@@ -381,23 +359,8 @@ pub fn plan(profile: Profile, r: &RunArgs) -> anyhow::Result<Plan> {
     }
     let base = WorkloadSpec {
         targets: Vec::new(),
-        duration: r.duration,
-        warmup: r.warmup,
-        seed: r.seed,
-        engine: r.engine,
-        fill: r.fill,
         seq_layout: SeqLayout::Split,
-        allow_destroy: r.allow_destroy,
-        cpus: r.cpus.clone().map(|c| c.0).unwrap_or_default(),
-        sqpoll: r.sqpoll,
-        hipri: r.hipri,
-        io_limit: r.number_ios,
-        submit_batch: r.submit_batch,
-        rate_iops: r.rate_iops,
-        rate_bytes: r.rate,
-        burst: r.burst,
-        think: r.think.unwrap_or_default(),
-        ..WorkloadSpec::default()
+        ..r.base.clone()
     };
     let mut workloads = Vec::new();
     for (i, w) in profile.workloads.iter().enumerate() {
@@ -405,7 +368,7 @@ pub fn plan(profile: Profile, r: &RunArgs) -> anyhow::Result<Plan> {
             .spec(&base)
             .map_err(|e| bad(format!("workload '{}': {e}", w.name)))?;
         // Different offsets for workloads sharing a file.
-        spec.seed = r.seed.wrapping_add(i as u64);
+        spec.seed = r.base.seed.wrapping_add(i as u64);
         let path = &targets
             .iter()
             .find(|t| t.name == w.target)

@@ -10,6 +10,17 @@ use crate::runner::RunResult;
 use crate::stats::{DirResult, RwResult};
 use crate::units::format_size;
 
+/// Output formats of the result-printing commands (`--output`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// A readable report (default).
+    Text,
+    /// The versioned JSON document (docs/json-schema.md).
+    Json,
+    /// One CSV row per target and one for the total.
+    Csv,
+}
+
 /// The human report of one run.
 pub fn text(r: &RunResult) -> String {
     let mut s = String::new();

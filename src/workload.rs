@@ -22,7 +22,7 @@ pub mod steady;
 pub use distribution::{Distribution, Placement};
 
 /// The access pattern and read/write mix, named as fio names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
     /// Sequential reads.
@@ -40,6 +40,23 @@ pub enum RwMode {
 }
 
 impl RwMode {
+    /// Every mode, in the order the command line lists them.
+    pub const ALL: [RwMode; 6] = [
+        RwMode::Read,
+        RwMode::Write,
+        RwMode::Randread,
+        RwMode::Randwrite,
+        RwMode::Readwrite,
+        RwMode::Randrw,
+    ];
+
+    /// The mode with this command-line name (any case).
+    pub fn from_name(name: &str) -> Option<RwMode> {
+        RwMode::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name.trim()))
+    }
+
     /// True for the random patterns.
     pub fn is_random(self) -> bool {
         matches!(self, RwMode::Randread | RwMode::Randwrite | RwMode::Randrw)
@@ -85,7 +102,7 @@ impl RwMode {
 }
 
 /// How I/O meets the page cache.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheMode {
     /// O_DIRECT: bypass the page cache (DiskSpd -Su, SQLIO's default unbuffered I/O).
@@ -99,6 +116,14 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
+    /// Every mode, in the order the command line lists them.
+    pub const ALL: [CacheMode; 4] = [
+        CacheMode::Direct,
+        CacheMode::Buffered,
+        CacheMode::Writethrough,
+        CacheMode::DirectWritethrough,
+    ];
+
     /// True when O_DIRECT is used.
     pub fn is_direct(self) -> bool {
         matches!(self, CacheMode::Direct | CacheMode::DirectWritethrough)
@@ -124,7 +149,7 @@ impl CacheMode {
 }
 
 /// Which I/O engine carries the I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     /// io_uring with registered files and buffers and batched submission (default).
@@ -138,6 +163,14 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// Every engine, in the order the command line lists them.
+    pub const ALL: [EngineKind; 4] = [
+        EngineKind::Uring,
+        EngineKind::Sync,
+        EngineKind::Null,
+        EngineKind::Mmap,
+    ];
+
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {

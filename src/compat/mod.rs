@@ -28,11 +28,6 @@ use std::sync::Arc;
 use crate::runner::{RunOptions, RunResult};
 use crate::workload::EngineKind;
 
-/// Exit code when a run was interrupted (results were still printed).
-pub const EXIT_INTERRUPTED: u8 = 130;
-/// Exit code when a run completed but saw I/O errors.
-pub const EXIT_IO_ERRORS: u8 = 3;
-
 /// An error in a legacy command line, naming the option.
 pub fn bad_option(tool: &str, opt: &str, why: impl std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(crate::Error::BadWorkload(format!(
@@ -289,13 +284,7 @@ pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunO
 
 /// Exit code of a finished run.
 pub fn exit_code(res: &RunResult) -> u8 {
-    if res.interrupted {
-        EXIT_INTERRUPTED
-    } else if res.errors.count > 0 {
-        EXIT_IO_ERRORS
-    } else {
-        0
-    }
+    crate::outcome::Outcome::of_run(res.interrupted, res.errors.count).code()
 }
 
 /// Writes the JSON document when `--json FILE` was given.

@@ -9,44 +9,11 @@
 
 pub mod svg;
 
-use std::fmt::Write as _;
-use std::path::PathBuf;
-
-use clap::Args;
 use serde_json::Value;
+use std::fmt::Write as _;
 
-use crate::store::cmd::DbArgs;
 use crate::store::{compare, meta, StoredRun};
 use svg::{esc, fmt_num, fmt_us, Axis, Chart, Line, Mark};
-
-/// `iosim report`.
-#[derive(Debug, Clone, Args)]
-pub struct ReportArgs {
-    /// Database.
-    #[command(flatten)]
-    pub db: DbArgs,
-    /// Runs to show (ids, `last`, `label:NAME`, `group:N`); charts overlay them.
-    #[arg(required = true)]
-    pub runs: Vec<String>,
-    /// Write the HTML report here (default: stdout, unless --svg or --png is given).
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Write one chart (--chart) as SVG.
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
-    /// Write one chart (--chart) as PNG.
-    #[arg(long, value_name = "FILE")]
-    pub png: Option<PathBuf>,
-    /// Chart for --svg/--png: percentiles, histogram, iops, mibs, latency, cpu, sweep-iops, sweep-latency.
-    #[arg(long, default_value = "percentiles")]
-    pub chart: String,
-    /// Chart width for --svg/--png, pixels.
-    #[arg(long, default_value_t = 900)]
-    pub width: u32,
-    /// Chart height for --svg/--png, pixels.
-    #[arg(long, default_value_t = 480)]
-    pub height: u32,
-}
 
 /// One run-shaped result to draw.
 pub struct Entry<'a> {
@@ -945,57 +912,6 @@ pub fn png(svg: &str, scale: f32) -> anyhow::Result<Vec<u8>> {
         &mut pixmap.as_mut(),
     );
     Ok(pixmap.encode_png()?)
-}
-
-/// `iosim report`.
-pub fn report(a: &ReportArgs) -> anyhow::Result<()> {
-    let store = a.db.open_existing()?;
-    let mut runs: Vec<StoredRun> = Vec::new();
-    for r in &a.runs {
-        for run in store.resolve(r)? {
-            if !runs.iter().any(|x| x.row.id == run.row.id) {
-                runs.push(run);
-            }
-        }
-    }
-    if a.svg.is_some() || a.png.is_some() {
-        let es = entries(&runs);
-        let cs = charts(&es, a.width as f64, a.height as f64);
-        let Some((_, svg)) = cs.iter().find(|c| c.0 == a.chart) else {
-            let have: Vec<&str> = cs.iter().map(|c| c.0.as_str()).collect();
-            anyhow::bail!(
-                "no '{}' chart for these runs: choose --chart from {}",
-                a.chart,
-                if have.is_empty() {
-                    "(none: these runs hold no run results)".to_string()
-                } else {
-                    have.join(", ")
-                }
-            );
-        };
-        let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
-        if let Some(p) = &a.svg {
-            std::fs::write(p, &doc)
-                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
-            eprintln!("wrote {} ({} chart)", p.display(), a.chart);
-        }
-        if let Some(p) = &a.png {
-            std::fs::write(p, png(&doc, 2.0)?)
-                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
-            eprintln!("wrote {} ({} chart)", p.display(), a.chart);
-        }
-    }
-    let page = html(&runs);
-    match &a.out {
-        Some(p) => {
-            std::fs::write(p, page)
-                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
-            eprintln!("wrote {}", p.display());
-        }
-        None if a.svg.is_none() && a.png.is_none() => print!("{page}"),
-        None => {}
-    }
-    Ok(())
 }
 
 #[cfg(test)]

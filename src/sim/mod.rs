@@ -13,7 +13,6 @@
 //!
 //! See docs/sim.md.
 
-pub mod cli;
 pub mod config;
 pub mod files;
 pub mod io;

@@ -7,10 +7,10 @@
 //! JSON document and its [`Meta`]; [`Store::save_run`] is the typed shortcut
 //! for a [`RunResult`].
 
-pub mod cmd;
 pub mod compare;
 pub mod env;
 pub mod meta;
+pub mod render;
 pub mod schema;
 
 use std::path::{Path, PathBuf};

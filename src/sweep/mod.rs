@@ -107,9 +107,9 @@ pub fn parse_axis(text: &str) -> Result<Axis, String> {
     let values = if param == Param::Rw {
         spec.split(',')
             .map(|v| {
-                <RwMode as clap::ValueEnum>::from_str(v.trim(), true)
+                RwMode::from_name(v)
                     .map(Value::Rw)
-                    .map_err(|_| format!("unknown rw '{v}'"))
+                    .ok_or_else(|| format!("unknown rw '{v}'"))
             })
             .collect::<Result<Vec<_>, _>>()?
     } else {

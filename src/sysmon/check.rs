@@ -14,9 +14,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::diskstats::DeviceCounters;
-use crate::target::TargetKind;
+use super::host::HostInfo;
+use super::mounts::Resolution;
+use super::sampler::MonitorReport;
+use crate::stats::RwStats;
+use crate::target::{PreparedTarget, TargetKind};
 use crate::units::format_size;
-use crate::workload::CacheMode;
+use crate::workload::{CacheMode, WorkloadSpec};
 
 /// The device must see at least this fraction of the bytes iosim read (or,
 /// for writes that must reach it, wrote). Below it, something above the
@@ -325,6 +329,85 @@ pub fn looks_zero_filled(path: &Path, samples: usize) -> io::Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// Checks the results of a run against the device counters, once per device:
+/// the counters are per device, so the I/O of every target on it is added up.
+#[allow(clippy::too_many_arguments)]
+pub fn self_checks(
+    spec: &WorkloadSpec,
+    targets: &[PreparedTarget],
+    resolutions: &[Resolution],
+    per_target: &[RwStats],
+    content: &[(bool, bool)],
+    mon: &MonitorReport,
+    max_core: f64,
+    env: &HostInfo,
+) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    let mut done: Vec<String> = Vec::new();
+    let busiest = mon.busiest_core().map(|(c, _)| c);
+    for (i, t) in targets.iter().enumerate() {
+        if t.kind == TargetKind::Null {
+            continue;
+        }
+        let key = match &resolutions[i] {
+            Resolution::Device(d) => d.name.clone(),
+            Resolution::NoDevice { .. } => format!("nodev:{}", t.path.display()),
+        };
+        if done.contains(&key) {
+            continue;
+        }
+        done.push(key.clone());
+        // Every target on this device together.
+        let mut issued = RwStats::default();
+        let mut size = 0;
+        let (mut sparse, mut zero) = (false, false);
+        for (j, u) in targets.iter().enumerate() {
+            let same = match (&resolutions[j], &resolutions[i]) {
+                (Resolution::Device(a), Resolution::Device(b)) => a.name == b.name,
+                _ => i == j,
+            };
+            if same {
+                issued.merge(&per_target[j]);
+                size += u.region_len;
+                sparse |= content[j].0;
+                zero |= content[j].1;
+            }
+        }
+        let (device_name, device, no_device_reason) = match &resolutions[i] {
+            Resolution::Device(d) => (Some(d.name.clone()), mon.device(&d.name).cloned(), None),
+            Resolution::NoDevice { reason, .. } => (None, None, Some(reason.clone())),
+        };
+        let input = CheckInput {
+            target: t.path.display().to_string(),
+            kind: t.kind,
+            cache: spec.cache,
+            issued_reads: issued.read.ios,
+            issued_read_bytes: issued.read.bytes,
+            issued_writes: issued.write.ios,
+            issued_write_bytes: issued.write.bytes,
+            device_name,
+            device,
+            no_device_reason,
+            target_size: size,
+            mem_total_bytes: env.mem_total_bytes,
+            max_core_busy_pct: max_core,
+            busiest_core: busiest,
+            file_sparse: sparse,
+            zero_filled: zero,
+            direct_unavailable: false,
+        };
+        for w in self_check(&input) {
+            if !out
+                .iter()
+                .any(|x| x.code == w.code && x.message == w.message)
+            {
+                out.push(w);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -165,7 +165,7 @@ pub fn per_target(
 }
 
 /// Where the hot blocks lie in the region.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Placement {
     /// Scattered over the region by a seeded permutation (default; what a database's hot pages look like).

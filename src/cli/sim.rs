@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::config::{self, SimConfig};
-use crate::cli::{duration_arg, OutputArgs};
+use super::db::SaveArgs;
+use super::output::OutputArgs;
+use super::values::duration_arg;
 use crate::engine::faulty::Fault;
+use crate::sim::config::{self, SimConfig};
 use crate::workload::EngineKind;
 
 /// Parses SQLIOSim's `-size`: MB as a plain number, or a size with a suffix.
@@ -90,7 +92,7 @@ pub struct SimArgs {
 
     /// Where the result is stored (history database).
     #[command(flatten)]
-    pub save: crate::store::cmd::SaveArgs,
+    pub save: SaveArgs,
 }
 
 impl SimArgs {

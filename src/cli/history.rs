@@ -1,0 +1,71 @@
+//! `iosim history`, `iosim show`, `iosim compare`: reading the history database.
+
+use clap::Args;
+
+use super::db::DbArgs;
+use super::output::OutputFormat;
+
+/// `iosim history`.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// Database.
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Only this kind (run, quick, sweep, sim, ...).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Target path contains.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Device model contains.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Profile contains.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Label contains.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Host contains.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Started on or after this date (2026-11-01, 2026-11-01T12:00).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Started on or before this date (2026-11-30 includes that day).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Newest N (0: all).
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `iosim show`.
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// Database.
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run: an id, `last`, `label:NAME` or `group:N`.
+    pub run: String,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}
+
+/// `iosim compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Database.
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Two or more runs; the first is the reference. `label:NAME` or `group:N` are repetitions.
+    #[arg(required = true, num_args = 2..)]
+    pub runs: Vec<String>,
+    /// Output format (text or json).
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+}

@@ -1,0 +1,165 @@
+//! The command line: every clap argument struct, one file per command or
+//! shared option group. Nothing outside `cli` and `commands` depends on clap
+//! or on these types; commands turn them into the library's plain
+//! configurations (a `WorkloadSpec`, a `MatrixConfig`, a `SimConfig`...).
+//!
+//! Shared groups: [`output::OutputArgs`] (`--output`, `--quiet`),
+//! [`db`] (`--db`, `--no-save`, `--label`, `--baseline`, `--threshold`) and
+//! the value parsers in [`values`] (sizes, durations, CPU lists, latencies).
+
+pub mod compat;
+pub mod create;
+pub mod db;
+pub mod history;
+pub mod matrix;
+pub mod output;
+pub mod profile;
+pub mod quick;
+pub mod report;
+pub mod run;
+pub mod sim;
+pub mod sweep;
+pub mod values;
+
+use clap::{Parser, Subcommand};
+
+pub use compat::CompatArgs;
+pub use create::CreateArgs;
+pub use db::{BaselineArgs, DbArgs, SaveArgs};
+pub use history::{CompareArgs, HistoryArgs, ShowArgs};
+pub use matrix::MatrixArgs;
+pub use output::{OutputArgs, OutputFormat};
+pub use profile::{ProfileAction, ProfileArgs};
+pub use quick::QuickArgs;
+pub use report::ReportArgs;
+pub use run::RunArgs;
+pub use sim::SimArgs;
+pub use sweep::SweepArgs;
+
+/// iosim: storage benchmark and database I/O simulator.
+///
+/// With no command, runs the default benchmark (`iosim quick`) in the
+/// current directory: a 1 GiB test file and five corner tests.
+#[derive(Debug, Parser)]
+#[command(name = "iosim", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do; the default benchmark when absent.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Options of the default benchmark.
+    #[command(flatten)]
+    pub quick: QuickArgs,
+}
+
+/// Commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The default benchmark: sequential 1 MiB read/write, random 4 KiB read/write, 4 KiB QD1 latency.
+    Quick(QuickArgs),
+    /// Run one workload against one or more files or block devices.
+    Run(RunArgs),
+    /// Create a test file (preallocated, filled with random data) without running anything.
+    Create(CreateArgs),
+    /// Run a SQLIO 1.5 command line and print SQLIO's output (docs/sqlio.md).
+    Sqlio(CompatArgs),
+    /// Run a DiskSpd command line and print DiskSpd's report (docs/diskspd.md).
+    Diskspd(CompatArgs),
+    /// Print the native `iosim run` command for a SQLIO or DiskSpd command line.
+    Translate(CompatArgs),
+    /// List stored runs (filters: target, device, profile, label, date).
+    History(HistoryArgs),
+    /// Reprint a stored run in any output format.
+    Show(ShowArgs),
+    /// Compare stored runs side by side, with Welch's t-test on repetitions.
+    Compare(CompareArgs),
+    /// Write an HTML report with charts (or one chart as SVG/PNG).
+    Report(ReportArgs),
+    /// Simulate a database engine's I/O (SQLIOSim) and verify every page read back.
+    Sim(SimArgs),
+    /// Vary qd, threads, bs, write-pct or rw; repeat; find the knee and the best setting.
+    Sweep(SweepArgs),
+    /// List or print the database workload profiles (run one with iosim run --profile NAME).
+    Profile(ProfileArgs),
+    /// ORION-style matrix: small random and large sequential I/O at increasing loads, alone and combined.
+    Matrix(MatrixArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::CacheMode;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).unwrap()
+    }
+
+    #[test]
+    fn no_arguments_is_quick() {
+        let c = parse(&["iosim"]);
+        assert!(c.command.is_none());
+        assert_eq!(c.quick.size, 1 << 30);
+    }
+
+    #[test]
+    fn run_builds_a_spec() {
+        let c = parse(&[
+            "iosim",
+            "run",
+            "/tmp/a",
+            "/tmp/b",
+            "--rw",
+            "randrw",
+            "--write-pct",
+            "30",
+            "--bs",
+            "8K",
+            "--qd",
+            "16",
+            "--threads",
+            "4",
+            "--size",
+            "2G",
+            "--cache",
+            "direct-writethrough",
+            "--cpus",
+            "0-1",
+        ]);
+        let Some(Command::Run(r)) = c.command else {
+            panic!()
+        };
+        let s = r.to_spec().unwrap();
+        assert_eq!(s.targets.len(), 2);
+        assert_eq!(s.write_pct, 30);
+        assert_eq!(s.bs, 8192);
+        assert_eq!(s.qd, 16);
+        assert_eq!(s.threads, 4);
+        assert_eq!(s.targets[1].size, Some(2 << 30));
+        assert_eq!(s.cache, CacheMode::DirectWritethrough);
+        assert_eq!(s.cpus, vec![0, 1]);
+    }
+
+    #[test]
+    fn write_pct_needs_a_mix() {
+        let c = parse(&[
+            "iosim",
+            "run",
+            "/tmp/a",
+            "--rw",
+            "randread",
+            "--write-pct",
+            "30",
+        ]);
+        let Some(Command::Run(r)) = c.command else {
+            panic!()
+        };
+        assert!(r.to_spec().unwrap_err().to_string().contains("randrw"));
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(Cli::try_parse_from(["iosim", "run", "x", "--bs", "4Q"]).is_err());
+        assert!(Cli::try_parse_from(["iosim", "run", "x", "--frobnicate"]).is_err());
+        assert!(Cli::try_parse_from(["iosim", "run", "x", "--duration", "forever"]).is_err());
+    }
+}

@@ -1,0 +1,345 @@
+//! `iosim run`: one workload against files or block devices.
+//!
+//! Option names follow fio where fio has one (`--rw`, `--bs`, `--size`,
+//! `--offset`, `--numjobs` is `--threads`, `--iodepth` is `--qd`), so Linux
+//! users feel at home; DiskSpd's `-w` is `--write-pct`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::db::{BaselineArgs, SaveArgs};
+use super::output::OutputArgs;
+use super::values::{cpu_list_value, duration_arg, size_arg, CpuList};
+use crate::profile::RunOverrides;
+use crate::workload::{
+    CacheMode, EngineKind, FillMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec,
+};
+
+/// `iosim run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Files or block devices. Missing files are created with --size.
+    pub targets: Vec<PathBuf>,
+
+    /// Run a database workload profile (built-in name or .toml file; see iosim profile list):
+    /// its targets map to the paths in order; missing ones are created next to the first path.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
+
+    /// Access pattern and mix.
+    #[arg(long, value_enum, default_value_t = RwMode::Randread)]
+    pub rw: RwMode,
+
+    /// Percentage of writes for --rw readwrite/randrw (DiskSpd's -w). Default 50.
+    #[arg(long, value_name = "PCT")]
+    pub write_pct: Option<u8>,
+
+    /// Block size (K/M suffixes are powers of two).
+    #[arg(long, value_parser = size_arg, default_value = "4K")]
+    pub bs: u64,
+
+    /// Offset alignment for random I/O (default: the block size).
+    #[arg(long, value_parser = size_arg)]
+    pub align: Option<u64>,
+
+    /// Threads per target.
+    #[arg(long, short = 't', default_value_t = 1)]
+    pub threads: u32,
+
+    /// Outstanding I/Os per thread (queue depth).
+    #[arg(long, default_value_t = 1)]
+    pub qd: u32,
+
+    /// Measured time.
+    #[arg(long, short = 'd', value_parser = duration_arg, default_value = "10s")]
+    pub duration: Duration,
+
+    /// Time run first and excluded from the results.
+    #[arg(long, value_parser = duration_arg, default_value = "0s")]
+    pub warmup: Duration,
+
+    /// Seed for offsets and data (same seed, same I/O stream).
+    #[arg(long, default_value_t = 0x10517)]
+    pub seed: u64,
+
+    /// Page-cache behaviour.
+    #[arg(long, value_enum, default_value_t = CacheMode::Direct)]
+    pub cache: CacheMode,
+
+    /// I/O engine.
+    #[arg(long, value_enum, default_value_t = EngineKind::Uring)]
+    pub engine: EngineKind,
+
+    /// Size of files to create (and of the null target).
+    #[arg(long, value_parser = size_arg)]
+    pub size: Option<u64>,
+
+    /// Start of the region used in each target.
+    #[arg(long, value_parser = size_arg, default_value = "0")]
+    pub offset: u64,
+
+    /// Length of the region used (default: to the end).
+    #[arg(long, value_parser = size_arg)]
+    pub length: Option<u64>,
+
+    /// Data written into new test files and by writes: random, zero, sparse, pattern:HEX
+    /// or compressible:N (N percent of every 4 KiB block compresses away).
+    #[arg(long, value_parser = crate::workload::fill_arg, default_value = "random", conflicts_with = "compress_pct")]
+    pub fill: FillMode,
+
+    /// Percentage of every written 4 KiB block that compresses away (fio buffer_compress_percentage);
+    /// the same as --fill compressible:N.
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub compress_pct: Option<u8>,
+
+    /// Percentage of written 4 KiB blocks that repeat an earlier block (fio dedupe_percentage).
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub dedupe_pct: Option<u8>,
+
+    /// Access skew of random I/O (fio random_distribution): uniform, zipf:THETA, pareto:H,
+    /// normal:SIGMA% or hotcold:HOT%/ACCESS% (e.g. hotcold:10/90). Give it once for every
+    /// target or once per target, in order.
+    #[arg(long, value_name = "DIST", value_parser = crate::workload::distribution::distribution_arg)]
+    pub distribution: Vec<crate::workload::Distribution>,
+
+    /// Where the hot blocks of --distribution lie: scattered at random, or packed at the start.
+    #[arg(long, value_name = "WHERE", value_parser = ["random", "start"], default_value = "random")]
+    pub hot_placement: String,
+
+    /// Precondition until steady state before measuring (SNIA PTS): iops|lat|bw:SLOPE%,RANGE%
+    /// over a rolling window of 5 rounds, e.g. iops:10%,20%; add ,ROUND,MAX (default 60s,25).
+    #[arg(long, value_name = "CRITERION", value_parser = crate::workload::steady::steady_arg)]
+    pub steady_state: Option<crate::workload::steady::SteadySpec>,
+
+    /// Sequential threads start this far apart (DiskSpd -T); default: each thread gets its own slice.
+    #[arg(long, value_parser = size_arg, conflicts_with = "shared_offset")]
+    pub thread_stride: Option<u64>,
+
+    /// Sequential threads of a target share one offset and together issue one sequential stream (DiskSpd -si).
+    #[arg(long)]
+    pub shared_offset: bool,
+
+    /// Make only this percentage of I/Os random; the others continue sequentially from the previous I/O (DiskSpd -rs).
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub random_pct: Option<u8>,
+
+    /// Cap each thread at this many I/Os per second (fio rate_iops, DiskSpd -g<n>i).
+    #[arg(long, value_name = "IOPS", conflicts_with = "rate")]
+    pub rate_iops: Option<u64>,
+
+    /// Cap each thread at this many bytes per second, e.g. 50M (fio rate, DiskSpd -g).
+    #[arg(long, value_name = "BYTES", value_parser = size_arg)]
+    pub rate: Option<u64>,
+
+    /// Issue I/Os in bursts of N, with --think between bursts (DiskSpd -i).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "think")]
+    pub burst: u32,
+
+    /// Pause between bursts (DiskSpd -j, fio thinktime), e.g. 5ms; without --burst, after every I/O.
+    #[arg(long, value_parser = duration_arg, value_name = "TIME")]
+    pub think: Option<Duration>,
+
+    /// Allow writing to block devices and to files iosim did not create.
+    #[arg(long)]
+    pub allow_destroy: bool,
+
+    /// Pin worker threads to these CPUs, round-robin (e.g. 0,2-3).
+    #[arg(long, value_parser = cpu_list_value)]
+    pub cpus: Option<CpuList>,
+
+    /// io_uring: kernel submission thread (SQPOLL).
+    #[arg(long)]
+    pub sqpoll: bool,
+
+    /// io_uring: polled completions (needs direct I/O and NVMe poll queues).
+    #[arg(long)]
+    pub hipri: bool,
+
+    /// Stop each thread after this many measured I/Os.
+    #[arg(long)]
+    pub number_ios: Option<u64>,
+
+    /// Submit at most N queued I/Os per system call (fio's iodepth_batch_submit).
+    /// 1 hands each I/O to the device as soon as it is ready, like a database
+    /// engine, SQLIO and fio do; 0 submits all free slots at once, which costs
+    /// less CPU per I/O but lets the device idle while a group is prepared.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub submit_batch: u32,
+
+    /// Time-series interval.
+    #[arg(long, value_parser = duration_arg, default_value = "1s")]
+    pub interval: Duration,
+
+    /// Also write the time series (per interval, total and per target) to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
+
+    /// Output.
+    #[command(flatten)]
+    pub out: OutputArgs,
+
+    /// History database.
+    #[command(flatten)]
+    pub save: SaveArgs,
+
+    /// Regression guard.
+    #[command(flatten)]
+    pub guard: BaselineArgs,
+}
+
+impl RunArgs {
+    /// Builds the workload these options describe.
+    pub fn to_spec(&self) -> Result<WorkloadSpec, crate::Error> {
+        if let Some(p) = &self.profile {
+            return Err(crate::Error::BadWorkload(format!(
+                "--profile {p} works with iosim run only (a profile runs several workloads)"
+            )));
+        }
+        let write_pct = match self.write_pct {
+            Some(p) if !self.rw.is_mixed() => {
+                return Err(crate::Error::BadWorkload(format!(
+                    "--write-pct {p} needs a mixed pattern: use --rw readwrite or --rw randrw (or --rw {} alone)",
+                    self.rw.name()
+                )))
+            }
+            Some(p) => p,
+            None => self.rw.default_write_pct(),
+        };
+        let per_target =
+            crate::workload::distribution::per_target(&self.distribution, self.targets.len())?;
+        let targets = self
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, p)| TargetSpec {
+                offset: self.offset,
+                length: self.length,
+                distribution: per_target.get(i).copied(),
+                ..TargetSpec::new(p.clone(), self.size)
+            })
+            .collect();
+        let spec = WorkloadSpec {
+            targets,
+            rw: self.rw,
+            write_pct,
+            bs: self.bs,
+            align: self.align,
+            threads: self.threads,
+            qd: self.qd,
+            duration: self.duration,
+            warmup: self.warmup,
+            seed: self.seed,
+            cache: self.cache,
+            engine: self.engine,
+            fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
+            seq_layout: if self.shared_offset {
+                SeqLayout::Shared
+            } else {
+                self.thread_stride
+                    .map_or(SeqLayout::Split, SeqLayout::Stride)
+            },
+            allow_destroy: self.allow_destroy,
+            cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
+            sqpoll: self.sqpoll,
+            hipri: self.hipri,
+            io_limit: self.number_ios,
+            submit_batch: self.submit_batch,
+            rate_iops: self.rate_iops,
+            rate_bytes: self.rate,
+            burst: self.burst,
+            think: self.think.unwrap_or(Duration::ZERO),
+            random_pct: self.random_pct,
+            shape: self.shape(),
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The production-like parts (issue 17) these options ask for.
+    pub fn shape(&self) -> crate::workload::Shape {
+        crate::workload::Shape {
+            distribution: self.distribution.first().copied().unwrap_or_default(),
+            placement: if self.hot_placement == "start" {
+                crate::workload::Placement::Start
+            } else {
+                crate::workload::Placement::Random
+            },
+            dedupe_pct: self.dedupe_pct.unwrap_or(0),
+            steady_state: self.steady_state,
+        }
+    }
+
+    /// Options of `iosim run` that set a workload's shape; with --profile the
+    /// profile sets them, so giving one is an error rather than silently ignored.
+    pub fn conflicting_options(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.rw != RwMode::Randread {
+            out.push("--rw");
+        }
+        if self.write_pct.is_some() {
+            out.push("--write-pct");
+        }
+        if self.bs != 4096 {
+            out.push("--bs");
+        }
+        if self.align.is_some() {
+            out.push("--align");
+        }
+        if self.threads != 1 {
+            out.push("--threads");
+        }
+        if self.qd != 1 {
+            out.push("--qd");
+        }
+        if self.cache != CacheMode::Direct {
+            out.push("--cache");
+        }
+        if self.thread_stride.is_some() {
+            out.push("--thread-stride");
+        }
+        if self.shared_offset {
+            out.push("--shared-offset");
+        }
+        if self.random_pct.is_some() {
+            out.push("--random-pct");
+        }
+        if self.series.is_some() {
+            out.push("--series");
+        }
+        out
+    }
+
+    /// What `iosim run --profile` takes from these options: the paths, and
+    /// every setting that is not a workload's shape.
+    pub fn to_overrides(&self) -> RunOverrides {
+        RunOverrides {
+            paths: self.targets.clone(),
+            size: self.size,
+            offset: self.offset,
+            length: self.length,
+            conflicting: self.conflicting_options(),
+            base: WorkloadSpec {
+                targets: Vec::new(),
+                duration: self.duration,
+                warmup: self.warmup,
+                seed: self.seed,
+                engine: self.engine,
+                fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
+                seq_layout: SeqLayout::Split,
+                allow_destroy: self.allow_destroy,
+                cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
+                sqpoll: self.sqpoll,
+                hipri: self.hipri,
+                io_limit: self.number_ios,
+                submit_batch: self.submit_batch,
+                rate_iops: self.rate_iops,
+                rate_bytes: self.rate,
+                burst: self.burst,
+                think: self.think.unwrap_or_default(),
+                ..WorkloadSpec::default()
+            },
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Value parsers shared by every command's options: sizes, durations, CPU
+//! lists, latencies. Each returns a message that says what to type instead.
+
+use std::time::Duration;
+
+use clap::builder::PossibleValue;
+use clap::ValueEnum;
+
+use crate::workload::{CacheMode, EngineKind, RwMode};
+
+/// Parses a size for clap.
+pub fn size_arg(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).map_err(|e| e.to_string())
+}
+
+/// Parses a duration for clap.
+pub fn duration_arg(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// A list of CPUs given as `0,2,4-7`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+/// Parses a CPU list for clap.
+pub fn cpu_list_value(s: &str) -> Result<CpuList, String> {
+    cpu_list_arg(s).map(CpuList)
+}
+
+/// Parses a CPU list such as `0,2,4-7`.
+pub fn cpu_list_arg(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("invalid CPU list '{s}': use numbers and ranges such as 0,2,4-7");
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if b < a {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("invalid CPU list '{s}': it names no CPU"));
+    }
+    Ok(out)
+}
+
+/// Parses a latency such as `2ms`, `500us` or `0.5` (milliseconds) into microseconds.
+pub fn latency_arg(s: &str) -> Result<f64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(v) = t.strip_suffix("us") {
+        (v, 1.0)
+    } else if let Some(v) = t.strip_suffix("ms") {
+        (v, 1000.0)
+    } else if let Some(v) = t.strip_suffix('s') {
+        (v, 1_000_000.0)
+    } else {
+        (t.as_str(), 1000.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid latency '{s}': use e.g. 2ms or 500us"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("invalid latency '{s}': it must be above 0"));
+    }
+    Ok(v * mult)
+}
+
+// The workload's choices as command-line values. They are defined here, not
+// derived in `workload`, so that the library does not depend on clap; each
+// match is exhaustive, so a new variant does not compile until it has help.
+
+impl ValueEnum for RwMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &RwMode::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            RwMode::Read => "Sequential reads",
+            RwMode::Write => "Sequential writes",
+            RwMode::Randread => "Random reads",
+            RwMode::Randwrite => "Random writes",
+            RwMode::Readwrite => "Sequential mixed reads and writes (`--write-pct`, default 50)",
+            RwMode::Randrw => "Random mixed reads and writes (`--write-pct`, default 50)",
+        };
+        Some(PossibleValue::new(self.name()).help(help))
+    }
+}
+
+impl ValueEnum for CacheMode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &CacheMode::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            CacheMode::Direct => {
+                "O_DIRECT: bypass the page cache (DiskSpd -Su, SQLIO's default unbuffered I/O)"
+            }
+            CacheMode::Buffered => "Through the page cache (SQLIO -BY, DiskSpd -Sb)",
+            CacheMode::Writethrough => {
+                "Page cache with O_DSYNC: each write returns once stable (DiskSpd -Sw)"
+            }
+            CacheMode::DirectWritethrough => {
+                "O_DIRECT and O_DSYNC together, as SQL Server opens its files (DiskSpd -Sh)"
+            }
+        };
+        Some(PossibleValue::new(self.name()).help(help))
+    }
+}
+
+impl ValueEnum for EngineKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &EngineKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            EngineKind::Uring => {
+                "io_uring with registered files and buffers and batched submission (default)"
+            }
+            EngineKind::Sync => {
+                "pread/pwrite, one I/O at a time per thread (queue depth is 1 whatever --qd says)"
+            }
+            EngineKind::Null => {
+                "No storage at all: every I/O completes at once. Measures iosim's own overhead"
+            }
+            EngineKind::Mmap => "Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough",
+        };
+        Some(PossibleValue::new(self.name()).help(help))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(cpu_list_arg("0,2,4-6").unwrap(), vec![0, 2, 4, 5, 6]);
+        assert!(cpu_list_arg("3-1").is_err());
+        assert!(cpu_list_arg("x").is_err());
+    }
+
+    #[test]
+    fn latencies() {
+        assert_eq!(latency_arg("2ms").unwrap(), 2000.0);
+        assert_eq!(latency_arg("500us").unwrap(), 500.0);
+        assert_eq!(latency_arg("0.5").unwrap(), 500.0);
+        assert!(latency_arg("0").is_err());
+    }
+}

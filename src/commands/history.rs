@@ -1,0 +1,119 @@
+//! `iosim history`: list stored runs.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::Ctx;
+use crate::cli::{HistoryArgs, OutputFormat};
+use crate::outcome::Outcome;
+use crate::store::render::{csv_field, summary};
+use crate::store::Filter;
+
+/// `iosim history`.
+pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    let out = &mut *ctx.out;
+    let store = match a.db.open_existing() {
+        Ok(s) => s,
+        Err(e @ crate::store::StoreError::Missing(_)) => {
+            // Nothing stored yet is not a failure: say so, list nothing.
+            eprintln!("iosim: {e}");
+            if a.output == OutputFormat::Json {
+                writeln!(out, "[]")?;
+            }
+            return Ok(Outcome::Success);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let rows = store.list(&Filter {
+        kind: a.kind.clone(),
+        target: a.target.clone(),
+        device: a.device.clone(),
+        profile: a.profile.clone(),
+        label: a.label.clone(),
+        host: a.host.clone(),
+        since: a.since.clone(),
+        until: a.until.clone(),
+        limit: a.limit,
+    })?;
+    let mut text = String::new();
+    let sums: Vec<[Option<f64>; 3]> = rows
+        .iter()
+        .map(|r| store.get(r.id).map(|s| summary(&s.doc)))
+        .collect::<Result<_, _>>()?;
+    let f = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
+    match a.output {
+        OutputFormat::Json => {
+            let items: Vec<Value> = rows
+                .iter()
+                .zip(&sums)
+                .map(|(r, s)| {
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    v["iops"] = s[0].into();
+                    v["mib_per_sec"] = s[1].into();
+                    v["lat_p99_us"] = s[2].into();
+                    v
+                })
+                .collect();
+            text = serde_json::to_string_pretty(&items)? + "\n";
+        }
+        OutputFormat::Csv => {
+            text.push_str("id,kind,started_at,label,host,targets,device,profile,iosim_version,group,iops,mib_s,lat_p99_us\n");
+            for (r, s) in rows.iter().zip(&sums) {
+                let cells = [
+                    r.id.to_string(),
+                    r.kind.clone(),
+                    r.started_at.clone(),
+                    r.label.clone().unwrap_or_default(),
+                    r.host.clone().unwrap_or_default(),
+                    r.targets.join(" "),
+                    r.device.clone().unwrap_or_default(),
+                    r.profile.clone().unwrap_or_default(),
+                    r.iosim_version.clone().unwrap_or_default(),
+                    r.group.map(|g| g.to_string()).unwrap_or_default(),
+                    f(s[0]),
+                    f(s[1]),
+                    f(s[2]),
+                ];
+                let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
+                text.push_str(&line.join(","));
+                text.push('\n');
+            }
+        }
+        OutputFormat::Text => {
+            if rows.is_empty() {
+                eprintln!("no stored runs match in {}", store.path().display());
+                return Ok(Outcome::Success);
+            }
+            let _ = writeln!(
+                text,
+                "{:>5}  {:<6} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  targets / device / profile",
+                "id", "kind", "started (UTC)", "label", "host", "IOPS", "MiB/s", "p99 us"
+            );
+            for (r, s) in rows.iter().zip(&sums) {
+                let mut what = r.targets.join(" ");
+                for x in [&r.device, &r.profile].into_iter().flatten() {
+                    let _ = write!(what, " [{x}]");
+                }
+                if let Some(g) = r.group {
+                    let _ = write!(what, " (group {g})");
+                }
+                let _ = writeln!(
+                    out,
+                    "{:>5}  {:<6} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  {}",
+                    r.id,
+                    r.kind,
+                    r.started_at.get(..19).unwrap_or(&r.started_at),
+                    r.label.as_deref().unwrap_or("-"),
+                    r.host.as_deref().unwrap_or("-"),
+                    f(s[0]),
+                    f(s[1]),
+                    f(s[2]),
+                    what
+                );
+            }
+        }
+    }
+    out.write_all(text.as_bytes())?;
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,56 @@
+//! `iosim matrix`: ORION's load matrix.
+
+use std::time::Duration;
+
+use super::{run_options, save, Ctx};
+use crate::cli::{MatrixArgs, OutputFormat};
+use crate::matrix::{self, grid_csv, output_path, summary_text, Metric};
+use crate::outcome::Outcome;
+
+/// Runs the matrix, writes ORION's files, prints the summary, saves it.
+pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    let opts = run_options(&a.output, ctx.stop.clone(), Duration::from_secs(1));
+    let quiet = a.output.quiet;
+    let r = matrix::run(&a.to_config(), &opts, |i, n, p| {
+        if quiet {
+            return;
+        }
+        let mut line = format!("point {}/{}: small={} large={}", i + 1, n, p.small, p.large);
+        if let (Some(iops), Some(lat)) = (p.small_iops, p.small_mean_us) {
+            line.push_str(&format!("  small {iops:.0} IOPS {lat:.1} us"));
+        }
+        if let Some(m) = p.large_mib_s {
+            line.push_str(&format!("  large {m:.2} MiB/s"));
+        }
+        eprintln!("{line}");
+    })?;
+    let files = [
+        ("iops.csv", grid_csv(&r, Metric::SmallIops)),
+        ("mbps.csv", grid_csv(&r, Metric::LargeMbps)),
+        ("lat.csv", grid_csv(&r, Metric::SmallLatency)),
+        ("summary.txt", summary_text(&r)),
+    ];
+    for (name, text) in &files {
+        let p = output_path(&a.out, name);
+        std::fs::write(&p, text)
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
+    }
+    match a.output.output {
+        OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&r)?)?,
+        OutputFormat::Csv => write!(ctx.out, "{}", grid_csv(&r, Metric::SmallIops))?,
+        OutputFormat::Text => {
+            write!(ctx.out, "{}", summary_text(&r))?;
+            writeln!(
+                ctx.out,
+                "Wrote {}_{{iops,mbps,lat}}.csv and {}_summary.txt",
+                a.out.display(),
+                a.out.display()
+            )?;
+        }
+    }
+    save::save_result(&a.save, "matrix", &serde_json::to_value(&r)?);
+    Ok(Outcome::of_run(
+        r.interrupted,
+        r.points.iter().map(|p| p.errors).sum(),
+    ))
+}

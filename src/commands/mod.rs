@@ -1,0 +1,83 @@
+//! Command handlers: one file a command. Each takes its parsed arguments
+//! (from [`crate::cli`]) and a [`Ctx`], builds the library's plain
+//! configuration, runs it, writes the result to `ctx.out`, and returns an
+//! [`Outcome`] that `main` maps to the exit status through
+//! [`crate::outcome::EXIT_CODES`].
+//!
+//! Results go to `ctx.out` (stdout in the binary) and write errors are
+//! returned, never printed with `print!` (which panics on a closed pipe).
+//! Progress, notes and warnings go to stderr.
+
+pub mod compare;
+pub mod compat;
+pub mod create;
+pub mod history;
+pub mod matrix;
+pub mod profile;
+pub mod quick;
+pub mod report;
+pub mod run;
+pub mod save;
+pub mod show;
+pub mod sim;
+pub mod sweep;
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::{Cli, Command, OutputArgs};
+use crate::outcome::Outcome;
+use crate::runner::RunOptions;
+
+/// What every command gets besides its arguments.
+pub struct Ctx<'a> {
+    /// Set by Ctrl-C or SIGTERM; measuring commands stop and print what they have.
+    pub stop: Arc<AtomicBool>,
+    /// Where results go (stdout in the binary).
+    pub out: &'a mut dyn Write,
+}
+
+/// Runs the command the command line names.
+pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    match cli.command {
+        None => quick::run(&cli.quick, ctx),
+        Some(Command::Quick(a)) => quick::run(&a, ctx),
+        Some(Command::Run(a)) => run::run(&a, ctx),
+        Some(Command::Create(a)) => create::run(&a, ctx),
+        Some(Command::Sqlio(a)) => compat::sqlio(&a, ctx),
+        Some(Command::Diskspd(a)) => compat::diskspd(&a, ctx),
+        Some(Command::Translate(a)) => compat::translate(&a, ctx),
+        Some(Command::History(a)) => history::run(&a, ctx),
+        Some(Command::Show(a)) => show::run(&a, ctx),
+        Some(Command::Compare(a)) => compare::run(&a, ctx),
+        Some(Command::Report(a)) => report::run(&a, ctx),
+        Some(Command::Sim(a)) => sim::run(&a, ctx),
+        Some(Command::Sweep(a)) => sweep::run(&a, ctx),
+        Some(Command::Profile(a)) => profile::run(&a, ctx),
+        Some(Command::Matrix(a)) => matrix::run(&a, ctx),
+    }
+}
+
+/// SIGINT/SIGTERM set the returned flag, which workers poll; a second one
+/// exits at once with the interrupted status.
+pub fn install_signal_handlers() -> anyhow::Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    let code = i32::from(Outcome::Interrupted.code());
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, code, stop.clone())?;
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(stop)
+}
+
+/// Runner options for a measuring command: progress on a terminal unless --quiet.
+pub fn run_options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: Duration) -> RunOptions {
+    RunOptions {
+        progress: !out.quiet && std::io::stderr().is_terminal(),
+        stop,
+        interval,
+    }
+}

@@ -1,0 +1,58 @@
+//! `iosim report`: the HTML report, or one chart as SVG or PNG.
+
+use super::Ctx;
+use crate::cli::ReportArgs;
+use crate::html::{charts, entries, html, png};
+use crate::outcome::Outcome;
+use crate::store::StoredRun;
+
+/// `iosim report`.
+pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    let store = a.db.open_existing()?;
+    let mut runs: Vec<StoredRun> = Vec::new();
+    for r in &a.runs {
+        for run in store.resolve(r)? {
+            if !runs.iter().any(|x| x.row.id == run.row.id) {
+                runs.push(run);
+            }
+        }
+    }
+    if a.svg.is_some() || a.png.is_some() {
+        let es = entries(&runs);
+        let cs = charts(&es, a.width as f64, a.height as f64);
+        let Some((_, svg)) = cs.iter().find(|c| c.0 == a.chart) else {
+            let have: Vec<&str> = cs.iter().map(|c| c.0.as_str()).collect();
+            anyhow::bail!(
+                "no '{}' chart for these runs: choose --chart from {}",
+                a.chart,
+                if have.is_empty() {
+                    "(none: these runs hold no run results)".to_string()
+                } else {
+                    have.join(", ")
+                }
+            );
+        };
+        let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
+        if let Some(p) = &a.svg {
+            std::fs::write(p, &doc)
+                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
+            eprintln!("wrote {} ({} chart)", p.display(), a.chart);
+        }
+        if let Some(p) = &a.png {
+            std::fs::write(p, png(&doc, 2.0)?)
+                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
+            eprintln!("wrote {} ({} chart)", p.display(), a.chart);
+        }
+    }
+    let page = html(&runs);
+    match &a.out {
+        Some(p) => {
+            std::fs::write(p, page)
+                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
+            eprintln!("wrote {}", p.display());
+        }
+        None if a.svg.is_none() && a.png.is_none() => ctx.out.write_all(page.as_bytes())?,
+        None => {}
+    }
+    Ok(Outcome::Success)
+}

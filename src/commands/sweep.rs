@@ -1,0 +1,71 @@
+//! `iosim sweep`: vary parameters, repeat, find the knee.
+
+use super::{run_options, save, Ctx};
+use crate::cli::{OutputFormat, SweepArgs};
+use crate::outcome::Outcome;
+use crate::sweep::{self, studies, Combine, SweepPlan};
+
+/// Runs the sweep (or lists the studies), prints and saves it.
+pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    if a.list_studies {
+        for s in studies::all() {
+            writeln!(
+                ctx.out,
+                "{:<22}{}\n{:<22}iosim sweep FILE {}",
+                s.name, s.about, "", s.sweep_line
+            )?;
+        }
+        return Ok(Outcome::Success);
+    }
+    let mut base = a.run.to_spec()?;
+    let (explicit, study) = match &a.study {
+        Some(name) => {
+            let s = studies::find(name).ok_or_else(|| {
+                anyhow::anyhow!("no built-in study '{name}': see iosim sweep --list-studies")
+            })?;
+            base.rw = s.rw;
+            base.write_pct = s.rw.default_write_pct();
+            base.bs = s.bs;
+            (s.to_points(), Some(s.name.to_string()))
+        }
+        None => (Vec::new(), None),
+    };
+    if a.vary.is_empty() && explicit.is_empty() {
+        anyhow::bail!(
+            "nothing to sweep: give --vary PARAM=VALUES (e.g. --vary qd=1..64x2) or --study NAME"
+        );
+    }
+    let plan = SweepPlan {
+        base,
+        axes: a.vary.clone(),
+        explicit,
+        combine: if a.zip { Combine::Zip } else { Combine::Grid },
+        repeat: a.repeat,
+        max_latency_us: a.max_latency,
+        use_p99: a.p99,
+        knee_threshold: a.knee_threshold,
+        study,
+    };
+    let opts = run_options(&a.run.out, ctx.stop.clone(), a.run.interval);
+    let res = sweep::run(&plan, &opts, |_, _, _| {})?;
+    match a.run.out.output {
+        OutputFormat::Text => write!(ctx.out, "{}", sweep::text(&res))?,
+        OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&res)?)?,
+        OutputFormat::Csv => write!(ctx.out, "{}", sweep::csv(&res))?,
+    }
+    if let Some(path) = &a.csv {
+        std::fs::write(path, sweep::csv(&res))
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display()))?;
+    }
+    save::after_run(
+        &a.run.save,
+        &a.run.guard,
+        "sweep",
+        &serde_json::to_value(&res)?,
+    )?;
+    Ok(if res.interrupted {
+        Outcome::Interrupted
+    } else {
+        Outcome::Success
+    })
+}

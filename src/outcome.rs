@@ -1,0 +1,93 @@
+//! How a command ended, and the one table that maps each ending to the
+//! process exit status (documented in the README).
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It did what was asked.
+    Success,
+    /// An error stopped it; the message on stderr says what to do next.
+    Failed,
+    /// The command line was not understood (clap prints the usage).
+    Usage,
+    /// A run completed but saw I/O errors.
+    IoErrors,
+    /// `--baseline` found a regression beyond `--threshold`.
+    Regressed,
+    /// Ctrl-C or SIGTERM stopped it; what was measured was still printed.
+    Interrupted,
+}
+
+/// Every outcome with its exit status and meaning: the only place exit codes are defined.
+pub const EXIT_CODES: [(Outcome, u8, &str); 6] = [
+    (Outcome::Success, 0, "success"),
+    (
+        Outcome::Failed,
+        1,
+        "error: the message on stderr says what to do next",
+    ),
+    (Outcome::Usage, 2, "the command line was not understood"),
+    (Outcome::IoErrors, 3, "the run completed but saw I/O errors"),
+    (
+        Outcome::Regressed,
+        4,
+        "--baseline found a regression beyond --threshold",
+    ),
+    (
+        Outcome::Interrupted,
+        130,
+        "interrupted by Ctrl-C or SIGTERM (results so far were printed)",
+    ),
+];
+
+impl Outcome {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        EXIT_CODES
+            .iter()
+            .find(|(o, _, _)| *o == self)
+            .map(|(_, c, _)| *c)
+            .expect("every outcome is in EXIT_CODES")
+    }
+
+    /// The outcome whose exit status is `code` (a front end that returns a
+    /// status); a status outside the table is a failure.
+    pub fn from_code(code: u8) -> Outcome {
+        EXIT_CODES
+            .iter()
+            .find(|e| e.1 == code)
+            .map_or(Outcome::Failed, |e| e.0)
+    }
+
+    /// The outcome of a measurement: interrupted beats I/O errors beats success.
+    pub fn of_run(interrupted: bool, errors: u64) -> Outcome {
+        if interrupted {
+            Outcome::Interrupted
+        } else if errors > 0 {
+            Outcome::IoErrors
+        } else {
+            Outcome::Success
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_outcome_has_one_distinct_code() {
+        let codes: Vec<u8> = EXIT_CODES.iter().map(|e| e.1).collect();
+        let mut uniq = codes.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        assert_eq!(uniq.len(), codes.len());
+        assert_eq!(Outcome::Interrupted.code(), 130);
+        assert_eq!(Outcome::of_run(true, 5), Outcome::Interrupted);
+        assert_eq!(Outcome::of_run(false, 5).code(), 3);
+        assert_eq!(Outcome::of_run(false, 0), Outcome::Success);
+        for (o, c, _) in EXIT_CODES {
+            assert_eq!(Outcome::from_code(c), o);
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! After a run: merge what the workers measured into one [`RunResult`].
+
+use crate::stats::RwStats;
+use crate::sysmon::check::self_checks;
+use crate::sysmon::mounts::Resolution;
+use crate::sysmon::sampler::MonitorReport;
+use crate::target::{PreparedTarget, TargetKind};
+use crate::workload::{EngineKind, WorkloadSpec};
+
+use super::result::{
+    CpuResult, ErrorSummary, HistogramSet, RunResult, Series, TargetResult, ThreadResult,
+    SCHEMA_VERSION,
+};
+use super::worker::WorkerOut;
+
+/// What the run knew besides the workers' measurements.
+pub(super) struct RunFacts {
+    pub spec: WorkloadSpec,
+    pub started_at: String,
+    pub engine: EngineKind,
+    pub notes: Vec<String>,
+    pub interrupted: bool,
+    pub targets: Vec<PreparedTarget>,
+    pub resolutions: Vec<Resolution>,
+    /// Per target: (sparse, zero-filled), checked before the run.
+    pub content: Vec<(bool, bool)>,
+    pub monitor: MonitorReport,
+    pub series: Series,
+}
+
+/// Per thread, per target and in total: what the workers measured.
+struct Merged {
+    total: RwStats,
+    per_target: Vec<RwStats>,
+    threads: Vec<ThreadResult>,
+    errors: ErrorSummary,
+    user_s: f64,
+    sys_s: f64,
+}
+
+fn merge(outs: &[WorkerOut], ntargets: usize) -> Merged {
+    let mut m = Merged {
+        total: RwStats::default(),
+        per_target: (0..ntargets).map(|_| RwStats::default()).collect(),
+        threads: Vec::new(),
+        errors: ErrorSummary::default(),
+        user_s: 0.0,
+        sys_s: 0.0,
+    };
+    for o in outs {
+        m.total.merge(&o.stats);
+        m.per_target[o.target].merge(&o.stats);
+        m.errors.count += o.errors;
+        for r in &o.error_records {
+            if m.errors.first.len() < 100 {
+                m.errors.first.push(r.clone());
+            }
+        }
+        m.user_s += o.user_s;
+        m.sys_s += o.sys_s;
+        m.threads.push(ThreadResult {
+            thread: o.thread,
+            target: o.target,
+            cpu: o.cpu,
+            duration_s: o.duration_ns as f64 / 1e9,
+            cpu_user_s: o.user_s,
+            cpu_sys_s: o.sys_s,
+            result: o.stats.summarize(o.duration_ns as f64 / 1e9),
+        });
+    }
+    m.threads.sort_by_key(|t| t.thread);
+    m
+}
+
+/// CPU use of the workers and of the machine over `secs` measured seconds.
+fn cpu_result(user_s: f64, sys_s: f64, secs: f64, mon: &MonitorReport) -> CpuResult {
+    let machine = mon.cpu_whole.clone();
+    let max_core = machine
+        .iter()
+        .filter(|c| c.cpu.is_some())
+        .map(|c| c.busy_pct)
+        .fold(0.0, f64::max);
+    CpuResult {
+        user_s,
+        sys_s,
+        process_pct_of_one_core: if secs > 0.0 {
+            100.0 * (user_s + sys_s) / secs
+        } else {
+            0.0
+        },
+        max_core_busy_pct: max_core,
+        cpu_bound: max_core >= 95.0,
+        machine,
+    }
+}
+
+fn target_results(
+    spec: &WorkloadSpec,
+    targets: &[PreparedTarget],
+    per_target: &[RwStats],
+    secs: f64,
+) -> Vec<TargetResult> {
+    targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TargetResult {
+            path: t.path.display().to_string(),
+            kind: match t.kind {
+                TargetKind::File => "file",
+                TargetKind::BlockDevice => "block_device",
+                TargetKind::Null => "null",
+            }
+            .into(),
+            size: t.size,
+            region_start: t.region_start,
+            region_len: t.region_len,
+            created: t.created,
+            dio_align: t.dio_align,
+            threads: spec.threads_for(i),
+            result: per_target[i].summarize(secs),
+        })
+        .collect()
+}
+
+/// The result document of a run.
+pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
+    let RunFacts {
+        spec,
+        started_at,
+        engine,
+        mut notes,
+        interrupted,
+        targets,
+        resolutions,
+        content,
+        monitor,
+        series,
+    } = f;
+    let duration_ns = outs.iter().map(|o| o.duration_ns).max().unwrap_or(0);
+    let secs = duration_ns as f64 / 1e9;
+    let m = merge(outs, targets.len());
+    if m.errors.count > 0 {
+        notes.push(format!(
+            "{} I/O errors (see errors in the JSON output for offsets)",
+            m.errors.count
+        ));
+    }
+    let cpu = cpu_result(m.user_s, m.sys_s, secs, &monitor);
+    let environment = crate::sysmon::host::host_info();
+    let warnings = self_checks(
+        &spec,
+        &targets,
+        &resolutions,
+        &m.per_target,
+        &content,
+        &monitor,
+        cpu.max_core_busy_pct,
+        &environment,
+    );
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        iosim_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at,
+        host: environment.host.clone(),
+        targets: target_results(&spec, &targets, &m.per_target, secs),
+        config: spec,
+        engine: engine.name().to_string(),
+        notes,
+        interrupted,
+        duration_s: secs,
+        total: m.total.summarize(secs),
+        threads: m.threads,
+        cpu,
+        errors: m.errors,
+        series,
+        histograms: HistogramSet {
+            read: crate::stats::encode_histogram(&m.total.read.hist),
+            write: crate::stats::encode_histogram(&m.total.write.hist),
+        },
+        environment,
+        devices: resolutions,
+        monitor,
+        warnings,
+    }
+}

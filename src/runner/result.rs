@@ -1,0 +1,221 @@
+//! The result of a run: the JSON schema of `iosim run --output json`
+//! (see docs/json-schema.md).
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{DirStats, RwResult};
+use crate::sysmon::check::Warning;
+use crate::sysmon::cpu::CoreUtil;
+use crate::sysmon::mounts::Resolution;
+use crate::sysmon::sampler::MonitorReport;
+use crate::workload::WorkloadSpec;
+
+/// Version of the JSON result schema (see docs/json-schema.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One I/O error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoErrorRecord {
+    /// Target index.
+    pub target: usize,
+    /// Thread index (global).
+    pub thread: usize,
+    /// `read` or `write`.
+    pub op: String,
+    /// Byte offset.
+    pub offset: u64,
+    /// Bytes requested.
+    pub len: u32,
+    /// Bytes transferred (short I/O) or -errno.
+    pub result: i32,
+    /// What it means.
+    pub message: String,
+}
+
+/// Results of one target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetResult {
+    /// Path.
+    pub path: String,
+    /// `file`, `block_device` or `null`.
+    pub kind: String,
+    /// Size of the file or device.
+    pub size: u64,
+    /// First byte used.
+    pub region_start: u64,
+    /// Bytes of the region used.
+    pub region_len: u64,
+    /// True when this run created or extended the file.
+    pub created: bool,
+    /// Direct-I/O alignment of the target.
+    pub dio_align: u64,
+    /// Threads on this target.
+    pub threads: u32,
+    /// Read, write and total.
+    #[serde(flatten)]
+    pub result: RwResult,
+}
+
+/// Results of one worker thread.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    /// Global thread number.
+    pub thread: usize,
+    /// Target index.
+    pub target: usize,
+    /// CPU the thread was pinned to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
+    /// Measured time of this thread.
+    pub duration_s: f64,
+    /// User CPU seconds while measuring.
+    pub cpu_user_s: f64,
+    /// System CPU seconds while measuring.
+    pub cpu_sys_s: f64,
+    /// Read, write and total.
+    #[serde(flatten)]
+    pub result: RwResult,
+}
+
+/// CPU use during the measured time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuResult {
+    /// User CPU seconds of the worker threads.
+    pub user_s: f64,
+    /// System CPU seconds of the worker threads.
+    pub sys_s: f64,
+    /// Worker CPU time as a percentage of one core.
+    pub process_pct_of_one_core: f64,
+    /// Whole machine, then each core.
+    pub machine: Vec<CoreUtil>,
+    /// Busiest core's busy percentage.
+    pub max_core_busy_pct: f64,
+    /// True when a core was at least 95% busy: the run may measure the CPU, not the storage.
+    pub cpu_bound: bool,
+}
+
+/// Errors seen during the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    /// All I/O errors and short transfers.
+    pub count: u64,
+    /// The first few, with offsets.
+    pub first: Vec<IoErrorRecord>,
+}
+
+/// One point of the time series: one interval, one scope (a target or the total).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// End of the interval, seconds from the start of measuring.
+    pub t_s: f64,
+    /// Length of the interval.
+    pub duration_s: f64,
+    /// Reads.
+    pub read: PointStats,
+    /// Writes.
+    pub write: PointStats,
+    /// Both.
+    pub total: PointStats,
+}
+
+/// Throughput and latency over one interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PointStats {
+    /// I/Os completed.
+    pub ios: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// I/Os per second.
+    pub iops: f64,
+    /// MiB per second.
+    pub mib_per_sec: f64,
+    /// Mean latency, µs.
+    pub lat_mean_us: f64,
+    /// Median latency, µs.
+    pub lat_p50_us: f64,
+    /// 99th percentile, µs.
+    pub lat_p99_us: f64,
+    /// Maximum, µs.
+    pub lat_max_us: f64,
+}
+
+impl PointStats {
+    pub(super) fn from_dir(d: &DirStats, secs: f64) -> PointStats {
+        let r = d.summarize(secs);
+        PointStats {
+            ios: r.ios,
+            bytes: r.bytes,
+            iops: r.iops,
+            mib_per_sec: r.mib_per_sec,
+            lat_mean_us: r.latency_us.mean,
+            lat_p50_us: r.latency_us.p("p50"),
+            lat_p99_us: r.latency_us.p("p99"),
+            lat_max_us: r.latency_us.max,
+        }
+    }
+}
+
+/// Time series of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Interval length, seconds.
+    pub interval_s: f64,
+    /// All targets together.
+    pub total: Vec<SeriesPoint>,
+    /// Per target, in target order.
+    pub targets: Vec<Vec<SeriesPoint>>,
+}
+
+/// Everything a run measured. This struct is the JSON schema (`--output json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Schema version of this document.
+    pub schema_version: u32,
+    /// iosim's version.
+    pub iosim_version: String,
+    /// When the run started (UTC).
+    pub started_at: String,
+    /// Host name.
+    pub host: String,
+    /// The resolved workload.
+    pub config: WorkloadSpec,
+    /// The engine actually used (after any fallback).
+    pub engine: String,
+    /// Notes: fallbacks, reused files, warnings.
+    pub notes: Vec<String>,
+    /// True when Ctrl-C or SIGTERM stopped the run early.
+    pub interrupted: bool,
+    /// Measured time (excluding warmup).
+    pub duration_s: f64,
+    /// All targets.
+    pub total: RwResult,
+    /// Per target.
+    pub targets: Vec<TargetResult>,
+    /// Per thread.
+    pub threads: Vec<ThreadResult>,
+    /// CPU use.
+    pub cpu: CpuResult,
+    /// I/O errors.
+    pub errors: ErrorSummary,
+    /// Time series.
+    pub series: Series,
+    /// Whole-run latency histograms of all targets together (HdrHistogram V2, base64).
+    pub histograms: HistogramSet,
+    /// The machine.
+    pub environment: crate::sysmon::host::HostInfo,
+    /// The block device under each target (or why there is none), in target order.
+    pub devices: Vec<Resolution>,
+    /// Device and CPU counters over the measured time, whole run and per interval.
+    pub monitor: MonitorReport,
+    /// Results checked against the kernel's counters: what may make them untrue.
+    pub warnings: Vec<Warning>,
+}
+
+/// Latency histograms, nanoseconds, as [`crate::stats::encode_histogram`] writes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistogramSet {
+    /// Reads.
+    pub read: String,
+    /// Writes.
+    pub write: String,
+}

@@ -1,0 +1,576 @@
+//! One worker thread: sets up its engine and offset generator, waits at the
+//! start barrier, then runs the hot loop until its window ends.
+//!
+//! The hot loop queues an I/O for every free slot, stamps the batch with one
+//! clock read, submits and waits in one system call, stamps the completions
+//! with one clock read, and records each latency into thread-private
+//! statistics: no allocation, lock, formatting or extra system call per I/O.
+//! At every interval boundary the worker hands a copy of its interval
+//! statistics to the main thread (once per interval, not per I/O).
+
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::clock::now_ns;
+use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
+use crate::stats::RwStats;
+use crate::sysmon::cpu;
+use crate::workload::{EngineKind, FillMode, OffsetGen, SeqLayout, WorkloadSpec};
+
+use super::pacing::{Pacer, MAX_NAP_NS};
+use super::result::IoErrorRecord;
+use super::series::IntervalMsg;
+use super::MAX_ERRORS_PER_THREAD;
+
+/// Error records kept per thread (all errors are counted).
+const ERROR_RECORDS_PER_THREAD: usize = 32;
+
+/// One worker thread to start.
+pub(super) struct WorkerPlan {
+    pub target: usize,
+    pub thread: usize,
+    /// Thread index within its target.
+    pub local: usize,
+    pub threads_on_target: usize,
+    pub cpu: Option<Vec<usize>>,
+    pub file: Option<std::fs::File>,
+}
+
+/// What every worker of a run shares, and what is particular to its target.
+pub(super) struct WorkerCtx {
+    pub spec: WorkloadSpec,
+    pub engine: EngineKind,
+    pub region_start: u64,
+    pub region_len: u64,
+    pub stop: Arc<AtomicBool>,
+    pub barrier: Arc<Barrier>,
+    pub tx: mpsc::Sender<IntervalMsg>,
+    pub interval_ns: u64,
+    pub notes: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The target's shared sequential offset (`SeqLayout::Shared`).
+    pub shared_offset: Arc<AtomicU64>,
+}
+
+/// What a worker returns.
+pub(super) struct WorkerOut {
+    pub target: usize,
+    pub thread: usize,
+    pub cpu: Option<usize>,
+    pub duration_ns: u64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub stats: RwStats,
+    pub errors: u64,
+    pub error_records: Vec<IoErrorRecord>,
+}
+
+/// The body of a worker thread.
+pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
+    // Everything that can fail or allocate happens before the barrier.
+    let (eng, cpu_used, slots) = match setup(&ctx, &plan) {
+        Ok(v) => v,
+        Err(e) => {
+            // Release the others: they must not wait forever at the barrier.
+            ctx.stop.store(true, Ordering::Relaxed);
+            ctx.barrier.wait();
+            return Err(e);
+        }
+    };
+    let mut w = Worker::new(&ctx, &plan, eng, slots);
+    ctx.barrier.wait();
+    w.start(now_ns());
+    w.run()?;
+    Ok(w.finish(cpu_used))
+}
+
+/// Pins the thread, creates the engine and fills write buffers.
+fn setup(
+    ctx: &WorkerCtx,
+    plan: &WorkerPlan,
+) -> anyhow::Result<(Box<dyn IoEngine>, Option<usize>, usize)> {
+    let spec = &ctx.spec;
+    let mut cpu_used = None;
+    if let Some(cpus) = &plan.cpu {
+        let r = if cpus.len() == 1 {
+            cpu::pin_to_cpu(cpus[0])
+        } else {
+            cpu::pin_to_cpus(cpus)
+        };
+        r.with_context(|| {
+            format!("cannot pin a worker to CPU(s) {cpus:?}: check --cpus against the CPUs online")
+        })?;
+        if cpus.len() == 1 {
+            cpu_used = Some(cpus[0]);
+        }
+    }
+    let slots = if matches!(ctx.engine, EngineKind::Sync | EngineKind::Mmap) {
+        1
+    } else {
+        spec.qd as usize
+    };
+    let fds = plan
+        .file
+        .as_ref()
+        .map(|f| vec![f.as_raw_fd()])
+        .unwrap_or_default();
+    let cfg = EngineConfig {
+        fds,
+        slots,
+        slot_size: spec.bs as usize,
+        sqpoll: spec.sqpoll,
+        hipri: spec.hipri,
+        writable: spec.writes(),
+        sync_writes: spec.cache.is_sync(),
+    };
+    let (mut eng, _) = engine::create(ctx.engine, &cfg).context("cannot set up the I/O engine")?;
+    if !eng.notes().is_empty() {
+        if let Ok(mut n) = ctx.notes.lock() {
+            n.extend(eng.notes());
+        }
+    }
+    if spec.writes() && spec.fill != FillMode::Zero {
+        for s in 0..slots {
+            crate::buf::fill_random(
+                eng.buffer(s),
+                spec.seed ^ ((plan.thread as u64) << 32) ^ s as u64,
+            );
+        }
+    }
+    Ok((eng, cpu_used, slots))
+}
+
+/// This thread's seed for offsets and write stamps.
+fn thread_seed(spec: &WorkloadSpec, plan: &WorkerPlan) -> u64 {
+    spec.seed
+        .wrapping_add((plan.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// The offset generator of one thread: its share of the region, its seed.
+fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
+    let spec = &ctx.spec;
+    let align = spec.effective_align();
+    let start = match spec.seq_layout {
+        SeqLayout::Split => {
+            let share = ctx.region_len / plan.threads_on_target as u64;
+            crate::units::align_down(share * plan.local as u64, spec.bs.max(align))
+        }
+        SeqLayout::Stride(s) => s.wrapping_mul(plan.local as u64),
+        SeqLayout::Shared => 0,
+    };
+    let mut gen = OffsetGen::new(
+        ctx.region_start,
+        ctx.region_len,
+        spec.bs,
+        align,
+        spec.rw.is_random(),
+        start,
+        spec.write_pct,
+        thread_seed(spec, plan),
+    );
+    if let Some(p) = spec.random_pct {
+        gen = gen.mixed(p);
+    }
+    gen = gen.shaped(spec, plan.target);
+    if spec.seq_layout == SeqLayout::Shared {
+        gen = gen.shared(ctx.shared_offset.clone());
+    }
+    gen
+}
+
+/// Per-slot state of the requests in flight.
+struct Slots {
+    comps: Vec<Completion>,
+    submit_ts: Vec<u64>,
+    off: Vec<u64>,
+    op: Vec<Op>,
+    free: Vec<u32>,
+    /// Queued but not yet stamped (submission groups of the async engines).
+    pending: Vec<u32>,
+    inflight: usize,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            comps: vec![Completion::default(); n],
+            submit_ts: vec![0u64; n],
+            off: vec![0u64; n],
+            op: vec![Op::Read; n],
+            free: (0..n as u32).rev().collect(),
+            pending: Vec::with_capacity(n),
+            inflight: 0,
+        }
+    }
+
+    /// Stamps the pending group with the time just before its submission.
+    #[inline]
+    fn stamp_pending(&mut self) {
+        let ts = now_ns();
+        for &s in self.pending.iter() {
+            self.submit_ts[s as usize] = ts;
+        }
+        self.pending.clear();
+    }
+}
+
+/// Where this thread is in its time: warm-up, measuring, which interval.
+struct Window {
+    measuring: bool,
+    warmup_end: u64,
+    measure_start: u64,
+    /// End of measuring (`u64::MAX` until warm-up ends).
+    end: u64,
+    next_boundary: u64,
+    interval_start: u64,
+    interval_index: usize,
+    /// Thread CPU time (user, system) when measuring started.
+    ru0: (f64, f64),
+}
+
+/// One worker's state for the hot loop.
+struct Worker<'a> {
+    ctx: &'a WorkerCtx,
+    plan: &'a WorkerPlan,
+    eng: Box<dyn IoEngine>,
+    gen: OffsetGen,
+    pacer: Option<Pacer>,
+    io: Slots,
+    bs: u32,
+    sync: bool,
+    /// Writes get a unique stamp per 4 KiB (not for `--fill zero`).
+    scramble: bool,
+    seed: u64,
+    write_seq: u64,
+    /// Queued I/Os per commit (`usize::MAX`: one commit per batch).
+    submit_batch: usize,
+    io_limit: u64,
+    win: Window,
+    cur: RwStats,
+    whole: RwStats,
+    errors: u64,
+    error_records: Vec<IoErrorRecord>,
+    stopping: bool,
+    last_ts: u64,
+    measured_ios: u64,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        ctx: &'a WorkerCtx,
+        plan: &'a WorkerPlan,
+        eng: Box<dyn IoEngine>,
+        slots: usize,
+    ) -> Worker<'a> {
+        let spec = &ctx.spec;
+        // Engines whose queued I/O is already done gain nothing from committing
+        // in groups: their requests are stamped once per batch, as before.
+        let submit_batch = if spec.submit_batch == 0 || !eng.commit_submits() {
+            usize::MAX
+        } else {
+            spec.submit_batch as usize
+        };
+        Worker {
+            ctx,
+            plan,
+            sync: eng.is_sync(),
+            eng,
+            gen: offset_gen(ctx, plan),
+            pacer: None,
+            io: Slots::new(slots),
+            bs: spec.bs as u32,
+            scramble: spec.writes() && spec.fill != FillMode::Zero,
+            seed: thread_seed(spec, plan),
+            write_seq: 0,
+            submit_batch,
+            io_limit: spec.io_limit.unwrap_or(u64::MAX),
+            win: Window {
+                measuring: false,
+                warmup_end: 0,
+                measure_start: 0,
+                end: u64::MAX,
+                next_boundary: u64::MAX,
+                interval_start: 0,
+                interval_index: 0,
+                ru0: (0.0, 0.0),
+            },
+            cur: RwStats::default(),
+            whole: RwStats::default(),
+            errors: 0,
+            error_records: Vec::with_capacity(ERROR_RECORDS_PER_THREAD),
+            stopping: false,
+            last_ts: 0,
+            measured_ios: 0,
+        }
+    }
+
+    /// Starts the clock at `t0`: warm-up, or measuring straight away.
+    fn start(&mut self, t0: u64) {
+        let spec = &self.ctx.spec;
+        self.pacer = Pacer::new(spec, t0);
+        self.win.warmup_end = t0 + spec.warmup.as_nanos() as u64;
+        self.win.measure_start = t0;
+        self.win.interval_start = t0;
+        if spec.warmup.is_zero() {
+            self.win.measuring = true;
+            self.win.end = t0 + spec.duration.as_nanos() as u64;
+            self.win.next_boundary = t0 + self.ctx.interval_ns;
+            self.win.ru0 = cpu::rusage(true);
+        }
+        self.stopping = self.ctx.stop.load(Ordering::Relaxed);
+        self.last_ts = t0;
+    }
+
+    /// The hot loop: issue, wait, complete, move the window on.
+    fn run(&mut self) -> anyhow::Result<()> {
+        loop {
+            // A slot is free but the rate cap or think time says not yet.
+            let waiting = if self.stopping { false } else { self.issue()? };
+            let Some(n) = self.wait(waiting)? else {
+                break;
+            };
+            let now = now_ns();
+            self.last_ts = now;
+            self.complete(n, now);
+            if self.stopping {
+                continue;
+            }
+            self.advance(now);
+        }
+        Ok(())
+    }
+
+    /// Queues an I/O for every free slot the pacer allows; returns whether
+    /// a slot is left free because the pacer said not yet.
+    #[inline]
+    fn issue(&mut self) -> anyhow::Result<bool> {
+        let mut waiting = false;
+        let bs = self.bs;
+        while let Some(slot) = self.io.free.pop() {
+            if let Some(p) = &mut self.pacer {
+                let now = now_ns();
+                if now < p.due() {
+                    self.io.free.push(slot);
+                    waiting = true;
+                    break;
+                }
+                p.issued(now);
+            }
+            let (off, write) = self.gen.next_io();
+            let op = if write { Op::Write } else { Op::Read };
+            let s = slot as usize;
+            if write && self.scramble {
+                // Defeat deduplication cheaply: a unique word at the start of every 4 KiB.
+                self.write_seq += 1;
+                let b = self.eng.buffer(s);
+                let stamp = (self.write_seq ^ self.seed).to_le_bytes();
+                for chunk in b[..bs as usize].chunks_mut(4096) {
+                    if chunk.len() >= 8 {
+                        chunk[..8].copy_from_slice(&stamp);
+                    }
+                }
+            }
+            self.io.off[s] = off;
+            self.io.op[s] = op;
+            if self.sync {
+                self.io.submit_ts[s] = self.last_ts;
+            }
+            self.eng.queue(IoReq {
+                slot,
+                file: 0,
+                op,
+                offset: off,
+                len: bs,
+            })?;
+            self.io.inflight += 1;
+            if !self.sync {
+                self.io.pending.push(slot);
+                if self.io.pending.len() >= self.submit_batch {
+                    // A group is full: stamp it and hand it to the kernel now.
+                    self.io.stamp_pending();
+                    self.eng.commit()?;
+                }
+            }
+        }
+        if !self.sync && !self.io.pending.is_empty() {
+            // Submitted by the reap below, right after this stamp.
+            self.io.stamp_pending();
+        }
+        Ok(waiting)
+    }
+
+    /// Waits for completions (or, paced with nothing in flight, for the next
+    /// start); `None` when there is nothing left to wait for.
+    #[inline]
+    fn wait(&mut self, waiting: bool) -> anyhow::Result<Option<usize>> {
+        let paced_wait = if waiting { self.pacer.as_ref() } else { None };
+        if self.io.inflight == 0 {
+            let Some(p) = paced_wait else {
+                return Ok(None);
+            };
+            // Nothing in flight: sleep until the next I/O is due, the interval
+            // ends or the run ends, in steps short enough to notice a stop.
+            let now = now_ns();
+            let until = p.due().min(self.win.next_boundary).min(self.win.end);
+            let nap = until.saturating_sub(now).min(MAX_NAP_NS);
+            if nap > 0 {
+                std::thread::sleep(Duration::from_nanos(nap));
+            }
+            Ok(Some(0))
+        } else if let Some(p) = paced_wait {
+            let wait = p.due().saturating_sub(now_ns());
+            Ok(Some(self.eng.reap_timeout(1, &mut self.io.comps, wait)?))
+        } else {
+            Ok(Some(self.eng.reap(1, &mut self.io.comps)?))
+        }
+    }
+
+    /// Records the first `n` completions, stamped `now`.
+    #[inline]
+    fn complete(&mut self, n: usize, now: u64) {
+        let bs = self.bs;
+        for i in 0..n {
+            let c = self.io.comps[i];
+            let s = c.slot as usize;
+            self.io.inflight -= 1;
+            self.io.free.push(c.slot);
+            if c.result == bs as i32 {
+                // Completions past --number-ios (reaped in the same batch) are not counted.
+                if self.win.measuring && !self.stopping && self.measured_ios < self.io_limit {
+                    let lat = now.saturating_sub(self.io.submit_ts[s]);
+                    match self.io.op[s] {
+                        Op::Read => self.cur.read.record(lat, u64::from(bs)),
+                        Op::Write => self.cur.write.record(lat, u64::from(bs)),
+                    }
+                    self.measured_ios += 1;
+                }
+            } else {
+                self.failed(s, c.result);
+            }
+        }
+    }
+
+    /// Counts a failed or short I/O in slot `s` and keeps the first few.
+    #[cold]
+    fn failed(&mut self, s: usize, result: i32) {
+        let bs = self.bs;
+        self.errors += 1;
+        if self.error_records.len() < ERROR_RECORDS_PER_THREAD {
+            self.error_records.push(IoErrorRecord {
+                target: self.plan.target,
+                thread: self.plan.thread,
+                op: if self.io.op[s] == Op::Read {
+                    "read"
+                } else {
+                    "write"
+                }
+                .into(),
+                offset: self.io.off[s],
+                len: bs,
+                result,
+                message: if result < 0 {
+                    std::io::Error::from_raw_os_error(-result).to_string()
+                } else {
+                    format!("short transfer: {result} of {bs} bytes")
+                },
+            });
+        }
+        if self.errors >= MAX_ERRORS_PER_THREAD {
+            self.stopping = true;
+        }
+    }
+
+    /// Ends warm-up, closes intervals and the window as time passes.
+    #[inline]
+    fn advance(&mut self, now: u64) {
+        if !self.win.measuring && now >= self.win.warmup_end {
+            self.start_measuring(now);
+        }
+        if now >= self.win.next_boundary
+            || now >= self.win.end
+            || self.measured_ios >= self.io_limit
+            || self.stop_requested()
+        {
+            if self.win.measuring {
+                let last = now >= self.win.end
+                    || self.measured_ios >= self.io_limit
+                    || self.stop_requested();
+                self.close_interval(now, last);
+            } else if self.stop_requested() {
+                self.stopping = true;
+            }
+        }
+    }
+
+    /// Ctrl-C, SIGTERM or another worker's failure.
+    #[inline]
+    fn stop_requested(&self) -> bool {
+        self.ctx.stop.load(Ordering::Relaxed)
+    }
+
+    /// Warm-up over: start measuring from `now`.
+    fn start_measuring(&mut self, now: u64) {
+        self.win.measuring = true;
+        self.win.measure_start = now;
+        self.win.interval_start = now;
+        self.win.end = now + self.ctx.spec.duration.as_nanos() as u64;
+        self.win.next_boundary = now + self.ctx.interval_ns;
+        self.cur.reset();
+        self.win.ru0 = cpu::rusage(true);
+    }
+
+    /// Once per interval: hands a copy to the main thread and folds it into
+    /// the whole run; the `last` one ends this thread's window.
+    fn close_interval(&mut self, now: u64, last: bool) {
+        let stamp = if last {
+            now.min(self.win.end)
+        } else {
+            self.win.next_boundary
+        };
+        let _ = self.ctx.tx.send(IntervalMsg {
+            target: self.plan.target,
+            index: self.win.interval_index,
+            duration_ns: stamp.saturating_sub(self.win.interval_start),
+            stats: self.cur.clone(),
+        });
+        self.whole.merge(&self.cur);
+        self.cur.reset();
+        self.win.interval_index += 1;
+        self.win.interval_start = stamp;
+        self.win.next_boundary = stamp + self.ctx.interval_ns;
+        if last {
+            self.stopping = true;
+        }
+    }
+
+    /// What this thread measured.
+    fn finish(mut self, cpu_used: Option<usize>) -> WorkerOut {
+        let measure_end = self.last_ts.min(self.win.end).max(self.win.measure_start);
+        let ru1 = cpu::rusage(true);
+        let ru0 = if self.win.measuring {
+            self.win.ru0
+        } else {
+            ru1
+        };
+        self.whole.merge(&self.cur);
+        WorkerOut {
+            target: self.plan.target,
+            thread: self.plan.thread,
+            cpu: cpu_used,
+            duration_ns: if self.win.measuring {
+                measure_end - self.win.measure_start
+            } else {
+                0
+            },
+            user_s: ru1.0 - ru0.0,
+            sys_s: ru1.1 - ru0.1,
+            stats: self.whole,
+            errors: self.errors,
+            error_records: self.error_records,
+        }
+    }
+}
