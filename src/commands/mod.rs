@@ -13,6 +13,7 @@ pub mod compat;
 pub mod create;
 pub mod history;
 pub mod matrix;
+pub mod precondition;
 pub mod profile;
 pub mod quick;
 pub mod report;
@@ -57,6 +58,7 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Sweep(a)) => sweep::run(&a, ctx),
         Some(Command::Profile(a)) => profile::run(&a, ctx),
         Some(Command::Matrix(a)) => matrix::run(&a, ctx),
+        Some(Command::Precondition(a)) => precondition::run(&a, ctx),
     }
 }
 

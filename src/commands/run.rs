@@ -11,7 +11,21 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     let spec = r.to_spec()?;
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
-    let res = crate::runner::run(&spec, &opts)?;
+    let steady = match &spec.shape.steady_state {
+        Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
+        None => None,
+    };
+    let mut res = crate::runner::run(&spec, &opts)?;
+    // Issue 17 reports (steady state, achieved data ratios) ride in the notes
+    // until the result document has a place for them.
+    if let Some(st) = &steady {
+        res.notes.push(st.line());
+    }
+    if spec.writes() && (spec.fill.is_generated() || spec.shape.dedupe_pct > 0) {
+        let d =
+            crate::workload::data::measure(spec.fill, spec.shape.dedupe_pct, spec.seed, 16 << 20);
+        res.notes.push(d.line());
+    }
     match r.out.output {
         OutputFormat::Text => write!(ctx.out, "{}", crate::report::text(&res))?,
         OutputFormat::Json => writeln!(ctx.out, "{}", crate::report::json(&res))?,

@@ -260,6 +260,23 @@ pub struct DataReport {
     pub generate_s_per_gib: f64,
 }
 
+impl DataReport {
+    /// One line for the text report.
+    pub fn line(&self) -> String {
+        format!(
+            "data {} dedupe {}%: measured on {} generated: {:.1}% compresses away (LZ4 per 4 KiB, {:.2}:1), {:.1}% of blocks repeat ({:.2}:1); generation costs {:.2} CPU-s per GiB",
+            self.fill,
+            self.dedupe_pct_asked,
+            crate::units::format_size(self.sample_bytes),
+            self.compress_pct_achieved,
+            self.compress_ratio,
+            self.dedupe_pct_achieved,
+            self.dedupe_ratio,
+            self.generate_s_per_gib
+        )
+    }
+}
+
 /// Generates `sample` bytes as a run's writes would, then measures them: LZ4
 /// on each 4 KiB block and a hash count of distinct blocks, and the time the
 /// generation took per GiB.
