@@ -1,32 +1,43 @@
 //! iosim: a storage benchmark and database-I/O simulator for Linux.
 //!
 //! The library holds everything; the `iosim` binary is a thin front end.
-//! Modules are named after the concept they hold:
+//! docs/architecture.md has the module map. Modules are named after the
+//! concept they hold:
 //!
+//! - [`cli`]: every clap argument struct (the only module that knows clap);
+//! - [`commands`]: one handler per command, returning an [`outcome::Outcome`];
 //! - [`workload`]: what to run ([`workload::WorkloadSpec`]) and offset generators;
 //! - [`target`]: test files and block devices, creation and safety rules;
-//! - [`engine`]: the I/O engine trait and its io_uring, sync and null engines;
+//! - [`engine`]: the I/O engine trait and its io_uring, sync, mmap and null engines;
 //! - [`runner`]: worker threads, the hot loop, merging, the result schema;
 //! - [`stats`]: histograms and summaries;
-//! - [`sysmon`]: CPU (and device) counters from `/proc`;
-//! - [`report`]: text, JSON and CSV output;
+//! - [`sysmon`]: CPU and device counters from `/proc`, mounts, self-checks;
+//! - [`report`]: text, JSON and CSV output of a run;
 //! - [`quick`]: the default corner-case suite;
-//! - [`store`]: the run history database, `history`/`show`/`compare`;
-//! - [`html`]: the HTML report and SVG/PNG charts.
+//! - [`sweep`]: parameter sweeps and the saturation knee;
+//! - [`compat`]: the SQLIO and DiskSpd front ends;
+//! - [`store`]: the run history database and stored documents shown again;
+//! - [`html`]: the HTML report and SVG/PNG charts;
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
 //! - [`verify`]: the simulator's page and log-block formats and checks;
 //! - [`profile`]: database workload profiles (`iosim run --profile`);
 //! - [`verdict`]: latency verdicts from the SQL Server guideline tables;
-//! - [`matrix`]: `iosim matrix`, the ORION-style load matrix.
+//! - [`matrix`]: `iosim matrix`, the ORION-style load matrix;
+//! - [`outcome`]: how a command ended and its exit status (one table);
+//! - [`units`], [`text`], [`clock`], [`buf`], [`error`]: sizes and durations,
+//!   escaping, time, aligned buffers, typed errors.
 #![warn(missing_docs)]
 
+pub mod blockdev;
 pub mod buf;
 pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod compat;
+pub mod crash;
 pub mod engine;
 pub mod error;
+pub mod fuzzing;
 pub mod html;
 pub mod matrix;
 pub mod outcome;
@@ -40,6 +51,7 @@ pub mod store;
 pub mod sweep;
 pub mod sysmon;
 pub mod target;
+pub mod text;
 pub mod units;
 pub mod verdict;
 pub mod verify;

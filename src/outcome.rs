@@ -16,10 +16,13 @@ pub enum Outcome {
     Regressed,
     /// Ctrl-C or SIGTERM stopped it; what was measured was still printed.
     Interrupted,
+    /// The reader of stdout went away (`| head`): output stopped quietly,
+    /// and a measured result was still saved to the history.
+    ReaderGone,
 }
 
 /// Every outcome with its exit status and meaning: the only place exit codes are defined.
-pub const EXIT_CODES: [(Outcome, u8, &str); 6] = [
+pub const EXIT_CODES: [(Outcome, u8, &str); 7] = [
     (Outcome::Success, 0, "success"),
     (
         Outcome::Failed,
@@ -38,7 +41,20 @@ pub const EXIT_CODES: [(Outcome, u8, &str); 6] = [
         130,
         "interrupted by Ctrl-C or SIGTERM (results so far were printed)",
     ),
+    (
+        Outcome::ReaderGone,
+        141,
+        "stdout was closed early (| head): output stopped quietly, as a tool killed by SIGPIPE",
+    ),
 ];
+
+/// True when `e` (or an error it wraps) is a write to a pipe whose reader went away.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
 
 impl Outcome {
     /// The process exit status.
@@ -86,6 +102,9 @@ mod tests {
         assert_eq!(Outcome::of_run(true, 5), Outcome::Interrupted);
         assert_eq!(Outcome::of_run(false, 5).code(), 3);
         assert_eq!(Outcome::of_run(false, 0), Outcome::Success);
+        let pipe = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(is_broken_pipe(&pipe.context("writing the report")));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("broken pipe")));
         for (o, c, _) in EXIT_CODES {
             assert_eq!(Outcome::from_code(c), o);
         }

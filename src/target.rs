@@ -150,6 +150,24 @@ pub fn prepare(
             }
             (TargetKind::BlockDevice, size, false, claim)
         }
+        Ok(meta) if meta.is_file() && mark_of(path) == Mark::Incomplete => {
+            // Left by an iosim that was killed (or failed) while filling it: the
+            // data never reached the disk, so it is made again, never measured.
+            let size = t.size.unwrap_or(meta.len());
+            if size < spec.bs {
+                return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
+            }
+            let notice = format!(
+                "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
+                path.display()
+            );
+            eprintln!("note: {notice}");
+            notes.push(notice);
+            std::fs::remove_file(path)
+                .map_err(|e| anyhow::Error::new(e).context(format!("cannot remove the incomplete '{}'", path.display())))?;
+            create_test_file(path, size, spec.fill, opts)?;
+            (TargetKind::File, size, true, None)
+        }
         Ok(meta) if meta.is_file() => {
             let owned = is_iosim_file(path);
             let mut size = meta.len();
@@ -276,10 +294,29 @@ pub fn direct_io_supported(path: &Path) -> bool {
     open_with_cache(path, CacheMode::Direct, false).is_ok()
 }
 
-/// True when `path` carries iosim's test-file mark.
-pub fn is_iosim_file(path: &Path) -> bool {
+/// Value of [`OWNER_XATTR`] on a complete iosim file (a filled test file, or a
+/// side file such as the simulator's error log).
+const MARK_COMPLETE: &[u8] = b"testfile";
+/// Value of [`OWNER_XATTR`] while iosim is still filling a test file: the file
+/// is iosim's (it may be refilled) but its contents are not yet on the disk.
+const MARK_FILLING: &[u8] = b"filling";
+
+/// What iosim's mark says of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// No mark: iosim did not create it (or the filesystem has no user xattrs).
+    Foreign,
+    /// Created by iosim, but its fill never reached the disk (creation was
+    /// killed or failed): it must be refilled before it is used.
+    Incomplete,
+    /// Created by iosim and completely filled (data on the disk).
+    Complete,
+}
+
+/// Reads iosim's mark on `path`.
+pub fn mark_of(path: &Path) -> Mark {
     let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
-        return false;
+        return Mark::Foreign;
     };
     let mut buf = [0u8; 16];
     // SAFETY: valid C strings and a buffer of the given length.
@@ -291,17 +328,84 @@ pub fn is_iosim_file(path: &Path) -> bool {
             buf.len(),
         )
     };
-    n > 0 && &buf[..n as usize] == b"testfile"
+    if n <= 0 {
+        return Mark::Foreign;
+    }
+    match &buf[..n as usize] {
+        v if v == MARK_COMPLETE => Mark::Complete,
+        v if v == MARK_FILLING => Mark::Incomplete,
+        _ => Mark::Foreign,
+    }
 }
 
-/// Marks `path` as an iosim test file. Returns false where the filesystem has no user xattrs.
+/// True when `path` carries iosim's mark (complete or not): iosim created it
+/// and may overwrite or delete it.
+pub fn is_iosim_file(path: &Path) -> bool {
+    mark_of(path) != Mark::Foreign
+}
+
+/// Marks `path` as a complete iosim file. Returns false where the filesystem has no user xattrs.
 pub fn mark_iosim_file(path: &Path) -> bool {
+    set_mark(path, MARK_COMPLETE)
+}
+
+fn set_mark(path: &Path, v: &[u8]) -> bool {
     let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
         return false;
     };
-    let v = b"testfile";
     // SAFETY: valid C strings and value buffer.
     unsafe { libc::setxattr(p.as_ptr(), name.as_ptr(), v.as_ptr().cast(), v.len(), 0) == 0 }
+}
+
+/// Opens a file iosim writes beside a run (the simulator's error log, its dump
+/// files) under the same rules as test files: a new file is created and
+/// marked as iosim's; an existing one is truncated and reused only when iosim
+/// made it (or `allow_destroy`); anything else is refused, untouched.
+pub fn create_side_file(path: &Path, allow_destroy: bool, what: &str) -> anyhow::Result<File> {
+    match OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(f) => {
+            mark_iosim_file(path);
+            Ok(f)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let meta = std::fs::symlink_metadata(path).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))
+            })?;
+            if !meta.file_type().is_file() {
+                anyhow::bail!(
+                    "the {what} '{}' exists and is not a regular file: choose another path",
+                    path.display()
+                );
+            }
+            if !is_iosim_file(path) && !allow_destroy {
+                return Err(Error::WouldDestroy(
+                    path.to_path_buf(),
+                    format!("it exists, was not created by iosim and would be overwritten as the {what} (or choose another path for it)"),
+                )
+                .into());
+            }
+            let f = OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)
+                .map_err(|e| {
+                    anyhow::Error::new(e)
+                        .context(format!("cannot open the {what} '{}'", path.display()))
+                })?;
+            Ok(f)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::MissingDirectory(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
+        )
+        .into()),
+        Err(e) => {
+            Err(anyhow::Error::new(e)
+                .context(format!("cannot create the {what} '{}'", path.display())))
+        }
+    }
 }
 
 fn cpath(path: &Path) -> Result<CString, std::ffi::NulError> {
@@ -309,8 +413,11 @@ fn cpath(path: &Path) -> Result<CString, std::ffi::NulError> {
     CString::new(path.as_os_str().as_bytes())
 }
 
-/// Creates a test file of `size` bytes filled as `fill` says. On any failure
-/// (no space, Ctrl-C) the partial file is removed.
+/// Creates a test file of `size` bytes filled as `fill` says. The file is
+/// marked as iosim's but incomplete while it is filled, and complete only
+/// after its data has reached the disk (fdatasync), so a creation that is
+/// killed leaves a file the next run refills instead of measuring. On a
+/// failure iosim sees (no space, Ctrl-C) the partial file is removed.
 pub fn create_test_file(
     path: &Path,
     size: u64,
@@ -331,12 +438,12 @@ pub fn create_test_file(
                 anyhow::Error::new(e).context(format!("cannot create '{}'", path.display()))
             }
         })?;
-    let marked = mark_iosim_file(path);
+    let marked = set_mark(path, MARK_FILLING);
     drop(f);
-    let res = write_fill(path, 0, size, fill, opts);
+    let res = write_fill(path, 0, size, fill, opts).and_then(|()| finish_fill(path, marked));
     if let Err(e) = res {
         let _ = std::fs::remove_file(path);
-        return Err(e);
+        return Err(with_outcome(e, FileFate::Removed, path));
     }
     if !marked {
         eprintln!(
@@ -347,7 +454,24 @@ pub fn create_test_file(
     Ok(())
 }
 
+/// Marks a filled file complete and makes the mark durable.
+fn finish_fill(path: &Path, marked: bool) -> anyhow::Result<()> {
+    if marked {
+        set_mark(path, MARK_COMPLETE);
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot sync '{}'", path.display()))
+            })?;
+    }
+    Ok(())
+}
+
 /// Grows an iosim test file from `from` to `to` bytes, filling the new part.
+/// Incomplete while it grows; on a failure it is cut back to `from` bytes
+/// (the original bytes are untouched) and complete again.
 fn extend_test_file(
     path: &Path,
     from: u64,
@@ -355,12 +479,101 @@ fn extend_test_file(
     fill: FillMode,
     opts: PrepareOptions<'_>,
 ) -> anyhow::Result<()> {
-    write_fill(path, from, to, fill, opts).inspect_err(|_| {
+    let was_ours = mark_of(path) == Mark::Complete;
+    if was_ours {
+        set_mark(path, MARK_FILLING);
+    }
+    let res = write_fill(path, from, to, fill, opts).and_then(|()| finish_fill(path, was_ours));
+    res.map_err(|e| {
         // Give back what was added; the original bytes are untouched.
-        if let Ok(f) = OpenOptions::new().write(true).open(path) {
-            let _ = f.set_len(from);
+        let cut = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(from));
+        if was_ours {
+            set_mark(path, MARK_COMPLETE);
         }
+        let outcome = match cut {
+            Ok(()) => FileFate::CutBack(from),
+            Err(_) => FileFate::Kept,
+        };
+        with_outcome(e, outcome, path)
     })
+}
+
+/// Creating or growing a file stopped before it was filled; the message
+/// says what became of the file (removed, cut back, kept).
+#[derive(Debug, thiserror::Error)]
+pub enum Stopped {
+    /// The filesystem is full (or the quota reached).
+    #[error("no space left on the device for '{path}' ({wanted} wanted){outcome}: free space, or ask for less with {hint}")]
+    NoSpace {
+        /// The file.
+        path: PathBuf,
+        /// Size asked for.
+        wanted: String,
+        /// `; <what became of the file>`.
+        outcome: String,
+        /// The option or key that sets the size.
+        hint: &'static str,
+    },
+    /// Ctrl-C or SIGTERM.
+    #[error("interrupted while creating '{path}'{outcome}")]
+    Interrupted {
+        /// The file.
+        path: PathBuf,
+        /// `; <what became of the file>`.
+        outcome: String,
+    },
+}
+
+/// True when `e` (or an error it wraps) is an interruption by Ctrl-C or
+/// SIGTERM, which exits 130.
+pub fn is_interrupted(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<Stopped>(),
+            Some(Stopped::Interrupted { .. })
+        )
+    })
+}
+
+/// Adds what became of `path` to an error of creating or growing it.
+pub fn with_outcome(mut e: anyhow::Error, outcome: FileFate, path: &Path) -> anyhow::Error {
+    if let Some(Stopped::NoSpace { outcome: o, .. } | Stopped::Interrupted { outcome: o, .. }) =
+        e.downcast_mut::<Stopped>()
+    {
+        *o = format!("; {}", outcome.describe());
+        return e;
+    }
+    let what = format!("'{}': {}", path.display(), outcome.describe());
+    e.context(what)
+}
+
+/// What became of a file after a failed creation or growth, said in the
+/// error so the user knows what is on the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileFate {
+    /// iosim created it in this run and removed it.
+    Removed,
+    /// It existed before; it was cut back to its original size (bytes), its old contents intact.
+    CutBack(u64),
+    /// It existed before and was kept as it is now.
+    Kept,
+}
+
+impl FileFate {
+    /// One sentence for the user, about the file just named.
+    pub fn describe(self) -> String {
+        match self {
+            FileFate::Removed => "it was created by this run and has been removed".into(),
+            FileFate::CutBack(n) => format!(
+                "it existed before this run and was kept, cut back to its original {} (its earlier contents are intact)",
+                crate::units::format_size(n)
+            ),
+            FileFate::Kept => "it existed before this run and was kept as it is now".into(),
+        }
+    }
 }
 
 /// Preallocates `[from, to)` and writes it with `fill` data using large
@@ -373,7 +586,12 @@ fn write_fill(
     fill: FillMode,
     opts: PrepareOptions<'_>,
 ) -> anyhow::Result<()> {
-    let nospace = || Error::NoSpace(path.to_path_buf(), crate::units::format_size(to));
+    let nospace = || Stopped::NoSpace {
+        path: path.to_path_buf(),
+        wanted: crate::units::format_size(to),
+        outcome: String::new(),
+        hint: "--size",
+    };
     let plain = OpenOptions::new().read(true).write(true).open(path)?;
     if fill == FillMode::Sparse {
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
@@ -442,10 +660,11 @@ fn write_fill(
     while next < body_end || inflight > 0 {
         if opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             pb.abandon();
-            anyhow::bail!(
-                "interrupted while creating '{}'; the partial file was removed",
-                path.display()
-            );
+            return Err(Stopped::Interrupted {
+                path: path.to_path_buf(),
+                outcome: String::new(),
+            }
+            .into());
         }
         while next < body_end {
             let Some(slot) = free.pop() else { break };
@@ -535,7 +754,7 @@ fn write_fill(
     Ok(())
 }
 
-fn map_nospace(e: io::Error, nospace: impl Fn() -> Error) -> anyhow::Error {
+fn map_nospace(e: io::Error, nospace: impl Fn() -> Stopped) -> anyhow::Error {
     if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
         nospace().into()
     } else {
@@ -573,35 +792,7 @@ pub fn progress_bar(show: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
     pb
 }
 
-const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
-const BLKSSZGET: libc::c_ulong = 0x1268;
-
-/// Size of a block device in bytes.
-pub fn device_size(f: &File) -> io::Result<u64> {
-    device_size_fd(f.as_raw_fd())
-}
-
-/// Size of the block device open as `fd`, in bytes.
-pub fn device_size_fd(fd: std::os::fd::RawFd) -> io::Result<u64> {
-    let mut size: u64 = 0;
-    // SAFETY: BLKGETSIZE64 writes one u64.
-    let r = unsafe { libc::ioctl(fd, BLKGETSIZE64 as _, &mut size as *mut u64) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(size)
-}
-
-/// Logical block size of a block device (its direct-I/O alignment).
-pub fn logical_block_size(f: &File) -> io::Result<u64> {
-    let mut v: libc::c_int = 0;
-    // SAFETY: BLKSSZGET writes one int.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKSSZGET as _, &mut v as *mut libc::c_int) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(v.max(1) as u64)
-}
+pub use crate::blockdev::{device_size, device_size_fd, logical_block_size};
 
 /// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
 pub fn dio_alignment(path: &Path) -> Option<u64> {
@@ -622,6 +813,25 @@ pub fn dio_alignment(path: &Path) -> Option<u64> {
         return None;
     }
     Some(u64::from(stx.stx_dio_offset_align))
+}
+
+/// A file's statx attribute flags that the filesystem supports and sets
+/// (`STATX_ATTR_COMPRESSED`, `STATX_ATTR_ENCRYPTED`, ...); None when unknown.
+pub fn statx_attributes(path: &Path) -> Option<u64> {
+    let p = cpath(path).ok()?;
+    // SAFETY: zeroed statx is a valid output buffer.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: valid path and buffer.
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            0,
+            libc::STATX_BASIC_STATS,
+            &mut stx,
+        )
+    };
+    (r == 0).then_some(stx.stx_attributes & stx.stx_attributes_mask)
 }
 
 /// Opens a block device exclusively; EBUSY means it is mounted or held.

@@ -1,9 +1,9 @@
 //! Latency verdicts: a measured mean latency judged against the published
 //! SQL Server guideline tables (Avg. Disk sec/Transfer), each with its source.
 //!
-//! The tables are those of /work/shared/reference/sqlserver-io.md §4
-//! "Latency guidelines". Windows' Avg. Disk sec/Transfer is a mean, so the
-//! mean latency of each direction (read, write) is judged, not a percentile.
+//! The tables and their sources are listed in docs/references.md (section
+//! "Latency guidelines"); each table's tag, e.g. `[Randal]`, names its entry.
+//! Windows' Avg. Disk sec/Transfer is a mean, so the mean latency of each direction (read, write) is judged, not a percentile.
 //!
 //! Boundaries follow the way each source writes its table:
 //! - `<N` is exclusive: exactly N falls in the next (worse) band;
@@ -99,11 +99,11 @@ pub struct Guideline {
 
 const INF: f64 = f64::INFINITY;
 
-/// Paul Randal, sqlskills, "Are I/O latencies killing your performance?" [S25].
+/// Paul Randal, sqlskills, "Are I/O latencies killing your performance?" [Randal].
 pub static RANDAL: Guideline = Guideline {
     id: "randal",
-    short: "Randal [S25]",
-    source: "Paul Randal, sqlskills [S25]",
+    short: "[Randal]",
+    source: "Paul Randal, SQLskills [Randal]",
     title: "I/O latency",
     bands: &[
         lt(1.0, "Excellent"),
@@ -117,11 +117,11 @@ pub static RANDAL: Guideline = Guideline {
     first_bad: 3,
 };
 
-/// Microsoft CSS, "Troubleshoot slow SQL Server performance caused by I/O issues" [S14].
+/// Microsoft CSS, "Troubleshoot slow SQL Server performance caused by I/O issues" [MS-IO].
 pub static CSS: Guideline = Guideline {
     id: "css",
-    short: "MS CSS [S14]",
-    source: "Microsoft CSS [S14]",
+    short: "[MS-IO]",
+    source: "Microsoft support (CSS) [MS-IO]",
     title: "Avg. Disk sec/Transfer (consistently >10-15 ms = bottleneck)",
     bands: &[
         lt(2.0, "Excellent"),
@@ -134,11 +134,11 @@ pub static CSS: Guideline = Guideline {
     first_bad: 3,
 };
 
-/// R. Beene, "Using DiskSpd in SQL Server environments" [S17].
+/// R. Beene, "Using DiskSpd in SQL Server environments" [DiskSpd-SQL].
 pub static DISKSPD_WHITEPAPER: Guideline = Guideline {
     id: "diskspd-whitepaper",
-    short: "DiskSpd whitepaper [S17]",
-    source: "DiskSpd-for-SQL whitepaper [S17]",
+    short: "[DiskSpd-SQL]",
+    source: "DiskSpd-for-SQL white paper [DiskSpd-SQL]",
     title: "disk latency",
     bands: &[
         le(10.0, "Ideal"),
@@ -148,11 +148,11 @@ pub static DISKSPD_WHITEPAPER: Guideline = Guideline {
     first_bad: 1,
 };
 
-/// MS field guidance 2012, reads table [S26].
+/// MS field guidance 2012, reads table [MS-2012].
 pub static FIELD_READS: Guideline = Guideline {
     id: "field-2012-reads",
-    short: "MS 2012 reads [S26]",
-    source: "MS field guidance 2012 [S26]",
+    short: "[MS-2012] reads",
+    source: "MS field guidance 2012 [MS-2012]",
     title: "reads",
     bands: &[
         lt(8.0, "Excellent"),
@@ -163,11 +163,11 @@ pub static FIELD_READS: Guideline = Guideline {
     first_bad: 3,
 };
 
-/// MS field guidance 2012, cached writes table [S26].
+/// MS field guidance 2012, cached writes table [MS-2012].
 pub static FIELD_WRITES: Guideline = Guideline {
     id: "field-2012-cached-writes",
-    short: "MS 2012 cached writes [S26]",
-    source: "MS field guidance 2012 [S26]",
+    short: "[MS-2012] cached writes",
+    source: "MS field guidance 2012 [MS-2012]",
     title: "cached writes",
     bands: &[
         lt(1.0, "Excellent"),
@@ -178,21 +178,21 @@ pub static FIELD_WRITES: Guideline = Guideline {
     first_bad: 3,
 };
 
-/// Data files: 0–5 ms excellent [S11].
+/// Data files: 0–5 ms excellent [Log-vs-data].
 pub static DATA_FILES: Guideline = Guideline {
     id: "data-0-5ms",
-    short: "data 0-5 ms [S11]",
-    source: "Log vs data [S11]",
+    short: "[Log-vs-data] data 0-5 ms",
+    source: "Rule of thumb, original not located [Log-vs-data]",
     title: "data files: 0-5 ms excellent",
     bands: &[le(5.0, "Excellent"), lt(INF, "Above 5 ms")],
     first_bad: 1,
 };
 
-/// Log files: 0–2 ms acceptable [S11].
+/// Log files: 0–2 ms acceptable [Log-vs-data].
 pub static LOG_FILES: Guideline = Guideline {
     id: "log-0-2ms",
-    short: "log 0-2 ms [S11]",
-    source: "Log vs data [S11]",
+    short: "[Log-vs-data] log 0-2 ms",
+    source: "Rule of thumb, original not located [Log-vs-data]",
     title: "log files: 0-2 ms acceptable",
     bands: &[le(2.0, "Acceptable"), lt(INF, "Too slow for a log")],
     first_bad: 1,
@@ -302,7 +302,7 @@ pub fn judge_result(role: Role, r: &crate::runner::RunResult) -> Vec<Verdict> {
     out
 }
 
-/// One line per direction: `read  mean 0.420 ms: Randal [S25] Excellent; MS CSS [S14] Excellent; ...`.
+/// One line per direction: `read  mean 0.420 ms: [Randal] Excellent; [MS-IO] Excellent; ...`.
 pub fn text_lines(verdicts: &[Verdict]) -> Vec<String> {
     let mut out = Vec::new();
     for dir in [Direction::Read, Direction::Write] {
@@ -420,11 +420,10 @@ mod tests {
         v.extend(judge(Role::Data, Direction::Write, 12_000.0));
         let lines = text_lines(&v);
         assert_eq!(lines.len(), 2);
-        assert!(lines[0]
-            .starts_with("read  mean 0.400 ms: Randal [S25] Excellent; MS CSS [S14] Excellent;"));
-        assert!(lines[1].contains("Randal [S25] Poor [!];"), "{}", lines[1]);
+        assert!(lines[0].starts_with("read  mean 0.400 ms: [Randal] Excellent; [MS-IO] Excellent;"));
+        assert!(lines[1].contains("[Randal] Poor [!];"), "{}", lines[1]);
         assert!(
-            lines[1].contains("MS 2012 cached writes [S26] Poor [!]"),
+            lines[1].contains("[MS-2012] cached writes Poor [!]"),
             "{}",
             lines[1]
         );

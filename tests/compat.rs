@@ -2,12 +2,14 @@
 //! prints the layout scripts expect; snapshot tests pin each output format;
 //! seed 001's PowerShell parsing gives the numbers the JSON reports.
 //!
-//! Snapshots live in tests/snapshots/; regenerate deliberately with
-//! `UPDATE_SNAPSHOTS=1 cargo test --test compat` and review the diff.
+//! Snapshots (insta) live in tests/snapshots/compat__*.snap; regenerate
+//! deliberately with `INSTA_UPDATE=always cargo test --test compat` and review
+//! the diff (or `cargo insta review`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use iosim::compat::sysinfo::SystemInfo;
 use iosim::compat::{diskspd, sqlio, Extensions, Warnings};
 use iosim::runner::{
     CpuResult, ErrorSummary, HistogramSet, PointStats, RunResult, Series, SeriesPoint,
@@ -56,6 +58,8 @@ fn shape(line: &str, pat: &str) -> bool {
             return true;
         }
         if let Some(rest) = p.strip_prefix("<n>") {
+            // Numbers may be right-aligned in a fixed column (SQLIO, DiskSpd).
+            l = l.trim_start_matches(' ');
             let end = l
                 .find(|c: char| !(c.is_ascii_digit() || c == '.'))
                 .unwrap_or(l.len());
@@ -102,7 +106,7 @@ fn sqlio_expected(cmd: &str, file: &str, created: bool) -> Vec<String> {
     let mut e = vec!["sqlio v1.5.SG".to_string()];
     let latency = opt("-L").is_some();
     if latency {
-        e.push("using system counter for latency timings, 1000000000 counts per second<*>".into());
+        e.push("using system counter for latency timings, 1000000000 counts per second".into());
     }
     let t: u32 = opt("-t").map_or(1, |t| t.trim().parse().unwrap());
     let write = opt("-k").as_deref() == Some("W");
@@ -155,8 +159,10 @@ fn sqlio_expected(cmd: &str, file: &str, created: bool) -> Vec<String> {
         e.push("Avg_Latency(ms): <n>".into());
         e.push("Max_Latency(ms): <n>".into());
         e.push("histogram:".into());
-        e.push("ms: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+".into());
-        e.push(format!("%:{}", " <n>".repeat(25)));
+        e.push(
+            "ms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+".into(),
+        );
+        e.push(format!("%:{}", "<n>".repeat(25)));
     }
     e
 }
@@ -423,6 +429,207 @@ fn seed_001_sqlio_command_lines_run_and_powershell_parsing_works() {
     );
 }
 
+// ------------------------------------------------- third-party SQLIO parsers
+//
+// Published scripts that read SQLIO's output, transliterated to Rust (the
+// originals are PowerShell and C#). Each returns (IOs/sec, MBs/sec, min, avg, max
+// latency, histogram); the tests run them on iosim's output.
+
+/// One SQLIO result as a parser sees it.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct SqlioParsed {
+    iops: f64,
+    mbs: f64,
+    min_ms: u64,
+    avg_ms: u64,
+    max_ms: u64,
+    hist: Vec<u64>,
+}
+
+/// Olaf Helper, "Storage I/O Performance Tester" (StorageIoPerformanceTester.ps1,
+/// Microsoft TechNet Script Center, 2011), function getIoResult: finds each label
+/// with IndexOf and parses the rest of the line; reads the `%:` row with FIXED
+/// substrings SubString(2,3), SubString(5,3), ... SubString(74) — so each bucket
+/// must sit in its 3-character column. .NET's Int32.Parse allows surrounding blanks.
+fn parse_olaf_helper(out: &str) -> SqlioParsed {
+    let mut r = SqlioParsed::default();
+    let int = |s: &str| -> u64 {
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("[int]::Parse('{s}') throws"))
+    };
+    for line in out.lines() {
+        if let Some(i) = line.find("IOs/sec:") {
+            r.iops = line[i + 8..].trim().parse().unwrap();
+        }
+        if let Some(i) = line.find("MBs/sec:") {
+            r.mbs = line[i + 8..].trim().parse().unwrap();
+        }
+        if let Some(i) = line.find("Min_Latency(ms):") {
+            r.min_ms = int(&line[i + 16..]);
+        }
+        if let Some(i) = line.find("Max_Latency(ms):") {
+            r.max_ms = int(&line[i + 16..]);
+        }
+        if let Some(i) = line.find("Avg_Latency(ms):") {
+            r.avg_ms = int(&line[i + 16..]);
+        }
+        if line.contains("%:") {
+            r.hist = (0..24).map(|k| int(&line[2 + 3 * k..5 + 3 * k])).collect();
+            r.hist.push(int(&line[74..]));
+        }
+    }
+    r
+}
+
+/// Jonathan Kehayias's regular expressions, as used by SQLIO_ResultsToExcel.ps1
+/// (https://github.com/dataElisabeth/SQLIO_ProcessResults): `IOs\/sec\:\s+(\d+\.\d+)?`,
+/// `MBs\/sec\:\s+(\d+\.\d+)?`, `Min.{0,}?\:\s(\d+)?` (and Avg, Max), plus
+/// `(\d+)?\sthreads\s(reading|writing)`, `\tusing\s(\d+)?KB\s(sequential|random)`
+/// and `with\s(\d+)?\soutstanding`. Returns the result and (threads, KB, outstanding).
+fn parse_kehayias(out: &str) -> (SqlioParsed, (u64, u64, u64)) {
+    // `label\s+(\d+\.\d+)`: the first number after the label and any blanks.
+    let after = |label: &str, min_blanks: usize| -> String {
+        let i = out
+            .find(label)
+            .unwrap_or_else(|| panic!("no match for {label}"));
+        let rest = &out[i + label.len()..];
+        let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        assert!(blanks >= min_blanks, "{label} is not followed by a blank");
+        rest[blanks..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect()
+    };
+    // `Min.{0,}?\:\s(\d+)`: lazily the first "Min" then the first ": " — exactly one blank.
+    let lat = |word: &str| -> u64 {
+        let i = out.find(word).unwrap();
+        let rest = &out[i..];
+        let j = rest.find(": ").unwrap();
+        rest[j + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    let before = |label: &str| -> u64 {
+        let i = out.find(label).unwrap();
+        let head = &out[..i];
+        let digits: String = head
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
+        digits.parse().unwrap()
+    };
+    let threads = before(if out.contains(" threads reading") {
+        " threads reading"
+    } else {
+        " threads writing"
+    });
+    let kb: u64 = after("\tusing ", 0).trim_end_matches('.').parse().unwrap();
+    let outstanding: u64 = after("with ", 0).parse().unwrap();
+    (
+        SqlioParsed {
+            iops: after("IOs/sec:", 1).parse().unwrap(),
+            mbs: after("MBs/sec:", 1).parse().unwrap(),
+            min_ms: lat("Min_"),
+            avg_ms: lat("Avg_"),
+            max_ms: lat("Max_"),
+            hist: Vec::new(),
+        },
+        (threads, kb, outstanding),
+    )
+}
+
+/// Wes Brown's SQLIOParser (C#, "Process output of the SQLIO.exe program piped to
+/// a text file"): `input.Split(' ')` with fixed indexes — `[0]` threads, `[4]` seconds
+/// of the "N threads reading for S secs" line, `[1]`/`[2]` of "\tusing 8KB random IOs",
+/// `[6]` of the outstanding line, `[1]` of the latency lines; a regex for the first
+/// decimal of IOs/sec and MBs/sec. Returns the result and (threads, secs, size, kind, outstanding).
+fn parse_wes_brown(out: &str) -> (SqlioParsed, (u64, u64, String, String, u64)) {
+    let mut r = SqlioParsed::default();
+    let mut meta = (0, 0, String::new(), String::new(), 0);
+    let first_decimal = |l: &str| -> f64 {
+        let i = l.find(|c: char| c.is_ascii_digit()).unwrap();
+        l[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    for input in out.lines() {
+        let split: Vec<&str> = input.split(' ').collect();
+        if input.contains("threads reading")
+            || input.contains("thread reading")
+            || input.contains("threads writing")
+            || input.contains("thread writing")
+        {
+            meta.0 = split[0].parse().unwrap();
+            meta.1 = split[4].parse().unwrap();
+        }
+        if input.contains("IOs") && input.contains("using") {
+            meta.2 = split[1].to_string();
+            meta.3 = split[2].to_string();
+        }
+        if input.contains("outstanding") {
+            meta.4 = split[6].parse().unwrap();
+        }
+        if input.contains("IOs/sec:") {
+            r.iops = first_decimal(input);
+        }
+        if input.contains("MBs/sec:") {
+            r.mbs = first_decimal(input);
+        }
+        if input.contains("Min_Latency(ms):") {
+            r.min_ms = split[1].parse().unwrap();
+        }
+        if input.contains("Avg_Latency(ms):") {
+            r.avg_ms = split[1].parse().unwrap();
+        }
+        if input.contains("Max_Latency(ms):") {
+            r.max_ms = split[1].parse().unwrap();
+        }
+    }
+    (r, meta)
+}
+
+/// SQLIO 1.5's readme.txt (the -L section) and a real SQLIO run published in
+/// https://github.com/dataElisabeth/SQLIO_ProcessResults
+/// (SQLIO_ResultFiles/sqlio.random.read.8.8.G.txt): the histogram rows and the
+/// throughput lines, character for character.
+#[test]
+fn sqlio_columns_match_sqlios_own_output() {
+    assert_eq!(
+        sqlio::histogram_rows(&[
+            0, 0, 0, 1, 20, 3, 1, 1, 1, 2, 10, 35, 16, 6, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0
+        ]),
+        "ms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+\n\
+         %:  0  0  0  1 20  3  1  1  1  2 10 35 16  6  1  1  0  0  0  0  0  0  0  0  0\n"
+    );
+    assert_eq!(
+        sqlio::histogram_rows(&[
+            9, 19, 10, 5, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 49
+        ]),
+        "ms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+\n\
+         %:  9 19 10  5  3  2  1  0  0  0  0  0  0  0  0  0  0  0  0  0  0  0  0  0 49\n"
+    );
+    assert_eq!(
+        sqlio::throughput_lines(22893.54, 178.85),
+        "IOs/sec: 22893.54\nMBs/sec:   178.85\n"
+    );
+    // The readme's "throughput metrics:" example.
+    assert_eq!(
+        sqlio::throughput_lines(183.16, 0.35),
+        "IOs/sec:   183.16\nMBs/sec:     0.35\n"
+    );
+}
+
 /// Seed 001's PowerShell parsing of SQLIO's output gives the numbers the JSON reports.
 #[test]
 fn powershell_parsing_matches_the_json_result() {
@@ -459,6 +666,36 @@ fn powershell_parsing_matches_the_json_result() {
         .map(|v| v.parse().unwrap())
         .collect();
     assert_eq!(pct, iosim::report::sqlio_percentages(t));
+    // The third-party parsers read the same numbers.
+    let want = SqlioParsed {
+        iops: format!("{:.2}", t.iops).parse().unwrap(),
+        mbs: format!("{:.2}", t.mib_per_sec).parse().unwrap(),
+        min_ms: (t.latency_us.min / 1000.0).floor() as u64,
+        avg_ms: (t.latency_us.mean / 1000.0).floor() as u64,
+        max_ms: (t.latency_us.max / 1000.0).floor() as u64,
+        hist: iosim::report::sqlio_percentages(t),
+    };
+    assert_eq!(parse_olaf_helper(&out), want, "{out}");
+    let (k, meta) = parse_kehayias(&out);
+    assert_eq!(
+        k,
+        SqlioParsed {
+            hist: Vec::new(),
+            ..want.clone()
+        },
+        "{out}"
+    );
+    assert_eq!(meta, (2, 8, 16));
+    let (w, meta) = parse_wes_brown(&out);
+    assert_eq!(
+        w,
+        SqlioParsed {
+            hist: Vec::new(),
+            ..want.clone()
+        },
+        "{out}"
+    );
+    assert_eq!(meta, (2, 1, "8KB".to_string(), "random".to_string(), 16));
     assert_eq!(r.config.bs, 8192);
     assert_eq!(r.config.qd, 16);
     assert_eq!(r.threads.len(), 2);
@@ -498,7 +735,7 @@ fn seed_002_parameter_files_run() {
     assert!(o.status.success(), "{}", stderr(&o));
     let mut e: Vec<String> = vec![
         "sqlio v1.5.SG".into(),
-        "using system counter for latency timings, 1000000000 counts per second<*>".into(),
+        "using system counter for latency timings, 1000000000 counts per second".into(),
         "parameter file used: param-READ-DSI3500-1file_1lun.txt".into(),
         format!("\tfile {a} with 1 thread (0) using mask 0x0 (0)"),
         format!("1 thread reading for 1 secs from file {a}"),
@@ -525,7 +762,7 @@ fn seed_002_parameter_files_run() {
     assert!(o.status.success(), "{}", stderr(&o));
     let mut e: Vec<String> = vec![
         "sqlio v1.5.SG".into(),
-        "using system counter for latency timings, 1000000000 counts per second<*>".into(),
+        "using system counter for latency timings, 1000000000 counts per second".into(),
         "parameter file used: param-READ-DSI3500-2files_1lun.txt".into(),
         format!("\tfile {a} with 1 thread (0) using mask 0x0 (0)"),
         format!("\tfile {b} with 1 thread (1) using mask 0x0 (0)"),
@@ -541,6 +778,56 @@ fn seed_002_parameter_files_run() {
     ];
     e.extend(tail);
     assert_shape(&stdout(&o), &e, "two files");
+
+    // -F takes a drive letter like the paths inside the file; the file's thread
+    // column wins over -t, as in SQLIO; -Up adds SQLIO's utilisation table.
+    let o = run_in(
+        dir.path(),
+        "sqlio",
+        &words("-kR -s1 -t2 -frandom -o2 -b8 -Up -Fc:\\param-READ-DSI3500-1file_1lun.txt"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("\n1 thread reading for 1 secs from file {a}\n")),
+        "{out}"
+    );
+    assert!(stderr(&o).contains("'-t2'"), "{}", stderr(&o));
+    let lines: Vec<&str> = out.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("ProcessorNumber:"))
+        .unwrap_or_else(|| panic!("no -Up table\n{out}"));
+    let ncpu = std::thread::available_parallelism().unwrap().get();
+    // SQLIO 1.5 readme: "ProcessorNumber:         ALL        0        1 ..." then six rows of
+    // values in 9-character columns after a 20-character label.
+    assert_eq!(&lines[at][..28], "ProcessorNumber:         ALL");
+    assert_eq!(lines[at].len(), 28 + 9 * ncpu, "{}", lines[at]);
+    for (i, label) in [
+        "DPCTime(%):",
+        "InterruptTime(%):",
+        "PrivilegedTime(%):",
+        "ProcessorTime(%):",
+        "UserTime(%):",
+        "Interrupts/sec:",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let l = lines[at + 1 + i];
+        assert!(l.starts_with(label), "{l}");
+        assert_eq!(l.len(), 20 + 9 * (ncpu + 1), "{l}");
+        let v: Vec<f64> = l[20..]
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(v.len(), ncpu + 1);
+        if i < 5 {
+            assert!(v.iter().all(|p| (0.0..=100.0).contains(p)), "{l}");
+        }
+    }
+    // The readme's parsers still find their lines: throughput before the table.
+    assert!(lines[..at].iter().any(|l| l.starts_with("IOs/sec:")));
 }
 
 /// Seed 004: every DiskSpd command line, small files and 1 s.
@@ -621,7 +908,7 @@ fn seed_004_diskspd_command_lines_run_with_diskspds_layout() {
         }
         let p = lines
             .iter()
-            .position(|l| *l == "total:")
+            .position(|l| *l == "Total latency distribution:")
             .expect("percentile table");
         assert_eq!(
             lines[p + 1],
@@ -733,8 +1020,10 @@ fn refusals_name_the_option_and_warnings_take_one_line_each() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 4, "{warnings:?}");
-    for (w, opt) in warnings.iter().zip(["'-x'", "'-v'", "'-l'", "'-ft'"]) {
+    // -v prints DiskSpd's "using verbose mode" instead of warning.
+    assert!(stdout(&o).contains("\n\tusing verbose mode\n"));
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    for (w, opt) in warnings.iter().zip(["'-x'", "'-l'", "'-ft'"]) {
         assert!(
             w.starts_with("iosim diskspd: warning: ") && w.contains(opt),
             "{w}"
@@ -1024,27 +1313,12 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
     }
 }
 
+/// Pins `got` as tests/snapshots/compat__NAME.snap (insta: review changes with
+/// `cargo insta review`, or `INSTA_UPDATE=always cargo test --test compat` and `git diff`).
 fn check_snapshot(name: &str, got: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "{} is missing: run with UPDATE_SNAPSHOTS=1 and review it",
-            path.display()
-        )
+    insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(format!("compat__{name}"), got);
     });
-    if want != got {
-        let first = want.lines().zip(got.lines()).position(|(a, b)| a != b);
-        panic!(
-            "{name} differs from the snapshot (first differing line {first:?}); if the change is deliberate, run with UPDATE_SNAPSHOTS=1\n--- got ---\n{got}"
-        );
-    }
 }
 
 fn ext() -> Extensions {
@@ -1066,11 +1340,11 @@ fn snapshot_sqlio_output() {
     let path = Path::new("/mnt/x/TestFile.DAT");
     let got = format!(
         "{}{}initialization done\n{}",
-        sqlio::header(&p, "tsc"),
+        sqlio::header(&p),
         sqlio::size_line(path, &sqlio::Prepared::Current { size: 40960 << 20 }),
         sqlio::results(&p, &r)
     );
-    check_snapshot("sqlio_latency.txt", &got);
+    check_snapshot("sqlio_latency", &got);
     // Seed 001's line numbers hold.
     assert!(got.split('\n').nth(10).unwrap().starts_with("IOs/sec: "));
     assert!(got.split('\n').nth(11).unwrap().starts_with("MBs/sec: "));
@@ -1089,7 +1363,7 @@ fn snapshot_sqlio_output() {
     let path = Path::new("/mnt/x/testfile.dat");
     let got = format!(
         "{}{} done.\n{}initialization done\n{}",
-        sqlio::header(&p, "tsc"),
+        sqlio::header(&p),
         sqlio::expand_lines(path, 0, 102400 << 20),
         sqlio::size_line(
             path,
@@ -1101,7 +1375,7 @@ fn snapshot_sqlio_output() {
         ),
         sqlio::results(&p, &r)
     );
-    check_snapshot("sqlio_paramfile_create.txt", &got);
+    check_snapshot("sqlio_paramfile_create", &got);
 }
 
 fn diskspd_plan(cmd: &str) -> diskspd::Plan {
@@ -1112,21 +1386,46 @@ fn diskspd_plan(cmd: &str) -> diskspd::Plan {
 
 #[test]
 fn snapshot_diskspd_text_and_xml() {
+    let sys = SystemInfo::simple(2);
     let p = diskspd_plan("-c1G -b8K -r -t2 -o4 -Sh -L -w30 -d10 -W0 -n X:\\data.mdf");
     let r = fixed_result(p.spec.clone(), 30);
-    check_snapshot("diskspd_text.txt", &diskspd::text(&p, &r));
-    check_snapshot("diskspd_xml.xml", &diskspd::xml(&p, &r));
+    check_snapshot("diskspd_text", &diskspd::text(&p, &r, &sys));
+    check_snapshot("diskspd_xml", &diskspd::xml(&p, &r, &sys));
+    // The same run in DiskSpd 2.0.21a's layout (--layout 2.0).
+    let mut p20 = p.clone();
+    p20.layout = diskspd::Layout::V2_0;
+    check_snapshot("diskspd_text_2_0", &diskspd::text(&p20, &r, &sys));
     let p = diskspd_plan("-c1G -b8K -t2 -o4 -w0 -d10 -W0 -D -n X:\\data.mdf");
     let r = fixed_result(p.spec.clone(), 0);
-    check_snapshot("diskspd_text_nolatency.txt", &diskspd::text(&p, &r));
+    check_snapshot("diskspd_text_nolatency", &diskspd::text(&p, &r, &sys));
+    // A machine with two sockets, two nodes and two threads a core: 2.2's extra columns.
+    let mut big = SystemInfo::simple(4);
+    for c in &mut big.cpus {
+        c.core = c.id / 2;
+        c.socket = c.id / 2;
+        c.node = c.id / 2;
+    }
+    big.power_scheme = "performance".into();
+    let p = diskspd_plan("-c1G -b4K -r -t2 -o1 -L -d10 -W0 -n X:\\data.mdf X:\\log.ldf");
+    let mut r = fixed_result(p.spec.clone(), 0);
+    let mut second = r.targets[0].clone();
+    second.path = "/mnt/x/log.ldf".into();
+    r.targets.push(second);
+    r.threads[1].target = 1;
+    for (i, c) in r.cpu.machine.clone().iter().enumerate().skip(1) {
+        let mut c = c.clone();
+        c.cpu = Some(i + 1);
+        r.cpu.machine.push(c);
+    }
+    check_snapshot("diskspd_text_topology", &diskspd::text(&p, &r, &big));
     // Throttled, bursty, mixed random/sequential: DiskSpd's extra profile lines.
     let cmd = "-c1G -b8K -rs40 -r4K -t2 -o4 -g500i -i8 -j5 -d10 -W0 -n X:\\data.mdf";
     check_snapshot(
-        "diskspd_text_paced.txt",
+        "diskspd_text_paced",
         &diskspd::profile_text(&diskspd_plan(cmd)),
     );
     let p = diskspd_plan(&format!("-Rpxml {cmd}"));
-    check_snapshot("diskspd_xml_paced.xml", &diskspd::profile_only(&p));
+    check_snapshot("diskspd_xml_paced", &diskspd::profile_only(&p));
 }
 
 /// DiskSpd's throughput limit, bursts, mixed and interlocked patterns run for
@@ -1183,7 +1482,7 @@ fn diskspd_throttles_bursts_and_mixes() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o)
-        .contains("using mixed random/sequential I/O (25% random) (alignment/stride: 4096)"));
+        .contains("using mixed random/sequential I/O (25% random) (alignment/stride: 4KiB)"));
 
     let json = dir.path().join("si.json");
     let o = run_in(
@@ -1195,9 +1494,448 @@ fn diskspd_throttles_bursts_and_mixes() {
         )),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("using interlocked sequential I/O (stride: 65536)"));
+    assert!(stdout(&o).contains("using interlocked sequential I/O (stride: 64KiB)"));
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["config"]["seq_layout"]["kind"], "shared");
     assert_eq!(r["threads"].as_array().unwrap().len(), 4);
+}
+
+// ------------------------------------------------------- DiskSpd XML profiles
+
+/// True when xmllint (Debian: libxml2-utils) is installed; tests that need it say so.
+fn have_xmllint() -> bool {
+    let ok = Command::new("xmllint")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: xmllint is not installed (apt-get install libxml2-utils)");
+    }
+    ok
+}
+
+/// Validates `xml` against DiskSpd's own schema (tests/fixtures/diskspd/diskspd.xsd,
+/// from https://github.com/microsoft/diskspd XmlProfileParser/diskspd.xsd, MIT).
+fn assert_valid_profile(xml: &str, what: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("p.xml");
+    std::fs::write(&f, xml).unwrap();
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/diskspd/diskspd.xsd");
+    let o = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&xsd)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{what}: not valid against diskspd.xsd:\n{}\n{xml}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The profiles iosim writes validate against diskspd.xsd and run back through
+/// `-X` into the same workload: `-Rpxml` round-trips.
+#[test]
+fn diskspd_profiles_validate_and_round_trip_through_dash_x() {
+    if !have_xmllint() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.dat").display().to_string();
+    let u = dir.path().join("u.dat").display().to_string();
+    for cmd in [
+        format!("-c1G -b8K -r -t2 -o4 -Sh -L -w30 -d10 -W0 {t}"),
+        format!("-c64M -b64K -si -t4 -o2 -Su -d5 -W1 -D500 -Z {t} {u}"),
+        format!("-c64M -b4K -rs40 -r4K -F4 -o8 -g500i -i8 -j5 -w10 -Z1M -z9 -B1M -f32M {t}"),
+        format!("-c16M -b8K -s -T64K -t2 -Sw -Rxml -v -I2 {t}"),
+        format!("-c16M -b8K -r -Sm -g100 -a0,1 {t}"),
+    ] {
+        let mut w = Warnings::default();
+        let args = words(&format!("-Rpxml {cmd}"));
+        let (p, _) = diskspd::plan_from_args(&args, &mut w).unwrap();
+        let xml = diskspd::profile_only(&p);
+        assert_valid_profile(&xml, &cmd);
+        let f = dir.path().join("profile.xml");
+        std::fs::write(&f, &xml).unwrap();
+        let (px, _) =
+            diskspd::plan_from_args(&[format!("-X{}", f.display())], &mut Warnings::default())
+                .unwrap();
+        // Same workload, same profile (the -Rp flag itself is not part of a profile).
+        let mut want = p.spec.clone();
+        let mut got = px.spec.clone();
+        if cmd.contains("-z") {
+            assert_eq!(got.seed, want.seed);
+        }
+        want.seed = 0;
+        got.seed = 0;
+        // `-r4K` with 4 KiB blocks and `-r` are the same alignment.
+        want.align = Some(want.effective_align());
+        got.align = Some(got.effective_align());
+        assert_eq!(got, want, "{cmd}");
+        let strip = |s: String| {
+            s.lines()
+                .filter(|l| !l.starts_with("Command Line:"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let mut pt = p.clone();
+        pt.args.profile_only = false;
+        assert_eq!(
+            strip(diskspd::profile_text(&px)),
+            strip(diskspd::profile_text(&pt)),
+            "{cmd}"
+        );
+    }
+    // The <Profile> inside a -Rxml result validates too.
+    let p = diskspd_plan("-c1G -b8K -r -t2 -o4 -Sh -L -D -w30 -d10 -W0 -n X:\\data.mdf");
+    let r = fixed_result(p.spec.clone(), 30);
+    let x = diskspd::xml(&p, &r, &SystemInfo::simple(2));
+    let from = x.find("<Profile>").unwrap();
+    let to = x.find("</Profile>").unwrap() + "</Profile>".len();
+    assert_valid_profile(&x[from..to], "the -Rxml result's <Profile>");
+}
+
+/// A profile runs for real, the way VMFleet drives DiskSpd.
+#[test]
+fn diskspd_runs_an_xml_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = format!(
+        "<Profile><Progress>0</Progress><ResultFormat>text</ResultFormat><Verbose>false</Verbose><TimeSpans><TimeSpan>\
+<CompletionRoutines>false</CompletionRoutines><MeasureLatency>true</MeasureLatency><CalculateIopsStdDev>false</CalculateIopsStdDev>\
+<DisableAffinity>true</DisableAffinity><Duration>1</Duration><Warmup>0</Warmup><Cooldown>0</Cooldown><ThreadCount>0</ThreadCount>\
+<RequestCount>0</RequestCount><IoBucketDuration>1000</IoBucketDuration><RandSeed>0</RandSeed><Targets><Target>\
+<Path>{}</Path><BlockSize>4096</BlockSize><BaseFileOffset>0</BaseFileOffset><SequentialScan>false</SequentialScan>\
+<RandomAccess>false</RandomAccess><TemporaryFile>false</TemporaryFile><UseLargePages>false</UseLargePages>\
+<WriteBufferContent><Pattern>sequential</Pattern></WriteBufferContent><ParallelAsyncIO>false</ParallelAsyncIO>\
+<FileSize>8388608</FileSize><Random>4096</Random><ThreadStride>0</ThreadStride><MaxFileSize>0</MaxFileSize>\
+<RequestCount>2</RequestCount><WriteRatio>0</WriteRatio><Throughput>0</Throughput><ThreadsPerFile>1</ThreadsPerFile>\
+<IOPriority>3</IOPriority><Weight>1</Weight></Target></Targets></TimeSpan></TimeSpans></Profile>",
+        dir.path().join("x.dat").display()
+    );
+    if have_xmllint() {
+        assert_valid_profile(&xml, "the hand-written profile");
+    }
+    std::fs::write(dir.path().join("p.xml"), &xml).unwrap();
+    let o = run_in(dir.path(), "diskspd", &words("-XZ:\\p.xml"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("\nCommand Line: diskspd -XZ:\\p.xml\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\t\tusing random I/O (alignment: 4KiB)\n"),
+        "{out}"
+    );
+    assert!(out.contains("\nTotal latency distribution:\n"), "{out}");
+    let o = run_in(dir.path(), "diskspd", &words("-Xp.xml -b8K"));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("give -X alone"), "{}", stderr(&o));
+}
+
+// ------------------------------------------------ DiskSpd result consumers
+//
+// Published programs that read DiskSpd's XML results, transliterated to Rust
+// (the originals are PowerShell and Python), run on iosim's real -Rxml output.
+
+/// What a consumer read from one result.
+#[derive(Debug, PartialEq)]
+struct DiskspdRead {
+    read_iops: f64,
+    write_iops: f64,
+    read_bytes: u64,
+    write_bytes: u64,
+    /// (percentile label, read ms, write ms) for the percentiles it takes.
+    latency: Vec<(String, Option<f64>, Option<f64>)>,
+}
+
+fn el<'a, 'i>(n: roxmltree::Node<'a, 'i>, path: &[&str]) -> Vec<roxmltree::Node<'a, 'i>> {
+    let mut cur = vec![n];
+    for name in path {
+        cur = cur
+            .iter()
+            .flat_map(|c| {
+                c.children()
+                    .filter(|x| x.is_element() && x.has_tag_name(*name))
+            })
+            .collect();
+    }
+    cur
+}
+
+fn num_of(n: roxmltree::Node, name: &str) -> Option<f64> {
+    n.children()
+        .find(|c| c.is_element() && c.has_tag_name(name))
+        .and_then(|c| c.text())
+        .and_then(|t| t.trim().parse().ok())
+}
+
+/// microsoft/diskspd Process-DiskSpd.ps1 (https://github.com/microsoft/diskspd/blob/master/Process-DiskSpd.ps1),
+/// process-result: refuses a file whose first line is not exactly `<Results>`; sums
+/// ReadCount/WriteCount/ReadBytes/WriteBytes over Results.TimeSpan.Thread.Target and
+/// divides by TestTimeSeconds; takes the Latency Buckets by their Percentile text
+/// (25, 50, 75, 90, 95, 99, 99.9, 99.99, 99.999, 100), the CPU average and hot core,
+/// and the profile's Random/StrideSize, WriteRatio, RequestCount and BlockSize.
+fn read_process_diskspd(xml: &str) -> (DiskspdRead, Vec<f64>) {
+    assert_eq!(
+        xml.lines().next(),
+        Some("<Results>"),
+        "Process-DiskSpd.ps1 wants <Results> on line 1"
+    );
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let r = doc.root_element();
+    let t: f64 = num_of(el(r, &["TimeSpan"])[0], "TestTimeSeconds").unwrap();
+    let targets = el(r, &["TimeSpan", "Thread", "Target"]);
+    let sum = |name: &str| {
+        targets
+            .iter()
+            .map(|x| num_of(*x, name).unwrap_or(0.0))
+            .sum::<f64>()
+    };
+    let buckets = el(r, &["TimeSpan", "Latency", "Bucket"]);
+    let by_pct = |p: &str| {
+        buckets
+            .iter()
+            .find(|b| {
+                b.children()
+                    .any(|c| c.has_tag_name("Percentile") && c.text() == Some(p))
+            })
+            .copied()
+    };
+    let latency = [
+        "25", "50", "75", "90", "95", "99", "99.9", "99.99", "99.999", "100",
+    ]
+    .iter()
+    .map(|p| {
+        let b = by_pct(p).unwrap_or_else(|| panic!("no Bucket with Percentile {p}"));
+        (
+            p.to_string(),
+            num_of(b, "ReadMilliseconds"),
+            num_of(b, "WriteMilliseconds"),
+        )
+    })
+    .collect();
+    let tgt = el(
+        r,
+        &["Profile", "TimeSpans", "TimeSpan", "Targets", "Target"],
+    )[0];
+    let cpu = el(r, &["TimeSpan", "CpuUtilization", "Average"])[0];
+    let hot = el(r, &["TimeSpan", "CpuUtilization", "CPU"])
+        .iter()
+        .filter_map(|c| num_of(*c, "UsagePercent"))
+        .fold(0.0, f64::max);
+    let profile = vec![
+        num_of(tgt, "Random").or(num_of(tgt, "StrideSize")).unwrap(),
+        num_of(tgt, "WriteRatio").unwrap(),
+        num_of(tgt, "RequestCount").unwrap(),
+        num_of(tgt, "BlockSize").unwrap(),
+        num_of(cpu, "UsagePercent").unwrap(),
+        hot,
+    ];
+    (
+        DiskspdRead {
+            read_iops: sum("ReadCount") / t,
+            write_iops: sum("WriteCount") / t,
+            read_bytes: sum("ReadBytes") as u64,
+            write_bytes: sum("WriteBytes") as u64,
+            latency,
+        },
+        profile,
+    )
+}
+
+/// microsoft/diskspd VMFleet (Frameworks/VMFleet/VMFleet.psm1, the DISKSPD result
+/// reduction): sums the Thread/Target counts over `Results/TimeSpan`, and takes the
+/// latency percentiles 50, 90, 99 BY INDEX — `Latency.Bucket[50]` — so bucket i must
+/// be percentile i (bucket 0 is the minimum), plus Average{Read,Write}Milliseconds.
+fn read_vmfleet(xml: &str) -> (DiskspdRead, (Option<f64>, Option<f64>)) {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let r = doc.root_element();
+    let t: f64 = el(r, &["TimeSpan"])
+        .iter()
+        .filter_map(|s| num_of(*s, "TestTimeSeconds"))
+        .sum();
+    let targets = el(r, &["TimeSpan", "Thread", "Target"]);
+    let sum = |name: &str| {
+        targets
+            .iter()
+            .map(|x| num_of(*x, name).unwrap_or(0.0))
+            .sum::<f64>()
+    };
+    let buckets = el(r, &["TimeSpan", "Latency", "Bucket"]);
+    let latency = [50usize, 90, 99]
+        .iter()
+        .map(|&i| {
+            let b = buckets[i];
+            (
+                i.to_string(),
+                num_of(b, "ReadMilliseconds"),
+                num_of(b, "WriteMilliseconds"),
+            )
+        })
+        .collect();
+    let lat = el(r, &["TimeSpan", "Latency"])[0];
+    (
+        DiskspdRead {
+            read_iops: sum("ReadCount") / t,
+            write_iops: sum("WriteCount") / t,
+            read_bytes: sum("ReadBytes") as u64,
+            write_bytes: sum("WriteBytes") as u64,
+            latency,
+        },
+        (
+            num_of(lat, "AverageReadMilliseconds"),
+            num_of(lat, "AverageWriteMilliseconds"),
+        ),
+    )
+}
+
+/// GoogleCloudPlatform/PerfKitBenchmarker perfkitbenchmarker/windows_packages/diskspd.py,
+/// ParseDiskSpdResults: for every Thread, every child of its first Target except Path,
+/// FileSize and *latency* tags is summed as an int (else a float — anything else
+/// raises); CpuUtilization's CPU and Average need all four percentages; Latency
+/// children are averages or Buckets that must have Percentile and TotalMilliseconds;
+/// then IOPS = int(count / TestTimeSeconds).
+fn read_perfkit(xml: &str) -> (u64, u64, u64, f64) {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let r = doc.root_element();
+    let ts = el(r, &["TimeSpan"])[0];
+    let mut sums: std::collections::BTreeMap<String, f64> = Default::default();
+    for th in el(ts, &["Thread"]) {
+        let target = th
+            .children()
+            .find(|c| c.is_element() && c.has_tag_name("Target"))
+            .unwrap();
+        for c in target.children().filter(|c| c.is_element()) {
+            let tag = c.tag_name().name();
+            if tag == "Path" || tag == "FileSize" || tag.to_lowercase().contains("latency") {
+                continue;
+            }
+            let text = c.text().unwrap_or("").trim();
+            let v: f64 = text
+                .parse::<i64>()
+                .map(|i| i as f64)
+                .or_else(|_| text.parse::<f64>())
+                .unwrap_or_else(|_| {
+                    panic!("PerfKitBenchmarker: int()/float() of <{tag}> '{text}' raises")
+                });
+            *sums.entry(tag.to_string()).or_default() += v;
+        }
+    }
+    for c in el(ts, &["CpuUtilization", "CPU"])
+        .into_iter()
+        .chain(el(ts, &["CpuUtilization", "Average"]))
+    {
+        for f in [
+            "UsagePercent",
+            "UserPercent",
+            "KernelPercent",
+            "IdlePercent",
+        ] {
+            assert!(num_of(c, f).is_some(), "Cpu utilization info missing: {f}");
+        }
+    }
+    for b in el(ts, &["Latency", "Bucket"]) {
+        assert!(
+            num_of(b, "Percentile").is_some() && num_of(b, "TotalMilliseconds").is_some(),
+            "Missing values in latency bucket"
+        );
+    }
+    let t = num_of(ts, "TestTimeSeconds").unwrap();
+    let iops = |k: &str| (sums[k] / t) as u64;
+    (
+        iops("ReadCount"),
+        iops("WriteCount"),
+        iops("IOCount"),
+        sums["BytesCount"] / t / 1024.0 / 1024.0,
+    )
+}
+
+#[test]
+fn diskspd_consumers_read_iosims_xml() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut args = words("-c16M -b4K -r -t2 -o2 -w30 -L -d1 -W0 -Rxml X:\\d.dat --json");
+    args.push(json.display().to_string());
+    let o = run_in(dir.path(), "diskspd", &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let xml = stdout(&o);
+    let r: RunResult = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = r.duration_s;
+    let (rd, wr) = (&r.total.read, &r.total.write);
+    assert!(rd.ios > 0 && wr.ios > 0);
+    let secs: f64 = format!("{t:.2}").parse().unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.max(1.0);
+
+    let (p, profile) = read_process_diskspd(&xml);
+    assert!(close(p.read_iops, rd.ios as f64 / secs), "{p:?}");
+    assert!(close(p.write_iops, wr.ios as f64 / secs), "{p:?}");
+    assert_eq!((p.read_bytes, p.write_bytes), (rd.bytes, wr.bytes));
+    assert_eq!(&profile[..4], &[4096.0, 30.0, 2.0, 4096.0]);
+    for (pct, read, write) in &p.latency {
+        assert!(read.is_some() && write.is_some(), "percentile {pct}");
+    }
+    let p100 = p.latency.last().unwrap();
+    assert!(
+        close(
+            p100.1.unwrap(),
+            (rd.latency_us.max / 1000.0 * 1000.0).round() / 1000.0
+        ),
+        "{p100:?}"
+    );
+
+    let (v, avgs) = read_vmfleet(&xml);
+    assert_eq!((v.read_bytes, v.write_bytes), (rd.bytes, wr.bytes));
+    assert!(close(v.read_iops, p.read_iops));
+    // Bucket[50] is the 50th percentile: the same value Process-DiskSpd finds by name.
+    let by_name = p.latency.iter().find(|l| l.0 == "50").unwrap();
+    assert_eq!((v.latency[0].1, v.latency[0].2), (by_name.1, by_name.2));
+    assert_eq!(
+        avgs.0,
+        Some((rd.latency_us.mean / 1000.0 * 1000.0).round() / 1000.0)
+    );
+
+    let (ri, wi, ti, mbs) = read_perfkit(&xml);
+    assert_eq!(ri, (rd.ios as f64 / secs) as u64);
+    assert_eq!(wi, (wr.ios as f64 / secs) as u64);
+    assert_eq!(ti, ((rd.ios + wr.ios) as f64 / secs) as u64);
+    assert!(close(
+        mbs,
+        (rd.bytes + wr.bytes) as f64 / secs / 1_048_576.0
+    ));
+}
+
+/// DiskSpd 2.2's own unit-test goldens (https://github.com/microsoft/diskspd,
+/// UnitTests/ResultParser/ResultParser.UnitTests.cpp, Test_ParseProfile and
+/// Test_PrintTarget), with the path and command line that a real run has.
+#[test]
+fn diskspd_profile_text_matches_diskspds_unit_test_goldens() {
+    // Test_ParseProfile: a default target (64 KiB sequential reads, 2 outstanding, 1 thread).
+    let p = diskspd_plan("/x/t.dat");
+    let golden = "\nCommand Line: diskspd /x/t.dat\n\nInput parameters:\n\n\ttimespan:   1\n\t-------------\n\tduration: 10s\n\twarm up time: 5s\n\tcool down time: 0s\n\trandom seed: 0\n\tpath: '/x/t.dat'\n\t\tthink time: 0ms\n\t\tburst size: 0\n\t\tusing software cache\n\t\tusing hardware write cache, writethrough off\n\t\tperforming read test\n\t\tblock size: 64KiB\n\t\tusing sequential I/O (stride: 64KiB)\n\t\tnumber of outstanding I/O operations per thread: 2\n\t\tthreads per file: 1\n\t\tusing I/O Completion Ports\n\t\tIO priority: normal\n\n";
+    assert_eq!(diskspd::profile_text(&p), golden);
+    // Test_PrintTarget: a target in a thread pool (no "threads per file"), with one setting each.
+    let target = |extra: &str| {
+        let text = diskspd::profile_text(&diskspd_plan(&format!("-F1 {extra} /x/t.dat")));
+        let from = text.find("\tpath: ").unwrap();
+        text[from..].trim_end_matches('\n').to_string() + "\n"
+    };
+    let head = "\tpath: '/x/t.dat'\n\t\tthink time: 0ms\n\t\tburst size: 0\n\t\tusing software cache\n\t\tusing hardware write cache, writethrough off\n\t\tperforming read test\n\t\tblock size: 64KiB\n\t\tusing sequential I/O (stride: 64KiB)\n\t\tnumber of outstanding I/O operations per thread: 2\n";
+    for (extra, line_before_priority, line_after) in [
+        ("", "", ""),
+        ("-T100K", "\t\tthread stride size: 100KiB\n", ""),
+        ("-f2000K", "\t\tmax file size: 1.95MiB\n", ""),
+        ("-B2M", "\t\tbase file offset: 2MiB\n", ""),
+        ("-g1000", "", "\t\tthroughput rate-limited to 1000 B/ms\n"),
+        ("-g1000i", "", "\t\tthroughput rate-limited to 1000 IOPS\n"),
+    ] {
+        assert_eq!(
+            target(extra),
+            format!("{head}{line_before_priority}\t\tIO priority: normal\n{line_after}"),
+            "{extra}"
+        );
+    }
 }

@@ -45,7 +45,7 @@ fn profile_list_names_every_builtin_with_its_source() {
         );
     }
     assert_eq!(
-        text.matches("source: sqlserver-io.md").count(),
+        text.matches("source: SQL Server I/O patterns").count(),
         BUILTINS.len()
     );
 }
@@ -77,7 +77,8 @@ fn every_builtin_profile_runs_and_gets_verdicts() {
                     // The verdict judges exactly the measured mean.
                     let mean_ms = total[dir]["latency_us"]["mean"].as_f64().unwrap() / 1000.0;
                     assert!((v["mean_ms"].as_f64().unwrap() - mean_ms).abs() < 1e-9);
-                    assert!(v["source"].as_str().unwrap().contains("[S"));
+                    // Each verdict names its source by a tag of docs/references.md.
+                    assert!(v["source"].as_str().unwrap().contains("]"));
                     assert!(!v["label"].as_str().unwrap().is_empty());
                 }
             }
@@ -172,7 +173,7 @@ fn data_and_log_go_where_they_are_told() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Phase 1 (2 workloads at once"), "{text}");
-    assert!(text.contains("log 0-2 ms [S11]"), "{text}");
+    assert!(text.contains("[Log-vs-data] log 0-2 ms"), "{text}");
 }
 
 #[test]
@@ -308,4 +309,66 @@ fn ctrl_c_stops_every_workload_and_skips_later_phases() {
     let res = r["results"].as_array().unwrap();
     assert_eq!(res.len(), 1, "phase 2 must not start after Ctrl-C");
     assert!(res[0]["result"]["duration_s"].as_f64().unwrap() < 30.0);
+}
+
+#[test]
+fn every_cited_source_is_in_docs_references() {
+    // Profiles and verdicts cite sources by a tag such as [Randal]; each tag
+    // must be an entry of docs/references.md, the list users can read.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let refs = std::fs::read_to_string(root.join("docs/references.md")).unwrap();
+    let mut cited = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(root.join("profiles"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.push(root.join("src/verdict.rs"));
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("source"))
+        {
+            let mut rest = line;
+            while let Some(start) = rest.find('[') {
+                let Some(len) = rest[start..].find(']') else {
+                    break;
+                };
+                cited.push((f.clone(), rest[start..start + len + 1].to_string()));
+                rest = &rest[start + len + 1..];
+            }
+        }
+    }
+    assert!(cited.len() > 10, "{cited:?}");
+    for (f, tag) in &cited {
+        assert!(
+            refs.contains(&format!("| `{tag}` |")),
+            "{} cites {tag}, which docs/references.md does not list",
+            f.display()
+        );
+    }
+    // No citation of a document users do not have.
+    for dir in ["src", "profiles", "docs"] {
+        for e in walk(&root.join(dir)) {
+            let text = std::fs::read_to_string(&e).unwrap_or_default();
+            assert!(
+                !text.contains("sqlserver-io.md") && !text.contains("shared/reference"),
+                "{} cites a document outside the repository",
+                e.display()
+            );
+        }
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

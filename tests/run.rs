@@ -1088,3 +1088,31 @@ fn rate_caps_and_think_time_pace_the_threads() {
         assert!(err.contains(hint), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_stops_output_quietly() {
+    // `iosim ... | head -2`: the reader exits early. Every command stops quietly
+    // (exit 141, as a tool killed by SIGPIPE), and a measurement is still saved.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let run = [
+        "run", "--engine", "null", "--size", "1M", "-d", "200ms", "--quiet", "--db", db,
+    ];
+    common::assert_quiet_on_closed_pipe(common::iosim().args(run));
+    common::assert_quiet_on_closed_pipe(common::iosim().args(run).args(["-o", "json"]));
+    common::assert_quiet_on_closed_pipe(common::iosim().args(run).args(["-o", "csv"]));
+    let listed = common::success(common::iosim().args(["history", "--db", db, "-o", "csv"]));
+    assert_eq!(listed.lines().count(), 4, "all three runs saved: {listed}");
+    for args in [
+        vec!["history", "--db", db],
+        vec!["show", "last", "--db", db],
+        vec!["show", "last", "--db", db, "-o", "json"],
+        vec!["compare", "1", "2", "--db", db],
+        vec!["report", "last", "--db", db],
+        vec!["profile", "list"],
+        vec!["sweep", "--list-studies"],
+    ] {
+        common::assert_quiet_on_closed_pipe(common::iosim().args(&args));
+    }
+}

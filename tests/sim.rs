@@ -475,6 +475,90 @@ fn no_config_runs_the_default_in_the_current_directory_and_prints_sqliosim_summa
     );
     assert!(text.contains("Errors: 0"));
     assert!(d.path().join("sqliosim.mdx").exists() && d.path().join("sqliosim.ldx").exists());
+    // SQLIOSim's File Attributes fields in its order, iosim's after them.
+    assert!(
+        text.contains("File Attributes: Compression = No, Encryption = No, Sparse = No, Kind = data, Device = No"),
+        "{text}"
+    );
+    // SQLIOSim's default error log: sqliosim.log.xml, an XML document (no entries here).
+    let log = std::fs::read_to_string(d.path().join("sqliosim.log.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&log).unwrap_or_else(|e| panic!("{e}\n{log}"));
+    assert_eq!(doc.root_element().tag_name().name(), "LOG");
+    assert!(log.contains("<?xml-stylesheet type=\"text/xsl\" href=\"ErrorLog.xslt\"?>"));
+}
+
+/// The error log in SQLIOSim's XML structure: one ERROR entry per error, an INFO
+/// entry for each dump file, all in a well-formed document.
+#[test]
+fn error_log_is_sqliosims_xml() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = fault_cfg(d.path(), false);
+    let log = d.path().join("sqliosim.log.xml");
+    let out = iosim()
+        .args(["sim", "-q", "-o", "json", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(&log)
+        .args([
+            "--inject",
+            "bit-flip:file=1,page=300,skip=1",
+            "--retries",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = v["errors"]["count"].as_u64().unwrap();
+    assert!(total > 0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let entries: Vec<_> = doc
+        .root_element()
+        .children()
+        .filter(|n| n.is_element() && n.has_tag_name("ENTRY"))
+        .collect();
+    let errors: Vec<_> = entries
+        .iter()
+        .filter(|e| e.attribute("TYPE") == Some("ERROR"))
+        .collect();
+    assert_eq!(errors.len() as u64, total, "{text}");
+    for e in &errors {
+        for a in [
+            "TIME", "DATE", "TID", "User", "File", "Line", "Func", "HRESULT", "SYSTEXT",
+        ] {
+            assert!(e.attribute(a).is_some(), "{a} missing: {text}");
+        }
+        assert_eq!(e.attribute("HRESULT"), Some("0x80070467"));
+        assert_eq!(e.attribute("Func"), Some("CBUF::ValidateBuffer"));
+        let desc = e
+            .children()
+            .find(|c| c.has_tag_name("EXTENDED_DESCRIPTION"))
+            .unwrap();
+        let desc = desc.text().unwrap();
+        assert!(
+            desc.starts_with("Buffer validation failed on ")
+                && desc.contains(" Page: 300, offset 0x"),
+            "{desc}"
+        );
+    }
+    let dumps = entries
+        .iter()
+        .filter(|e| e.attribute("TYPE") == Some("INFO"))
+        .filter_map(|e| {
+            e.children()
+                .find(|c| c.has_tag_name("EXTENDED_DESCRIPTION"))
+        })
+        .filter_map(|c| c.text())
+        .filter_map(|t| t.strip_prefix("Dump file successfully written: "))
+        .collect::<Vec<_>>();
+    assert!(!dumps.is_empty(), "{text}");
+    assert!(Path::new(dumps[0]).exists());
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! the value parsers in [`values`] (sizes, durations, CPU lists, latencies).
 
 pub mod compat;
+pub mod crash;
 pub mod create;
 pub mod db;
 pub mod history;
@@ -22,7 +23,7 @@ pub mod sim;
 pub mod sweep;
 pub mod values;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use compat::CompatArgs;
 pub use create::CreateArgs;
@@ -52,6 +53,34 @@ pub struct Cli {
     /// Options of the default benchmark.
     #[command(flatten)]
     pub quick: QuickArgs,
+}
+
+impl Cli {
+    /// Parses the process's arguments (exiting with the usage on an error),
+    /// keeping what only clap's value sources tell: which options were given
+    /// explicitly rather than left at their defaults.
+    pub fn parse_args() -> Cli {
+        Cli::parse_from_matches(Cli::command().get_matches())
+    }
+
+    /// Like [`Cli::parse_args`] for a given argument list (tests).
+    pub fn try_parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        Ok(Cli::parse_from_matches(
+            Cli::command().try_get_matches_from(args)?,
+        ))
+    }
+
+    fn parse_from_matches(m: clap::ArgMatches) -> Cli {
+        let mut cli = Cli::from_arg_matches(&m).unwrap_or_else(|e| e.exit());
+        if let (Some(Command::Run(r)), Some(("run", sub))) = (&mut cli.command, m.subcommand()) {
+            r.note_sources(sub);
+        }
+        cli
+    }
 }
 
 /// Commands.
@@ -87,6 +116,8 @@ pub enum Command {
     Matrix(MatrixArgs),
     /// Bring a target to steady state (SNIA PTS): write it twice sequentially, then random writes until steady.
     Precondition(PreconditionArgs),
+    /// Crash consistency: write with acknowledgements, cut the power, verify (docs/crash.md).
+    Crash(crash::CrashArgs),
 }
 
 #[cfg(test)]
@@ -158,6 +189,33 @@ mod tests {
             panic!()
         };
         assert!(r.to_spec().unwrap_err().to_string().contains("randrw"));
+    }
+
+    #[test]
+    fn explicit_options_are_known_from_their_source() {
+        let c = Cli::try_parse_args(["iosim", "run", "/x", "--bs", "4K", "--qd", "1"]).unwrap();
+        let Some(Command::Run(r)) = c.command else {
+            panic!()
+        };
+        // Equal to the defaults, but given: a profile must refuse them.
+        assert_eq!(r.conflicting_options(), vec!["--bs", "--qd"]);
+        let c =
+            Cli::try_parse_args(["iosim", "run", "/x", "--profile", "oltp", "-d", "2s"]).unwrap();
+        let Some(Command::Run(r)) = c.command else {
+            panic!()
+        };
+        assert!(r.conflicting_options().is_empty());
+    }
+
+    #[test]
+    fn run_defaults_are_the_workload_defaults() {
+        // One set of defaults: `iosim run X` with no options is WorkloadSpec::default().
+        let Some(Command::Run(r)) = parse(&["iosim", "run", "/x"]).command else {
+            panic!()
+        };
+        let mut spec = r.to_spec().unwrap();
+        spec.targets.clear();
+        assert_eq!(spec, crate::workload::WorkloadSpec::default());
     }
 
     #[test]

@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args};
 
 use super::db::{BaselineArgs, SaveArgs};
 use super::output::OutputArgs;
@@ -29,7 +30,7 @@ pub struct RunArgs {
     pub profile: Option<String>,
 
     /// Access pattern and mix.
-    #[arg(long, value_enum, default_value_t = RwMode::Randread)]
+    #[arg(long, value_enum, default_value_t = WorkloadSpec::default().rw)]
     pub rw: RwMode,
 
     /// Percentage of writes for --rw readwrite/randrw (DiskSpd's -w). Default 50.
@@ -45,11 +46,11 @@ pub struct RunArgs {
     pub align: Option<u64>,
 
     /// Threads per target.
-    #[arg(long, short = 't', default_value_t = 1)]
+    #[arg(long, short = 't', default_value_t = WorkloadSpec::default().threads)]
     pub threads: u32,
 
     /// Outstanding I/Os per thread (queue depth).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = WorkloadSpec::default().qd)]
     pub qd: u32,
 
     /// Measured time.
@@ -61,15 +62,15 @@ pub struct RunArgs {
     pub warmup: Duration,
 
     /// Seed for offsets and data (same seed, same I/O stream).
-    #[arg(long, default_value_t = 0x10517)]
+    #[arg(long, default_value_t = WorkloadSpec::default().seed)]
     pub seed: u64,
 
     /// Page-cache behaviour.
-    #[arg(long, value_enum, default_value_t = CacheMode::Direct)]
+    #[arg(long, value_enum, default_value_t = WorkloadSpec::default().cache)]
     pub cache: CacheMode,
 
     /// I/O engine.
-    #[arg(long, value_enum, default_value_t = EngineKind::Uring)]
+    #[arg(long, value_enum, default_value_t = WorkloadSpec::default().engine)]
     pub engine: EngineKind,
 
     /// Size of files to create (and of the null target).
@@ -165,7 +166,7 @@ pub struct RunArgs {
     /// 1 hands each I/O to the device as soon as it is ready, like a database
     /// engine, SQLIO and fio do; 0 submits all free slots at once, which costs
     /// less CPU per I/O but lets the device idle while a group is prepared.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = WorkloadSpec::default().submit_batch, value_name = "N")]
     pub submit_batch: u32,
 
     /// Time-series interval.
@@ -175,6 +176,11 @@ pub struct RunArgs {
     /// Also write the time series (per interval, total and per target) to this CSV file.
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
+
+    /// Shape options given on the command line (filled from clap's value
+    /// sources by [`RunArgs::note_sources`]; not an option itself).
+    #[arg(skip)]
+    pub shape_given: Vec<&'static str>,
 
     /// Output.
     #[command(flatten)]
@@ -273,42 +279,34 @@ impl RunArgs {
 
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
+    /// (argument id, option name).
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 11] = [
+        ("rw", "--rw"),
+        ("write_pct", "--write-pct"),
+        ("bs", "--bs"),
+        ("align", "--align"),
+        ("threads", "--threads"),
+        ("qd", "--qd"),
+        ("cache", "--cache"),
+        ("thread_stride", "--thread-stride"),
+        ("shared_offset", "--shared-offset"),
+        ("random_pct", "--random-pct"),
+        ("series", "--series"),
+    ];
+
+    /// Records which shape options were given on the command line, from
+    /// clap's value source (a value equal to the default still counts).
+    pub fn note_sources(&mut self, m: &ArgMatches) {
+        self.shape_given = Self::SHAPE_OPTIONS
+            .iter()
+            .filter(|(id, _)| m.value_source(id) == Some(ValueSource::CommandLine))
+            .map(|(_, name)| *name)
+            .collect();
+    }
+
+    /// The shape options given on the command line (see [`RunArgs::note_sources`]).
     pub fn conflicting_options(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if self.rw != RwMode::Randread {
-            out.push("--rw");
-        }
-        if self.write_pct.is_some() {
-            out.push("--write-pct");
-        }
-        if self.bs != 4096 {
-            out.push("--bs");
-        }
-        if self.align.is_some() {
-            out.push("--align");
-        }
-        if self.threads != 1 {
-            out.push("--threads");
-        }
-        if self.qd != 1 {
-            out.push("--qd");
-        }
-        if self.cache != CacheMode::Direct {
-            out.push("--cache");
-        }
-        if self.thread_stride.is_some() {
-            out.push("--thread-stride");
-        }
-        if self.shared_offset {
-            out.push("--shared-offset");
-        }
-        if self.random_pct.is_some() {
-            out.push("--random-pct");
-        }
-        if self.series.is_some() {
-            out.push("--series");
-        }
-        out
+        self.shape_given.clone()
     }
 
     /// What `iosim run --profile` takes from these options: the paths, and

@@ -48,7 +48,7 @@ pub struct SimArgs {
     #[arg(long, value_parser = size_mb_arg, value_name = "MB")]
     pub size: Option<u64>,
 
-    /// Error log (JSON lines; dump files go beside it), as SQLIOSim's -log.
+    /// Error log (SQLIOSim's XML; JSON lines for a .jsonl name; dump files go beside it), as SQLIOSim's -log.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
@@ -112,7 +112,7 @@ impl SimArgs {
                     f.max_mb = f.initial_mb;
                 } else {
                     f.initial_mb = mb;
-                    f.max_mb = mb * 2;
+                    f.max_mb = mb.saturating_mul(2);
                 }
             }
         }

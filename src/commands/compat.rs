@@ -10,6 +10,7 @@ pub fn sqlio(a: &CompatArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_code(crate::compat::sqlio::main(
         &a.args,
         ctx.stop.clone(),
+        ctx.out,
     )?))
 }
 
@@ -18,6 +19,7 @@ pub fn diskspd(a: &CompatArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_code(crate::compat::diskspd::main(
         &a.args,
         ctx.stop.clone(),
+        ctx.out,
     )?))
 }
 

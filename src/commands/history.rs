@@ -99,7 +99,7 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                     let _ = write!(what, " (group {g})");
                 }
                 let _ = writeln!(
-                    out,
+                    text,
                     "{:>5}  {:<6} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  {}",
                     r.id,
                     r.kind,

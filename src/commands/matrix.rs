@@ -30,25 +30,30 @@ pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         ("lat.csv", grid_csv(&r, Metric::SmallLatency)),
         ("summary.txt", summary_text(&r)),
     ];
+    // ORION's files, the printed summary and the saved result are independent:
+    // a failure of one (a full disk, a closed pipe) does not lose the others.
+    let mut written = Ok(());
     for (name, text) in &files {
         let p = output_path(&a.out, name);
-        std::fs::write(&p, text)
-            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
-    }
-    match a.output.output {
-        OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&r)?)?,
-        OutputFormat::Csv => write!(ctx.out, "{}", grid_csv(&r, Metric::SmallIops))?,
-        OutputFormat::Text => {
-            write!(ctx.out, "{}", summary_text(&r))?;
-            writeln!(
-                ctx.out,
-                "Wrote {}_{{iops,mbps,lat}}.csv and {}_summary.txt",
-                a.out.display(),
-                a.out.display()
-            )?;
+        if let Err(e) = std::fs::write(&p, text) {
+            written = Err(anyhow::anyhow!("cannot write '{}': {e}", p.display()));
+            break;
         }
     }
+    let text = match a.output.output {
+        OutputFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
+        OutputFormat::Csv => grid_csv(&r, Metric::SmallIops),
+        OutputFormat::Text => format!(
+            "{}Wrote {}_{{iops,mbps,lat}}.csv and {}_summary.txt\n",
+            summary_text(&r),
+            a.out.display(),
+            a.out.display()
+        ),
+    };
+    let printed = ctx.out.write_all(text.as_bytes());
     save::save_result(&a.save, "matrix", &serde_json::to_value(&r)?);
+    written?;
+    printed?;
     Ok(Outcome::of_run(
         r.interrupted,
         r.points.iter().map(|p| p.errors).sum(),

@@ -10,6 +10,7 @@
 
 pub mod compare;
 pub mod compat;
+pub mod crash;
 pub mod create;
 pub mod history;
 pub mod matrix;
@@ -59,6 +60,7 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Profile(a)) => profile::run(&a, ctx),
         Some(Command::Matrix(a)) => matrix::run(&a, ctx),
         Some(Command::Precondition(a)) => precondition::run(&a, ctx),
+        Some(Command::Crash(a)) => crash::run(&a, ctx),
     }
 }
 

@@ -21,23 +21,24 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     let opts = run_options(&q.out, ctx.stop.clone(), Duration::from_secs(1));
     let res = crate::quick::run(&cfg, &opts)?;
-    let out = &mut *ctx.out;
-    match q.out.output {
-        OutputFormat::Text => write!(out, "{}", crate::quick::table(&res))?,
-        OutputFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&res)?)?,
+    let text = match q.out.output {
+        OutputFormat::Text => crate::quick::table(&res),
+        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
         OutputFormat::Csv => {
-            writeln!(out, "test,{}", crate::report::CSV_HEADER)?;
+            let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
             for t in &res.tests {
                 for line in crate::report::csv(&t.result)
                     .lines()
                     .skip(1)
                     .filter(|l| l.starts_with("total"))
                 {
-                    writeln!(out, "{},{line}", t.name)?;
+                    s.push_str(&format!("{},{line}\n", t.name));
                 }
             }
+            s
         }
-    }
+    };
+    let printed = ctx.out.write_all(text.as_bytes());
     if q.out.output == OutputFormat::Text {
         eprintln!(
             "(test file kept for the next run: {}; delete it when done)",
@@ -45,6 +46,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         );
     }
     save::save_result(&q.save, "quick", &serde_json::to_value(&res)?);
+    printed?;
     let interrupted = res.tests.iter().any(|t| t.result.interrupted)
         || res.tests.len() < crate::quick::SUITE.len();
     Ok(Outcome::of_run(

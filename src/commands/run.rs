@@ -26,18 +26,24 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             crate::workload::data::measure(spec.fill, spec.shape.dedupe_pct, spec.seed, 16 << 20);
         res.notes.push(d.line());
     }
-    match r.out.output {
-        OutputFormat::Text => write!(ctx.out, "{}", crate::report::text(&res))?,
-        OutputFormat::Json => writeln!(ctx.out, "{}", crate::report::json(&res))?,
-        OutputFormat::Csv => write!(ctx.out, "{}", crate::report::csv(&res))?,
-    }
-    if let Some(path) = &r.series {
-        std::fs::write(path, crate::report::series_csv(&res)).map_err(|e| {
+    let text = match r.out.output {
+        OutputFormat::Text => crate::report::text(&res),
+        OutputFormat::Json => crate::report::json(&res) + "\n",
+        OutputFormat::Csv => crate::report::csv(&res),
+    };
+    // A reader that went away (| head) does not lose the result: it is still saved.
+    let printed = ctx.out.write_all(text.as_bytes());
+    let series = match &r.series {
+        Some(path) => std::fs::write(path, crate::report::series_csv(&res)).map_err(|e| {
             anyhow::anyhow!("cannot write the time series to '{}': {e}", path.display())
-        })?;
-    }
+        }),
+        None => Ok(()),
+    };
     let doc = serde_json::to_value(&res)?;
-    let regressed = save::after_run(&r.save, &r.guard, "run", &doc)?;
+    let regressed = save::after_run(&r.save, &r.guard, "run", &doc);
+    series?;
+    let regressed = regressed?;
+    printed?;
     if regressed && !res.interrupted && res.errors.count == 0 {
         return Ok(Outcome::Regressed);
     }
@@ -54,13 +60,15 @@ fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome
     }
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
     let res = crate::profile::run(&plan, &opts)?;
-    match r.out.output {
-        OutputFormat::Text => write!(ctx.out, "{}", crate::profile::text(&res))?,
-        OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&res)?)?,
-        OutputFormat::Csv => write!(ctx.out, "{}", crate::profile::csv(&res))?,
-    }
+    let text = match r.out.output {
+        OutputFormat::Text => crate::profile::text(&res),
+        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
+        OutputFormat::Csv => crate::profile::csv(&res),
+    };
+    let printed = ctx.out.write_all(text.as_bytes());
     let doc = serde_json::to_value(&res)?;
     let regressed = save::after_run(&r.save, &r.guard, "profile", &doc)?;
+    printed?;
     if regressed && !res.interrupted && res.errors == 0 {
         return Ok(Outcome::Regressed);
     }

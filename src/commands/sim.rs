@@ -25,10 +25,12 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     let mut res = crate::sim::run(cfg, &opts)?;
     res.warnings.splice(0..0, warnings);
-    match s.out.output {
-        OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&res)?)?,
-        _ => write!(ctx.out, "{}", crate::sim::summary::text(&res))?,
-    }
+    let text = match s.out.output {
+        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
+        _ => crate::sim::summary::text(&res),
+    };
+    let printed = ctx.out.write_all(text.as_bytes());
     save::save_result(&s.save, "sim", &serde_json::to_value(&res)?);
+    printed?;
     Ok(Outcome::of_run(res.interrupted, res.errors.count))
 }

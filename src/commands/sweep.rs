@@ -48,21 +48,26 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     let opts = run_options(&a.run.out, ctx.stop.clone(), a.run.interval);
     let res = sweep::run(&plan, &opts, |_, _, _| {})?;
-    match a.run.out.output {
-        OutputFormat::Text => write!(ctx.out, "{}", sweep::text(&res))?,
-        OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&res)?)?,
-        OutputFormat::Csv => write!(ctx.out, "{}", sweep::csv(&res))?,
-    }
-    if let Some(path) = &a.csv {
-        std::fs::write(path, sweep::csv(&res))
-            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display()))?;
-    }
-    save::after_run(
+    let text = match a.run.out.output {
+        OutputFormat::Text => sweep::text(&res),
+        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
+        OutputFormat::Csv => sweep::csv(&res),
+    };
+    let printed = ctx.out.write_all(text.as_bytes());
+    let csv_written = match &a.csv {
+        Some(path) => std::fs::write(path, sweep::csv(&res))
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display())),
+        None => Ok(()),
+    };
+    let checked = save::after_run(
         &a.run.save,
         &a.run.guard,
         "sweep",
         &serde_json::to_value(&res)?,
-    )?;
+    );
+    csv_written?;
+    checked?;
+    printed?;
     Ok(if res.interrupted {
         Outcome::Interrupted
     } else {

@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::sysinfo::SystemInfo;
 use super::{bad_option, Extensions, Warnings};
 use crate::runner::RunResult;
 use crate::stats::{DirResult, RwResult};
@@ -93,6 +94,16 @@ pub enum Format {
     Xml,
 }
 
+/// Which DiskSpd's text layout to print.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// DiskSpd 2.2 (the current release): the default.
+    #[default]
+    V2_2,
+    /// DiskSpd 2.0.21a, for scripts written against it (`--layout 2.0`).
+    V2_0,
+}
+
 /// A `-g` throughput limit per thread and target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Throughput {
@@ -163,6 +174,10 @@ pub struct DiskspdArgs {
     pub format: Format,
     /// `-Rp...`: print the profile only.
     pub profile_only: bool,
+    /// `-v`.
+    pub verbose: bool,
+    /// `-I<1|2|3>`: DiskSpd's I/O priority hint (3 = normal).
+    pub priority: u8,
     /// Targets as written.
     pub targets: Vec<String>,
 }
@@ -199,6 +214,8 @@ impl Default for DiskspdArgs {
             iops_interval_ms: None,
             format: Format::Text,
             profile_only: false,
+            verbose: false,
+            priority: 3,
             targets: Vec::new(),
         }
     }
@@ -346,7 +363,7 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
             'x' if v.is_empty() => w.add(arg, "completion routines are a Windows completion mechanism; iosim completes I/O through io_uring (or pread/pwrite)"),
             'D' => {
                 a.iops_interval_ms = Some(if v.is_empty() { 1000 } else { num(arg, v, "milliseconds")? });
-                w.add(arg, "IOPS standard deviation is computed per target over the time series; thread rows print N/A");
+                w.add(arg, "IOPS standard deviation is computed from per-target buckets: a thread row prints N/A when its target has several threads");
             }
             'R' => {
                 let (p, f) = match v.strip_prefix('p') {
@@ -360,10 +377,20 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
                     _ => return Err(bad_option(TOOL, arg, "use -Rtext or -Rxml")),
                 };
             }
-            'v' if v.is_empty() => w.add(arg, "verbose mode prints nothing more in iosim"),
+            'v' if v.is_empty() => a.verbose = true,
             'P' => w.add(arg, "progress dots are not printed (stderr shows a progress bar on a terminal instead)"),
             'l' if v.is_empty() => w.add(arg, "large pages are not used: iosim's buffers are page-aligned ordinary pages"),
-            'I' => w.add(arg, "I/O priority hints are ignored: all I/O is issued at normal priority"),
+            'I' => {
+                a.priority = match v {
+                    "1" => 1,
+                    "2" => 2,
+                    "3" => 3,
+                    _ => return Err(bad_option(TOOL, arg, "use -I1 (very low), -I2 (low) or -I3 (normal)")),
+                };
+                if a.priority != 3 {
+                    w.add(arg, "the priority is reported as DiskSpd does, but iosim issues all I/O at the normal I/O priority");
+                }
+            }
             'e' => w.add(arg, "ETW tracing does not exist on Linux (use blktrace or perf)"),
             'g' => {
                 let (n, iops) = match v.strip_suffix('i') {
@@ -385,10 +412,18 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
             }
             'j' => a.think_ms = Some(num(arg, v, "a think time in milliseconds")?),
             'p' if v.is_empty() => return Err(bad_option(TOOL, arg, "parallel async I/O (several I/Os at the same offset) is not supported by iosim's engine")),
-            'X' => return Err(bad_option(TOOL, arg, "XML profiles are not supported: give the options on the command line")),
+            'X' => return Err(bad_option(TOOL, arg, "an XML profile holds the whole workload: give -X alone, as in DiskSpd")),
             'O' => return Err(bad_option(TOOL, arg, "per-thread request counts (-O) are not supported; use -o")),
             _ => return Err(bad_option(TOOL, arg, "unknown or unsupported DiskSpd option (see docs/diskspd.md)")),
         }
+    }
+    if a.no_affinity && a.affinity.is_some() {
+        // DiskSpd: "ERROR: -n and -a parameters cannot be used together".
+        return Err(bad_option(
+            TOOL,
+            "-n/-a",
+            "-n and -a parameters cannot be used together (as in DiskSpd)",
+        ));
     }
     if a.random_pct.is_some() && a.sequential.is_some() {
         return Err(bad_option(
@@ -437,6 +472,8 @@ pub struct Plan {
     pub latency: bool,
     /// Threads DiskSpd would report.
     pub thread_count: u32,
+    /// Text layout.
+    pub layout: Layout,
 }
 
 /// Builds the plan.
@@ -610,6 +647,15 @@ pub fn plan(
         spec,
         latency: args.latency,
         thread_count,
+        layout: match ext.layout.as_deref() {
+            None | Some("2.2") => Layout::V2_2,
+            Some("2.0") | Some("2.0.21a") => Layout::V2_0,
+            Some(other) => {
+                return Err(anyhow::Error::new(crate::Error::BadWorkload(format!(
+                    "--layout {other}: use 2.2 (DiskSpd 2.2, the default) or 2.0 (DiskSpd 2.0.21a)"
+                ))))
+            }
+        },
     })
 }
 
@@ -617,7 +663,26 @@ pub fn plan(
 pub fn plan_from_args(args: &[String], w: &mut Warnings) -> anyhow::Result<(Plan, Extensions)> {
     let mut ext = Extensions::from_env()?;
     let rest = ext.split_args(args)?;
-    let a = parse(&rest, w)?;
+    let a = match rest.iter().find_map(|a| a.strip_prefix("-X")) {
+        Some(file) => {
+            if rest.len() > 1 {
+                return Err(bad_option(
+                    TOOL,
+                    &format!("-X{file}"),
+                    "an XML profile holds the whole workload: give -X alone, as in DiskSpd",
+                ));
+            }
+            let path = ext.resolve(file)?;
+            let xml = std::fs::read_to_string(&path).map_err(|e| {
+                anyhow::Error::new(e).context(format!(
+                    "cannot read the XML profile '{file}' ({})",
+                    path.display()
+                ))
+            })?;
+            super::xmlprofile::parse_profile(&xml, file, w)?
+        }
+        None => parse(&rest, w)?,
+    };
     let cmdline = format!("diskspd {}", rest.join(" "));
     let p = plan(&a, &ext, &cmdline, w)?;
     Ok((p, ext))
@@ -643,6 +708,9 @@ pub fn profile_text(p: &Plan) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "\nCommand Line: {}\n", p.cmdline);
     s.push_str("Input parameters:\n\n");
+    if p.args.verbose {
+        s.push_str("\tusing verbose mode\n");
+    }
     s.push_str("\ttimespan:   1\n\t-------------\n");
     let _ = writeln!(s, "\tduration: {}s", p.args.duration);
     let _ = writeln!(s, "\twarm up time: {}s", p.args.warmup);
@@ -657,6 +725,11 @@ pub fn profile_text(p: &Plan) -> String {
         let _ = writeln!(s, "\tgathering IOPS at intervals of {ms}ms");
     }
     let _ = writeln!(s, "\trandom seed: {}", s_.seed);
+    if let Some(n) = p.args.total_threads {
+        // -F: DiskSpd's thread pool (no -O: 0 requests per thread at timespan level).
+        let _ = writeln!(s, "\tthread pool with {n} threads");
+        s.push_str("\tnumber of outstanding I/O operations per thread: 0\n");
+    }
     if let Some(a) = &p.args.affinity {
         let list: Vec<String> = a.iter().map(|c| format!("0/{c}")).collect();
         let _ = writeln!(
@@ -667,6 +740,8 @@ pub fn profile_text(p: &Plan) -> String {
     }
     if p.args.write_data == WriteData::RandomPerIo {
         s.push_str("\tgenerating random data for each write IO\n");
+        s.push_str("\t  WARNING: this increases the CPU cost of issuing writes and should only\n");
+        s.push_str("\t           be compared to other results using the -Zr flag\n");
     }
     for t in &s_.targets {
         let _ = writeln!(s, "\tpath: '{}'", t.path.display());
@@ -675,8 +750,20 @@ pub fn profile_text(p: &Plan) -> String {
         for l in cache_lines(p) {
             let _ = writeln!(s, "\t\t{l}");
         }
-        if p.args.write_data == WriteData::Zero {
-            s.push_str("\t\tzeroing write buffers\n");
+        if p.args.mmap {
+            s.push_str("\t\tmemory mapped I/O enabled\n");
+        }
+        match p.args.write_data {
+            WriteData::Zero => s.push_str("\t\tzeroing write buffers\n"),
+            WriteData::RandomBuffer(size) => {
+                let _ = writeln!(
+                    s,
+                    "\t\twrite buffer size: {}",
+                    display_size(size.bytes(s_.bs))
+                );
+                s.push_str("\t\twrite buffer source: random fill\n");
+            }
+            WriteData::Pattern | WriteData::RandomPerIo => {}
         }
         match s_.write_pct {
             0 => s.push_str("\t\tperforming read test\n"),
@@ -689,47 +776,77 @@ pub fn profile_text(p: &Plan) -> String {
                 );
             }
         }
-        let _ = writeln!(s, "\t\tblock size: {}", s_.bs);
+        // DiskSpd 2.2 prints sizes with binary units (ResultParser's _DisplayFileSize),
+        // 2.0.21a in bytes.
+        let v22 = p.layout == Layout::V2_2;
+        let size = |b: u64| {
+            if v22 {
+                display_size(b)
+            } else {
+                b.to_string()
+            }
+        };
+        let _ = writeln!(s, "\t\tblock size: {}", size(s_.bs));
         if let Some(pct) = s_.random_pct {
             let _ = writeln!(
                 s,
                 "\t\tusing mixed random/sequential I/O ({pct}% random) (alignment/stride: {})",
-                s_.effective_align()
+                size(s_.effective_align())
             );
         } else if s_.rw.is_random() {
             let _ = writeln!(
                 s,
                 "\t\tusing random I/O (alignment: {})",
-                s_.effective_align()
+                size(s_.effective_align())
             );
         } else if matches!(p.args.sequential, Some((true, _))) {
             let _ = writeln!(
                 s,
                 "\t\tusing interlocked sequential I/O (stride: {})",
-                s_.bs
+                size(s_.bs)
             );
         } else {
-            let _ = writeln!(s, "\t\tusing sequential I/O (stride: {})", s_.bs);
+            let _ = writeln!(s, "\t\tusing sequential I/O (stride: {})", size(s_.bs));
         }
-        let _ = writeln!(s, "\t\tnumber of outstanding I/O operations: {}", s_.qd);
+        if v22 {
+            let _ = writeln!(
+                s,
+                "\t\tnumber of outstanding I/O operations per thread: {}",
+                s_.qd
+            );
+        } else {
+            let _ = writeln!(s, "\t\tnumber of outstanding I/O operations: {}", s_.qd);
+        }
         if t.offset != 0 {
-            let _ = writeln!(s, "\t\tbase file offset: {}", t.offset);
+            let _ = writeln!(s, "\t\tbase file offset: {}", size(t.offset));
         }
         if let Some(m) = p.args.max_size {
-            let _ = writeln!(s, "\t\tmax file size: {}", m.bytes(s_.bs));
+            let _ = writeln!(s, "\t\tmax file size: {}", size(m.bytes(s_.bs)));
         }
         let stride = match s_.seq_layout {
             SeqLayout::Stride(b) => b,
             SeqLayout::Split | SeqLayout::Shared => 0,
         };
-        let _ = writeln!(s, "\t\tthread stride size: {stride}");
+        // 2.2 leaves the line out when the stride is 0.
+        if !v22 || stride != 0 {
+            let _ = writeln!(s, "\t\tthread stride size: {}", size(stride));
+        }
         if p.args.total_threads.is_none() {
             let _ = writeln!(s, "\t\tthreads per file: {}", s_.threads);
         }
-        if s_.qd > 1 {
-            s.push_str("\t\tusing io_uring (in place of I/O Completion Ports)\n");
+        if s_.qd > 1 && p.args.total_threads.is_none() {
+            // DiskSpd's words; iosim's engine (io_uring) is named in the system section.
+            s.push_str("\t\tusing I/O Completion Ports\n");
         }
-        s.push_str("\t\tIO priority: normal\n");
+        let _ = writeln!(
+            s,
+            "\t\tIO priority: {}",
+            match p.args.priority {
+                1 => "very low",
+                2 => "low",
+                _ => "normal",
+            }
+        );
         match p.args.throughput {
             Some(Throughput::Iops(n)) => {
                 let _ = writeln!(s, "\t\tthroughput rate-limited to {n} IOPS");
@@ -742,6 +859,39 @@ pub fn profile_text(p: &Plan) -> String {
     }
     s.push('\n');
     s
+}
+
+/// DiskSpd 2.2's size display (ResultParser.cpp `_DisplayFileSize`): the largest
+/// of TiB, GiB, MiB, KiB the size reaches, whole when it divides evenly, else
+/// with two decimals; plain bytes below 1 KiB.
+pub fn display_size(b: u64) -> String {
+    for (shift, name) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        let unit = 1u64 << shift;
+        if b >= unit {
+            return if b & (unit - 1) == 0 {
+                format!("{}{name}", b >> shift)
+            } else {
+                format!("{:.2}{name}", b as f64 / unit as f64)
+            };
+        }
+    }
+    b.to_string()
+}
+
+/// DiskSpd's `start time` / `<RunTime>`: `yyyy/MM/dd HH:mm:ss UTC`, from iosim's RFC 3339 stamp.
+pub fn diskspd_time(rfc3339: &str) -> String {
+    let b = rfc3339.as_bytes();
+    if b.len() >= 19 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' {
+        format!(
+            "{}/{}/{} {} UTC",
+            &rfc3339[0..4],
+            &rfc3339[5..7],
+            &rfc3339[8..10],
+            &rfc3339[11..19]
+        )
+    } else {
+        rfc3339.to_string()
+    }
 }
 
 fn file_size(b: u64) -> String {
@@ -777,6 +927,14 @@ enum Section {
     Total,
     Read,
     Write,
+}
+
+fn series_pick(sec: Section) -> fn(&crate::runner::SeriesPoint) -> f64 {
+    match sec {
+        Section::Total => |p| p.total.iops,
+        Section::Read => |p| p.read.iops,
+        Section::Write => |p| p.write.iops,
+    }
 }
 
 fn pick(r: &RwResult, s: Section) -> &DirResult {
@@ -838,13 +996,27 @@ fn section(s: &mut String, p: &Plan, r: &RunResult, sec: Section) {
             d.bytes as f64 / 1_048_576.0 / secs,
             d.ios as f64 / secs
         );
-        row_tail(s, d, None);
+        // IOPS deviation needs this thread's own buckets: with one thread per
+        // target they are the target's series.
+        let alone = r.threads.iter().filter(|o| o.target == t.target).count() == 1;
+        let sd = r
+            .series
+            .targets
+            .get(t.target)
+            .filter(|_| alone)
+            .map(|pts| iops_stddev(pts, series_pick(sec)));
+        row_tail(s, d, sd);
         let (path, size) = r
             .targets
             .get(t.target)
             .map(|x| (x.path.clone(), x.size))
             .unwrap_or_default();
-        let _ = writeln!(s, " | {path} ({})", file_size(size));
+        let size = if p.layout == Layout::V2_2 {
+            display_size(size)
+        } else {
+            file_size(size)
+        };
+        let _ = writeln!(s, " | {path} ({size})");
     }
     let _ = writeln!(s, "{border}");
     let d = pick(&r.total, sec);
@@ -856,12 +1028,7 @@ fn section(s: &mut String, p: &Plan, r: &RunResult, sec: Section) {
         d.bytes as f64 / 1_048_576.0 / secs,
         d.ios as f64 / secs
     );
-    let f: fn(&crate::runner::SeriesPoint) -> f64 = match sec {
-        Section::Total => |p| p.total.iops,
-        Section::Read => |p| p.read.iops,
-        Section::Write => |p| p.write.iops,
-    };
-    row_tail(s, d, Some(iops_stddev(&r.series.total, f)));
+    row_tail(s, d, Some(iops_stddev(&r.series.total, series_pick(sec))));
     s.push('\n');
 }
 
@@ -908,51 +1075,39 @@ fn latency_chart(s: &mut String, r: &RwResult) {
     row(s, "max", &|d| d.latency_us.max);
 }
 
-/// DiskSpd's text report (`-Rtext`).
-pub fn text(p: &Plan, r: &RunResult) -> String {
+/// DiskSpd's text report (`-Rtext`) in the plan's layout. `sys` is the machine
+/// (topology and power scheme) for 2.2's system section and CPU table.
+pub fn text(p: &Plan, r: &RunResult, sys: &SystemInfo) -> String {
     let mut s = profile_text(p);
+    let cores: Vec<_> = r.cpu.machine.iter().filter(|c| c.cpu.is_some()).collect();
+    let v22 = p.layout == Layout::V2_2;
     s.push_str("System information:\n\n");
     let _ = writeln!(s, "\tcomputer name: {}", r.host);
-    let _ = writeln!(s, "\tstart time: {}", r.started_at);
-    let _ = writeln!(s, "\tengine: iosim {} ({})", r.iosim_version, r.engine);
+    let _ = writeln!(s, "\tstart time: {}", diskspd_time(&r.started_at));
+    if v22 {
+        // Common.h SystemInformation::GetText.
+        let _ = writeln!(s, "\n\tcpu count:\t\t{}", sys.cpus.len());
+        let _ = writeln!(s, "\tcore count:\t\t{}", sys.core_count());
+        s.push_str("\tgroup count:\t\t1\n");
+        let _ = writeln!(s, "\tnode count:\t\t{}", sys.node_count());
+        let _ = writeln!(s, "\tsocket count:\t\t{}", sys.socket_count());
+        s.push_str("\theterogeneous cores:\tn\n");
+        let _ = writeln!(s, "\n\tactive power scheme:\t{}", sys.power_scheme);
+    } else {
+        let _ = writeln!(s, "\tengine: iosim {} ({})", r.iosim_version, r.engine);
+    }
     s.push_str("\nResults for timespan 1:\n");
     s.push_str(
         "*******************************************************************************\n\n",
     );
     let _ = writeln!(s, "actual test time:\t{:.2}s", r.duration_s);
     let _ = writeln!(s, "thread count:\t\t{}", p.thread_count);
-    let cores: Vec<_> = r.cpu.machine.iter().filter(|c| c.cpu.is_some()).collect();
-    let _ = writeln!(s, "proc count:\t\t{}", cores.len());
-    s.push_str("\nCPU |  Usage |  User  |  Kernel |  Idle\n");
-    s.push_str("-------------------------------------------\n");
-    let (mut bu, mut us, mut ke, mut id) = (0.0, 0.0, 0.0, 0.0);
-    for c in &cores {
-        let kernel = (c.busy_pct - c.user_pct).max(0.0);
-        let idle = (100.0 - c.busy_pct).max(0.0);
-        let _ = writeln!(
-            s,
-            "{:4}| {:6.2}%| {:6.2}%|  {:6.2}%| {:6.2}%",
-            c.cpu.unwrap_or(0),
-            c.busy_pct,
-            c.user_pct,
-            kernel,
-            idle
-        );
-        bu += c.busy_pct;
-        us += c.user_pct;
-        ke += kernel;
-        id += idle;
+    if v22 {
+        cpu_table_22(&mut s, &cores, sys);
+    } else {
+        let _ = writeln!(s, "proc count:\t\t{}", cores.len());
+        cpu_table_20(&mut s, &cores);
     }
-    let n = cores.len().max(1) as f64;
-    s.push_str("-------------------------------------------\n");
-    let _ = writeln!(
-        s,
-        "avg.| {:6.2}%| {:6.2}%|  {:6.2}%| {:6.2}%",
-        bu / n,
-        us / n,
-        ke / n,
-        id / n
-    );
     for (title, sec) in [
         ("Total IO", Section::Total),
         ("Read IO", Section::Read),
@@ -962,25 +1117,113 @@ pub fn text(p: &Plan, r: &RunResult) -> String {
         section(&mut s, p, r, sec);
     }
     if p.latency {
-        s.push_str("\n\n");
-        if r.targets.len() > 1 {
-            for t in &r.targets {
-                let _ = writeln!(s, "\n{}", t.path);
-                latency_chart(&mut s, &t.result);
+        if v22 {
+            // ResultParser.cpp _PrintLatencyPercentiles: one chart per target when
+            // there are several, then the total.
+            if r.targets.len() > 1 {
+                for t in &r.targets {
+                    let _ = writeln!(s, "\nLatency distribution: {}", t.path);
+                    latency_chart(&mut s, &t.result);
+                }
             }
+            s.push_str("\nTotal latency distribution:\n");
+        } else {
+            s.push_str("\n\n");
+            if r.targets.len() > 1 {
+                for t in &r.targets {
+                    let _ = writeln!(s, "\n{}", t.path);
+                    latency_chart(&mut s, &t.result);
+                }
+            }
+            s.push_str("\ntotal:\n");
         }
-        s.push_str("\ntotal:\n");
         latency_chart(&mut s, &r.total);
     }
     s
 }
 
+/// (usage, user, kernel, idle) of one core, as DiskSpd computes them (kernel excludes idle).
+fn cpu_split(c: &crate::sysmon::cpu::CoreUtil) -> [f64; 4] {
+    let kernel = (c.busy_pct - c.user_pct).max(0.0);
+    let idle = (100.0 - c.busy_pct).max(0.0);
+    [c.busy_pct, c.user_pct, kernel, idle]
+}
+
+fn cpu_averages(cores: &[&crate::sysmon::cpu::CoreUtil]) -> [f64; 4] {
+    let mut sum = [0.0; 4];
+    for c in cores {
+        for (a, v) in sum.iter_mut().zip(cpu_split(c)) {
+            *a += v;
+        }
+    }
+    let n = cores.len().max(1) as f64;
+    sum.map(|v| v / n)
+}
+
+/// DiskSpd 2.0.21a's CPU table.
+fn cpu_table_20(s: &mut String, cores: &[&crate::sysmon::cpu::CoreUtil]) {
+    s.push_str("\nCPU |  Usage |  User  |  Kernel |  Idle\n");
+    s.push_str("-------------------------------------------\n");
+    for c in cores {
+        let [u, us, k, i] = cpu_split(c);
+        let _ = writeln!(
+            s,
+            "{:4}| {u:6.2}%| {us:6.2}%|  {k:6.2}%| {i:6.2}%",
+            c.cpu.unwrap_or(0)
+        );
+    }
+    s.push_str("-------------------------------------------\n");
+    let [u, us, k, i] = cpu_averages(cores);
+    let _ = writeln!(s, "avg.| {u:6.2}%| {us:6.2}%|  {k:6.2}%| {i:6.2}%");
+}
+
+/// DiskSpd 2.2's CPU table (ResultParser.cpp _PrintCpuUtilization): Socket, Node
+/// and Core columns appear when the machine has several sockets, nodes, or more
+/// logical processors than cores.
+fn cpu_table_22(s: &mut String, cores: &[&crate::sysmon::cpu::CoreUtil], sys: &SystemInfo) {
+    let (sock, node, smt) = (sys.socket_count() > 1, sys.node_count() > 1, sys.smt());
+    let cols = |s: &mut String, a: &str, b: &str, c: &str| {
+        if sock {
+            s.push_str(a);
+        }
+        if node {
+            s.push_str(b);
+        }
+        if smt {
+            s.push_str(c);
+        }
+    };
+    s.push('\n');
+    cols(s, "Socket | ", "Node | ", "Core | ");
+    s.push_str("CPU |  Usage |  User  | Kernel |  Idle\n");
+    let border = |s: &mut String| {
+        cols(s, "---------", "-------", "-------");
+        s.push_str("----------------------------------------\n");
+    };
+    border(s);
+    for c in cores {
+        let id = c.cpu.unwrap_or(0);
+        let topo = sys.cpu(id);
+        if sock {
+            let _ = write!(s, "{:7}| ", topo.map_or(0, |t| t.socket));
+        }
+        if node {
+            let _ = write!(s, "{:5}| ", topo.map_or(0, |t| t.node));
+        }
+        if smt {
+            let _ = write!(s, "{:5}| ", topo.map_or(id, |t| t.core));
+        }
+        let [u, us, k, i] = cpu_split(c);
+        let _ = writeln!(s, "{id:4}| {u:6.2}%| {us:6.2}%| {k:6.2}%| {i:6.2}%");
+    }
+    border(s);
+    cols(s, "         ", "       ", "       ");
+    let [u, us, k, i] = cpu_averages(cores);
+    let _ = writeln!(s, "avg.| {u:6.2}%| {us:6.2}%| {k:6.2}%| {i:6.2}%");
+}
+
 fn esc(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
+    crate::text::escape_xml(t)
 }
 
 struct Xml {
@@ -1029,7 +1272,7 @@ fn profile_xml(x: &mut Xml, p: &Plan) {
             "text"
         },
     );
-    x.el("Verbose", "false");
+    x.el("Verbose", p.args.verbose);
     x.open("TimeSpans");
     x.open("TimeSpan");
     x.el("CompletionRoutines", "false");
@@ -1064,17 +1307,31 @@ fn profile_xml(x: &mut Xml, p: &Plan) {
         x.el("RandomAccess", "false");
         x.el("TemporaryFile", "false");
         x.el("UseLargePages", "false");
-        x.el("DisableOSCache", s_.cache.is_direct());
-        x.el("WriteThrough", s_.cache.is_sync());
+        // DiskSpd writes these only when they differ from the default (Common.cpp Target::GetXml).
+        match p.args.sw_cache {
+            SwCache::Disabled => x.el("DisableOSCache", "true"),
+            SwCache::RemoteOnly => x.el("DisableLocalCache", "true"),
+            SwCache::Cached => {}
+        }
+        if p.args.writethrough {
+            x.el("WriteThrough", "true");
+        }
+        if p.args.mmap {
+            x.el("MemoryMappedIo", "true");
+        }
         x.open("WriteBufferContent");
-        x.el(
-            "Pattern",
-            match p.args.write_data {
-                WriteData::Pattern => "sequential",
-                WriteData::Zero => "zero",
-                _ => "random",
-            },
-        );
+        match p.args.write_data {
+            WriteData::Zero => x.el("Pattern", "zero"),
+            WriteData::RandomBuffer(size) => {
+                x.el("Pattern", "random");
+                x.open("RandomDataSource");
+                x.el("SizeInBytes", size.bytes(s_.bs));
+                x.close("RandomDataSource");
+            }
+            // -Zr is a timespan setting DiskSpd's profile XML does not carry: the
+            // target keeps its default buffer.
+            WriteData::Pattern | WriteData::RandomPerIo => x.el("Pattern", "sequential"),
+        }
         x.close("WriteBufferContent");
         x.el("ParallelAsyncIO", "false");
         if let Some(b) = p.args.burst {
@@ -1113,7 +1370,7 @@ fn profile_xml(x: &mut Xml, p: &Plan) {
             None => x.el("Throughput", 0),
         }
         x.el("ThreadsPerFile", s_.threads);
-        x.el("IOPriority", 3);
+        x.el("IOPriority", p.args.priority);
         x.el("Weight", 1);
         x.close("Target");
     }
@@ -1152,54 +1409,153 @@ fn quantile_ms(h: &Option<hdrhistogram::Histogram<u64>>, d: &DirResult, q: f64) 
     Some(us / 1000.0)
 }
 
+/// DiskSpd 2.2's `<System>` (Common.h SystemInformation::GetXml), then iosim's own facts.
+fn system_xml(x: &mut Xml, r: &RunResult, sys: &SystemInfo) {
+    let pad = |x: &Xml| " ".repeat(x.indent);
+    x.open("System");
+    x.el("ComputerName", &r.host);
+    x.open("Tool");
+    x.el("Version", DISKSPD_VERSION);
+    x.el("VersionDate", DISKSPD_VERSION_DATE);
+    x.close("Tool");
+    x.el("RunTime", diskspd_time(&r.started_at));
+    let _ = writeln!(
+        x.s,
+        "{}<PowerScheme Name=\"{}\" Guid=\"\"/>",
+        pad(x),
+        esc(&sys.power_scheme)
+    );
+    let _ = writeln!(x.s, "{}<ProcessorTopology Heterogeneous=\"false\">", pad(x));
+    x.indent += 2;
+    let all = SystemInfo::mask(sys.cpus.iter().map(|c| c.id));
+    let _ = writeln!(
+        x.s,
+        "{}<Group Group=\"0\" MaximumProcessors=\"{n}\" ActiveProcessors=\"{n}\" ActiveProcessorMask=\"0x{all:x}\"/>",
+        pad(x),
+        n = sys.cpus.len()
+    );
+    let mut nodes: Vec<usize> = sys.cpus.iter().map(|c| c.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    for n in nodes {
+        let m = SystemInfo::mask(sys.cpus.iter().filter(|c| c.node == n).map(|c| c.id));
+        let _ = writeln!(x.s, "{}<Node Node=\"{n}\">", pad(x));
+        let _ = writeln!(x.s, "{}  <Group Group=\"0\" Mask=\"0x{m:x}\"/>", pad(x));
+        let _ = writeln!(x.s, "{}</Node>", pad(x));
+    }
+    let mut sockets: Vec<usize> = sys.cpus.iter().map(|c| c.socket).collect();
+    sockets.sort_unstable();
+    sockets.dedup();
+    for so in sockets {
+        let m = SystemInfo::mask(sys.cpus.iter().filter(|c| c.socket == so).map(|c| c.id));
+        let _ = writeln!(x.s, "{}<Socket Socket=\"{so}\">", pad(x));
+        let _ = writeln!(x.s, "{}  <Group Group=\"0\" Mask=\"0x{m:x}\"/>", pad(x));
+        let _ = writeln!(x.s, "{}</Socket>", pad(x));
+    }
+    for core in 0..sys.core_count() {
+        let m = SystemInfo::mask(sys.cpus.iter().filter(|c| c.core == core).map(|c| c.id));
+        let _ = writeln!(
+            x.s,
+            "{}<Core Group=\"0\" Core=\"{core}\" Mask=\"0x{m:x}\" EfficiencyClass=\"0\"/>",
+            pad(x)
+        );
+    }
+    x.close("ProcessorTopology");
+    // iosim's facts, in an element of their own.
+    x.open("Iosim");
+    x.el("Version", &r.iosim_version);
+    x.el("Engine", &r.engine);
+    x.el("Kernel", &r.environment.kernel);
+    x.el("CpuModel", &r.environment.cpu_model);
+    x.close("Iosim");
+    x.close("System");
+}
+
+/// An `<Iops>` block (XmlResultParser.cpp _PrintTargetIops / _PrintIops) from a series
+/// sampled every `ms` milliseconds.
+fn iops_xml(x: &mut Xml, pts: &[crate::runner::SeriesPoint], ms: u64) {
+    x.open("Iops");
+    if !pts.is_empty() {
+        x.el(
+            "ReadIopsStdDev",
+            format!("{:.3}", iops_stddev(pts, |p| p.read.iops)),
+        );
+        x.el(
+            "WriteIopsStdDev",
+            format!("{:.3}", iops_stddev(pts, |p| p.write.iops)),
+        );
+        x.el(
+            "IopsStdDev",
+            format!("{:.3}", iops_stddev(pts, |p| p.total.iops)),
+        );
+    }
+    for (i, pt) in pts.iter().enumerate() {
+        let l = |v: f64| v / 1000.0;
+        let _ = writeln!(
+            x.s,
+            "{}<Bucket SampleMillisecond=\"{}\" Read=\"{:.0}\" Write=\"{:.0}\" Total=\"{:.0}\" ReadMinLatencyMilliseconds=\"{:.3}\" ReadMaxLatencyMilliseconds=\"{:.3}\" ReadAvgLatencyMilliseconds=\"{:.3}\" ReadLatencyStdDev=\"{:.3}\" WriteMinLatencyMilliseconds=\"{:.3}\" WriteMaxLatencyMilliseconds=\"{:.3}\" WriteAvgLatencyMilliseconds=\"{:.3}\" WriteLatencyStdDev=\"{:.3}\"/>",
+            " ".repeat(x.indent),
+            ms * (i as u64 + 1),
+            pt.read.iops,
+            pt.write.iops,
+            pt.total.iops,
+            l(pt.read.lat_min_us),
+            l(pt.read.lat_max_us),
+            l(pt.read.lat_mean_us),
+            l(pt.read.lat_stddev_us),
+            l(pt.write.lat_min_us),
+            l(pt.write.lat_max_us),
+            l(pt.write.lat_mean_us),
+            l(pt.write.lat_stddev_us)
+        );
+    }
+    x.close("Iops");
+}
+
+/// The DiskSpd release whose output iosim reproduces (Common/Version.h).
+pub const DISKSPD_VERSION: &str = "2.2.0";
+/// Its date, as DiskSpd writes it in `<VersionDate>`.
+pub const DISKSPD_VERSION_DATE: &str = "2024/6/3";
+
 /// DiskSpd's XML report (`-Rxml`).
-pub fn xml(p: &Plan, r: &RunResult) -> String {
+pub fn xml(p: &Plan, r: &RunResult, sys: &SystemInfo) -> String {
     let mut x = Xml {
         s: String::new(),
         indent: 0,
     };
     x.open("Results");
-    x.open("System");
-    x.el("ComputerName", &r.host);
-    x.open("Tool");
-    x.el("Version", format!("iosim {}", r.iosim_version));
-    x.el("Engine", &r.engine);
-    x.close("Tool");
-    x.el("RunTime", &r.started_at);
-    x.el("Kernel", &r.environment.kernel);
-    x.el("CpuModel", &r.environment.cpu_model);
-    x.close("System");
+    system_xml(&mut x, r, sys);
     profile_xml(&mut x, p);
     x.open("TimeSpan");
     x.el("TestTimeSeconds", format!("{:.2}", r.duration_s));
     x.el("ThreadCount", p.thread_count);
     x.el("RequestCount", 0);
     let cores: Vec<_> = r.cpu.machine.iter().filter(|c| c.cpu.is_some()).collect();
-    x.el("ProcCount", cores.len());
+    x.el("ProcCount", sys.cpus.len());
     x.open("CpuUtilization");
-    let (mut bu, mut us, mut ke, mut id) = (0.0, 0.0, 0.0, 0.0);
     for c in &cores {
-        let kernel = (c.busy_pct - c.user_pct).max(0.0);
-        let idle = (100.0 - c.busy_pct).max(0.0);
+        let id = c.cpu.unwrap_or(0);
+        let topo = sys.cpu(id);
+        let [u, us, k, i] = cpu_split(c);
         x.open("CPU");
+        x.el("Socket", topo.map_or(0, |t| t.socket));
+        x.el("Node", topo.map_or(0, |t| t.node));
         x.el("Group", 0);
-        x.el("Id", c.cpu.unwrap_or(0));
-        x.el("UsagePercent", format!("{:.2}", c.busy_pct));
-        x.el("UserPercent", format!("{:.2}", c.user_pct));
-        x.el("KernelPercent", format!("{kernel:.2}"));
-        x.el("IdlePercent", format!("{idle:.2}"));
+        x.el("Core", topo.map_or(id, |t| t.core));
+        x.el("EfficiencyClass", 0);
+        x.el("Id", id);
+        x.el("UsagePercent", format!("{u:.2}"));
+        x.el("UserPercent", format!("{us:.2}"));
+        x.el("KernelPercent", format!("{k:.2}"));
+        x.el("IdlePercent", format!("{i:.2}"));
         x.close("CPU");
-        bu += c.busy_pct;
-        us += c.user_pct;
-        ke += kernel;
-        id += idle;
     }
-    let n = cores.len().max(1) as f64;
+    let [u, us, k, i] = cpu_averages(&cores);
     x.open("Average");
-    x.el("UsagePercent", format!("{:.2}", bu / n));
-    x.el("UserPercent", format!("{:.2}", us / n));
-    x.el("KernelPercent", format!("{:.2}", ke / n));
-    x.el("IdlePercent", format!("{:.2}", id / n));
+    x.el("UsagePercent", format!("{u:.2}"));
+    x.el("UserPercent", format!("{us:.2}"));
+    x.el("KernelPercent", format!("{k:.2}"));
+    x.el("IdlePercent", format!("{i:.2}"));
     x.close("Average");
     x.close("CpuUtilization");
     if p.latency {
@@ -1215,7 +1571,18 @@ pub fn xml(p: &Plan, r: &RunResult) -> String {
             _ => None,
         };
         let t = &r.total;
-        let _ = writeln!(x.s, "{}<Latency>", " ".repeat(x.indent));
+        // Distinct latency values recorded (DiskSpd's Histogram::GetSampleBuckets).
+        let buckets = |h: &Option<hdrhistogram::Histogram<u64>>| {
+            h.as_ref().map_or(0, |h| h.iter_recorded().count())
+        };
+        let _ = writeln!(
+            x.s,
+            "{}<Latency ReadHistoBuckets=\"{}\" WriteHistoBuckets=\"{}\" TotalHistoBuckets=\"{}\">",
+            " ".repeat(x.indent),
+            buckets(&rh),
+            buckets(&wh),
+            buckets(&th)
+        );
         x.indent += 2;
         for (tag, sd_tag, d) in [
             ("AverageReadMilliseconds", "ReadLatencyStdev", &t.read),
@@ -1286,34 +1653,8 @@ pub fn xml(p: &Plan, r: &RunResult) -> String {
         );
         x.close("Latency");
     }
-    if p.args.iops_interval_ms.is_some() {
-        x.open("Iops");
-        x.el(
-            "ReadIopsStdDev",
-            format!("{:.3}", iops_stddev(&r.series.total, |p| p.read.iops)),
-        );
-        x.el(
-            "WriteIopsStdDev",
-            format!("{:.3}", iops_stddev(&r.series.total, |p| p.write.iops)),
-        );
-        x.el(
-            "IopsStdDev",
-            format!("{:.3}", iops_stddev(&r.series.total, |p| p.total.iops)),
-        );
-        for pt in &r.series.total {
-            let _ = writeln!(
-                x.s,
-                "{}<Bucket SampleMillisecond=\"{}\" Read=\"{:.0}\" Write=\"{:.0}\" Total=\"{:.0}\" ReadAvgLatencyMilliseconds=\"{:.3}\" WriteAvgLatencyMilliseconds=\"{:.3}\"/>",
-                " ".repeat(x.indent),
-                (pt.t_s * 1000.0).round() as u64,
-                pt.read.iops,
-                pt.write.iops,
-                pt.total.iops,
-                pt.read.lat_mean_us / 1000.0,
-                pt.write.lat_mean_us / 1000.0
-            );
-        }
-        x.close("Iops");
+    if let Some(ms) = p.args.iops_interval_ms {
+        iops_xml(&mut x, &r.series.total, ms);
     }
     for t in &r.threads {
         x.open("Thread");
@@ -1353,6 +1694,17 @@ pub fn xml(p: &Plan, r: &RunResult) -> String {
                 }
             }
         }
+        if let Some(ms) = p.args.iops_interval_ms {
+            // This thread's buckets: its target's series when it is the target's only thread.
+            let alone = r.threads.iter().filter(|o| o.target == t.target).count() == 1;
+            match r.series.targets.get(t.target).filter(|_| alone) {
+                Some(pts) => iops_xml(&mut x, pts, ms),
+                None => {
+                    x.open("Iops");
+                    x.close("Iops");
+                }
+            }
+        }
         x.close("Target");
         x.close("Thread");
     }
@@ -1385,30 +1737,49 @@ Options (case-sensitive, values glued to the flag, as DiskSpd):
   -a#,#,..           pin threads round-robin    -n no affinity (default: round-robin on all CPUs)
   -Rtext / -Rxml     output format              -Rp<text|xml> print the profile only
 Accepted and ignored, with a warning: -x -v -l -P -I -e -ag -fr -fs -ft
-Refused: -p -O -X -Z<size>,<file>
+  -X<profile.xml>    run a DiskSpd XML profile (as written by -Rpxml); alone
+Refused: -p -O -Z<size>,<file>
 iosim options: --drive L=/path --disk N=/dev/x --allow-destroy --engine E --json FILE --quiet
+               --layout 2.0 (DiskSpd 2.0.21a's text layout; default 2.2)
 See docs/diskspd.md.
 ";
 
 /// `iosim diskspd ...`: runs and prints DiskSpd's report; returns the exit code.
-pub fn main(args: &[String], stop: Arc<AtomicBool>) -> anyhow::Result<u8> {
+pub fn main(
+    args: &[String],
+    stop: Arc<AtomicBool>,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<u8> {
     if args.iter().any(|a| a == "-?") {
-        print!("{USAGE}");
+        out.write_all(USAGE.as_bytes())?;
         return Ok(0);
     }
     let mut w = Warnings::default();
     let (p, ext) = plan_from_args(args, &mut w)?;
     w.print(TOOL);
     if p.args.profile_only {
-        print!("{}", profile_only(&p));
+        out.write_all(profile_only(&p).as_bytes())?;
         return Ok(0);
     }
     let opts = super::run_options(ext.quiet, stop, p.args.iops_interval_ms.unwrap_or(1000));
     let res = crate::runner::run(&p.spec, &opts)?;
-    match p.args.format {
-        Format::Text => print!("{}", text(&p, &res)),
-        Format::Xml => print!("{}", xml(&p, &res)),
-    }
+    let sys = SystemInfo::read();
+    let doc = match p.args.format {
+        Format::Text => text(&p, &res, &sys),
+        Format::Xml => xml(&p, &res, &sys),
+    };
+    out.write_all(doc.as_bytes())?;
+    out.flush()?;
+    eprintln!(
+        "iosim diskspd: note: I/O through iosim {} ({} engine){}",
+        res.iosim_version,
+        res.engine,
+        if p.spec.qd > 1 {
+            "; DiskSpd's \"I/O Completion Ports\" line stands for it"
+        } else {
+            ""
+        }
+    );
     for n in &res.notes {
         eprintln!("iosim diskspd: note: {n}");
     }
@@ -1438,6 +1809,20 @@ mod tests {
         let a = parse(&args(s), &mut w)?;
         let p = plan(&a, &ext, s, &mut w)?;
         Ok((p, w))
+    }
+
+    #[test]
+    fn sizes_display_as_diskspd_2_2() {
+        // ResultParser.cpp _DisplayFileSize.
+        assert_eq!(display_size(8192), "8KiB");
+        assert_eq!(display_size(512), "512");
+        assert_eq!(display_size(1 << 30), "1GiB");
+        assert_eq!(display_size(1536), "1.50KiB");
+        assert_eq!(display_size(3 << 40), "3TiB");
+        assert_eq!(
+            diskspd_time("2026-11-22T04:05:06Z"),
+            "2026/11/22 04:05:06 UTC"
+        );
     }
 
     #[test]
@@ -1546,8 +1931,37 @@ mod tests {
         let (p, _) = plan_of("-si -t4 /tmp/a").unwrap();
         assert_eq!(p.spec.seq_layout, SeqLayout::Shared);
         assert_eq!(p.spec.threads, 4);
-        let (_, w) = plan_of("-x -v -l -P10 -I1 -ft -C5 /tmp/a").unwrap();
-        assert_eq!(w.0.len(), 7, "{:?}", w.0);
+        let (p, w) = plan_of("-x -v -l -P10 -I1 -ft -C5 /tmp/a").unwrap();
+        assert_eq!(w.0.len(), 6, "{:?}", w.0);
+        assert!(p.args.verbose);
+        assert!(profile_text(&p).contains("\tusing verbose mode\n"));
+        assert!(profile_text(&p).contains("\t\tIO priority: very low\n"));
+        let e = plan_of("-n -a0,1 /tmp/a").unwrap_err().to_string();
+        assert!(
+            e.contains("'-n/-a'") && e.contains("cannot be used together"),
+            "{e}"
+        );
+        assert!(plan_of("-I4 /tmp/a").is_err());
+        let (p, _) = plan_of("-Sm -Zr -w50 /tmp/a").unwrap();
+        let t = profile_text(&p);
+        assert!(t.contains("\t\tmemory mapped I/O enabled\n"), "{t}");
+        assert!(
+            t.contains("\t  WARNING: this increases the CPU cost of issuing writes"),
+            "{t}"
+        );
+        let x = profile_only(&Plan {
+            args: DiskspdArgs {
+                format: Format::Xml,
+                ..p.args.clone()
+            },
+            ..p.clone()
+        });
+        assert!(x.contains("<MemoryMappedIo>true</MemoryMappedIo>"), "{x}");
+        assert!(x.contains("<Pattern>sequential</Pattern>"), "{x}");
+        assert!(
+            !x.contains("<DisableOSCache>") && !x.contains("<WriteThrough>"),
+            "{x}"
+        );
         assert!(plan_of("g:x")
             .unwrap_err()
             .to_string()

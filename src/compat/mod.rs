@@ -18,7 +18,9 @@
 
 pub mod diskspd;
 pub mod sqlio;
+pub mod sysinfo;
 pub mod translate;
+pub mod xmlprofile;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,8 @@ pub struct Extensions {
     pub size: Option<u64>,
     /// No progress bars.
     pub quiet: bool,
+    /// DiskSpd: the text layout to print (`2.2`, the default, or `2.0`).
+    pub layout: Option<String>,
 }
 
 impl Extensions {
@@ -129,7 +133,7 @@ impl Extensions {
             };
             let needs_value = matches!(
                 name.as_str(),
-                "--drive" | "--disk" | "--json" | "--engine" | "--size"
+                "--drive" | "--disk" | "--json" | "--engine" | "--size" | "--layout"
             );
             let value = if needs_value {
                 match inline {
@@ -161,10 +165,11 @@ impl Extensions {
                     })
                 }
                 ("--size", Some(v)) => self.size = Some(crate::units::parse_size(&v)?),
+                ("--layout", Some(v)) => self.layout = Some(v),
                 ("--allow-destroy", None) => self.allow_destroy = true,
                 ("--quiet", None) => self.quiet = true,
                 _ => anyhow::bail!(crate::Error::BadWorkload(format!(
-                    "unknown iosim option '{a}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE and --quiet besides the legacy options"
+                    "unknown iosim option '{a}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE, --quiet and (DiskSpd) --layout 2.0|2.2 besides the legacy options"
                 ))),
             }
             i += 1;
@@ -191,6 +196,19 @@ impl Extensions {
             })?;
             return self.disk(n);
         }
+        if let Some(rest) = raw.strip_prefix('\\') {
+            // `\dir\file`: rooted on the current drive, which on Windows is the one
+            // the script ran from: C: when mapped, else the only drive mapped.
+            let base = match (self.drives.get(&'C'), self.drives.len()) {
+                (Some(c), _) => c.clone(),
+                (None, 1) => self.drives.values().next().cloned().unwrap_or_default(),
+                _ => anyhow::bail!(crate::Error::BadWorkload(format!(
+                    "'{raw}' is rooted on the current Windows drive: map it with --drive C=/mnt/data (or IOSIM_DRIVES=\"C=/mnt/data\"), or give a Linux path"
+                ))),
+            };
+            let rest = rest.replace('\\', "/");
+            return Ok(base.join(rest.trim_start_matches('/')));
+        }
         let b = raw.as_bytes();
         if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
             let letter = (b[0] as char).to_ascii_uppercase();
@@ -203,7 +221,9 @@ impl Extensions {
                 base.join(rest)
             });
         }
-        Ok(PathBuf::from(raw))
+        // A relative Windows path (`DB52\\testfile.dat`): its backslashes are directory
+        // separators, never part of a Linux file name.
+        Ok(PathBuf::from(raw.replace('\\', "/")))
     }
 
     /// The path a drive letter maps to.
@@ -343,6 +363,24 @@ mod tests {
         assert!(err.contains("--drive F="), "{err}");
         assert!(e.resolve("\\\\srv\\share\\x").is_err());
         assert!(e.resolve("#2").is_err());
+        // Rooted and relative Windows paths never keep a backslash.
+        assert_eq!(
+            e.resolve("\\DB52\\testfile.dat").unwrap(),
+            Path::new("/mnt/data/DB52/testfile.dat")
+        );
+        assert_eq!(
+            e.resolve("DB52\\testfile.dat").unwrap(),
+            Path::new("DB52/testfile.dat")
+        );
+        let mut two = e.clone();
+        two.add_drive("X=/mnt/x").unwrap();
+        assert!(two
+            .resolve("\\DB52\\t.dat")
+            .unwrap_err()
+            .to_string()
+            .contains("--drive C="));
+        two.add_drive("C=/mnt/c").unwrap();
+        assert_eq!(two.resolve("\\t.dat").unwrap(), Path::new("/mnt/c/t.dat"));
     }
 
     #[test]

@@ -5,7 +5,6 @@
 //! working. See docs/sqlio.md for the mapping of every option.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -23,6 +22,8 @@ const TOOL: &str = "sqlio";
 pub const MAX_THREADS: u32 = 256;
 /// SQLIO's limit on the number of files (including -d and -R).
 pub const MAX_FILES: usize = 256;
+/// The largest `-b` (KB): iosim's largest block (64 MiB).
+pub const MAX_BLOCK_KB: u64 = crate::workload::MAX_BS >> 10;
 /// SQLIO's limit on a file name's length.
 pub const MAX_NAME: usize = 256;
 /// Size a missing test file is created with when nothing else gives one (256 MiB).
@@ -107,6 +108,10 @@ pub struct SqlioArgs {
     pub buffering: Option<Buffering>,
     /// `-S` blocks.
     pub start_blocks: u64,
+    /// `-U` (false) or `-Up` (true): CPU utilisation report.
+    pub utilization: Option<bool>,
+    /// `-D<n>`: SQLIO's hidden debug level.
+    pub debug: Option<u32>,
     /// `-F` parameter files.
     pub param_files: Vec<String>,
     /// File names.
@@ -131,6 +136,8 @@ impl Default for SqlioArgs {
             latency: None,
             buffering: None,
             start_blocks: 0,
+            utilization: None,
+            debug: None,
             param_files: Vec::new(),
             files: Vec::new(),
         }
@@ -244,9 +251,22 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<SqlioArgs> {
             }
             'b' => {
                 a.block_kb = num(arg, v, "a block size in KB")?;
-                if a.block_kb == 0 {
-                    return Err(bad_option(TOOL, arg, "the block size must be at least 1 KB"));
+                if a.block_kb == 0 || a.block_kb > MAX_BLOCK_KB {
+                    return Err(bad_option(TOOL, arg, format!("the block size must be 1..{MAX_BLOCK_KB} KB")));
                 }
+            }
+            'U' => {
+                a.utilization = Some(match v {
+                    "" => false,
+                    "p" => true,
+                    _ => return Err(bad_option(TOOL, arg, "use -U (system utilisation) or -Up (also per processor)")),
+                })
+            }
+            '6' if v == "4" => w.add(arg, "64-bit memory operations: iosim is a 64-bit program already (SQLIO v1.5.SG did not support -64 either)"),
+            'D' => {
+                let level: u32 = num(arg, v, "a debug level")?;
+                w.add(arg, "SQLIO's debug output (per-thread figures, timer calibration, per-I/O lines) is not printed; use --json FILE for per-thread results");
+                a.debug = Some(level);
             }
             'i' => a.ios_per_run = Some(num(arg, v, "a number of I/Os per run")?),
             'm' => {
@@ -294,7 +314,7 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<SqlioArgs> {
                 return Err(bad_option(
                     TOOL,
                     arg,
-                    "unknown SQLIO option (SQLIO options are case-sensitive: -k -t -s -d -R -f -p -a -o -b -i -m -L -B -S -v1.1.1 -F)",
+                    "unknown SQLIO option (SQLIO options are case-sensitive: -k -t -s -d -R -f -p -a -o -b -i -m -L -U -B -S -v1.1.1 -64 -D -F)",
                 ))
             }
         }
@@ -455,14 +475,22 @@ pub fn plan(
     let mut files: Vec<FilePlan> = Vec::new();
     let mut push =
         |path: PathBuf, threads: Option<u32>, mask: Option<String>, size: Option<u64>| {
+            // A parameter file's thread column wins over -t, as in SQLIO (a published
+            // run of `-t2 -Fparam.txt` reports the file's "4 threads").
             files.push(FilePlan {
                 path,
-                threads: args.threads.or(threads).unwrap_or(1),
+                threads: threads.or(args.threads).unwrap_or(1),
                 first_thread: 0,
                 mask,
                 size,
             });
         };
+    if let (Some(t), false) = (args.threads, args.param_files.is_empty()) {
+        w.add(
+            &format!("-t{t}"),
+            "the parameter file's thread counts are used for its files, as in SQLIO",
+        );
+    }
     for pf in &args.param_files {
         let text = read(pf)?;
         for l in parse_param_file(&text, pf)? {
@@ -486,8 +514,9 @@ pub fn plan(
     } else {
         for d in &args.drives {
             for n in &names {
+                // The readme's `-dDEF \test` is D:\test, E:\test and F:\test.
                 let rel = n.replace('\\', "/");
-                if Path::new(&rel).is_absolute() || n.as_bytes().get(1) == Some(&b':') {
+                if n.as_bytes().get(1) == Some(&b':') {
                     return Err(bad_option(
                         TOOL,
                         &format!("-d{d}"),
@@ -597,7 +626,6 @@ pub fn plan(
         ..WorkloadSpec::default()
     };
     spec.validate()?;
-    let _ = w;
     Ok(Plan {
         args: args.clone(),
         param_files: args.param_files.clone(),
@@ -623,12 +651,12 @@ fn list(names: &[String]) -> String {
 }
 
 /// SQLIO's header, up to the file-size lines.
-pub fn header(p: &Plan, clocksource: &str) -> String {
+pub fn header(p: &Plan) -> String {
     let mut s = String::from("sqlio v1.5.SG\n");
     if p.args.latency.is_some() {
         let _ = writeln!(
             s,
-            "using system counter for latency timings, 1000000000 counts per second (Linux CLOCK_MONOTONIC, clocksource {clocksource})"
+            "using system counter for latency timings, 1000000000 counts per second"
         );
     }
     for pf in &p.param_files {
@@ -738,28 +766,170 @@ pub fn size_line(path: &Path, prep: &Prepared) -> String {
     )
 }
 
-/// SQLIO's results, from `CUMULATIVE DATA:` on.
+/// SQLIO's results, from `CUMULATIVE DATA:` on, in SQLIO's fixed columns.
+///
+/// Layout from SQLIO 1.5's readme.txt ("throughput metrics:" / "IOs/sec:   183.16",
+/// and the `ms:`/`%:` histogram rows): values are `%9.2f` after the label, the
+/// histogram is 3-character right-aligned columns (`ms: 0` then `%3d` for 1..23 and
+/// ` 24+`; `%:` then `%3d` for every bucket).
 pub fn results(p: &Plan, r: &RunResult) -> String {
     let t = &r.total.total;
     let mut s = String::from("CUMULATIVE DATA:\nthroughput metrics:\n");
-    let _ = writeln!(s, "IOs/sec: {:.2}", t.iops);
-    let _ = writeln!(s, "MBs/sec: {:.2}", t.mib_per_sec);
+    s.push_str(&throughput_lines(t.iops, t.mib_per_sec));
     if p.args.latency.is_some() {
         let ms = |us: f64| (us / 1000.0).floor() as u64;
         s.push_str("latency metrics:\n");
         let _ = writeln!(s, "Min_Latency(ms): {}", ms(t.latency_us.min));
         let _ = writeln!(s, "Avg_Latency(ms): {}", ms(t.latency_us.mean));
         let _ = writeln!(s, "Max_Latency(ms): {}", ms(t.latency_us.max));
-        s.push_str("histogram:\nms:");
-        for i in 0..24 {
-            let _ = write!(s, " {i}");
+        s.push_str("histogram:\n");
+        s.push_str(&histogram_rows(&crate::report::sqlio_percentages(t)));
+    }
+    s
+}
+
+/// The `IOs/sec:` and `MBs/sec:` lines: the value right-aligned in 8 columns
+/// after one blank (`IOs/sec:   183.16`), as SQLIO prints them.
+pub fn throughput_lines(iops: f64, mbs: f64) -> String {
+    format!("IOs/sec: {iops:8.2}\nMBs/sec: {mbs:8.2}\n")
+}
+
+/// The `ms:` and `%:` rows of SQLIO's latency histogram (25 buckets).
+pub fn histogram_rows(pct: &[u64]) -> String {
+    let mut s = String::from("ms: 0");
+    for i in 1..24 {
+        let _ = write!(s, "{i:3}");
+    }
+    s.push_str(" 24+\n%:");
+    for v in pct {
+        let _ = write!(s, "{v:3}");
+    }
+    s.push('\n');
+    s
+}
+
+/// CPU times and interrupt counts at one moment (for `-U`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuSample {
+    /// `/proc/stat`'s cpu lines.
+    pub cpus: Vec<crate::sysmon::cpu::CpuTimes>,
+    /// Hardware interrupts per CPU so far, from `/proc/interrupts`.
+    pub interrupts: Vec<u64>,
+}
+
+impl CpuSample {
+    /// Reads /proc now.
+    pub fn now() -> CpuSample {
+        CpuSample {
+            cpus: crate::sysmon::cpu::read_proc_stat(),
+            interrupts: std::fs::read_to_string("/proc/interrupts")
+                .map(|t| parse_interrupts(&t))
+                .unwrap_or_default(),
         }
-        s.push_str(" 24+\n%:");
-        for v in crate::report::sqlio_percentages(t) {
-            let _ = write!(s, " {v}");
+    }
+}
+
+/// Interrupts per CPU: the sum of each CPU's column of `/proc/interrupts`.
+pub fn parse_interrupts(text: &str) -> Vec<u64> {
+    let mut lines = text.lines();
+    let ncpu = lines.next().map_or(0, |h| h.split_whitespace().count());
+    let mut sums = vec![0u64; ncpu];
+    for l in lines {
+        let Some((_, rest)) = l.split_once(':') else {
+            continue;
+        };
+        let counts: Vec<u64> = rest
+            .split_whitespace()
+            .take(ncpu)
+            .map_while(|v| v.parse().ok())
+            .collect();
+        // Lines such as ERR: and MIS: hold one machine-wide count: not per CPU.
+        if counts.len() == ncpu {
+            for (s, c) in sums.iter_mut().zip(counts) {
+                *s += c;
+            }
+        }
+    }
+    sums
+}
+
+/// SQLIO's `-U` / `-Up` report (readme: "ProcessorNumber:", "DPCTime(%):", ...): DPC time is
+/// Linux's softirq time, interrupt time its irq time, privileged time system + irq + softirq,
+/// processor time everything but idle and iowait, user time user + nice.
+pub fn utilization(a: &CpuSample, b: &CpuSample, secs: f64, per_cpu: bool) -> String {
+    let cols: Vec<Option<usize>> = std::iter::once(None)
+        .chain(
+            b.cpus
+                .iter()
+                .filter(|c| per_cpu && c.cpu.is_some())
+                .map(|c| c.cpu),
+        )
+        .collect();
+    let delta = |cpu: Option<usize>| {
+        let x = a
+            .cpus
+            .iter()
+            .find(|c| c.cpu == cpu)
+            .copied()
+            .unwrap_or_default();
+        let y = b
+            .cpus
+            .iter()
+            .find(|c| c.cpu == cpu)
+            .copied()
+            .unwrap_or_default();
+        let d = |f: fn(&crate::sysmon::cpu::CpuTimes) -> u64| f(&y).saturating_sub(f(&x)) as f64;
+        let total = d(|c| c.total()).max(1.0);
+        let pct = |v: f64| 100.0 * v / total;
+        let softirq = d(|c| c.softirq);
+        let irq = d(|c| c.irq) - softirq;
+        [
+            pct(softirq),
+            pct(irq),
+            pct(d(|c| c.system) + irq + softirq),
+            pct(total - d(|c| c.idle) - d(|c| c.iowait)),
+            pct(d(|c| c.user)),
+        ]
+    };
+    let ints = |cpu: Option<usize>| {
+        let d = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+        let n = match cpu {
+            Some(i) => d(&b.interrupts, i).saturating_sub(d(&a.interrupts, i)),
+            None => b
+                .interrupts
+                .iter()
+                .sum::<u64>()
+                .saturating_sub(a.interrupts.iter().sum()),
+        };
+        n as f64 / secs.max(1e-9)
+    };
+    let rows: Vec<[f64; 5]> = cols.iter().map(|&c| delta(c)).collect();
+    let mut s = format!("{:<16}{:>12}", "ProcessorNumber:", "ALL");
+    for c in cols.iter().flatten() {
+        let _ = write!(s, "{c:>9}");
+    }
+    s.push('\n');
+    for (i, label) in [
+        "DPCTime(%):",
+        "InterruptTime(%):",
+        "PrivilegedTime(%):",
+        "ProcessorTime(%):",
+        "UserTime(%):",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let _ = write!(s, "{label:<20}");
+        for r in &rows {
+            let _ = write!(s, "{:9.2}", r[i]);
         }
         s.push('\n');
     }
+    let _ = write!(s, "{:<20}", "Interrupts/sec:");
+    for &c in &cols {
+        let _ = write!(s, "{:9.2}", ints(c));
+    }
+    s.push('\n');
     s
 }
 
@@ -787,13 +957,13 @@ fn expand_file(path: &Path, from: u64, to: u64) -> anyhow::Result<()> {
 /// Creates or expands the files as SQLIO does, printing its lines file by file:
 /// the expansion lines, then `using ... size`.
 fn prepare_files(
+    out: &mut dyn std::io::Write,
     p: &Plan,
     ext: &Extensions,
     stop: &AtomicBool,
     progress: bool,
 ) -> anyhow::Result<()> {
     use std::os::unix::fs::FileTypeExt as _;
-    let mut stdout = std::io::stdout();
     for f in &p.files {
         let meta = std::fs::metadata(&f.path);
         let (exists, is_file, len) = match &meta {
@@ -804,6 +974,7 @@ fn prepare_files(
         if exists && !is_file {
             // Block device: sizes come from the device; the region is the parameter size.
             emit(
+                out,
                 &f.path,
                 match f.size {
                     Some(size) => Prepared::Specified { size },
@@ -811,7 +982,7 @@ fn prepare_files(
                         size: device_len(&f.path),
                     },
                 },
-            );
+            )?;
             continue;
         }
         let want = f.size.or(if exists {
@@ -828,8 +999,8 @@ fn prepare_files(
                     )
                     .into());
                 }
-                print!("{}", expand_lines(&f.path, len, size));
-                stdout.flush()?;
+                write!(out, "{}", expand_lines(&f.path, len, size))?;
+                out.flush()?;
                 if exists {
                     expand_file(&f.path, len, size)?;
                 } else {
@@ -843,26 +1014,27 @@ fn prepare_files(
                         },
                     )?;
                 }
-                println!(" done.");
+                writeln!(out, " done.")?;
                 emit(
+                    out,
                     &f.path,
                     Prepared::Expanded {
                         current: len,
                         size,
                         specified: f.size.is_some(),
                     },
-                );
+                )?;
             }
-            Some(size) => emit(&f.path, Prepared::Specified { size }),
-            None => emit(&f.path, Prepared::Current { size: len }),
+            Some(size) => emit(out, &f.path, Prepared::Specified { size })?,
+            None => emit(out, &f.path, Prepared::Current { size: len })?,
         }
     }
     Ok(())
 }
 
 /// Prints the `using ... size` line of one file.
-fn emit(path: &Path, prep: Prepared) {
-    print!("{}", size_line(path, &prep));
+fn emit(out: &mut dyn std::io::Write, path: &Path, prep: Prepared) -> std::io::Result<()> {
+    out.write_all(size_line(path, &prep).as_bytes())
 }
 
 fn device_len(path: &Path) -> u64 {
@@ -908,8 +1080,10 @@ pub const USAGE: &str = "Usage: iosim sqlio [options] [<filename>...]
 	-i<#IOs/run> accepted and ignored (only shapes the stripe pattern)
 	-m<[C|S]><#sub-blks> accepted: issued as one contiguous I/O of -b KB
 	-L<[S|P][i|]> print latency metrics and the histogram
+	-U[p] report system (p=per processor) utilization
 	-B<[N|Y|H|S]> set buffering (N=none, Y=all, H=hdwr, S=sfwr)
 	-S<#blocks> start I/Os #blocks into file
+	-64 accepted (iosim is 64-bit)   -D<level> accepted (debug output not printed)
 	-F<paramfile> read parameters from <paramfile> (path threads mask sizeMB per line)
 iosim options:
 	--drive L=/path  map drive letter L (also IOSIM_DRIVES='L=/path;X=/other')
@@ -932,34 +1106,60 @@ See docs/sqlio.md.
 pub fn plan_from_args(args: &[String], w: &mut Warnings) -> anyhow::Result<(Plan, Extensions)> {
     let mut ext = Extensions::from_env()?;
     let rest = ext.split_args(args)?;
+    if ext.layout.is_some() {
+        anyhow::bail!(crate::Error::BadWorkload(
+            "--layout chooses a DiskSpd layout; SQLIO has one layout: leave it out".into()
+        ));
+    }
     let a = parse(&rest, w)?;
+    // The parameter file's own name maps like the paths inside it (`-Fc:\param.txt`).
     let read = |p: &str| {
-        std::fs::read_to_string(p)
-            .map_err(|e| anyhow::Error::new(e).context(format!("cannot read parameter file '{p}'")))
+        let path = ext.resolve(p)?;
+        std::fs::read_to_string(&path).map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "cannot read parameter file '{p}' ({})",
+                path.display()
+            ))
+        })
     };
     let p = plan(&a, &ext, w, &read)?;
     Ok((p, ext))
 }
 
-/// `iosim sqlio ...`: runs and prints SQLIO's output; returns the exit code.
-pub fn main(args: &[String], stop: Arc<AtomicBool>) -> anyhow::Result<u8> {
+/// `iosim sqlio ...`: runs and writes SQLIO's output to `out`; returns the exit code.
+///
+/// Facts SQLIO does not print (the clock source, notes) go to stderr, so every
+/// line on `out` is one SQLIO printed.
+pub fn main(
+    args: &[String],
+    stop: Arc<AtomicBool>,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<u8> {
     if args.iter().any(|a| a == "-?") {
-        print!("{USAGE}");
+        out.write_all(USAGE.as_bytes())?;
         return Ok(0);
     }
     let mut w = Warnings::default();
     let (p, ext) = plan_from_args(args, &mut w)?;
     w.print(TOOL);
     check_writable(&p, &ext)?;
-    let clocksource = crate::clock::clocksource().unwrap_or_else(|| "unknown".into());
-    print!("{}", header(&p, &clocksource));
-    std::io::stdout().flush()?;
+    if p.args.latency.is_some() {
+        let cs = crate::clock::clocksource().unwrap_or_else(|| "unknown".into());
+        eprintln!("iosim sqlio: note: latency is timed with CLOCK_MONOTONIC (clocksource {cs}), in nanoseconds");
+    }
+    out.write_all(header(&p).as_bytes())?;
+    out.flush()?;
     let opts = super::run_options(ext.quiet, stop.clone(), 1000);
-    prepare_files(&p, &ext, &stop, opts.progress)?;
-    println!("initialization done");
-    std::io::stdout().flush()?;
+    prepare_files(out, &p, &ext, &stop, opts.progress)?;
+    writeln!(out, "initialization done")?;
+    out.flush()?;
+    let before = p.args.utilization.map(|_| CpuSample::now());
     let res = crate::runner::run(&p.spec, &opts)?;
-    print!("{}", results(&p, &res));
+    out.write_all(results(&p, &res).as_bytes())?;
+    if let (Some(per_cpu), Some(b)) = (p.args.utilization, before) {
+        out.write_all(utilization(&b, &CpuSample::now(), res.duration_s, per_cpu).as_bytes())?;
+    }
+    out.flush()?;
     for n in &res.notes {
         eprintln!("iosim sqlio: note: {n}");
     }
@@ -1120,9 +1320,9 @@ mod tests {
         assert_eq!(p.spec.targets[1].cpus, vec![1]);
         assert_eq!(p.spec.targets[0].offset, 4 * 256 * 1024);
         assert_eq!(p.spec.targets[0].length, Some((100 << 20) - 4 * 256 * 1024));
-        // -t overrides the parameter file.
+        // The parameter file's thread column wins over -t, as in SQLIO.
         let p = plan_of("-frandom -t4 -Fp.txt", "/tmp/a.dat 1 0x0 100").unwrap();
-        assert_eq!(p.files[0].threads, 4);
+        assert_eq!(p.files[0].threads, 1);
         let p = plan_of("-frandom -aR0x3 /tmp/a", "").unwrap();
         assert_eq!(p.spec.cpus, vec![0, 1]);
         let p = plan_of("-frandom -a0x3 /tmp/a", "").unwrap();
@@ -1144,7 +1344,7 @@ mod tests {
     #[test]
     fn header_lines_follow_sqlio() {
         let p = plan_of("-s10 -kR -frandom -b8 -t8 -o16 -LS -BN /x/TestFile.DAT", "").unwrap();
-        let h = header(&p, "tsc");
+        let h = header(&p);
         let lines: Vec<&str> = h.lines().collect();
         assert_eq!(lines[0], "sqlio v1.5.SG");
         assert!(lines[1]
@@ -1167,7 +1367,7 @@ mod tests {
             "/l/testfile.dat 2 0x0 100",
         )
         .unwrap();
-        let h = header(&p, "tsc");
+        let h = header(&p);
         assert!(h.contains("parameter file used: param.txt\n\tfile /l/testfile.dat with 2 threads (0-1) using mask 0x0 (0)\n2 threads writing for 5 secs to file /l/testfile.dat\n"), "{h}");
     }
 }

@@ -75,7 +75,7 @@ fn fd_size(fd: RawFd) -> io::Result<u64> {
         return Err(io::Error::last_os_error());
     }
     if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
-        return crate::target::device_size_fd(fd);
+        return crate::blockdev::device_size_fd(fd);
     }
     Ok(st.st_size as u64)
 }

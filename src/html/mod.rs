@@ -440,24 +440,25 @@ pub struct Sweep {
     pub color: usize,
     /// (param, IOPS, mean latency us, p99 latency us), sorted by param.
     pub points: Vec<(f64, f64, f64, f64)>,
-    /// Index of the knee in `points`.
-    pub knee: usize,
+    /// Index of the knee in `points`, if the curve flattens.
+    pub knee: Option<usize>,
 }
 
-/// The saturation knee: the point of highest "power" (throughput divided by
-/// mean latency, Kleinrock), where adding load stops buying throughput and
-/// starts buying only queueing delay.
-pub fn knee(points: &[(f64, f64, f64, f64)]) -> usize {
-    let mut best = 0;
-    let mut best_p = f64::NEG_INFINITY;
-    for (i, p) in points.iter().enumerate() {
-        let power = if p.2 > 0.0 { p.1 / p.2 } else { 0.0 };
-        if power > best_p {
-            best_p = power;
-            best = i;
-        }
-    }
-    best
+/// The saturation knee of a sweep, by the same rule `iosim sweep` uses
+/// ([`crate::sweep::analysis::find_knee`] with its default threshold, on mean
+/// latency): the last point before more load stops buying throughput. None
+/// when the curve never flattens (or has fewer than three points).
+pub fn knee(points: &[(f64, f64, f64, f64)]) -> Option<usize> {
+    use crate::sweep::analysis::{find_knee, SeriesPoint, DEFAULT_KNEE_ELASTICITY};
+    let series: Vec<SeriesPoint> = points
+        .iter()
+        .map(|p| SeriesPoint {
+            load: p.0,
+            throughput: p.1,
+            latency: p.2,
+        })
+        .collect();
+    find_knee(&series, DEFAULT_KNEE_ELASTICITY).map(|k| k.index)
 }
 
 /// Finds sweeps: groups of entries whose workload differs only in `qd` (or only in `threads`).
@@ -570,7 +571,7 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
     x.max = Some(max * 1.25);
     let mut iops = Chart {
         id: "sweep-iops".into(),
-        title: "Sweep: IOPS (knee = highest IOPS per unit of latency)".into(),
+        title: "Sweep: IOPS (knee = where more load stops buying throughput)".into(),
         x: x.clone(),
         y: Axis::linear("IOPS", fmt_num),
         lines: vec![],
@@ -585,8 +586,7 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
         marks: vec![],
     };
     for s in sw {
-        let k = s.points[s.knee];
-        let label = format!("knee: {} {}, {} IOPS", s.param, k.0, fmt_num(k.1));
+        let k = s.knee.map(|i| s.points[i]);
         iops.lines.push(Line {
             name: s.name.clone(),
             points: s.points.iter().map(|p| (p.0, p.1)).collect(),
@@ -594,12 +594,14 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
             dots: true,
             ..Line::default()
         });
-        iops.marks.push(Mark {
-            x: k.0,
-            y: k.1,
-            label: label.clone(),
-            color: s.color,
-        });
+        if let Some(k) = k {
+            iops.marks.push(Mark {
+                x: k.0,
+                y: k.1,
+                label: format!("knee: {} {}, {} IOPS", s.param, k.0, fmt_num(k.1)),
+                color: s.color,
+            });
+        }
         lat.lines.push(Line {
             name: format!("{} mean", s.name),
             points: s.points.iter().map(|p| (p.0, p.2)).collect(),
@@ -615,12 +617,14 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
             dashed: true,
             ..Line::default()
         });
-        lat.marks.push(Mark {
-            x: k.0,
-            y: k.2,
-            label: format!("knee: {} {}, {} mean", s.param, k.0, fmt_us(k.2)),
-            color: s.color,
-        });
+        if let Some(k) = k {
+            lat.marks.push(Mark {
+                x: k.0,
+                y: k.2,
+                label: format!("knee: {} {}, {} mean", s.param, k.0, fmt_us(k.2)),
+                color: s.color,
+            });
+        }
     }
     [iops, lat]
 }
@@ -702,7 +706,7 @@ fn caption(id: &str) -> &'static str {
         "iops" => "Completed I/Os per second, per interval (one point per --interval).",
         "mibs" => "MiB per second, per interval.",
         "latency" => "Median and 99th-percentile latency in each interval.",
-        "sweep-iops" => "IOPS as load grows. The knee is the point with the most IOPS per microsecond of mean latency: beyond it, more outstanding I/O mostly adds queueing.",
+        "sweep-iops" => "IOPS as load grows. The knee (as iosim sweep finds it) is the last point before more load stops buying throughput: a step that adds under 10% of its load increase in IOPS while latency keeps rising. Beyond it, more outstanding I/O mostly adds queueing.",
         "sweep-latency" => "Latency as load grows; past the knee it rises faster than throughput.",
         "cpu" => "Whole-run CPU use of the machine (and its busiest core): a core near 100% means the run measured the CPU, not the storage.",
         _ => "Per-interval counters recorded with the run.",
@@ -946,7 +950,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn knee_is_max_power() {
+    fn the_report_and_the_sweep_find_the_same_knee() {
         // IOPS saturates at qd 8 while latency keeps growing.
         let pts = [
             (1.0, 10_000.0, 100.0, 150.0),
@@ -956,7 +960,31 @@ mod tests {
             (16.0, 47_000.0, 340.0, 700.0),
             (32.0, 47_500.0, 673.0, 1500.0),
         ];
-        assert_eq!(knee(&pts), 2);
+        let series: Vec<_> = pts
+            .iter()
+            .map(|p| crate::sweep::analysis::SeriesPoint {
+                load: p.0,
+                throughput: p.1,
+                latency: p.2,
+            })
+            .collect();
+        let sweep = crate::sweep::analysis::find_knee(
+            &series,
+            crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY,
+        )
+        .unwrap();
+        assert_eq!(knee(&pts), Some(sweep.index));
+        assert_eq!(
+            sweep.index, 3,
+            "qd 8: going to 16 adds 4% IOPS for 100% load"
+        );
+        // A curve that never flattens has no knee in either.
+        let rising = [
+            (1.0, 1.0, 10.0, 10.0),
+            (2.0, 2.0, 10.0, 10.0),
+            (4.0, 4.0, 10.0, 10.0),
+        ];
+        assert_eq!(knee(&rising), None);
     }
 
     #[test]

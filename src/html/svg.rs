@@ -108,13 +108,8 @@ pub struct Chart {
     pub marks: Vec<Mark>,
 }
 
-/// Escapes text for XML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+/// Escapes text for XML and HTML (the crate's one escaper).
+pub use crate::text::escape_xml as esc;
 
 /// Tick positions 1-2-5 for a linear range.
 pub fn nice_ticks(lo: f64, hi: f64, want: usize) -> Vec<f64> {

@@ -137,6 +137,12 @@ pub struct PointStats {
     pub lat_p99_us: f64,
     /// Maximum, µs.
     pub lat_max_us: f64,
+    /// Minimum, µs (DiskSpd's per-bucket `*MinLatencyMilliseconds`).
+    #[serde(default)]
+    pub lat_min_us: f64,
+    /// Standard deviation, µs (DiskSpd's per-bucket `*LatencyStdDev`).
+    #[serde(default)]
+    pub lat_stddev_us: f64,
 }
 
 impl PointStats {
@@ -151,6 +157,8 @@ impl PointStats {
             lat_p50_us: r.latency_us.p("p50"),
             lat_p99_us: r.latency_us.p("p99"),
             lat_max_us: r.latency_us.max,
+            lat_min_us: r.latency_us.min,
+            lat_stddev_us: r.latency_us.stddev,
         }
     }
 }

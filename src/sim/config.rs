@@ -105,7 +105,7 @@ pub struct ShrinkUserCfg {
 /// Everything `iosim sim` runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimConfig {
-    /// Error log (JSON lines).
+    /// Error log (SQLIOSim's XML; JSON lines for a `.jsonl` / `.json` name).
     pub error_file: PathBuf,
     /// Logical CPUs (sizes the default user counts).
     pub cpu_count: u64,
@@ -168,7 +168,7 @@ impl Default for SimConfig {
             .map_or(1, |n| n.get() as u64)
             .min(64);
         SimConfig {
-            error_file: PathBuf::from("iosim-sim.errors.jsonl"),
+            error_file: PathBuf::from("sqliosim.log.xml"),
             cpu_count: cpus,
             max_memory_mb: default_memory_mb(),
             stop_on_error: true,
@@ -233,15 +233,7 @@ impl Default for SimConfig {
 
 /// MemAvailable in MiB (SQLIOSim's default buffer pool is the free memory).
 fn default_memory_mb() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("MemAvailable:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(1024, |kb| (kb / 1024).max(16))
+    mem_available().map_or(1024, |b| (b >> 20).max(16))
 }
 
 /// The default file pair in `dir`: a 1 GiB data file that may grow to 2 GiB,
@@ -252,7 +244,7 @@ pub fn default_files(dir: &Path, data_mb: Option<u64>) -> Vec<FileCfg> {
         FileCfg {
             name: dir.join("sqliosim.mdx"),
             initial_mb: data,
-            max_mb: data * 2,
+            max_mb: data.saturating_mul(2),
             increment_mb: (data / 16).max(1),
             shrinkable: true,
             log_file: false,
@@ -399,19 +391,8 @@ impl Setter<'_> {
 
     fn set_config(&mut self, key: &str, k: &str, v: &str) -> bool {
         match key {
-            "errorfile" => {
-                let mut p = PathBuf::from(v.trim());
-                if p.extension().is_some_and(|e| e == "xml") {
-                    p.set_extension("jsonl");
-                    self.warnings.push(format!(
-                        "{}: ErrorFile {}: iosim writes its error log as JSON lines, to {}",
-                        self.origin,
-                        v.trim(),
-                        p.display()
-                    ));
-                }
-                self.cfg.error_file = p;
-            }
+            // SQLIOSim's XML log; a .jsonl / .json name gets JSON lines (sim/errorlog.rs).
+            "errorfile" => self.cfg.error_file = PathBuf::from(v.trim()),
             "cpucount" => self.cfg.cpu_count = self.u(k, v).clamp(1, 64),
             "affinity" | "ioaffinity" => {
                 if self.u(k, v) != 0 {
@@ -466,7 +447,16 @@ impl Setter<'_> {
             "rollbackchance" => self.cfg.random.rollback_chance = self.pct(k, v),
             "sleepafter" => self.cfg.random.sleep_after_ms = self.u(k, v),
             "yieldpercentage" | "cpusimulation" | "cpucyclesmin" | "cpucyclesmax" => {
-                // Undocumented CPU-burning knobs of the shipped INI: accepted, not simulated.
+                // Undocumented CPU-burning knobs of the shipped INI: their off values
+                // (FALSE / 0, as shipped) change nothing; anything else is not simulated.
+                let t = v.trim();
+                let off = t == "FALSE" || t.parse::<f64>().is_ok_and(|n| n == 0.0);
+                if !off {
+                    self.warnings.push(format!(
+                        "{}: {k}={t} is accepted but not simulated: iosim users spend no extra CPU per page and do not yield (SQLIOSim documents neither key)",
+                        self.origin
+                    ));
+                }
             }
             _ => return false,
         }
@@ -675,8 +665,35 @@ fn finish_files(cfg: &mut SimConfig) -> Result<(), String> {
         if f.max_mb < f.initial_mb {
             f.max_mb = f.initial_mb;
         }
+        f.name = windows_path(&f.name, i)?;
     }
     Ok(())
+}
+
+/// SQLIOSim's configurations name Windows paths (`f:\sqliosim.mdx`): the drive
+/// letter maps through `IOSIM_DRIVES` as in `iosim sqlio` / `iosim diskspd`;
+/// an unmapped drive letter or a UNC path is refused (never a file literally
+/// named `f:\...`).
+fn windows_path(name: &Path, i: usize) -> Result<PathBuf, String> {
+    let raw = name.to_string_lossy();
+    let b = raw.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if !drive && !raw.starts_with("\\\\") && !raw.contains('\\') {
+        return Ok(name.to_path_buf());
+    }
+    if !drive {
+        return Err(format!(
+            "[File{}] FileName '{raw}' is a Windows path: give a Linux path (e.g. /mnt/data/sqliosim.mdx)",
+            i + 1
+        ));
+    }
+    let ext = crate::compat::Extensions::from_env().map_err(|e| e.to_string())?;
+    ext.resolve(&raw).map_err(|e| {
+        format!(
+            "[File{}] FileName '{raw}': {e} (for iosim sim, set IOSIM_DRIVES; or give a Linux path)",
+            i + 1
+        )
+    })
 }
 
 /// Reads a configuration file: TOML when it ends in `.toml`, INI otherwise.
@@ -708,15 +725,21 @@ impl SimConfig {
         if self.audit.user_count < 0 {
             self.audit.user_count = 2;
         }
-        let total = self.random.user_count
-            + self.audit.user_count
-            + self.read_ahead.user_count
-            + self.bulk.user_count;
-        if total > cpus * 1023 - 100 {
-            return Err(format!(
-                "{total} users configured; SQLIOSim allows at most CPUCount x 1023 - 100 = {}",
-                cpus * 1023 - 100
-            ));
+        // Each count alone and their sum (checked: a huge UserCount must not
+        // wrap around and start threads without end).
+        let limit = cpus * 1023 - 100;
+        let mut total: i64 = 0;
+        for (n, section) in [
+            (self.random.user_count, "[RandomUser]"),
+            (self.audit.user_count, "[AuditUser]"),
+            (self.read_ahead.user_count, "[ReadAheadUser]"),
+            (self.bulk.user_count, "[BulkUpdateUser]"),
+        ] {
+            total = total.checked_add(n).filter(|&t| t <= limit).ok_or_else(|| {
+                format!(
+                    "{section} UserCount={n} takes the users configured above SQLIOSim's limit of CPUCount x 1023 - 100 = {limit}: lower UserCount"
+                )
+            })?;
         }
         for (lo, hi, what) in [
             (
@@ -779,6 +802,18 @@ impl SimConfig {
         if !self.files.iter().any(|f| f.log_file) {
             return Err("the configuration has no log file: SQLIOSim needs at least one [FileN] with LogFile=TRUE".into());
         }
+        self.check_distinct_files()?;
+        for (i, f) in self.files.iter_mut().enumerate() {
+            for (mb, key) in [(f.initial_mb, "InitialSize"), (f.max_mb, "MaxSize")] {
+                if mb > MAX_FILE_MB {
+                    return Err(format!(
+                        "[File{}] {key}={mb} MB is above the largest file Linux allows ({MAX_FILE_MB} MB): give a smaller {key}",
+                        i + 1
+                    ));
+                }
+            }
+            f.max_mb = f.max_mb.max(f.initial_mb);
+        }
         for f in &self.files {
             if f.initial_mb == 0 {
                 return Err(format!(
@@ -811,7 +846,140 @@ impl SimConfig {
             w.push("UseScatterGather=TRUE forces NoBuffering=TRUE, as in SQLIOSim".into());
             self.no_buffering = true;
         }
+        if let Some(avail) = mem_available() {
+            self.check_memory(avail)?;
+        }
         Ok(w)
+    }
+
+    /// Bytes of memory the run allocates that grow with the configuration:
+    /// the page-state table of every data file (generation, dirty generation
+    /// and latch: [`PAGE_STATE_BYTES`] per page up to MaxSize) and every
+    /// user's page buffers. Saturates instead of overflowing.
+    pub fn memory_needed(&self) -> (u64, u64) {
+        let page = crate::verify::PAGE_SIZE as u64;
+        let tables = self
+            .files
+            .iter()
+            .filter(|f| !f.log_file)
+            .map(|f| {
+                f.max_mb
+                    .saturating_mul(PAGES_PER_MB)
+                    .saturating_mul(PAGE_STATE_BYTES)
+            })
+            .fold(0u64, u64::saturating_add);
+        let users = [
+            (self.random.user_count, self.random.max_chain),
+            (self.audit.user_count, self.audit.buffers_validated),
+            (self.read_ahead.user_count, self.read_ahead.max_pages),
+            (self.bulk.user_count, self.bulk.max_pages),
+            // Checkpoint, lazy writer and the end-of-cycle audit.
+            (3, CHECKPOINT_RUN),
+        ]
+        .iter()
+        .map(|&(n, pages)| (n.max(0) as u64).saturating_mul(pages).saturating_mul(page))
+        .fold(0u64, u64::saturating_add);
+        (tables, users)
+    }
+
+    /// Refuses a configuration whose in-memory state would not fit in
+    /// `available` bytes (MemAvailable), naming the key to lower.
+    pub fn check_memory(&self, available: u64) -> Result<(), String> {
+        let (tables, users) = self.memory_needed();
+        if tables.saturating_add(users) <= available {
+            return Ok(());
+        }
+        let fmt = crate::units::format_size;
+        if tables >= users {
+            let (i, f) = self
+                .files
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| !f.log_file)
+                .max_by_key(|(_, f)| f.max_mb)
+                .expect("a data file (checked above)");
+            let room = available.saturating_sub(users) / PAGE_STATE_BYTES / PAGES_PER_MB;
+            let others = self.files.iter().filter(|g| !g.log_file).count().max(1) as u64;
+            return Err(format!(
+                "[File{}] MaxSize={} MB: the page-state tables of the data files would need {} of memory ({PAGE_STATE_BYTES} bytes per 8 KiB page up to MaxSize), but this machine has {} available: give MaxSize of at most {} MB per data file",
+                i + 1,
+                f.max_mb,
+                fmt(tables),
+                fmt(available),
+                room / others
+            ));
+        }
+        Err(format!(
+            "the users' page buffers would need {} of memory (UserCount x pages per I/O x 8 KiB, over [RandomUser], [AuditUser], [ReadAheadUser] and [BulkUpdateUser]), but this machine has {} available: lower UserCount or MaxIOChainLength, BuffersValidated, BuffersRAMax, BuffersBUMax",
+            fmt(users),
+            fmt(available)
+        ))
+    }
+}
+
+/// Bytes of page state per data page (generation, dirty generation, latch).
+pub const PAGE_STATE_BYTES: u64 = 4 + 4 + 1;
+/// Pages per MiB.
+pub const PAGES_PER_MB: u64 = (1 << 20) / crate::verify::PAGE_SIZE as u64;
+/// The largest file size Linux allows (off_t), in MB.
+pub const MAX_FILE_MB: u64 = (i64::MAX as u64) >> 20;
+
+/// MemAvailable from /proc/meminfo, bytes.
+fn mem_available() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb.saturating_mul(1024))
+    })
+}
+
+impl SimConfig {
+    /// Refuses two files that are the same file (the same directory given
+    /// twice with `--dir`, the same FileName twice, or the error log naming a
+    /// database file): the simulator would delete and truncate a file that is
+    /// still in use, and verify pages another file wrote.
+    fn check_distinct_files(&self) -> Result<(), String> {
+        let mut seen: Vec<(PathBuf, String)> = Vec::new();
+        let named = self
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                (
+                    f.name.clone(),
+                    format!("[File{}] {}", i + 1, f.name.display()),
+                )
+            })
+            .chain(std::iter::once((
+                self.error_file.clone(),
+                format!("the error log {}", self.error_file.display()),
+            )));
+        for (path, what) in named {
+            let key = same_file_key(&path);
+            if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+                return Err(format!(
+                    "{first} and {what} are the same file: give every file its own path (a directory given twice with --dir, or a FileName used twice)"
+                ));
+            }
+            seen.push((key, what));
+        }
+        Ok(())
+    }
+}
+
+/// A path's identity for duplicate checks: its directory resolved (symbolic
+/// links, `.` and `..`) when it exists, plus its file name.
+fn same_file_key(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    match path.file_name() {
+        Some(n) => dir.join(n),
+        None => path.to_path_buf(),
     }
 }
 
@@ -829,9 +997,8 @@ mod tests {
     #[test]
     fn shipped_default_ini_parses_without_warnings() {
         let (c, w) = parse_ini(DEFAULT_INI, "default").unwrap();
-        // Only the note that the XML log becomes JSON lines.
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("JSON lines"));
+        // The XML error log is written as XML now: no warning at all.
+        assert!(w.is_empty(), "{w:?}");
         assert_eq!(c.cache_hit_ratio, 0.10);
         assert_eq!(c.random.min_chain, 50);
         assert_eq!(c.random.read_write_ratio, 0.90);
@@ -840,7 +1007,7 @@ mod tests {
         assert_eq!(c.bulk.max_pages, 128);
         assert_eq!(c.files.len(), 2);
         assert!(c.files[1].log_file);
-        assert_eq!(c.error_file, PathBuf::from("sqliosim.log.jsonl"));
+        assert_eq!(c.error_file, PathBuf::from("sqliosim.log.xml"));
     }
 
     #[test]
@@ -898,5 +1065,44 @@ mod tests {
         assert!(parse_ini("[File1]\nInitialSize=5\n", "t")
             .unwrap_err()
             .contains("FileName"));
+    }
+
+    #[test]
+    fn windows_file_names_map_through_iosim_drives_or_are_refused() {
+        std::env::set_var("IOSIM_DRIVES", "Q=/mnt/q");
+        let ini = |name: &str| {
+            format!("[CONFIG]\n[File1]\nFileName={name}\nInitialSize=10\nLogFile=FALSE\n[File2]\nFileName=/tmp/l.ldx\nInitialSize=10\nLogFile=TRUE\n")
+        };
+        let (c, _) = parse_ini(&ini("q:\\sqliosim.mdx"), "t.ini").unwrap();
+        assert_eq!(c.files[0].name, PathBuf::from("/mnt/q/sqliosim.mdx"));
+        let e = parse_ini(&ini("v:\\sqliosim.mdx"), "t.ini").unwrap_err();
+        assert!(
+            e.contains("--drive V=") && e.contains("IOSIM_DRIVES"),
+            "{e}"
+        );
+        let e = parse_ini(&ini("\\DB52\\testfile.dat"), "t.ini").unwrap_err();
+        assert!(e.contains("Windows path"), "{e}");
+        let (c, _) = parse_ini(&ini("/tmp/d.mdx"), "t.ini").unwrap();
+        assert_eq!(c.files[0].name, PathBuf::from("/tmp/d.mdx"));
+    }
+
+    #[test]
+    fn cpu_simulation_warns_only_when_on() {
+        let (_, w) = parse_ini(
+            "[RandomUser]\nCPUSimulation=FALSE\nYieldPercentage=0\n[File1]\nFileName=/tmp/a\n",
+            "t",
+        )
+        .unwrap();
+        assert!(w.iter().all(|w| !w.contains("not simulated")), "{w:?}");
+        let (_, w) = parse_ini(
+            "[RandomUser]\nCPUSimulation=TRUE\nYieldPercentage=500\n[File1]\nFileName=/tmp/a\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            w.iter().filter(|w| w.contains("not simulated")).count(),
+            2,
+            "{w:?}"
+        );
     }
 }

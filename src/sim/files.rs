@@ -20,8 +20,7 @@ use crate::workload::CacheMode;
 /// Generation meaning "unknown content" (a write failed): not verified until rewritten.
 pub const UNKNOWN_GEN: u32 = u32::MAX;
 const MIB: u64 = 1 << 20;
-/// Pages per MiB.
-pub const PAGES_PER_MB: u64 = MIB / PAGE_SIZE as u64;
+pub use super::config::PAGES_PER_MB;
 
 /// SQLIOSim's per-file counters, updated by every user.
 #[derive(Debug, Default)]
@@ -337,10 +336,20 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
     };
     if !is_device {
         // Existing contents are never trusted: start from the configured size.
-        sf.file
+        let res = sf
+            .file
             .set_len(0)
-            .with_context(|| format!("cannot truncate '{}'", path.display()))?;
-        resize(&sf, 0, initial_bytes / PAGE_SIZE as u64, cfg.stamp_files)?;
+            .with_context(|| format!("cannot truncate '{}'", path.display()))
+            .and_then(|()| resize(&sf, 0, initial_bytes / PAGE_SIZE as u64, cfg.stamp_files));
+        if let Err(e) = res {
+            // Remove what this run created; keep (and say so) what it did not.
+            let outcome = if created && std::fs::remove_file(&path).is_ok() {
+                crate::target::FileFate::Removed
+            } else {
+                crate::target::FileFate::Kept
+            };
+            return Err(crate::target::with_outcome(e, outcome, &path));
+        }
     } else {
         sf.pages
             .store(initial_bytes / PAGE_SIZE as u64, Ordering::Release);
@@ -364,6 +373,9 @@ pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()
                 let n = (off + len - pos).min(chunk.len() as u64) as usize;
                 let r =
                     crate::engine::pio(f.fd(), crate::engine::Op::Write, chunk.as_ptr(), n, pos);
+                if r == -libc::ENOSPC || r == -libc::EDQUOT {
+                    return Err(no_space(f, len).into());
+                }
                 if r < 0 {
                     return Err(io::Error::from_raw_os_error(-r))
                         .with_context(|| format!("cannot zero-fill '{}'", f.path.display()));
@@ -375,12 +387,8 @@ pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()
             let r = unsafe { libc::fallocate(f.fd(), 0, off as i64, len as i64) };
             if r != 0 {
                 let e = io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::ENOSPC) {
-                    return Err(crate::Error::NoSpace(
-                        f.path.clone(),
-                        crate::units::format_size(len),
-                    )
-                    .into());
+                if matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) {
+                    return Err(no_space(f, len).into());
                 }
                 f.file.set_len(new * ps)?;
             }
@@ -390,6 +398,15 @@ pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()
     }
     f.pages.store(new, Ordering::Release);
     Ok(())
+}
+
+fn no_space(f: &SimFile, len: u64) -> crate::target::Stopped {
+    crate::target::Stopped::NoSpace {
+        path: f.path.clone(),
+        wanted: crate::units::format_size(len),
+        outcome: String::new(),
+        hint: "InitialSize or MaxSize",
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! See docs/sim.md.
 
 pub mod config;
+pub mod errorlog;
 pub mod files;
 pub mod io;
 pub mod logwriter;
@@ -122,10 +123,20 @@ pub struct KindStats {
 
 struct ErrorLog {
     jsonl: Option<std::fs::File>,
+    format: errorlog::LogFormat,
     path: PathBuf,
     dumps: u64,
     first: Vec<ErrorRecord>,
     by_class: BTreeMap<ErrorClass, u64>,
+}
+
+impl Drop for ErrorLog {
+    fn drop(&mut self) {
+        // Closes SQLIOSim's XML document when the run ends.
+        if let Some(f) = self.jsonl.as_mut() {
+            let _ = f.write_all(self.format.footer().as_bytes());
+        }
+    }
 }
 
 /// State shared by every simulated user.
@@ -179,6 +190,8 @@ pub struct Shared {
     /// Long-I/O warnings issued.
     pub long_io_warnings: AtomicU64,
     quiet: bool,
+    /// --allow-destroy (dump files follow the test files' ownership rules).
+    allow_destroy: bool,
 }
 
 impl Shared {
@@ -209,7 +222,12 @@ impl Shared {
                 rec.retries,
                 rec.recovered
             );
-            match std::fs::write(&dump, crate::verify::dump_text(&title, exp, got)) {
+            let written = crate::target::create_side_file(&dump, self.allow_destroy, "dump file")
+                .and_then(|mut f| {
+                    f.write_all(crate::verify::dump_text(&title, exp, got).as_bytes())?;
+                    Ok(())
+                });
+            match written {
                 Ok(()) => rec.dump = Some(dump.display().to_string()),
                 Err(e) => self.warn(format!("cannot write dump file {}: {e}", dump.display())),
             }
@@ -228,10 +246,9 @@ impl Shared {
                     .map_or(String::new(), |d| format!(" [dump: {d}]"))
             );
         }
+        let text = log.format.record(&rec);
         if let Some(f) = log.jsonl.as_mut() {
-            if let Ok(line) = serde_json::to_string(&rec) {
-                let _ = writeln!(f, "{line}");
-            }
+            let _ = f.write_all(text.as_bytes());
         }
         *log.by_class.entry(rec.class).or_default() += 1;
         if log.first.len() < 1000 {
@@ -311,9 +328,35 @@ pub struct RunOpts {
 pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult> {
     let started_at = crate::clock::utc_now_rfc3339();
     let t0 = crate::clock::now_ns();
-    let mut files = Vec::new();
+    // The error log first: refused before any data file is touched. It follows
+    // the data files' rules (create new, or reuse only what iosim made).
+    let error_path = cfg.error_file.clone();
+    let log_existed = error_path.exists();
+    let jsonl = crate::target::create_side_file(&error_path, opts.allow_destroy, "error log")?;
+    let mut files: Vec<SimFile> = Vec::new();
     for i in 0..cfg.files.len() {
-        files.push(files::open(&cfg, i, opts.allow_destroy)?);
+        match files::open(&cfg, i, opts.allow_destroy) {
+            Ok(f) => files.push(f),
+            Err(e) => {
+                // Nothing was simulated: remove what this run created, keep the rest.
+                let mut removed: Vec<String> = Vec::new();
+                for f in files.iter().filter(|f| f.created) {
+                    if std::fs::remove_file(&f.path).is_ok() {
+                        removed.push(f.path.display().to_string());
+                    }
+                }
+                if !log_existed && std::fs::remove_file(&error_path).is_ok() {
+                    removed.push(error_path.display().to_string());
+                }
+                if removed.is_empty() {
+                    return Err(e);
+                }
+                return Err(e.context(format!(
+                    "the simulation could not start; the files this run had created were removed: {}",
+                    removed.join(", ")
+                )));
+            }
+        }
     }
     let data: Vec<usize> = (0..files.len())
         .filter(|&i| !files[i].cfg.log_file)
@@ -336,20 +379,20 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
             ..f.clone()
         });
     }
-    let error_path = cfg.error_file.clone();
-    let jsonl = std::fs::File::create(&error_path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot create the error log '{}': {e}; choose another with --log",
-            error_path.display()
-        )
-    })?;
+    // SQLIOSim's XML log starts with its prolog (JSON lines: nothing).
+    let mut jsonl = jsonl;
+    let log_format = errorlog::LogFormat::for_path(&error_path);
+    jsonl.write_all(log_format.header().as_bytes())?;
     let max_io = if cfg.max_outstanding_io == 0 {
         140_000
     } else {
         cfg.max_outstanding_io
     };
     let sh = Arc::new(Shared {
-        pool_pages: (cfg.max_memory_mb * files::PAGES_PER_MB).max(256),
+        pool_pages: cfg
+            .max_memory_mb
+            .saturating_mul(files::PAGES_PER_MB)
+            .max(256),
         sem: Semaphore::new(max_io),
         faults: (!faults.is_empty()).then(|| FaultPlan::new(faults, cfg.seed)),
         cfg,
@@ -363,6 +406,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         burst: AtomicBool::new(false),
         errors: Mutex::new(ErrorLog {
             jsonl: Some(jsonl),
+            format: log_format,
             path: error_path,
             dumps: 0,
             first: Vec::new(),
@@ -382,6 +426,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         shrinks: AtomicU64::new(0),
         long_io_warnings: AtomicU64::new(0),
         quiet: opts.quiet,
+        allow_destroy: opts.allow_destroy,
     });
     *sh.log.blocks.lock().expect("log blocks lock") = vec![BTreeMap::new(); sh.logs.len()];
     if !sh.cfg.verify {

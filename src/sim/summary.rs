@@ -12,6 +12,10 @@ use super::{ErrorRecord, Shared};
 use crate::stats::{RwResult, RwStats};
 use crate::verify::ErrorClass;
 
+fn attrs(p: &std::path::Path) -> u64 {
+    crate::target::statx_attributes(p).unwrap_or(0)
+}
+
 /// SQLIOSim's per-file counters plus iosim's statistics.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FileSummary {
@@ -23,6 +27,12 @@ pub struct FileSummary {
     pub kind: String,
     /// Size at the end, bytes.
     pub size_bytes: u64,
+    /// Compression attribute (statx STATX_ATTR_COMPRESSED: btrfs, `chattr +c`).
+    #[serde(default)]
+    pub compression: bool,
+    /// Encryption attribute (statx STATX_ATTR_ENCRYPTED: fscrypt).
+    #[serde(default)]
+    pub encryption: bool,
     /// Sparse attribute.
     pub sparse: bool,
     /// Block device.
@@ -164,6 +174,8 @@ pub fn build(
             path: f.path.display().to_string(),
             kind: if f.cfg.log_file { "log" } else { "data" }.into(),
             size_bytes: f.page_count() * crate::verify::PAGE_SIZE as u64,
+            compression: attrs(&f.path) & (libc::STATX_ATTR_COMPRESSED as u64) != 0,
+            encryption: attrs(&f.path) & (libc::STATX_ATTR_ENCRYPTED as u64) != 0,
             sparse: f.cfg.sparse,
             device: f.is_device,
             dio_align: f.align,
@@ -243,12 +255,16 @@ pub fn text(r: &SimResult) -> String {
     let mut s = String::new();
     for f in &r.files {
         let _ = writeln!(s, "********** Final Summary for file {} **********", f.path);
+        // SQLIOSim's fields in its order, then iosim's.
+        let yn = |b: bool| if b { "Yes" } else { "No" };
         let _ = writeln!(
             s,
-            "File Attributes: Kind = {}, Sparse = {}, Device = {}",
+            "File Attributes: Compression = {}, Encryption = {}, Sparse = {}, Kind = {}, Device = {}",
+            yn(f.compression),
+            yn(f.encryption),
+            yn(f.sparse),
             f.kind,
-            if f.sparse { "Yes" } else { "No" },
-            if f.device { "Yes" } else { "No" }
+            yn(f.device)
         );
         let _ = writeln!(
             s,

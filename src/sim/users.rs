@@ -244,10 +244,12 @@ pub fn shrink_user(mut io: UserIo) {
         let fi = candidates[io.rng.gen_range(0..candidates.len())];
         let f = &sh.files[fi];
         let cur = f.page_count();
-        let step = io.rng.gen_range(c.min_extends..=c.max_extends)
-            * f.cfg.increment_mb
-            * files::PAGES_PER_MB;
-        let floor = f.cfg.initial_mb * files::PAGES_PER_MB;
+        let step = io
+            .rng
+            .gen_range(c.min_extends..=c.max_extends)
+            .saturating_mul(f.cfg.increment_mb)
+            .saturating_mul(files::PAGES_PER_MB);
+        let floor = f.cfg.initial_mb.saturating_mul(files::PAGES_PER_MB);
         let can_grow = cur < f.max_pages;
         let can_shrink = f.cfg.shrinkable && cur > floor;
         let grow = match (can_grow, can_shrink) {
@@ -256,7 +258,7 @@ pub fn shrink_user(mut io: UserIo) {
             _ => continue,
         };
         if grow {
-            let new = (cur + step).min(f.max_pages);
+            let new = cur.saturating_add(step).min(f.max_pages);
             match files::resize(f, cur, new, sh.cfg.stamp_files) {
                 Ok(()) => sh.bump_resize(true),
                 Err(e) => sh.warn(format!(

@@ -5,7 +5,7 @@
 //! always at a version this list knows. A database newer than this iosim is
 //! refused (never downgraded).
 
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 /// The schema version this iosim writes.
 pub const CURRENT_VERSION: u32 = 2;
@@ -46,17 +46,34 @@ pub fn version(conn: &Connection) -> rusqlite::Result<u32> {
 
 /// Brings the database to [`CURRENT_VERSION`]. Returns the version it had.
 /// An empty database (version 0 and no tables) is created from scratch.
+///
+/// The version is read and every step applied inside ONE write transaction
+/// taken up front (`BEGIN IMMEDIATE`): when several iosim processes open a new
+/// database at once, exactly one migrates and the others wait (the busy
+/// timeout) and then see the current version, so none of them repeats a step
+/// (`table runs already exists`) and no result is lost.
 pub fn migrate(conn: &mut Connection) -> Result<u32, MigrateError> {
-    let from = version(conn)?;
+    // Fast path without a write lock: an up-to-date database needs nothing.
+    let seen = version(conn)?;
+    if seen > CURRENT_VERSION {
+        return Err(MigrateError::TooNew(seen));
+    }
+    if seen == CURRENT_VERSION {
+        return Ok(seen);
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Read again under the lock: another process may have migrated meanwhile.
+    let from = version(&tx)?;
     if from > CURRENT_VERSION {
         return Err(MigrateError::TooNew(from));
     }
     for v in from + 1..=CURRENT_VERSION {
-        let tx = conn.transaction()?;
         apply(&tx, v)?;
-        tx.pragma_update(None, "user_version", v)?;
-        tx.commit()?;
     }
+    if from < CURRENT_VERSION {
+        tx.pragma_update(None, "user_version", CURRENT_VERSION)?;
+    }
+    tx.commit()?;
     Ok(from)
 }
 

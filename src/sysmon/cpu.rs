@@ -18,6 +18,8 @@ pub struct CpuTimes {
     pub iowait: u64,
     /// irq + softirq.
     pub irq: u64,
+    /// Of `irq`, the softirq part (Windows' "DPC time").
+    pub softirq: u64,
     /// steal (time a hypervisor gave to others).
     pub steal: u64,
 }
@@ -56,6 +58,7 @@ pub fn parse_proc_stat(text: &str) -> Vec<CpuTimes> {
             idle: g(3),
             iowait: g(4),
             irq: g(5) + g(6),
+            softirq: g(6),
             steal: g(7),
         });
     }

@@ -183,6 +183,20 @@ fn stamp_check(generation: u32, sector: usize) -> u32 {
     (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) as u32 ^ (x >> 32) as u32
 }
 
+/// The generation each sector's stamp names (None where the stamp is not
+/// valid): which write each 512-byte sector of a page came from.
+pub fn sector_generations(page: &[u8]) -> [Option<u32>; SECTORS] {
+    let mut out = [None; SECTORS];
+    for (s, o) in out.iter_mut().enumerate() {
+        let at = s * SECTOR + SECTOR - STAMP;
+        let g = rd32(page, at);
+        if rd32(page, at + 4) == stamp_check(g, s) {
+            *o = Some(g);
+        }
+    }
+    out
+}
+
 /// Reads the header of `page`.
 pub fn read_header(page: &[u8]) -> PageHeader {
     PageHeader {
@@ -325,13 +339,7 @@ fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
     }
     // 2. Torn: sectors with valid stamps of different generations.
     let h = read_header(page);
-    let stamps: Vec<Option<u32>> = (0..SECTORS)
-        .map(|s| {
-            let at = s * SECTOR + SECTOR - STAMP;
-            let g = rd32(page, at);
-            (rd32(page, at + 4) == stamp_check(g, s)).then_some(g)
-        })
-        .collect();
+    let stamps = sector_generations(page);
     let mut gens: Vec<u32> = stamps.iter().flatten().copied().collect();
     gens.sort_unstable();
     gens.dedup();
@@ -667,6 +675,11 @@ mod tests {
             "{}",
             f.detail
         );
+        let g = sector_generations(&b);
+        assert_eq!(g[0], Some(2));
+        assert_eq!(g[15], Some(1));
+        b[SECTOR - 1] ^= 1;
+        assert_eq!(sector_generations(&b)[0], None);
     }
 
     #[test]

@@ -111,3 +111,28 @@ pub fn diskstats(dev: &str) -> (u64, u64) {
 pub fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap()
 }
+
+/// A stdout whose reader has already gone away (`| head` after it exited):
+/// every write to it fails with EPIPE, as on a pipe (a socket pair with one
+/// end closed behaves the same and needs no unsafe code).
+pub fn closed_pipe() -> std::process::Stdio {
+    let (reader, writer) = std::os::unix::net::UnixStream::pair().unwrap();
+    drop(reader);
+    std::os::fd::OwnedFd::from(writer).into()
+}
+
+/// Runs `cmd` with its stdout a closed pipe; asserts it stopped quietly
+/// (exit 141, as a tool killed by SIGPIPE, no panic or error message).
+pub fn assert_quiet_on_closed_pipe(cmd: &mut Command) {
+    let out = cmd
+        .stdout(closed_pipe())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{cmd:?}: {err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("error:"),
+        "{cmd:?}: {err}"
+    );
+}

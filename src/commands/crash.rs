@@ -1,0 +1,73 @@
+//! `iosim crash write|verify`: the crash-consistency test (docs/crash.md).
+
+use super::{save, Ctx};
+use crate::cli::crash::{CrashAction, CrashArgs, CrashCache};
+use crate::cli::OutputFormat;
+use crate::crash::{check, writer};
+use crate::outcome::Outcome;
+use crate::workload::CacheMode;
+
+/// Runs `iosim crash write` or `iosim crash verify`. A FAIL verdict ends as
+/// [`Outcome::IoErrors`] (exit status 3).
+pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    let stop = ctx.stop.clone();
+    match &a.action {
+        CrashAction::Write(w) => {
+            let cfg = writer::WriteConfig {
+                targets: w.targets.clone(),
+                size: w.size,
+                log_size: w.log_size,
+                mix: w.mix,
+                sync_batch: w.sync_batch,
+                direct: w.cache == CrashCache::Direct,
+                duration: w.duration,
+                torn_protection: w.torn_protection,
+                allow_destroy: w.allow_destroy,
+                seed: w.seed,
+                acks: w.acks.clone(),
+                quiet: w.quiet,
+            };
+            let s = writer::run(&cfg, &stop)?;
+            if !w.quiet {
+                eprintln!(
+                    "iosim crash write: stopped ({}) after {:.1} s: {} writes acknowledged (dsync {}, fdatasync {}, fsync {}, log {})",
+                    s.reason,
+                    s.secs,
+                    s.acked.iter().sum::<u64>(),
+                    s.acked[0],
+                    s.acked[1],
+                    s.acked[2],
+                    s.acked[3]
+                );
+            }
+            Ok(if s.reason == "interrupted" {
+                Outcome::Interrupted
+            } else {
+                Outcome::Success
+            })
+        }
+        CrashAction::Verify(v) => {
+            if v.output == OutputFormat::Csv {
+                anyhow::bail!(
+                    "iosim crash verify prints text or json: use --output text or --output json"
+                );
+            }
+            let cache = match v.cache {
+                CrashCache::Direct => CacheMode::Direct,
+                CrashCache::Buffered => CacheMode::Buffered,
+            };
+            let res = check::verify(&v.targets, &v.acks, cache, &stop)?;
+            match v.output {
+                OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&res)?)?,
+                _ => write!(ctx.out, "{}", check::text(&res))?,
+            }
+            ctx.out.flush()?;
+            save::save_result(&v.save, "crash", &serde_json::to_value(&res)?);
+            Ok(if res.passed() {
+                Outcome::Success
+            } else {
+                Outcome::IoErrors
+            })
+        }
+    }
+}

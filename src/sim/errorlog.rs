@@ -1,0 +1,278 @@
+//! The error log's formats. SQLIOSim writes its `ErrorFile` (`sqliosim.log.xml`)
+//! as XML: one `<ENTRY>` element per message, with the attributes `TYPE`, `TIME`,
+//! `DATE`, `TID`, `User`, `File`, `Line`, `Func`, `HRESULT` and `SYSTEXT`, and the
+//! message itself in an `<EXTENDED_DESCRIPTION>` child; a dump file is announced
+//! by an entry of its own ("Dump file successfully written: ..."), and the file
+//! names SQLIOSim's `ErrorLog.xslt` as its stylesheet. iosim writes the same
+//! structure, so the habits and tools used on SQLIOSim's log keep working.
+//!
+//! An `ErrorFile` (or `--log`) whose name ends in `.jsonl` or `.json` gets iosim's
+//! JSON lines instead: one [`ErrorRecord`] object a line.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::ErrorRecord;
+use crate::verify::ErrorClass;
+
+/// How the error log is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// SQLIOSim's XML (the default).
+    Xml,
+    /// One JSON object a line (`.jsonl` / `.json` names).
+    JsonLines,
+}
+
+impl LogFormat {
+    /// The format a log file name asks for.
+    pub fn for_path(p: &Path) -> LogFormat {
+        match p.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("json") => {
+                LogFormat::JsonLines
+            }
+            _ => LogFormat::Xml,
+        }
+    }
+
+    /// What starts the file.
+    pub fn header(self) -> &'static str {
+        match self {
+            LogFormat::Xml => {
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<?xml-stylesheet type=\"text/xsl\" href=\"ErrorLog.xslt\"?>\n<LOG>\n"
+            }
+            LogFormat::JsonLines => "",
+        }
+    }
+
+    /// What ends the file (written when the run ends).
+    pub fn footer(self) -> &'static str {
+        match self {
+            LogFormat::Xml => "</LOG>\n",
+            LogFormat::JsonLines => "",
+        }
+    }
+
+    /// The text of one error record (with its dump announcement when it has one).
+    pub fn record(self, rec: &ErrorRecord) -> String {
+        match self {
+            LogFormat::JsonLines => serde_json::to_string(rec).map_or(String::new(), |l| l + "\n"),
+            LogFormat::Xml => {
+                let mut s = entry_xml("ERROR", rec, &description(rec));
+                if let Some(d) = &rec.dump {
+                    s.push_str(&entry_xml(
+                        "INFO",
+                        rec,
+                        &format!("Dump file successfully written: {d}"),
+                    ));
+                }
+                s
+            }
+        }
+    }
+}
+
+/// XML-escapes text for an attribute in single quotes or element content
+/// (control characters XML 1.0 cannot carry are dropped).
+fn esc(t: &str) -> String {
+    let clean: String = t
+        .chars()
+        .filter(|&c| (c as u32) >= 0x20 || matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    crate::text::escape_xml(&clean)
+}
+
+/// SQLIOSim's wording of a finding: "Buffer validation failed on FILE Page: N, offset 0x..".
+fn description(rec: &ErrorRecord) -> String {
+    let what = match rec.class {
+        ErrorClass::IoError => format!("{} failed on {}", op_word(&rec.op), rec.file),
+        ErrorClass::ShortRead => format!("Short {} on {}", rec.op, rec.file),
+        _ => format!("Buffer validation failed on {}", rec.file),
+    };
+    let mut s = format!("{what} Page: {}, offset {:#x}", rec.page, rec.offset);
+    let _ = write!(s, ". {} ({})", rec.detail, rec.class.name());
+    if rec.retries > 0 {
+        let _ = write!(
+            s,
+            ". Retried {} time(s); {}",
+            rec.retries,
+            if rec.recovered {
+                "a retry read the expected image"
+            } else {
+                "every retry failed"
+            }
+        );
+    }
+    s
+}
+
+fn op_word(op: &str) -> &'static str {
+    if op == "write" {
+        "Write"
+    } else {
+        "Read"
+    }
+}
+
+/// The Linux error number in the detail text ("... (os error 5)"), if any.
+fn errno(detail: &str) -> Option<i32> {
+    let i = detail.rfind("os error ")?;
+    detail[i + 9..]
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()
+}
+
+/// Parses iosim's RFC 3339 UTC stamp into SQLIOSim's TIME (`HH:MM:SS`) and DATE (`MM/DD/YY`).
+fn time_date(t: &str) -> (String, String) {
+    let b = t.as_bytes();
+    if b.len() >= 19 && b[4] == b'-' && b[10] == b'T' {
+        (
+            t[11..19].to_string(),
+            format!("{}/{}/{}", &t[5..7], &t[8..10], &t[2..4]),
+        )
+    } else {
+        (String::new(), String::new())
+    }
+}
+
+/// The thread number of the caller (SQLIOSim's TID).
+fn tid() -> u64 {
+    let s = format!("{:?}", std::thread::current().id());
+    s.chars()
+        .filter(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or(0)
+}
+
+fn entry_xml(kind: &str, rec: &ErrorRecord, text: &str) -> String {
+    let (time, date) = time_date(&rec.time);
+    // HRESULT: Windows wraps an OS error as 0x8007xxxx; iosim puts the Linux errno there.
+    // Validation failures carry SQLIOSim's 0x80070467 (ERROR_... "data error").
+    let (hr, systext) = match (rec.class, errno(&rec.detail)) {
+        (ErrorClass::IoError, Some(e)) => (
+            0x8007_0000u32 | (e as u32 & 0xffff),
+            std::io::Error::from_raw_os_error(e).to_string(),
+        ),
+        (ErrorClass::IoError, None) => (0x8007_001f, rec.detail.clone()),
+        (c, _) if kind == "ERROR" => (0x8007_0467, c.name().replace('_', " ")),
+        _ => (0, "The operation completed successfully.".to_string()),
+    };
+    let func = match rec.class {
+        ErrorClass::IoError | ErrorClass::ShortRead => "CIOHandler::Complete",
+        _ => "CBUF::ValidateBuffer",
+    };
+    format!(
+        "<ENTRY TYPE='{kind}' TIME='{time}' DATE='{date}' TID='{}' User='{}' File='{}' Line='0' Func='{func}' HRESULT='0x{hr:08X}' SYSTEXT='{}'><EXTENDED_DESCRIPTION>{}</EXTENDED_DESCRIPTION></ENTRY>\n",
+        tid(),
+        esc(&rec.user),
+        esc(&rec.file),
+        esc(&systext),
+        esc(text)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(class: ErrorClass, detail: &str) -> ErrorRecord {
+        ErrorRecord {
+            time: "2026-11-22T04:05:06Z".into(),
+            user: "RandomUser#1".into(),
+            class,
+            file: "/mnt/f/sqliosim.mdx".into(),
+            file_id: 1,
+            page: 87366,
+            offset: 87366 * 8192,
+            op: "read".into(),
+            expected: None,
+            received: None,
+            detail: detail.into(),
+            retries: 0,
+            recovered: false,
+            dump: Some("/tmp/x.dump00001.txt".into()),
+        }
+    }
+
+    #[test]
+    fn formats_follow_the_name() {
+        assert_eq!(
+            LogFormat::for_path(Path::new("sqliosim.log.xml")),
+            LogFormat::Xml
+        );
+        assert_eq!(
+            LogFormat::for_path(Path::new("e.jsonl")),
+            LogFormat::JsonLines
+        );
+        assert_eq!(
+            LogFormat::for_path(Path::new("e.JSON")),
+            LogFormat::JsonLines
+        );
+        assert_eq!(LogFormat::for_path(Path::new("log")), LogFormat::Xml);
+    }
+
+    #[test]
+    fn xml_entries_have_sqliosims_structure() {
+        let r = rec(ErrorClass::ChecksumMismatch, "checksum <0x1> & 'x'");
+        let s = LogFormat::Xml.record(&r);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 2, "{s}");
+        assert!(
+            lines[0].starts_with("<ENTRY TYPE='ERROR' TIME='04:05:06' DATE='11/22/26' TID='"),
+            "{s}"
+        );
+        assert!(lines[0].contains(" User='RandomUser#1' File='/mnt/f/sqliosim.mdx' Line='0' Func='CBUF::ValidateBuffer' HRESULT='0x80070467' SYSTEXT='checksum mismatch'><EXTENDED_DESCRIPTION>Buffer validation failed on /mnt/f/sqliosim.mdx Page: 87366, offset 0x2aa8c000. checksum &lt;0x1&gt; &amp; &apos;x&apos;"), "{s}");
+        assert!(lines[0].ends_with("</EXTENDED_DESCRIPTION></ENTRY>"));
+        assert!(lines[1].starts_with("<ENTRY TYPE='INFO' "), "{s}");
+        assert!(lines[1].contains("HRESULT='0x00000000'"));
+        assert!(lines[1].contains("<EXTENDED_DESCRIPTION>Dump file successfully written: /tmp/x.dump00001.txt</EXTENDED_DESCRIPTION>"));
+        let io = LogFormat::Xml.record(&ErrorRecord {
+            dump: None,
+            ..rec(
+                ErrorClass::IoError,
+                "log read failed: Input/output error (os error 5)",
+            )
+        });
+        assert!(
+            io.contains("HRESULT='0x80070005' SYSTEXT='Input/output error (os error 5)'"),
+            "{io}"
+        );
+        assert!(io.contains("Func='CIOHandler::Complete'"), "{io}");
+        // A whole log parses as XML.
+        let doc = format!(
+            "{}{s}{io}{}",
+            LogFormat::Xml.header(),
+            LogFormat::Xml.footer()
+        );
+        let parsed = roxmltree::Document::parse(&doc).expect("well-formed");
+        assert_eq!(parsed.root_element().tag_name().name(), "LOG");
+        let entries: Vec<_> = parsed
+            .root_element()
+            .children()
+            .filter(|n| n.is_element())
+            .collect();
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[0].attribute("TYPE"), Some("ERROR"));
+        assert_eq!(
+            entries[0]
+                .children()
+                .find(|n| n.is_element())
+                .unwrap()
+                .tag_name()
+                .name(),
+            "EXTENDED_DESCRIPTION"
+        );
+    }
+
+    #[test]
+    fn json_lines_stay_available() {
+        let r = rec(ErrorClass::TornPage, "torn");
+        let s = LogFormat::JsonLines.record(&r);
+        assert!(s.ends_with('\n') && s.lines().count() == 1);
+        let v: serde_json::Value = serde_json::from_str(s.trim()).unwrap();
+        assert_eq!(v["page"], 87366);
+        assert_eq!(LogFormat::JsonLines.header(), "");
+    }
+}

@@ -1,0 +1,447 @@
+//! `iosim crash write` / `verify` across real crashes: the FUSE rig in
+//! tests/fuse/rig.py (a volatile write cache, killed with SIGKILL as a power
+//! loss) in its four behaviours, and ext4 on a loop device with the writer
+//! killed mid-run. Each asserts the verdict and compares the pages iosim
+//! reports with the rig's own record of what it dropped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use iosim::crash::acklog::{self, WriteKind};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_iosim");
+const PY: &str = "/usr/bin/python3";
+const SIZE: &str = "16M";
+
+fn rig_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuse/rig.py")
+}
+
+/// Why the FUSE tests cannot run here, if they cannot.
+fn fuse_missing() -> Option<String> {
+    if !Path::new("/dev/fuse").exists() {
+        return Some("no /dev/fuse".into());
+    }
+    let py = Command::new(PY).args(["-c", "import fusepy"]).output();
+    if !py.is_ok_and(|o| o.status.success()) {
+        return Some(
+            "Debian's python3-fusepy is not installed (apt-get install -y fuse3 python3-fusepy)"
+                .into(),
+        );
+    }
+    if Command::new("fusermount3").arg("-V").output().is_err() {
+        return Some("fusermount3 (package fuse3) is not installed".into());
+    }
+    None
+}
+
+fn is_mounted(mnt: &Path) -> bool {
+    let m = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let want = mnt.to_string_lossy();
+    m.lines().any(|l| l.split(' ').nth(1) == Some(&*want))
+}
+
+/// A rig process and its mount; killed and unmounted on drop.
+struct Rig {
+    child: Child,
+    mnt: PathBuf,
+}
+
+impl Rig {
+    fn mount(back: &Path, mnt: &Path, mode: &str, journal: &Path) -> Rig {
+        let child = Command::new(PY)
+            .arg(rig_script())
+            .arg("mount")
+            .args([back, mnt])
+            .args(["--mode", mode, "--cache-writes", "32", "--journal"])
+            .arg(journal)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start the FUSE rig");
+        let rig = Rig {
+            child,
+            mnt: mnt.to_path_buf(),
+        };
+        let t0 = Instant::now();
+        while !is_mounted(mnt) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the FUSE rig did not mount {}",
+                mnt.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        rig
+    }
+
+    /// Power loss: SIGKILL, then the mount is torn down.
+    fn crash(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        unmount(&self.mnt);
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        unmount(&self.mnt);
+    }
+}
+
+fn unmount(mnt: &Path) {
+    if is_mounted(mnt) {
+        let _ = Command::new("fusermount3")
+            .arg("-u")
+            .arg("-z")
+            .arg(mnt)
+            .status();
+    }
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Starts the writer and waits until `lines` acknowledgements are in the log.
+fn write_until(target: &Path, acks: &Path, lines: usize) -> Child {
+    let mut w = Command::new(BIN)
+        .args(["crash", "write", "-q", "--seed", "7", "--size", SIZE])
+        .arg(target)
+        .arg("--acks")
+        .arg(acks)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let n = std::fs::read(acks).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count());
+        if n >= lines {
+            return w;
+        }
+        if let Ok(Some(st)) = w.try_wait() {
+            panic!("the writer exited early: {st}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "only {n} acknowledgements after 2 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn verify(acks: &Path, targets: &[&Path]) -> Value {
+    let o = Command::new(BIN)
+        .args(["crash", "verify", "-o", "json", "--no-save", "--acks"])
+        .arg(acks)
+        .args(targets)
+        .output()
+        .unwrap();
+    let code = o.status.code();
+    assert!(
+        code == Some(0) || code == Some(3),
+        "verify failed: {code:?} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(code == Some(0), v["verdict"] == "PASS");
+    v
+}
+
+/// Generation in the first 32 bytes of an iosim page (hex), or 0 for anything else.
+fn head_generation(head: &Value) -> u64 {
+    let Some(h) = head.as_str() else { return 0 };
+    if !h.starts_with("494f5350") || h.len() < 64 {
+        return 0;
+    }
+    let b: Vec<u8> = (0..32)
+        .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    u64::from_le_bytes(b[24..32].try_into().unwrap())
+}
+
+struct Outcome {
+    verdict: Value,
+    /// Offsets iosim reported as lost or out of order, by class.
+    reported: BTreeMap<String, BTreeSet<u64>>,
+    /// Offsets whose acknowledged write the rig did not keep (from its journal and backing store).
+    expected_lost: BTreeSet<u64>,
+    /// Of those, log blocks with a later log block that survived.
+    expected_ordering: BTreeSet<u64>,
+    rig: Value,
+}
+
+/// Write through the rig in `mode`, pull the plug, remount with no cache, verify, compare.
+fn crash_through_rig(mode: &str) -> Option<Outcome> {
+    if let Some(why) = fuse_missing() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (back, mnt) = (d.path().join("back"), d.path().join("mnt"));
+    std::fs::create_dir_all(&back).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    run_ok(
+        Command::new(BIN)
+            .args(["create", "-q", "--size", SIZE])
+            .arg(back.join("f")),
+    );
+    let (journal, acks) = (d.path().join("journal"), d.path().join("acks.log"));
+    let rig = Rig::mount(&back, &mnt, mode, &journal);
+    let mut writer = write_until(&mnt.join("f"), &acks, 600);
+    rig.crash();
+    let _ = writer.kill();
+    writer.wait().unwrap();
+
+    let after = Rig::mount(&back, &mnt, "off", &d.path().join("journal2"));
+    let verdict = verify(&acks, &[]);
+    drop(after);
+    let report: Value = serde_json::from_str(&run_ok(
+        Command::new(PY)
+            .arg(rig_script())
+            .arg("report")
+            .arg(&back)
+            .arg("--journal")
+            .arg(&journal),
+    ))
+    .unwrap();
+
+    // The oracle: newest acknowledged generation per page (from the log) against the
+    // generation of the write the rig says the backing store holds.
+    let log = acklog::read(&acks).unwrap();
+    let t = &log.header.targets[0];
+    let mut acked: BTreeMap<u64, (u64, WriteKind)> = BTreeMap::new();
+    for r in &log.records {
+        let e = acked.entry(r.offset).or_insert((0, r.kind));
+        e.0 = e.0.max(r.generation);
+    }
+    let mut present: BTreeMap<u64, u64> = BTreeMap::new();
+    for r in report["ranges"].as_array().unwrap() {
+        present.insert(
+            r["offset"].as_u64().unwrap(),
+            head_generation(&r["present_head"]),
+        );
+    }
+    let log_start = t.region_start + t.data_pages * 8192;
+    let log_index = |off: u64, g: u64| (g - 1) * t.log_pages + (off - log_start) / 8192;
+    let newest_log = present
+        .iter()
+        .filter(|(&o, &g)| o >= log_start && g > 0)
+        .map(|(&o, &g)| log_index(o, g))
+        .max();
+    let mut expected_lost = BTreeSet::new();
+    let mut expected_ordering = BTreeSet::new();
+    for (&off, &(g, kind)) in &acked {
+        let have = present.get(&off).copied().unwrap_or(0);
+        if have < g {
+            expected_lost.insert(off);
+            if kind == WriteKind::Log && newest_log.is_some_and(|n| n > log_index(off, g)) {
+                expected_ordering.insert(off);
+            }
+        }
+    }
+    // Every page the oracle calls lost is one the rig itself lists as a dropped flushed write.
+    let rig_lost: BTreeSet<u64> = report["lost"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["offset"].as_u64().unwrap())
+        .collect();
+    assert!(
+        expected_lost.is_subset(&rig_lost),
+        "pages lost per the acks but not in the rig's log: {:?}",
+        expected_lost.difference(&rig_lost).collect::<Vec<_>>()
+    );
+    // And the rig's extra entries are flushes the writer never got to acknowledge (killed first).
+    for r in report["lost"].as_array().unwrap() {
+        let off = r["offset"].as_u64().unwrap();
+        if !expected_lost.contains(&off) {
+            let flushed = head_generation(&r["newest_flushed_head"]);
+            let ack = acked.get(&off).map_or(0, |a| a.0);
+            assert!(
+                flushed > ack,
+                "the rig dropped flushed generation {flushed} at {off}, acknowledged {ack}, but iosim's oracle has it intact"
+            );
+        }
+    }
+    let mut reported: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for f in verdict["findings"].as_array().unwrap() {
+        reported
+            .entry(f["class"].as_str().unwrap().to_string())
+            .or_default()
+            .insert(f["offset"].as_u64().unwrap());
+    }
+    eprintln!(
+        "{mode}: {} acknowledged, rig dropped {} write(s) and lost {} flushed range(s); expected lost {}, ordering {}; iosim counts {}",
+        log.records.len(),
+        report["dropped"].as_array().unwrap().len(),
+        rig_lost.len(),
+        expected_lost.len(),
+        expected_ordering.len(),
+        verdict["counts"]
+    );
+    Some(Outcome {
+        verdict,
+        reported,
+        expected_lost,
+        expected_ordering,
+        rig: report,
+    })
+}
+
+fn reported(o: &Outcome, class: &str) -> BTreeSet<u64> {
+    o.reported.get(class).cloned().unwrap_or_default()
+}
+
+/// iosim names exactly the pages the rig lost: zero missed, zero false alarms.
+fn assert_exact(o: &Outcome) {
+    let lost: BTreeSet<u64> = reported(o, "lost")
+        .union(&reported(o, "ordering_violation"))
+        .copied()
+        .collect();
+    assert_eq!(
+        lost, o.expected_lost,
+        "reported lost/ordering vs the rig's truth; verdict {}",
+        o.verdict
+    );
+    assert_eq!(reported(o, "ordering_violation"), o.expected_ordering);
+    for class in ["corruption", "misdirected", "torn"] {
+        assert!(reported(o, class).is_empty(), "{class}: {}", o.verdict);
+    }
+    let c = &o.verdict["counts"];
+    assert_eq!(
+        c["lost"].as_u64().unwrap() + c["ordering_violations"].as_u64().unwrap(),
+        o.expected_lost.len() as u64
+    );
+}
+
+#[test]
+fn honest_cache_passes() {
+    let Some(o) = crash_through_rig("honest") else {
+        return;
+    };
+    assert_eq!(o.verdict["verdict"], "PASS", "{}", o.verdict);
+    assert!(o.expected_lost.is_empty());
+    assert!(
+        o.rig["lost"].as_array().unwrap().is_empty(),
+        "{}",
+        o.rig["lost"]
+    );
+    assert!(o.verdict["acks"]["records"].as_u64().unwrap() >= 590);
+    assert_exact(&o);
+}
+
+#[test]
+fn lying_cache_loses_exactly_the_dropped_pages() {
+    let Some(o) = crash_through_rig("lying") else {
+        return;
+    };
+    assert_eq!(o.verdict["verdict"], "FAIL", "{}", o.verdict);
+    assert!(
+        !o.expected_lost.is_empty(),
+        "the lying cache dropped nothing acknowledged"
+    );
+    assert_exact(&o);
+    // A FIFO cache keeps order: what survives is a prefix, so nothing is out of order.
+    assert!(reported(&o, "ordering_violation").is_empty());
+}
+
+#[test]
+fn reordering_cache_shows_ordering_violations() {
+    let Some(o) = crash_through_rig("reorder") else {
+        return;
+    };
+    assert_eq!(o.verdict["verdict"], "FAIL", "{}", o.verdict);
+    assert_exact(&o);
+    assert!(
+        !o.expected_ordering.is_empty(),
+        "a cache destaging in random order left no later log block over a lost earlier one: {}",
+        o.verdict["counts"]
+    );
+}
+
+#[test]
+fn no_cache_passes_and_drops_nothing() {
+    let Some(o) = crash_through_rig("off") else {
+        return;
+    };
+    assert_eq!(o.verdict["verdict"], "PASS", "{}", o.verdict);
+    assert!(o.rig["dropped"].as_array().unwrap().is_empty());
+    assert_exact(&o);
+}
+
+/// A loop device with ext4, created and detached by the test.
+struct Loop {
+    dev: String,
+    mnt: PathBuf,
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+#[test]
+fn writer_killed_on_ext4_passes() {
+    for tool in ["losetup", "mkfs.ext4"] {
+        if Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .map_or(true, |o| !o.status.success())
+        {
+            eprintln!("skipped: {tool} is not installed");
+            return;
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("disk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(96 << 20)
+        .unwrap();
+    let o = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        eprintln!(
+            "skipped: cannot attach a loop device: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        return;
+    }
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let lo = Loop {
+        dev: String::from_utf8(o.stdout).unwrap().trim().to_string(),
+        mnt: mnt.clone(),
+    };
+    run_ok(Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]));
+    run_ok(Command::new("mount").arg(&lo.dev).arg(&mnt));
+    let acks = d.path().join("acks.log");
+    let target = mnt.join("f");
+    let mut w = write_until(&target, &acks, 800);
+    w.kill().unwrap(); // SIGKILL mid-run
+    w.wait().unwrap();
+    let v = verify(&acks, &[&target]);
+    assert_eq!(v["verdict"], "PASS", "{v}");
+    assert!(
+        v["acks"]["writer_end"].is_null(),
+        "a killed writer leaves no trailer"
+    );
+    assert!(v["acks"]["records"].as_u64().unwrap() >= 790);
+    assert_eq!(v["targets"][0]["direct"], true);
+}
