@@ -14,6 +14,7 @@ pub mod crash;
 pub mod create;
 pub mod history;
 pub mod matrix;
+pub mod precondition;
 pub mod profile;
 pub mod quick;
 pub mod report;
@@ -58,6 +59,7 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Sweep(a)) => sweep::run(&a, ctx),
         Some(Command::Profile(a)) => profile::run(&a, ctx),
         Some(Command::Matrix(a)) => matrix::run(&a, ctx),
+        Some(Command::Precondition(a)) => precondition::run(&a, ctx),
         Some(Command::Crash(a)) => crash::run(&a, ctx),
     }
 }

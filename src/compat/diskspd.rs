@@ -400,6 +400,7 @@ pub fn plan(
             length,
             threads: None,
             cpus: Vec::new(),
+            distribution: None,
         });
     }
     let cpus = if args.no_affinity {
@@ -459,6 +460,7 @@ pub fn plan(
         },
         think: Duration::from_millis(args.think_ms.unwrap_or(0)),
         random_pct: args.random_pct,
+        shape: Default::default(),
     };
     spec.validate()?;
     Ok(Plan {

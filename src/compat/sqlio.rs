@@ -593,6 +593,7 @@ pub fn plan(
                 } else {
                     mask_cpus
                 },
+                distribution: None,
             }
         })
         .collect();

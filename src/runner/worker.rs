@@ -20,7 +20,8 @@ use crate::clock::now_ns;
 use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::stats::RwStats;
 use crate::sysmon::cpu;
-use crate::workload::{FillMode, OffsetGen, SeqLayout, WorkloadSpec};
+use crate::workload::data::WriteData;
+use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
 
 use super::pacing::{Pacer, MAX_NAP_NS};
 use super::result::IoErrorRecord;
@@ -143,10 +144,12 @@ fn setup(
             n.extend(eng.notes());
         }
     }
-    if spec.writes() && spec.fill != FillMode::Zero {
+    if spec.writes() {
+        let data = WriteData::for_thread(spec, plan.thread as u64, 0);
         for s in 0..slots {
-            crate::buf::fill_random(
+            data.prepare(
                 eng.buffer(s),
+                spec.fill,
                 spec.seed ^ ((plan.thread as u64) << 32) ^ s as u64,
             );
         }
@@ -185,6 +188,7 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
     if let Some(p) = spec.random_pct {
         gen = gen.mixed(p);
     }
+    gen = gen.shaped(spec, plan.target);
     if spec.seq_layout == SeqLayout::Shared {
         gen = gen.shared(ctx.shared_offset.clone());
     }
@@ -255,10 +259,8 @@ struct Worker<'a> {
     io: Slots,
     bs: u32,
     sync: bool,
-    /// Writes get a unique stamp per 4 KiB (not for `--fill zero`).
-    scramble: bool,
-    seed: u64,
-    write_seq: u64,
+    /// What each write carries (a stamp per 4 KiB, generated blocks, or a fixed fill).
+    data: WriteData,
     /// Queued I/Os per commit (`usize::MAX`: one commit per batch).
     submit_batch: usize,
     io_limit: u64,
@@ -297,9 +299,7 @@ impl<'a> Worker<'a> {
             pacer: None,
             io: Slots::new(slots),
             bs: spec.bs as u32,
-            scramble: spec.writes() && spec.fill != FillMode::Zero,
-            seed: thread_seed(spec, plan),
-            write_seq: 0,
+            data: WriteData::for_thread(spec, plan.thread as u64, thread_seed(spec, plan)),
             submit_batch,
             io_limit: spec.io_limit.unwrap_or(u64::MAX),
             win: Phase {
@@ -375,16 +375,8 @@ impl<'a> Worker<'a> {
             let (off, write) = self.gen.next_io();
             let op = if write { Op::Write } else { Op::Read };
             let s = slot as usize;
-            if write && self.scramble {
-                // Defeat deduplication cheaply: a unique word at the start of every 4 KiB.
-                self.write_seq += 1;
-                let b = self.eng.buffer(s);
-                let stamp = (self.write_seq ^ self.seed).to_le_bytes();
-                for chunk in b[..bs as usize].chunks_mut(4096) {
-                    if chunk.len() >= 8 {
-                        chunk[..8].copy_from_slice(&stamp);
-                    }
-                }
+            if write {
+                self.data.next(&mut self.eng.buffer(s)[..bs as usize]);
             }
             self.io.off[s] = off;
             self.io.op[s] = op;
