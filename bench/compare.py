@@ -18,6 +18,9 @@ Workloads and targets (issue "Faster than fio"):
   W6 4K randread direct QD1           p50 and p99 within 5% of fio's
   W7 create a 4 GiB test file         time ratio <= 1.05 (fio: 1M direct seq write, QD8)
   W8 16 threads x QD64, 60 s          iosim peak RSS <= 64 MiB, no growth with duration
+  D   defaults against defaults       IOPS or MB/s ratio >= 1.00 on W1, W2, W3, W4, W6:
+                                      iosim without --engine against fio without
+                                      --ioengine (psync), what a user gets who picks neither
 """
 
 import argparse
@@ -272,6 +275,26 @@ def main():
         )
         r = ratio_rows(f"W4 4K randread page cache QD1 (iosim {best_i}, fio {best_f})", ra, rb, "iops", 1.20, ">=")
         rows.append(r)
+    if want("D"):
+        # What a user gets without choosing an engine in either tool: iosim's
+        # default (auto) against fio's (psync), on the W1-W4 and W6 workloads.
+        subprocess.run(["cat", f], stdout=subprocess.DEVNULL, check=True)  # W4 reads the page cache
+        for name, rw, bs, qd, cache, metric in [
+            ("W1 4K randread direct QD32", "randread", "4k", 32, "direct", "iops"),
+            ("W2 4K randwrite direct QD32", "randwrite", "4k", 32, "direct", "iops"),
+            ("W3 1M seq read direct QD8", "read", "1m", 8, "direct", "mbps"),
+            ("W3 1M seq write direct QD8", "write", "1m", 8, "direct", "mbps"),
+            ("W4 4K randread page cache QD1", "randread", "4k", 1, "buffered", "iops"),
+            ("W6 4K randread direct QD1", "randread", "4k", 1, "direct", "iops"),
+        ]:
+            ra, rb = pairs(
+                a.pairs,
+                lambda: T.iosim_run([f, "--rw", rw, "--bs", bs, "--qd", str(qd), "--cache", cache, "--allow-destroy"]),
+                lambda: T.fio_run([f"--filename={f}", f"--direct={int(cache == 'direct')}", "--invalidate=0",
+                                   f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", "--lat_percentiles=1"]),
+            )
+            r = ratio_rows(f"D {name}: defaults (iosim {ra[0]['engine']}, fio psync)", ra, rb, metric, 1.00, ">=")
+            rows.append(r)
     if want("W5"):
         for qd in (1, 32):
             ra, rb = pairs(

@@ -2,16 +2,49 @@
 
 use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 
-/// Alignment of every I/O buffer: one page, enough for any device's direct I/O.
-pub const BUF_ALIGN: usize = 4096;
+/// The system's page size, read once at run time (4 KiB on most x86-64
+/// machines, 16 or 64 KiB on some arm64 and POWER kernels). Every I/O buffer
+/// is aligned to it, which is enough for any device's direct I/O.
+pub fn page_size() -> usize {
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    *PAGE.get_or_init(rustix::param::page_size)
+}
 
-/// Size of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
-const HUGE_PAGE: usize = 2 << 20;
+/// Size of a transparent huge page (PMD size), read once at run time from
+/// the kernel; 2 MiB (x86-64 and arm64 with 4 KiB pages) when unreadable.
+fn huge_page_size() -> usize {
+    static HUGE: OnceLock<usize> = OnceLock::new();
+    *HUGE.get_or_init(|| {
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .filter(|&n| n.is_power_of_two() && n >= page_size())
+            .unwrap_or(2 << 20)
+    })
+}
 
 /// Buffers from this size up go on huge pages: a request this large spans
 /// 128 or more 4 KiB pages, the segment limit of loop devices and many HBAs.
 const HUGE_FROM: usize = 512 << 10;
+
+/// A buffer that cannot be allocated: its size overflows, or the allocator
+/// refused it (not enough memory).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot allocate an I/O buffer of {len} bytes: {why}")]
+pub struct AllocError {
+    /// Bytes asked for.
+    pub len: usize,
+    /// What went wrong.
+    pub why: &'static str,
+}
+
+impl From<AllocError> for std::io::Error {
+    fn from(e: AllocError) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::OutOfMemory, e)
+    }
+}
 
 /// A zeroed, page-aligned heap buffer.
 ///
@@ -20,6 +53,7 @@ const HUGE_FROM: usize = 512 << 10;
 /// physically contiguous: a 1 MiB read then reaches the device as one request
 /// instead of being split because it spans more 4 KiB pages than the device
 /// takes segments (128 on loop devices, 254 on virtio-blk).
+#[derive(Debug)]
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,
@@ -32,26 +66,60 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
-    /// Allocates `len` zeroed bytes aligned to [`BUF_ALIGN`] (at least one
+    /// Allocates `len` zeroed bytes aligned to the page size (at least one
     /// page); 512 KiB and larger on huge pages where the kernel allows them.
+    /// Aborts if the memory cannot be had, like `Vec`; callers sizing a
+    /// buffer from user input use [`AlignedBuf::try_new`].
     pub fn new(len: usize) -> AlignedBuf {
-        let len = len.max(1).div_ceil(BUF_ALIGN) * BUF_ALIGN;
+        match AlignedBuf::try_new(len) {
+            Ok(b) => b,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Bytes that [`AlignedBuf::try_new`] would take for `len` (rounded up to
+    /// whole pages, or whole huge pages from 512 KiB); None on overflow.
+    pub fn footprint(len: usize) -> Option<usize> {
+        let page = page_size();
+        let len = len.max(1).checked_next_multiple_of(page)?;
         if len < HUGE_FROM {
-            let layout = Layout::from_size_align(len, BUF_ALIGN).expect("buffer size overflows");
+            Some(len)
+        } else {
+            len.checked_next_multiple_of(huge_page_size())
+        }
+    }
+
+    /// Like [`AlignedBuf::new`], but returns an error instead of aborting
+    /// when the size overflows or the allocator refuses it.
+    pub fn try_new(len: usize) -> Result<AlignedBuf, AllocError> {
+        let asked = len;
+        let overflow = AllocError {
+            len: asked,
+            why: "the size overflows",
+        };
+        let len = AlignedBuf::footprint(len).ok_or(overflow)?;
+        let align = if len < HUGE_FROM {
+            page_size()
+        } else {
+            huge_page_size()
+        };
+        let layout = Layout::from_size_align(len, align).map_err(|_| AllocError {
+            len: asked,
+            why: "the size overflows",
+        })?;
+        let refused = AllocError {
+            len: asked,
+            why: "not enough memory",
+        };
+        if len < HUGE_FROM {
             // SAFETY: layout has a non-zero size.
             let raw = unsafe { alloc_zeroed(layout) };
-            let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-            return AlignedBuf {
-                ptr,
-                len,
-                align: BUF_ALIGN,
-            };
+            let ptr = NonNull::new(raw).ok_or(refused)?;
+            return Ok(AlignedBuf { ptr, len, align });
         }
-        let len = len.div_ceil(HUGE_PAGE) * HUGE_PAGE;
-        let layout = Layout::from_size_align(len, HUGE_PAGE).expect("buffer size overflows");
         // SAFETY: layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
-        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr = NonNull::new(raw).ok_or(refused)?;
         // SAFETY: the range is this allocation; madvise only changes how it is
         // backed, and failing (THP disabled) leaves ordinary pages.
         unsafe {
@@ -59,11 +127,7 @@ impl AlignedBuf {
             // Zeroing faults the pages in, now as huge pages.
             std::ptr::write_bytes(raw, 0, len);
         }
-        AlignedBuf {
-            ptr,
-            len,
-            align: HUGE_PAGE,
-        }
+        Ok(AlignedBuf { ptr, len, align })
     }
 
     /// Length in bytes (a multiple of the page size).
@@ -76,8 +140,15 @@ impl AlignedBuf {
         false
     }
 
-    /// Raw pointer to the first byte (stable for the buffer's life).
-    pub fn as_ptr(&self) -> *mut u8 {
+    /// Raw pointer to the first byte, for reading (stable for the buffer's life).
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Raw pointer to the first byte, for the kernel or a copy to write
+    /// through; only from a unique borrow, so no shared slice of the same
+    /// bytes can be alive while it is handed out.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
 
@@ -131,6 +202,11 @@ mod tests {
 
     #[test]
     fn large_buffers_sit_on_huge_page_boundaries() {
+        const HUGE_PAGE: usize = 2 << 20;
+        if huge_page_size() != HUGE_PAGE || page_size() != 4096 {
+            eprintln!("skipped: this test assumes 4 KiB pages and 2 MiB huge pages");
+            return;
+        }
         let mut b = AlignedBuf::new(8 << 20);
         assert_eq!(b.as_ptr() as usize % HUGE_PAGE, 0);
         assert_eq!(b.len(), 8 << 20);
@@ -145,9 +221,34 @@ mod tests {
     #[test]
     fn aligned_and_zeroed() {
         let b = AlignedBuf::new(10_000);
-        assert_eq!(b.as_ptr() as usize % BUF_ALIGN, 0);
-        assert_eq!(b.len(), 12_288);
+        assert_eq!(b.as_ptr() as usize % page_size(), 0);
+        assert_eq!(b.len(), 10_000usize.next_multiple_of(page_size()));
         assert!(b.as_slice().iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn page_size_is_the_kernels() {
+        let ps = page_size();
+        assert!(ps.is_power_of_two() && ps >= 4096);
+        let out = std::process::Command::new("getconf")
+            .arg("PAGESIZE")
+            .output();
+        if let Ok(o) = out {
+            let s = String::from_utf8_lossy(&o.stdout);
+            if let Ok(n) = s.trim().parse::<usize>() {
+                assert_eq!(ps, n);
+            }
+        }
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors_not_aborts() {
+        assert!(AlignedBuf::footprint(usize::MAX).is_none());
+        let e = AlignedBuf::try_new(usize::MAX).unwrap_err();
+        assert!(e.to_string().contains("overflows"), "{e}");
+        // 2^62 bytes: a valid layout that no machine can provide.
+        let e = AlignedBuf::try_new(1 << 62).unwrap_err();
+        assert!(e.to_string().contains("not enough memory"), "{e}");
     }
 
     #[test]

@@ -454,6 +454,7 @@ pub fn run_concurrent(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Resu
                     progress: opts.progress && i == 0,
                     stop: opts.stop.clone(),
                     interval: opts.interval,
+                    sync: None,
                 };
                 s.spawn(move || {
                     let r = crate::runner::run(spec, &o);

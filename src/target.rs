@@ -631,10 +631,19 @@ fn write_fill(
         slot_size: CHUNK as usize,
         ..EngineConfig::default()
     };
-    let (mut eng, _) = engine::create(EngineKind::Uring, &cfg)?;
-    if fill == FillMode::Zero {
+    let req = engine::EngineRequest {
+        kind: EngineKind::Uring,
+        cache: CacheMode::Direct,
+        qd: SLOTS as u32,
+        sqpoll: false,
+        hipri: false,
+    };
+    let (mut eng, _) = engine::create(&req, &cfg)?;
+    // Compressible data is generated block by block as it is written.
+    let mut gen = crate::workload::data::DataGen::for_fill(fill, 0, 0x5eed ^ from, 0);
+    if let FillMode::Zero | FillMode::Pattern(_) = fill {
         for s in 0..SLOTS {
-            eng.buffer(s).fill(0);
+            crate::workload::data::fill_fixed(eng.buffer(s), fill);
         }
     } else {
         // Random once per buffer; each write then only stamps its blocks (below).
@@ -667,7 +676,9 @@ fn write_fill(
         while next < body_end {
             let Some(slot) = free.pop() else { break };
             let len = CHUNK.min(body_end - next) as u32;
-            if fill == FillMode::Random {
+            if let Some(g) = &mut gen {
+                g.fill(&mut eng.buffer(slot as usize)[..len as usize]);
+            } else if fill == FillMode::Random {
                 // Like fio's scramble_buffers: the buffer stays random (incompressible) and
                 // every 4 KiB block gets a unique 16-byte stamp (its offset), so no two blocks
                 // of the file are equal and deduplicating storage cannot flatter the results.
@@ -718,8 +729,12 @@ fn write_fill(
     }
     // Unaligned head and tail, buffered.
     let mut edge = vec![0u8; 8192];
-    if fill == FillMode::Random {
+    if let Some(g) = &mut gen {
+        g.fill(&mut edge);
+    } else if fill == FillMode::Random {
         fill_random(&mut edge, seed ^ 1);
+    } else {
+        crate::workload::data::fill_fixed(&mut edge, fill);
     }
     for (start, end) in [(from, body_start), (body_end, to)] {
         if end > start {
@@ -736,9 +751,8 @@ fn write_fill(
             path.display(),
             crate::units::format_size(to - from),
             match fill {
-                FillMode::Random => "random",
-                FillMode::Zero => "zero",
-                FillMode::Sparse => "no",
+                FillMode::Sparse => "no".into(),
+                f => f.name(),
             },
             secs,
             (to - from) as f64 / 1_048_576.0 / secs

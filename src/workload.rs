@@ -15,6 +15,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+pub mod data;
+pub mod distribution;
+pub mod steady;
+
+pub use distribution::{Distribution, Placement};
+
 /// The access pattern and read/write mix, named as fio names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -146,7 +152,9 @@ impl CacheMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
-    /// io_uring with registered files and buffers and batched submission (default).
+    /// The fastest engine for the request (default): sync through the page cache at queue depth 1, io_uring otherwise.
+    Auto,
+    /// io_uring with registered files and buffers and batched submission.
     Uring,
     /// pread/pwrite, one I/O at a time per thread (queue depth is 1 whatever --qd says).
     Sync,
@@ -158,7 +166,8 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order the command line lists them.
-    pub const ALL: [EngineKind; 4] = [
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
         EngineKind::Null,
@@ -168,6 +177,7 @@ impl EngineKind {
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
+            EngineKind::Auto => "auto",
             EngineKind::Uring => "uring",
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
@@ -176,31 +186,99 @@ impl EngineKind {
     }
 }
 
-/// What a write carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// What a write carries, and what new test files are filled with.
+///
+/// Written on the command line and in JSON as `random`, `zero`, `sparse`,
+/// `pattern:HEX` or `compressible:N`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FillMode {
     /// Incompressible random data (default): no compression or zero-detection artefacts.
+    #[default]
     Random,
     /// Zeros, as SQLIO and `fsutil` create files. Arrays that compress or detect zeros will flatter.
     Zero,
     /// New test files are left sparse (not written at all); writes still carry random data.
     /// Reads of holes never reach the device, so only use this for write tests.
     Sparse,
+    /// A byte pattern (1 to 16 bytes, e.g. `pattern:DEADBEEF`) repeated over every block.
+    Pattern(data::PatternBytes),
+    /// Random data of which N percent of every 4 KiB block compresses away (fio's
+    /// `buffer_compress_percentage`); `compressible:50` is a 2:1 array.
+    Compressible(u8),
 }
 
 impl FillMode {
-    /// Every mode, in the order the command line lists them.
-    pub const ALL: [FillMode; 3] = [FillMode::Random, FillMode::Zero, FillMode::Sparse];
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> String {
         match self {
-            FillMode::Random => "random",
-            FillMode::Zero => "zero",
-            FillMode::Sparse => "sparse",
+            FillMode::Random => "random".into(),
+            FillMode::Zero => "zero".into(),
+            FillMode::Sparse => "sparse".into(),
+            FillMode::Pattern(p) => format!("pattern:{p}"),
+            FillMode::Compressible(n) => format!("compressible:{n}"),
         }
     }
+
+    /// True when writes need the data generator rather than one fill per buffer
+    /// and a stamp per write.
+    pub fn is_generated(self) -> bool {
+        matches!(self, FillMode::Compressible(_))
+    }
+}
+
+impl std::str::FromStr for FillMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let usage = || {
+            format!(
+                "invalid fill '{s}': use random, zero, sparse, pattern:HEX (1-16 bytes, e.g. pattern:DEADBEEF) or compressible:N (0-100)"
+            )
+        };
+        let (name, arg) = match t.split_once(':') {
+            Some((n, a)) => (n.to_ascii_lowercase(), Some(a)),
+            None => (t.to_ascii_lowercase(), None),
+        };
+        Ok(match (name.as_str(), arg) {
+            ("random", None) => FillMode::Random,
+            ("zero", None) => FillMode::Zero,
+            ("sparse", None) => FillMode::Sparse,
+            ("pattern", Some(h)) => FillMode::Pattern(h.parse().map_err(|_| usage())?),
+            ("compressible", Some(n)) => {
+                let n: u8 = n.trim_end_matches('%').parse().map_err(|_| usage())?;
+                if n > 100 {
+                    return Err(usage());
+                }
+                FillMode::Compressible(n)
+            }
+            _ => return Err(usage()),
+        })
+    }
+}
+
+impl std::fmt::Display for FillMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl Serialize for FillMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for FillMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parses a fill for clap.
+pub fn fill_arg(s: &str) -> Result<FillMode, String> {
+    s.parse()
 }
 
 /// One file or block device to run against.
@@ -220,6 +298,9 @@ pub struct TargetSpec {
     /// CPUs this target's threads may run on (SQLIO's parameter-file mask); empty means any.
     #[serde(default)]
     pub cpus: Vec<usize>,
+    /// Access skew on this target; `None` takes the workload's `shape.distribution`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<Distribution>,
 }
 
 impl TargetSpec {
@@ -232,6 +313,7 @@ impl TargetSpec {
             length: None,
             threads: None,
             cpus: Vec::new(),
+            distribution: None,
         }
     }
 }
@@ -317,6 +399,35 @@ pub struct WorkloadSpec {
     /// `rw` says (all random or all sequential).
     #[serde(default)]
     pub random_pct: Option<u8>,
+    /// What makes the workload look like production: access skew, size
+    /// mixes, data patterns, steady state (docs/workloads.md). Absent from
+    /// the JSON when everything is at its default.
+    #[serde(default, skip_serializing_if = "Shape::is_default")]
+    pub shape: Shape,
+}
+
+/// The production-like parts of a workload (issue 17), all off by default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Access skew of random I/O (targets may override it).
+    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    pub distribution: Distribution,
+    /// Where the hot blocks lie.
+    #[serde(default)]
+    pub placement: Placement,
+    /// Percentage of written 4 KiB blocks that repeat an earlier one (fio's `dedupe_percentage`).
+    #[serde(default)]
+    pub dedupe_pct: u8,
+    /// Precondition until steady state (SNIA PTS) before measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<steady::SteadySpec>,
+}
+
+impl Shape {
+    /// True when nothing is asked beyond the classic uniform workload.
+    pub fn is_default(&self) -> bool {
+        *self == Shape::default()
+    }
 }
 
 impl Default for WorkloadSpec {
@@ -333,7 +444,7 @@ impl Default for WorkloadSpec {
             warmup: Duration::ZERO,
             seed: 0x10517,
             cache: CacheMode::Direct,
-            engine: EngineKind::Uring,
+            engine: EngineKind::Auto,
             fill: FillMode::Random,
             seq_layout: SeqLayout::Split,
             allow_destroy: false,
@@ -347,6 +458,7 @@ impl Default for WorkloadSpec {
             burst: 0,
             think: Duration::ZERO,
             random_pct: None,
+            shape: Shape::default(),
         }
     }
 }
@@ -426,6 +538,17 @@ impl WorkloadSpec {
                 self.burst
             ));
         }
+        for d in std::iter::once(&self.shape.distribution)
+            .chain(self.targets.iter().filter_map(|t| t.distribution.as_ref()))
+        {
+            d.validate().map_err(Error::BadWorkload)?;
+        }
+        if self.shape.dedupe_pct > 100 {
+            return bad(format!(
+                "--dedupe-pct must be 0..100, got {}",
+                self.shape.dedupe_pct
+            ));
+        }
         if let Some(p) = self.random_pct {
             if p > 100 {
                 return bad(format!("--random-pct must be 0..100, got {p}"));
@@ -470,6 +593,14 @@ impl WorkloadSpec {
     /// The offset alignment actually used.
     pub fn effective_align(&self) -> u64 {
         self.align.unwrap_or(self.bs).max(1)
+    }
+
+    /// The access skew of target `i`.
+    pub fn distribution_for(&self, i: usize) -> Distribution {
+        self.targets
+            .get(i)
+            .and_then(|t| t.distribution)
+            .unwrap_or(self.shape.distribution)
     }
 
     /// Threads for target `i`.
@@ -539,6 +670,8 @@ pub struct OffsetGen {
     random_threshold: Option<u64>,
     /// One offset shared by all threads of the target (interlocked sequential).
     shared: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Skewed random positions (`None`: uniform).
+    skew: Option<distribution::SkewGen>,
     rng: SmallRng,
 }
 
@@ -581,6 +714,7 @@ impl OffsetGen {
             write_threshold,
             random_threshold: None,
             shared: None,
+            skew: None,
             rng: SmallRng::seed_from_u64(seed),
         }
     }
@@ -600,6 +734,40 @@ impl OffsetGen {
         self
     }
 
+    /// Applies target `target`'s access skew from `spec` (nothing for uniform).
+    /// The tables are built here, before the run; the hot set is placed with a
+    /// seed shared by all threads of the target, so they agree on which blocks are hot.
+    pub fn shaped(mut self, spec: &WorkloadSpec, target: usize) -> OffsetGen {
+        let d = spec.distribution_for(target);
+        if d.is_uniform() || self.slots == 0 {
+            return self;
+        }
+        let sampler = std::sync::Arc::new(distribution::RankSampler::new(d, self.slots));
+        let scatter = match spec.shape.placement {
+            Placement::Random => {
+                Some(spec.seed ^ (target as u64).wrapping_mul(0xA24B_AED4_963E_E407))
+            }
+            Placement::Start => None,
+        };
+        self.skew = Some(distribution::SkewGen::new(sampler, scatter));
+        self
+    }
+
+    /// Hits on the hottest 1% and 10% and all skewed draws since the last
+    /// [`OffsetGen::reset_counts`] (zeros when uniform).
+    pub fn skew_counts(&self) -> (u64, u64, u64) {
+        self.skew
+            .as_ref()
+            .map_or((0, 0, 0), |s| (s.hits1, s.hits10, s.draws))
+    }
+
+    /// Clears the skew counters (the end of the warmup).
+    pub fn reset_counts(&mut self) {
+        if let Some(s) = &mut self.skew {
+            s.reset_counts();
+        }
+    }
+
     /// Number of distinct random block positions (0 when no block fits).
     pub fn slots(&self) -> u64 {
         self.slots
@@ -613,7 +781,9 @@ impl OffsetGen {
             Some(t) => u64::from(self.rng.gen::<u32>()) < t,
         };
         let off = if random {
-            let i = if self.slots <= 1 {
+            let i = if let Some(s) = &mut self.skew {
+                s.next(&mut self.rng)
+            } else if self.slots <= 1 {
                 0
             } else {
                 self.rng.gen_range(0..self.slots)
@@ -759,6 +929,44 @@ mod tests {
         let mut b = OffsetGen::new(0, 1 << 30, 4096, 4096, true, 0, 50, 42);
         for _ in 0..1000 {
             assert_eq!(a.next_io(), b.next_io());
+        }
+    }
+
+    #[test]
+    fn skewed_offsets_stay_aligned_in_range_and_hot() {
+        let base = 1 << 20;
+        let len = 64 << 20;
+        for placement in [Placement::Random, Placement::Start] {
+            let spec = WorkloadSpec {
+                shape: Shape {
+                    distribution: "hotcold:10/90".parse().unwrap(),
+                    placement,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let mut g = OffsetGen::new(base, len, 8192, 4096, true, 0, 0, 7).shaped(&spec, 0);
+            let slots = g.slots();
+            let mut hits = vec![0u32; slots as usize];
+            for _ in 0..200_000 {
+                let (off, _) = g.next_io();
+                assert!(off >= base && off + 8192 <= base + len);
+                assert_eq!(off % 4096, 0);
+                hits[((off - base) / 4096) as usize] += 1;
+            }
+            // The hottest 10% of the positions, whichever they are, take about 90%.
+            hits.sort_unstable_by(|a, b| b.cmp(a));
+            let top: u32 = hits[..(slots as usize).div_ceil(10)].iter().sum();
+            let share = f64::from(top) / 200_000.0;
+            assert!((share - 0.9).abs() < 0.01, "{placement:?}: {share}");
+            let (_, h10, n) = g.skew_counts();
+            assert!((h10 as f64 / n as f64 - 0.9).abs() < 0.01);
+            if placement == Placement::Start {
+                // Packed at the front: nothing hot beyond the first 10%.
+                let mut g = OffsetGen::new(0, len, 4096, 4096, true, 0, 0, 1).shaped(&spec, 0);
+                let front = (0..10_000).filter(|_| g.next_io().0 < len / 10).count();
+                assert!((8800..9200).contains(&front), "{front}");
+            }
         }
     }
 

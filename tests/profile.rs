@@ -157,7 +157,7 @@ fn data_and_log_go_where_they_are_told() {
     let out = iosim()
         .args(["run", "--profile", "oltp-with-log"])
         .arg(d3.path().join("db.dat"))
-        .args(["--size", "8M", "--duration", "100ms", "--no-save"])
+        .args(["--size", "8M", "--duration", "1s", "--no-save"])
         .output()
         .unwrap();
     assert!(

@@ -68,11 +68,11 @@ fn stderr_of(out: &std::process::Output) -> String {
 }
 
 /// The simulator's error log never truncates a file iosim did not create:
-/// neither the default `./iosim-sim.errors.jsonl` nor `--log`/ErrorFile.
+/// neither the default `./sqliosim.log.xml` nor `--log`/ErrorFile.
 #[test]
 fn sim_refuses_to_truncate_a_user_file_at_its_error_log_path() {
     let d = tempfile::tempdir().unwrap();
-    let precious = d.path().join("iosim-sim.errors.jsonl");
+    let precious = d.path().join("sqliosim.log.xml");
     std::fs::write(&precious, "my notes\n").unwrap();
     let out = iosim()
         .current_dir(d.path())

@@ -17,8 +17,8 @@ pub struct CreateArgs {
     #[arg(long, value_parser = size_arg)]
     pub size: u64,
 
-    /// What to fill it with.
-    #[arg(long, value_enum, default_value_t = FillMode::Random)]
+    /// What to fill it with: random, zero, pattern:HEX or compressible:N (percent of each 4 KiB block that compresses away).
+    #[arg(long, value_parser = crate::workload::fill_arg, default_value = "random")]
     pub fill: FillMode,
 
     /// No progress bar.

@@ -110,7 +110,7 @@ pub struct MatrixArgs {
     pub cache: CacheMode,
 
     /// I/O engine.
-    #[arg(long, value_enum, default_value_t = EngineKind::Uring)]
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,
 
     /// Seed for offsets and data.

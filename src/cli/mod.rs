@@ -15,6 +15,7 @@ pub mod history;
 pub mod install;
 pub mod matrix;
 pub mod output;
+pub mod precondition;
 pub mod profile;
 pub mod quick;
 pub mod report;
@@ -31,6 +32,7 @@ pub use db::{BaselineArgs, DbArgs, SaveArgs};
 pub use history::{CompareArgs, HistoryArgs, ShowArgs};
 pub use matrix::MatrixArgs;
 pub use output::{OutputArgs, OutputFormat};
+pub use precondition::PreconditionArgs;
 pub use profile::{ProfileAction, ProfileArgs};
 pub use quick::QuickArgs;
 pub use report::ReportArgs;
@@ -113,6 +115,8 @@ pub enum Command {
     Profile(ProfileArgs),
     /// ORION-style matrix: small random and large sequential I/O at increasing loads, alone and combined.
     Matrix(MatrixArgs),
+    /// Bring a target to steady state (SNIA PTS): write it twice sequentially, then random writes until steady.
+    Precondition(PreconditionArgs),
     /// Crash consistency: write with acknowledgements, cut the power, verify (docs/crash.md).
     Crash(crash::CrashArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell; docs/install.md).

@@ -25,7 +25,7 @@ pub struct QuickArgs {
     pub duration: Duration,
 
     /// I/O engine.
-    #[arg(long, value_enum, default_value_t = EngineKind::Uring)]
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,
 
     /// Cache mode (falls back to buffered, with a notice, where direct I/O is impossible).

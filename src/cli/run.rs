@@ -90,9 +90,34 @@ pub struct RunArgs {
     #[arg(long, value_parser = size_arg)]
     pub length: Option<u64>,
 
-    /// Data written into new test files and by writes.
-    #[arg(long, value_enum, default_value_t = WorkloadSpec::default().fill)]
+    /// Data written into new test files and by writes: random, zero, sparse, pattern:HEX
+    /// or compressible:N (N percent of every 4 KiB block compresses away).
+    #[arg(long, value_parser = crate::workload::fill_arg, default_value = "random", conflicts_with = "compress_pct")]
     pub fill: FillMode,
+
+    /// Percentage of every written 4 KiB block that compresses away (fio buffer_compress_percentage);
+    /// the same as --fill compressible:N.
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub compress_pct: Option<u8>,
+
+    /// Percentage of written 4 KiB blocks that repeat an earlier block (fio dedupe_percentage).
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub dedupe_pct: Option<u8>,
+
+    /// Access skew of random I/O (fio random_distribution): uniform, zipf:THETA, pareto:H,
+    /// normal:SIGMA% or hotcold:HOT%/ACCESS% (e.g. hotcold:10/90). Give it once for every
+    /// target or once per target, in order.
+    #[arg(long, value_name = "DIST", value_parser = crate::workload::distribution::distribution_arg)]
+    pub distribution: Vec<crate::workload::Distribution>,
+
+    /// Where the hot blocks of --distribution lie: scattered at random, or packed at the start.
+    #[arg(long, value_name = "WHERE", value_parser = ["random", "start"], default_value = "random")]
+    pub hot_placement: String,
+
+    /// Precondition until steady state before measuring (SNIA PTS): iops|lat|bw:SLOPE%,RANGE%
+    /// over a rolling window of 5 rounds, e.g. iops:10%,20%; add ,ROUND,MAX (default 60s,25).
+    #[arg(long, value_name = "CRITERION", value_parser = crate::workload::steady::steady_arg)]
+    pub steady_state: Option<crate::workload::steady::SteadySpec>,
 
     /// Sequential threads start this far apart (DiskSpd -T); default: each thread gets its own slice.
     #[arg(long, value_parser = size_arg, conflicts_with = "shared_offset")]
@@ -193,12 +218,16 @@ impl RunArgs {
             Some(p) => p,
             None => self.rw.default_write_pct(),
         };
+        let per_target =
+            crate::workload::distribution::per_target(&self.distribution, self.targets.len())?;
         let targets = self
             .targets
             .iter()
-            .map(|p| TargetSpec {
+            .enumerate()
+            .map(|(i, p)| TargetSpec {
                 offset: self.offset,
                 length: self.length,
+                distribution: per_target.get(i).copied(),
                 ..TargetSpec::new(p.clone(), self.size)
             })
             .collect();
@@ -215,7 +244,7 @@ impl RunArgs {
             seed: self.seed,
             cache: self.cache,
             engine: self.engine,
-            fill: self.fill,
+            fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
             seq_layout: if self.shared_offset {
                 SeqLayout::Shared
             } else {
@@ -233,9 +262,24 @@ impl RunArgs {
             burst: self.burst,
             think: self.think.unwrap_or(Duration::ZERO),
             random_pct: self.random_pct,
+            shape: self.shape(),
         };
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// The production-like parts (issue 17) these options ask for.
+    pub fn shape(&self) -> crate::workload::Shape {
+        crate::workload::Shape {
+            distribution: self.distribution.first().copied().unwrap_or_default(),
+            placement: if self.hot_placement == "start" {
+                crate::workload::Placement::Start
+            } else {
+                crate::workload::Placement::Random
+            },
+            dedupe_pct: self.dedupe_pct.unwrap_or(0),
+            steady_state: self.steady_state,
+        }
     }
 
     /// Options of `iosim run` that set a workload's shape; with --profile the
@@ -285,7 +329,7 @@ impl RunArgs {
                 warmup: self.warmup,
                 seed: self.seed,
                 engine: self.engine,
-                fill: self.fill,
+                fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
                 seq_layout: SeqLayout::Split,
                 allow_destroy: self.allow_destroy,
                 cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),

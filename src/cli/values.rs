@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 
-use crate::workload::{CacheMode, EngineKind, FillMode, RwMode};
+use crate::workload::{CacheMode, EngineKind, RwMode};
 
 /// Parses a size for clap.
 pub fn size_arg(s: &str) -> Result<u64, String> {
@@ -122,8 +122,11 @@ impl ValueEnum for EngineKind {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let help = match self {
+            EngineKind::Auto => {
+                "The fastest engine for the request (default): sync through the page cache at queue depth 1, io_uring otherwise"
+            }
             EngineKind::Uring => {
-                "io_uring with registered files and buffers and batched submission (default)"
+                "io_uring with registered files and buffers and batched submission"
             }
             EngineKind::Sync => {
                 "pread/pwrite, one I/O at a time per thread (queue depth is 1 whatever --qd says)"
@@ -132,21 +135,6 @@ impl ValueEnum for EngineKind {
                 "No storage at all: every I/O completes at once. Measures iosim's own overhead"
             }
             EngineKind::Mmap => "Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough",
-        };
-        Some(PossibleValue::new(self.name()).help(help))
-    }
-}
-
-impl ValueEnum for FillMode {
-    fn value_variants<'a>() -> &'a [Self] {
-        &FillMode::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        let help = match self {
-            FillMode::Random => "Incompressible random data (default): no compression or zero-detection artefacts",
-            FillMode::Zero => "Zeros, as SQLIO and `fsutil` create files. Arrays that compress or detect zeros will flatter",
-            FillMode::Sparse => "New test files are left sparse (not written at all); writes still carry random data. Reads of holes never reach the device, so only use this for write tests",
         };
         Some(PossibleValue::new(self.name()).help(help))
     }

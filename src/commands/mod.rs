@@ -15,6 +15,7 @@ pub mod create;
 pub mod history;
 pub mod install;
 pub mod matrix;
+pub mod precondition;
 pub mod profile;
 pub mod quick;
 pub mod report;
@@ -59,6 +60,7 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Sweep(a)) => sweep::run(&a, ctx),
         Some(Command::Profile(a)) => profile::run(&a, ctx),
         Some(Command::Matrix(a)) => matrix::run(&a, ctx),
+        Some(Command::Precondition(a)) => precondition::run(&a, ctx),
         Some(Command::Crash(a)) => crash::run(&a, ctx),
         Some(Command::Completions(a)) => install::completions(&a, ctx),
         Some(Command::Manpages(a)) => install::manpages(&a, ctx),
@@ -84,5 +86,6 @@ pub fn run_options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: Duration) 
         progress: !out.quiet && std::io::stderr().is_terminal(),
         stop,
         interval,
+        sync: None,
     }
 }

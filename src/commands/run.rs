@@ -11,7 +11,21 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     let spec = r.to_spec()?;
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
-    let run = crate::mpi::run(&spec, &opts, &r.mpi)?;
+    let steady = match &spec.shape.steady_state {
+        Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
+        None => None,
+    };
+    let mut run = crate::mpi::run(&spec, &opts, &r.mpi)?;
+    // Issue 17 reports (steady state, achieved data ratios) ride in the notes
+    // until the result document has a place for them.
+    if let Some(st) = &steady {
+        run.result.notes.push(st.line());
+    }
+    if spec.writes() && (spec.fill.is_generated() || spec.shape.dedupe_pct > 0) {
+        let d =
+            crate::workload::data::measure(spec.fill, spec.shape.dedupe_pct, spec.seed, 16 << 20);
+        run.result.notes.push(d.line());
+    }
     let res = &run.result;
     if !crate::mpi::is_root() {
         // Rank 0 prints and saves the job's result; every rank exits alike.

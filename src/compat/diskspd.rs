@@ -400,6 +400,7 @@ pub fn plan(
             length,
             threads: None,
             cpus: Vec::new(),
+            distribution: None,
         });
     }
     let cpus = if args.no_affinity {
@@ -430,7 +431,7 @@ pub fn plan(
         engine: if args.mmap {
             EngineKind::Mmap
         } else {
-            ext.engine.unwrap_or(EngineKind::Uring)
+            ext.engine.unwrap_or(EngineKind::Auto)
         },
         fill,
         seq_layout: if interlocked {
@@ -459,6 +460,7 @@ pub fn plan(
         },
         think: Duration::from_millis(args.think_ms.unwrap_or(0)),
         random_pct: args.random_pct,
+        shape: Default::default(),
     };
     spec.validate()?;
     Ok(Plan {

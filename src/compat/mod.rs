@@ -300,6 +300,7 @@ pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunO
         progress: !quiet && std::io::stderr().is_terminal(),
         stop,
         interval: std::time::Duration::from_millis(interval_ms.max(10)),
+        sync: None,
     }
 }
 

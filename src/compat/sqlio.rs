@@ -593,6 +593,7 @@ pub fn plan(
                 } else {
                     mask_cpus
                 },
+                distribution: None,
             }
         })
         .collect();
@@ -608,7 +609,7 @@ pub fn plan(
         warmup: Duration::ZERO,
         seed: WorkloadSpec::default().seed,
         cache: args.buffering.unwrap_or(Buffering::None).cache(),
-        engine: ext.engine.unwrap_or(EngineKind::Uring),
+        engine: ext.engine.unwrap_or(EngineKind::Auto),
         // SQLIO's write buffers are zeroed memory; reads need no fill.
         fill: if args.write {
             FillMode::Zero

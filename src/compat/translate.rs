@@ -50,7 +50,7 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
     }
     w.push("--cache".into());
     w.push(spec.cache.name().into());
-    if spec.engine != EngineKind::Uring {
+    if spec.engine != EngineKind::Auto {
         w.push("--engine".into());
         w.push(spec.engine.name().into());
     }
@@ -95,13 +95,9 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
     }
     match spec.fill {
         FillMode::Random => {}
-        FillMode::Zero => {
+        f => {
             w.push("--fill".into());
-            w.push("zero".into());
-        }
-        FillMode::Sparse => {
-            w.push("--fill".into());
-            w.push("sparse".into());
+            w.push(f.name());
         }
     }
     match spec.seq_layout {

@@ -24,7 +24,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex};
 
-use super::{pio, Completion, IoEngine, IoReq, Op};
+use super::{read_at, write_at, Capabilities, Completion, IoEngine, IoReq, Op};
 use crate::buf::{wyrand, AlignedBuf};
 
 /// Kinds of injected faults.
@@ -312,16 +312,16 @@ impl FaultyEngine {
                 // What the storage holds now stays there (for torn: in the second half).
                 let keep_from = if kind == FaultKind::Torn { ps / 2 } else { 0 };
                 self.scratch.as_mut_slice()[..ps].fill(0);
-                let _ = pio(fd, Op::Read, self.scratch.as_ptr(), ps, page_off);
+                let _ = read_at(fd, &mut self.scratch.as_mut_slice()[..ps], page_off);
                 let old = &self.scratch.as_slice()[keep_from..ps];
                 self.inner.buffer(slot)[at + keep_from..at + ps].copy_from_slice(old);
             }
             FaultKind::Misdirect { to } => {
                 let img = &self.inner.buffer(slot)[at..at + ps];
                 self.scratch.as_mut_slice()[..ps].copy_from_slice(img);
-                let _ = pio(fd, Op::Write, self.scratch.as_ptr(), ps, to * ps as u64);
+                let _ = write_at(fd, &self.scratch.as_slice()[..ps], to * ps as u64);
                 self.scratch.as_mut_slice()[..ps].fill(0);
-                let _ = pio(fd, Op::Read, self.scratch.as_ptr(), ps, page_off);
+                let _ = read_at(fd, &mut self.scratch.as_mut_slice()[..ps], page_off);
                 let old = &self.scratch.as_slice()[..ps];
                 self.inner.buffer(slot)[at..at + ps].copy_from_slice(old);
             }
@@ -442,8 +442,8 @@ impl IoEngine for FaultyEngine {
         self.inner.name()
     }
 
-    fn is_sync(&self) -> bool {
-        self.inner.is_sync()
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
     fn slots(&self) -> usize {
@@ -471,10 +471,6 @@ impl IoEngine for FaultyEngine {
         self.inner.commit()
     }
 
-    fn commit_submits(&self) -> bool {
-        self.inner.commit_submits()
-    }
-
     fn reap_timeout(
         &mut self,
         min: usize,
@@ -494,6 +490,10 @@ impl IoEngine for FaultyEngine {
             self.apply_post(c);
         }
         Ok(n)
+    }
+
+    fn explain(&self, result: i32) -> Option<String> {
+        self.inner.explain(result)
     }
 
     fn notes(&self) -> Vec<String> {
@@ -533,7 +533,7 @@ mod tests {
         let plan = FaultPlan::new(faults, 1);
         (
             FaultyEngine::new(
-                Box::new(SyncEngine::new(&cfg)),
+                Box::new(SyncEngine::new(&cfg).unwrap()),
                 cfg.fds.clone(),
                 4096,
                 plan.clone(),

@@ -6,18 +6,186 @@
 //! cannot be combined with direct I/O; with write-through, every write is
 //! followed by `msync(MS_SYNC)` of the pages it touched.
 //!
-//! A file truncated under a mapping raises SIGBUS on access: do not shrink a
-//! target while the mmap engine runs on it.
+//! # A target truncated under the mapping
+//!
+//! Touching a mapped page that lies wholly beyond the end of the file raises
+//! SIGBUS, which would kill the run with nothing printed. Checking the size
+//! before every copy would cost a system call per I/O, the very thing this
+//! engine exists to avoid; Rust cannot unwind or `longjmp` out of a signal
+//! handler either. So the engine recovers *forward*:
+//!
+//! - every mapping is entered in a fixed, lock-free table of address ranges;
+//! - a SIGBUS handler (installed once, chaining to whatever handler was there
+//!   before) looks the faulting address up in the table. If it lies in one of
+//!   our mappings, it marks that mapping as truncated and maps an anonymous
+//!   zero page over the faulting page (`MAP_FIXED`, one system call, safe in
+//!   a signal handler), then returns: the interrupted copy restarts and
+//!   completes harmlessly against that page. Any other SIGBUS goes to the
+//!   previous handler, or kills the process as before;
+//! - after each copy the engine reads the mapping's flag (one relaxed atomic
+//!   load: no system call). A flagged copy fails with EIO, as does every later
+//!   I/O to that target: the data there is no longer the file's. The runner
+//!   records the errors, so the run ends with what it measured, a message
+//!   naming the truncated target, and the I/O-error exit code.
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use super::slots::{DoneQueue, Slots};
-use super::{Completion, EngineConfig, IoEngine, IoReq, Op};
+use super::{Capabilities, Completion, EngineConfig, IoEngine, IoReq, Op};
+use crate::workload::EngineKind;
+
+/// How many mappings can be watched at once (one per thread and target).
+const MAX_MAPS: usize = 4096;
+
+/// One watched mapping: [start, end) in the address space, and whether a
+/// SIGBUS hit it. `used` claims the entry; a zero `start` matches nothing.
+struct Region {
+    used: AtomicBool,
+    start: AtomicUsize,
+    end: AtomicUsize,
+    faulted: AtomicBool,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY: Region = Region {
+    used: AtomicBool::new(false),
+    start: AtomicUsize::new(0),
+    end: AtomicUsize::new(0),
+    faulted: AtomicBool::new(false),
+};
+
+static REGIONS: [Region; MAX_MAPS] = [EMPTY; MAX_MAPS];
+
+/// Page size for the handler (read before it is installed).
+static PAGE: AtomicUsize = AtomicUsize::new(0);
+
+/// The SIGBUS action that was in place before ours (to chain to).
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+
+/// Installs the SIGBUS handler once; an error if the kernel refuses.
+fn install_handler() -> io::Result<()> {
+    static INSTALLED: OnceLock<Result<(), i32>> = OnceLock::new();
+    let r = INSTALLED.get_or_init(|| {
+        PAGE.store(crate::buf::page_size(), Ordering::Relaxed);
+        // SAFETY: a zeroed sigaction is a valid value to fill in; the handler
+        // only does async-signal-safe work (atomics, mmap, sigaction).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigbus
+                as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut sa.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            // Record the old action before ours can run.
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) != 0 {
+                return Err(io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EINVAL));
+            }
+            let _ = PREVIOUS.set(old);
+            if libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EINVAL));
+            }
+        }
+        Ok(())
+    });
+    r.map_err(io::Error::from_raw_os_error)
+}
+
+extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    let page = PAGE.load(Ordering::Relaxed).max(1);
+    for r in REGIONS.iter() {
+        let start = r.start.load(Ordering::Acquire);
+        if start != 0 && addr >= start && addr < r.end.load(Ordering::Acquire) {
+            r.faulted.store(true, Ordering::Release);
+            let at = addr & !(page - 1);
+            // SAFETY: replaces one page of our own mapping with anonymous
+            // memory; the engine never trusts that page's contents again.
+            let p = unsafe {
+                libc::mmap(
+                    at as *mut libc::c_void,
+                    page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            if p != libc::MAP_FAILED {
+                return;
+            }
+            break;
+        }
+    }
+    // Not ours (or unrecoverable): behave as if we were not here.
+    if let Some(old) = PREVIOUS.get() {
+        let h = old.sa_sigaction;
+        if h != libc::SIG_DFL && h != libc::SIG_IGN {
+            if old.sa_flags & libc::SA_SIGINFO != 0 {
+                // SAFETY: the previous handler was installed with SA_SIGINFO,
+                // so it has this signature.
+                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                    unsafe { std::mem::transmute(h) };
+                f(sig, info, ctx);
+            } else {
+                // SAFETY: a plain handler takes the signal number.
+                let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(h) };
+                f(sig);
+            }
+            return;
+        }
+    }
+    // SAFETY: restoring the default action; returning re-runs the faulting
+    // access, which now terminates the process with SIGBUS as it would have.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(libc::SIGBUS, &dfl, std::ptr::null_mut());
+    }
+}
+
+/// Enters [ptr, ptr+len) in the table; its index.
+fn watch(ptr: usize, len: usize) -> io::Result<usize> {
+    for (i, r) in REGIONS.iter().enumerate() {
+        if r.used
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            r.faulted.store(false, Ordering::Relaxed);
+            r.end.store(ptr + len, Ordering::Release);
+            r.start.store(ptr, Ordering::Release);
+            return Ok(i);
+        }
+    }
+    Err(io::Error::other(format!(
+        "the mmap engine watches at most {MAX_MAPS} mappings at once (threads x targets): use fewer threads"
+    )))
+}
+
+fn unwatch(i: usize) {
+    let r = &REGIONS[i];
+    r.start.store(0, Ordering::Release);
+    r.end.store(0, Ordering::Release);
+    r.faulted.store(false, Ordering::Relaxed);
+    r.used.store(false, Ordering::Release);
+}
 
 struct Map {
     ptr: *mut u8,
     len: usize,
+    fd: RawFd,
+    /// Entry in `REGIONS`.
+    region: usize,
+    /// A SIGBUS hit this mapping: the file shrank under it.
+    truncated: bool,
 }
 
 /// Memory-mapped I/O engine.
@@ -34,9 +202,19 @@ unsafe impl Send for MmapEngine {}
 impl MmapEngine {
     /// Maps every file of `cfg` whole. `writable` maps them for writing; `sync_writes` msyncs each write.
     pub fn new(cfg: &EngineConfig, writable: bool, sync_writes: bool) -> io::Result<MmapEngine> {
-        let mut maps = Vec::new();
+        install_handler()?;
+        let mut engine = MmapEngine {
+            maps: Vec::new(),
+            slots: Slots::new(cfg)?,
+            done: DoneQueue::new(cfg.slots),
+            sync_writes,
+        };
         for &fd in &cfg.fds {
-            let len = fd_size(fd)? as usize;
+            // SAFETY: the caller keeps the descriptors open while the engine lives.
+            let len = super::fd_len(unsafe { BorrowedFd::borrow_raw(fd) })?;
+            let len = usize::try_from(len).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "the file is too large to map")
+            })?;
             if len == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
@@ -50,34 +228,39 @@ impl MmapEngine {
             if ptr == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
+            let region = match watch(ptr as usize, len) {
+                Ok(i) => i,
+                Err(e) => {
+                    // SAFETY: unmapping what was just mapped.
+                    unsafe { libc::munmap(ptr, len) };
+                    return Err(e);
+                }
+            };
             // Random access: no read-ahead around each touched page.
             // SAFETY: advising our own mapping.
             unsafe { libc::madvise(ptr, len, libc::MADV_RANDOM) };
-            maps.push(Map {
+            engine.maps.push(Map {
                 ptr: ptr.cast(),
                 len,
+                fd,
+                region,
+                truncated: false,
             });
         }
-        Ok(MmapEngine {
-            maps,
-            slots: Slots::new(cfg),
-            done: DoneQueue::new(cfg.slots),
-            sync_writes,
-        })
+        Ok(engine)
     }
-}
 
-fn fd_size(fd: RawFd) -> io::Result<u64> {
-    // SAFETY: zeroed stat is a valid output buffer.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid fd and buffer.
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
+    /// What to tell the user about a truncated mapping.
+    fn truncation_note(m: &Map) -> String {
+        // SAFETY: the descriptor stays open while the engine lives.
+        let now = super::fd_len(unsafe { BorrowedFd::borrow_raw(m.fd) })
+            .map(|n| format!("{n} bytes"))
+            .unwrap_or_else(|_| "unknown".into());
+        format!(
+            "the target was truncated while the mmap engine ran on it (mapped {} bytes, now {now}): I/O on it stopped; do not shrink a target during a run",
+            m.len
+        )
     }
-    if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
-        return crate::blockdev::device_size_fd(fd);
-    }
-    Ok(st.st_size as u64)
 }
 
 impl Drop for MmapEngine {
@@ -85,6 +268,7 @@ impl Drop for MmapEngine {
         for m in &self.maps {
             // SAFETY: unmapping what new() mapped.
             unsafe { libc::munmap(m.ptr.cast(), m.len) };
+            unwatch(m.region);
         }
     }
 }
@@ -94,8 +278,26 @@ impl IoEngine for MmapEngine {
         "mmap"
     }
 
-    fn is_sync(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(EngineKind::Mmap)
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.maps
+            .iter()
+            .filter(|m| m.truncated)
+            .map(MmapEngine::truncation_note)
+            .collect()
+    }
+
+    fn explain(&self, result: i32) -> Option<String> {
+        if result != -libc::EIO {
+            return None;
+        }
+        self.maps
+            .iter()
+            .find(|m| m.truncated)
+            .map(MmapEngine::truncation_note)
     }
 
     fn slots(&self) -> usize {
@@ -108,46 +310,52 @@ impl IoEngine for MmapEngine {
 
     #[inline]
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
-        let Some(m) = self.maps.get(req.file as usize) else {
+        let Some(m) = self.maps.get_mut(req.file as usize) else {
             self.done.push(req.slot, -libc::EBADF);
             return Ok(());
         };
         let len = req.len as usize;
         let off = req.offset as usize;
-        let result =
-            if off.checked_add(len).is_none_or(|end| end > m.len) || len > self.slots.size() {
-                -libc::EINVAL
-            } else {
-                // SAFETY: off+len is inside the mapping and len fits the slot buffer.
-                unsafe {
-                    let map = m.ptr.add(off);
-                    let buf = self.slots.ptr(req.slot as usize);
-                    match req.op {
-                        Op::Read => std::ptr::copy_nonoverlapping(map, buf, len),
-                        Op::Write => {
-                            std::ptr::copy_nonoverlapping(buf, map, len);
-                            if self.sync_writes {
-                                let page = 4096usize;
-                                let start = off - off % page;
-                                let r = libc::msync(
-                                    m.ptr.add(start).cast(),
-                                    off + len - start,
-                                    libc::MS_SYNC,
-                                );
-                                if r != 0 {
-                                    let e = io::Error::last_os_error()
-                                        .raw_os_error()
-                                        .unwrap_or(libc::EIO);
-                                    self.done.push(req.slot, -e);
-                                    return Ok(());
-                                }
-                            }
-                        }
-                    }
-                }
-                req.len as i32
-            };
-        self.done.push(req.slot, result);
+        if m.truncated {
+            self.done.push(req.slot, -libc::EIO);
+            return Ok(());
+        }
+        if off.checked_add(len).is_none_or(|end| end > m.len) || len > self.slots.size() {
+            self.done.push(req.slot, -libc::EINVAL);
+            return Ok(());
+        }
+        let buf = self.slots.ptr_mut(req.slot as usize);
+        // SAFETY: off+len is inside the mapping and len fits the slot
+        // buffer, which this engine owns and is borrowed mutably here. A
+        // truncated file makes the copy fault; the SIGBUS handler then puts
+        // a zero page in its way and flags the mapping (module docs).
+        unsafe {
+            let map = m.ptr.add(off);
+            match req.op {
+                Op::Read => std::ptr::copy_nonoverlapping(map, buf, len),
+                Op::Write => std::ptr::copy_nonoverlapping(buf, map, len),
+            }
+        }
+        if REGIONS[m.region].faulted.load(Ordering::Relaxed) {
+            m.truncated = true;
+            self.done.push(req.slot, -libc::EIO);
+            return Ok(());
+        }
+        if req.op == Op::Write && self.sync_writes {
+            let page = crate::buf::page_size();
+            let start = off - off % page;
+            // SAFETY: the range lies inside our mapping.
+            let r =
+                unsafe { libc::msync(m.ptr.add(start).cast(), off + len - start, libc::MS_SYNC) };
+            if r != 0 {
+                let e = io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EIO);
+                self.done.push(req.slot, -e);
+                return Ok(());
+            }
+        }
+        self.done.push(req.slot, req.len as i32);
         Ok(())
     }
 
@@ -158,5 +366,57 @@ impl IoEngine for MmapEngine {
     #[inline]
     fn reap(&mut self, _min: usize, out: &mut [Completion]) -> io::Result<usize> {
         Ok(self.done.reap(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn read(e: &mut MmapEngine, offset: u64) -> i32 {
+        e.queue(IoReq {
+            slot: 0,
+            file: 0,
+            op: Op::Read,
+            offset,
+            len: 4096,
+        })
+        .unwrap();
+        let mut out = [Completion::default(); 1];
+        assert_eq!(e.reap(1, &mut out).unwrap(), 1);
+        out[0].result
+    }
+
+    #[test]
+    fn a_file_truncated_under_the_mapping_fails_its_io_instead_of_killing_us() {
+        let f = tempfile::tempfile().unwrap();
+        f.set_len(1 << 20).unwrap();
+        let cfg = EngineConfig {
+            fds: vec![f.as_raw_fd()],
+            slots: 1,
+            slot_size: 4096,
+            ..EngineConfig::default()
+        };
+        let mut e = MmapEngine::new(&cfg, false, false).unwrap();
+        assert_eq!(read(&mut e, 512 << 10), 4096);
+        assert!(e.notes().is_empty());
+        f.set_len(8192).unwrap();
+        // Inside what is left: still fine until a fault is seen.
+        assert_eq!(read(&mut e, 4096), 4096);
+        // Beyond the new end: SIGBUS, caught, reported as EIO.
+        assert_eq!(read(&mut e, 512 << 10), -libc::EIO);
+        let why = e.explain(-libc::EIO).unwrap();
+        assert!(
+            why.contains("truncated") && why.contains("now 8192 bytes"),
+            "{why}"
+        );
+        assert_eq!(e.notes(), vec![why]);
+        // Every later I/O to that target fails too: its pages are no longer the file's.
+        assert_eq!(read(&mut e, 0), -libc::EIO);
+        let region = e.maps[0].region;
+        drop(e);
+        // The table entry is free again.
+        assert_eq!(REGIONS[region].start.load(Ordering::Relaxed), 0);
     }
 }

@@ -12,9 +12,9 @@
 //! I/O inside `queue` and report it from the next `reap`.
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
 
-use crate::workload::EngineKind;
+use crate::workload::{CacheMode, EngineKind};
 
 pub mod faulty;
 mod mmap;
@@ -80,12 +80,148 @@ pub struct EngineConfig {
     pub sync_writes: bool,
 }
 
+/// What an engine does with a request, which decides how the caller drives
+/// and times it. One value per engine kind ([`Capabilities::of`]); an
+/// engine reports the same from [`IoEngine::capabilities`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// [`IoEngine::queue`] performs the I/O before it returns; the next
+    /// `reap` only hands the result over (sync, mmap, null).
+    pub completes_in_queue: bool,
+    /// [`IoEngine::commit`] hands queued requests to the kernel, a system
+    /// call worth timing (io_uring); otherwise committing is free and the
+    /// caller need not commit in groups.
+    pub needs_commit: bool,
+    /// Many requests can be in flight at once, so `--qd` slots are used;
+    /// otherwise the engine does one I/O at a time per thread and gets one slot.
+    pub batched: bool,
+}
+
+impl Capabilities {
+    /// The capabilities of an engine kind ([`EngineKind::Auto`] has none of
+    /// its own: [`choose`] turns it into a real kind first).
+    pub const fn of(kind: EngineKind) -> Capabilities {
+        match kind {
+            EngineKind::Uring | EngineKind::Auto => Capabilities {
+                completes_in_queue: false,
+                needs_commit: true,
+                batched: true,
+            },
+            EngineKind::Null => Capabilities {
+                completes_in_queue: true,
+                needs_commit: false,
+                batched: true,
+            },
+            EngineKind::Sync | EngineKind::Mmap => Capabilities {
+                completes_in_queue: true,
+                needs_commit: false,
+                batched: false,
+            },
+        }
+    }
+
+    /// True when the caller should time each I/O around its `queue` call
+    /// (the I/O happens there, one at a time).
+    pub const fn timed_in_queue(self) -> bool {
+        self.completes_in_queue && !self.batched
+    }
+
+    /// Slots (buffers, I/Os in flight) a worker uses at queue depth `qd`.
+    pub fn slots_for(self, qd: u32) -> usize {
+        if self.batched {
+            qd.max(1) as usize
+        } else {
+            1
+        }
+    }
+}
+
+/// What the user asked for, as far as the choice of engine goes.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineRequest {
+    /// `--engine` (`auto` unless the user named one).
+    pub kind: EngineKind,
+    /// `--cache`.
+    pub cache: CacheMode,
+    /// `--qd`.
+    pub qd: u32,
+    /// `--sqpoll` (needs io_uring).
+    pub sqpoll: bool,
+    /// `--hipri` (needs io_uring).
+    pub hipri: bool,
+}
+
+/// The engine a run uses, decided once by [`choose`] for every thread, with
+/// the notices the user must see (fallbacks, a queue depth that acts as 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineChoice {
+    /// The engine (never [`EngineKind::Auto`]).
+    pub kind: EngineKind,
+    /// What it does with a request.
+    pub caps: Capabilities,
+    /// Notices for the result and the terminal.
+    pub notes: Vec<String>,
+}
+
+/// Why no engine could be chosen.
+#[derive(Debug, thiserror::Error)]
+pub enum ChoiceError {
+    /// `--sqpoll`/`--hipri` asked for io_uring and the kernel refused it.
+    #[error("io_uring is not available here ({0}), and --sqpoll/--hipri need it: drop them, or run where io_uring is allowed (a container's seccomp profile or kernel.io_uring_disabled may forbid it)")]
+    UringNeeded(io::Error),
+}
+
+/// Decides the engine of a run, once, in one place.
+///
+/// `auto` (the default) takes the engine that is fastest for the request:
+/// through the page cache at queue depth 1 that is `sync` (one `pread` or
+/// `pwrite` per I/O, like fio's default `psync`: a cached 4 KiB read costs
+/// less that way than an io_uring submission and completion), and io_uring
+/// everywhere else (direct I/O, or more than one I/O in flight per thread).
+/// io_uring, asked for or chosen, falls back to `sync` with a notice where
+/// the kernel refuses it, unless `--sqpoll` or `--hipri` need it.
+pub fn choose(req: &EngineRequest) -> Result<EngineChoice, ChoiceError> {
+    let mut notes = Vec::new();
+    let needs_uring = req.sqpoll || req.hipri;
+    let mut kind = match req.kind {
+        EngineKind::Auto if !needs_uring && !req.cache.is_direct() && req.qd <= 1 => {
+            EngineKind::Sync
+        }
+        EngineKind::Auto => EngineKind::Uring,
+        k => k,
+    };
+    if kind == EngineKind::Uring {
+        if let Err(e) = uring_available() {
+            if needs_uring {
+                return Err(ChoiceError::UringNeeded(e));
+            }
+            notes.push(format!(
+                "io_uring is not available here ({e}); fell back to the sync engine (pread/pwrite, queue depth 1 per thread)"
+            ));
+            kind = EngineKind::Sync;
+        }
+    }
+    let caps = Capabilities::of(kind);
+    if !caps.batched && req.qd > 1 {
+        notes.push(format!(
+            "the {} engine does one I/O at a time per thread: --qd {} acts as 1",
+            kind.name(),
+            req.qd
+        ));
+    }
+    Ok(EngineChoice { kind, caps, notes })
+}
+
 /// The engine contract.
+///
+/// Dropping an engine waits for (or cancels and then waits for) every I/O
+/// it still has in flight before its buffers are freed, so an early return
+/// with I/Os outstanding can never let the kernel write into freed memory.
 pub trait IoEngine: Send {
-    /// Short name (`uring`, `sync`, `null`).
+    /// Short name (`uring`, `sync`, `null`, `mmap`).
     fn name(&self) -> &'static str;
-    /// True when `queue` performs the I/O before returning (the caller times around it).
-    fn is_sync(&self) -> bool;
+    /// What the engine does with a request (the same as `Capabilities::of` its kind).
+    fn capabilities(&self) -> Capabilities;
     /// Number of slots.
     fn slots(&self) -> usize;
     /// The buffer of `slot` (slot_size bytes, page-aligned). Do not touch it while its I/O is in flight.
@@ -94,12 +230,6 @@ pub trait IoEngine: Send {
     fn queue(&mut self, req: IoReq) -> io::Result<()>;
     /// Submits queued requests without waiting.
     fn commit(&mut self) -> io::Result<()>;
-    /// True when [`IoEngine::commit`] hands requests to the kernel (a system
-    /// call worth timing), false when queued requests are already done and
-    /// committing is free; the runner then skips per-group submission.
-    fn commit_submits(&self) -> bool {
-        false
-    }
     /// Submits queued requests and waits until at least `min` completions are
     /// available; writes up to `out.len()` of them into `out` and returns how many.
     fn reap(&mut self, min: usize, out: &mut [Completion]) -> io::Result<usize>;
@@ -116,9 +246,17 @@ pub trait IoEngine: Send {
         let _ = timeout_ns;
         self.reap(min, out)
     }
-    /// Notes about how the engine was set up (fallbacks, registration), for the report.
+    /// Notes about the engine for the report: how it was set up (fallbacks,
+    /// registration) and anything that went wrong under it since (a target
+    /// truncated under the mmap engine). Asked before and after the run.
     fn notes(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// Explains a failed completion better than its errno can, when the
+    /// engine knows more (not called for successful I/O).
+    fn explain(&self, result: i32) -> Option<String> {
+        let _ = result;
+        None
     }
     /// Queues one vectored request (preadv/pwritev; io_uring READV/WRITEV)
     /// that transfers `iov` = (slot buffer index, bytes) pieces in order,
@@ -141,28 +279,138 @@ pub trait IoEngine: Send {
     }
 }
 
-/// Creates an engine of `kind`. io_uring falls back to `sync` when the kernel
-/// refuses it; the returned note says so.
-pub fn create(
-    kind: EngineKind,
-    cfg: &EngineConfig,
-) -> io::Result<(Box<dyn IoEngine>, Option<String>)> {
-    match kind {
-        EngineKind::Null => Ok((Box::new(NullEngine::new(cfg)), None)),
-        EngineKind::Sync => Ok((Box::new(SyncEngine::new(cfg)), None)),
-        EngineKind::Mmap => Ok((Box::new(MmapEngine::new(cfg, cfg.writable, cfg.sync_writes)?), None)),
-        EngineKind::Uring => match UringEngine::new(cfg) {
-            Ok(e) => Ok((Box::new(e), None)),
-            Err(e) if cfg.hipri || cfg.sqpoll => Err(io::Error::new(
-                e.kind(),
-                format!("io_uring with {} could not be set up: {e}", if cfg.hipri { "--hipri" } else { "--sqpoll" }),
-            )),
-            Err(e) => Ok((
-                Box::new(SyncEngine::new(cfg)),
-                Some(format!("io_uring is not available here ({e}); using the sync engine (pread/pwrite, queue depth 1 per thread)")),
-            )),
-        },
+impl EngineChoice {
+    /// Creates the chosen engine. There is no second fallback here: if the
+    /// engine chosen cannot be set up for this thread, that is an error.
+    pub fn create(&self, cfg: &EngineConfig) -> io::Result<Box<dyn IoEngine>> {
+        Ok(match self.kind {
+            EngineKind::Null => Box::new(NullEngine::new(cfg)?),
+            EngineKind::Sync => Box::new(SyncEngine::new(cfg)?),
+            EngineKind::Mmap => Box::new(MmapEngine::new(cfg, cfg.writable, cfg.sync_writes)?),
+            EngineKind::Uring | EngineKind::Auto => {
+                Box::new(UringEngine::new(cfg).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("cannot set up io_uring for a worker ({e}): lower --threads or --qd, raise the memlock limit (ulimit -l), or use --engine sync"),
+                    )
+                })?)
+            }
+        })
     }
+}
+
+/// Chooses (as [`choose`]) and creates an engine in one step, for callers
+/// that make one engine (test-file creation, the simulator's users).
+pub fn create(
+    req: &EngineRequest,
+    cfg: &EngineConfig,
+) -> anyhow::Result<(Box<dyn IoEngine>, EngineChoice)> {
+    let choice = choose(req)?;
+    let engine = choice.create(cfg)?;
+    Ok((engine, choice))
+}
+
+/// Bytes of I/O buffers one worker's engine allocates for `qd` slots of
+/// `bs` bytes; None when the product overflows.
+pub fn buffer_bytes(caps: Capabilities, qd: u32, bs: u64) -> Option<u64> {
+    let bs = usize::try_from(bs).ok()?;
+    let (_, total) = slots::Slots::sizes(caps.slots_for(qd), bs)?;
+    let total = crate::buf::AlignedBuf::footprint(total)?;
+    u64::try_from(total).ok()
+}
+
+/// Why a run would not fit in memory.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// The sizes multiply past what a 64-bit number holds.
+    #[error("--qd {qd} x --bs {bs} x {threads} threads overflows: lower --qd, --bs or --threads")]
+    Overflow {
+        /// `--qd`.
+        qd: u32,
+        /// `--bs` in bytes.
+        bs: u64,
+        /// Threads over all targets.
+        threads: u64,
+    },
+    /// More than the machine has available.
+    #[error("--qd {qd} x --bs {bs_text} x {threads} threads needs {need_text} of I/O buffers, more than the {avail_text} this machine has available (MemAvailable in /proc/meminfo): lower --qd, --bs or --threads")]
+    TooLarge {
+        /// `--qd` (slots per thread).
+        qd: u32,
+        /// `--bs`, formatted.
+        bs_text: String,
+        /// Threads over all targets.
+        threads: u64,
+        /// Bytes needed, formatted.
+        need_text: String,
+        /// Bytes available, formatted.
+        avail_text: String,
+    },
+}
+
+/// Bytes of memory per slot besides its buffer (the worker's per-slot
+/// bookkeeping: completion, timestamp, offset, direction, free list).
+const PER_SLOT_OVERHEAD: u64 = 64;
+
+/// Threads over all targets of `spec`; None if the sum overflows.
+fn total_threads(spec: &crate::workload::WorkloadSpec) -> Option<u64> {
+    (0..spec.targets.len().max(1))
+        .map(|i| u64::from(spec.threads_for(i)))
+        .try_fold(0u64, |a, t| a.checked_add(t))
+}
+
+/// Bytes a run of `spec` on `choice` allocates for I/O (every worker's
+/// buffers and per-slot state), computed with checked arithmetic.
+pub fn memory_needed(
+    spec: &crate::workload::WorkloadSpec,
+    choice: &EngineChoice,
+) -> Result<u64, MemoryError> {
+    let threads = total_threads(spec);
+    let slots = choice.caps.slots_for(spec.qd) as u64;
+    threads
+        .and_then(|t| {
+            buffer_bytes(choice.caps, spec.qd, spec.bs)?
+                .checked_add(slots.checked_mul(PER_SLOT_OVERHEAD)?)?
+                .checked_mul(t)
+        })
+        .ok_or(MemoryError::Overflow {
+            qd: spec.qd,
+            bs: spec.bs,
+            threads: threads.unwrap_or(u64::MAX),
+        })
+}
+
+/// Refuses a run whose I/O buffers would not fit in the memory available
+/// now (`MemAvailable`), before anything is allocated: allocating them would
+/// abort the process or bring in the OOM killer mid-run.
+pub fn check_memory(
+    spec: &crate::workload::WorkloadSpec,
+    choice: &EngineChoice,
+) -> Result<(), MemoryError> {
+    let need = memory_needed(spec, choice)?;
+    let Some(avail) = crate::sysmon::host::mem_available_bytes() else {
+        return Ok(());
+    };
+    check_fits(spec, need, avail)
+}
+
+fn check_fits(
+    spec: &crate::workload::WorkloadSpec,
+    need: u64,
+    avail: u64,
+) -> Result<(), MemoryError> {
+    if need <= avail {
+        return Ok(());
+    }
+    let threads = total_threads(spec).unwrap_or(u64::MAX);
+    let f = crate::units::format_size;
+    Err(MemoryError::TooLarge {
+        qd: spec.qd,
+        bs_text: f(spec.bs),
+        threads,
+        need_text: f(need),
+        avail_text: f(avail),
+    })
 }
 
 /// Checks whether io_uring can be set up at all (cheap; used for notices).
@@ -170,8 +418,30 @@ pub fn uring_available() -> Result<(), io::Error> {
     io_uring::IoUring::new(2).map(|_| ())
 }
 
+/// Size in bytes of the file or block device open as `fd` (the end of
+/// the file, which for a block device is its capacity).
+pub fn fd_len(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    Ok(rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0))?)
+}
+
+/// Reads `buf.len()` bytes at `offset` with one `pread`; returns bytes or -errno.
+pub fn read_at(fd: RawFd, buf: &mut [u8], offset: u64) -> i32 {
+    // SAFETY: buf is a live, uniquely borrowed slice of buf.len() bytes.
+    unsafe { pio(fd, Op::Read, buf.as_mut_ptr(), buf.len(), offset) }
+}
+
+/// Writes `buf` at `offset` with one `pwrite`; returns bytes or -errno.
+pub fn write_at(fd: RawFd, buf: &[u8], offset: u64) -> i32 {
+    // SAFETY: buf is a live slice of buf.len() bytes; pwrite only reads it.
+    unsafe { pio(fd, Op::Write, buf.as_ptr().cast_mut(), buf.len(), offset) }
+}
+
 /// Performs one positional read or write synchronously; returns bytes or -errno.
-pub(crate) fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u64) -> i32 {
+///
+/// # Safety
+/// `buf` must be valid for `len` bytes (for writes into it, on a read) and
+/// not be accessed by anything else until the call returns.
+pub(crate) unsafe fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u64) -> i32 {
     // SAFETY: the caller guarantees buf is valid for len bytes.
     let r = unsafe {
         match op {
@@ -189,7 +459,11 @@ pub(crate) fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u64) -> i
 }
 
 /// Performs one positional vectored read or write synchronously; returns bytes or -errno.
-pub(crate) fn piov(fd: RawFd, op: Op, iov: &[libc::iovec], offset: u64) -> i32 {
+///
+/// # Safety
+/// Every iovec must point to memory valid for its length, not accessed by
+/// anything else until the call returns.
+pub(crate) unsafe fn piov(fd: RawFd, op: Op, iov: &[libc::iovec], offset: u64) -> i32 {
     // SAFETY: the caller guarantees every iovec points to valid memory.
     let r = unsafe {
         match op {
@@ -214,6 +488,17 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
+    fn make(kind: EngineKind, cfg: &EngineConfig) -> Box<dyn IoEngine> {
+        let choice = EngineChoice {
+            kind,
+            caps: Capabilities::of(kind),
+            notes: Vec::new(),
+        };
+        let e = choice.create(cfg).unwrap();
+        assert_eq!(e.capabilities(), Capabilities::of(kind));
+        e
+    }
+
     fn roundtrip(kind: EngineKind) {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&vec![7u8; 64 * 1024]).unwrap();
@@ -226,7 +511,7 @@ mod tests {
             writable: true,
             sync_writes: false,
         };
-        let (mut e, _) = create(kind, &cfg).unwrap();
+        let mut e = make(kind, &cfg);
         for s in 0..4 {
             e.buffer(s).fill(s as u8 + 1);
         }
@@ -274,6 +559,103 @@ mod tests {
         }
     }
 
+    fn request(kind: EngineKind, cache: CacheMode, qd: u32) -> EngineRequest {
+        EngineRequest {
+            kind,
+            cache,
+            qd,
+            sqpoll: false,
+            hipri: false,
+        }
+    }
+
+    #[test]
+    fn auto_takes_sync_through_the_page_cache_at_qd1() {
+        for cache in [CacheMode::Buffered, CacheMode::Writethrough] {
+            let c = choose(&request(EngineKind::Auto, cache, 1)).unwrap();
+            assert_eq!(c.kind, EngineKind::Sync, "{cache:?}");
+            assert!(c.notes.is_empty(), "{:?}", c.notes);
+            assert!(c.caps.timed_in_queue());
+        }
+    }
+
+    #[test]
+    fn auto_takes_io_uring_for_direct_io_or_depth() {
+        let want = if uring_available().is_ok() {
+            EngineKind::Uring
+        } else {
+            EngineKind::Sync
+        };
+        for (cache, qd) in [
+            (CacheMode::Direct, 1),
+            (CacheMode::DirectWritethrough, 1),
+            (CacheMode::Direct, 32),
+            (CacheMode::Buffered, 8),
+        ] {
+            let c = choose(&request(EngineKind::Auto, cache, qd)).unwrap();
+            assert_eq!(c.kind, want, "{cache:?} qd {qd}");
+            assert_eq!(c.caps, Capabilities::of(c.kind));
+        }
+        // --sqpoll needs io_uring whatever the cache mode.
+        let mut r = request(EngineKind::Auto, CacheMode::Buffered, 1);
+        r.sqpoll = true;
+        match choose(&r) {
+            Ok(c) => assert_eq!(c.kind, EngineKind::Uring),
+            Err(e) => assert!(e.to_string().contains("--sqpoll"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn explicit_engines_are_kept_and_depth_notes_given() {
+        let c = choose(&request(EngineKind::Sync, CacheMode::Direct, 8)).unwrap();
+        assert_eq!(c.kind, EngineKind::Sync);
+        assert_eq!(
+            c.notes,
+            vec!["the sync engine does one I/O at a time per thread: --qd 8 acts as 1"]
+        );
+        let c = choose(&request(EngineKind::Null, CacheMode::Direct, 8)).unwrap();
+        assert_eq!((c.kind, c.caps.slots_for(8)), (EngineKind::Null, 8));
+        let c = choose(&request(EngineKind::Mmap, CacheMode::Buffered, 1)).unwrap();
+        assert_eq!((c.kind, c.caps.slots_for(8)), (EngineKind::Mmap, 1));
+    }
+
+    #[test]
+    fn memory_is_counted_with_checked_arithmetic() {
+        let mut spec = crate::workload::WorkloadSpec {
+            qd: 4096,
+            bs: 64 << 20,
+            ..Default::default()
+        };
+        let uring = EngineChoice {
+            kind: EngineKind::Uring,
+            caps: Capabilities::of(EngineKind::Uring),
+            notes: vec![],
+        };
+        let need = memory_needed(&spec, &uring).unwrap();
+        assert!(need >= 256 << 30, "{need}");
+        let e = check_fits(&spec, need, 8 << 30).unwrap_err().to_string();
+        assert!(
+            e.contains("--qd 4096") && e.contains("64MiB") && e.contains("8GiB"),
+            "{e}"
+        );
+        assert!(check_fits(&spec, need, need).is_ok());
+        // One slot for engines that do one I/O at a time.
+        let sync = EngineChoice {
+            kind: EngineKind::Sync,
+            caps: Capabilities::of(EngineKind::Sync),
+            notes: vec![],
+        };
+        assert!(memory_needed(&spec, &sync).unwrap() < 65 << 20);
+        // Products past 64 bits are an error, not a wrap-around.
+        spec.bs = u64::MAX / 2;
+        let e = memory_needed(&spec, &uring).unwrap_err().to_string();
+        assert!(e.contains("overflows"), "{e}");
+        spec.bs = 4096;
+        spec.threads = u32::MAX;
+        spec.qd = u32::MAX;
+        assert!(memory_needed(&spec, &uring).is_err());
+    }
+
     #[test]
     fn sync_engine_reads_what_it_wrote() {
         roundtrip(EngineKind::Sync);
@@ -297,7 +679,7 @@ mod tests {
             slot_size: 4096,
             ..Default::default()
         };
-        let (mut e, _) = create(kind, &cfg).unwrap();
+        let mut e = make(kind, &cfg);
         for s in 0..4 {
             e.buffer(s).fill(s as u8 + 1);
         }
@@ -351,7 +733,7 @@ mod tests {
             slot_size: 4096,
             ..EngineConfig::default()
         };
-        let mut e = SyncEngine::new(&cfg);
+        let mut e = SyncEngine::new(&cfg).unwrap();
         e.queue(IoReq {
             slot: 0,
             file: 0,

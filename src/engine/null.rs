@@ -4,7 +4,8 @@
 use std::io;
 
 use super::slots::{DoneQueue, Slots};
-use super::{Completion, EngineConfig, IoEngine, IoReq};
+use super::{Capabilities, Completion, EngineConfig, IoEngine, IoReq};
+use crate::workload::EngineKind;
 
 /// An engine with no storage.
 pub struct NullEngine {
@@ -14,11 +15,11 @@ pub struct NullEngine {
 
 impl NullEngine {
     /// Creates the engine; buffers exist so writers can fill them as usual.
-    pub fn new(cfg: &EngineConfig) -> NullEngine {
-        NullEngine {
-            slots: Slots::new(cfg),
+    pub fn new(cfg: &EngineConfig) -> io::Result<NullEngine> {
+        Ok(NullEngine {
+            slots: Slots::new(cfg)?,
             done: DoneQueue::new(cfg.slots),
-        }
+        })
     }
 }
 
@@ -27,8 +28,8 @@ impl IoEngine for NullEngine {
         "null"
     }
 
-    fn is_sync(&self) -> bool {
-        false
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(EngineKind::Null)
     }
 
     fn slots(&self) -> usize {

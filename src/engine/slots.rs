@@ -2,7 +2,7 @@
 //! engines that finish an I/O inside `queue` (sync, mmap, null).
 
 use super::{Completion, EngineConfig};
-use crate::buf::{AlignedBuf, BUF_ALIGN};
+use crate::buf::{page_size, AlignedBuf, AllocError};
 
 /// One page-aligned buffer per slot, carved out of one allocation.
 pub(crate) struct Slots {
@@ -12,15 +12,25 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
-    /// `cfg.slots` buffers of `cfg.slot_size` bytes, rounded up to whole pages.
-    pub(crate) fn new(cfg: &EngineConfig) -> Slots {
+    /// `cfg.slots` buffers of `cfg.slot_size` bytes, rounded up to whole
+    /// pages; an error (not an abort) when that is more than can be had.
+    pub(crate) fn new(cfg: &EngineConfig) -> Result<Slots, AllocError> {
         let count = cfg.slots.max(1);
-        let size = cfg.slot_size.max(1).div_ceil(BUF_ALIGN) * BUF_ALIGN;
-        Slots {
-            buf: AlignedBuf::new(size * count),
+        let (size, total) = Slots::sizes(cfg.slots, cfg.slot_size).ok_or(AllocError {
+            len: usize::MAX,
+            why: "slots x slot size overflows",
+        })?;
+        Ok(Slots {
+            buf: AlignedBuf::try_new(total)?,
             size,
             count,
-        }
+        })
+    }
+
+    /// (bytes per slot, bytes in all) for `slots` slots of `slot_size`; None on overflow.
+    pub(crate) fn sizes(slots: usize, slot_size: usize) -> Option<(usize, usize)> {
+        let size = slot_size.max(1).checked_next_multiple_of(page_size())?;
+        Some((size, size.checked_mul(slots.max(1))?))
     }
 
     /// Number of slots.
@@ -39,12 +49,13 @@ impl Slots {
         &mut self.buf.as_mut_slice()[slot * s..(slot + 1) * s]
     }
 
-    /// Raw pointer to the buffer of `slot` (stable for the life of `self`).
+    /// Raw pointer to the buffer of `slot` (stable for the life of `self`),
+    /// for the kernel or a copy to write into; only from a unique borrow.
     #[inline]
-    pub(crate) fn ptr(&self, slot: usize) -> *mut u8 {
+    pub(crate) fn ptr_mut(&mut self, slot: usize) -> *mut u8 {
         assert!(slot < self.count, "slot {slot} out of range");
         // SAFETY: slot < count, so the offset is inside the allocation.
-        unsafe { self.buf.as_ptr().add(slot * self.size) }
+        unsafe { self.buf.as_mut_ptr().add(slot * self.size) }
     }
 }
 

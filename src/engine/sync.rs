@@ -4,7 +4,8 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::slots::{DoneQueue, Slots};
-use super::{pio, piov, Completion, EngineConfig, IoEngine, IoReq, Op};
+use super::{pio, piov, Capabilities, Completion, EngineConfig, IoEngine, IoReq, Op};
+use crate::workload::EngineKind;
 
 /// pread/pwrite engine.
 pub struct SyncEngine {
@@ -20,13 +21,13 @@ unsafe impl Send for SyncEngine {}
 
 impl SyncEngine {
     /// Creates the engine and its buffers.
-    pub fn new(cfg: &EngineConfig) -> SyncEngine {
-        SyncEngine {
+    pub fn new(cfg: &EngineConfig) -> io::Result<SyncEngine> {
+        Ok(SyncEngine {
             fds: cfg.fds.clone(),
-            slots: Slots::new(cfg),
+            slots: Slots::new(cfg)?,
             done: DoneQueue::new(cfg.slots),
             iov: Vec::new(),
-        }
+        })
     }
 }
 
@@ -35,8 +36,8 @@ impl IoEngine for SyncEngine {
         "sync"
     }
 
-    fn is_sync(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(EngineKind::Sync)
     }
 
     fn slots(&self) -> usize {
@@ -50,9 +51,12 @@ impl IoEngine for SyncEngine {
     #[inline]
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
         debug_assert!(req.len as usize <= self.slots.size());
-        let ptr = self.slots.ptr(req.slot as usize);
+        let len = (req.len as usize).min(self.slots.size());
+        let ptr = self.slots.ptr_mut(req.slot as usize);
         let fd = self.fds[req.file as usize];
-        let result = pio(fd, req.op, ptr, req.len as usize, req.offset);
+        // SAFETY: ptr is the slot's buffer, valid for slots.size() >= len
+        // bytes and owned by this engine, which is borrowed mutably here.
+        let result = unsafe { pio(fd, req.op, ptr, len, req.offset) };
         self.done.push(req.slot, result);
         Ok(())
     }
@@ -78,11 +82,12 @@ impl IoEngine for SyncEngine {
                 ));
             }
             self.iov.push(libc::iovec {
-                iov_base: self.slots.ptr(s).cast(),
+                iov_base: self.slots.ptr_mut(s).cast(),
                 iov_len: len,
             });
         }
-        let result = piov(self.fds[file as usize], op, &self.iov, offset);
+        // SAFETY: every iovec points into this engine's slots (checked above).
+        let result = unsafe { piov(self.fds[file as usize], op, &self.iov, offset) };
         self.done.push(slot, result);
         Ok(())
     }

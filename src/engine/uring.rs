@@ -2,17 +2,29 @@
 //! submission and completion, optional SQPOLL and IOPOLL.
 
 use std::io;
+use std::mem::ManuallyDrop;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
 use super::slots::Slots;
-use super::{Completion, EngineConfig, IoEngine, IoReq, Op};
+use super::{Capabilities, Completion, EngineConfig, IoEngine, IoReq, Op};
+use crate::workload::EngineKind;
+
+/// user_data of the cancel requests that `Drop` issues (slot numbers are u32).
+const CANCEL_TAG: u64 = u64::MAX;
 
 /// io_uring engine.
+///
+/// Dropping it first cancels and then waits for every request still in
+/// flight (see `Drop`), so the kernel never writes into freed buffers; if
+/// the ring fails so that this cannot be confirmed, the buffers are leaked
+/// instead of freed.
 pub struct UringEngine {
     ring: IoUring,
-    /// Declared after `ring`, so the ring is dropped before its registered buffers.
-    slots: Slots,
+    /// Freed by `Drop` only once nothing is in flight.
+    slots: ManuallyDrop<Slots>,
+    /// Requests handed to the ring (pushed) whose completion has not been reaped.
+    inflight: usize,
     fds: Vec<i32>,
     fixed_files: bool,
     fixed_bufs: bool,
@@ -56,7 +68,7 @@ impl UringEngine {
             }
             Err(e) => return Err(e),
         };
-        let slot_bufs = Slots::new(cfg);
+        let mut slot_bufs = Slots::new(cfg)?;
         let mut notes = Vec::new();
 
         let fixed_files = if cfg.fds.iter().all(|&fd| fd >= 0) && !cfg.fds.is_empty() {
@@ -75,7 +87,7 @@ impl UringEngine {
 
         let iovecs: Vec<libc::iovec> = (0..slots)
             .map(|i| libc::iovec {
-                iov_base: slot_bufs.ptr(i).cast(),
+                iov_base: slot_bufs.ptr_mut(i).cast(),
                 iov_len: slot_bufs.size(),
             })
             .collect();
@@ -93,7 +105,8 @@ impl UringEngine {
 
         Ok(UringEngine {
             ring,
-            slots: slot_bufs,
+            slots: ManuallyDrop::new(slot_bufs),
+            inflight: 0,
             fds: cfg.fds.clone(),
             fixed_files,
             fixed_bufs,
@@ -104,8 +117,8 @@ impl UringEngine {
     }
 
     #[inline]
-    fn sqe(&self, req: &IoReq) -> squeue::Entry {
-        let ptr = self.slots.ptr(req.slot as usize);
+    fn sqe(&mut self, req: &IoReq) -> squeue::Entry {
+        let ptr = self.slots.ptr_mut(req.slot as usize);
         let idx = req.slot as u16;
         macro_rules! build {
             ($fd:expr) => {
@@ -138,7 +151,9 @@ impl UringEngine {
         let mut cq = self.ring.completion();
         while n < out.len() {
             match cq.next() {
+                Some(cqe) if cqe.user_data() == CANCEL_TAG => {}
                 Some(cqe) => {
+                    self.inflight -= 1;
                     out[n] = Completion {
                         slot: cqe.user_data() as u32,
                         result: cqe.result(),
@@ -174,8 +189,48 @@ impl UringEngine {
     }
 }
 
+impl UringEngine {
+    /// Cancels what can be cancelled and waits until every request handed
+    /// to the ring has completed. False if the ring failed first (the
+    /// kernel may then still own some buffers).
+    fn quiesce(&mut self) -> bool {
+        if self.inflight == 0 {
+            return true;
+        }
+        // Hand anything still queued to the kernel, so that it can be cancelled and counted.
+        if self.ring.submit().is_err() {
+            return false;
+        }
+        // Ask the kernel to cancel every request (5.19+: one request for all);
+        // reads from a device that has started them still complete normally.
+        let cancel = opcode::AsyncCancel2::new(types::CancelBuilder::any())
+            .build()
+            .user_data(CANCEL_TAG);
+        // SAFETY: a cancel request points to no memory.
+        if unsafe { self.ring.submission().push(&cancel) }.is_ok() {
+            let _ = self.ring.submit();
+        }
+        let mut spare = [Completion::default(); 16];
+        while self.inflight > 0 {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                    ) => {}
+                Err(_) => return false,
+            }
+            self.drain(&mut spare, 0);
+        }
+        true
+    }
+}
+
 impl Drop for UringEngine {
     fn drop(&mut self) {
+        // No request may outlive the buffers it reads into or writes from.
+        let quiet = self.quiesce();
         // Ring teardown after close is asynchronous and keeps registered files
         // referenced until it finishes, so a filesystem could not be unmounted
         // right after iosim exits. Unregistering is synchronous: do it first.
@@ -185,6 +240,14 @@ impl Drop for UringEngine {
         if self.fixed_bufs {
             let _ = self.ring.submitter().unregister_buffers();
         }
+        if quiet {
+            // SAFETY: nothing is in flight, and `slots` is not used again.
+            unsafe { ManuallyDrop::drop(&mut self.slots) };
+        } else {
+            // The kernel may still write into them: leak the buffers (and the
+            // iovec arrays of vectored requests) rather than free them.
+            std::mem::forget(std::mem::take(&mut self.iovs));
+        }
     }
 }
 
@@ -193,8 +256,8 @@ impl IoEngine for UringEngine {
         "uring"
     }
 
-    fn is_sync(&self) -> bool {
-        false
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of(EngineKind::Uring)
     }
 
     fn slots(&self) -> usize {
@@ -218,6 +281,7 @@ impl IoEngine for UringEngine {
             self.submit_and_wait(0)?;
         }
         self.unsubmitted += 1;
+        self.inflight += 1;
         Ok(())
     }
 
@@ -226,10 +290,6 @@ impl IoEngine for UringEngine {
             self.submit_and_wait(0)?;
         }
         Ok(())
-    }
-
-    fn commit_submits(&self) -> bool {
-        true
     }
 
     #[inline]
@@ -290,8 +350,7 @@ impl IoEngine for UringEngine {
         offset: u64,
         iov: &[(usize, usize)],
     ) -> io::Result<()> {
-        let v = &mut self.iovs[slot as usize];
-        v.clear();
+        self.iovs[slot as usize].clear();
         for &(s, len) in iov {
             if s >= self.slots.count() || len > self.slots.size() {
                 return Err(io::Error::new(
@@ -299,11 +358,14 @@ impl IoEngine for UringEngine {
                     "bad iovec slot",
                 ));
             }
+            let base = self.slots.ptr_mut(s);
+            let v = &mut self.iovs[slot as usize];
             v.push(libc::iovec {
-                iov_base: self.slots.ptr(s).cast(),
+                iov_base: base.cast(),
                 iov_len: len,
             });
         }
+        let v = &self.iovs[slot as usize];
         let (ptr, n) = (v.as_ptr(), v.len() as u32);
         macro_rules! build {
             ($fd:expr) => {
@@ -325,6 +387,228 @@ impl IoEngine for UringEngine {
             self.submit_and_wait(0)?;
         }
         self.unsubmitted += 1;
+        self.inflight += 1;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::path::Path;
+    use std::process::{Child, Command};
+    use std::time::{Duration, Instant};
+
+    fn cfg(fd: i32, slots: usize) -> EngineConfig {
+        EngineConfig {
+            fds: vec![fd],
+            slots,
+            slot_size: 4096,
+            ..EngineConfig::default()
+        }
+    }
+
+    fn read(slot: u32, offset: u64) -> IoReq {
+        IoReq {
+            slot,
+            file: 0,
+            op: Op::Read,
+            offset,
+            len: 4096,
+        }
+    }
+
+    /// Reads from an empty pipe would never complete: dropping the engine
+    /// must cancel them (not hang waiting), and no cancelled read may take
+    /// data written to the pipe afterwards.
+    #[test]
+    fn drop_cancels_reads_that_would_never_complete() {
+        if let Err(e) = crate::engine::uring_available() {
+            eprintln!("skipped: io_uring unavailable: {e}");
+            return;
+        }
+        let (mut r, mut w) = std::io::pipe().unwrap();
+        let mut e = UringEngine::new(&cfg(r.as_raw_fd(), 4)).unwrap();
+        for s in 0..4 {
+            // Offset -1: "the current position", which a pipe needs.
+            e.queue(read(s, u64::MAX)).unwrap();
+        }
+        e.commit().unwrap();
+        assert_eq!(e.inflight, 4);
+        drop(e);
+        w.write_all(&[0x5a; 4 * 4096]).unwrap();
+        drop(w);
+        let mut got = Vec::new();
+        r.read_to_end(&mut got).unwrap();
+        assert_eq!(got.len(), 4 * 4096, "a read completed after the drop");
+    }
+
+    /// A FUSE file whose reads take half a second each; a loop device over
+    /// it is a slow block device whose requests cannot be cancelled once
+    /// the device has them.
+    const SLOWFS: &str = r#"
+import errno, os, sys, threading, time
+from fusepy import FUSE, FuseOSError, Operations
+mnt, state = sys.argv[1], sys.argv[2]
+SIZE = 1 << 20
+class Slow(Operations):
+    def __init__(self):
+        self.mu = threading.Lock()
+        self.started = 0
+        self.answered = 0
+    def save(self):
+        with open(state + ".tmp", "w") as f:
+            f.write("%d %d\n" % (self.started, self.answered))
+        os.rename(state + ".tmp", state)
+    def getattr(self, path, fh=None):
+        if path == "/":
+            return dict(st_mode=0o40755, st_nlink=2)
+        if path == "/slow":
+            return dict(st_mode=0o100644, st_nlink=1, st_size=SIZE)
+        raise FuseOSError(errno.ENOENT)
+    def readdir(self, path, fh):
+        return [".", "..", "slow"]
+    def open(self, path, flags):
+        return 0
+    def read(self, path, size, offset, fh):
+        with self.mu:
+            self.started += 1
+            self.save()
+        time.sleep(0.5)
+        with self.mu:
+            self.answered += 1
+            self.save()
+        return b"\x5a" * size
+FUSE(Slow(), mnt, foreground=True, nothreads=False, direct_io=True)
+"#;
+
+    struct SlowFs {
+        /// The loop device over the slow file, once attached.
+        dev: Option<String>,
+        child: Child,
+        mnt: std::path::PathBuf,
+        state: std::path::PathBuf,
+        _dir: tempfile::TempDir,
+    }
+
+    impl SlowFs {
+        fn start() -> Option<SlowFs> {
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } != 0 || !Path::new("/dev/fuse").exists() {
+                eprintln!("skipped: needs root and /dev/fuse");
+                return None;
+            }
+            let py = Command::new("/usr/bin/python3")
+                .args(["-c", "import fusepy"])
+                .status();
+            if !py.is_ok_and(|s| s.success()) {
+                eprintln!("skipped: needs python3-fusepy (Debian package)");
+                return None;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let mnt = dir.path().join("mnt");
+            std::fs::create_dir(&mnt).unwrap();
+            let script = dir.path().join("slowfs.py");
+            std::fs::write(&script, SLOWFS).unwrap();
+            let state = dir.path().join("state");
+            let child = Command::new("/usr/bin/python3")
+                .arg(&script)
+                .arg(&mnt)
+                .arg(&state)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut fs = SlowFs {
+                dev: None,
+                child,
+                mnt,
+                state,
+                _dir: dir,
+            };
+            let t = Instant::now();
+            while !fs.mnt.join("slow").exists() {
+                assert!(
+                    t.elapsed() < Duration::from_secs(20),
+                    "the FUSE server did not come up"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let out = Command::new("losetup")
+                .args(["--read-only", "--find", "--show"])
+                .arg(fs.mnt.join("slow"))
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {
+                    fs.dev = Some(String::from_utf8_lossy(&o.stdout).trim().to_string());
+                }
+                _ => {
+                    eprintln!("skipped: cannot attach a loop device (losetup)");
+                    return None;
+                }
+            }
+            Some(fs)
+        }
+
+        /// (reads the server has started, reads it has answered).
+        fn counts(&self) -> (u64, u64) {
+            let s = std::fs::read_to_string(&self.state).unwrap_or_default();
+            let mut it = s.split_whitespace().map(|x| x.parse::<u64>().unwrap());
+            (it.next().unwrap_or(0), it.next().unwrap_or(0))
+        }
+    }
+
+    impl Drop for SlowFs {
+        fn drop(&mut self) {
+            if let Some(d) = &self.dev {
+                let _ = Command::new("losetup").arg("-d").arg(d).status();
+            }
+            let _ = Command::new("umount").arg("-l").arg(&self.mnt).status();
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Reads in flight on a slow device when the engine is dropped (as a
+    /// worker's `?` does on an error): the drop returns only after the
+    /// device has answered every one of them.
+    #[test]
+    fn drop_waits_for_reads_on_a_slow_device() {
+        if let Err(e) = crate::engine::uring_available() {
+            eprintln!("skipped: io_uring unavailable: {e}");
+            return;
+        }
+        let Some(fs) = SlowFs::start() else { return };
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(fs.dev.as_ref().unwrap())
+            .unwrap();
+        let mut e = UringEngine::new(&cfg(f.as_raw_fd(), 4)).unwrap();
+        for s in 0..4u32 {
+            e.buffer(s as usize).fill(0xee);
+            e.queue(read(s, u64::from(s) * 65536)).unwrap();
+        }
+        e.commit().unwrap();
+        assert_eq!(e.inflight, 4);
+        // Wait until the server really holds a read.
+        let t = Instant::now();
+        while fs.counts().0 == 0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "no read reached the server"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(e);
+        let (started, answered) = fs.counts();
+        assert!(started >= 1);
+        assert_eq!(
+            started, answered,
+            "the engine was dropped while the device still held reads"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! After a run: merge what the workers measured into one [`RunResult`].
 
 use crate::stats::RwStats;
-use crate::sysmon::check::self_checks;
+use crate::sysmon::check::{self_checks, Warning};
 use crate::sysmon::mounts::Resolution;
 use crate::sysmon::sampler::MonitorReport;
 use crate::target::{PreparedTarget, TargetKind};
@@ -26,6 +26,61 @@ pub(super) struct RunFacts {
     pub content: Vec<(bool, bool)>,
     pub monitor: MonitorReport,
     pub series: Series,
+    /// The shared window, `[start, end)` in clock ns (`u64::MAX`: never opened).
+    pub window: (u64, u64),
+}
+
+/// A worker that first ran, or noticed the end, later than this after the
+/// window's edge makes the run say so: 10 ms or 1% of the window.
+fn window_tolerance_ns(window_ns: u64) -> u64 {
+    (window_ns / 100).max(10_000_000)
+}
+
+/// Workers that could not start or stop with the window (more runnable
+/// threads than CPUs): the rates stay true, but the run says so.
+fn window_warnings(outs: &[WorkerOut], (start, end): (u64, u64)) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if start == u64::MAX || end == u64::MAX || end <= start {
+        return out;
+    }
+    let tol = window_tolerance_ns(end - start);
+    let n = outs.len();
+    let late: Vec<u64> = outs
+        .iter()
+        .map(|o| o.first_ts.saturating_sub(start))
+        .filter(|&l| l > tol)
+        .collect();
+    if let Some(max) = late.iter().max() {
+        out.push(Warning {
+            code: "workers_started_late".into(),
+            message: format!(
+                "{} of {n} workers first ran up to {:.0} ms after the measured window opened \
+                 (more runnable threads than CPUs?): the load was lighter than asked at the start. \
+                 Rates are over the common window, so they are not inflated; use fewer threads or a --warmup",
+                late.len(),
+                *max as f64 / 1e6
+            ),
+        });
+    }
+    let late: Vec<u64> = outs
+        .iter()
+        .filter(|o| o.noticed_end_ts != 0)
+        .map(|o| o.noticed_end_ts.saturating_sub(end))
+        .filter(|&l| l > tol)
+        .collect();
+    if let Some(max) = late.iter().max() {
+        out.push(Warning {
+            code: "workers_stopped_late".into(),
+            message: format!(
+                "{} of {n} workers noticed the end of the measured window up to {:.0} ms late \
+                 (more runnable threads than CPUs?): I/O after the end is not counted, \
+                 but the run took that much longer; use fewer threads",
+                late.len(),
+                *max as f64 / 1e6
+            ),
+        });
+    }
+    out
 }
 
 /// Per thread, per target and in total: what the workers measured.
@@ -135,6 +190,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         content,
         monitor,
         series,
+        window,
     } = f;
     let duration_ns = outs.iter().map(|o| o.duration_ns).max().unwrap_or(0);
     let secs = duration_ns as f64 / 1e9;
@@ -147,7 +203,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
     }
     let cpu = cpu_result(m.user_s, m.sys_s, secs, &monitor);
     let environment = crate::sysmon::host::host_info();
-    let warnings = self_checks(
+    let mut warnings = self_checks(
         &spec,
         &targets,
         &resolutions,
@@ -157,6 +213,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         cpu.max_core_busy_pct,
         &environment,
     );
+    warnings.extend(window_warnings(outs, window));
     RunResult {
         schema_version: SCHEMA_VERSION,
         iosim_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -2,6 +2,8 @@
 //! (target, thread), and merges what they measured.
 //!
 //! - [`plan`]: targets, engine choice, one plan per worker, the threads;
+//! - [`window`]: the one measured window all workers share, and the
+//!   [`RunSync`] hook that lets other participants (MPI ranks) share it too;
 //! - [`worker`]: one worker's set-up and hot loop;
 //! - [`pacing`]: rate caps and bursts with think time;
 //! - [`series`]: interval messages merged into the time series;
@@ -9,12 +11,16 @@
 //! - [`assemble`]: the workers' measurements merged into a [`RunResult`];
 //! - [`result`]: the result types (the JSON schema).
 //!
-//! Each worker owns its engine, its offset generator and its statistics. At
-//! every interval boundary (1 s by default) a worker hands a copy of its
-//! interval statistics to the main thread over a channel, adds them to its
-//! whole-run statistics and starts the next interval. The main thread merges
-//! intervals across threads exactly, drives the live progress line, and
-//! builds the time series.
+//! Each worker owns its engine, its offset generator and its statistics.
+//! Every worker sets up, then waits at a gate; they start together (warm-up
+//! included) and measure one common window `[start, end)` of absolute clock
+//! times, so the aggregate rate is the I/O of all workers over that window
+//! however the scheduler treats them. At every interval boundary (1 s by
+//! default, aligned for all workers) a worker hands a copy of its interval
+//! statistics to the main thread over a channel, adds them to its whole-run
+//! statistics and starts the next interval. The main thread opens and closes
+//! the window, merges intervals across threads exactly, drives the live
+//! progress line, and builds the time series.
 
 mod assemble;
 mod pacing;
@@ -22,6 +28,7 @@ mod plan;
 mod progress;
 mod result;
 mod series;
+mod window;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +43,8 @@ use crate::sysmon::sampler::{Monitor, MonitorReport};
 use crate::target::{PreparedTarget, TargetKind};
 use crate::workload::{EngineKind, WorkloadSpec};
 
+pub use window::{RunPhase, RunSync};
+
 pub use result::{
     CpuResult, ErrorSummary, HistogramSet, IoErrorRecord, PointStats, RunResult, Series,
     SeriesPoint, TargetResult, ThreadResult, SCHEMA_VERSION,
@@ -45,12 +54,21 @@ use assemble::{assemble, RunFacts};
 use plan::Crew;
 use progress::Progress;
 use series::IntervalAgg;
+use window::UNSET;
 
 /// A worker stops after this many I/O errors.
 pub const MAX_ERRORS_PER_THREAD: u64 = 1000;
 
+/// How often the main thread looks at the stop flags while workers run.
+const POLL: Duration = Duration::from_millis(20);
+
+/// With a [`RunSync`] and a warm-up, the window opens this long after every
+/// participant has passed [`RunPhase::WindowStart`], so every worker has
+/// read its start before it arrives.
+const WINDOW_LEAD_NS: u64 = 2_000_000;
+
 /// How a run is carried out, apart from the workload itself.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// Live progress and file-creation bars on stderr.
     pub progress: bool,
@@ -58,6 +76,19 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Time-series interval.
     pub interval: Duration,
+    /// Other participants that share the run's phases (e.g. MPI ranks); `None` = a plain run.
+    pub sync: Option<Arc<dyn RunSync>>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("progress", &self.progress)
+            .field("stop", &self.stop)
+            .field("interval", &self.interval)
+            .field("sync", &self.sync.as_ref().map(|_| "RunSync"))
+            .finish()
+    }
 }
 
 impl Default for RunOptions {
@@ -66,6 +97,7 @@ impl Default for RunOptions {
             progress: false,
             stop: Arc::new(AtomicBool::new(false)),
             interval: Duration::from_secs(1),
+            sync: None,
         }
     }
 }
@@ -82,20 +114,28 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     }
 
     let targets = plan::prepare_targets(&spec, opts, &mut notes)?;
-    let engine = plan::choose_engine(&spec, &mut notes)?;
+    let choice = plan::choose_engine(&spec, &mut notes)?;
+    // The result's config names the engine that ran (`auto` resolved).
+    spec.engine = choice.kind;
+    let engine = choice.kind;
     let plans = plan::plan_workers(&spec, &targets)?;
     let nworkers = plans.len();
-    let crew = Crew::spawn(&spec, engine, &targets, plans, opts)?;
+    let (interval, raised) =
+        series::effective_interval(opts.interval, nworkers, targets.len() + 1, spec.duration);
+    notes.extend(raised);
+    let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+    let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns)?;
 
     let content = content_checks(&targets);
     let resolutions = resolve_devices(&targets);
-    let monitor = start_monitor(&resolutions, opts.interval);
+    let monitor = start_monitor(&resolutions, interval);
 
-    // Start everyone together; the monitor's baseline is the start of measuring.
-    crew.barrier.wait();
-    let (series, mon) = collect(&crew.rx, monitor, &spec, opts, targets.len(), nworkers);
-
-    let (outs, engine_notes) = crew.join()?;
+    let agg = IntervalAgg::new(targets.len(), nworkers, interval_ns);
+    let driven = drive(&crew, monitor, agg, &spec, opts);
+    let window = (crew.window.start(), crew.window.end());
+    let joined = crew.join();
+    let (series, mon) = driven?;
+    let (outs, engine_notes) = joined?;
     notes.extend(engine_notes);
     notes.sort();
     notes.dedup();
@@ -110,6 +150,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         content,
         monitor: mon,
         series,
+        window,
     };
     Ok(assemble(facts, &outs))
 }
@@ -156,29 +197,80 @@ fn start_monitor(resolutions: &[Resolution], interval: Duration) -> Monitor {
     Monitor::start(watched, interval.max(Duration::from_millis(10)))
 }
 
-/// On the main thread while the workers run: merges their intervals into
-/// the series, drives the progress line, and resets the monitor's baseline
-/// when warm-up ends. Returns once every worker has finished.
-fn collect(
-    rx: &mpsc::Receiver<series::IntervalMsg>,
+/// On the main thread: opens the gate once every worker has set up, with
+/// the [`RunSync`] hooks at each phase; then, while the workers run, merges
+/// their intervals into the series, drives the progress line, resets the
+/// monitor's baseline when the window opens and ends the window early on a
+/// stop. Returns once every worker has finished.
+fn drive(
+    crew: &Crew,
     monitor: Monitor,
+    mut agg: IntervalAgg,
     spec: &WorkloadSpec,
     opts: &RunOptions,
-    ntargets: usize,
-    nworkers: usize,
-) -> (Series, MonitorReport) {
-    monitor.reset_baseline();
-    let t_start = now_ns();
-    let warmup_ns = spec.warmup.as_nanos() as u64;
-    let progress = Progress::new(opts.progress, spec);
-    let mut warm = warmup_ns == 0;
-    let mut agg = IntervalAgg::new(ntargets, nworkers);
-    loop {
-        if !warm && now_ns() >= t_start + warmup_ns {
-            monitor.reset_baseline();
-            warm = true;
+) -> anyhow::Result<(Series, MonitorReport)> {
+    let w = &crew.window;
+    let sync = opts.sync.as_deref();
+    let warmup_ns = u64::try_from(spec.warmup.as_nanos()).unwrap_or(u64::MAX);
+    let duration_ns = u64::try_from(spec.duration.as_nanos()).unwrap_or(u64::MAX);
+    w.wait_arrivals();
+    // A worker that could not set up has set the stop flag: the run opens an
+    // empty window so that the others end at once, and fails.
+    let mut failure = None;
+    let set_up = !opts.stop.load(Ordering::Relaxed);
+    if set_up {
+        if let Some(s) = sync {
+            let phases: &[RunPhase] = if warmup_ns == 0 {
+                &[
+                    RunPhase::Prepared,
+                    RunPhase::WarmupStart,
+                    RunPhase::WindowStart,
+                ]
+            } else {
+                &[RunPhase::Prepared, RunPhase::WarmupStart]
+            };
+            failure = phases.iter().try_for_each(|&p| s.barrier(p)).err();
         }
-        match rx.recv_timeout(Duration::from_millis(50)) {
+    }
+    let t0 = now_ns();
+    if failure.is_some() || opts.stop.load(Ordering::Relaxed) {
+        w.stop_at(t0);
+    } else if sync.is_none() || warmup_ns == 0 {
+        // Known in advance: every worker reads it before it can arrive.
+        let start = t0.saturating_add(warmup_ns);
+        w.set(start, start.saturating_add(duration_ns));
+    }
+    monitor.reset_baseline();
+    w.open(t0, crew.threads());
+
+    let progress = Progress::new(opts.progress, spec);
+    let mut baseline_at_start = warmup_ns == 0;
+    loop {
+        let now = now_ns();
+        if w.start() == UNSET && now >= t0.saturating_add(warmup_ns) {
+            // A synchronised run with a warm-up: every participant opens the window together.
+            match sync.map_or(Ok(()), |s| s.barrier(RunPhase::WindowStart)) {
+                Ok(()) => {
+                    let start = now_ns() + WINDOW_LEAD_NS;
+                    w.set(start, start.saturating_add(duration_ns));
+                }
+                Err(e) => {
+                    w.stop_at(now_ns());
+                    failure = Some(e);
+                }
+            }
+        }
+        let start = w.start();
+        if !baseline_at_start && now >= start {
+            monitor.reset_baseline();
+            baseline_at_start = true;
+        }
+        if start != UNSET
+            && (opts.stop.load(Ordering::Relaxed) || sync.is_some_and(|s| s.stop_requested()))
+        {
+            w.stop_at(now);
+        }
+        match crew.rx.recv_timeout(POLL) {
             Ok(msg) => {
                 if let Some(point) = agg.add(msg) {
                     progress.update(&point);
@@ -190,5 +282,11 @@ fn collect(
     }
     let mon = monitor.stop();
     progress.finish();
-    (agg.finish(opts.interval.as_secs_f64()), mon)
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if let (Some(s), true) = (sync, set_up) {
+        s.barrier(RunPhase::WindowEnd)?;
+    }
+    Ok((agg.finish(), mon))
 }

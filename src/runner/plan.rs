@@ -3,16 +3,17 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use anyhow::Context;
 
 use crate::engine;
 use crate::target::{self, PrepareOptions, PreparedTarget, TargetKind};
-use crate::workload::{EngineKind, FillMode, WorkloadSpec};
+use crate::workload::{FillMode, WorkloadSpec};
 
 use super::series::IntervalMsg;
+use super::window::Window;
 use super::worker::{worker, WorkerCtx, WorkerOut, WorkerPlan};
 use super::RunOptions;
 
@@ -44,31 +45,22 @@ pub(super) fn prepare_targets(
     Ok(targets)
 }
 
-/// Chooses the engine once, so every thread uses the same one, and notes
-/// what the user should know about it and about the run's conditions.
+/// Chooses the engine once ([`engine::choose`]), so every thread uses the
+/// same one, refuses a run whose buffers would not fit in memory, and notes
+/// what the user should know about the engine and the run's conditions.
 pub(super) fn choose_engine(
     spec: &WorkloadSpec,
     notes: &mut Vec<String>,
-) -> anyhow::Result<EngineKind> {
-    let mut engine_kind = spec.engine;
-    if engine_kind == EngineKind::Uring {
-        if let Err(e) = engine::uring_available() {
-            if spec.sqpoll || spec.hipri {
-                anyhow::bail!("io_uring is not available here ({e}), and --sqpoll/--hipri need it");
-            }
-            notes.push(format!(
-                "io_uring is not available here ({e}); fell back to the sync engine (pread/pwrite, queue depth 1 per thread)"
-            ));
-            engine_kind = EngineKind::Sync;
-        }
-    }
-    if matches!(engine_kind, EngineKind::Sync | EngineKind::Mmap) && spec.qd > 1 {
-        notes.push(format!(
-            "the {} engine does one I/O at a time per thread: --qd {} acts as 1",
-            engine_kind.name(),
-            spec.qd
-        ));
-    }
+) -> anyhow::Result<engine::EngineChoice> {
+    let choice = engine::choose(&engine::EngineRequest {
+        kind: spec.engine,
+        cache: spec.cache,
+        qd: spec.qd,
+        sqpoll: spec.sqpoll,
+        hipri: spec.hipri,
+    })?;
+    notes.extend(choice.notes.iter().cloned());
+    engine::check_memory(spec, &choice)?;
     if let Some(cs) = crate::clock::clocksource() {
         if cs != "tsc" {
             notes.push(format!(
@@ -79,7 +71,7 @@ pub(super) fn choose_engine(
     if spec.fill == FillMode::Zero {
         notes.push("writes carry zeros: storage that compresses or detects zeros will look faster than it is".into());
     }
-    Ok(engine_kind)
+    Ok(choice)
 }
 
 /// Plans the workers and opens their files (errors surface here, not in threads).
@@ -122,24 +114,25 @@ pub(super) fn plan_workers(
 /// The started worker threads of a run.
 pub(super) struct Crew {
     pub handles: Vec<JoinHandle<anyhow::Result<WorkerOut>>>,
-    /// Every worker and the main thread: passed once set-up is done.
-    pub barrier: Arc<Barrier>,
+    /// The gate and the shared measured window.
+    pub window: Arc<Window>,
     /// Interval messages; disconnected once every worker has finished.
     pub rx: mpsc::Receiver<IntervalMsg>,
-    /// Notes the engines made while setting up.
+    /// Notes the engines made while setting up and while running.
     pub engine_notes: Arc<Mutex<Vec<String>>>,
 }
 
 impl Crew {
-    /// Starts one thread per plan; they set up and wait at the barrier.
+    /// Starts one thread per plan; they set up and wait at the window's gate.
     pub fn spawn(
         spec: &WorkloadSpec,
-        engine_kind: EngineKind,
+        engine: &engine::EngineChoice,
         targets: &[PreparedTarget],
         plans: Vec<WorkerPlan>,
         opts: &RunOptions,
+        interval_ns: u64,
     ) -> anyhow::Result<Crew> {
-        let barrier = Arc::new(Barrier::new(plans.len() + 1));
+        let window = Arc::new(Window::new(plans.len()));
         let (tx, rx) = mpsc::channel::<IntervalMsg>();
         let engine_notes = Arc::new(Mutex::new(Vec::<String>::new()));
         let shared_offsets: Vec<Arc<AtomicU64>> = targets
@@ -151,28 +144,42 @@ impl Crew {
             let t = &targets[plan.target];
             let ctx = WorkerCtx {
                 spec: spec.clone(),
-                engine: engine_kind,
+                engine: engine.clone(),
                 region_start: t.region_start,
                 region_len: t.region_len,
                 stop: opts.stop.clone(),
-                barrier: barrier.clone(),
+                window: window.clone(),
                 tx: tx.clone(),
-                interval_ns: opts.interval.as_nanos().max(1_000_000) as u64,
+                interval_ns,
                 notes: engine_notes.clone(),
                 shared_offset: shared_offsets[plan.target].clone(),
             };
-            let h = std::thread::Builder::new()
+            let h = match std::thread::Builder::new()
                 .name(format!("iosim-w{}", plan.thread))
                 .spawn(move || worker(ctx, plan))
-                .context("cannot start a worker thread")?;
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    // Let the workers already started end at once.
+                    let now = crate::clock::now_ns();
+                    window.stop_at(now);
+                    window.open(now, handles.iter().map(|h: &JoinHandle<_>| h.thread()));
+                    return Err(e).context("cannot start a worker thread");
+                }
+            };
             handles.push(h);
         }
         Ok(Crew {
             handles,
-            barrier,
+            window,
             rx,
             engine_notes,
         })
+    }
+
+    /// The worker threads (to wake them at the gate).
+    pub fn threads(&self) -> impl Iterator<Item = &std::thread::Thread> {
+        self.handles.iter().map(|h| h.thread())
     }
 
     /// Waits for every worker; the first failure is the run's.

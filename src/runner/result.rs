@@ -146,19 +146,30 @@ pub struct PointStats {
 }
 
 impl PointStats {
+    /// The summary of one interval's statistics: only what a point shows
+    /// (two quantile look-ups, not every percentile of a full summary).
     pub(super) fn from_dir(d: &DirStats, secs: f64) -> PointStats {
-        let r = d.summarize(secs);
+        if d.ios == 0 {
+            return PointStats::default();
+        }
+        let secs = if secs > 0.0 { secs } else { f64::NAN };
+        let q = |q: f64| {
+            d.hist
+                .value_at_quantile(q)
+                .clamp(d.lat_min_ns, d.lat_max_ns) as f64
+                / 1000.0
+        };
         PointStats {
-            ios: r.ios,
-            bytes: r.bytes,
-            iops: r.iops,
-            mib_per_sec: r.mib_per_sec,
-            lat_mean_us: r.latency_us.mean,
-            lat_p50_us: r.latency_us.p("p50"),
-            lat_p99_us: r.latency_us.p("p99"),
-            lat_max_us: r.latency_us.max,
-            lat_min_us: r.latency_us.min,
-            lat_stddev_us: r.latency_us.stddev,
+            ios: d.ios,
+            bytes: d.bytes,
+            iops: d.ios as f64 / secs,
+            mib_per_sec: d.bytes as f64 / secs / 1_048_576.0,
+            lat_mean_us: d.lat_sum_ns as f64 / d.ios as f64 / 1000.0,
+            lat_p50_us: q(0.50),
+            lat_p99_us: q(0.99),
+            lat_max_us: d.lat_max_ns as f64 / 1000.0,
+            lat_min_us: d.lat_min_ns as f64 / 1000.0,
+            lat_stddev_us: d.hist.stdev() / 1000.0,
         }
     }
 }

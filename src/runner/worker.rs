@@ -11,7 +11,7 @@
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -20,11 +20,13 @@ use crate::clock::now_ns;
 use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::stats::RwStats;
 use crate::sysmon::cpu;
-use crate::workload::{EngineKind, FillMode, OffsetGen, SeqLayout, WorkloadSpec};
+use crate::workload::data::WriteData;
+use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
 
 use super::pacing::{Pacer, MAX_NAP_NS};
 use super::result::IoErrorRecord;
 use super::series::IntervalMsg;
+use super::window::Window;
 use super::MAX_ERRORS_PER_THREAD;
 
 /// Error records kept per thread (all errors are counted).
@@ -44,11 +46,12 @@ pub(super) struct WorkerPlan {
 /// What every worker of a run shares, and what is particular to its target.
 pub(super) struct WorkerCtx {
     pub spec: WorkloadSpec,
-    pub engine: EngineKind,
+    pub engine: engine::EngineChoice,
     pub region_start: u64,
     pub region_len: u64,
+    /// Set when a worker cannot set up: the run will not start.
     pub stop: Arc<AtomicBool>,
-    pub barrier: Arc<Barrier>,
+    pub window: Arc<Window>,
     pub tx: mpsc::Sender<IntervalMsg>,
     pub interval_ns: u64,
     pub notes: Arc<std::sync::Mutex<Vec<String>>>,
@@ -67,6 +70,10 @@ pub(super) struct WorkerOut {
     pub stats: RwStats,
     pub errors: u64,
     pub error_records: Vec<IoErrorRecord>,
+    /// When the thread first ran after the gate opened.
+    pub first_ts: u64,
+    /// When it noticed the end of the window (0: it stopped for another reason).
+    pub noticed_end_ts: u64,
 }
 
 /// The body of a worker thread.
@@ -75,16 +82,21 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
     let (eng, cpu_used, slots) = match setup(&ctx, &plan) {
         Ok(v) => v,
         Err(e) => {
-            // Release the others: they must not wait forever at the barrier.
+            // The run will not start; the main thread opens an empty window.
             ctx.stop.store(true, Ordering::Relaxed);
-            ctx.barrier.wait();
+            ctx.window.arrive();
             return Err(e);
         }
     };
     let mut w = Worker::new(&ctx, &plan, eng, slots);
-    ctx.barrier.wait();
-    w.start(now_ns());
-    w.run()?;
+    ctx.window.arrive();
+    let t0 = ctx.window.wait_open();
+    w.start(t0, now_ns());
+    if let Err(e) = w.run() {
+        // This run has failed: end the window for every other worker now.
+        ctx.window.stop_at(now_ns());
+        return Err(e);
+    }
     Ok(w.finish(cpu_used))
 }
 
@@ -108,11 +120,7 @@ fn setup(
             cpu_used = Some(cpus[0]);
         }
     }
-    let slots = if matches!(ctx.engine, EngineKind::Sync | EngineKind::Mmap) {
-        1
-    } else {
-        spec.qd as usize
-    };
+    let slots = ctx.engine.caps.slots_for(spec.qd);
     let fds = plan
         .file
         .as_ref()
@@ -127,16 +135,21 @@ fn setup(
         writable: spec.writes(),
         sync_writes: spec.cache.is_sync(),
     };
-    let (mut eng, _) = engine::create(ctx.engine, &cfg).context("cannot set up the I/O engine")?;
+    let mut eng = ctx
+        .engine
+        .create(&cfg)
+        .context("cannot set up the I/O engine")?;
     if !eng.notes().is_empty() {
         if let Ok(mut n) = ctx.notes.lock() {
             n.extend(eng.notes());
         }
     }
-    if spec.writes() && spec.fill != FillMode::Zero {
+    if spec.writes() {
+        let data = WriteData::for_thread(spec, plan.thread as u64, 0);
         for s in 0..slots {
-            crate::buf::fill_random(
+            data.prepare(
                 eng.buffer(s),
+                spec.fill,
                 spec.seed ^ ((plan.thread as u64) << 32) ^ s as u64,
             );
         }
@@ -175,6 +188,7 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
     if let Some(p) = spec.random_pct {
         gen = gen.mixed(p);
     }
+    gen = gen.shaped(spec, plan.target);
     if spec.seq_layout == SeqLayout::Shared {
         gen = gen.shared(ctx.shared_offset.clone());
     }
@@ -217,18 +231,22 @@ impl Slots {
     }
 }
 
-/// Where this thread is in its time: warm-up, measuring, which interval.
-struct Window {
+/// Where this thread is in the shared window: warm-up, measuring, which interval.
+struct Phase {
     measuring: bool,
-    warmup_end: u64,
-    measure_start: u64,
-    /// End of measuring (`u64::MAX` until warm-up ends).
+    /// Start of the shared window (once measuring).
+    start: u64,
+    /// Where this thread stopped measuring (the window's end, or earlier
+    /// after `--number-ios`).
+    measure_end: u64,
+    /// End of the shared window, as last read.
     end: u64,
     next_boundary: u64,
-    interval_start: u64,
     interval_index: usize,
     /// Thread CPU time (user, system) when measuring started.
     ru0: (f64, f64),
+    first_ts: u64,
+    noticed_end_ts: u64,
 }
 
 /// One worker's state for the hot loop.
@@ -241,14 +259,12 @@ struct Worker<'a> {
     io: Slots,
     bs: u32,
     sync: bool,
-    /// Writes get a unique stamp per 4 KiB (not for `--fill zero`).
-    scramble: bool,
-    seed: u64,
-    write_seq: u64,
+    /// What each write carries (a stamp per 4 KiB, generated blocks, or a fixed fill).
+    data: WriteData,
     /// Queued I/Os per commit (`usize::MAX`: one commit per batch).
     submit_batch: usize,
     io_limit: u64,
-    win: Window,
+    win: Phase,
     cur: RwStats,
     whole: RwStats,
     errors: u64,
@@ -268,7 +284,8 @@ impl<'a> Worker<'a> {
         let spec = &ctx.spec;
         // Engines whose queued I/O is already done gain nothing from committing
         // in groups: their requests are stamped once per batch, as before.
-        let submit_batch = if spec.submit_batch == 0 || !eng.commit_submits() {
+        let caps = eng.capabilities();
+        let submit_batch = if spec.submit_batch == 0 || !caps.needs_commit {
             usize::MAX
         } else {
             spec.submit_batch as usize
@@ -276,26 +293,25 @@ impl<'a> Worker<'a> {
         Worker {
             ctx,
             plan,
-            sync: eng.is_sync(),
+            sync: caps.timed_in_queue(),
             eng,
             gen: offset_gen(ctx, plan),
             pacer: None,
             io: Slots::new(slots),
             bs: spec.bs as u32,
-            scramble: spec.writes() && spec.fill != FillMode::Zero,
-            seed: thread_seed(spec, plan),
-            write_seq: 0,
+            data: WriteData::for_thread(spec, plan.thread as u64, thread_seed(spec, plan)),
             submit_batch,
             io_limit: spec.io_limit.unwrap_or(u64::MAX),
-            win: Window {
+            win: Phase {
                 measuring: false,
-                warmup_end: 0,
-                measure_start: 0,
+                start: 0,
+                measure_end: 0,
                 end: u64::MAX,
                 next_boundary: u64::MAX,
-                interval_start: 0,
                 interval_index: 0,
                 ru0: (0.0, 0.0),
+                first_ts: 0,
+                noticed_end_ts: 0,
             },
             cur: RwStats::default(),
             whole: RwStats::default(),
@@ -307,21 +323,13 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Starts the clock at `t0`: warm-up, or measuring straight away.
-    fn start(&mut self, t0: u64) {
-        let spec = &self.ctx.spec;
-        self.pacer = Pacer::new(spec, t0);
-        self.win.warmup_end = t0 + spec.warmup.as_nanos() as u64;
-        self.win.measure_start = t0;
-        self.win.interval_start = t0;
-        if spec.warmup.is_zero() {
-            self.win.measuring = true;
-            self.win.end = t0 + spec.duration.as_nanos() as u64;
-            self.win.next_boundary = t0 + self.ctx.interval_ns;
-            self.win.ru0 = cpu::rusage(true);
-        }
-        self.stopping = self.ctx.stop.load(Ordering::Relaxed);
-        self.last_ts = t0;
+    /// The gate opened at `t0` (the start of warm-up); this thread runs from `now`.
+    fn start(&mut self, t0: u64, now: u64) {
+        self.pacer = Pacer::new(&self.ctx.spec, t0);
+        self.win.first_ts = now;
+        self.last_ts = now;
+        // Measuring may begin at once (no warm-up, or a late thread).
+        self.advance(now);
     }
 
     /// The hot loop: issue, wait, complete, move the window on.
@@ -334,11 +342,16 @@ impl<'a> Worker<'a> {
             };
             let now = now_ns();
             self.last_ts = now;
-            self.complete(n, now);
-            if self.stopping {
-                continue;
+            if !self.stopping {
+                // Phase and interval first: completions stamped at or past a
+                // boundary belong to the next interval, past the end to none.
+                self.advance(now);
             }
-            self.advance(now);
+            self.complete(n, now);
+            if self.measured_ios >= self.io_limit && !self.stopping {
+                // `--number-ios` reached: stop before issuing one more.
+                self.close_intervals(now);
+            }
         }
         Ok(())
     }
@@ -362,16 +375,8 @@ impl<'a> Worker<'a> {
             let (off, write) = self.gen.next_io();
             let op = if write { Op::Write } else { Op::Read };
             let s = slot as usize;
-            if write && self.scramble {
-                // Defeat deduplication cheaply: a unique word at the start of every 4 KiB.
-                self.write_seq += 1;
-                let b = self.eng.buffer(s);
-                let stamp = (self.write_seq ^ self.seed).to_le_bytes();
-                for chunk in b[..bs as usize].chunks_mut(4096) {
-                    if chunk.len() >= 8 {
-                        chunk[..8].copy_from_slice(&stamp);
-                    }
-                }
+            if write {
+                self.data.next(&mut self.eng.buffer(s)[..bs as usize]);
             }
             self.io.off[s] = off;
             self.io.op[s] = op;
@@ -471,7 +476,9 @@ impl<'a> Worker<'a> {
                 offset: self.io.off[s],
                 len: bs,
                 result,
-                message: if result < 0 {
+                message: if let Some(m) = self.eng.explain(result) {
+                    m
+                } else if result < 0 {
                     std::io::Error::from_raw_os_error(-result).to_string()
                 } else {
                     format!("short transfer: {result} of {bs} bytes")
@@ -483,64 +490,71 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Ends warm-up, closes intervals and the window as time passes.
+    /// Opens this thread's part of the shared window once its start has
+    /// passed, and closes intervals and the window as time passes.
     #[inline]
     fn advance(&mut self, now: u64) {
-        if !self.win.measuring && now >= self.win.warmup_end {
-            self.start_measuring(now);
-        }
-        if now >= self.win.next_boundary
-            || now >= self.win.end
-            || self.measured_ios >= self.io_limit
-            || self.stop_requested()
-        {
-            if self.win.measuring {
-                let last = now >= self.win.end
-                    || self.measured_ios >= self.io_limit
-                    || self.stop_requested();
-                self.close_interval(now, last);
-            } else if self.stop_requested() {
-                self.stopping = true;
+        if !self.win.measuring {
+            let start = self.ctx.window.start();
+            if now < start {
+                return;
             }
+            self.start_measuring(start);
+        }
+        self.win.end = self.ctx.window.end();
+        if now >= self.win.next_boundary || now >= self.win.end {
+            self.close_intervals(now);
         }
     }
 
-    /// Ctrl-C, SIGTERM or another worker's failure.
-    #[inline]
-    fn stop_requested(&self) -> bool {
-        self.ctx.stop.load(Ordering::Relaxed)
-    }
-
-    /// Warm-up over: start measuring from `now`.
-    fn start_measuring(&mut self, now: u64) {
+    /// The window has opened at `start`: measure from there.
+    fn start_measuring(&mut self, start: u64) {
         self.win.measuring = true;
-        self.win.measure_start = now;
-        self.win.interval_start = now;
-        self.win.end = now + self.ctx.spec.duration.as_nanos() as u64;
-        self.win.next_boundary = now + self.ctx.interval_ns;
+        self.win.start = start;
+        self.win.next_boundary = start.saturating_add(self.ctx.interval_ns);
+        self.win.interval_index = 0;
         self.cur.reset();
         self.win.ru0 = cpu::rusage(true);
     }
 
-    /// Once per interval: hands a copy to the main thread and folds it into
-    /// the whole run; the `last` one ends this thread's window.
-    fn close_interval(&mut self, now: u64, last: bool) {
-        let stamp = if last {
-            now.min(self.win.end)
+    /// Hands the current interval to the main thread (once per interval) and
+    /// folds it into the whole run. Intervals this thread slept through are
+    /// reported empty in the same message; at the end of the window (or after
+    /// `--number-ios`) the last interval closes and this thread stops.
+    fn close_intervals(&mut self, now: u64) {
+        let iv = self.ctx.interval_ns;
+        let at_end = now >= self.win.end;
+        let last = at_end || self.measured_ios >= self.io_limit;
+        let first = self.win.interval_index;
+        // Offsets from the window's start.
+        let (through, end_rel) = if last {
+            let stop = if at_end { self.win.end } else { now };
+            self.win.measure_end = stop.max(self.win.start);
+            if at_end {
+                self.win.noticed_end_ts = now;
+            }
+            let rel = self.win.measure_end - self.win.start;
+            ((rel.saturating_sub(1) / iv) as usize, rel)
         } else {
-            self.win.next_boundary
+            // `now` is in interval `cur`; those before it are closed.
+            let cur = ((now - self.win.start) / iv) as usize;
+            (cur - 1, cur as u64 * iv)
         };
+        let through = through.max(first);
         let _ = self.ctx.tx.send(IntervalMsg {
             target: self.plan.target,
-            index: self.win.interval_index,
-            duration_ns: stamp.saturating_sub(self.win.interval_start),
+            first,
+            through,
+            end_ns: end_rel,
             stats: self.cur.clone(),
         });
         self.whole.merge(&self.cur);
         self.cur.reset();
-        self.win.interval_index += 1;
-        self.win.interval_start = stamp;
-        self.win.next_boundary = stamp + self.ctx.interval_ns;
+        self.win.interval_index = through + 1;
+        self.win.next_boundary = self
+            .win
+            .start
+            .saturating_add((through as u64 + 2).saturating_mul(iv));
         if last {
             self.stopping = true;
         }
@@ -548,20 +562,30 @@ impl<'a> Worker<'a> {
 
     /// What this thread measured.
     fn finish(mut self, cpu_used: Option<usize>) -> WorkerOut {
-        let measure_end = self.last_ts.min(self.win.end).max(self.win.measure_start);
+        // Anything the engine learnt during the run (a target truncated under it).
+        let late = self.eng.notes();
+        if !late.is_empty() {
+            if let Ok(mut n) = self.ctx.notes.lock() {
+                n.extend(late);
+            }
+        }
         let ru1 = cpu::rusage(true);
         let ru0 = if self.win.measuring {
             self.win.ru0
         } else {
             ru1
         };
+        if self.win.measuring && self.win.measure_end == 0 {
+            // Stopped by its own errors inside the window.
+            self.win.measure_end = self.last_ts.min(self.win.end).max(self.win.start);
+        }
         self.whole.merge(&self.cur);
         WorkerOut {
             target: self.plan.target,
             thread: self.plan.thread,
             cpu: cpu_used,
             duration_ns: if self.win.measuring {
-                measure_end - self.win.measure_start
+                self.win.measure_end - self.win.start
             } else {
                 0
             },
@@ -570,6 +594,8 @@ impl<'a> Worker<'a> {
             stats: self.whole,
             errors: self.errors,
             error_records: self.error_records,
+            first_ts: self.win.first_ts,
+            noticed_end_ts: self.win.noticed_end_ts,
         }
     }
 }

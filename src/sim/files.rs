@@ -371,8 +371,7 @@ pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()
             let mut pos = off;
             while pos < off + len {
                 let n = (off + len - pos).min(chunk.len() as u64) as usize;
-                let r =
-                    crate::engine::pio(f.fd(), crate::engine::Op::Write, chunk.as_ptr(), n, pos);
+                let r = crate::engine::write_at(f.fd(), &chunk.as_slice()[..n], pos);
                 if r == -libc::ENOSPC || r == -libc::EDQUOT {
                     return Err(no_space(f, len).into());
                 }

@@ -111,8 +111,15 @@ impl UserIo {
             slot_size,
             ..Default::default()
         };
-        let (mut engine, note) = crate::engine::create(sh.cfg.engine, &cfg)?;
-        if let Some(note) = note {
+        let req = crate::engine::EngineRequest {
+            kind: sh.cfg.engine,
+            cache: crate::workload::CacheMode::Direct,
+            qd: slots as u32,
+            sqpoll: false,
+            hipri: false,
+        };
+        let (mut engine, choice) = crate::engine::create(&req, &cfg)?;
+        for note in choice.notes {
             sh.note_once(note);
         }
         if let Some(plan) = &sh.faults {
@@ -196,7 +203,7 @@ impl UserIo {
             let t_sub = now_ns();
             self.inflight.since_ns.store(t_sub, Ordering::Relaxed);
             self.inflight.count.store(batch as u64, Ordering::Relaxed);
-            let sync = self.engine.is_sync();
+            let sync = self.engine.capabilities().timed_in_queue();
             for p in &pieces[i..i + batch] {
                 f.io_start();
                 let offset = p.first * ps as u64;

@@ -51,12 +51,24 @@ pub fn parse_cpu_model(cpuinfo: &str) -> String {
 
 /// `MemTotal` of `/proc/meminfo`, in bytes.
 pub fn parse_mem_total(meminfo: &str) -> u64 {
+    meminfo_bytes(meminfo, "MemTotal").unwrap_or(0)
+}
+
+/// One `Key: N kB` line of `/proc/meminfo`, in bytes.
+pub fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
     meminfo
         .lines()
-        .find(|l| l.starts_with("MemTotal:"))
+        .find(|l| l.strip_prefix(key).is_some_and(|r| r.starts_with(':')))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+        .and_then(|kib| kib.checked_mul(1024))
+}
+
+/// Memory the kernel estimates is available for a new workload without
+/// swapping (`MemAvailable`), in bytes; None where it is not reported.
+pub fn mem_available_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    meminfo_bytes(&meminfo, "MemAvailable")
 }
 
 #[cfg(test)]

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Instructions per I/O on the null engine: iosim's own per-I/O cost.
+
+Counts user-space instructions with callgrind (deterministic, unlike a time)
+for two runs of the null engine at queue depth 1 that differ only in the
+number of I/Os, and divides the difference by the difference in I/Os, so
+that start-up and shutdown cancel out.
+
+    bench/instructions.py                  # print the figure
+    bench/instructions.py --max 530        # also fail (exit 1) above 530
+
+.ci/run uses it as a performance guard. See BENCHMARKS.md ("Per-I/O cost").
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def collected(iosim, ios):
+    """Instructions callgrind counted for a null-engine run of `ios` I/Os."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "callgrind.out")
+        argv = [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            iosim, "run", "--engine", "null", "--qd", "1",
+            "--number-ios", str(ios), "--duration", "600s", "--quiet", "--no-save",
+        ]
+        env = dict(os.environ, XDG_DATA_HOME=d)
+        p = subprocess.run(argv, capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(argv)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+        m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
+        if not m:
+            sys.exit(f"no 'Collected' line in callgrind's output:\n{p.stderr[-2000:]}")
+        return int(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--iosim", default=os.path.join(ROOT, "target", "release", "iosim"))
+    ap.add_argument("--small", type=int, default=100_000, help="I/Os in the shorter run")
+    ap.add_argument("--large", type=int, default=300_000, help="I/Os in the longer run")
+    ap.add_argument("--max", type=float, default=None, help="fail above this many instructions per I/O")
+    a = ap.parse_args()
+    if subprocess.run(["sh", "-c", "command -v valgrind"], capture_output=True).returncode != 0:
+        sys.exit("valgrind is not installed: apt-get install valgrind")
+    small, large = collected(a.iosim, a.small), collected(a.iosim, a.large)
+    per_io = (large - small) / (a.large - a.small)
+    print(f"instructions per I/O (null engine, QD1, callgrind, {a.large:,} - {a.small:,} I/Os): {per_io:.0f}")
+    if a.max is not None and per_io > a.max:
+        print(f"FAIL: above the limit of {a.max:.0f}: something now costs more per I/O "
+              f"(profile with: valgrind --tool=callgrind {a.iosim} run --engine null --qd 1 "
+              f"--number-ios {a.large} --duration 600s --quiet --no-save)", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

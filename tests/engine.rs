@@ -1,0 +1,107 @@
+//! The engine contract seen from the command line: the default engine,
+//! a target truncated under the mmap engine, runs too large for memory.
+
+mod common;
+
+use common::iosim;
+use std::time::{Duration, Instant};
+
+/// `--engine mmap` on a file that another process truncates mid-run: the
+/// run ends with what it measured, names the truncated target and exits
+/// with the I/O-error code (3), instead of dying of SIGBUS with no output.
+#[test]
+fn mmap_run_survives_its_target_being_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.dat");
+    common::success(
+        iosim()
+            .args(["create", "--size", "64M", "--quiet"])
+            .arg(&file),
+    );
+    let child = iosim()
+        .args([
+            "run", "--engine", "mmap", "--cache", "buffered", "--rw", "randread",
+        ])
+        .args(["-d", "60s", "--output", "json", "--quiet", "--no-save"])
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Truncate only once the file is mapped (its path shows in the maps).
+    let maps = format!("/proc/{}/maps", child.id());
+    let name = file.file_name().unwrap().to_string_lossy().to_string();
+    let t = Instant::now();
+    while !std::fs::read_to_string(&maps)
+        .unwrap_or_default()
+        .contains(&name)
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run never mapped the file"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["errors"]["count"].as_u64().unwrap() > 0);
+    let first = v["errors"]["first"][0]["message"].as_str().unwrap();
+    assert!(first.contains("truncated"), "{first}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("truncated while the mmap engine ran"),
+        "{notes}"
+    );
+    // Whatever was measured before the truncation is kept.
+    assert!(v["duration_s"].as_f64().unwrap() > 0.0);
+}
+
+/// `--qd 4096 --bs 64M` would need 256 GiB of buffers: refused before
+/// anything is allocated, naming the options and the limit.
+#[test]
+fn a_run_larger_than_memory_is_refused_up_front() {
+    let out = iosim()
+        .args(["run", "--engine", "null", "--qd", "4096", "--bs", "64M"])
+        .args(["-d", "1s", "--quiet", "--no-save"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(out.status.code() != Some(101), "panicked: {stderr}");
+    assert!(
+        stderr.contains("--qd 4096") && stderr.contains("--bs 64MiB"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("MemAvailable"), "{stderr}");
+}
+
+/// Through the page cache at queue depth 1 the default engine is sync (as
+/// fio's default psync); with direct I/O it is io_uring. The result's
+/// config names the engine that ran, never `auto`.
+#[test]
+fn the_default_engine_depends_on_cache_and_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.dat");
+    let file = file.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", file, "--size", "8M", "-d", "200ms", "--no-save"];
+        args.extend_from_slice(extra);
+        common::run_json(&args)
+    };
+    let v = run(&["--cache", "buffered"]);
+    assert_eq!(v["engine"], "sync");
+    assert_eq!(v["config"]["engine"], "sync");
+    let v = run(&["--cache", "buffered", "--qd", "8"]);
+    assert_ne!(v["engine"], "sync");
+    let v = run(&[]);
+    let uring_ok = !v["notes"].to_string().contains("io_uring is not available");
+    assert_eq!(v["engine"], if uring_ok { "uring" } else { "sync" });
+}

@@ -1,0 +1,324 @@
+//! One measured window shared by every worker: more threads than cores must
+//! not inflate the rate or stretch the run, and the synchronisation hook is
+//! called at each phase, on the calling thread.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{iosim, success};
+use iosim::runner::{self, RunOptions, RunPhase, RunSync};
+use iosim::workload::{EngineKind, WorkloadSpec};
+
+fn f(v: &serde_json::Value, path: &[&str]) -> f64 {
+    path.iter().fold(v, |v, k| &v[k]).as_f64().unwrap()
+}
+
+/// Checks a run's JSON: every counted I/O lies in the one window, and the
+/// total rate is the total I/O over that window.
+fn check_one_window(r: &serde_json::Value, duration_s: f64) {
+    let window = f(r, &["duration_s"]);
+    assert!(
+        (window - duration_s).abs() < duration_s * 0.01 + 0.002,
+        "window {window} s, asked {duration_s} s"
+    );
+    let ios = f(r, &["total", "total", "ios"]);
+    let iops = f(r, &["total", "total", "iops"]);
+    assert!(
+        (iops * window - ios).abs() <= 1.0 + ios * 1e-9,
+        "{iops} IOPS x {window} s != {ios} I/Os"
+    );
+    let threads = r["threads"].as_array().unwrap();
+    let per_thread: f64 = threads.iter().map(|t| f(t, &["total", "ios"])).sum();
+    assert_eq!(per_thread, ios);
+    for t in threads {
+        assert!(f(t, &["duration_s"]) <= window + 1e-9, "{t}");
+    }
+    let in_series: f64 = r["series"]["total"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| f(p, &["total", "ios"]))
+        .sum();
+    assert_eq!(in_series, ios, "the series holds every counted I/O");
+}
+
+#[test]
+fn threads_that_outnumber_cores_share_one_window() {
+    // 256 CPU-bound threads on a machine with a few cores: before the shared
+    // window each thread timed its own second from when it first ran, the run
+    // took ~10 s and reported the sum of 256 one-second rates.
+    let t = Instant::now();
+    let out = success(iosim().args([
+        "run",
+        "--engine",
+        "null",
+        "-d",
+        "1s",
+        "--threads",
+        "256",
+        "--output",
+        "json",
+        "--quiet",
+        "--no-save",
+    ]));
+    let wall = t.elapsed();
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    check_one_window(&r, 1.0);
+    assert!(
+        wall < Duration::from_secs(6),
+        "a 1 s run took {wall:?}: the workers did not stop together"
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 256 {
+        // Some of them cannot have started with the window: the run says so.
+        let codes: Vec<&str> = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| w["code"].as_str())
+            .collect();
+        assert!(codes.contains(&"workers_started_late"), "{codes:?}");
+    }
+}
+
+#[test]
+fn warmup_is_shared_too() {
+    let r = common::run_json(&[
+        "run",
+        "--engine",
+        "null",
+        "-d",
+        "500ms",
+        "--warmup",
+        "300ms",
+        "--threads",
+        "64",
+        "--no-save",
+    ]);
+    check_one_window(&r, 0.5);
+}
+
+#[test]
+fn diskspd_with_more_threads_than_cores_ends_on_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let out = success(
+        iosim()
+            .current_dir(dir.path())
+            .args(["diskspd", "-t257", "-d1", "-W0", "-c16M", "t.dat"]),
+    );
+    let wall = t.elapsed();
+    assert!(
+        wall < Duration::from_secs(10),
+        "diskspd -t257 -d1 took {wall:?}"
+    );
+    // total: bytes | I/Os | MiB/s | I/O per s: the rate is the I/Os over the 1 s window.
+    let total = out
+        .lines()
+        .find(|l| l.starts_with("total:"))
+        .expect("a total line");
+    let cols: Vec<f64> = total
+        .trim_start_matches("total:")
+        .split('|')
+        .map(|c| c.trim().parse().unwrap())
+        .collect();
+    assert!(
+        (cols[3] - cols[1]).abs() <= cols[1] * 0.01 + 1.0,
+        "{total}: I/O per s must be the I/Os over 1 s"
+    );
+}
+
+/// Records the phases and on which thread they were called; asks for a stop
+/// after a few polls when `stop_after` is set.
+struct Recorder {
+    phases: Mutex<Vec<(RunPhase, std::thread::ThreadId)>>,
+    polls: AtomicUsize,
+    stop_after: Option<usize>,
+}
+
+impl RunSync for Recorder {
+    fn barrier(&self, phase: RunPhase) -> anyhow::Result<()> {
+        self.phases
+            .lock()
+            .unwrap()
+            .push((phase, std::thread::current().id()));
+        Ok(())
+    }
+    fn stop_requested(&self) -> bool {
+        let n = self.polls.fetch_add(1, Ordering::Relaxed) + 1;
+        self.stop_after.is_some_and(|s| n >= s)
+    }
+}
+
+fn spec(duration: Duration, warmup: Duration) -> WorkloadSpec {
+    WorkloadSpec {
+        engine: EngineKind::Null,
+        threads: 4,
+        duration,
+        warmup,
+        ..WorkloadSpec::default()
+    }
+}
+
+fn run_with(spec: &WorkloadSpec, rec: Arc<Recorder>) -> runner::RunResult {
+    let opts = RunOptions {
+        sync: Some(rec),
+        ..RunOptions::default()
+    };
+    runner::run(spec, &opts).unwrap()
+}
+
+#[test]
+fn run_sync_sees_every_phase_in_order_on_the_calling_thread() {
+    for warmup in [Duration::ZERO, Duration::from_millis(100)] {
+        let rec = Arc::new(Recorder {
+            phases: Mutex::new(Vec::new()),
+            polls: AtomicUsize::new(0),
+            stop_after: None,
+        });
+        let r = run_with(&spec(Duration::from_millis(200), warmup), rec.clone());
+        let phases = rec.phases.lock().unwrap().clone();
+        let me = std::thread::current().id();
+        assert_eq!(
+            phases.iter().map(|p| p.0).collect::<Vec<_>>(),
+            [
+                RunPhase::Prepared,
+                RunPhase::WarmupStart,
+                RunPhase::WindowStart,
+                RunPhase::WindowEnd
+            ],
+            "warm-up {warmup:?}"
+        );
+        assert!(phases.iter().all(|p| p.1 == me));
+        assert!(
+            rec.polls.load(Ordering::Relaxed) > 0,
+            "stop_requested is polled"
+        );
+        assert!((r.duration_s - 0.2).abs() < 0.01, "{}", r.duration_s);
+        assert!(r.total.total.ios > 0);
+    }
+}
+
+#[test]
+fn run_sync_stop_ends_the_window_for_every_worker() {
+    let rec = Arc::new(Recorder {
+        phases: Mutex::new(Vec::new()),
+        polls: AtomicUsize::new(0),
+        stop_after: Some(3),
+    });
+    let t = Instant::now();
+    let r = run_with(&spec(Duration::from_secs(60), Duration::ZERO), rec.clone());
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    assert!(r.duration_s < 30.0, "{}", r.duration_s);
+    assert!(r.total.total.ios > 0);
+    // Every worker stopped at the same end.
+    for th in &r.threads {
+        assert_eq!(th.duration_s, r.duration_s);
+    }
+    assert_eq!(
+        rec.phases.lock().unwrap().last().map(|p| p.0),
+        Some(RunPhase::WindowEnd)
+    );
+}
+
+/// Runs iosim with `args`, sampling its resident memory every 50 ms; returns
+/// (JSON result, peak RSS in KiB, wall time).
+fn run_sampling_rss(args: &[&str]) -> (serde_json::Value, u64, Duration) {
+    let t = Instant::now();
+    let mut child = iosim()
+        .args(args)
+        .args(["--output", "json", "--quiet", "--no-save"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).unwrap();
+        s
+    });
+    let mut peak = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kb);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let wall = t.elapsed();
+    let json = reader.join().unwrap();
+    (serde_json::from_str(&json).unwrap(), peak, wall)
+}
+
+#[test]
+fn a_short_interval_keeps_memory_flat_and_the_run_on_time() {
+    // Before: 16 threads at 10 ms grew by ~300 MB a second and overran.
+    let base = [
+        "run",
+        "--engine",
+        "null",
+        "--threads",
+        "16",
+        "--interval",
+        "10ms",
+        "-d",
+    ];
+    let (short, rss_short, wall_short) = run_sampling_rss(&[&base[..], &["2s"]].concat());
+    let (long, rss_long, wall_long) = run_sampling_rss(&[&base[..], &["6s"]].concat());
+    for (r, d, wall) in [(&short, 2.0, wall_short), (&long, 6.0, wall_long)] {
+        check_one_window(r, d);
+        assert_eq!(
+            r["series"]["total"].as_array().unwrap().len(),
+            (d * 100.0) as usize,
+            "one point per 10 ms"
+        );
+        assert!(
+            wall < Duration::from_secs_f64(d + 4.0),
+            "a {d} s run took {wall:?}"
+        );
+    }
+    // Three times as long a run: memory does not grow with it (the series
+    // points themselves are a few hundred kilobytes).
+    assert!(
+        rss_long < rss_short + 32 * 1024,
+        "peak RSS {rss_short} KiB for 2 s, {rss_long} KiB for 6 s"
+    );
+    assert!(rss_long < 256 * 1024, "peak RSS {rss_long} KiB");
+}
+
+#[test]
+fn an_interval_too_short_for_the_machine_is_raised_with_a_note() {
+    let r = common::run_json(&[
+        "run",
+        "--engine",
+        "null",
+        "--interval",
+        "1ms",
+        "-d",
+        "300ms",
+        "--no-save",
+    ]);
+    assert_eq!(r["series"]["interval_s"], 0.01);
+    assert_eq!(r["series"]["total"].as_array().unwrap().len(), 30);
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("--interval 1ms raised to 10ms")),
+        "{notes:?}"
+    );
+}
