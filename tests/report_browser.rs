@@ -233,7 +233,11 @@ fn report_renders_in_headless_chromium() {
     ] {
         assert!(dom.contains(&format!("id=\"{id}\"")), "chart {id} missing");
     }
-    assert!(dom.contains("knee: qd"), "the sweep knee is marked");
+    // Whether this sweep has a knee depends on how the null engine scaled on
+    // this machine (a curve that never flattens has none), so the knee mark is
+    // not asserted here: the rule, and the report and `iosim sweep` agreeing on
+    // it, are pinned on fixed data by html's unit test
+    // `the_report_and_the_sweep_find_the_same_knee`.
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE(")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
 
