@@ -211,7 +211,7 @@ impl MmapEngine {
         };
         for &fd in &cfg.fds {
             // SAFETY: the caller keeps the descriptors open while the engine lives.
-            let len = super::fd_len(unsafe { BorrowedFd::borrow_raw(fd) })?;
+            let len = super::fd::fd_len(unsafe { BorrowedFd::borrow_raw(fd) })?;
             let len = usize::try_from(len).map_err(|_| {
                 io::Error::new(io::ErrorKind::InvalidInput, "the file is too large to map")
             })?;
@@ -253,7 +253,7 @@ impl MmapEngine {
     /// What to tell the user about a truncated mapping.
     fn truncation_note(m: &Map) -> String {
         // SAFETY: the descriptor stays open while the engine lives.
-        let now = super::fd_len(unsafe { BorrowedFd::borrow_raw(m.fd) })
+        let now = super::fd::fd_len(unsafe { BorrowedFd::borrow_raw(m.fd) })
             .map(|n| format!("{n} bytes"))
             .unwrap_or_else(|_| "unknown".into());
         format!(

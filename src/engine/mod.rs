@@ -12,17 +12,19 @@
 //! I/O inside `queue` and report it from the next `reap`.
 
 use std::io;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::os::fd::RawFd;
 
 use crate::workload::{CacheMode, EngineKind};
 
 pub mod faulty;
+mod fd;
 mod mmap;
 mod null;
 mod slots;
 mod sync;
 mod uring;
 
+pub use fd::fd_len;
 pub use mmap::MmapEngine;
 pub use null::NullEngine;
 pub use sync::SyncEngine;
@@ -416,12 +418,6 @@ fn check_fits(
 /// Checks whether io_uring can be set up at all (cheap; used for notices).
 pub fn uring_available() -> Result<(), io::Error> {
     io_uring::IoUring::new(2).map(|_| ())
-}
-
-/// Size in bytes of the file or block device open as `fd` (the end of
-/// the file, which for a block device is its capacity).
-pub fn fd_len(fd: BorrowedFd<'_>) -> io::Result<u64> {
-    Ok(rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0))?)
 }
 
 /// Reads `buf.len()` bytes at `offset` with one `pread`; returns bytes or -errno.
