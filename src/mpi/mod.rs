@@ -12,12 +12,16 @@
 //! See docs/distributed.md for the user's side.
 
 pub mod merge;
+mod rank;
 #[cfg(feature = "mpi")]
 pub mod world;
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+use rank::WHO;
+pub use rank::{hostname, is_collective, is_root, where_am_i, who, RankInfo};
 
 use crate::runner::{RunOptions, RunResult};
 use crate::workload::WorkloadSpec;
@@ -41,45 +45,6 @@ pub struct MpiArgs {
     /// region.
     #[arg(long)]
     pub share_target: bool,
-}
-
-/// Who this process is in the job.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RankInfo {
-    /// Rank in the job, 0-based.
-    pub rank: usize,
-    /// Ranks in the job.
-    pub size: usize,
-    /// Host name.
-    pub host: String,
-    /// Rank among the ranks on this host, 0-based.
-    pub local_rank: usize,
-    /// Ranks on this host.
-    pub local_size: usize,
-}
-
-impl RankInfo {
-    /// A process on its own.
-    pub fn single() -> RankInfo {
-        RankInfo {
-            rank: 0,
-            size: 1,
-            host: hostname(),
-            local_rank: 0,
-            local_size: 1,
-        }
-    }
-}
-
-/// This machine's host name (`%h`).
-pub fn hostname() -> String {
-    let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let h = h.trim();
-    if h.is_empty() {
-        "localhost".into()
-    } else {
-        h.to_string()
-    }
 }
 
 /// Expands the rank placeholders in a target path: `%r` rank, `%n` number of
@@ -214,24 +179,6 @@ pub fn single_only(command: &str) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
-}
-
-/// The process's place in the job, set once by [`init`].
-static WHO: std::sync::OnceLock<RankInfo> = std::sync::OnceLock::new();
-
-/// This process's rank information (a singleton's if [`init`] was not called).
-pub fn who() -> RankInfo {
-    WHO.get().cloned().unwrap_or_else(RankInfo::single)
-}
-
-/// Whether this process is one of several ranks.
-pub fn is_collective() -> bool {
-    WHO.get().is_some_and(|w| w.size > 1)
-}
-
-/// Whether this process prints results (rank 0, or a singleton).
-pub fn is_root() -> bool {
-    who().rank == 0
 }
 
 /// What [`init`] returns: keep it alive until the end of `main` (dropping it
@@ -387,12 +334,6 @@ pub fn report_error(e: &anyhow::Error) {
         return;
     }
     eprintln!("iosim: error: {e:#}");
-}
-
-/// Where a rank's error is reported: "rank 2 on host db03".
-pub fn where_am_i() -> String {
-    let w = who();
-    format!("rank {} of {} on {}", w.rank, w.size, w.host)
 }
 
 #[cfg(test)]

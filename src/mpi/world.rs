@@ -17,9 +17,10 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
+use super::rank::{RankInfo, WHO};
 use super::{
     check_fingerprints, expand_targets, merge, share_region, Agreed, Collective, Fingerprint,
-    MpiArgs, RankInfo, RankReport, WHO,
+    MpiArgs, RankReport,
 };
 use crate::runner::{RunOptions, RunResult};
 use crate::target::{self, PrepareOptions};
@@ -75,7 +76,7 @@ impl World {
         let who = RankInfo {
             rank,
             size: w.size() as usize,
-            host: super::hostname(),
+            host: super::rank::hostname(),
             local_rank: local.rank() as usize,
             local_size: local.size() as usize,
         };
@@ -105,7 +106,7 @@ fn install_panic_hook() {
         // No backtrace: symbolising one can take seconds, and the job must end now.
         eprintln!(
             "iosim: {} panicked, ending the whole job (this is a bug in iosim): {info}",
-            super::where_am_i()
+            super::rank::where_am_i()
         );
         world().abort(EXIT_ABORT);
     }));
@@ -116,14 +117,14 @@ fn install_panic_hook() {
 /// error is printed by rank 0 only, and the caller exits normally.
 pub fn fail(e: &anyhow::Error) {
     if e.downcast_ref::<Agreed>().is_some() {
-        if super::is_root() {
+        if super::rank::is_root() {
             eprintln!("iosim: error: {e:#}");
         }
         return;
     }
     eprintln!(
         "iosim: error on {}: {e:#}\niosim: ending the whole job",
-        super::where_am_i()
+        super::rank::where_am_i()
     );
     world().abort(EXIT_ABORT);
 }
@@ -284,7 +285,7 @@ fn prepare_targets(
     opts: &RunOptions,
     args: &MpiArgs,
 ) -> anyhow::Result<()> {
-    let who = super::who();
+    let who = super::rank::who();
     let c = world();
     expand_targets(spec, &who);
     let mine: Vec<String> = spec
@@ -354,7 +355,7 @@ fn prepare_targets(
 
 /// A collective `run`: see [`super::run`].
 pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Result<Collective> {
-    let who = super::who();
+    let who = super::rank::who();
     let c = world();
     let mut spec = spec.clone();
     // Each rank its own random stream and write data (identical data on every
