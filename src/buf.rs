@@ -266,3 +266,137 @@ mod tests {
         assert_ne!(b, c);
     }
 }
+
+mod zeroed {
+    /// Types whose all-zero bit pattern is a valid value (sealed: only atomics).
+    pub trait Sealed {}
+    impl Sealed for std::sync::atomic::AtomicU32 {}
+    impl Sealed for std::sync::atomic::AtomicBool {}
+}
+
+/// Element types of a [`SparseTable`]: atomics, for which all zero bytes is 0 / false.
+pub trait ZeroIsValid: zeroed::Sealed + Sync {}
+impl ZeroIsValid for std::sync::atomic::AtomicU32 {}
+impl ZeroIsValid for std::sync::atomic::AtomicBool {}
+
+/// A fixed-length table of atomics that starts all zero and takes memory only
+/// where it is touched: an anonymous mapping without swap reservation, which
+/// the kernel backs with zero pages on first use. The simulator's page-state
+/// tables are sized for a file's MaxSize but hold memory in proportion to the
+/// pages the run really reaches.
+pub struct SparseTable<T: ZeroIsValid> {
+    ptr: NonNull<T>,
+    len: usize,
+    bytes: usize,
+}
+
+// SAFETY: the table owns its mapping and hands out only shared references to
+// atomics (`T: Sync`), so it may move to and be shared with other threads.
+unsafe impl<T: ZeroIsValid> Send for SparseTable<T> {}
+// SAFETY: as above: every access through `&SparseTable` is an atomic operation.
+unsafe impl<T: ZeroIsValid> Sync for SparseTable<T> {}
+
+impl<T: ZeroIsValid> SparseTable<T> {
+    /// A table of `len` zero elements; fails if the size overflows or the
+    /// kernel refuses the address space.
+    pub fn new(len: usize) -> Result<SparseTable<T>, AllocError> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(AllocError {
+                len: usize::MAX,
+                why: "the size overflows",
+            })?;
+        if bytes == 0 {
+            return Ok(SparseTable {
+                ptr: NonNull::dangling(),
+                len,
+                bytes,
+            });
+        }
+        use rustix::mm::{mmap_anonymous, MapFlags, ProtFlags};
+        // SAFETY: a new private anonymous mapping at an address the kernel
+        // chooses: it replaces no memory of ours.
+        let p = unsafe {
+            mmap_anonymous(
+                std::ptr::null_mut(),
+                bytes,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::PRIVATE | MapFlags::NORESERVE,
+            )
+        }
+        .map_err(|_| AllocError {
+            len: bytes,
+            why: "the kernel refused the address space",
+        })?;
+        let ptr = NonNull::new(p.cast::<T>()).ok_or(AllocError {
+            len: bytes,
+            why: "the kernel returned a null mapping",
+        })?;
+        Ok(SparseTable { ptr, len, bytes })
+    }
+}
+
+impl<T: ZeroIsValid> std::ops::Deref for SparseTable<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr` is page-aligned (or dangling with len 0) and valid for
+        // `len` elements of T for the table's life; the kernel zero-fills the
+        // mapping, and all zero bytes is a valid T (ZeroIsValid is sealed to
+        // atomics); only shared references are handed out.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: ZeroIsValid> Drop for SparseTable<T> {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            // SAFETY: the mapping was made in `new` with this length and no
+            // reference into it outlives `self`.
+            let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.bytes) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod sparse_tests {
+    use super::SparseTable;
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+    fn rss_kib() -> u64 {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
+    #[test]
+    fn starts_zero_and_keeps_values() {
+        let t: SparseTable<AtomicU32> = SparseTable::new(1000).unwrap();
+        assert_eq!(t.len(), 1000);
+        assert!(t.iter().all(|x| x.load(Ordering::Relaxed) == 0));
+        t[999].store(7, Ordering::Relaxed);
+        assert_eq!(t[999].load(Ordering::Relaxed), 7);
+        let b: SparseTable<AtomicBool> = SparseTable::new(0).unwrap();
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_huge_table_costs_only_the_pages_touched() {
+        // 1 TiB of address space (256 G entries of 4 bytes): far more than this
+        // machine's memory, yet touching a few entries costs a few pages.
+        let before = rss_kib();
+        let t: SparseTable<AtomicU32> = SparseTable::new(1 << 38).unwrap();
+        for i in [0usize, 1 << 20, 1 << 30, (1 << 38) - 1] {
+            t[i].store(1, Ordering::Relaxed);
+        }
+        assert!(
+            rss_kib() < before + 64 * 1024,
+            "{} -> {}",
+            before,
+            rss_kib()
+        );
+        assert!(SparseTable::<AtomicU32>::new(usize::MAX).is_err());
+    }
+}

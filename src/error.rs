@@ -51,9 +51,10 @@ pub enum Error {
     )]
     DeviceInUse(PathBuf, String),
 
-    /// The filesystem ran out of space while creating a test file.
-    #[error("no space left on the device while creating '{0}' ({1} wanted): the partial file was removed; free space or use a smaller --size")]
-    NoSpace(PathBuf, String),
+    /// Ctrl-C or SIGTERM came after the test files were ready but before
+    /// measuring began: nothing was measured (exits 130).
+    #[error("interrupted before the run started: nothing was measured")]
+    InterruptedBeforeStart,
 
     /// O_DIRECT is not supported where the target lives.
     #[error("direct I/O (O_DIRECT) is not supported for '{0}' (the filesystem refused it): use --cache buffered, or put the test file on a filesystem that supports direct I/O such as ext4 or xfs")]

@@ -534,6 +534,9 @@ pub fn is_interrupted(e: &anyhow::Error) -> bool {
         matches!(
             c.downcast_ref::<Stopped>(),
             Some(Stopped::Interrupted { .. })
+        ) || matches!(
+            c.downcast_ref::<crate::error::Error>(),
+            Some(crate::error::Error::InterruptedBeforeStart)
         )
     })
 }

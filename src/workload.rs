@@ -329,6 +329,75 @@ pub enum SeqLayout {
     /// All threads of a target take the next block from one shared offset, so
     /// the target sees one sequential stream (DiskSpd -si).
     Shared,
+    /// SQLIO's stripe pattern (`-f<factor> -i<ios per run>`, its default `-f64 -i64`).
+    Stripe(Stripe),
+}
+
+/// SQLIO's stripe pattern, as its readme describes it: the region is seen as
+/// rows of `factor` blocks, `ios_per_run` rows deep; an "I/O run" takes one
+/// column from top to bottom (blocks c, c + factor, c + 2 x factor, ...),
+/// the next run the next column. Each thread of a target owns an equal share
+/// of the columns (with two threads, the first takes columns 0-31 of 64, the
+/// second 32-63) and starts over at its first column after its last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stripe {
+    /// Blocks in a row (`-f`): the distance, in blocks, between the I/Os of a run.
+    pub factor: u64,
+    /// I/Os in a run (`-i`): the rows.
+    pub ios_per_run: u64,
+}
+
+impl Stripe {
+    /// Bytes the pattern touches from the region's start with blocks of `bs`.
+    pub fn span(&self, bs: u64) -> u64 {
+        self.factor
+            .saturating_mul(self.ios_per_run)
+            .saturating_mul(bs)
+    }
+}
+
+/// Parses `--stripe FACTOR[:IOS_PER_RUN]` (SQLIO's `-f` and `-i`; 64 I/Os per run by default).
+pub fn stripe_arg(s: &str) -> Result<Stripe, String> {
+    let (f, i) = s.split_once(':').unwrap_or((s, "64"));
+    let n = |v: &str, what: &str| -> Result<u64, String> {
+        v.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| (1..=1 << 32).contains(&n))
+            .ok_or_else(|| format!("'{s}': {what} must be a whole number from 1 to 4294967296, e.g. --stripe 64:64"))
+    };
+    Ok(Stripe {
+        factor: n(f, "the stripe factor")?,
+        ios_per_run: n(i, "the I/Os per run")?,
+    })
+}
+
+/// A thread's walk through a [`Stripe`]: its columns and where it is.
+#[derive(Clone, Debug)]
+struct StripeWalk {
+    factor: u64,
+    rows: u64,
+    first_col: u64,
+    end_col: u64,
+    col: u64,
+    row: u64,
+}
+
+impl StripeWalk {
+    /// The next block number, then one step on.
+    #[inline]
+    fn next_block(&mut self) -> u64 {
+        let block = self.row * self.factor + self.col;
+        self.row += 1;
+        if self.row == self.rows {
+            self.row = 0;
+            self.col += 1;
+            if self.col == self.end_col {
+                self.col = self.first_col;
+            }
+        }
+        block
+    }
 }
 
 /// A complete workload.
@@ -672,6 +741,8 @@ pub struct OffsetGen {
     shared: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Skewed random positions (`None`: uniform).
     skew: Option<distribution::SkewGen>,
+    /// SQLIO's stripe pattern instead of a plain sequential stream.
+    stripe: Option<StripeWalk>,
     rng: SmallRng,
 }
 
@@ -715,8 +786,29 @@ impl OffsetGen {
             random_threshold: None,
             shared: None,
             skew: None,
+            stripe: None,
             rng: SmallRng::seed_from_u64(seed),
         }
+    }
+
+    /// Walks SQLIO's stripe pattern instead of a plain sequential stream:
+    /// thread `thread` of `threads` on the target takes its share of the
+    /// columns (at least one). Offsets past the region's end wrap around it.
+    pub fn striped(mut self, s: Stripe, thread: usize, threads: usize) -> OffsetGen {
+        let factor = s.factor.max(1);
+        let threads = threads.max(1) as u64;
+        let t = (thread as u64).min(threads - 1);
+        let first_col = (factor * t / threads).min(factor - 1);
+        let end_col = (factor * (t + 1) / threads).clamp(first_col + 1, factor);
+        self.stripe = Some(StripeWalk {
+            factor,
+            rows: s.ios_per_run.max(1),
+            first_col,
+            end_col,
+            col: first_col,
+            row: 0,
+        });
+        self
     }
 
     /// Makes `random_pct` percent of the I/Os random and the others continue
@@ -805,6 +897,14 @@ impl OffsetGen {
             };
             let n = c.fetch_add(self.bs, std::sync::atomic::Ordering::Relaxed);
             self.base + if seq_end == 0 { 0 } else { n % seq_end }
+        } else if let Some(st) = &mut self.stripe {
+            let seq_end = if self.len >= self.bs {
+                (self.len / self.bs) * self.bs
+            } else {
+                0
+            };
+            let off = st.next_block().saturating_mul(self.bs);
+            self.base + if seq_end == 0 { 0 } else { off % seq_end }
         } else {
             let off = self.next;
             self.next += self.bs;
@@ -825,6 +925,45 @@ impl OffsetGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The readme's example: `-f64 -i64` with 2 KiB blocks; one thread reads
+    /// blocks 0, 64, ..., 4032, then 1, 65, ...; with two threads the second
+    /// starts at block 32 and both wrap within their half of the columns.
+    #[test]
+    fn sqlio_stripe_pattern_follows_the_readme() {
+        let s = Stripe {
+            factor: 64,
+            ios_per_run: 64,
+        };
+        let bs = 2048;
+        let blocks = |g: &mut OffsetGen, n: usize| -> Vec<u64> {
+            (0..n).map(|_| g.next_io().0 / bs).collect()
+        };
+        let mut one = OffsetGen::new(0, s.span(bs), bs, bs, false, 0, 0, 1).striped(s, 0, 1);
+        let first: Vec<u64> = blocks(&mut one, 65);
+        assert_eq!(&first[..3], &[0, 64, 128]);
+        assert_eq!(first[63], 4032);
+        assert_eq!(first[64], 1);
+        // The whole strip, then again from block 0.
+        let rest = blocks(&mut one, 64 * 64 - 65);
+        assert_eq!(*rest.last().unwrap(), 4095);
+        assert_eq!(blocks(&mut one, 1), vec![0]);
+
+        let mut t0 = OffsetGen::new(0, s.span(bs), bs, bs, false, 0, 0, 1).striped(s, 0, 2);
+        let mut t1 = OffsetGen::new(0, s.span(bs), bs, bs, false, 0, 0, 2).striped(s, 1, 2);
+        assert_eq!(blocks(&mut t1, 2), vec![32, 96]);
+        let half: Vec<u64> = blocks(&mut t0, 32 * 64);
+        assert_eq!(*half.last().unwrap(), 31 + 63 * 64);
+        assert!(half.iter().all(|b| b % 64 < 32));
+        assert_eq!(blocks(&mut t0, 1), vec![0]);
+        // -f1 is sequential.
+        let f1 = Stripe {
+            factor: 1,
+            ios_per_run: 64,
+        };
+        let mut seq = OffsetGen::new(0, 1 << 20, bs, bs, false, 0, 0, 1).striped(f1, 0, 1);
+        assert_eq!(blocks(&mut seq, 4), vec![0, 1, 2, 3]);
+    }
 
     #[test]
     fn random_offsets_stay_in_range_and_aligned() {

@@ -996,7 +996,6 @@ fn refusals_name_the_option_and_warnings_take_one_line_each() {
     let dir = tempfile::tempdir().unwrap();
     for (tool, cmd, opt) in [
         ("sqlio", "-kR -frandom -Q x.dat", "'-Q'"),
-        ("sqlio", "-kR x.dat", "'-f64'"),
         ("sqlio", "-kR -frandom -v1.1.1 x.dat", "'-v1.1.1'"),
         ("sqlio", "-kR -frandom -dQ x.dat", "--drive Q="),
         ("diskspd", "-p -c1M x.dat", "'-p'"),
@@ -1301,6 +1300,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
                 point(4.0, 1.0),
             ],
             targets: vec![],
+            threads: vec![],
         },
         histograms: HistogramSet {
             read: encode_histogram(&all.read.hist),
@@ -1938,4 +1938,90 @@ fn diskspd_profile_text_matches_diskspds_unit_test_goldens() {
             "{extra}"
         );
     }
+}
+
+/// `-I1` runs every worker thread in the idle I/O class and `-I2` at best
+/// effort level 7, as `ionice -p TID` reads them back while the run goes on.
+#[test]
+fn diskspd_io_priority_reaches_the_worker_threads() {
+    if Command::new("ionice").arg("--version").output().is_err() {
+        eprintln!("skipped: ionice (util-linux) is not installed");
+        return;
+    }
+    for (flag, want) in [("-I1", "idle"), ("-I2", "best-effort: prio 7")] {
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new(bin())
+            .current_dir(dir.path())
+            .env("IOSIM_DRIVES", format!("X={}", dir.path().display()))
+            .args(["diskspd", "-c4M", "-b4K", "-t2", "-o1", "-d4", "-W0", "-r"])
+            .arg(flag)
+            .arg("X:\\prio.dat")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The workers exist once the run is under way: look for them for up to 3 s.
+        let mut seen = Vec::new();
+        for _ in 0..30 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+                .map(|d| d.filter_map(|e| e.ok()).count())
+                .unwrap_or(0);
+            if tasks >= 3 {
+                // The workers are the threads named iosim-wN.
+                seen = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+                    .unwrap()
+                    .filter_map(|e| e.ok())
+                    .filter(|e| {
+                        std::fs::read_to_string(e.path().join("comm"))
+                            .is_ok_and(|c| c.starts_with("iosim-w"))
+                    })
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect();
+                if seen.len() == 2 {
+                    break;
+                }
+            }
+        }
+        assert!(!seen.is_empty(), "{flag}: no worker threads appeared");
+        let prios: Vec<String> = seen
+            .iter()
+            .filter_map(|tid| Command::new("ionice").args(["-p", tid]).output().ok())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(prios.len(), 2, "{flag}: {prios:?}");
+        assert!(prios.iter().all(|p| p == want), "{flag}: {prios:?}");
+    }
+}
+
+/// SQLIO's defaults (`-kR -t1 -s30 -f64 -b2 -i64 -BN testfile.dat`) run as
+/// they are: the stripe pattern, on a file holding the 8 MB it touches.
+#[test]
+fn sqlio_runs_its_default_stripe_pattern() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), "sqlio", &words("-s1 -t2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("IOs/sec:"), "{out}");
+    assert!(out.contains("\tusing 2KB sequential IOs"), "{out}");
+    // At least the 8 MB the pattern touches (iosim's default new-file size may be larger).
+    let size = std::fs::metadata(dir.path().join("testfile.dat"))
+        .unwrap()
+        .len();
+    assert!(size >= 64 * 64 * 2048, "{size}");
+    // The native form says the same.
+    let t = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["translate", "sqlio", "-f32", "-i16", "-b8", "-kW", "x.dat"])
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "{}", stderr(&t));
+    assert!(stdout(&t).contains("--stripe 32:16"), "{}", stdout(&t));
 }

@@ -178,8 +178,15 @@ fn sim_refuses_duplicate_directories_and_file_names() {
 fn sim_refuses_configurations_that_cannot_fit() {
     let d = tempfile::tempdir().unwrap();
     let cases = [
-        ("", "MaxSize=4294967296", "MaxSize=4294967296"),
         ("", "MaxSize=18446744073709551615", "MaxSize"),
+        // 95 PB: its page-state tables would reserve more than 64 TiB of address space.
+        ("", "MaxSize=100000000000", "MaxSize=100000000000"),
+        // 100 TB from the start: 120 GB of page state in memory.
+        (
+            "",
+            "InitialSize=104857600\nMaxSize=104857600",
+            "InitialSize=104857600",
+        ),
         (
             "\n[RandomUser]\nUserCount=9223372036854775807",
             "",
@@ -211,6 +218,39 @@ fn sim_refuses_configurations_that_cannot_fit() {
             "refused before creating files"
         );
     }
+}
+
+/// A MaxSize far beyond the machine's memory runs: the page-state tables are
+/// reserved for MaxSize but take memory only for the pages the run reaches
+/// (4 PiB of MaxSize here reserves 4.5 TiB of address space; the process's
+/// peak resident memory stays that of an ordinary small run).
+#[test]
+fn sim_page_state_is_sparse() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = sim_ini(d.path(), "", "MaxSize=4294967296");
+    let mut child = iosim()
+        .args(["sim", "-q", "--no-save", "--config"])
+        .arg(&cfg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(kib) = std::fs::read_to_string(&status).ok().and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak_kib = peak_kib.max(kib);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(peak_kib > 0);
+    assert!(peak_kib < 512 * 1024, "peak resident memory {peak_kib} KiB");
 }
 
 /// True when no 4 KiB block of `p` is all zeros (iosim's random fill has

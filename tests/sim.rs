@@ -559,6 +559,43 @@ fn error_log_is_sqliosims_xml() {
         .collect::<Vec<_>>();
     assert!(!dumps.is_empty(), "{text}");
     assert!(Path::new(dumps[0]).exists());
+    // A published consumer: XenRT, Citrix's test harness for Xen (a public copy at
+    // https://github.com/gagomes/xenrt), loads VMs with SQLIOSim in its workloads
+    // module (class SQLIOSim, method check), which parses the log with
+    // Python's xml.dom.minidom, walks every ENTRY and fails on each TYPE='ERROR'
+    // entry's EXTENDED_DESCRIPTION text. Its logic, transliterated to Python 3:
+    let consumer = r#"
+import sys, xml.dom.minidom
+dom = xml.dom.minidom.parse(sys.argv[1])
+found = []
+for entry in dom.getElementsByTagName("ENTRY"):
+    if entry.attributes['TYPE'].value == "ERROR":
+        for child in entry.childNodes:
+            if isinstance(child, xml.dom.minidom.Element):
+                if child.tagName == "EXTENDED_DESCRIPTION":
+                    found.append(child.firstChild.data)
+print(len(found))
+for f in found:
+    print(f)
+"#;
+    let py = Command::new("python3")
+        .arg("-c")
+        .arg(consumer)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let py = String::from_utf8(py.stdout).unwrap();
+    let mut lines = py.lines();
+    assert_eq!(lines.next().unwrap().parse::<u64>().unwrap(), total, "{py}");
+    assert!(
+        lines.all(|l| l.starts_with("Buffer validation failed on ")),
+        "{py}"
+    );
 }
 
 #[test]

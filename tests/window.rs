@@ -322,3 +322,21 @@ fn an_interval_too_short_for_the_machine_is_raised_with_a_note() {
         "{notes:?}"
     );
 }
+
+/// A stop (Ctrl-C, SIGTERM) that lands after the test file is ready but before
+/// the window opens ends the run as an interruption (exit 130), not a failure.
+#[test]
+fn a_stop_before_the_window_opens_is_an_interruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.dat");
+    let mut s = spec(Duration::from_millis(200), Duration::ZERO);
+    s.engine = EngineKind::Auto;
+    s.targets = vec![iosim::workload::TargetSpec::new(&path, Some(1 << 20))];
+    // First run: creates the file.
+    runner::run(&s, &RunOptions::default()).unwrap();
+    let opts = RunOptions::default();
+    opts.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let e = runner::run(&s, &opts).unwrap_err();
+    assert!(iosim::target::is_interrupted(&e), "{e:#}");
+    assert!(format!("{e:#}").contains("before the run started"), "{e:#}");
+}

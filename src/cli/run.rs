@@ -127,6 +127,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub shared_offset: bool,
 
+    /// SQLIO's stripe pattern for sequential I/O (SQLIO -f<n> -i<n>): FACTOR[:IOS_PER_RUN],
+    /// e.g. 64:64; each run reads blocks FACTOR apart, the next run one block over.
+    #[arg(long, value_name = "FACTOR[:IOS]", value_parser = crate::workload::stripe_arg, conflicts_with_all = ["shared_offset", "thread_stride"])]
+    pub stripe: Option<crate::workload::Stripe>,
+
     /// Make only this percentage of I/Os random; the others continue sequentially from the previous I/O (DiskSpd -rs).
     #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub random_pct: Option<u8>,
@@ -245,7 +250,9 @@ impl RunArgs {
             cache: self.cache,
             engine: self.engine,
             fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
-            seq_layout: if self.shared_offset {
+            seq_layout: if let Some(st) = self.stripe {
+                SeqLayout::Stripe(st)
+            } else if self.shared_offset {
                 SeqLayout::Shared
             } else {
                 self.thread_stride
@@ -285,7 +292,7 @@ impl RunArgs {
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
     /// (argument id, option name).
-    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 11] = [
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 12] = [
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),
@@ -295,6 +302,7 @@ impl RunArgs {
         ("cache", "--cache"),
         ("thread_stride", "--thread-stride"),
         ("shared_offset", "--shared-offset"),
+        ("stripe", "--stripe"),
         ("random_pct", "--random-pct"),
         ("series", "--series"),
     ];

@@ -185,7 +185,6 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
             'x' if v.is_empty() => w.add(arg, "completion routines are a Windows completion mechanism; iosim completes I/O through io_uring (or pread/pwrite)"),
             'D' => {
                 a.iops_interval_ms = Some(if v.is_empty() { 1000 } else { num(arg, v, "milliseconds")? });
-                w.add(arg, "IOPS standard deviation is computed from per-target buckets: a thread row prints N/A when its target has several threads");
             }
             'R' => {
                 let (p, f) = match v.strip_prefix('p') {
@@ -209,9 +208,6 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
                     "3" => 3,
                     _ => return Err(bad_option(TOOL, arg, "use -I1 (very low), -I2 (low) or -I3 (normal)")),
                 };
-                if a.priority != 3 {
-                    w.add(arg, "the priority is reported as DiskSpd does, but iosim issues all I/O at the normal I/O priority");
-                }
             }
             'e' => w.add(arg, "ETW tracing does not exist on Linux (use blktrace or perf)"),
             'g' => {
@@ -647,7 +643,7 @@ pub fn profile_text(p: &Plan) -> String {
         }
         let stride = match s_.seq_layout {
             SeqLayout::Stride(b) => b,
-            SeqLayout::Split | SeqLayout::Shared => 0,
+            SeqLayout::Split | SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
         };
         // 2.2 leaves the line out when the stride is 0.
         if !v22 || stride != 0 {
@@ -744,6 +740,24 @@ fn iops_stddev(
     (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt()
 }
 
+/// One thread's interval buckets: its own series (kept when `-D` asks for
+/// it), or its target's when it is that target's only thread (a stored result
+/// from before per-thread series).
+fn thread_series<'a>(
+    r: &'a RunResult,
+    t: &crate::runner::ThreadResult,
+) -> Option<&'a [crate::runner::SeriesPoint]> {
+    if let Some(own) = r.series.threads.get(t.thread) {
+        return Some(own);
+    }
+    let alone = r.threads.iter().filter(|o| o.target == t.target).count() == 1;
+    r.series
+        .targets
+        .get(t.target)
+        .filter(|_| alone)
+        .map(Vec::as_slice)
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Section {
     Total,
@@ -818,15 +832,7 @@ fn section(s: &mut String, p: &Plan, r: &RunResult, sec: Section) {
             d.bytes as f64 / 1_048_576.0 / secs,
             d.ios as f64 / secs
         );
-        // IOPS deviation needs this thread's own buckets: with one thread per
-        // target they are the target's series.
-        let alone = r.threads.iter().filter(|o| o.target == t.target).count() == 1;
-        let sd = r
-            .series
-            .targets
-            .get(t.target)
-            .filter(|_| alone)
-            .map(|pts| iops_stddev(pts, series_pick(sec)));
+        let sd = thread_series(r, t).map(|pts| iops_stddev(pts, series_pick(sec)));
         row_tail(s, d, sd);
         let (path, size) = r
             .targets
@@ -1179,7 +1185,7 @@ fn profile_xml(x: &mut Xml, p: &Plan) {
         }
         let stride = match s_.seq_layout {
             SeqLayout::Stride(b) => b,
-            SeqLayout::Split | SeqLayout::Shared => 0,
+            SeqLayout::Split | SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
         };
         x.el("ThreadStride", stride);
         x.el("MaxFileSize", p.args.max_size.map_or(0, |m| m.bytes(s_.bs)));
@@ -1517,9 +1523,7 @@ pub fn xml(p: &Plan, r: &RunResult, sys: &SystemInfo) -> String {
             }
         }
         if let Some(ms) = p.args.iops_interval_ms {
-            // This thread's buckets: its target's series when it is the target's only thread.
-            let alone = r.threads.iter().filter(|o| o.target == t.target).count() == 1;
-            match r.series.targets.get(t.target).filter(|_| alone) {
+            match thread_series(r, t) {
                 Some(pts) => iops_xml(&mut x, pts, ms),
                 None => {
                     x.open("Iops");
@@ -1566,6 +1570,17 @@ iosim options: --drive L=/path --disk N=/dev/x --allow-destroy --engine E --json
 See docs/diskspd.md.
 ";
 
+/// DiskSpd's `-I` levels as Linux I/O priorities: very low is the idle class,
+/// low the lowest best-effort level, normal leaves the default alone.
+fn io_priority(level: u8) -> Option<crate::engine::priority::IoPriority> {
+    use crate::engine::priority::IoPriority;
+    match level {
+        1 => Some(IoPriority::Idle),
+        2 => Some(IoPriority::BestEffort(7)),
+        _ => None,
+    }
+}
+
 /// `iosim diskspd ...`: runs and prints DiskSpd's report; returns the exit code.
 pub fn main(
     args: &[String],
@@ -1583,7 +1598,15 @@ pub fn main(
         out.write_all(profile_only(&p).as_bytes())?;
         return Ok(0);
     }
-    let opts = super::run_options(ext.quiet, stop, p.args.iops_interval_ms.unwrap_or(1000));
+    let mut opts = super::run_options(ext.quiet, stop, p.args.iops_interval_ms.unwrap_or(1000));
+    // `-D` prints every thread's IOPS deviation: keep a series per thread.
+    opts.thread_series = p.args.iops_interval_ms.is_some();
+    // `-I`: the workers inherit the I/O priority of the thread that starts them.
+    if let Some(prio) = io_priority(p.args.priority) {
+        if let Err(e) = crate::engine::priority::set_current_thread(prio) {
+            eprintln!("{TOOL}: warning: -I{}: cannot set the I/O priority ({e}); running at the normal priority", p.args.priority);
+        }
+    }
     let res = crate::runner::run(&p.spec, &opts)?;
     let sys = SystemInfo::read();
     let doc = match p.args.format {
@@ -1754,7 +1777,7 @@ mod tests {
         assert_eq!(p.spec.seq_layout, SeqLayout::Shared);
         assert_eq!(p.spec.threads, 4);
         let (p, w) = plan_of("-x -v -l -P10 -I1 -ft -C5 /tmp/a").unwrap();
-        assert_eq!(w.0.len(), 6, "{:?}", w.0);
+        assert_eq!(w.0.len(), 5, "{:?}", w.0);
         assert!(p.args.verbose);
         assert!(profile_text(&p).contains("\tusing verbose mode\n"));
         assert!(profile_text(&p).contains("\t\tIO priority: very low\n"));

@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::{bad_option, Extensions, Warnings};
 use crate::runner::RunResult;
 use crate::workload::{
-    CacheMode, EngineKind, FillMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec,
+    CacheMode, EngineKind, FillMode, RwMode, SeqLayout, Stripe, TargetSpec, WorkloadSpec,
 };
 
 const TOOL: &str = "sqlio";
@@ -218,7 +218,10 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<SqlioArgs> {
                 a.pattern = match v {
                     "random" => Pattern::Random,
                     "sequential" => Pattern::Sequential,
-                    n => Pattern::Stripe(num(arg, n, "random, sequential or a stripe factor")?),
+                    n => match num(arg, n, "random, sequential or a stripe factor")? {
+                        0 => return Err(bad_option(TOOL, arg, "the stripe factor is a number of blocks from 1 up (-f1 is sequential)")),
+                        n => Pattern::Stripe(n),
+                    },
                 }
             }
             'p' => {
@@ -319,8 +322,8 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<SqlioArgs> {
             }
         }
     }
-    if let Some(n) = a.ios_per_run {
-        w.add(&format!("-i{n}"), "I/Os per run only shape SQLIO's stripe pattern; with -frandom or -fsequential the I/O stream is the same, so it is ignored");
+    if let (Some(n), Pattern::Random | Pattern::Sequential) = (a.ios_per_run, a.pattern) {
+        w.add(&format!("-i{n}"), "I/Os per run only shape SQLIO's stripe pattern (a numeric -f); with -frandom or -fsequential they are meaningless, as SQLIO's readme says, so it is ignored");
     }
     if let Some((k, n)) = a.multi {
         w.add(&format!("-m{k}{n}"), "multi-block I/O is approximated: each I/O is issued as one contiguous buffer of -b KB (the device sees the same request; only the memory layout differs)");
@@ -460,16 +463,13 @@ pub fn plan(
     w: &mut Warnings,
     read: &dyn Fn(&str) -> anyhow::Result<String>,
 ) -> anyhow::Result<Plan> {
-    let random = match args.pattern {
-        Pattern::Random => true,
-        Pattern::Sequential => false,
-        Pattern::Stripe(n) => {
-            return Err(bad_option(
-                TOOL,
-                &format!("-f{n}"),
-                "SQLIO's stripe pattern (a numeric -f, and the default -f64) is not supported by iosim's engine; add -frandom or -fsequential",
-            ))
-        }
+    let random = args.pattern == Pattern::Random;
+    let stripe = match args.pattern {
+        Pattern::Stripe(n) => Some(Stripe {
+            factor: n,
+            ios_per_run: args.ios_per_run.unwrap_or(64),
+        }),
+        Pattern::Random | Pattern::Sequential => None,
     };
     let bs = args.block_kb * 1024;
     let mut files: Vec<FilePlan> = Vec::new();
@@ -572,6 +572,21 @@ pub fn plan(
             }
         }
     }
+    if let Some(st) = stripe {
+        // The readme: the threads split a row's blocks, so there must be at
+        // least as many blocks in a row (-f) as threads on a file.
+        if let Some(f) = files.iter().find(|f| u64::from(f.threads) > st.factor) {
+            return Err(bad_option(
+                TOOL,
+                &format!("-f{}", st.factor),
+                &format!(
+                    "the stripe factor must be at least the number of threads on a file ({} on {}): raise -f or lower -t, or use -frandom or -fsequential",
+                    f.threads,
+                    f.path.display()
+                ),
+            ));
+        }
+    }
     let offset = args.start_blocks * bs;
     let targets = files
         .iter()
@@ -584,7 +599,8 @@ pub fn plan(
                 .unwrap_or_default();
             TargetSpec {
                 path: f.path.clone(),
-                size: None,
+                // SQLIO extends a file to what the stripe pattern touches.
+                size: stripe.map(|st| offset.saturating_add(st.span(bs))),
                 offset,
                 length: f.size.map(|s| s.saturating_sub(offset)),
                 threads: Some(f.threads),
@@ -616,7 +632,7 @@ pub fn plan(
         } else {
             FillMode::Random
         },
-        seq_layout: SeqLayout::Split,
+        seq_layout: stripe.map_or(SeqLayout::Split, SeqLayout::Stripe),
         allow_destroy: ext.allow_destroy,
         cpus: spec_cpus,
         sqpoll: false,
@@ -1072,12 +1088,12 @@ pub const USAGE: &str = "Usage: iosim sqlio [options] [<filename>...]
 	-s<secs> number of seconds to run
 	-d<drv_A><drv_B>.. use same filename on each drive letter given (map letters with --drive)
 	-R<drv_A/0>,<drv_B/1>.. raw drive letters/number for I/O (map with --drive / --disk)
-	-f<random|sequential> random or sequential I/O (numeric stripe factors are refused)
+	-f<stripe factor> stripe size in blocks, random, or sequential
 	-p[I]<cpu affinity> cpu number for affinity (0 based) (I=ideal: ignored on Linux)
 	-a[R[I]]<cpu mask> cpu mask for (R=roundrobin (I=ideal: ignored)) affinity
 	-o<#outstanding> I/Os in flight per thread
 	-b<io size(KB)> IO block size in KB
-	-i<#IOs/run> accepted and ignored (only shapes the stripe pattern)
+	-i<#IOs/run> number of IOs per IO run (with a numeric -f)
 	-m<[C|S]><#sub-blks> accepted: issued as one contiguous I/O of -b KB
 	-L<[S|P][i|]> print latency metrics and the histogram
 	-U[p] report system (p=per processor) utilization
@@ -1256,7 +1272,7 @@ mod tests {
     #[test]
     fn ignored_options_warn() {
         let mut w = Warnings::default();
-        let a = parse(&args("-i32 -mS4 -LPi -pI1"), &mut w).unwrap();
+        let a = parse(&args("-frandom -i32 -mS4 -LPi -pI1"), &mut w).unwrap();
         assert_eq!(a.multi, Some(('S', 4)));
         assert_eq!(w.0.len(), 5, "{:?}", w.0);
     }
@@ -1332,9 +1348,28 @@ mod tests {
     }
 
     #[test]
-    fn stripe_pattern_is_refused() {
-        let e = plan_of("/tmp/a", "").unwrap_err().to_string();
-        assert!(e.contains("-f64") && e.contains("-frandom"), "{e}");
+    fn stripe_pattern_is_sqlios_default() {
+        let p = plan_of("/tmp/a", "").unwrap();
+        let st = Stripe {
+            factor: 64,
+            ios_per_run: 64,
+        };
+        assert_eq!(p.spec.seq_layout, SeqLayout::Stripe(st));
+        assert!(!p.spec.rw.is_random());
+        // -f64 -i64 -b2 touches 8 MB, and the file is extended to hold it.
+        assert_eq!(p.spec.targets[0].size, Some(8 << 20));
+        let p = plan_of("-f32 -i16 -b8 -S2 -t4 /tmp/a", "").unwrap();
+        assert_eq!(
+            p.spec.seq_layout,
+            SeqLayout::Stripe(Stripe {
+                factor: 32,
+                ios_per_run: 16
+            })
+        );
+        assert_eq!(p.spec.targets[0].size, Some(2 * 8192 + 32 * 16 * 8192));
+        let e = plan_of("-f4 -t8 /tmp/a", "").unwrap_err().to_string();
+        assert!(e.contains("-f4") && e.contains("8 on"), "{e}");
+        assert!(plan_of("-f0 /tmp/a", "").is_err());
         assert!(plan_of("-dQ -frandom a", "")
             .unwrap_err()
             .to_string()

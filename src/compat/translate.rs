@@ -106,6 +106,10 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
             w.push(format_size_arg(s));
         }
         SeqLayout::Shared => w.push("--shared-offset".into()),
+        SeqLayout::Stripe(st) => {
+            w.push("--stripe".into());
+            w.push(format!("{}:{}", st.factor, st.ios_per_run));
+        }
         SeqLayout::Split => {}
     }
     if let Some(p) = spec.random_pct {

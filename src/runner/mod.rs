@@ -78,6 +78,8 @@ pub struct RunOptions {
     pub interval: Duration,
     /// Other participants that share the run's phases (e.g. MPI ranks); `None` = a plain run.
     pub sync: Option<Arc<dyn RunSync>>,
+    /// Keep an interval series per thread as well as per target (DiskSpd's `-D`).
+    pub thread_series: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -87,6 +89,7 @@ impl std::fmt::Debug for RunOptions {
             .field("stop", &self.stop)
             .field("interval", &self.interval)
             .field("sync", &self.sync.as_ref().map(|_| "RunSync"))
+            .field("thread_series", &self.thread_series)
             .finish()
     }
 }
@@ -98,6 +101,7 @@ impl Default for RunOptions {
             stop: Arc::new(AtomicBool::new(false)),
             interval: Duration::from_secs(1),
             sync: None,
+            thread_series: false,
         }
     }
 }
@@ -120,8 +124,9 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     let engine = choice.kind;
     let plans = plan::plan_workers(&spec, &targets)?;
     let nworkers = plans.len();
+    let scopes = targets.len() + 1 + if opts.thread_series { nworkers } else { 0 };
     let (interval, raised) =
-        series::effective_interval(opts.interval, nworkers, targets.len() + 1, spec.duration);
+        series::effective_interval(opts.interval, nworkers, scopes, spec.duration);
     notes.extend(raised);
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
     let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns)?;
@@ -130,7 +135,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     let resolutions = resolve_devices(&targets);
     let monitor = start_monitor(&resolutions, interval);
 
-    let agg = IntervalAgg::new(targets.len(), nworkers, interval_ns);
+    let agg = IntervalAgg::new(targets.len(), nworkers, interval_ns, opts.thread_series);
     let driven = drive(&crew, monitor, agg, &spec, opts);
     let window = (crew.window.start(), crew.window.end());
     let joined = crew.join();

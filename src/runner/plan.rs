@@ -40,7 +40,7 @@ pub(super) fn prepare_targets(
         targets.push(t);
     }
     if opts.stop.load(Ordering::Relaxed) {
-        anyhow::bail!("interrupted before the run started");
+        return Err(crate::error::Error::InterruptedBeforeStart.into());
     }
     Ok(targets)
 }

@@ -183,6 +183,10 @@ pub struct Series {
     pub total: Vec<SeriesPoint>,
     /// Per target, in target order.
     pub targets: Vec<Vec<SeriesPoint>>,
+    /// Per thread, by global thread number: only when the run asked for it
+    /// (DiskSpd's `-D` prints each thread's IOPS deviation); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<Vec<SeriesPoint>>,
 }
 
 /// Everything a run measured. This struct is the JSON schema (`--output json`).

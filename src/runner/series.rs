@@ -70,6 +70,8 @@ pub fn effective_interval(
 /// `first`; intervals `first + 1 ..= through` had nothing from this worker.
 pub(super) struct IntervalMsg {
     pub target: usize,
+    /// Global thread number of the sender.
+    pub thread: usize,
     pub first: usize,
     pub through: usize,
     /// End of interval `through`, ns from the window's start.
@@ -83,6 +85,8 @@ struct OpenInterval {
     duration_ns: u64,
     /// `None` until a worker of that target sends statistics.
     per_target: Vec<Option<RwStats>>,
+    /// Per thread, only when the run keeps per-thread series.
+    per_thread: Vec<Option<RwStats>>,
 }
 
 /// Merges interval messages across threads into the time series.
@@ -99,11 +103,20 @@ pub(super) struct IntervalAgg {
     base: usize,
     total: Vec<SeriesPoint>,
     targets: Vec<Vec<SeriesPoint>>,
+    /// Per thread (DiskSpd's `-D` per-thread IOPS deviation); empty unless asked for.
+    threads: Vec<Vec<SeriesPoint>>,
     elapsed_ns: u64,
 }
 
 impl IntervalAgg {
-    pub(super) fn new(ntargets: usize, workers: usize, interval_ns: u64) -> IntervalAgg {
+    /// `per_thread` keeps a series for every worker as well (its points
+    /// count against [`MAX_SERIES_POINTS`]: see [`effective_interval`]'s scopes).
+    pub(super) fn new(
+        ntargets: usize,
+        workers: usize,
+        interval_ns: u64,
+        per_thread: bool,
+    ) -> IntervalAgg {
         IntervalAgg {
             workers,
             ntargets,
@@ -112,6 +125,11 @@ impl IntervalAgg {
             base: 0,
             total: Vec::new(),
             targets: vec![Vec::new(); ntargets],
+            threads: if per_thread {
+                vec![Vec::new(); workers]
+            } else {
+                Vec::new()
+            },
             elapsed_ns: 0,
         }
     }
@@ -119,11 +137,13 @@ impl IntervalAgg {
     /// The open interval `i` (created when first seen).
     fn slot(&mut self, i: usize) -> &mut OpenInterval {
         let ntargets = self.ntargets;
+        let nthreads = self.threads.len();
         while self.base + self.open.len() <= i {
             self.open.push_back(OpenInterval {
                 received: 0,
                 duration_ns: 0,
                 per_target: (0..ntargets).map(|_| None).collect(),
+                per_thread: (0..nthreads).map(|_| None).collect(),
             });
         }
         &mut self.open[i - self.base]
@@ -144,6 +164,10 @@ impl IntervalAgg {
             s.duration_ns = s.duration_ns.max(dur);
         }
         let s = self.slot(m.first);
+        if let Some(t) = s.per_thread.get_mut(m.thread) {
+            // One message per thread and interval: no merge needed.
+            *t = Some(m.stats.clone());
+        }
         match &mut s.per_target[m.target] {
             Some(t) => t.merge(&m.stats),
             t @ None => *t = Some(m.stats),
@@ -164,6 +188,7 @@ impl IntervalAgg {
         let OpenInterval {
             duration_ns: dur,
             per_target,
+            per_thread,
             ..
         } = self.open.pop_front()?;
         self.base += 1;
@@ -177,16 +202,17 @@ impl IntervalAgg {
             write: PointStats::from_dir(&s.write, secs),
             total: PointStats::from_dir(&s.total(), secs),
         };
+        let idle = SeriesPoint {
+            t_s,
+            duration_s: secs,
+            ..SeriesPoint::default()
+        };
+        for (wi, s) in per_thread.iter().enumerate() {
+            self.threads[wi].push(s.as_ref().map_or_else(|| idle.clone(), point));
+        }
         let mut total: Option<RwStats> = None;
         for (ti, s) in per_target.iter().enumerate() {
-            let p = match s {
-                Some(s) => point(s),
-                None => SeriesPoint {
-                    t_s,
-                    duration_s: secs,
-                    ..SeriesPoint::default()
-                },
-            };
+            let p = s.as_ref().map_or_else(|| idle.clone(), point);
             self.targets[ti].push(p);
             if let Some(s) = s {
                 match &mut total {
@@ -213,6 +239,7 @@ impl IntervalAgg {
             interval_s: self.interval_ns as f64 / 1e9,
             total: self.total,
             targets: self.targets,
+            threads: self.threads,
         }
     }
 }

@@ -173,7 +173,7 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
             crate::units::align_down(share * plan.local as u64, spec.bs.max(align))
         }
         SeqLayout::Stride(s) => s.wrapping_mul(plan.local as u64),
-        SeqLayout::Shared => 0,
+        SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
     };
     let mut gen = OffsetGen::new(
         ctx.region_start,
@@ -189,8 +189,12 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
         gen = gen.mixed(p);
     }
     gen = gen.shaped(spec, plan.target);
-    if spec.seq_layout == SeqLayout::Shared {
-        gen = gen.shared(ctx.shared_offset.clone());
+    match spec.seq_layout {
+        SeqLayout::Shared => gen = gen.shared(ctx.shared_offset.clone()),
+        SeqLayout::Stripe(s) if !spec.rw.is_random() => {
+            gen = gen.striped(s, plan.local, plan.threads_on_target)
+        }
+        _ => {}
     }
     gen
 }
@@ -543,6 +547,7 @@ impl<'a> Worker<'a> {
         let through = through.max(first);
         let _ = self.ctx.tx.send(IntervalMsg {
             target: self.plan.target,
+            thread: self.plan.thread,
             first,
             through,
             end_ns: end_rel,

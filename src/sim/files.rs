@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use anyhow::Context;
 
 use super::config::{FileCfg, SimConfig};
-use crate::buf::AlignedBuf;
+use crate::buf::{AlignedBuf, SparseTable};
 use crate::verify::PAGE_SIZE;
 use crate::workload::CacheMode;
 
@@ -64,11 +64,11 @@ pub struct SimFile {
     /// Largest size in pages.
     pub max_pages: u64,
     /// Last acknowledged generation of every page (0 = never written).
-    pub gens: Vec<AtomicU32>,
+    pub gens: SparseTable<AtomicU32>,
     /// Generation waiting in the buffer pool (0 = clean).
-    pub dirty: Vec<AtomicU32>,
+    pub dirty: SparseTable<AtomicU32>,
     /// Page latches.
-    latch: Vec<AtomicBool>,
+    latch: SparseTable<AtomicBool>,
     /// Counters.
     pub ctr: FileCounters,
     /// Running average I/O duration, ms (SQLIOSim's throttling metric).
@@ -300,13 +300,13 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
         }
     })?;
     let max_pages = max_bytes / PAGE_SIZE as u64;
-    let table = |n: u64| -> Vec<AtomicU32> {
-        if fc.log_file {
-            Vec::new()
-        } else {
-            (0..n).map(|_| AtomicU32::new(0)).collect()
-        }
-    };
+    // Sized for MaxSize, but sparse: memory only for the pages the run reaches.
+    let state_pages = usize::try_from(if fc.log_file { 0 } else { max_pages }).map_err(|_| {
+        anyhow::anyhow!(
+            "'{}': MaxSize is too large for this machine's address space",
+            path.display()
+        )
+    })?;
     let align = if is_device {
         crate::target::logical_block_size(&file).unwrap_or(512)
     } else {
@@ -317,13 +317,9 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
         id: i as u32 + 1,
         idx: i as u32,
         path: path.clone(),
-        gens: table(max_pages),
-        dirty: table(max_pages),
-        latch: if fc.log_file {
-            Vec::new()
-        } else {
-            (0..max_pages).map(|_| AtomicBool::new(false)).collect()
-        },
+        gens: SparseTable::new(state_pages)?,
+        dirty: SparseTable::new(state_pages)?,
+        latch: SparseTable::new(state_pages)?,
         cfg: fc,
         file,
         is_device,
