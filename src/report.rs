@@ -276,6 +276,14 @@ pub fn csv(r: &RunResult) -> String {
     s
 }
 
+/// The `total` row of [`csv`] alone (ends with a newline): one line per
+/// test of a quick suite.
+pub fn csv_total_row(r: &RunResult) -> String {
+    let mut s = String::new();
+    csv_row(&mut s, "total", "", r, &r.total);
+    s
+}
+
 fn csv_row(s: &mut String, scope: &str, path: &str, r: &RunResult, x: &RwResult) {
     let c = &r.config;
     let q = |v: &str| {
