@@ -696,6 +696,7 @@ fn every_front_end_is_stored_found_by_target_and_compared() {
             "sqlio",
             "-kR",
             "-s1",
+            "-frandom",
             "t.dat",
             "--engine",
             "null",

@@ -143,10 +143,10 @@ pub fn targets_of(doc: &Value) -> Vec<String> {
 }
 
 /// A target path as the history keeps it: absolute and canonical when it
-/// exists, so `history --target` finds it whatever directory it was given from.
+/// exists, so `history --target` finds it whatever directory it was given
+/// from; as given otherwise (the null engine's `null`, a file already gone).
 pub fn canonical_target(p: &std::path::Path) -> String {
     std::fs::canonicalize(p)
-        .or_else(|_| std::env::current_dir().map(|d| d.join(p)))
         .unwrap_or_else(|_| p.to_path_buf())
         .display()
         .to_string()
