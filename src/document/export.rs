@@ -70,7 +70,7 @@ impl Exporter for CsvExporter {
                     let _ = write!(
                         s,
                         "{},{}",
-                        crate::store::render::csv_field(&t.name),
+                        crate::report::csv_field(&t.name),
                         crate::report::csv_total_row(&t.result)
                     );
                 }

@@ -12,14 +12,7 @@ use crate::report::OutputFormat;
 use crate::runner::RunResult;
 use crate::sweep::PointResult;
 
-/// Quotes a CSV field when it needs it.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+pub use crate::report::csv_field;
 
 /// IOPS, MiB/s and p99 latency (µs) of a document with one run result, for listings.
 pub fn summary(doc: &Document) -> [Option<f64>; 3] {
