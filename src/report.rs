@@ -276,19 +276,29 @@ pub fn csv(r: &RunResult) -> String {
     s
 }
 
+/// Quotes a CSV field when it needs it.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The `total` row of [`csv`] alone (ends with a newline): one line per
+/// test of a quick suite.
+pub fn csv_total_row(r: &RunResult) -> String {
+    let mut s = String::new();
+    csv_row(&mut s, "total", "", r, &r.total);
+    s
+}
+
 fn csv_row(s: &mut String, scope: &str, path: &str, r: &RunResult, x: &RwResult) {
     let c = &r.config;
-    let q = |v: &str| {
-        if v.contains([',', '"', '\n']) {
-            format!("\"{}\"", v.replace('"', "\"\""))
-        } else {
-            v.to_string()
-        }
-    };
     let _ = writeln!(
         s,
         "{scope},{},{},{},{},{},{},{},{},{:.3},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{},{}",
-        q(path),
+        csv_field(path),
         c.rw.name(),
         c.write_pct,
         c.bs,

@@ -35,6 +35,8 @@ fn run_in(dir: &Path, tool: &str, args: &[String]) -> Output {
     Command::new(bin())
         .current_dir(dir)
         .env("IOSIM_DRIVES", drives)
+        // Results are stored in the history: keep it inside the temp dir.
+        .env("XDG_DATA_HOME", dir.join("xdg"))
         .arg(tool)
         .args(args)
         .output()

@@ -168,6 +168,30 @@ fn report_renders_in_headless_chromium() {
             .unwrap();
         let mut ids = ids;
         ids.push(id.to_string());
+        // An `iosim sweep` result: its own curve and section in the same report.
+        let o = iosim(
+            d.path(),
+            &[
+                "sweep",
+                "w.dat",
+                "--engine",
+                "null",
+                "--size",
+                "1M",
+                "-d",
+                "200ms",
+                "--vary",
+                "qd=1,2,4",
+                "-q",
+                "--db",
+                db.to_str().unwrap(),
+                "--label",
+                "swept",
+            ],
+        );
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        let l = e.lines().find(|l| l.starts_with("saved as run ")).unwrap();
+        ids.push(l.split_whitespace().nth(3).unwrap().to_string());
         ids
     };
     let out = d.path().join("report.html");
@@ -175,13 +199,15 @@ fn report_renders_in_headless_chromium() {
         "report",
         "--db",
         db.to_str().unwrap(),
-        "-o",
+        "--out",
         out.to_str().unwrap(),
     ];
     args.extend(ids.iter().map(String::as_str));
     iosim(d.path(), &args);
     let html = std::fs::read_to_string(&out).unwrap();
     // Self-contained: nothing to fetch.
+    // Runs of different workloads (queue depths) are compared with a warning.
+    assert!(html.contains("did not run the same workload"));
     let without_ns = html.replace("http://www.w3.org/2000/svg", "");
     assert!(!without_ns.contains("http://") && !without_ns.contains("https://"));
     assert!(!html.contains("<link") && !html.contains(" src="));
@@ -233,6 +259,16 @@ fn report_renders_in_headless_chromium() {
     ] {
         assert!(dom.contains(&format!("id=\"{id}\"")), "chart {id} missing");
     }
+    // The `iosim sweep` result: its section, and its curve on the sweep charts.
+    let sweep_id = ids.last().unwrap();
+    assert!(
+        dom.contains(&format!("<h2>Sweep #{sweep_id}")),
+        "no section for the sweep result"
+    );
+    assert!(
+        dom.contains(&format!("#{sweep_id} sweep qd")),
+        "the sweep result has no curve"
+    );
     // Whether this sweep has a knee depends on how the null engine scaled on
     // this machine (a curve that never flattens has none), so the knee mark is
     // not asserted here: the rule, and the report and `iosim sweep` agreeing on

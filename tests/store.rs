@@ -310,7 +310,16 @@ fn baseline_guard_exit_codes() {
     let mut args = slow_args.to_vec();
     args.extend(["--baseline", &fast_s, "--threshold", "100000"]);
     assert_eq!(iosim(d.path(), &args).code, 0);
-    // An unknown baseline fails (exit 1) but the run is printed and stored.
+    // A single-run baseline says one run cannot tell a regression from noise.
+    assert!(
+        r.stderr
+            .contains("one run cannot tell a regression from noise"),
+        "{}",
+        r.stderr
+    );
+    // An unknown baseline fails at once (exit 1): nothing is measured,
+    // printed or stored.
+    let before = iosim(d.path(), &["history", "--db", dbs, "-o", "json"]).stdout;
     let r = null_run(d.path(), &db, &["--baseline", "777"]);
     assert_eq!(r.code, 1);
     assert!(
@@ -318,8 +327,53 @@ fn baseline_guard_exit_codes() {
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("saved as run"), "{}", r.stderr);
-    assert!(!r.stdout.is_empty());
+    assert!(!r.stderr.contains("saved as run"), "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let after = iosim(d.path(), &["history", "--db", dbs, "-o", "json"]).stdout;
+    assert_eq!(before, after, "nothing was stored");
+    // A baseline of repetitions does not warn.
+    for _ in 0..2 {
+        null_run(d.path(), &db, &["--label", "reps"]);
+    }
+    let r = null_run(
+        d.path(),
+        &db,
+        &["--baseline", "label:reps", "--threshold", "1000"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("cannot tell a regression from noise"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn report_output_is_a_format_and_out_is_the_file() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let id = saved_id(&null_run(d.path(), &db, &[])).to_string();
+    // -o json: the stored documents, on stdout, no file named `json`.
+    let j = iosim(d.path(), &["report", "--db", dbs, &id, "-o", "json"]);
+    assert_eq!(j.code, 0, "{}", j.stderr);
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(v[0]["kind"], "run");
+    assert!(!d.path().join("json").exists());
+    // -o text prints what `show` prints.
+    let t = iosim(d.path(), &["report", "--db", dbs, &id, "-o", "text"]);
+    let s = iosim(d.path(), &["show", "--db", dbs, &id]);
+    assert_eq!(t.stdout, s.stdout);
+    // The default is HTML; --out names the file.
+    let h = iosim(d.path(), &["report", "--db", dbs, &id, "--out", "r.html"]);
+    assert_eq!(h.code, 0, "{}", h.stderr);
+    assert!(h.stdout.is_empty());
+    let page = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..40]);
+    // A file name given to -o is refused with the way to write a file.
+    let bad = iosim(d.path(), &["report", "--db", dbs, &id, "-o", "r2.html"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--out r2.html"), "{}", bad.stderr);
+    assert!(!d.path().join("r2.html").exists());
 }
 
 /// The JSON written to stdout and to the fallback file are the same result.
@@ -346,7 +400,10 @@ fn check_fallback(d: &Path, r: &Out, why: &str) {
         "{path}"
     );
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let printed: Value = serde_json::from_str(&r.stdout).unwrap();
+    // The file holds the document as the history would have stored it: the
+    // printed run schema plus its kind.
+    let mut printed: Value = serde_json::from_str(&r.stdout).unwrap();
+    printed["kind"] = "run".into();
     assert_eq!(saved, printed);
 }
 
@@ -489,7 +546,7 @@ fn unknown_kinds_degrade_to_json() {
             dbs,
             &run.to_string(),
             &sim.to_string(),
-            "-o",
+            "--out",
             out.to_str().unwrap(),
         ],
     );
@@ -607,4 +664,98 @@ fn reading_commands_do_not_create_a_database() {
     let o = iosim(d.path(), &["history"]);
     assert_eq!(o.code, 0);
     assert!(!d.path().join("xdg/iosim/history.db").exists());
+}
+
+#[test]
+fn every_front_end_is_stored_found_by_target_and_compared() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    // SQLIO and DiskSpd command lines are kept like `iosim run`'s results.
+    let s = iosim(
+        d.path(),
+        &[
+            "sqlio", "-kR", "-s1", "-frandom", "-b8", "t.dat", "--engine", "null", "--size", "1M",
+            "--quiet", "--db", dbs, "--label", "legacy",
+        ],
+    );
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    let sqlio = saved_id(&s).to_string();
+    let k = iosim(
+        d.path(),
+        &[
+            "diskspd", "-c1M", "-d1", "-W0", "-b8K", "-r", "k.dat", "--engine", "null", "--quiet",
+            "--db", dbs,
+        ],
+    );
+    assert_eq!(k.code, 0, "{}", k.stderr);
+    saved_id(&k);
+    // --no-save opts out, as for run.
+    let n = iosim(
+        d.path(),
+        &[
+            "sqlio",
+            "-kR",
+            "-s1",
+            "-frandom",
+            "t.dat",
+            "--engine",
+            "null",
+            "--quiet",
+            "--db",
+            dbs,
+            "--no-save",
+        ],
+    );
+    assert_eq!(n.code, 0, "{}", n.stderr);
+    assert!(!n.stderr.contains("saved as run"), "{}", n.stderr);
+    // Found by the relative path, by the absolute one, and shown as JSON on a clean stdout.
+    let abs = d.path().canonicalize().unwrap().join("t.dat");
+    for t in ["t.dat", "./t.dat", abs.to_str().unwrap()] {
+        let h = iosim(
+            d.path(),
+            &["history", "--db", dbs, "--target", t, "-o", "json"],
+        );
+        let v: Value = serde_json::from_str(&h.stdout).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 1, "{t}: {}", h.stdout);
+        assert_eq!(v[0]["id"].to_string(), sqlio);
+    }
+    let j = iosim(d.path(), &["show", &sqlio, "--db", dbs, "-o", "json"]);
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    assert!(v["notes"].as_array().unwrap().iter().any(|n| n
+        .as_str()
+        .unwrap()
+        .starts_with("measured by: iosim sqlio -kR")));
+    // Sweeps are found by target and compared point by point.
+    let sweep = |label: &str| {
+        let o = iosim(
+            d.path(),
+            &[
+                "sweep", "w.dat", "--engine", "null", "--size", "1M", "-d", "100ms", "--vary",
+                "qd=1,2", "-q", "--db", dbs, "--label", label,
+            ],
+        );
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        saved_id(&o).to_string()
+    };
+    let (a, b) = (sweep("a"), sweep("b"));
+    let h = iosim(d.path(), &["history", "--db", dbs, "--target", "w.dat"]);
+    assert_eq!(h.stdout.matches("sweep").count(), 2, "{}", h.stdout);
+    let c = iosim(d.path(), &["compare", "--db", dbs, &a, &b]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(c.stdout.contains("== point qd=1 =="), "{}", c.stdout);
+    assert!(c.stdout.contains("== point qd=2 =="), "{}", c.stdout);
+    assert!(!c.stdout.contains('{'), "no raw JSON: {}", c.stdout);
+    // Different workloads are compared with a warning, never silently.
+    let r1 = saved_id(&null_run(d.path(), &db, &[])).to_string();
+    let r2 = saved_id(&null_run(d.path(), &db, &["--qd", "8"])).to_string();
+    let c = iosim(d.path(), &["compare", "--db", dbs, &r1, &r2]);
+    assert!(c.stderr.contains("different workloads"), "{}", c.stderr);
+    assert!(c.stdout.contains("WARNING: "), "{}", c.stdout);
+    // A sweep against a run: different kinds, said so.
+    let c = iosim(d.path(), &["compare", "--db", dbs, &r1, &a]);
+    assert!(
+        c.stderr.contains("different kinds of result"),
+        "{}",
+        c.stderr
+    );
 }

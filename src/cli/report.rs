@@ -5,6 +5,32 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::db::DbArgs;
+use super::output::OutputFormat;
+
+/// What `iosim report -o` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// The self-contained HTML report with its charts.
+    Html,
+    /// The documents themselves, in one of the result formats.
+    Doc(OutputFormat),
+}
+
+/// Parses `-o`: a format, never a file name (that is `--out`).
+fn report_format(s: &str) -> Result<ReportFormat, String> {
+    Ok(match s {
+        "html" => ReportFormat::Html,
+        "json" => ReportFormat::Doc(OutputFormat::Json),
+        "text" => ReportFormat::Doc(OutputFormat::Text),
+        "csv" => ReportFormat::Doc(OutputFormat::Csv),
+        other => {
+            return Err(format!(
+                "'{other}' is not a report format: -o takes html (default), json, text or csv; \
+                 to write the report to a file use --out {other}"
+            ))
+        }
+    })
+}
 
 /// `iosim report`.
 #[derive(Debug, Clone, Args)]
@@ -15,8 +41,12 @@ pub struct ReportArgs {
     /// Runs to show (ids, `last`, `label:NAME`, `group:N`); charts overlay them.
     #[arg(required = true)]
     pub runs: Vec<String>,
-    /// Write the HTML report here (default: stdout, unless --svg or --png is given).
-    #[arg(long, short = 'o', value_name = "FILE")]
+    /// Output format: html (default), or the stored documents as json, text or csv
+    /// (as `iosim show` prints them).
+    #[arg(long, short = 'o', value_name = "FORMAT", default_value = "html", value_parser = report_format)]
+    pub output: ReportFormat,
+    /// Write the report to this file (default: stdout, unless --svg or --png is given).
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Write one chart (--chart) as SVG.
     #[arg(long, value_name = "FILE")]

@@ -11,8 +11,9 @@ use crate::store::render::sides;
 /// `iosim compare`.
 pub fn run(a: &CompareArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let store = a.db.open_existing()?;
-    let (groups, unknown) = sides(&store, &a.runs)?;
-    let scopes = groups
+    let found = sides(&store, &a.runs)?;
+    let scopes = found
+        .scopes
         .into_iter()
         .map(|(scope, sides)| ScopeComparison {
             diffs: sides.iter().map(|s| compare::diff(&sides[0], s)).collect(),
@@ -20,13 +21,17 @@ pub fn run(a: &CompareArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             sides,
         })
         .collect();
+    // Also on stderr, so that they are seen when the output goes to a file.
+    for w in &found.warnings {
+        eprintln!("iosim compare: warning: {w}");
+    }
     let doc = Document::Compare(Headed::new(
         Header::now(),
         Comparison {
             refs: a.runs.clone(),
             scopes,
-            not_comparable: unknown.iter().map(|r| r.row.id).collect(),
-            warnings: Vec::new(),
+            not_comparable: found.unknown.iter().map(|r| r.row.id).collect(),
+            warnings: found.warnings,
         },
     ));
     ctx.out

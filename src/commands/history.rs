@@ -27,7 +27,15 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     let rows = store.list(&Filter {
         kind: a.kind.clone(),
-        target: a.target.clone(),
+        // A path that exists is matched as the history keeps it (canonical);
+        // anything else as a substring of the stored paths.
+        target: a.target.as_deref().map(|t| {
+            if std::path::Path::new(t).exists() {
+                crate::store::meta::canonical_target(std::path::Path::new(t))
+            } else {
+                t.to_string()
+            }
+        }),
         device: a.device.clone(),
         profile: a.profile.clone(),
         label: a.label.clone(),
@@ -39,7 +47,11 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let mut text = String::new();
     let sums: Vec<[Option<f64>; 3]> = rows
         .iter()
-        .map(|r| store.get(r.id).map(|s| summary(&s.doc)))
+        .map(|r| {
+            store
+                .get(r.id)
+                .map(|s| s.document().map_or([None; 3], |d| summary(&d)))
+        })
         .collect::<Result<_, _>>()?;
     let f = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
     match a.output {

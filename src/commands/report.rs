@@ -1,7 +1,8 @@
 //! `iosim report`: the HTML report, or one chart as SVG or PNG.
 
 use super::Ctx;
-use crate::cli::ReportArgs;
+use crate::cli::report::ReportFormat;
+use crate::cli::{OutputFormat, ReportArgs};
 use crate::html::{charts, entries, html, png};
 use crate::outcome::Outcome;
 use crate::store::StoredRun;
@@ -19,7 +20,9 @@ pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     if a.svg.is_some() || a.png.is_some() {
         let es = entries(&runs);
-        let cs = charts(&es, a.width as f64, a.height as f64);
+        let typed = crate::html::kinds::typed(&runs);
+        let doc_sweeps = crate::html::document_sweeps(&typed, es.len());
+        let cs = charts(&es, doc_sweeps, a.width as f64, a.height as f64);
         let Some((_, svg)) = cs.iter().find(|c| c.0 == a.chart) else {
             let have: Vec<&str> = cs.iter().map(|c| c.0.as_str()).collect();
             anyhow::bail!(
@@ -44,7 +47,15 @@ pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             eprintln!("wrote {} ({} chart)", p.display(), a.chart);
         }
     }
-    let page = html(&runs);
+    let page = match a.output {
+        ReportFormat::Html => html(&runs),
+        // The stored documents themselves (with their kind), always an array.
+        ReportFormat::Doc(OutputFormat::Json) => {
+            let docs: Vec<&serde_json::Value> = runs.iter().map(|r| &r.doc).collect();
+            serde_json::to_string_pretty(&docs)? + "\n"
+        }
+        ReportFormat::Doc(f) => crate::store::render::render_many(&runs, f)?,
+    };
     match &a.out {
         Some(p) => {
             std::fs::write(p, page)

@@ -11,6 +11,7 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         return run_profile(name, r, ctx);
     }
     let spec = r.to_spec()?;
+    let baseline = save::Baseline::resolve(&r.save.db, &r.guard)?;
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
     let steady = match &spec.shape.steady_state {
         Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
@@ -46,9 +47,8 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         None => Ok(()),
     };
     let doc = Document::Run(Box::new(run));
-    let regressed = save::after_run(&r.save, &r.guard, &doc);
+    let regressed = save::after_run(&r.save, baseline.as_ref(), &doc);
     series?;
-    let regressed = regressed?;
     printed?;
     if regressed && !interrupted && errors == 0 {
         return Ok(Outcome::Regressed);
@@ -64,6 +64,7 @@ fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome
             eprintln!("iosim: note: {n}");
         }
     }
+    let baseline = save::Baseline::resolve(&r.save.db, &r.guard)?;
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
     let header = Header::now();
     let res = crate::profile::run(&plan, &opts)?;
@@ -71,7 +72,7 @@ fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome
     let doc = Document::Profile(Headed::new(header, res));
     let text = crate::document::render(&doc, r.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
-    let regressed = save::after_run(&r.save, &r.guard, &doc)?;
+    let regressed = save::after_run(&r.save, baseline.as_ref(), &doc);
     printed?;
     if regressed && !interrupted && errors == 0 {
         return Ok(Outcome::Regressed);

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::cli::{BaselineArgs, DbArgs, SaveArgs};
 use crate::document::Document;
+use crate::runner::RunResult;
 use crate::store::compare::{self, Side};
 use crate::store::render::write_fallback;
 use crate::store::RunId;
@@ -12,7 +13,11 @@ use crate::store::RunId;
 /// Stores a measured document. Never fails: on a store error it warns, writes
 /// the JSON to a fallback file and says where (the result was already printed).
 pub fn save_result(args: &SaveArgs, document: &Document) -> Option<RunId> {
-    save_untyped(args, document.kind(), &document.to_value())
+    if args.no_save {
+        return None;
+    }
+    let meta = crate::store::Meta::of(document);
+    store_value(args, document.kind(), &document.to_value(), meta)
 }
 
 /// Stores a result of a kind that has no [`Document`] variant yet (only
@@ -21,13 +26,23 @@ pub fn save_untyped(args: &SaveArgs, kind: &str, doc: &Value) -> Option<RunId> {
     if args.no_save {
         return None;
     }
-    // Saved right after measuring, on the same machine: record where the targets live.
-    let meta = crate::store::Meta {
-        environment: Some(crate::store::env::collect(&crate::store::meta::targets_of(
-            doc,
-        ))),
-        ..crate::store::Meta::default()
+    store_value(args, kind, doc, crate::store::Meta::default())
+}
+
+/// Stores a document with what is known of it, then records where its
+/// targets live (measured right now, on the same machine).
+fn store_value(
+    args: &SaveArgs,
+    kind: &str,
+    doc: &Value,
+    mut meta: crate::store::Meta,
+) -> Option<RunId> {
+    let targets = if meta.targets.is_empty() {
+        crate::store::meta::targets_of(doc)
+    } else {
+        meta.targets.clone()
     };
+    meta.environment = Some(crate::store::env::collect(&targets));
     let saved = args
         .db
         .open()
@@ -56,54 +71,95 @@ pub fn save_untyped(args: &SaveArgs, kind: &str, doc: &Value) -> Option<RunId> {
     }
 }
 
-/// Compares a run with its baseline, prints the verdict on stderr, and tells
-/// whether it regressed beyond the threshold.
-pub fn check_baseline(
-    db: &DbArgs,
-    guard: &BaselineArgs,
-    doc: &Value,
-) -> anyhow::Result<Option<bool>> {
-    let Some(reference) = &guard.baseline else {
-        return Ok(None);
-    };
-    let store = db.open_existing()?;
-    let base_runs = store.resolve(reference)?;
-    let base_docs: Vec<&Value> = base_runs
-        .iter()
-        .filter_map(|r| crate::store::meta::scopes(&r.doc).first().map(|(_, d)| *d))
-        .collect();
-    if base_docs.is_empty() {
-        anyhow::bail!("baseline '{reference}' holds no run results to compare with: choose a run stored by `iosim run`");
-    }
-    let base = Side::new(
-        &format!("baseline {reference}"),
-        base_runs.iter().map(|r| r.row.id).collect(),
-        &base_docs,
-    );
-    let this = Side::new("this run", vec![0], &[doc]);
-    eprint!("{}", compare::table(&[base.clone(), this.clone()]));
-    let regs = compare::regressions(&base, &this, guard.threshold);
-    if regs.is_empty() {
-        eprintln!(
-            "baseline check passed: no regression beyond {}% in IOPS, MiB/s or p99 latency",
-            guard.threshold
-        );
-    } else {
-        for r in &regs {
+/// A `--baseline` reference resolved before the measurement starts, so
+/// that a missing or unusable baseline fails at once, not after the run.
+pub struct Baseline {
+    reference: String,
+    threshold: f64,
+    side: Side,
+}
+
+impl Baseline {
+    /// Resolves `--baseline` (None without one). Fails when the reference
+    /// names nothing stored or nothing with run results; warns when it is a
+    /// single run.
+    pub fn resolve(db: &DbArgs, guard: &BaselineArgs) -> anyhow::Result<Option<Baseline>> {
+        let Some(reference) = &guard.baseline else {
+            return Ok(None);
+        };
+        if !crate::mpi::is_root() {
+            // Only rank 0 of a collective run prints, checks and saves.
+            return Ok(None);
+        }
+        let store = db.open_existing()?;
+        let stored = store.resolve(reference)?;
+        let docs: Vec<(i64, Document)> = stored
+            .iter()
+            .filter_map(|r| Some((r.row.id, r.document().ok()?)))
+            .collect();
+        let runs: Vec<(i64, &RunResult)> = docs
+            .iter()
+            .filter_map(|(id, d)| Some((*id, d.runs().first()?.1)))
+            .collect();
+        if runs.is_empty() {
+            anyhow::bail!("baseline '{reference}' holds no run results to compare with: choose a run stored by `iosim run`");
+        }
+        if runs.len() == 1 {
             eprintln!(
-                "REGRESSION: {} {:.1} -> {:.1} ({:+.1}%, threshold {}%)",
-                r.metric, r.base, r.value, r.rel_pct, guard.threshold
+                "iosim: warning: the baseline '{reference}' is a single run, and one run cannot tell \
+                 a regression from noise: store several runs under one label (iosim run ... --label base, \
+                 3 times or more) and use --baseline label:base"
             );
         }
+        let side = Side::new(
+            &format!("baseline {reference}"),
+            runs.iter().map(|(id, _)| *id).collect(),
+            &runs.iter().map(|(_, r)| *r).collect::<Vec<_>>(),
+        );
+        Ok(Some(Baseline {
+            reference: reference.clone(),
+            threshold: guard.threshold,
+            side,
+        }))
     }
-    Ok(Some(!regs.is_empty()))
+
+    /// Compares a measured document with the baseline, prints the verdict on
+    /// stderr, and tells whether it regressed beyond the threshold.
+    pub fn check(&self, doc: &Document) -> bool {
+        let runs = doc.runs();
+        let this = Side::new(
+            "this run",
+            vec![0],
+            &runs
+                .first()
+                .map(|(_, r)| *r)
+                .into_iter()
+                .collect::<Vec<_>>(),
+        );
+        eprint!("{}", compare::table(&[self.side.clone(), this.clone()]));
+        let regs = compare::regressions(&self.side, &this, self.threshold);
+        if regs.is_empty() {
+            eprintln!(
+                "baseline check passed against '{}': no regression beyond {}% in IOPS, MiB/s or p99 latency",
+                self.reference, self.threshold
+            );
+        } else {
+            for r in &regs {
+                eprintln!(
+                    "REGRESSION: {} {:.1} -> {:.1} ({:+.1}%, threshold {}%)",
+                    r.metric, r.base, r.value, r.rel_pct, self.threshold
+                );
+            }
+        }
+        !regs.is_empty()
+    }
 }
 
 /// Everything after a measurement that was printed: the baseline check
-/// (before saving, so `--baseline last` means the previous run), then the
-/// save. Returns true when the baseline check found a regression.
-pub fn after_run(save: &SaveArgs, guard: &BaselineArgs, doc: &Document) -> anyhow::Result<bool> {
-    let verdict = check_baseline(&save.db, guard, &doc.to_value());
+/// (resolved before the run, so `--baseline last` means the previous run),
+/// then the save. Returns true when the baseline check found a regression.
+pub fn after_run(save: &SaveArgs, baseline: Option<&Baseline>, doc: &Document) -> bool {
+    let regressed = baseline.is_some_and(|b| b.check(doc));
     save_result(save, doc);
-    Ok(verdict?.unwrap_or(false))
+    regressed
 }

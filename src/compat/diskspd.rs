@@ -1586,17 +1586,17 @@ pub fn main(
     args: &[String],
     stop: Arc<AtomicBool>,
     out: &mut dyn std::io::Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<super::Measured> {
     if args.iter().any(|a| a == "-?") {
         out.write_all(USAGE.as_bytes())?;
-        return Ok(0);
+        return Ok(super::Measured::nothing(Extensions::default()));
     }
     let mut w = Warnings::default();
     let (p, ext) = plan_from_args(args, &mut w)?;
     w.print(TOOL);
     if p.args.profile_only {
         out.write_all(profile_only(&p).as_bytes())?;
-        return Ok(0);
+        return Ok(super::Measured::nothing(ext));
     }
     let mut opts = super::run_options(ext.quiet, stop, p.args.iops_interval_ms.unwrap_or(1000));
     // `-D` prints every thread's IOPS deviation: keep a series per thread.
@@ -1635,7 +1635,7 @@ pub fn main(
         );
     }
     super::write_json(ext.json.as_deref(), &res)?;
-    Ok(super::exit_code(&res))
+    Ok(super::Measured::run(TOOL, args, res, ext))
 }
 
 #[cfg(test)]

@@ -57,6 +57,50 @@ pub struct Extensions {
     pub quiet: bool,
     /// DiskSpd: the text layout to print (`2.2`, the default, or `2.0`).
     pub layout: Option<String>,
+    /// History database (`--db PATH`; default as for `iosim run`).
+    pub db: Option<PathBuf>,
+    /// Do not store the result in the history (`--no-save`).
+    pub no_save: bool,
+    /// Label stored with the result (`--label NAME`).
+    pub label: Option<String>,
+}
+
+/// What a compatibility front end measured: its exit status and, when it
+/// ran a workload, the result to store in the history.
+pub struct Measured {
+    /// Exit status.
+    pub code: u8,
+    /// The run's result (None for `-?` and DiskSpd's `-Rp`).
+    pub result: Option<RunResult>,
+    /// iosim's own options of the command line (history database, label...).
+    pub ext: Extensions,
+}
+
+impl Measured {
+    /// Nothing was measured.
+    pub fn nothing(ext: Extensions) -> Measured {
+        Measured {
+            code: 0,
+            result: None,
+            ext,
+        }
+    }
+
+    /// A measured run; `tool` and `args` are recorded in its notes.
+    pub fn run(tool: &str, args: &[String], mut res: RunResult, ext: Extensions) -> Measured {
+        res.notes.push(format!(
+            "measured by: iosim {tool} {}",
+            args.iter()
+                .map(|a| shell_quote(a))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        Measured {
+            code: exit_code(&res),
+            result: Some(res),
+            ext,
+        }
+    }
 }
 
 impl Extensions {
@@ -134,7 +178,14 @@ impl Extensions {
             };
             let needs_value = matches!(
                 name.as_str(),
-                "--drive" | "--disk" | "--json" | "--engine" | "--size" | "--layout"
+                "--drive"
+                    | "--disk"
+                    | "--json"
+                    | "--engine"
+                    | "--size"
+                    | "--layout"
+                    | "--db"
+                    | "--label"
             );
             let value = if needs_value {
                 match inline {
@@ -169,8 +220,11 @@ impl Extensions {
                 ("--layout", Some(v)) => self.layout = Some(v),
                 ("--allow-destroy", None) => self.allow_destroy = true,
                 ("--quiet", None) => self.quiet = true,
+                ("--db", Some(v)) => self.db = Some(PathBuf::from(v)),
+                ("--label", Some(v)) => self.label = Some(v),
+                ("--no-save", None) => self.no_save = true,
                 _ => anyhow::bail!(crate::Error::BadWorkload(format!(
-                    "unknown iosim option '{a}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE, --quiet and (DiskSpd) --layout 2.0|2.2 besides the legacy options"
+                    "unknown iosim option '{a}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE, --quiet, --db PATH, --label NAME, --no-save and (DiskSpd) --layout 2.0|2.2 besides the legacy options"
                 ))),
             }
             i += 1;

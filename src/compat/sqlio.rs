@@ -1150,10 +1150,10 @@ pub fn main(
     args: &[String],
     stop: Arc<AtomicBool>,
     out: &mut dyn std::io::Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<super::Measured> {
     if args.iter().any(|a| a == "-?") {
         out.write_all(USAGE.as_bytes())?;
-        return Ok(0);
+        return Ok(super::Measured::nothing(Extensions::default()));
     }
     let mut w = Warnings::default();
     let (p, ext) = plan_from_args(args, &mut w)?;
@@ -1192,7 +1192,7 @@ pub fn main(
         );
     }
     super::write_json(ext.json.as_deref(), &res)?;
-    Ok(super::exit_code(&res))
+    Ok(super::Measured::run(TOOL, args, res, ext))
 }
 
 #[cfg(test)]

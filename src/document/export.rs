@@ -67,13 +67,12 @@ impl Exporter for CsvExporter {
             Document::Quick(q) => {
                 let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
                 for t in &q.body.tests {
-                    for line in crate::report::csv(&t.result)
-                        .lines()
-                        .skip(1)
-                        .filter(|l| l.starts_with("total"))
-                    {
-                        let _ = writeln!(s, "{},{line}", t.name);
-                    }
+                    let _ = write!(
+                        s,
+                        "{},{}",
+                        crate::report::csv_field(&t.name),
+                        crate::report::csv_total_row(&t.result)
+                    );
                 }
                 s
             }

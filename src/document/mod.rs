@@ -157,6 +157,72 @@ impl Document {
         }))
     }
 
+    /// The files and devices it measured, as given on the command line.
+    pub fn targets(&self) -> Vec<std::path::PathBuf> {
+        let mut out: Vec<std::path::PathBuf> = match self {
+            Document::Run(c) => c
+                .result
+                .config
+                .targets
+                .iter()
+                .map(|t| t.path.clone())
+                .collect(),
+            Document::Quick(q) => vec![q.body.path.clone().into()],
+            Document::Sweep(s) => s.body.base.targets.iter().map(|t| t.path.clone()).collect(),
+            Document::Profile(p) => p.body.targets.iter().map(|t| t.path.clone()).collect(),
+            Document::Matrix(m) => vec![m.body.path.clone()],
+            Document::Sim(s) => s.body.config.files.iter().map(|f| f.name.clone()).collect(),
+            Document::Compare(_) => Vec::new(),
+        };
+        out.dedup();
+        out
+    }
+
+    /// The database profile it ran, if any.
+    pub fn profile(&self) -> Option<String> {
+        match self {
+            Document::Profile(p) => Some(p.body.profile.clone()),
+            _ => None,
+        }
+    }
+
+    /// The full run results it holds, by scope name: a run has one (""),
+    /// a quick suite one per test, a profile one per workload.
+    pub fn runs(&self) -> Vec<(String, &RunResult)> {
+        match self {
+            Document::Run(c) => vec![(String::new(), &c.result)],
+            Document::Quick(q) => q
+                .body
+                .tests
+                .iter()
+                .map(|t| (t.name.clone(), &t.result))
+                .collect(),
+            Document::Profile(p) => p
+                .body
+                .results
+                .iter()
+                .map(|w| (w.name.clone(), &w.result))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The device model under the targets, when a run recorded one.
+    pub fn device(&self) -> Option<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (_, r) in self.runs() {
+            for d in &r.devices {
+                if let crate::sysmon::mounts::Resolution::Device(info) = d {
+                    let n = info.model.clone().unwrap_or_else(|| info.name.clone());
+                    if !n.is_empty() && !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+            }
+        }
+        (!names.is_empty()).then(|| names.join(", "))
+    }
+
     /// The document as a JSON value (what the history stores).
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("a result document always serialises")

@@ -7,6 +7,7 @@
 //! (IOPS and latency against queue depth or threads, knee marked), and every
 //! chart overlays all the runs given.
 
+pub mod kinds;
 pub mod svg;
 
 use serde_json::Value;
@@ -21,6 +22,8 @@ pub struct Entry<'a> {
     pub name: String,
     /// The run result.
     pub doc: &'a Value,
+    /// The same, read back into its type (None if it is not a run result).
+    pub result: Option<crate::runner::RunResult>,
     /// Colour index.
     pub color: usize,
     /// The stored run it comes from.
@@ -45,6 +48,7 @@ pub fn entries(runs: &[StoredRun]) -> Vec<Entry<'_>> {
             out.push(Entry {
                 name,
                 doc,
+                result: serde_json::from_value(doc.clone()).ok(),
                 color,
                 run: r,
             });
@@ -461,6 +465,23 @@ pub fn knee(points: &[(f64, f64, f64, f64)]) -> Option<usize> {
     find_knee(&series, DEFAULT_KNEE_ELASTICITY).map(|k| k.index)
 }
 
+/// The curves of `iosim sweep` results among the typed documents, coloured
+/// after the `first_color` entries.
+pub fn document_sweeps(
+    typed: &[(&StoredRun, crate::document::Document)],
+    first_color: usize,
+) -> Vec<Sweep> {
+    typed
+        .iter()
+        .filter_map(|(r, d)| match d {
+            crate::document::Document::Sweep(h) => Some((r.row.id, &h.body)),
+            _ => None,
+        })
+        .enumerate()
+        .filter_map(|(i, (id, body))| kinds::sweep_curve(id, body, first_color + i))
+        .collect()
+}
+
 /// Finds sweeps: groups of entries whose workload differs only in `qd` (or only in `threads`).
 pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
     let mut out = Vec::new();
@@ -557,6 +578,8 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
         "queue depth per thread (log2)"
     } else if params.iter().all(|p| *p == "threads") {
         "threads per target (log2)"
+    } else if params.iter().all(|p| *p == "outstanding") {
+        "outstanding I/Os (log2)"
     } else {
         "queue depth or threads (log2)"
     };
@@ -634,7 +657,7 @@ const W: f64 = 900.0;
 const H: f64 = 440.0;
 
 /// Every chart the report can draw for these entries, by id, as SVG.
-pub fn charts(es: &[Entry], w: f64, h: f64) -> Vec<(String, String)> {
+pub fn charts(es: &[Entry], doc_sweeps: Vec<Sweep>, w: f64, h: f64) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let mut add = |c: Chart| {
         if c.lines.iter().any(|l| !l.points.is_empty()) {
@@ -655,7 +678,8 @@ pub fn charts(es: &[Entry], w: f64, h: f64) -> Vec<(String, String)> {
     for c in counter_charts(es) {
         add(c);
     }
-    let sw = sweeps(es);
+    let mut sw = sweeps(es);
+    sw.extend(doc_sweeps);
     if !sw.is_empty() {
         for c in sweep_charts(&sw) {
             add(c);
@@ -678,7 +702,7 @@ fn env_str(doc: &Value, ptr: &str) -> String {
 const CSS: &str = "body{font-family:DejaVu Sans,Liberation Sans,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}\
-th{background:#f3f3f3}td.l,th.l{text-align:left}.worse{color:#b00}.better{color:#070}\
+th{background:#f3f3f3}td.l,th.l{text-align:left}.worse{color:#b00}.better{color:#070}.warn{color:#b00;font-weight:bold}\
 figure{display:inline-block;margin:10px 10px 10px 0;vertical-align:top}figcaption{font-size:12px;color:#555;max-width:900px}\
 .note{font-size:13px;color:#555}pre{font-size:11px;background:#f7f7f7;padding:8px;overflow:auto;max-height:400px}";
 
@@ -830,14 +854,35 @@ pub fn html(runs: &[StoredRun]) -> String {
     }
     // Relative differences against the first.
     if es.len() > 1 {
-        s.push_str("<h2>Compared with the first</h2><table><tr><th class=\"l\">run</th>");
+        s.push_str("<h2>Compared with the first</h2>");
+        // Runs of different workloads are compared only with a warning.
+        let mut kinds: Vec<String> = Vec::new();
+        for w in es
+            .iter()
+            .filter_map(|e| e.result.as_ref())
+            .map(crate::store::render::workload_key)
+        {
+            if !kinds.contains(&w) {
+                kinds.push(w);
+            }
+        }
+        if kinds.len() > 1 {
+            let _ = writeln!(
+                s,
+                "<p class=\"warn\">Warning: these runs did not run the same workload ({}): their differences measure different things.</p>",
+                esc(&kinds.join("; "))
+            );
+        }
+        s.push_str("<table><tr><th class=\"l\">run</th>");
         for m in compare::METRICS.iter() {
             let _ = write!(s, "<th>{}</th>", esc(m.name));
         }
         s.push_str("</tr>\n");
-        let base = compare::Side::new("base", vec![0], &[es[0].doc]);
+        let side =
+            |e: &Entry| compare::Side::new(&e.name, vec![0], &e.result.iter().collect::<Vec<_>>());
+        let base = side(&es[0]);
         for e in &es[1..] {
-            let side = compare::Side::new(&e.name, vec![0], &[e.doc]);
+            let side = side(e);
             let _ = write!(s, "<tr><td class=\"l\">{}</td>", esc(&e.name));
             for d in compare::diff(&base, &side) {
                 let cls = match d.rel_pct {
@@ -857,7 +902,9 @@ pub fn html(runs: &[StoredRun]) -> String {
         s.push_str("</table><p class=\"note\">Single runs: differences are shown without a significance test; `iosim compare label:A label:B` tests repetitions with Welch's t-test.</p>\n");
     }
     s.push_str("<h2>Charts</h2>\n");
-    let cs = charts(&es, W, H);
+    let typed = kinds::typed(runs);
+    let doc_sweeps = document_sweeps(&typed, es.len());
+    let cs = charts(&es, doc_sweeps, W, H);
     if cs.is_empty() {
         s.push_str("<p class=\"note\">These runs hold no run results to chart.</p>\n");
     }
@@ -878,8 +925,18 @@ pub fn html(runs: &[StoredRun]) -> String {
     for n in notes {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(n));
     }
-    // Documents iosim cannot chart.
-    for r in runs.iter().filter(|r| meta::scopes(&r.doc).is_empty()) {
+    // Sweeps, profiles, simulations and matrices: their own sections.
+    s.push_str(&kinds::sections(&typed));
+    // Documents iosim cannot read or chart.
+    let readable = |r: &StoredRun| {
+        typed.iter().any(|(t, d)| {
+            t.row.id == r.row.id && !matches!(d, crate::document::Document::Compare(_))
+        })
+    };
+    for r in runs
+        .iter()
+        .filter(|r| meta::scopes(&r.doc).is_empty() && !readable(r))
+    {
         let _ = writeln!(
             s,
             "<h2>Run {} ({})</h2><p class=\"note\">iosim cannot chart this kind; its JSON:</p><details open><pre>{}</pre></details>",
@@ -1013,7 +1070,10 @@ mod tests {
         assert_eq!(cs[0].lines.len(), 2, "busy_pct and iowait_pct");
         assert_eq!(cs[0].lines[0].points, vec![(1.0, 50.0), (2.0, 60.0)]);
         assert_eq!(cs[1].lines.len(), 1, "non-numeric fields are skipped");
-        let ids: Vec<String> = charts(&es, 600.0, 300.0).into_iter().map(|c| c.0).collect();
+        let ids: Vec<String> = charts(&es, Vec::new(), 600.0, 300.0)
+            .into_iter()
+            .map(|c| c.0)
+            .collect();
         assert!(ids.contains(&"counters-cpu".to_string()), "{ids:?}");
         // No histogram, series or sweep: those charts are left out, not drawn empty.
         assert!(!ids.contains(&"percentiles".to_string()));

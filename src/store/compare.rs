@@ -4,65 +4,76 @@
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// A metric compared between runs, read from a run-shaped document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use crate::runner::RunResult;
+use crate::stats::DirResult;
+use crate::sweep::PointResult;
+
+/// A metric compared between runs.
+#[derive(Clone, Copy, Debug)]
 pub struct Metric {
     /// Column name.
     pub name: &'static str,
-    /// JSON pointer inside a run result.
-    pub ptr: &'static str,
+    /// Its value in a run's result (all targets, both directions).
+    pub of_run: fn(&DirResult) -> Option<f64>,
+    /// Its value at a sweep point (the mean over the point's repetitions).
+    pub of_point: fn(&PointResult) -> Option<f64>,
     /// True when larger is better (throughput); false for latency.
     pub higher_is_better: bool,
+}
+
+fn pct(d: &DirResult, label: &str) -> Option<f64> {
+    d.latency_us.percentiles.get(label).copied()
 }
 
 /// The metrics `compare` shows, in order.
 pub const METRICS: [Metric; 7] = [
     Metric {
         name: "IOPS",
-        ptr: "/total/total/iops",
+        of_run: |d| Some(d.iops),
+        of_point: |p| Some(p.iops.mean),
         higher_is_better: true,
     },
     Metric {
         name: "MiB/s",
-        ptr: "/total/total/mib_per_sec",
+        of_run: |d| Some(d.mib_per_sec),
+        of_point: |p| Some(p.mib_per_sec.mean),
         higher_is_better: true,
     },
     Metric {
         name: "lat mean us",
-        ptr: "/total/total/latency_us/mean",
+        of_run: |d| Some(d.latency_us.mean),
+        of_point: |p| Some(p.lat_mean_us.mean),
         higher_is_better: false,
     },
     Metric {
         name: "lat p50 us",
-        ptr: "/total/total/latency_us/percentiles/p50",
+        of_run: |d| pct(d, "p50"),
+        of_point: |_| None,
         higher_is_better: false,
     },
     Metric {
         name: "lat p99 us",
-        ptr: "/total/total/latency_us/percentiles/p99",
+        of_run: |d| pct(d, "p99"),
+        of_point: |p| Some(p.lat_p99_us.mean),
         higher_is_better: false,
     },
     Metric {
         name: "lat p99.9 us",
-        ptr: "/total/total/latency_us/percentiles/p99.9",
+        of_run: |d| pct(d, "p99.9"),
+        of_point: |_| None,
         higher_is_better: false,
     },
     Metric {
         name: "lat max us",
-        ptr: "/total/total/latency_us/max",
+        of_run: |d| Some(d.latency_us.max),
+        of_point: |p| Some(p.lat_max_us.mean),
         higher_is_better: false,
     },
 ];
 
 /// The metrics `run --baseline` guards: throughput and tail latency.
 pub const GUARDED: [&str; 3] = ["IOPS", "MiB/s", "lat p99 us"];
-
-/// Reads a metric from a run-shaped document.
-pub fn value(doc: &Value, m: &Metric) -> Option<f64> {
-    doc.pointer(m.ptr).and_then(Value::as_f64)
-}
 
 /// Result of Welch's two-sample t-test.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -206,11 +217,28 @@ pub struct Side {
 }
 
 impl Side {
-    /// Collects the metrics of run-shaped documents.
-    pub fn new(name: &str, ids: Vec<i64>, docs: &[&Value]) -> Side {
+    /// Collects the metrics of run results (one per repetition).
+    pub fn new(name: &str, ids: Vec<i64>, runs: &[&RunResult]) -> Side {
         let values = METRICS
             .iter()
-            .map(|m| docs.iter().filter_map(|d| value(d, m)).collect())
+            .map(|m| {
+                runs.iter()
+                    .filter_map(|r| (m.of_run)(&r.total.total))
+                    .collect()
+            })
+            .collect();
+        Side {
+            name: name.into(),
+            ids,
+            values,
+        }
+    }
+
+    /// Collects the metrics of sweep points (one per stored sweep).
+    pub fn of_points(name: &str, ids: Vec<i64>, points: &[&PointResult]) -> Side {
+        let values = METRICS
+            .iter()
+            .map(|m| points.iter().filter_map(|p| (m.of_point)(p)).collect())
             .collect();
         Side {
             name: name.into(),
@@ -395,7 +423,6 @@ pub fn regressions(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regre
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn p_values_match_tables() {
@@ -426,9 +453,23 @@ mod tests {
         assert!(welch(&a[..1], &b).is_none());
     }
 
-    fn run(iops: f64, p99: f64) -> Value {
-        json!({"total": {"total": {"iops": iops, "mib_per_sec": iops / 256.0,
-            "latency_us": {"mean": p99 / 2.0, "max": p99 * 2.0, "percentiles": {"p50": p99 / 3.0, "p99": p99}}}}})
+    fn run(iops: f64, p99: f64) -> RunResult {
+        // A real (null-engine) result, with the compared figures set.
+        let spec = crate::workload::WorkloadSpec {
+            engine: crate::workload::EngineKind::Null,
+            duration: std::time::Duration::from_millis(20),
+            ..Default::default()
+        };
+        let mut r = crate::runner::run(&spec, &Default::default()).unwrap();
+        let t = &mut r.total.total;
+        t.iops = iops;
+        t.mib_per_sec = iops / 256.0;
+        t.latency_us.mean = p99 / 2.0;
+        t.latency_us.max = p99 * 2.0;
+        t.latency_us.percentiles = [("p50".to_string(), p99 / 3.0), ("p99".to_string(), p99)]
+            .into_iter()
+            .collect();
+        r
     }
 
     #[test]
@@ -457,11 +498,11 @@ mod tests {
 
     #[test]
     fn table_marks_significance() {
-        let a: Vec<Value> = [1000.0, 1010.0, 990.0]
+        let a: Vec<RunResult> = [1000.0, 1010.0, 990.0]
             .iter()
             .map(|&i| run(i, 100.0))
             .collect();
-        let b: Vec<Value> = [1500.0, 1490.0, 1510.0]
+        let b: Vec<RunResult> = [1500.0, 1490.0, 1510.0]
             .iter()
             .map(|&i| run(i, 100.0))
             .collect();

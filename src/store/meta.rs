@@ -142,8 +142,34 @@ pub fn targets_of(doc: &Value) -> Vec<String> {
     out
 }
 
+/// A target path as the history keeps it: absolute and canonical when it
+/// exists, so `history --target` finds it whatever directory it was given
+/// from; as given otherwise (the null engine's `null`, a file already gone).
+pub fn canonical_target(p: &std::path::Path) -> String {
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
 impl Meta {
-    /// Everything that can be read from the document itself.
+    /// Everything a typed document says about itself.
+    pub fn of(doc: &crate::document::Document) -> Meta {
+        let h = doc.header();
+        Meta {
+            started_at: Some(h.started_at).filter(|s| !s.is_empty()),
+            host: Some(h.host).filter(|s| !s.is_empty()),
+            targets: doc.targets().iter().map(|p| canonical_target(p)).collect(),
+            device: doc.device(),
+            profile: doc.profile(),
+            iosim_version: Some(h.iosim_version).filter(|s| !s.is_empty()),
+            group: None,
+            environment: None,
+        }
+    }
+
+    /// Everything that can be read from an untyped document (a kind this
+    /// iosim has no type for, and the history's migrations).
     pub fn from_doc(doc: &Value) -> Meta {
         Meta {
             started_at: s(first(doc, "/started_at")),
