@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use super::{run_options, save, Ctx};
+use super::options::run_options;
+use super::{save, Ctx};
 use crate::cli::{OutputFormat, QuickArgs};
 use crate::outcome::Outcome;
 
@@ -32,19 +33,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let text = match q.out.output {
         OutputFormat::Text => crate::quick::table(&res),
         OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        OutputFormat::Csv => {
-            let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
-            for t in &res.tests {
-                for line in crate::report::csv(&t.result)
-                    .lines()
-                    .skip(1)
-                    .filter(|l| l.starts_with("total"))
-                {
-                    s.push_str(&format!("{},{line}\n", t.name));
-                }
-            }
-            s
-        }
+        OutputFormat::Csv => crate::quick::csv(&res),
     };
     let printed = ctx.out.write_all(text.as_bytes());
     if q.out.output == OutputFormat::Text {

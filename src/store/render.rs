@@ -1,7 +1,6 @@
 //! Stored documents rendered again: `show`'s formats, `compare`'s sides,
 //! listing summaries, and the fallback file for a result that could not be stored.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -45,20 +44,7 @@ pub fn render(run: &StoredRun, format: OutputFormat) -> anyhow::Result<String> {
         ("quick", OutputFormat::Json) if as_quick().is_ok() => {
             serde_json::to_string_pretty(&as_quick()?)? + "\n"
         }
-        ("quick", OutputFormat::Csv) if as_quick().is_ok() => {
-            let q = as_quick()?;
-            let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
-            for t in &q.tests {
-                for line in crate::report::csv(&t.result)
-                    .lines()
-                    .skip(1)
-                    .filter(|l| l.starts_with("total"))
-                {
-                    let _ = writeln!(s, "{},{line}", t.name);
-                }
-            }
-            s
-        }
+        ("quick", OutputFormat::Csv) if as_quick().is_ok() => crate::quick::csv(&as_quick()?),
         (_, OutputFormat::Json) => pretty()?,
         (kind, OutputFormat::Text) => format!(
             "run {} is a '{kind}' document; iosim shows it as JSON:\n{}",
@@ -67,17 +53,15 @@ pub fn render(run: &StoredRun, format: OutputFormat) -> anyhow::Result<String> {
         ),
         (kind, OutputFormat::Csv) => {
             // Any run-shaped parts become CSV rows; otherwise say what works.
-            let mut s = String::new();
-            for (name, d) in super::meta::scopes(&run.doc) {
-                if let Ok(r) = serde_json::from_value::<RunResult>(d.clone()) {
-                    if s.is_empty() {
-                        let _ = writeln!(s, "part,{}", crate::report::CSV_HEADER);
-                    }
-                    for line in crate::report::csv(&r).lines().skip(1) {
-                        let _ = writeln!(s, "{},{line}", csv_field(&name));
-                    }
-                }
-            }
+            let parts: Vec<(String, RunResult)> = super::meta::scopes(&run.doc)
+                .into_iter()
+                .filter_map(|(name, d)| Some((name, serde_json::from_value(d.clone()).ok()?)))
+                .collect();
+            let s = if parts.is_empty() {
+                String::new()
+            } else {
+                crate::csvout::keyed_runs("part", parts.iter().map(|(n, r)| (n.as_str(), r)), false)
+            };
             if s.is_empty() {
                 anyhow::bail!(
                     "run {} is a '{kind}' document with no run results to put in CSV: use -o json",
