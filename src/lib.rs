@@ -37,6 +37,7 @@ pub mod commands;
 pub mod compat;
 pub mod crash;
 pub mod csvout;
+pub mod document;
 pub mod engine;
 pub mod error;
 pub mod fuzzing;
