@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::csvout::Fixed;
 use crate::runner::RunOptions;
 use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, TargetSpec, WorkloadSpec};
 
@@ -187,27 +188,24 @@ impl Metric {
 /// ORION's CSV layout: header `Large/Small,0,1,2,...`; one row per large
 /// level; cells left empty where the point did not run or has no such I/O.
 pub fn grid_csv(r: &MatrixResult, m: Metric) -> String {
-    let mut s = String::from("Large/Small");
-    for c in &r.small_levels {
-        s.push_str(&format!(",{c}"));
-    }
-    s.push('\n');
-    for &l in &r.large_levels {
-        s.push_str(&l.to_string());
-        for &c in &r.small_levels {
-            s.push(',');
-            if let Some(v) = r
-                .points
-                .iter()
-                .find(|p| p.small == c && p.large == l)
-                .and_then(|p| m.of(p))
-            {
-                s.push_str(&format!("{v:.2}"));
-            }
-        }
-        s.push('\n');
-    }
-    s
+    let levels: Vec<String> = r.small_levels.iter().map(|c| c.to_string()).collect();
+    let mut header = vec!["Large/Small"];
+    header.extend(levels.iter().map(String::as_str));
+    let rows = r.large_levels.iter().map(|&l| {
+        let cells: Vec<Option<Fixed<2>>> = r
+            .small_levels
+            .iter()
+            .map(|&c| {
+                r.points
+                    .iter()
+                    .find(|p| p.small == c && p.large == l)
+                    .and_then(|p| m.of(p))
+                    .map(Fixed)
+            })
+            .collect();
+        (l, cells)
+    });
+    crate::csvout::write(Some(&header), rows)
 }
 
 /// The best figures over the points.

@@ -17,6 +17,7 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
+use crate::csvout::Fixed;
 use crate::runner::{RunOptions, RunResult};
 use crate::verdict::{Role, Verdict};
 use crate::workload::{CacheMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec};
@@ -644,13 +645,45 @@ pub fn text(r: &ProfileResult) -> String {
     s
 }
 
+/// One row of a profile's CSV: a workload's reads or writes, then one
+/// verdict label per verdict table (empty where that table does not apply).
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    profile: &'a str,
+    workload: &'a str,
+    phase: u32,
+    target: &'a str,
+    role: &'a str,
+    path: String,
+    direction: &'a str,
+    ios: u64,
+    iops: Fixed<2>,
+    mib_per_sec: Fixed<3>,
+    mean_us: Fixed<2>,
+    p99_us: Fixed<2>,
+    verdicts: Vec<String>,
+}
+
 /// CSV: one row per workload and direction, one column per verdict table.
 pub fn csv(r: &ProfileResult) -> String {
+    use crate::verdict::Direction;
     let ids: Vec<&str> = crate::verdict::all().iter().map(|g| g.id).collect();
-    let mut s = format!(
-        "profile,workload,phase,target,role,path,direction,ios,iops,mib_per_sec,mean_us,p99_us,{}\n",
-        ids.join(",")
-    );
+    let mut header = vec![
+        "profile",
+        "workload",
+        "phase",
+        "target",
+        "role",
+        "path",
+        "direction",
+        "ios",
+        "iops",
+        "mib_per_sec",
+        "mean_us",
+        "p99_us",
+    ];
+    header.extend(&ids);
+    let mut rows = Vec::new();
     for o in &r.results {
         let path = o
             .result
@@ -659,14 +692,14 @@ pub fn csv(r: &ProfileResult) -> String {
             .first()
             .map(|t| t.path.display().to_string())
             .unwrap_or_default();
-        for (dir, d) in [
-            (crate::verdict::Direction::Read, &o.result.total.read),
-            (crate::verdict::Direction::Write, &o.result.total.write),
+        for (dir, name, d) in [
+            (Direction::Read, "read", &o.result.total.read),
+            (Direction::Write, "write", &o.result.total.write),
         ] {
             if d.ios == 0 {
                 continue;
             }
-            let labels: Vec<String> = ids
+            let verdicts = ids
                 .iter()
                 .map(|id| {
                     o.verdicts
@@ -676,37 +709,24 @@ pub fn csv(r: &ProfileResult) -> String {
                         .unwrap_or_default()
                 })
                 .collect();
-            s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{:.2},{:.3},{:.2},{:.2},{}\n",
-                r.profile,
-                o.name,
-                o.phase,
-                o.target,
-                o.role.name(),
-                csv_field(&path),
-                if dir == crate::verdict::Direction::Read {
-                    "read"
-                } else {
-                    "write"
-                },
-                d.ios,
-                d.iops,
-                d.mib_per_sec,
-                d.latency_us.mean,
-                d.latency_us.p("p99"),
-                labels.join(",")
-            ));
+            rows.push(CsvRow {
+                profile: &r.profile,
+                workload: &o.name,
+                phase: o.phase,
+                target: &o.target,
+                role: o.role.name(),
+                path: path.clone(),
+                direction: name,
+                ios: d.ios,
+                iops: Fixed(d.iops),
+                mib_per_sec: Fixed(d.mib_per_sec),
+                mean_us: Fixed(d.latency_us.mean),
+                p99_us: Fixed(d.latency_us.p("p99")),
+                verdicts,
+            });
         }
     }
-    s
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    crate::csvout::write(Some(&header), rows)
 }
 
 /// `iosim profile list`: name, description and source of each built-in.

@@ -203,3 +203,12 @@ pub fn table(q: &QuickResult) -> String {
     }
     s
 }
+
+/// The suite as CSV: each test's total row, led by the test's name.
+pub fn csv(r: &QuickResult) -> String {
+    crate::csvout::keyed_runs(
+        "test",
+        r.tests.iter().map(|t| (t.name.as_str(), &t.result)),
+        true,
+    )
+}

@@ -262,21 +262,12 @@ pub fn json(r: &RunResult) -> String {
     serde_json::to_string_pretty(r).expect("results always serialise")
 }
 
-/// CSV header.
-pub const CSV_HEADER: &str = "scope,path,rw,write_pct,bs,qd,threads,cache,engine,duration_s,read_ios,read_iops,read_mib_s,read_lat_mean_us,read_lat_p99_us,write_ios,write_iops,write_mib_s,write_lat_mean_us,write_lat_p99_us,total_ios,total_iops,total_mib_s,total_lat_min_us,total_lat_mean_us,total_lat_p50_us,total_lat_p99_us,total_lat_p999_us,total_lat_max_us,errors,interrupted";
-
-/// CSV: a header, one row per target, one for the total.
+/// CSV: a header, one row per target, one for the total (`csvout::run`).
 pub fn csv(r: &RunResult) -> String {
-    let mut s = String::from(CSV_HEADER);
-    s.push('\n');
-    for t in &r.targets {
-        csv_row(&mut s, "target", &t.path, r, &t.result);
-    }
-    csv_row(&mut s, "total", "", r, &r.total);
-    s
+    crate::csvout::run(r)
 }
 
-/// Quotes a CSV field when it needs it.
+/// Quotes a CSV field when it needs it (the history listing's CSV).
 pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -285,89 +276,8 @@ pub fn csv_field(s: &str) -> String {
     }
 }
 
-/// The `total` row of [`csv`] alone (ends with a newline): one line per
-/// test of a quick suite.
-pub fn csv_total_row(r: &RunResult) -> String {
-    let mut s = String::new();
-    csv_row(&mut s, "total", "", r, &r.total);
-    s
-}
-
-fn csv_row(s: &mut String, scope: &str, path: &str, r: &RunResult, x: &RwResult) {
-    let c = &r.config;
-    let _ = writeln!(
-        s,
-        "{scope},{},{},{},{},{},{},{},{},{:.3},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{},{}",
-        csv_field(path),
-        c.rw.name(),
-        c.write_pct,
-        c.bs,
-        c.qd,
-        c.threads,
-        c.cache.name(),
-        r.engine,
-        r.duration_s,
-        x.read.ios,
-        x.read.iops,
-        x.read.mib_per_sec,
-        x.read.latency_us.mean,
-        x.read.latency_us.p("p99"),
-        x.write.ios,
-        x.write.iops,
-        x.write.mib_per_sec,
-        x.write.latency_us.mean,
-        x.write.latency_us.p("p99"),
-        x.total.ios,
-        x.total.iops,
-        x.total.mib_per_sec,
-        x.total.latency_us.min,
-        x.total.latency_us.mean,
-        x.total.latency_us.p("p50"),
-        x.total.latency_us.p("p99"),
-        x.total.latency_us.p("p99.9"),
-        x.total.latency_us.max,
-        r.errors.count,
-        r.interrupted
-    );
-}
-
-/// CSV header of the time series (`--series FILE`).
-pub const SERIES_CSV_HEADER: &str = "scope,target,t_s,duration_s,read_ios,read_iops,read_mib_s,read_lat_mean_us,read_lat_p99_us,write_ios,write_iops,write_mib_s,write_lat_mean_us,write_lat_p99_us,total_ios,total_iops,total_mib_s,total_lat_mean_us,total_lat_p50_us,total_lat_p99_us,total_lat_max_us";
-
-/// The time series as CSV: one row per interval for the total, then per target.
+/// The time series as CSV (`--series FILE`): one row per interval for the
+/// total, then per target (`csvout::series`).
 pub fn series_csv(r: &RunResult) -> String {
-    let mut s = String::from(SERIES_CSV_HEADER);
-    s.push('\n');
-    let mut rows = |scope: &str, target: &str, points: &[crate::runner::SeriesPoint]| {
-        for p in points {
-            let _ = writeln!(
-                s,
-                "{scope},{target},{:.3},{:.3},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{},{:.2},{:.3},{:.2},{:.2},{:.2},{:.2}",
-                p.t_s,
-                p.duration_s,
-                p.read.ios,
-                p.read.iops,
-                p.read.mib_per_sec,
-                p.read.lat_mean_us,
-                p.read.lat_p99_us,
-                p.write.ios,
-                p.write.iops,
-                p.write.mib_per_sec,
-                p.write.lat_mean_us,
-                p.write.lat_p99_us,
-                p.total.ios,
-                p.total.iops,
-                p.total.mib_per_sec,
-                p.total.lat_mean_us,
-                p.total.lat_p50_us,
-                p.total.lat_p99_us,
-                p.total.lat_max_us
-            );
-        }
-    };
-    rows("total", "", &r.series.total);
-    for (i, t) in r.series.targets.iter().enumerate() {
-        rows("target", &i.to_string(), t);
-    }
-    s
+    crate::csvout::series(r)
 }

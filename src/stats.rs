@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Highest latency the histogram tracks: 1,000 seconds in nanoseconds.
 pub const MAX_TRACKED_NS: u64 = 1_000_000_000_000;
@@ -276,25 +277,67 @@ pub fn mean_sd_ci95(xs: &[f64]) -> (f64, f64, f64) {
     (mean, sd, t_975(n - 1) * sd / (n as f64).sqrt())
 }
 
-/// Two-sided 95% Student t critical value for `df` degrees of freedom.
-pub fn t_975(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::NAN,
-        1..=30 => T[df - 1],
-        31..=60 => 2.000,
-        61..=120 => 1.980,
-        _ => 1.960,
+/// Student's t distribution with `df` degrees of freedom (statrs), the one
+/// place iosim gets it from: confidence intervals (`t_975`) and Welch's test
+/// in `iosim compare` (`t_two_sided_p`). `None` for `df` not above 0.
+fn students_t(df: f64) -> Option<StudentsT> {
+    if df.is_finite() && df > 0.0 {
+        StudentsT::new(0.0, 1.0, df).ok()
+    } else {
+        None
     }
+}
+
+/// Two-sided 95% Student t critical value for `df` degrees of freedom
+/// (the 0.975 quantile); NaN for `df` = 0.
+pub fn t_975(df: usize) -> f64 {
+    students_t(df as f64).map_or(f64::NAN, |t| t.inverse_cdf(0.975))
+}
+
+/// Two-sided p-value of Student's t statistic `t` with `df` (possibly
+/// fractional, as Welch's) degrees of freedom: P(|T| >= |t|).
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() {
+        return f64::NAN;
+    }
+    if !t.is_finite() {
+        return 0.0;
+    }
+    students_t(df).map_or(f64::NAN, |d| (2.0 * d.sf(t.abs())).clamp(0.0, 1.0))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn students_t_matches_published_tables() {
+        // Two-sided 5% critical values (NIST/SEMATECH e-Handbook, table 1.3.6.7.2).
+        for (df, t) in [
+            (1, 12.706),
+            (2, 4.303),
+            (5, 2.571),
+            (10, 2.228),
+            (30, 2.042),
+            (60, 2.000),
+            (120, 1.980),
+        ] {
+            assert!((t_975(df) - t).abs() < 5e-4, "df {df}: {}", t_975(df));
+        }
+        assert!((t_975(100_000) - 1.960).abs() < 1e-3);
+        assert!(t_975(0).is_nan());
+        // The p-value inverts the quantile, also for fractional df (Welch).
+        for df in [1.0, 4.0, 24.524_635, 200.0] {
+            let q = students_t(df).unwrap().inverse_cdf(0.975);
+            assert!((t_two_sided_p(q, df) - 0.05).abs() < 1e-9, "df {df}");
+            assert!((t_two_sided_p(-q, df) - 0.05).abs() < 1e-9, "df {df}");
+        }
+        // t = 2.225512 on 24.524635 df (Welch's classic example): p = 0.0354845.
+        assert!((t_two_sided_p(2.225_512, 24.524_635) - 0.035_484_5).abs() < 1e-6);
+        assert_eq!(t_two_sided_p(0.0, 7.0), 1.0);
+        assert_eq!(t_two_sided_p(f64::INFINITY, 7.0), 0.0);
+        assert!(t_two_sided_p(1.0, 0.0).is_nan());
+    }
 
     #[test]
     fn record_and_summarize() {
@@ -374,7 +417,8 @@ mod tests {
         let (m, sd, ci) = mean_sd_ci95(&[10.0, 12.0, 14.0]);
         assert!((m - 12.0).abs() < 1e-12);
         assert!((sd - 2.0).abs() < 1e-12);
-        assert!((ci - 4.303 * 2.0 / 3f64.sqrt()).abs() < 1e-9);
+        // t(0.975, 2 df) = 4.302653 (tables print 4.303).
+        assert!((ci - 4.302_653 * 2.0 / 3f64.sqrt()).abs() < 1e-5);
         assert_eq!(mean_sd_ci95(&[5.0]), (5.0, 0.0, 0.0));
     }
 }

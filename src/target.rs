@@ -8,7 +8,6 @@
 //! device that is mounted or held by another user (opened `O_EXCL` fails with
 //! EBUSY) is always refused.
 
-use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -315,23 +314,12 @@ pub enum Mark {
 
 /// Reads iosim's mark on `path`.
 pub fn mark_of(path: &Path) -> Mark {
-    let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
-        return Mark::Foreign;
-    };
     let mut buf = [0u8; 16];
-    // SAFETY: valid C strings and a buffer of the given length.
-    let n = unsafe {
-        libc::getxattr(
-            p.as_ptr(),
-            name.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
+    let n = match rustix::fs::getxattr(path, OWNER_XATTR, &mut buf[..]) {
+        Ok(n) if n > 0 => n,
+        _ => return Mark::Foreign,
     };
-    if n <= 0 {
-        return Mark::Foreign;
-    }
-    match &buf[..n as usize] {
+    match &buf[..n] {
         v if v == MARK_COMPLETE => Mark::Complete,
         v if v == MARK_FILLING => Mark::Incomplete,
         _ => Mark::Foreign,
@@ -350,11 +338,7 @@ pub fn mark_iosim_file(path: &Path) -> bool {
 }
 
 fn set_mark(path: &Path, v: &[u8]) -> bool {
-    let (Ok(p), Ok(name)) = (cpath(path), CString::new(OWNER_XATTR)) else {
-        return false;
-    };
-    // SAFETY: valid C strings and value buffer.
-    unsafe { libc::setxattr(p.as_ptr(), name.as_ptr(), v.as_ptr().cast(), v.len(), 0) == 0 }
+    rustix::fs::setxattr(path, OWNER_XATTR, v, rustix::fs::XattrFlags::empty()).is_ok()
 }
 
 /// Opens a file iosim writes beside a run (the simulator's error log, its dump
@@ -406,11 +390,6 @@ pub fn create_side_file(path: &Path, allow_destroy: bool, what: &str) -> anyhow:
                 .context(format!("cannot create the {what} '{}'", path.display())))
         }
     }
-}
-
-fn cpath(path: &Path) -> Result<CString, std::ffi::NulError> {
-    use std::os::unix::ffi::OsStrExt;
-    CString::new(path.as_os_str().as_bytes())
 }
 
 /// Creates a test file of `size` bytes filled as `fill` says. The file is
@@ -600,17 +579,9 @@ fn write_fill(
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
         return Ok(());
     }
-    // SAFETY: plain fd, valid offsets.
-    let r = unsafe {
-        libc::fallocate(
-            plain.as_raw_fd(),
-            0,
-            from as libc::off_t,
-            (to - from) as libc::off_t,
-        )
-    };
-    if r != 0 {
-        let e = io::Error::last_os_error();
+    let r = rustix::fs::fallocate(&plain, rustix::fs::FallocateFlags::empty(), from, to - from);
+    if let Err(e) = r {
+        let e = io::Error::from(e);
         if e.raw_os_error() == Some(libc::ENOSPC) {
             return Err(nospace().into());
         }
@@ -805,19 +776,15 @@ pub fn progress_bar(show: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
 pub use crate::blockdev::{device_size, device_size_fd, logical_block_size};
 
 /// statx of `path` for the fields in `mask`; None when the call fails.
-fn statx_of(path: &Path, mask: u32) -> Option<libc::statx> {
-    let p = cpath(path).ok()?;
-    // SAFETY: zeroed statx is a valid output buffer.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: valid path and buffer.
-    let r = unsafe { libc::statx(libc::AT_FDCWD, p.as_ptr(), 0, mask, &mut stx) };
-    (r == 0).then_some(stx)
+fn statx_of(path: &Path, mask: rustix::fs::StatxFlags) -> Option<rustix::fs::Statx> {
+    rustix::fs::statx(rustix::fs::CWD, path, rustix::fs::AtFlags::empty(), mask).ok()
 }
 
 /// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
 pub fn dio_alignment(path: &Path) -> Option<u64> {
-    let stx = statx_of(path, libc::STATX_DIOALIGN)?;
-    if stx.stx_mask & libc::STATX_DIOALIGN == 0 || stx.stx_dio_offset_align == 0 {
+    let stx = statx_of(path, rustix::fs::StatxFlags::DIOALIGN)?;
+    if stx.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() == 0 || stx.stx_dio_offset_align == 0
+    {
         return None;
     }
     Some(u64::from(stx.stx_dio_offset_align))
@@ -826,8 +793,8 @@ pub fn dio_alignment(path: &Path) -> Option<u64> {
 /// A file's statx attribute flags that the filesystem supports and sets
 /// (`STATX_ATTR_COMPRESSED`, `STATX_ATTR_ENCRYPTED`, ...); None when unknown.
 pub fn statx_attributes(path: &Path) -> Option<u64> {
-    let stx = statx_of(path, libc::STATX_BASIC_STATS)?;
-    Some(stx.stx_attributes & stx.stx_attributes_mask)
+    let stx = statx_of(path, rustix::fs::StatxFlags::BASIC_STATS)?;
+    Some((stx.stx_attributes & stx.stx_attributes_mask).bits())
 }
 
 /// Opens a block device exclusively; EBUSY means it is mounted or held.
@@ -847,7 +814,7 @@ fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
 
 /// Explains why a device is busy, from the mount table.
 fn why_busy(rdev: u64) -> String {
-    let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+    let (maj, min) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
     let want = format!("{maj}:{min}");
     if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
         for line in mi.lines() {

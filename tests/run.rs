@@ -1116,3 +1116,18 @@ fn a_reader_that_goes_away_stops_output_quietly() {
         common::assert_quiet_on_closed_pipe(common::iosim().args(&args));
     }
 }
+
+#[test]
+fn a_typo_of_a_command_gets_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iosim()
+        .current_dir(dir.path())
+        .args(["rn", "x.dat"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'rn'") && err.contains("'run'"), "{err}");
+    // Nothing was created or run in the directory.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

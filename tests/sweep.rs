@@ -40,8 +40,8 @@ fn qd_sweep_with_repetitions() {
         assert!(p["iops"]["mean"].as_f64().unwrap() > 0.0);
         let ci = p["iops"]["ci95"].as_f64().unwrap();
         let sd = p["iops"]["sd"].as_f64().unwrap();
-        // t(2) = 4.303: ci95 = 4.303 * sd / sqrt(3).
-        assert!((ci - 4.303 * sd / 3f64.sqrt()).abs() < 1e-6 * (1.0 + ci));
+        // t(0.975, 2 df) = 4.302653 (tables: 4.303): ci95 = t * sd / sqrt(3).
+        assert!((ci - 4.302_653 * sd / 3f64.sqrt()).abs() < 1e-6 * (1.0 + ci));
     }
     // A 10 s limit keeps every point: the best is the highest-throughput one.
     let best = r["recommended"].as_u64().unwrap() as usize;

@@ -61,7 +61,11 @@ impl Cli {
     /// keeping what only clap's value sources tell: which options were given
     /// explicitly rather than left at their defaults.
     pub fn parse_args() -> Cli {
-        Cli::parse_from_matches(Cli::command().get_matches())
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if let Err(e) = typo_check(&args) {
+            e.exit();
+        }
+        Cli::parse_from_matches(Cli::command().get_matches_from(args))
     }
 
     /// Like [`Cli::parse_args`] for a given argument list (tests).
@@ -70,6 +74,8 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        typo_check(&args)?;
         Ok(Cli::parse_from_matches(
             Cli::command().try_get_matches_from(args)?,
         ))
@@ -81,6 +87,34 @@ impl Cli {
             r.note_sources(sub);
         }
         cli
+    }
+}
+
+/// `iosim rn x.dat`: the default benchmark's optional DIR would take `rn`
+/// for a directory, so clap never says "did you mean". When the first
+/// argument is neither an option, a command nor an existing path, and clap
+/// finds a command like it, that is the error (with clap's tip).
+fn typo_check(args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
+    use clap::error::{ContextKind, ErrorKind};
+    let Some(first) = args.get(1).and_then(|a| a.to_str()) else {
+        return Ok(());
+    };
+    let full = Cli::command();
+    if first.starts_with('-')
+        || std::path::Path::new(first).exists()
+        || full.find_subcommand(first).is_some()
+    {
+        return Ok(());
+    }
+    let commands_only = clap::Command::new("iosim").subcommands(full.get_subcommands().cloned());
+    match commands_only.try_get_matches_from(&args[..2]) {
+        Err(e)
+            if e.kind() == ErrorKind::InvalidSubcommand
+                && e.get(ContextKind::SuggestedSubcommand).is_some() =>
+        {
+            Err(e)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -226,6 +260,13 @@ mod tests {
     #[test]
     fn bad_values_are_refused() {
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--bs", "4Q"]).is_err());
+        // A typo of a command gets clap's "did you mean"; a plain new
+        // directory name is still the default benchmark's DIR.
+        let e = Cli::try_parse_args(["iosim", "rn", "x.dat"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidSubcommand);
+        let tip = e.get(clap::error::ContextKind::SuggestedSubcommand);
+        assert!(tip.is_some_and(|v| v.to_string().contains("run")), "{e}");
+        assert!(Cli::try_parse_args(["iosim", "/no/such/dir-xyz"]).is_ok());
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--frobnicate"]).is_err());
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--duration", "forever"]).is_err());
     }

@@ -15,6 +15,7 @@ pub mod create;
 pub mod history;
 pub mod install;
 pub mod matrix;
+pub mod options;
 pub mod precondition;
 pub mod profile;
 pub mod quick;
@@ -25,14 +26,12 @@ pub mod show;
 pub mod sim;
 pub mod sweep;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::cli::{Cli, Command, OutputArgs};
+use crate::cli::{Cli, Command};
 use crate::outcome::Outcome;
-use crate::runner::RunOptions;
 
 /// What every command gets besides its arguments.
 pub struct Ctx<'a> {
@@ -78,15 +77,4 @@ pub fn install_signal_handlers() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, stop.clone())?;
     }
     Ok(stop)
-}
-
-/// Runner options for a measuring command: progress on a terminal unless --quiet.
-pub fn run_options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: Duration) -> RunOptions {
-    RunOptions {
-        progress: !out.quiet && std::io::stderr().is_terminal(),
-        stop,
-        interval,
-        sync: None,
-        thread_series: false,
-    }
 }

@@ -1,6 +1,7 @@
 //! `iosim run`: one workload, or a database profile with `--profile`.
 
-use super::{run_options, save, Ctx};
+use super::options::run_options;
+use super::{save, Ctx};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;

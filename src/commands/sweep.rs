@@ -1,6 +1,7 @@
 //! `iosim sweep`: vary parameters, repeat, find the knee.
 
-use super::{run_options, save, Ctx};
+use super::options::run_options;
+use super::{save, Ctx};
 use crate::cli::SweepArgs;
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;

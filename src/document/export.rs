@@ -3,8 +3,6 @@
 //! `show` and the history use the same ones, so a stored result prints
 //! exactly as the command that measured it printed it.
 
-use std::fmt::Write as _;
-
 use super::Document;
 use crate::report::OutputFormat;
 
@@ -64,18 +62,7 @@ impl Exporter for CsvExporter {
     fn export(&self, doc: &Document) -> anyhow::Result<String> {
         Ok(match doc {
             Document::Run(c) => crate::report::csv(&c.result),
-            Document::Quick(q) => {
-                let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
-                for t in &q.body.tests {
-                    let _ = write!(
-                        s,
-                        "{},{}",
-                        crate::report::csv_field(&t.name),
-                        crate::report::csv_total_row(&t.result)
-                    );
-                }
-                s
-            }
+            Document::Quick(q) => crate::quick::csv(&q.body),
             Document::Sweep(s) => crate::sweep::csv(&s.body),
             Document::Profile(p) => crate::profile::csv(&p.body),
             Document::Matrix(m) => {

@@ -1,11 +1,60 @@
-//! Plain facts about an open file descriptor that the engines and their
-//! callers share (below both, so no engine file imports the engine module for them).
+//! Plain facts about an open file descriptor, and the positional read/write
+//! calls, that the engines and their callers share (below both, so no engine
+//! file imports the engine module's functions for them).
 
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{BorrowedFd, RawFd};
+
+use super::Op;
 
 /// Size in bytes of the file or block device open as `fd` (the end of
 /// the file, which for a block device is its capacity).
 pub fn fd_len(fd: BorrowedFd<'_>) -> io::Result<u64> {
     Ok(rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0))?)
+}
+
+/// Performs one positional read or write synchronously; returns bytes or -errno.
+///
+/// # Safety
+/// `buf` must be valid for `len` bytes (for writes into it, on a read) and
+/// not be accessed by anything else until the call returns.
+pub(crate) unsafe fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u64) -> i32 {
+    // SAFETY: the caller guarantees buf is valid for len bytes.
+    let r = unsafe {
+        match op {
+            Op::Read => libc::pread64(fd, buf.cast(), len, offset as libc::off64_t),
+            Op::Write => libc::pwrite64(fd, buf.cast(), len, offset as libc::off64_t),
+        }
+    };
+    if r < 0 {
+        -io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    } else {
+        r as i32
+    }
+}
+
+/// Performs one positional vectored read or write synchronously; returns bytes or -errno.
+///
+/// # Safety
+/// Every iovec must point to memory valid for its length, not accessed by
+/// anything else until the call returns.
+pub(crate) unsafe fn piov(fd: RawFd, op: Op, iov: &[libc::iovec], offset: u64) -> i32 {
+    // SAFETY: the caller guarantees every iovec points to valid memory.
+    let r = unsafe {
+        match op {
+            Op::Read => libc::preadv64(fd, iov.as_ptr(), iov.len() as i32, offset as libc::off64_t),
+            Op::Write => {
+                libc::pwritev64(fd, iov.as_ptr(), iov.len() as i32, offset as libc::off64_t)
+            }
+        }
+    };
+    if r < 0 {
+        -io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    } else {
+        r as i32
+    }
 }

@@ -23,6 +23,7 @@ mod null;
 pub mod priority;
 mod slots;
 mod sync;
+pub mod sys;
 mod uring;
 
 pub use fd::fd_len;
@@ -424,59 +425,13 @@ pub fn uring_available() -> Result<(), io::Error> {
 /// Reads `buf.len()` bytes at `offset` with one `pread`; returns bytes or -errno.
 pub fn read_at(fd: RawFd, buf: &mut [u8], offset: u64) -> i32 {
     // SAFETY: buf is a live, uniquely borrowed slice of buf.len() bytes.
-    unsafe { pio(fd, Op::Read, buf.as_mut_ptr(), buf.len(), offset) }
+    unsafe { fd::pio(fd, Op::Read, buf.as_mut_ptr(), buf.len(), offset) }
 }
 
 /// Writes `buf` at `offset` with one `pwrite`; returns bytes or -errno.
 pub fn write_at(fd: RawFd, buf: &[u8], offset: u64) -> i32 {
     // SAFETY: buf is a live slice of buf.len() bytes; pwrite only reads it.
-    unsafe { pio(fd, Op::Write, buf.as_ptr().cast_mut(), buf.len(), offset) }
-}
-
-/// Performs one positional read or write synchronously; returns bytes or -errno.
-///
-/// # Safety
-/// `buf` must be valid for `len` bytes (for writes into it, on a read) and
-/// not be accessed by anything else until the call returns.
-pub(crate) unsafe fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u64) -> i32 {
-    // SAFETY: the caller guarantees buf is valid for len bytes.
-    let r = unsafe {
-        match op {
-            Op::Read => libc::pread64(fd, buf.cast(), len, offset as libc::off64_t),
-            Op::Write => libc::pwrite64(fd, buf.cast(), len, offset as libc::off64_t),
-        }
-    };
-    if r < 0 {
-        -io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO)
-    } else {
-        r as i32
-    }
-}
-
-/// Performs one positional vectored read or write synchronously; returns bytes or -errno.
-///
-/// # Safety
-/// Every iovec must point to memory valid for its length, not accessed by
-/// anything else until the call returns.
-pub(crate) unsafe fn piov(fd: RawFd, op: Op, iov: &[libc::iovec], offset: u64) -> i32 {
-    // SAFETY: the caller guarantees every iovec points to valid memory.
-    let r = unsafe {
-        match op {
-            Op::Read => libc::preadv64(fd, iov.as_ptr(), iov.len() as i32, offset as libc::off64_t),
-            Op::Write => {
-                libc::pwritev64(fd, iov.as_ptr(), iov.len() as i32, offset as libc::off64_t)
-            }
-        }
-    };
-    if r < 0 {
-        -io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO)
-    } else {
-        r as i32
-    }
+    unsafe { fd::pio(fd, Op::Write, buf.as_ptr().cast_mut(), buf.len(), offset) }
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 use std::io;
 use std::os::fd::RawFd;
 
+use super::fd::{pio, piov};
 use super::slots::{DoneQueue, Slots};
-use super::{pio, piov, Capabilities, Completion, EngineConfig, IoEngine, IoReq, Op};
+use super::{Capabilities, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::workload::EngineKind;
 
 /// pread/pwrite engine.

@@ -378,10 +378,9 @@ pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()
                 pos += r as u64;
             }
         } else {
-            // SAFETY: plain fallocate on an open descriptor.
-            let r = unsafe { libc::fallocate(f.fd(), 0, off as i64, len as i64) };
-            if r != 0 {
-                let e = io::Error::last_os_error();
+            let r = rustix::fs::fallocate(&f.file, rustix::fs::FallocateFlags::empty(), off, len);
+            if let Err(e) = r {
+                let e = io::Error::from(e);
                 if matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) {
                     return Err(no_space(f, len).into());
                 }

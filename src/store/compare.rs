@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::runner::RunResult;
 use crate::stats::DirResult;
 use crate::sweep::PointResult;
+use crate::stats::t_two_sided_p;
 
 /// A metric compared between runs.
 #[derive(Clone, Copy, Debug)]
@@ -123,86 +124,6 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
         df,
         p: t_two_sided_p(t, df),
     })
-}
-
-/// Two-sided p-value of Student's t with `df` degrees of freedom:
-/// I_{df/(df+t²)}(df/2, 1/2).
-pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
-    if !t.is_finite() {
-        return 0.0;
-    }
-    let x = df / (df + t * t);
-    inc_beta(df / 2.0, 0.5, x).clamp(0.0, 1.0)
-}
-
-fn ln_gamma(x: f64) -> f64 {
-    // Lanczos approximation (g = 7, n = 9), accurate to ~1e-15 for x > 0.
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut a = C[0];
-    let t = x + 7.5;
-    for (i, c) in C.iter().enumerate().skip(1) {
-        a += c / (x + i as f64);
-    }
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-}
-
-/// Regularised incomplete beta I_x(a, b) by its continued fraction (modified Lentz).
-fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    if x > (a + 1.0) / (a + b + 2.0) {
-        return 1.0 - inc_beta(b, a, 1.0 - x);
-    }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    let tiny = 1e-300;
-    let mut c = 1.0;
-    let mut d = 1.0 - (a + b) * x / (a + 1.0);
-    if d.abs() < tiny {
-        d = tiny;
-    }
-    d = 1.0 / d;
-    let mut f = d;
-    for m in 1..300 {
-        let m = m as f64;
-        let num = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-        let num2 = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
-        for num in [num, num2] {
-            d = 1.0 + num * d;
-            if d.abs() < tiny {
-                d = tiny;
-            }
-            c = 1.0 + num / c;
-            if c.abs() < tiny {
-                c = tiny;
-            }
-            d = 1.0 / d;
-            f *= c * d;
-        }
-        if (c * d - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    front * f / a
 }
 
 /// One compared set of runs: a run, or the repetitions of one test.

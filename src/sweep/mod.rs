@@ -14,6 +14,7 @@ pub mod studies;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::csvout::Fixed;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
@@ -623,6 +624,28 @@ pub fn text(r: &SweepResult) -> String {
     s
 }
 
+/// One row of the sweep's CSV: the point's parameter values, then its figures.
+#[derive(Serialize)]
+struct CsvRow {
+    params: Vec<String>,
+    outstanding: u64,
+    repeats: usize,
+    iops_mean: Fixed<2>,
+    iops_sd: Fixed<2>,
+    iops_ci95: Fixed<2>,
+    mib_s_mean: Fixed<3>,
+    mib_s_sd: Fixed<3>,
+    lat_mean_us: Fixed<2>,
+    lat_mean_sd: Fixed<2>,
+    lat_p99_us: Fixed<2>,
+    lat_p99_sd: Fixed<2>,
+    lat_max_us: Fixed<2>,
+    cpu_bound_runs: usize,
+    noisy: bool,
+    knee: bool,
+    recommended: bool,
+}
+
 /// The sweep as CSV, one row per point.
 pub fn csv(r: &SweepResult) -> String {
     let names: Vec<String> = r
@@ -630,37 +653,48 @@ pub fn csv(r: &SweepResult) -> String {
         .first()
         .map(|p| p.params.keys().cloned().collect())
         .unwrap_or_default();
-    let mut s = String::new();
-    for n in &names {
-        let _ = write!(s, "{n},");
-    }
-    s.push_str("outstanding,repeats,iops_mean,iops_sd,iops_ci95,mib_s_mean,mib_s_sd,lat_mean_us,lat_mean_sd,lat_p99_us,lat_p99_sd,lat_max_us,cpu_bound_runs,noisy,knee,recommended\n");
-    for (i, p) in r.points.iter().enumerate() {
-        for n in &names {
-            let _ = write!(s, "{},", p.params.get(n).cloned().unwrap_or_default());
-        }
-        let _ = writeln!(
-            s,
-            "{},{},{:.2},{:.2},{:.2},{:.3},{:.3},{:.2},{:.2},{:.2},{:.2},{:.2},{},{},{},{}",
-            p.outstanding,
-            p.iops.n,
-            p.iops.mean,
-            p.iops.sd,
-            p.iops.ci95,
-            p.mib_per_sec.mean,
-            p.mib_per_sec.sd,
-            p.lat_mean_us.mean,
-            p.lat_mean_us.sd,
-            p.lat_p99_us.mean,
-            p.lat_p99_us.sd,
-            p.lat_max_us.mean,
-            p.cpu_bound_runs,
-            p.noisy,
-            r.knee.as_ref().is_some_and(|k| k.index == i),
-            r.recommended == Some(i)
-        );
-    }
-    s
+    let mut header: Vec<&str> = names.iter().map(String::as_str).collect();
+    header.extend([
+        "outstanding",
+        "repeats",
+        "iops_mean",
+        "iops_sd",
+        "iops_ci95",
+        "mib_s_mean",
+        "mib_s_sd",
+        "lat_mean_us",
+        "lat_mean_sd",
+        "lat_p99_us",
+        "lat_p99_sd",
+        "lat_max_us",
+        "cpu_bound_runs",
+        "noisy",
+        "knee",
+        "recommended",
+    ]);
+    let rows = r.points.iter().enumerate().map(|(i, p)| CsvRow {
+        params: names
+            .iter()
+            .map(|n| p.params.get(n).cloned().unwrap_or_default())
+            .collect(),
+        outstanding: p.outstanding,
+        repeats: p.iops.n,
+        iops_mean: Fixed(p.iops.mean),
+        iops_sd: Fixed(p.iops.sd),
+        iops_ci95: Fixed(p.iops.ci95),
+        mib_s_mean: Fixed(p.mib_per_sec.mean),
+        mib_s_sd: Fixed(p.mib_per_sec.sd),
+        lat_mean_us: Fixed(p.lat_mean_us.mean),
+        lat_mean_sd: Fixed(p.lat_mean_us.sd),
+        lat_p99_us: Fixed(p.lat_p99_us.mean),
+        lat_p99_sd: Fixed(p.lat_p99_us.sd),
+        lat_max_us: Fixed(p.lat_max_us.mean),
+        cpu_bound_runs: p.cpu_bound_runs,
+        noisy: p.noisy,
+        knee: r.knee.as_ref().is_some_and(|k| k.index == i),
+        recommended: r.recommended == Some(i),
+    });
+    crate::csvout::write(Some(&header), rows)
 }
 
 #[cfg(test)]

@@ -126,17 +126,7 @@ pub fn utilisation(a: &[CpuTimes], b: &[CpuTimes]) -> Vec<CoreUtil> {
 
 /// User and system CPU seconds of this thread (`RUSAGE_THREAD`) or process (`RUSAGE_SELF`).
 pub fn rusage(thread: bool) -> (f64, f64) {
-    // SAFETY: zeroed rusage is a valid output buffer.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let who = if thread {
-        libc::RUSAGE_THREAD
-    } else {
-        libc::RUSAGE_SELF
-    };
-    // SAFETY: valid pointer.
-    unsafe { libc::getrusage(who, &mut ru) };
-    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    (s(ru.ru_utime), s(ru.ru_stime))
+    crate::engine::sys::cpu_times(thread)
 }
 
 /// Pins the calling thread to one CPU.
@@ -146,20 +136,14 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
 
 /// Restricts the calling thread to a set of CPUs.
 pub fn pin_to_cpus(cpus: &[usize]) -> std::io::Result<()> {
-    // SAFETY: zeroed cpu_set_t is valid; CPU_SET stays within it for cpu < CPU_SETSIZE.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            if c >= libc::CPU_SETSIZE as usize {
-                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-            }
-            libc::CPU_SET(c, &mut set);
+    let mut set = rustix::thread::CpuSet::new();
+    for &c in cpus {
+        if c >= rustix::thread::CpuSet::MAX_CPU {
+            return Err(std::io::Error::from(rustix::io::Errno::INVAL));
         }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        set.set(c);
     }
-    Ok(())
+    Ok(rustix::thread::sched_setaffinity(None, &set)?)
 }
 
 #[cfg(test)]

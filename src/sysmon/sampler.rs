@@ -518,7 +518,7 @@ mod tests {
     fn loop_device_counters_match_direct_io() {
         use std::os::unix::fs::{FileExt, OpenOptionsExt};
         // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !rustix::process::geteuid().is_root() {
             eprintln!("skipped loop_device_counters_match_direct_io: needs root for losetup");
             return;
         }
@@ -655,7 +655,7 @@ mod tests {
         use std::os::unix::fs::FileExt;
         use std::process::Command;
         // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !rustix::process::geteuid().is_root() {
             eprintln!("skipped cached_reads_on_loop_filesystem_are_caught: needs root");
             return;
         }

@@ -31,8 +31,7 @@ pub fn run_json(args: &[&str]) -> serde_json::Value {
 
 /// True when running as root.
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// True when `cmd` is on PATH.

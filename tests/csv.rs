@@ -1,0 +1,62 @@
+//! Every CSV iosim prints, pinned by insta snapshots (tests/snapshots/csv__*.snap)
+//! on fixed result documents (tests/fixtures/csv/*.json, saved from real runs
+//! on this project's test machine, paths rewritten to /data/). A change to a
+//! CSV layout shows here as a snapshot diff: `cargo insta review`.
+
+use iosim::runner::RunResult;
+
+fn fixture<T: serde::de::DeserializeOwned>(name: &str) -> T {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/csv")
+        .join(format!("{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn check(name: &str, got: &str) {
+    insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(format!("csv__{name}"), got);
+    });
+}
+
+#[test]
+fn run_csv_one_row_per_target_and_the_total() {
+    let r: RunResult = fixture("run");
+    // One target's path holds a comma: it must come out quoted.
+    assert!(r.targets.iter().any(|t| t.path.contains(',')));
+    check("run", &iosim::report::csv(&r));
+}
+
+#[test]
+fn series_csv_one_row_per_interval_and_scope() {
+    let r: RunResult = fixture("run");
+    assert!(!r.series.total.is_empty());
+    check("series", &iosim::report::series_csv(&r));
+}
+
+#[test]
+fn quick_csv_one_row_per_test() {
+    let q: iosim::quick::QuickResult = fixture("quick");
+    check("quick", &iosim::quick::csv(&q));
+}
+
+#[test]
+fn sweep_csv_one_row_per_point() {
+    let s: iosim::sweep::SweepResult = fixture("sweep");
+    check("sweep", &iosim::sweep::csv(&s));
+}
+
+#[test]
+fn profile_csv_one_row_per_workload_and_direction() {
+    let p: iosim::profile::ProfileResult = fixture("profile");
+    check("profile", &iosim::profile::csv(&p));
+}
+
+#[test]
+fn matrix_grids_in_orions_layout() {
+    use iosim::matrix::{grid_csv, Metric};
+    let m: iosim::matrix::MatrixResult = fixture("matrix");
+    check("matrix_iops", &grid_csv(&m, Metric::SmallIops));
+    check("matrix_mbps", &grid_csv(&m, Metric::LargeMbps));
+    check("matrix_lat", &grid_csv(&m, Metric::SmallLatency));
+}
