@@ -59,16 +59,41 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
 
 /// `iosim run --profile NAME PATH...`.
 fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    let plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
-    if !r.out.quiet {
+    let mut plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
+    // Under mpirun/srun each rank runs the profile on its own files (or its
+    // slice of a shared device with --share-target), all in one window.
+    if crate::mpi::is_collective() {
+        crate::mpi::configure(&r.mpi);
+        for t in &mut plan.targets {
+            t.path = crate::mpi::rank_path(&t.path);
+        }
+        for w in &mut plan.workloads {
+            for t in &mut w.spec.targets {
+                t.path = crate::mpi::rank_path(&t.path);
+            }
+        }
+    }
+    if !r.out.quiet && crate::mpi::is_root() {
         for n in &plan.notes {
             eprintln!("iosim: note: {n}");
         }
     }
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
     let res = crate::profile::run(&plan, &opts)?;
+    if !crate::mpi::is_root() {
+        return Ok(Outcome::of_run(res.interrupted, res.errors));
+    }
     let text = match r.out.output {
-        OutputFormat::Text => crate::profile::text(&res),
+        OutputFormat::Text => {
+            let mut t = crate::profile::text(&res);
+            for o in &res.results {
+                if let Some(ranks) = &o.ranks {
+                    t.push_str(&format!("\nWorkload {}:", o.name));
+                    t.push_str(&ranks.text());
+                }
+            }
+            t
+        }
         OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
         OutputFormat::Csv => crate::profile::csv(&res),
     };

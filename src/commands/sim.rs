@@ -10,8 +10,15 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         anyhow::bail!("iosim sim prints text or json: use --output text or --output json");
     }
     // Configuration warnings are shown at once and repeated in the report.
-    let (cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
-    if !s.out.quiet {
+    let (mut cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
+    // Under mpirun/srun each rank simulates its own database files.
+    if crate::mpi::is_collective() {
+        for f in &mut cfg.files {
+            f.name = crate::mpi::rank_path(&f.name);
+        }
+        cfg.error_file = crate::mpi::rank_path(&cfg.error_file);
+    }
+    if !s.out.quiet && crate::mpi::is_root() {
         for w in &warnings {
             eprintln!("iosim sim: warning: {w}");
         }
@@ -23,14 +30,46 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         quiet: s.out.quiet,
         long_io: std::time::Duration::from_secs(s.long_io.max(1)),
     };
+    crate::mpi::barrier();
     let mut res = crate::sim::run(cfg, &opts)?;
     res.warnings.splice(0..0, warnings);
+    let ranks = crate::mpi::solo_summary(crate::mpi::SoloRow {
+        who: crate::mpi::who(),
+        duration_s: res.duration_s,
+        errors: res.errors.count,
+        interrupted: res.interrupted,
+        targets: res
+            .config
+            .files
+            .iter()
+            .map(|f| f.name.display().to_string())
+            .collect(),
+        result: res.total.clone(),
+    })?;
+    // Any rank's error fails the job, on every rank.
+    let (interrupted, errors) = match &ranks {
+        Some(r) => (r.interrupted, r.errors),
+        None => (res.interrupted, res.errors.count),
+    };
+    if !crate::mpi::is_root() {
+        return Ok(Outcome::of_run(interrupted, errors));
+    }
+    let mut doc = serde_json::to_value(&res)?;
+    if let (Some(r), Some(o)) = (&ranks, doc.as_object_mut()) {
+        o.insert("ranks".into(), serde_json::to_value(r)?);
+    }
     let text = match s.out.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        _ => crate::sim::summary::text(&res),
+        OutputFormat::Json => serde_json::to_string_pretty(&doc)? + "\n",
+        _ => {
+            let mut t = crate::sim::summary::text(&res);
+            if let Some(r) = &ranks {
+                t.push_str(&r.text());
+            }
+            t
+        }
     };
     let printed = ctx.out.write_all(text.as_bytes());
-    save::save_result(&s.save, "sim", &serde_json::to_value(&res)?);
+    save::save_result(&s.save, "sim", &doc);
     printed?;
-    Ok(Outcome::of_run(res.interrupted, res.errors.count))
+    Ok(Outcome::of_run(interrupted, errors))
 }
