@@ -2,6 +2,7 @@
 
 use super::{save, Ctx};
 use crate::cli::{OutputFormat, SimArgs};
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 
 /// Builds the configuration, runs the simulation, prints and saves it.
@@ -30,10 +31,11 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         quiet: s.out.quiet,
         long_io: std::time::Duration::from_secs(s.long_io.max(1)),
     };
+    let header = Header::now();
     crate::mpi::barrier();
     let mut res = crate::sim::run(cfg, &opts)?;
     res.warnings.splice(0..0, warnings);
-    let ranks = crate::mpi::solo_summary(crate::mpi::SoloRow {
+    res.ranks = crate::mpi::solo_summary(crate::mpi::SoloRow {
         who: crate::mpi::who(),
         duration_s: res.duration_s,
         errors: res.errors.count,
@@ -47,29 +49,18 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         result: res.total.clone(),
     })?;
     // Any rank's error fails the job, on every rank.
-    let (interrupted, errors) = match &ranks {
-        Some(r) => (r.interrupted, r.errors),
-        None => (res.interrupted, res.errors.count),
+    let outcome = match &res.ranks {
+        Some(r) => Outcome::of_run(r.interrupted, r.errors),
+        None => Outcome::of_run(res.interrupted, res.errors.count),
     };
     if !crate::mpi::is_root() {
-        return Ok(Outcome::of_run(interrupted, errors));
+        // Rank 0 prints and saves the job's result; every rank exits alike.
+        return Ok(outcome);
     }
-    let mut doc = serde_json::to_value(&res)?;
-    if let (Some(r), Some(o)) = (&ranks, doc.as_object_mut()) {
-        o.insert("ranks".into(), serde_json::to_value(r)?);
-    }
-    let text = match s.out.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&doc)? + "\n",
-        _ => {
-            let mut t = crate::sim::summary::text(&res);
-            if let Some(r) = &ranks {
-                t.push_str(&r.text());
-            }
-            t
-        }
-    };
+    let doc = Document::Sim(Headed::new(header, res));
+    let text = crate::document::render(&doc, s.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
-    save::save_result(&s.save, "sim", &doc);
+    save::save_result(&s.save, &doc);
     printed?;
-    Ok(Outcome::of_run(interrupted, errors))
+    Ok(outcome)
 }

@@ -148,6 +148,11 @@ pub struct Overhead {
     /// From MPI start-up to the window-start barrier's exit (start-up,
     /// agreement, target preparation included).
     pub startup_s: f64,
+    /// Of the start-up: MPI_Init, learning ranks and hosts, and the ranks'
+    /// agreement on build and options (the rest is target preparation and
+    /// the barriers).
+    #[serde(default)]
+    pub init_s: f64,
     /// From the end of its window to the merged result (end barrier, gather, merge).
     pub gather_s: f64,
 }
@@ -635,8 +640,8 @@ impl RanksReport {
         }
         let _ = writeln!(
             s,
-            "Collective overhead (rank 0): start-up {:.3} s, gather {:.3} s",
-            self.overhead.startup_s, self.overhead.gather_s
+            "Collective overhead (rank 0): start-up {:.3} s (MPI start and agreement {:.3} s), gather {:.3} s",
+            self.overhead.startup_s, self.overhead.init_s, self.overhead.gather_s
         );
         if self.stragglers.is_empty() {
             let _ = writeln!(s, "Stragglers: none");

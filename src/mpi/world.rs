@@ -31,6 +31,9 @@ pub const EXIT_ABORT: i32 = 70;
 /// When MPI start-up began (for the start-up overhead).
 static INIT_AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
+/// When MPI start-up and the ranks' agreement were done.
+static INIT_DONE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 /// How often a local run waiting at a phase looks at the stop flag.
 const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -93,6 +96,7 @@ impl World {
                 ))
             })?;
         check_fingerprints(&all).map_err(Agreed)?;
+        let _ = INIT_DONE.set(std::time::Instant::now());
         Ok(World {
             _universe: universe,
         })
@@ -643,6 +647,7 @@ fn gather(
     };
     ranks.overhead = merge::Overhead {
         startup_s: since(INIT_AT.get(), sync.started.get()),
+        init_s: since(INIT_AT.get(), INIT_DONE.get()),
         gather_s: since(sync.ended.get(), Some(&std::time::Instant::now())),
     };
     let merged = Collective {
