@@ -423,37 +423,14 @@ fn stonewall_ends_the_window_at_the_first_finish() {
 #[test]
 fn one_interrupted_rank_stops_every_rank_and_results_are_printed() {
     let Some(mut c) = mpirun(3) else { return };
-    let child = c
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "-d",
-            "60s",
-            "--output",
-            "json",
-            "--quiet",
-            "--no-save",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    // Find a rank (a child of our mpirun, itself the child of `timeout`) and signal it.
-    let mut signalled = false;
-    while !signalled && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(1500));
-        let mpirun: Vec<u32> = children(child.id());
-        if let Some(rank) = mpirun.iter().flat_map(|&m| children(m)).next() {
-            let st = Command::new("kill")
-                .args(["-TERM", &rank.to_string()])
-                .status()
-                .unwrap();
-            signalled = st.success();
-        }
-    }
-    assert!(signalled, "no rank found to signal");
+    let (child, t0, launcher) = start_null_run(&mut c, 3, &["--output", "json"]);
+    // Signal one rank (a child of mpirun) only.
+    let rank = children(launcher)[0];
+    assert!(Command::new("kill")
+        .args(["-TERM", &rank.to_string()])
+        .status()
+        .unwrap()
+        .success());
     let out = child.wait_with_output().unwrap();
     assert!(
         t0.elapsed() < Duration::from_secs(30),
@@ -466,6 +443,43 @@ fn one_interrupted_rank_stops_every_rank_and_results_are_printed() {
     for r in v["ranks"]["per_rank"].as_array().unwrap() {
         assert!(r["duration_s"].as_f64().unwrap() < 30.0, "{r}");
     }
+}
+
+/// Starts a 60 s null-engine run of `np` ranks under `c` (with `extra`
+/// options), waits until mpirun (the child of `timeout`) has started every
+/// rank and the window is open; returns the child, when it started, and
+/// mpirun's process id.
+fn start_null_run(
+    c: &mut Command,
+    np: usize,
+    extra: &[&str],
+) -> (std::process::Child, Instant, u32) {
+    let child = c
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "-d",
+            "60s",
+            "--quiet",
+            "--no-save",
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let mut launcher = None;
+    while launcher.is_none() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(500));
+        launcher = children(child.id())
+            .into_iter()
+            .find(|&m| children(m).len() >= np);
+    }
+    let launcher = launcher.expect("mpirun never started its ranks");
+    std::thread::sleep(Duration::from_millis(1500));
+    (child, t0, launcher)
 }
 
 /// Process ids whose parent is `pid`.
@@ -753,31 +767,7 @@ fn shared_block_device_on_one_host_is_split_without_exclusive_open_failures() {
 #[test]
 fn ctrl_c_on_mpirun_stops_every_rank_and_prints_the_result() {
     let Some(mut c) = mpirun(3) else { return };
-    let child = c
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "-d",
-            "60s",
-            "--quiet",
-            "--no-save",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    // Wait for the ranks (children of mpirun, itself the child of `timeout`).
-    let mut launcher = None;
-    while launcher.is_none() && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(500));
-        launcher = children(child.id())
-            .into_iter()
-            .find(|&m| children(m).len() >= 3);
-    }
-    let launcher = launcher.expect("mpirun never started its ranks");
-    std::thread::sleep(Duration::from_millis(1500));
+    let (child, t0, launcher) = start_null_run(&mut c, 3, &[]);
     assert!(Command::new("kill")
         .args(["-INT", &launcher.to_string()])
         .status()

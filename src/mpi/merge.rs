@@ -980,4 +980,52 @@ mod tests {
         assert!((r.iops - 30.0).abs() < 1e-9);
         assert!(r.text().contains("together 60 I/Os"), "{}", r.text());
     }
+
+    /// Two ranks on one host read one device; the host's one monitor (rank 0)
+    /// saw both ranks' reads. Compared with one rank's reads that looks like
+    /// "other processes used the device"; compared with the host's sum it is
+    /// exact. Then the device sees a quarter: a cache answered the rest.
+    #[test]
+    fn device_checks_of_a_shared_host_use_the_hosts_sum() {
+        use crate::sysmon::mounts::{DeviceInfo, Resolution};
+        let base = template();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let mut all = DirStats::new();
+        let mut reports: Vec<RankReport> = (0..2)
+            .map(|r| fake_rank(&base, r, "a", 1000, 1.0, &mut rng, &mut all))
+            .collect();
+        let per_rank_bytes = 1000 * 4096u64;
+        for r in &mut reports {
+            let mut t = base.targets.first().cloned().expect("a target");
+            t.result = r.result.total.clone();
+            r.result.targets = vec![t];
+            r.result.devices = vec![Resolution::Device(DeviceInfo {
+                name: "vdz".into(),
+                ..Default::default()
+            })];
+            r.result.config.cache = crate::workload::CacheMode::Direct;
+            // What each rank's own check said: the device read twice its bytes.
+            r.result.warnings = vec![Warning {
+                code: "device_extra_reads".into(),
+                message: "vdz read twice what iosim read".into(),
+            }];
+        }
+        let device = |bytes: u64| DeviceSeries {
+            name: "vdz".into(),
+            whole: crate::sysmon::diskstats::DeviceCounters {
+                reads: bytes / 4096,
+                read_bytes: bytes,
+                ..Default::default()
+            },
+            series: Vec::new(),
+        };
+        reports[0].result.monitor.devices = vec![device(2 * per_rank_bytes)];
+        let w = merged_warnings(&reports);
+        assert!(w.is_empty(), "{w:?}");
+        reports[0].result.monitor.devices = vec![device(per_rank_bytes / 2)];
+        let w = merged_warnings(&reports);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].code, "cache_answered_reads");
+        assert!(w[0].message.contains("vdz on a"), "{}", w[0].message);
+    }
 }
