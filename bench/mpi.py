@@ -75,6 +75,13 @@ def collective(binary, n, secs, cap):
     return v["total"]["total"]["iops"], v["ranks"]["overhead"], wall, v["duration_s"]
 
 
+def bare_launch(n):
+    """Wall seconds of `mpirun -np n true`: the launcher's own cost, no MPI_Init."""
+    t0 = time.monotonic()
+    subprocess.run(["mpirun", "-np", str(n), "true"], env=env(), check=True)
+    return time.monotonic() - t0
+
+
 def plain_wall(binary, secs):
     t0 = time.monotonic()
     out = subprocess.run([binary] + iosim_args(secs, None), stdout=subprocess.PIPE, check=True).stdout
@@ -104,16 +111,21 @@ def main():
         s, c = statistics.median(sep), statistics.median(col)
         print(f"| {name} | {s:,.0f} | {c:,.0f} | {c / s:.3f} |")
 
-    print("\n| ranks | start-up s (rank 0) | gather s (rank 0) | job wall minus window, s |")
-    print("|---|---|---|---|")
+    print(
+        "\n| ranks | start-up s (rank 0) | of which MPI start + agreement s | gather s (rank 0) "
+        "| job wall minus window, s | bare `mpirun -np N true`, s |"
+    )
+    print("|---|---|---|---|---|---|")
     w, d = plain_wall(a.bin, 1)
-    print(f"| 1 (plain process, no mpirun) | - | - | {w - d:.2f} |")
+    print(f"| 1 (plain process, no mpirun) | - | - | - | {w - d:.2f} | - |")
     for n in (4, 16):
         rows = [collective(a.bin, n, 1, None) for _ in range(3)]
         st = statistics.median(r[1]["startup_s"] for r in rows)
+        it = statistics.median(r[1].get("init_s", 0.0) for r in rows)
         ga = statistics.median(r[1]["gather_s"] for r in rows)
         ov = statistics.median(r[2] - r[3] for r in rows)
-        print(f"| {n} | {st:.3f} | {ga:.3f} | {ov:.2f} |")
+        bare = statistics.median(bare_launch(n) for _ in range(3))
+        print(f"| {n} | {st:.3f} | {it:.3f} | {ga:.3f} | {ov:.2f} | {bare:.2f} |")
 
 
 if __name__ == "__main__":

@@ -43,16 +43,14 @@ fn main() -> ExitCode {
 }
 
 /// Refuses, under a launcher with several ranks, the commands that are not
-/// collective yet (`run`, `quick` and `sweep` are).
+/// collective yet (`run`, `run --profile`, `quick`, `sweep` and `sim` are).
 fn check_command(command: Option<&iosim::cli::Command>) -> anyhow::Result<()> {
     use iosim::cli::Command as C;
     let name = match command {
         Some(C::Sqlio(_)) => "sqlio",
         Some(C::Diskspd(_)) => "diskspd",
-        Some(C::Sim(_)) => "sim",
         Some(C::Matrix(_)) => "matrix",
         Some(C::Create(_)) => "create",
-        Some(C::Run(r)) if r.profile.is_some() => "run --profile",
         _ => return Ok(()),
     };
     iosim::mpi::single_only(name)

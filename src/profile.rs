@@ -414,6 +414,9 @@ pub struct WorkloadOutcome {
     pub result: RunResult,
     /// Mean latency per direction judged against every applicable table.
     pub verdicts: Vec<Verdict>,
+    /// Under mpirun/srun: ranks, per-rank and per-host results of this workload.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ranks: Option<crate::mpi::RanksReport>,
 }
 
 /// Everything `iosim run --profile` measured.
@@ -449,7 +452,8 @@ pub fn run_concurrent(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Resu
                     progress: opts.progress && i == 0,
                     stop: opts.stop.clone(),
                     interval: opts.interval,
-                    sync: None,
+                    // Shared by every workload of the set (an MPI phase sync).
+                    sync: opts.sync.clone(),
                     thread_series: false,
                 };
                 s.spawn(move || {
@@ -525,8 +529,11 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         }
         let ws: Vec<&Planned> = plan.workloads.iter().filter(|w| w.phase == phase).collect();
         let specs: Vec<WorkloadSpec> = ws.iter().map(|w| w.spec.clone()).collect();
-        let rs = run_concurrent(&specs, opts)?;
-        for (w, r) in ws.into_iter().zip(rs) {
+        // Under mpirun/srun every rank runs the phase in one window; the
+        // results are merged across ranks.
+        let rs = crate::mpi::run_group(&specs, opts, &run_concurrent)?;
+        for (w, c) in ws.into_iter().zip(rs) {
+            let r = c.result;
             interrupted |= r.interrupted;
             results.push(WorkloadOutcome {
                 name: w.name.clone(),
@@ -535,6 +542,7 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
                 role: w.role,
                 verdicts: crate::verdict::judge_result(w.role, &r),
                 result: r,
+                ranks: c.ranks,
             });
         }
     }
@@ -641,6 +649,12 @@ pub fn text(r: &ProfileResult) -> String {
     }
     if r.interrupted {
         let _ = writeln!(s, "Interrupted: the results cover what was measured.");
+    }
+    // Under mpirun/srun: each workload's ranks.
+    for o in &r.results {
+        if let Some(ranks) = &o.ranks {
+            let _ = write!(s, "\nWorkload {}:{}", o.name, ranks.text());
+        }
     }
     s
 }

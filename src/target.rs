@@ -138,7 +138,11 @@ pub fn prepare(
                     )
                     .into());
                 }
-                Some(claim_device(path, meta.rdev())?)
+                if claimed_by_job(path) {
+                    None
+                } else {
+                    Some(claim_device(path, meta.rdev())?)
+                }
             } else {
                 None
             };
@@ -795,6 +799,24 @@ pub fn dio_alignment(path: &Path) -> Option<u64> {
 pub fn statx_attributes(path: &Path) -> Option<u64> {
     let stx = statx_of(path, rustix::fs::StatxFlags::BASIC_STATS)?;
     Some((stx.stx_attributes & stx.stx_attributes_mask).bits())
+}
+
+/// Block devices that another process of the same job (an MPI rank on this
+/// host, `--share-target`) holds open exclusively for the whole run: this
+/// process writes them without its own `O_EXCL` claim, which would fail.
+static CLAIMED_BY_JOB: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Records that `path` is claimed by another process of this job (see [`CLAIMED_BY_JOB`]).
+pub fn set_claimed_by_job(path: &Path) {
+    let mut v = CLAIMED_BY_JOB.lock().unwrap_or_else(|p| p.into_inner());
+    if !v.iter().any(|p| p == path) {
+        v.push(path.to_path_buf());
+    }
+}
+
+fn claimed_by_job(path: &Path) -> bool {
+    let v = CLAIMED_BY_JOB.lock().unwrap_or_else(|p| p.into_inner());
+    v.iter().any(|p| p == path)
 }
 
 /// Opens a block device exclusively; EBUSY means it is mounted or held.

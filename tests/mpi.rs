@@ -423,37 +423,14 @@ fn stonewall_ends_the_window_at_the_first_finish() {
 #[test]
 fn one_interrupted_rank_stops_every_rank_and_results_are_printed() {
     let Some(mut c) = mpirun(3) else { return };
-    let child = c
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "-d",
-            "60s",
-            "--output",
-            "json",
-            "--quiet",
-            "--no-save",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    // Find a rank (a child of our mpirun, itself the child of `timeout`) and signal it.
-    let mut signalled = false;
-    while !signalled && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(1500));
-        let mpirun: Vec<u32> = children(child.id());
-        if let Some(rank) = mpirun.iter().flat_map(|&m| children(m)).next() {
-            let st = Command::new("kill")
-                .args(["-TERM", &rank.to_string()])
-                .status()
-                .unwrap();
-            signalled = st.success();
-        }
-    }
-    assert!(signalled, "no rank found to signal");
+    let (child, t0, launcher) = start_null_run(&mut c, 3, &["--output", "json"]);
+    // Signal one rank (a child of mpirun) only.
+    let rank = children(launcher)[0];
+    assert!(Command::new("kill")
+        .args(["-TERM", &rank.to_string()])
+        .status()
+        .unwrap()
+        .success());
     let out = child.wait_with_output().unwrap();
     assert!(
         t0.elapsed() < Duration::from_secs(30),
@@ -466,6 +443,43 @@ fn one_interrupted_rank_stops_every_rank_and_results_are_printed() {
     for r in v["ranks"]["per_rank"].as_array().unwrap() {
         assert!(r["duration_s"].as_f64().unwrap() < 30.0, "{r}");
     }
+}
+
+/// Starts a 60 s null-engine run of `np` ranks under `c` (with `extra`
+/// options), waits until mpirun (the child of `timeout`) has started every
+/// rank and the window is open; returns the child, when it started, and
+/// mpirun's process id.
+fn start_null_run(
+    c: &mut Command,
+    np: usize,
+    extra: &[&str],
+) -> (std::process::Child, Instant, u32) {
+    let child = c
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "-d",
+            "60s",
+            "--quiet",
+            "--no-save",
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let mut launcher = None;
+    while launcher.is_none() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(500));
+        launcher = children(child.id())
+            .into_iter()
+            .find(|&m| children(m).len() >= np);
+    }
+    let launcher = launcher.expect("mpirun never started its ranks");
+    std::thread::sleep(Duration::from_millis(1500));
+    (child, t0, launcher)
 }
 
 /// Process ids whose parent is `pid`.
@@ -488,4 +502,319 @@ fn children(pid: u32) -> Vec<u32> {
         }
     }
     out
+}
+
+/// The JSON documents on stdout (rank 0 alone prints: exactly one).
+fn one_json(out: &Output) -> Value {
+    let s = ok(out);
+    let docs: Vec<Value> = serde_json::Deserializer::from_str(&s)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"));
+    assert_eq!(docs.len(), 1, "only rank 0 prints:\n{s}");
+    docs.into_iter().next().unwrap()
+}
+
+/// Each sweep point is one collective run: every rank runs it on its own
+/// file (`%r`), rank 0 alone prints, and a point's IOPS is the ranks' sum (two
+/// ranks each capped at 500 IOPS give well over one rank's cap).
+#[test]
+fn sweep_points_are_collective() {
+    let Some(mut c) = mpirun(2) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let v = one_json(
+        &c.arg("sweep")
+            .arg(dir.path().join("s-%r.dat"))
+            .args(["--size", "1M", "--rw", "randread", "--vary", "qd=1,2"])
+            .args(["--rate-iops", "500", "-d", "1s", "--warmup", "0"])
+            .args(["--output", "json", "--quiet", "--no-save"])
+            .output()
+            .unwrap(),
+    );
+    assert!(dir.path().join("s-0.dat").exists() && dir.path().join("s-1.dat").exists());
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        let iops = p["iops"]["mean"].as_f64().unwrap();
+        assert!(
+            iops > 1.5 * 500.0 && iops < 2.2 * 500.0,
+            "two ranks capped at 500 IOPS each: {p}"
+        );
+    }
+}
+
+/// `run --profile` under mpirun: each rank runs the profile on its own files,
+/// both workloads of the phase in one window, and each workload's result is
+/// merged across ranks (ios = the sum of the ranks').
+#[test]
+fn profile_runs_collectively_with_its_own_files_per_rank() {
+    let Some(mut c) = mpirun(2) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = c
+        .args(["run", "--profile", "oltp-with-log"])
+        .arg(dir.path().join("data-%r.dat"))
+        .arg(dir.path().join("log.dat"))
+        .args([
+            "--size",
+            "8M",
+            "-d",
+            "500ms",
+            "--output",
+            "json",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let v = one_json(&out);
+    for f in ["data-0.dat", "data-1.dat"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    // A path without placeholders gets the host and local rank.
+    let logs: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("log-"))
+        .collect();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for w in results {
+        let ranks = &w["ranks"];
+        assert_eq!(ranks["count"], 2, "{w}");
+        let sum: u64 = ranks["per_rank"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["result"]["total"]["ios"].as_u64().unwrap())
+            .sum();
+        let total = w["result"]["total"]["total"]["ios"].as_u64().unwrap();
+        assert!(total > 0);
+        assert_eq!(total, sum, "{}", w["name"]);
+        let targets: Vec<&str> = ranks["per_rank"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["targets"][0].as_str().unwrap())
+            .collect();
+        assert_ne!(targets[0], targets[1], "each rank its own file");
+    }
+    // `iosim profile list` under the launcher: rank 0 alone prints.
+    let list = mpirun(2)
+        .unwrap()
+        .args(["profile", "list"])
+        .output()
+        .unwrap();
+    let text = ok(&list);
+    assert_eq!(text.matches("oltp-with-log").count(), 1, "{text}");
+}
+
+/// A small simulation configuration with rank placeholders in its file names.
+fn sim_ini(dir: &Path) -> std::path::PathBuf {
+    let text = format!(
+        "[CONFIG]\nMaxMemoryMB=16\nTestCycles=1\nTestCycleDuration=4\nStopOnError=FALSE\n\
+         [RandomUser]\nUserCount=1\nRandomUserReadWriteRatio=0\n[BulkUpdateUser]\nUserCount=0\n\
+         [File1]\nFileName={d}/sim-%r.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\n\
+         [File2]\nFileName={d}/sim-%r.ldx\nInitialSize=4\nMaxSize=4\nLogFile=TRUE\n",
+        d = dir.display()
+    );
+    let p = dir.join("sim.cfg.ini");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `sim` under mpirun: each rank simulates its own files; rank 0 prints one
+/// result with every rank's line, and a clean job exits 0.
+#[test]
+fn sim_runs_on_every_rank_with_its_own_files() {
+    let Some(mut c) = mpirun(2) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = sim_ini(dir.path());
+    let v = one_json(
+        &c.args(["sim", "-q", "-o", "json", "--no-save", "--config"])
+            .arg(&cfg)
+            .arg("--log")
+            .arg(dir.path().join("errors-%r.jsonl"))
+            .output()
+            .unwrap(),
+    );
+    for f in ["sim-0.mdx", "sim-1.mdx", "sim-0.ldx", "sim-1.ldx"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let ranks = &v["ranks"];
+    assert_eq!(ranks["count"], 2);
+    assert_eq!(ranks["errors"], 0);
+    let per: Vec<&Value> = ranks["per_rank"].as_array().unwrap().iter().collect();
+    assert!(per
+        .iter()
+        .all(|r| r["result"]["total"]["ios"].as_u64().unwrap() > 0));
+    let sum: u64 = per
+        .iter()
+        .map(|r| r["result"]["total"]["ios"].as_u64().unwrap())
+        .sum();
+    assert_eq!(ranks["ios"].as_u64().unwrap(), sum);
+}
+
+/// One rank's database damaged behind its back: that rank counts errors, the
+/// job's count is the sum, and every rank exits 3 (so mpirun fails).
+#[test]
+fn a_sim_error_on_one_rank_fails_the_job() {
+    use std::os::unix::fs::FileExt;
+    let Some(mut c) = mpirun(2) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = sim_ini(dir.path());
+    let child = c
+        .args(["sim", "-q", "-o", "json", "--no-save", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(dir.path().join("errors-%r.jsonl"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once rank 1 has formatted its data file, flip a bit in page 100.
+    let data = dir.path().join("sim-1.mdx");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let f = loop {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&data)
+        {
+            let mut b = [0u8; 4];
+            if f.read_at(&mut b, 1023 * 8192).is_ok() && &b == b"IOSP" {
+                break f;
+            }
+        }
+        assert!(Instant::now() < deadline, "rank 1 never formatted its file");
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let mut b = [0u8; 1];
+    f.read_at(&mut b, 100 * 8192 + 4000).unwrap();
+    f.write_at(&[b[0] ^ 0x10], 100 * 8192 + 4000).unwrap();
+    f.sync_all().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let per = v["ranks"]["per_rank"].as_array().unwrap();
+    assert_eq!(per[0]["errors"], 0, "{per:?}");
+    assert!(per[1]["errors"].as_u64().unwrap() > 0, "{per:?}");
+    assert_eq!(v["ranks"]["errors"], per[1]["errors"]);
+}
+
+/// `--share-target` on one loop device written by four ranks of one host:
+/// only the lowest rank claims the device (O_EXCL), so no rank fails with
+/// EBUSY; each writes its slice once, sequentially, and reading the device
+/// back shows every block written exactly by the rank that owns its slice.
+#[test]
+fn shared_block_device_on_one_host_is_split_without_exclusive_open_failures() {
+    if mpirun(1).is_none() {
+        return;
+    }
+    let (size, bs, np) = (4u64 << 20, 4096u64, 4u64);
+    let Some(lo) = common::LoopDev::new(size) else {
+        return;
+    };
+    let per_rank = size / bs / np;
+    let v = json(
+        &mpirun(np as usize)
+            .unwrap()
+            .arg("run")
+            .arg(&lo.dev)
+            .args(["--share-target", "--allow-destroy", "--rw", "write"])
+            .args(["--bs", "4K", "--number-ios", &per_rank.to_string()])
+            .args(["-d", "30s", "--output", "json", "--quiet", "--no-save"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(v["total"]["write"]["ios"].as_u64().unwrap(), size / bs);
+    // Verify: each block was written once (no zero block is left: with one
+    // write per block in total, an overlap would leave a block unwritten).
+    let data = common::read(Path::new(&lo.dev));
+    assert_eq!(data.len() as u64, size);
+    let zero: Vec<usize> = data
+        .chunks(bs as usize)
+        .enumerate()
+        .filter(|(_, b)| b.iter().all(|&x| x == 0))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(zero.is_empty(), "blocks never written: {zero:?}");
+    // And every rank wrote only inside its own slice.
+    let mut regions: Vec<(u64, u64)> = v["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["region_start"].as_u64().unwrap(),
+                t["region_len"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    regions.sort();
+    assert_eq!(regions.len(), np as usize);
+    for w in regions.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "regions overlap: {regions:?}");
+    }
+}
+
+/// Ctrl-C on the launcher: mpirun passes it on to every rank (as SIGTERM),
+/// every rank ends the window, and rank 0 still prints what was measured,
+/// marked interrupted, with no MPI abort. (Text: once aborting, Open MPI 4.1's
+/// mpirun forwards only the first ~10 KB of a rank's output, see
+/// docs/distributed.md.)
+#[test]
+fn ctrl_c_on_mpirun_stops_every_rank_and_prints_the_result() {
+    let Some(mut c) = mpirun(3) else { return };
+    let (child, t0, launcher) = start_null_run(&mut c, 3, &[]);
+    assert!(Command::new("kill")
+        .args(["-INT", &launcher.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(t0.elapsed() < Duration::from_secs(40), "{err}");
+    assert!(text.contains("INTERRUPTED"), "{text}\n{err}");
+    assert!(text.contains("Ranks: 3 on 1 host(s)"), "{text}\n{err}");
+    // The whole report arrived: its last line, and the job's totals.
+    assert!(
+        text.trim_end().ends_with("Stragglers: none"),
+        "{text}\n{err}"
+    );
+    assert!(!err.contains("MPI_ABORT"), "{err}");
+}
+
+/// `mpirun ... iosim run | head -1`: the reader leaves after one line; the
+/// job ends at once, without an abort.
+#[test]
+fn head_on_rank_0_output_ends_the_job_quietly() {
+    use std::io::BufRead;
+    let Some(mut c) = mpirun(2) else { return };
+    let mut child = c
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "-d",
+            "1s",
+            "--quiet",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    {
+        let mut r = std::io::BufReader::new(child.stdout.take().unwrap());
+        r.read_line(&mut first).unwrap();
+    } // the reader goes away here
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(first.starts_with("iosim "), "{first}");
+    assert!(!err.contains("MPI_ABORT"), "{err}");
+    assert!(err.lines().count() <= 1, "{err}");
 }

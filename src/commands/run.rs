@@ -59,8 +59,21 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
 
 /// `iosim run --profile NAME PATH...`.
 fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    let plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
-    if !r.out.quiet {
+    let mut plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
+    // Under mpirun/srun each rank runs the profile on its own files (or its
+    // slice of a shared device with --share-target), all in one window.
+    if crate::mpi::is_collective() {
+        crate::mpi::configure(&r.mpi);
+        for t in &mut plan.targets {
+            t.path = crate::mpi::rank_path(&t.path);
+        }
+        for w in &mut plan.workloads {
+            for t in &mut w.spec.targets {
+                t.path = crate::mpi::rank_path(&t.path);
+            }
+        }
+    }
+    if !r.out.quiet && crate::mpi::is_root() {
         for n in &plan.notes {
             eprintln!("iosim: note: {n}");
         }
@@ -69,6 +82,10 @@ fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
     let header = Header::now();
     let res = crate::profile::run(&plan, &opts)?;
+    if !crate::mpi::is_root() {
+        // Rank 0 prints and saves the job's result; every rank exits alike.
+        return Ok(Outcome::of_run(res.interrupted, res.errors));
+    }
     let (interrupted, errors) = (res.interrupted, res.errors);
     let doc = Document::Profile(Headed::new(header, res));
     let text = crate::document::render(&doc, r.out.output)?;

@@ -11,8 +11,15 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         anyhow::bail!("iosim sim prints text or json: use --output text or --output json");
     }
     // Configuration warnings are shown at once and repeated in the report.
-    let (cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
-    if !s.out.quiet {
+    let (mut cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
+    // Under mpirun/srun each rank simulates its own database files.
+    if crate::mpi::is_collective() {
+        for f in &mut cfg.files {
+            f.name = crate::mpi::rank_path(&f.name);
+        }
+        cfg.error_file = crate::mpi::rank_path(&cfg.error_file);
+    }
+    if !s.out.quiet && crate::mpi::is_root() {
         for w in &warnings {
             eprintln!("iosim sim: warning: {w}");
         }
@@ -25,9 +32,31 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         long_io: std::time::Duration::from_secs(s.long_io.max(1)),
     };
     let header = Header::now();
+    crate::mpi::barrier();
     let mut res = crate::sim::run(cfg, &opts)?;
     res.warnings.splice(0..0, warnings);
-    let outcome = Outcome::of_run(res.interrupted, res.errors.count);
+    res.ranks = crate::mpi::solo_summary(crate::mpi::SoloRow {
+        who: crate::mpi::who(),
+        duration_s: res.duration_s,
+        errors: res.errors.count,
+        interrupted: res.interrupted,
+        targets: res
+            .config
+            .files
+            .iter()
+            .map(|f| f.name.display().to_string())
+            .collect(),
+        result: res.total.clone(),
+    })?;
+    // Any rank's error fails the job, on every rank.
+    let outcome = match &res.ranks {
+        Some(r) => Outcome::of_run(r.interrupted, r.errors),
+        None => Outcome::of_run(res.interrupted, res.errors.count),
+    };
+    if !crate::mpi::is_root() {
+        // Rank 0 prints and saves the job's result; every rank exits alike.
+        return Ok(outcome);
+    }
     let doc = Document::Sim(Headed::new(header, res));
     let text = crate::document::render(&doc, s.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());

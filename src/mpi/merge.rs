@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 use super::RankInfo;
 use crate::runner::{HistogramSet, PointStats, RunResult, SeriesPoint};
 use crate::stats::{self, DirResult, DirStats, RwResult, RwStats};
+use crate::sysmon::check::{self_check, CheckInput, Warning};
 use crate::sysmon::cpu::CoreUtil;
 use crate::sysmon::sampler::DeviceSeries;
+use crate::target::TargetKind;
 
 /// A rank whose IOPS is below this fraction of the median rank's is a straggler.
 pub const STRAGGLER_FRACTION: f64 = 0.5;
@@ -146,6 +148,11 @@ pub struct Overhead {
     /// From MPI start-up to the window-start barrier's exit (start-up,
     /// agreement, target preparation included).
     pub startup_s: f64,
+    /// Of the start-up: MPI_Init, learning ranks and hosts, and the ranks'
+    /// agreement on build and options (the rest is target preparation and
+    /// the barriers).
+    #[serde(default)]
+    pub init_s: f64,
     /// From the end of its window to the merged result (end barrier, gather, merge).
     pub gather_s: f64,
 }
@@ -189,9 +196,12 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// Sums two series points (interval `i` of two ranks). Percentiles cannot be
-/// merged from summaries: the merged p50/p99 of an interval is the highest
-/// rank's (an upper bound); the whole-run percentiles are exact.
+/// Merges interval `i` of two ranks. Counts, bytes, IOPS and MiB/s are
+/// sums; mean, minimum, maximum and standard deviation are exact (the
+/// standard deviation pooled from the ranks' counts, means and deviations).
+/// The series keeps no per-interval histogram, so an interval's p50/p99 cannot
+/// be merged exactly: the merged value is the highest rank's (an upper bound);
+/// the whole-run percentiles are exact.
 fn add_point(a: &mut SeriesPoint, b: &SeriesPoint) {
     a.t_s = a.t_s.max(b.t_s);
     a.duration_s = a.duration_s.max(b.duration_s);
@@ -205,17 +215,109 @@ fn add_point(a: &mut SeriesPoint, b: &SeriesPoint) {
 }
 
 fn add_stats(x: &mut PointStats, y: &PointStats) {
-    let ios = x.ios + y.ios;
-    if ios > 0 {
-        x.lat_mean_us = (x.lat_mean_us * x.ios as f64 + y.lat_mean_us * y.ios as f64) / ios as f64;
+    if y.ios == 0 {
+        return;
     }
-    x.ios = ios;
+    if x.ios == 0 {
+        *x = y.clone();
+        return;
+    }
+    let (nx, ny) = (x.ios as f64, y.ios as f64);
+    let n = nx + ny;
+    let mean = (x.lat_mean_us * nx + y.lat_mean_us * ny) / n;
+    // E[X^2] of each part from its mean and (population) deviation.
+    let sq = |p: &PointStats| p.lat_stddev_us.powi(2) + p.lat_mean_us.powi(2);
+    let var = ((sq(x) * nx + sq(y) * ny) / n - mean * mean).max(0.0);
+    x.ios += y.ios;
     x.bytes += y.bytes;
     x.iops += y.iops;
     x.mib_per_sec += y.mib_per_sec;
+    x.lat_mean_us = mean;
+    x.lat_stddev_us = var.sqrt();
+    x.lat_min_us = x.lat_min_us.min(y.lat_min_us);
     x.lat_p50_us = x.lat_p50_us.max(y.lat_p50_us);
     x.lat_p99_us = x.lat_p99_us.max(y.lat_p99_us);
     x.lat_max_us = x.lat_max_us.max(y.lat_max_us);
+}
+
+/// The self-checks that compare a device's counters with iosim's I/O: on a
+/// host with several ranks the device serves all of them, so these are
+/// checked again per host against the sum of the host's ranks.
+const DEVICE_CHECKS: &[&str] = &[
+    "cache_answered_reads",
+    "device_extra_reads",
+    "device_extra_writes",
+    "writes_missed_device",
+    "writes_still_cached",
+];
+
+/// The job's warnings: every rank's (once each), except the device checks of
+/// hosts with several ranks (and the missing-counter warnings of ranks that
+/// ran no monitor), which are checked again with the host's sums.
+fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
+    let ranks_on = |h: &str| reports.iter().filter(|r| r.who.host == h).count();
+    let mut out: Vec<Warning> = Vec::new();
+    let mut push = |w: Warning| {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    for r in reports {
+        let shared = ranks_on(&r.who.host) > 1;
+        for w in &r.result.warnings {
+            let device_check = DEVICE_CHECKS.contains(&w.code.as_str());
+            let unmonitored = r.who.local_rank != 0 && w.code == "no_device_counters";
+            if !(unmonitored || shared && device_check) {
+                push(w.clone());
+            }
+        }
+    }
+    for r in reports.iter().filter(|r| r.who.local_rank == 0) {
+        if ranks_on(&r.who.host) < 2 {
+            continue;
+        }
+        for d in &r.result.monitor.devices {
+            let mut issued = RwStats::default();
+            let host_ranks = reports.iter().filter(|x| x.who.host == r.who.host);
+            for x in host_ranks {
+                for (t, res) in x.result.targets.iter().zip(&x.result.devices) {
+                    if res.device().is_some_and(|dev| dev.name == d.name) {
+                        let add = |s: &mut DirStats, dr: &DirResult| {
+                            s.ios += dr.ios;
+                            s.bytes += dr.bytes;
+                        };
+                        add(&mut issued.read, &t.result.read);
+                        add(&mut issued.write, &t.result.write);
+                    }
+                }
+            }
+            let input = CheckInput {
+                target: format!("the targets of host {}", r.who.host),
+                kind: TargetKind::File,
+                cache: r.result.config.cache,
+                issued_reads: issued.read.ios,
+                issued_read_bytes: issued.read.bytes,
+                issued_writes: issued.write.ios,
+                issued_write_bytes: issued.write.bytes,
+                device_name: Some(format!("{} on {}", d.name, r.who.host)),
+                device: Some(d.whole.clone()),
+                no_device_reason: None,
+                target_size: 0,
+                mem_total_bytes: 0,
+                max_core_busy_pct: 0.0,
+                busiest_core: None,
+                file_sparse: false,
+                zero_filled: false,
+                direct_unavailable: false,
+            };
+            for w in self_check(&input) {
+                if DEVICE_CHECKS.contains(&w.code.as_str()) {
+                    push(w);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Merges every rank's report (any order) into one result and the per-rank
@@ -300,13 +402,9 @@ pub fn merge(
                     merged.notes.push(n);
                 }
             }
-            for w in &res.warnings {
-                if !merged.warnings.contains(w) {
-                    merged.warnings.push(w.clone());
-                }
-            }
         }
     }
+    merged.warnings = merged_warnings(&reports);
     merged.cpu.process_pct_of_one_core = if window > 0.0 {
         100.0 * (merged.cpu.user_s + merged.cpu.sys_s) / window
     } else {
@@ -346,7 +444,8 @@ pub fn merge(
         max_duration_s: window,
     };
 
-    // Per host: sums over the common window; the lowest rank's monitor.
+    // Per host: sums over the common window; the monitor of the host's
+    // lowest rank (`%l` 0, the only one that ran one).
     let mut per_host: Vec<HostRow> = Vec::new();
     for (r, s) in reports.iter().zip(&stats_per_rank) {
         let t = s.total();
@@ -455,7 +554,9 @@ pub fn stragglers(rows: &[RankRow]) -> Vec<String> {
                 r.rank, r.host, r.errors
             ));
         }
-        if r.interrupted {
+        // When every rank was interrupted (Ctrl-C on the launcher) the
+        // result says so once; only a lone interrupted rank stands out.
+        if r.interrupted && !rows.iter().all(|x| x.interrupted) {
             out.push(format!("rank {} on {}: interrupted", r.rank, r.host));
         }
     }
@@ -539,8 +640,8 @@ impl RanksReport {
         }
         let _ = writeln!(
             s,
-            "Collective overhead (rank 0): start-up {:.3} s, gather {:.3} s",
-            self.overhead.startup_s, self.overhead.gather_s
+            "Collective overhead (rank 0): start-up {:.3} s (MPI start and agreement {:.3} s), gather {:.3} s",
+            self.overhead.startup_s, self.overhead.init_s, self.overhead.gather_s
         );
         if self.stragglers.is_empty() {
             let _ = writeln!(s, "Stragglers: none");
@@ -548,6 +649,109 @@ impl RanksReport {
             for l in &self.stragglers {
                 let _ = writeln!(s, "Straggler: {l}");
             }
+        }
+        s
+    }
+}
+
+/// One rank's line for a command that each rank runs on its own and that
+/// only reports together (`sim`: each rank simulates its own database files).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SoloRow {
+    /// Who.
+    pub who: RankInfo,
+    /// Its run's length, s.
+    pub duration_s: f64,
+    /// Its errors.
+    pub errors: u64,
+    /// Whether it was interrupted.
+    pub interrupted: bool,
+    /// Its files.
+    pub targets: Vec<String>,
+    /// Its reads, writes and both.
+    pub result: RwResult,
+}
+
+/// Every rank's line and the job's sums (`ranks` in `sim`'s JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SoloReport {
+    /// Ranks in the job.
+    pub count: usize,
+    /// Distinct hosts.
+    pub hosts_count: usize,
+    /// Errors of every rank together: any fails the job.
+    pub errors: u64,
+    /// Whether any rank was interrupted.
+    pub interrupted: bool,
+    /// I/Os of every rank together.
+    pub ios: u64,
+    /// Sum of the ranks' IOPS (each over its own run).
+    pub iops: f64,
+    /// Sum of the ranks' MiB/s.
+    pub mib_per_sec: f64,
+    /// One line a rank, by rank.
+    pub per_rank: Vec<SoloRow>,
+}
+
+impl SoloReport {
+    /// The sums of `rows`.
+    pub fn new(mut rows: Vec<SoloRow>) -> SoloReport {
+        rows.sort_by_key(|r| r.who.rank);
+        let mut hosts: Vec<&str> = rows.iter().map(|r| r.who.host.as_str()).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        SoloReport {
+            count: rows.len(),
+            hosts_count: hosts.len(),
+            errors: rows.iter().map(|r| r.errors).sum(),
+            interrupted: rows.iter().any(|r| r.interrupted),
+            ios: rows.iter().map(|r| r.result.total.ios).sum(),
+            iops: rows.iter().map(|r| r.result.total.iops).sum(),
+            mib_per_sec: rows.iter().map(|r| r.result.total.mib_per_sec).sum(),
+            per_rank: rows,
+        }
+    }
+
+    /// The per-rank part of the text report.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "\nRanks: {} on {} host(s), each with its own files; together {} I/Os, {:.1} IOPS, {:.2} MiB/s, {} errors{}",
+            self.count,
+            self.hosts_count,
+            self.ios,
+            self.iops,
+            self.mib_per_sec,
+            self.errors,
+            if self.interrupted { " (INTERRUPTED)" } else { "" }
+        );
+        let hw = self
+            .per_rank
+            .iter()
+            .map(|r| r.who.host.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let _ = writeln!(
+            s,
+            "{:>5}  {:<hw$}  {:>9}  {:>12}  {:>9}  {:>10}  {:>10}  {:>7}",
+            "rank", "host", "seconds", "IOPS", "MiB/s", "mean us", "p99 us", "errors"
+        );
+        for r in &self.per_rank {
+            let t = &r.result.total;
+            let _ = writeln!(
+                s,
+                "{:>5}  {:<hw$}  {:>9.1}  {:>12.1}  {:>9.2}  {:>10.1}  {:>10.1}  {:>7}",
+                r.who.rank,
+                r.who.host,
+                r.duration_s,
+                t.iops,
+                t.mib_per_sec,
+                t.latency_us.mean,
+                t.latency_us.p("p99"),
+                r.errors
+            );
         }
         s
     }
@@ -676,5 +880,152 @@ mod tests {
         let small = compress_histograms(&plain);
         assert!(small.read.len() < plain.read.len());
         assert_eq!(stats::decode_histogram(&small.read).unwrap(), h);
+    }
+
+    #[test]
+    fn series_points_merge_sums_and_exact_spread() {
+        // Two ranks' interval 0: latencies {1, 3} us and {10, 20, 30} us.
+        let point = |lat: &[f64]| {
+            let n = lat.len() as f64;
+            let mean = lat.iter().sum::<f64>() / n;
+            let sd = (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+            let p = PointStats {
+                ios: lat.len() as u64,
+                bytes: 4096 * lat.len() as u64,
+                iops: n,
+                mib_per_sec: n * 4096.0 / 1_048_576.0,
+                lat_mean_us: mean,
+                lat_p50_us: lat[lat.len() / 2],
+                lat_p99_us: *lat.last().unwrap(),
+                lat_max_us: *lat.last().unwrap(),
+                lat_min_us: lat[0],
+                lat_stddev_us: sd,
+            };
+            SeriesPoint {
+                t_s: 1.0,
+                duration_s: 1.0,
+                read: p.clone(),
+                write: PointStats::default(),
+                total: p,
+            }
+        };
+        let mut a = point(&[1.0, 3.0]);
+        add_point(&mut a, &point(&[10.0, 20.0, 30.0]));
+        let all = point(&[1.0, 3.0, 10.0, 20.0, 30.0]);
+        let (m, w) = (&a.total, &all.total);
+        assert_eq!((m.ios, m.bytes), (5, 5 * 4096));
+        assert_eq!(m.iops, 5.0);
+        assert!((m.lat_mean_us - w.lat_mean_us).abs() < 1e-9);
+        assert!((m.lat_stddev_us - w.lat_stddev_us).abs() < 1e-9);
+        assert_eq!((m.lat_min_us, m.lat_max_us), (1.0, 30.0));
+        // An upper bound, not the merged median (10).
+        assert_eq!(m.lat_p50_us, 20.0);
+        // An empty interval on one rank changes nothing.
+        let before = a.clone();
+        add_point(&mut a, &SeriesPoint::default());
+        assert_eq!(a.total, before.total);
+    }
+
+    #[test]
+    fn one_interrupted_rank_is_named_but_an_interrupted_job_is_not() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        let base = template();
+        let mut all = DirStats::new();
+        let mut reports: Vec<RankReport> = (0..3)
+            .map(|r| fake_rank(&base, r, "a", 1000, 1.0, &mut rng, &mut all))
+            .collect();
+        reports[1].result.interrupted = true;
+        let (_, ranks) = merge(reports.clone(), false).unwrap();
+        assert_eq!(
+            ranks.stragglers,
+            vec!["rank 1 on a: interrupted".to_string()]
+        );
+        for r in &mut reports {
+            r.result.interrupted = true;
+        }
+        let (m, ranks) = merge(reports, false).unwrap();
+        assert!(m.interrupted);
+        assert!(ranks.stragglers.is_empty(), "{:?}", ranks.stragglers);
+    }
+
+    #[test]
+    fn solo_report_sums_the_ranks_errors() {
+        let row = |rank: usize, host: &str, errors: u64, ios: u64| SoloRow {
+            who: RankInfo {
+                rank,
+                size: 3,
+                host: host.into(),
+                local_rank: 0,
+                local_size: 1,
+            },
+            duration_s: 2.0,
+            errors,
+            interrupted: false,
+            targets: vec![format!("/t/sim-{rank}.mdx")],
+            result: {
+                let mut s = RwStats::default();
+                for _ in 0..ios {
+                    s.read.record(1000, 8192);
+                }
+                s.summarize(2.0)
+            },
+        };
+        let r = SoloReport::new(vec![
+            row(2, "b", 0, 10),
+            row(0, "a", 0, 30),
+            row(1, "a", 4, 20),
+        ]);
+        assert_eq!((r.count, r.hosts_count, r.errors, r.ios), (3, 2, 4, 60));
+        assert_eq!(r.per_rank[0].who.rank, 0);
+        assert!((r.iops - 30.0).abs() < 1e-9);
+        assert!(r.text().contains("together 60 I/Os"), "{}", r.text());
+    }
+
+    /// Two ranks on one host read one device; the host's one monitor (rank 0)
+    /// saw both ranks' reads. Compared with one rank's reads that looks like
+    /// "other processes used the device"; compared with the host's sum it is
+    /// exact. Then the device sees a quarter: a cache answered the rest.
+    #[test]
+    fn device_checks_of_a_shared_host_use_the_hosts_sum() {
+        use crate::sysmon::mounts::{DeviceInfo, Resolution};
+        let base = template();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let mut all = DirStats::new();
+        let mut reports: Vec<RankReport> = (0..2)
+            .map(|r| fake_rank(&base, r, "a", 1000, 1.0, &mut rng, &mut all))
+            .collect();
+        let per_rank_bytes = 1000 * 4096u64;
+        for r in &mut reports {
+            let mut t = base.targets.first().cloned().expect("a target");
+            t.result = r.result.total.clone();
+            r.result.targets = vec![t];
+            r.result.devices = vec![Resolution::Device(DeviceInfo {
+                name: "vdz".into(),
+                ..Default::default()
+            })];
+            r.result.config.cache = crate::workload::CacheMode::Direct;
+            // What each rank's own check said: the device read twice its bytes.
+            r.result.warnings = vec![Warning {
+                code: "device_extra_reads".into(),
+                message: "vdz read twice what iosim read".into(),
+            }];
+        }
+        let device = |bytes: u64| DeviceSeries {
+            name: "vdz".into(),
+            whole: crate::sysmon::diskstats::DeviceCounters {
+                reads: bytes / 4096,
+                read_bytes: bytes,
+                ..Default::default()
+            },
+            series: Vec::new(),
+        };
+        reports[0].result.monitor.devices = vec![device(2 * per_rank_bytes)];
+        let w = merged_warnings(&reports);
+        assert!(w.is_empty(), "{w:?}");
+        reports[0].result.monitor.devices = vec![device(per_rank_bytes / 2)];
+        let w = merged_warnings(&reports);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].code, "cache_answered_reads");
+        assert!(w[0].message.contains("vdz on a"), "{}", w[0].message);
     }
 }

@@ -26,7 +26,7 @@ pub use rank::{hostname, is_collective, is_root, where_am_i, who, RankInfo};
 use crate::runner::{RunOptions, RunResult};
 use crate::workload::WorkloadSpec;
 
-pub use merge::{RankReport, RanksReport};
+pub use merge::{RankReport, RanksReport, SoloReport, SoloRow};
 
 /// Options that only matter when several ranks run together (`iosim run`,
 /// `sweep`, `run --profile`). A singleton accepts and ignores them.
@@ -174,7 +174,7 @@ pub struct Agreed(pub String);
 pub fn single_only(command: &str) -> anyhow::Result<()> {
     if is_collective() {
         return Err(Agreed(format!(
-            "`iosim {command}` does not run collectively yet: under mpirun/srun use `iosim run`, `iosim quick` or `iosim sweep`, or start {command} without a launcher"
+            "`iosim {command}` does not run collectively yet: under mpirun/srun use `iosim run` (with or without --profile), `quick`, `sweep` or `sim`, or start {command} without a launcher"
         ))
         .into());
     }
@@ -277,6 +277,75 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
         result: crate::runner::run(spec, opts)?,
         ranks: None,
     })
+}
+
+/// Runs several workloads at once in this process (`profile::run_concurrent`).
+pub type LocalRuns = dyn Fn(&[WorkloadSpec], &RunOptions) -> anyhow::Result<Vec<RunResult>>;
+
+/// Several workloads at once (a profile phase) on every rank, sharing one
+/// synchronised window; `local` runs them in this process (e.g.
+/// `profile::run_concurrent`) and must pass `opts.sync` to each run. Returns,
+/// per workload, the merged result (on every rank). A singleton calls `local`.
+pub fn run_group(
+    specs: &[WorkloadSpec],
+    opts: &RunOptions,
+    local: &LocalRuns,
+) -> anyhow::Result<Vec<Collective>> {
+    #[cfg(feature = "mpi")]
+    if is_collective() {
+        return world::run_group(
+            specs,
+            opts,
+            ARGS.get().unwrap_or(&MpiArgs::default()),
+            local,
+        );
+    }
+    Ok(local(specs, opts)?
+        .into_iter()
+        .map(|result| Collective {
+            result,
+            ranks: None,
+        })
+        .collect())
+}
+
+/// For a command that runs on its own on each rank and only reports together
+/// (`sim`): every rank's summary line and the job's sums, on every rank (so
+/// every rank exits with the job's code). None for a singleton.
+pub fn solo_summary(row: merge::SoloRow) -> anyhow::Result<Option<merge::SoloReport>> {
+    #[cfg(feature = "mpi")]
+    if is_collective() {
+        return Ok(Some(merge::SoloReport::new(world::all_rows(&row)?)));
+    }
+    let _ = row;
+    Ok(None)
+}
+
+/// Waits for every rank (nothing for a singleton): e.g. so that every rank
+/// starts a simulation together.
+pub fn barrier() {
+    #[cfg(feature = "mpi")]
+    if is_collective() {
+        world::barrier();
+    }
+}
+
+/// A target path for this rank, for commands whose every rank uses its own
+/// files (`run --profile`, `sim`): placeholders expanded; under a launcher
+/// with several ranks a path without any gets `-%h-%l` (as [`rank_file`]),
+/// unless it is a block device.
+pub fn rank_path(path: &std::path::Path) -> PathBuf {
+    let s = path.to_string_lossy();
+    let is_device = std::fs::metadata(path)
+        .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+        .unwrap_or(false);
+    if is_device || has_placeholders(&s) {
+        return PathBuf::from(expand_path(&s, &who()));
+    }
+    match path.file_name() {
+        Some(name) => path.with_file_name(rank_file(&name.to_string_lossy())),
+        None => path.to_path_buf(),
+    }
 }
 
 /// The collective options of this command, for [`run_point`].

@@ -4,12 +4,11 @@
 //! (`MPI_Abort`) when one rank fails.
 //!
 //! MPI is called from one thread at a time (`MPI_THREAD_SERIALIZED`), never
-//! on the I/O path: the thread that called the runner at phase boundaries,
-//! and, while that thread is inside the runner, a watcher thread that polls
-//! every 20 ms for a peer ending the window.
+//! on the I/O path: only through the runner's [`RunSync`] hook (phase
+//! barriers, and the poll for a peer ending the window) and between runs.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 use anyhow::Context;
 use mpi::datatype::PartitionMut;
@@ -22,21 +21,21 @@ use super::{
     check_fingerprints, expand_targets, merge, share_region, Agreed, Collective, Fingerprint,
     MpiArgs, RankReport,
 };
-use crate::runner::{RunOptions, RunResult};
+use crate::runner::{RunOptions, RunPhase, RunResult, RunSync};
 use crate::target::{self, PrepareOptions};
 use crate::workload::WorkloadSpec;
 
 /// Exit code of a job ended by a failing rank (MPI_Abort).
 pub const EXIT_ABORT: i32 = 70;
 
-/// Whether the MPI library allows the window watcher thread (MPI_THREAD_SERIALIZED).
-static WATCHER_OK: AtomicBool = AtomicBool::new(false);
-
 /// When MPI start-up began (for the start-up overhead).
 static INIT_AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
-/// How often the watcher looks for a peer ending the window.
-const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+/// When MPI start-up and the ranks' agreement were done.
+static INIT_DONE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// How often a local run waiting at a phase looks at the stop flag.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Message tag of the end-of-window notices ([`MpiSync`]).
 const TAG_WINDOW_END: i32 = 0x10_5e;
@@ -69,7 +68,11 @@ impl World {
             .ok_or_else(|| {
                 anyhow::anyhow!("MPI was already initialised; this is a bug in iosim")
             })?;
-        WATCHER_OK.store(level >= mpi::Threading::Serialized, Ordering::Relaxed);
+        if level < mpi::Threading::Serialized {
+            anyhow::bail!(
+                "this MPI library does not allow calls from more than one thread (MPI_THREAD_SERIALIZED), which iosim needs: use Open MPI or MPICH built with thread support"
+            );
+        }
         let w = universe.world();
         let rank = w.rank() as usize;
         let local = w.split_shared(w.rank());
@@ -93,6 +96,7 @@ impl World {
                 ))
             })?;
         check_fingerprints(&all).map_err(Agreed)?;
+        let _ = INIT_DONE.set(std::time::Instant::now());
         Ok(World {
             _universe: universe,
         })
@@ -190,13 +194,32 @@ fn unix_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// The synchronised window, IOR style: a barrier before warm-up and before
-/// the measured window; at the window's end every rank tells every other one
-/// whether it ends the window for all (`--stonewall`, or it was interrupted),
-/// then all meet in a barrier.
+/// The synchronised window, IOR style, as the runner's [`RunSync`] hook: an
+/// MPI barrier before warm-up ([`RunPhase::Prepared`]) and before the
+/// measured window ([`RunPhase::WindowStart`]); at the window's end
+/// ([`RunPhase::WindowEnd`]) every rank tells every other one whether it ends
+/// the window for all (`--stonewall`, or it was interrupted), then all meet
+/// in a barrier. While the window is open the runner polls
+/// [`RunSync::stop_requested`], which looks (without blocking) for such a
+/// notice from a peer, or for this rank's own Ctrl-C.
+///
+/// One sync may serve several local runs at once (the workloads of a profile
+/// phase): the last of them to reach a phase makes the MPI call for all, the
+/// others wait for it. MPI is thus called by one thread at a time
+/// (`MPI_THREAD_SERIALIZED`), only at phase boundaries and in the poll.
 pub struct MpiSync {
     stonewall: bool,
-    stop: Arc<AtomicBool>,
+    /// The user's stop flag (Ctrl-C, SIGTERM): ends the window for everyone.
+    user_stop: Arc<AtomicBool>,
+    /// The local runs' own stop flag, raised when one of them cannot go on.
+    local_stop: Arc<AtomicBool>,
+    /// Local runs sharing this sync.
+    participants: usize,
+    /// The block devices of every rank's targets on this host.
+    host_devices: Vec<String>,
+    /// Arrivals at the current phase, and the phase's generation (under it, the MPI calls).
+    gate: Mutex<(usize, u64)>,
+    passed: Condvar,
     peer_ended: AtomicBool,
     notices: AtomicUsize,
     start_unix_ns: AtomicU64,
@@ -206,10 +229,21 @@ pub struct MpiSync {
 }
 
 impl MpiSync {
-    fn new(stonewall: bool, stop: Arc<AtomicBool>) -> MpiSync {
+    /// A sync for `participants` local runs (1 for `iosim run`).
+    pub fn new(
+        stonewall: bool,
+        user_stop: Arc<AtomicBool>,
+        participants: usize,
+        host_devices: Vec<String>,
+    ) -> MpiSync {
         MpiSync {
+            host_devices,
             stonewall,
-            stop,
+            user_stop,
+            local_stop: Arc::new(AtomicBool::new(false)),
+            participants: participants.max(1),
+            gate: Mutex::new((0, 0)),
+            passed: Condvar::new(),
             peer_ended: AtomicBool::new(false),
             notices: AtomicUsize::new(0),
             start_unix_ns: AtomicU64::new(0),
@@ -219,20 +253,28 @@ impl MpiSync {
         }
     }
 
-    /// All ranks at the start of the window.
-    fn window_start(&self) {
-        world().barrier();
-        self.start_unix_ns.store(unix_ns(), Ordering::Relaxed);
-        let _ = self.started.set(std::time::Instant::now());
+    /// What every rank does together at `phase` (called by one local thread).
+    fn collective(&self, phase: RunPhase) {
+        let c = world();
+        match phase {
+            RunPhase::Prepared => c.barrier(),
+            // Nothing runs between Prepared and WarmupStart: one barrier is enough.
+            RunPhase::WarmupStart => {}
+            RunPhase::WindowStart => {
+                c.barrier();
+                self.start_unix_ns.store(unix_ns(), Ordering::Relaxed);
+                let _ = self.started.set(std::time::Instant::now());
+            }
+            RunPhase::WindowEnd => self.window_end(&c),
+        }
     }
 
     /// This rank's window has ended: tell the others, meet them, and collect
     /// every notice they sent so none is left for the next run.
-    fn window_end(&self) {
+    fn window_end(&self, c: &SimpleCommunicator) {
         self.stop_unix_ns.store(unix_ns(), Ordering::Relaxed);
         let _ = self.ended.set(std::time::Instant::now());
-        let c = world();
-        let ends_all = i32::from(self.stonewall || self.stop.load(Ordering::Relaxed));
+        let ends_all = i32::from(self.stonewall || self.user_stop.load(Ordering::Relaxed));
         for r in (0..c.size()).filter(|&r| r != c.rank()) {
             c.process_at_rank(r)
                 .send_with_tag(&ends_all, TAG_WINDOW_END);
@@ -252,27 +294,79 @@ impl MpiSync {
         }
     }
 
-    /// Whether another rank has ended the window for everyone.
-    fn peer_ended(&self) -> bool {
-        let c = world();
-        while c
-            .any_process()
-            .immediate_probe_with_tag(TAG_WINDOW_END)
-            .is_some()
-        {
-            let (v, _) = c.any_process().receive_with_tag::<i32>(TAG_WINDOW_END);
-            self.note(v);
+    /// Whether the window ended early because of another rank (not this one's Ctrl-C).
+    pub fn ended_by_peer(&self) -> bool {
+        self.peer_ended.load(Ordering::Relaxed)
+    }
+}
+
+impl RunSync for MpiSync {
+    fn barrier(&self, phase: RunPhase) -> anyhow::Result<()> {
+        let mut g = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        g.0 += 1;
+        if g.0 < self.participants {
+            let generation = g.1;
+            while g.1 == generation {
+                // A local run that failed never arrives; the caller then
+                // sets the stop flag and this one gives up.
+                if self.local_stop.load(Ordering::Relaxed) {
+                    g.0 -= 1;
+                    anyhow::bail!("another workload of this rank stopped before {phase:?}");
+                }
+                g = self
+                    .passed
+                    .wait_timeout(g, WAIT_POLL)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            return Ok(());
+        }
+        self.collective(phase);
+        g.0 = 0;
+        g.1 += 1;
+        self.passed.notify_all();
+        Ok(())
+    }
+
+    /// One monitor per host: the lowest rank on it (`%l` = 0) watches the
+    /// CPUs and the devices of every rank on the host.
+    fn monitor_devices(&self, mut own: Vec<String>) -> Option<Vec<String>> {
+        if super::rank::who().local_rank != 0 {
+            return None;
+        }
+        for d in &self.host_devices {
+            if !own.contains(d) {
+                own.push(d.clone());
+            }
+        }
+        Some(own)
+    }
+
+    fn stop_requested(&self) -> bool {
+        if self.user_stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        // Another local run is making an MPI call: look next time.
+        if let Ok(_g) = self.gate.try_lock() {
+            let c = world();
+            while c
+                .any_process()
+                .immediate_probe_with_tag(TAG_WINDOW_END)
+                .is_some()
+            {
+                let (v, _) = c.any_process().receive_with_tag::<i32>(TAG_WINDOW_END);
+                self.note(v);
+            }
         }
         self.peer_ended.load(Ordering::Relaxed)
     }
 }
 
-/// Which ranks name the same target path as target `i` of this rank.
-fn sharers(all_paths: &[Vec<String>], path: &str) -> Vec<usize> {
-    all_paths
-        .iter()
+/// Which ranks name `path` among every rank's `(host, paths)`.
+fn sharers(all: &[(String, Vec<String>)], path: &str) -> Vec<usize> {
+    all.iter()
         .enumerate()
-        .filter(|(_, p)| p.iter().any(|x| x == path))
+        .filter(|(_, (_, p))| p.iter().any(|x| x == path))
         .map(|(r, _)| r)
         .collect()
 }
@@ -280,11 +374,19 @@ fn sharers(all_paths: &[Vec<String>], path: &str) -> Vec<usize> {
 /// Expands the placeholders, checks who shares which target, creates every
 /// missing test file once (by its owner, the lowest rank naming it; all
 /// owners in parallel) and, with `--share-target`, gives each rank its slice.
+///
+/// A block device written by several ranks of one host is claimed
+/// (`O_EXCL`, which refuses a mounted device) by the lowest of them, which
+/// holds the claim for its whole run; the others write it without a claim of
+/// their own (a second exclusive open would fail with EBUSY).
+///
+/// Returns the block devices of every rank's targets on this host (for the
+/// host's one monitor).
 fn prepare_targets(
     spec: &mut WorkloadSpec,
     opts: &RunOptions,
     args: &MpiArgs,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     let who = super::rank::who();
     let c = world();
     expand_targets(spec, &who);
@@ -293,13 +395,14 @@ fn prepare_targets(
         .iter()
         .map(|t| t.path.display().to_string())
         .collect();
-    let all_paths: Vec<Vec<String>> = all_gather_bytes(&c, &serde_json::to_vec(&mine)?)
-        .iter()
-        .map(|b| serde_json::from_slice(b))
-        .collect::<Result<_, _>>()?;
+    let all: Vec<(String, Vec<String>)> =
+        all_gather_bytes(&c, &serde_json::to_vec(&(&who.host, &mine))?)
+            .iter()
+            .map(|b| serde_json::from_slice(b))
+            .collect::<Result<_, _>>()?;
     let mut sharing = Vec::new();
     for (i, p) in mine.iter().enumerate() {
-        let s = sharers(&all_paths, p);
+        let s = sharers(&all, p);
         if s.len() > 1 && !args.share_target && spec.writes() && !spec.allow_destroy {
             return Err(Agreed(format!(
                 "ranks {s:?} would all write the whole of '{p}': give each rank its own file \
@@ -310,7 +413,8 @@ fn prepare_targets(
         }
         sharing.push((i, s));
     }
-    // Creation by the owners, in parallel, before anyone opens a shared file.
+    // Creation (and a device's claim check) by the owners, in parallel,
+    // before anyone opens a shared target.
     for (i, s) in &sharing {
         if s.first() == Some(&who.rank) {
             target::prepare(
@@ -325,6 +429,16 @@ fn prepare_targets(
         }
     }
     c.barrier();
+    for (i, s) in sharing.iter().filter(|(_, s)| s.len() > 1) {
+        let path = &spec.targets[*i].path;
+        let is_device = std::fs::metadata(path)
+            .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+            .unwrap_or(false);
+        let claimer = s.iter().find(|&&r| all[r].0 == who.host);
+        if is_device && claimer != Some(&who.rank) {
+            target::set_claimed_by_job(path);
+        }
+    }
     if args.share_target {
         for (i, s) in sharing.iter().filter(|(_, s)| s.len() > 1) {
             let t = target::prepare(
@@ -350,7 +464,60 @@ fn prepare_targets(
             spec.targets[*i].length = Some(len);
         }
     }
-    Ok(())
+    host_devices(spec, &who, &c)
+}
+
+/// The block devices under the targets of every rank on this host.
+fn host_devices(
+    spec: &WorkloadSpec,
+    who: &RankInfo,
+    c: &SimpleCommunicator,
+) -> anyhow::Result<Vec<String>> {
+    let mut mine: Vec<String> = Vec::new();
+    if spec.engine != crate::workload::EngineKind::Null {
+        for t in &spec.targets {
+            let r = crate::sysmon::mounts::resolve_target(&t.path);
+            for n in r.device().map(|d| d.monitor_names()).unwrap_or_default() {
+                if !mine.contains(&n) {
+                    mine.push(n);
+                }
+            }
+        }
+    }
+    let all: Vec<(String, Vec<String>)> =
+        all_gather_bytes(c, &serde_json::to_vec(&(&who.host, &mine))?)
+            .iter()
+            .map(|b| serde_json::from_slice(b))
+            .collect::<Result<_, _>>()?;
+    let mut out: Vec<String> = Vec::new();
+    for (_, names) in all.iter().filter(|(h, _)| *h == who.host) {
+        for n in names {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The options of a rank's local run under `sync`. The runner gets its own
+/// stop flag, raised only by a worker that cannot set up: the user's Ctrl-C
+/// reaches it through [`RunSync::stop_requested`] once the window is open,
+/// so every rank passes the same barriers whenever the signal lands.
+fn local_options(opts: &RunOptions, sync: &Arc<MpiSync>) -> RunOptions {
+    let mut o = opts.clone();
+    o.stop = sync.local_stop.clone();
+    o.sync = Some(sync.clone() as Arc<dyn RunSync>);
+    o
+}
+
+/// Marks a rank's local result: interrupted by the user, or ended by a peer.
+fn finish_local(res: &mut RunResult, opts: &RunOptions, sync: &MpiSync) {
+    res.interrupted = opts.stop.load(Ordering::Relaxed);
+    if sync.ended_by_peer() && !res.interrupted {
+        res.notes
+            .push("window ended early by another rank (--stonewall or an interrupted rank)".into());
+    }
 }
 
 /// A collective `run`: see [`super::run`].
@@ -363,7 +530,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
     spec.seed = spec
         .seed
         .wrapping_add((who.rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-    prepare_targets(&mut spec, opts, args)?;
+    let host_devices = prepare_targets(&mut spec, opts, args)?;
     if std::env::var("IOSIM_TEST_PANIC_RANK").ok() == Some(who.rank.to_string()) {
         // Fault injection for tests/mpi.rs: the other ranks are in a barrier now.
         panic!(
@@ -371,46 +538,76 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
             who.rank
         );
     }
-    let sync = Arc::new(MpiSync::new(args.stonewall, opts.stop.clone()));
-    // The runner stops on its own flag: set by the user's Ctrl-C or by a peer
-    // ending the window; only the former makes the result "interrupted".
-    let run_stop = Arc::new(AtomicBool::new(false));
-    let mut run_opts = opts.clone();
-    run_opts.stop = run_stop.clone();
-    sync.window_start();
-    let done = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let (sync, done, run_stop) = (sync.clone(), done.clone(), run_stop.clone());
-        let user_stop = opts.stop.clone();
-        let mpi_ok = WATCHER_OK.load(Ordering::Relaxed);
-        std::thread::Builder::new()
-            .name("iosim-mpi-watch".into())
-            .spawn(move || {
-                while !done.load(Ordering::Relaxed) {
-                    if user_stop.load(Ordering::Relaxed) || (mpi_ok && sync.peer_ended()) {
-                        run_stop.store(true, Ordering::Relaxed);
-                    }
-                    std::thread::sleep(WATCH_EVERY);
-                }
-            })
-            .context("cannot start the MPI watcher thread")?
-    };
-    let res = crate::runner::run(&spec, &run_opts);
-    done.store(true, Ordering::Relaxed);
-    let _ = watcher.join();
-    let mut res = res?;
-    res.interrupted = opts.stop.load(Ordering::Relaxed);
-    if run_stop.load(Ordering::Relaxed) && !res.interrupted {
-        res.notes
-            .push("window ended early by another rank (--stonewall)".into());
-    }
-    sync.window_end();
+    let sync = Arc::new(MpiSync::new(
+        args.stonewall,
+        opts.stop.clone(),
+        1,
+        host_devices,
+    ));
+    let mut res = crate::runner::run(&spec, &local_options(opts, &sync))?;
+    finish_local(&mut res, opts, &sync);
     let merged = gather(res, &who, &sync, args, &c)?;
     if merged.result.interrupted {
         // Every rank stops what follows (the next sweep point...), not only the interrupted one.
         opts.stop.store(true, Ordering::Relaxed);
     }
     Ok(merged)
+}
+
+/// A collective group of workloads run at once on every rank (a profile
+/// phase): see [`super::run_group`]. One sync serves the group, so all the
+/// workloads of all the ranks share one window; each workload is then
+/// gathered and merged on its own.
+pub fn run_group(
+    specs: &[WorkloadSpec],
+    opts: &RunOptions,
+    args: &MpiArgs,
+    local: &super::LocalRuns,
+) -> anyhow::Result<Vec<Collective>> {
+    let who = super::rank::who();
+    let c = world();
+    let mut specs = specs.to_vec();
+    let mut devices: Vec<String> = Vec::new();
+    for spec in &mut specs {
+        spec.seed = spec
+            .seed
+            .wrapping_add((who.rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+        for d in prepare_targets(spec, opts, args)? {
+            if !devices.contains(&d) {
+                devices.push(d);
+            }
+        }
+    }
+    let sync = Arc::new(MpiSync::new(
+        args.stonewall,
+        opts.stop.clone(),
+        specs.len(),
+        devices,
+    ));
+    let results = local(&specs, &local_options(opts, &sync))?;
+    let mut merged = Vec::with_capacity(results.len());
+    for mut res in results {
+        finish_local(&mut res, opts, &sync);
+        merged.push(gather(res, &who, &sync, args, &c)?);
+    }
+    if merged.iter().any(|m| m.result.interrupted) {
+        opts.stop.store(true, Ordering::Relaxed);
+    }
+    Ok(merged)
+}
+
+/// Every rank's `row`, on every rank (for commands that run on their own on
+/// each rank and only report together: `sim`).
+pub fn all_rows(row: &super::merge::SoloRow) -> anyhow::Result<Vec<super::merge::SoloRow>> {
+    all_gather_bytes(&world(), &serde_json::to_vec(row)?)
+        .iter()
+        .map(|b| serde_json::from_slice(b).context("a rank sent a summary this rank cannot read"))
+        .collect()
+}
+
+/// Every rank waits here for all the others.
+pub fn barrier() {
+    world().barrier();
 }
 
 /// Gathers every rank's result on rank 0 and merges them; every rank learns
@@ -450,6 +647,7 @@ fn gather(
     };
     ranks.overhead = merge::Overhead {
         startup_s: since(INIT_AT.get(), sync.started.get()),
+        init_s: since(INIT_AT.get(), INIT_DONE.get()),
         gather_s: since(sync.ended.get(), Some(&std::time::Instant::now())),
     };
     let merged = Collective {

@@ -133,7 +133,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
 
     let content = content_checks(&targets);
     let resolutions = resolve_devices(&targets);
-    let monitor = start_monitor(&resolutions, interval);
+    let monitor = start_monitor(&resolutions, interval, opts.sync.as_deref());
 
     let agg = IntervalAgg::new(targets.len(), nworkers, interval_ns, opts.thread_series);
     let driven = drive(&crew, monitor, agg, &spec, opts);
@@ -189,8 +189,13 @@ fn resolve_devices(targets: &[PreparedTarget]) -> Vec<Resolution> {
         .collect()
 }
 
-/// A monitor of the targets' devices and the CPUs.
-fn start_monitor(resolutions: &[Resolution], interval: Duration) -> Monitor {
+/// A monitor of the targets' devices and the CPUs (none, or more devices,
+/// when the [`RunSync`] says so).
+fn start_monitor(
+    resolutions: &[Resolution],
+    interval: Duration,
+    sync: Option<&dyn RunSync>,
+) -> Monitor {
     let mut watched: Vec<String> = Vec::new();
     for d in resolutions.iter().filter_map(|r| r.device()) {
         for n in d.monitor_names() {
@@ -199,6 +204,13 @@ fn start_monitor(resolutions: &[Resolution], interval: Duration) -> Monitor {
             }
         }
     }
+    let watched = match sync {
+        Some(s) => match s.monitor_devices(watched) {
+            Some(w) => w,
+            None => return Monitor::off(),
+        },
+        None => watched,
+    };
     Monitor::start(watched, interval.max(Duration::from_millis(10)))
 }
 

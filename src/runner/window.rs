@@ -41,6 +41,13 @@ pub trait RunSync: Send + Sync {
     fn stop_requested(&self) -> bool {
         false
     }
+    /// The block devices this participant's monitor watches, given those of
+    /// its own targets (`own`); `None` runs no device or CPU monitor, when
+    /// another participant on the same host watches it (one monitor per host,
+    /// over every participant's devices there).
+    fn monitor_devices(&self, own: Vec<String>) -> Option<Vec<String>> {
+        Some(own)
+    }
 }
 
 /// "Not known yet" for the window's times.

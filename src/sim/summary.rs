@@ -132,6 +132,10 @@ pub struct SimResult {
     pub notes: Vec<String>,
     /// The configuration that ran.
     pub config: super::config::SimConfig,
+    /// Under mpirun/srun: every rank's line and the job's sums (this result
+    /// is rank 0's own simulation).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ranks: Option<crate::mpi::SoloReport>,
 }
 
 /// Builds the result from the shared state at the end of a run.
@@ -231,6 +235,7 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
         warnings: sh.warnings.lock().expect("warnings lock").clone(),
         notes,
         config: sh.cfg.clone(),
+        ranks: None,
     }
 }
 
@@ -365,6 +370,9 @@ pub fn text(r: &SimResult) -> String {
     }
     for n in &r.notes {
         let _ = writeln!(s, "note: {n}");
+    }
+    if let Some(ranks) = &r.ranks {
+        s.push_str(&ranks.text());
     }
     s
 }

@@ -239,10 +239,31 @@ impl Monitor {
         }
     }
 
+    /// A monitor that samples nothing, because another process watches this
+    /// host (the lowest MPI rank on it): no thread, and an empty report.
+    pub fn off() -> Monitor {
+        Monitor {
+            devices: Vec::new(),
+            interval: Duration::ZERO,
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    samples: Vec::new(),
+                    next: Instant::now(),
+                    stop: true,
+                }),
+                wake: Condvar::new(),
+            }),
+            thread: None,
+        }
+    }
+
     /// Restarts the baseline now: everything sampled so far (warmup) is
     /// dropped, and whole-run numbers and the series start here, with the
     /// next sample one full interval later.
     pub fn reset_baseline(&self) {
+        if self.interval.is_zero() {
+            return;
+        }
         let s = Sample::take(&self.devices);
         if let Ok(mut st) = self.shared.state.lock() {
             st.next = s.at + self.interval;
@@ -265,6 +286,9 @@ impl Monitor {
     /// Stops the thread, takes the final sample and builds the report.
     pub fn stop(mut self) -> MonitorReport {
         self.halt();
+        if self.interval.is_zero() {
+            return MonitorReport::default();
+        }
         let last = Sample::take(&self.devices);
         let mut v = self
             .shared
