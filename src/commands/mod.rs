@@ -17,6 +17,7 @@ pub mod install;
 pub mod matrix;
 pub mod precondition;
 pub mod profile;
+pub mod qualify;
 pub mod quick;
 pub mod report;
 pub mod run;
@@ -48,6 +49,7 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         None => quick::run(&cli.quick, ctx),
         Some(Command::Quick(a)) => quick::run(&a, ctx),
         Some(Command::Run(a)) => run::run(&a, ctx),
+        Some(Command::Qualify(a)) => qualify::run(&a, ctx),
         Some(Command::Create(a)) => create::run(&a, ctx),
         Some(Command::Sqlio(a)) => compat::sqlio(&a, ctx),
         Some(Command::Diskspd(a)) => compat::diskspd(&a, ctx),
