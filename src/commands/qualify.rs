@@ -4,14 +4,59 @@ use std::time::Duration;
 
 use super::{run_options, save, Ctx};
 use crate::cli::{OutputFormat, QualifyArgs};
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
-use crate::qualify::{self, RoleArg};
+use crate::qualify::{self, QualifyResult, RoleArg};
 use crate::verdict::Role;
+
+/// A stored qualification: its id, when it started, its body.
+type Stored = (i64, String, QualifyResult);
+
+/// Resolves `--baseline` (a run id or `latest`) to a stored qualification.
+fn resolve_baseline(a: &QualifyArgs, reference: &str) -> anyhow::Result<Stored> {
+    let store = a.save.db.open_existing()?;
+    let run = if reference == "latest" || reference == "last" {
+        let rows = store.list(&crate::store::Filter {
+            kind: Some("qualify".into()),
+            limit: 1,
+            ..Default::default()
+        })?;
+        let Some(row) = rows.first() else {
+            anyhow::bail!(
+                "--baseline {reference}: no qualification is stored in {} yet: run iosim qualify without --baseline first",
+                store.path().display()
+            );
+        };
+        store.get(row.id)?
+    } else {
+        let mut runs = store.resolve(reference)?;
+        if runs.len() != 1 {
+            anyhow::bail!(
+                "--baseline {reference} names {} runs: give one qualification's id (iosim history --kind qualify)",
+                runs.len()
+            );
+        }
+        runs.remove(0)
+    };
+    let id = run.row.id;
+    match Document::from_value(run.doc) {
+        Ok(Document::Qualify(h)) => Ok((id, h.header.started_at, h.body)),
+        Ok(other) => anyhow::bail!(
+            "--baseline {reference}: run {id} is a '{}' result, not a qualification: pick one from iosim history --kind qualify",
+            other.kind()
+        ),
+        Err(e) => anyhow::bail!(
+            "--baseline {reference}: run {id} cannot be read as a qualification ({e})"
+        ),
+    }
+}
 
 /// Resolves the baseline, runs the qualification, prints, writes the HTML, saves.
 pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     if a.out.output == OutputFormat::Csv {
-        anyhow::bail!("iosim qualify prints text or json: use -o text or -o json (and --html FILE for the report)");
+        anyhow::bail!(
+            "iosim qualify prints text or json: use -o text or -o json (and --html FILE for the report)"
+        );
     }
     if a.time < Duration::from_secs(10) {
         anyhow::bail!(
@@ -21,7 +66,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     // The baseline first: a missing one fails before anything is measured.
     let baseline = match &a.baseline {
-        Some(r) => Some(qualify::resolve_baseline(&a.save.db.open_existing()?, r)?),
+        Some(r) => Some(resolve_baseline(a, r)?),
         None => None,
     };
     if let Some(p) = &a.html {
@@ -57,17 +102,28 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         keep_files: a.keep_files,
         progress: !a.out.quiet,
     };
+    let header = Header::now();
     let mut res = qualify::run(&cfg, &opts)?;
-    if let Some((id, then)) = &baseline {
-        res.baseline = Some(qualify::compare(*id, then, &res));
+    if let Some((id, started_at, then)) = &baseline {
+        res.baseline = Some(qualify::compare(*id, started_at, then, &res));
     }
-    let text = match a.out.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        _ => qualify::render::text(&res),
-    };
+    let errors: u64 = res.sim.as_ref().map_or(0, |s| s.errors)
+        + res
+            .verdicts
+            .iter()
+            .flat_map(|v| &v.reasons)
+            .filter(|r| r.rule == "io-errors")
+            .count() as u64;
+    let interrupted = res.interrupted;
+    let html = a
+        .html
+        .as_ref()
+        .map(|p| (p, qualify::html::html(&header, &res)));
+    let doc = Document::Qualify(Headed::new(header, res));
+    let text = crate::document::render(&doc, a.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
-    let html = match &a.html {
-        Some(p) => std::fs::write(p, qualify::render::html(&res))
+    let written = match html {
+        Some((p, page)) => std::fs::write(p, page)
             .map(|()| {
                 if !a.out.quiet {
                     eprintln!("HTML report written to {}", p.display());
@@ -76,15 +132,8 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             .map_err(|e| anyhow::anyhow!("cannot write the HTML report '{}': {e}", p.display())),
         None => Ok(()),
     };
-    save::save_result(&a.save, "qualify", &serde_json::to_value(&res)?);
-    html?;
+    save::save_result(&a.save, &doc);
+    written?;
     printed?;
-    let errors: u64 = res.sim.as_ref().map_or(0, |s| s.errors)
-        + res
-            .verdicts
-            .iter()
-            .flat_map(|v| &v.reasons)
-            .filter(|r| r.rule == "io-errors")
-            .count() as u64;
-    Ok(Outcome::of_run(res.interrupted, errors))
+    Ok(Outcome::of_run(interrupted, errors))
 }

@@ -8,8 +8,9 @@
 //! simulator with page verification ([`crate::sim`]) and the self-checks the
 //! runner performs on every run ([`crate::sysmon::check`]). This module only
 //! binds locations to roles, splits the budget, keeps the figures the rules
-//! need ([`rules`]) and renders the result ([`render`]).
+//! need ([`rules`]) and renders the result ([`render`]: text; [`html`]: the report).
 
+pub mod html;
 pub mod render;
 pub mod rules;
 
@@ -242,19 +243,10 @@ pub struct BaselineComparison {
     pub caveat: String,
 }
 
-/// The whole qualification: one stored document.
+/// The whole qualification: the body of one stored document
+/// (`Document::Qualify`, whose header says when and where).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QualifyResult {
-    /// Always `qualify`.
-    pub kind: String,
-    /// Schema version.
-    pub schema_version: u32,
-    /// iosim's version.
-    pub iosim_version: String,
-    /// Start (UTC).
-    pub started_at: String,
-    /// Host.
-    pub host: String,
     /// Overall verdict.
     pub overall: Verdict,
     /// The self-checks found nothing that makes the numbers untrue.
@@ -576,7 +568,6 @@ pub fn is_deep_queue(profile: &str, workload: &str) -> bool {
 
 /// Runs the qualification. `baseline` is compared at the end (resolved by the caller before).
 pub fn run(cfg: &QualifyConfig, opts: &RunOptions) -> anyhow::Result<QualifyResult> {
-    let started_at = crate::clock::utc_now_rfc3339();
     let mut locs = locations(cfg)?;
     let quiet = RunOptions {
         progress: false,
@@ -705,11 +696,6 @@ pub fn run(cfg: &QualifyConfig, opts: &RunOptions) -> anyhow::Result<QualifyResu
     }
 
     let mut res = QualifyResult {
-        kind: "qualify".into(),
-        schema_version: 1,
-        iosim_version: env!("CARGO_PKG_VERSION").into(),
-        started_at,
-        host: crate::sysmon::host::host_info().host,
         overall: Verdict::Fit,
         trustworthy: true,
         verdicts: Vec::new(),
@@ -1268,49 +1254,13 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
     }
 }
 
-/// Resolves `--baseline` (a run id or `latest`) to a stored qualification, before anything runs.
-pub fn resolve_baseline(
-    store: &crate::store::Store,
-    reference: &str,
-) -> anyhow::Result<(i64, QualifyResult)> {
-    let run = if reference == "latest" || reference == "last" {
-        let rows = store.list(&crate::store::Filter {
-            kind: Some("qualify".into()),
-            limit: 1,
-            ..Default::default()
-        })?;
-        let Some(row) = rows.first() else {
-            anyhow::bail!(
-                "--baseline {reference}: no qualification is stored in {} yet: run iosim qualify without --baseline first",
-                store.path().display()
-            );
-        };
-        store.get(row.id)?
-    } else {
-        let mut runs = store.resolve(reference)?;
-        if runs.len() != 1 {
-            anyhow::bail!("--baseline {reference} names {} runs: give one qualification's id (iosim history --kind qualify)", runs.len());
-        }
-        runs.remove(0)
-    };
-    if run.row.kind != "qualify" {
-        anyhow::bail!(
-            "--baseline {reference}: run {} is a '{}' result, not a qualification: pick one from iosim history --kind qualify",
-            run.row.id,
-            run.row.kind
-        );
-    }
-    let doc: QualifyResult = serde_json::from_value(run.doc.clone()).map_err(|e| {
-        anyhow::anyhow!(
-            "--baseline {reference}: run {} cannot be read as a qualification ({e})",
-            run.row.id
-        )
-    })?;
-    Ok((run.row.id, doc))
-}
-
 /// Compares a qualification with an earlier one.
-pub fn compare(id: i64, then: &QualifyResult, now: &QualifyResult) -> BaselineComparison {
+pub fn compare(
+    id: i64,
+    started_at: &str,
+    then: &QualifyResult,
+    now: &QualifyResult,
+) -> BaselineComparison {
     let mut changes = Vec::new();
     for p in &now.profiles {
         let Some(b) = then
@@ -1340,7 +1290,7 @@ pub fn compare(id: i64, then: &QualifyResult, now: &QualifyResult) -> BaselineCo
     }
     BaselineComparison {
         id,
-        started_at: then.started_at.clone(),
+        started_at: started_at.to_string(),
         overall: then.overall,
         roles: now
             .verdicts
