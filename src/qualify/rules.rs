@@ -115,6 +115,8 @@ pub const LOG_WARN_MS: f64 = 2.0;
 pub const LOG_FAIL_MS: f64 = 4.0;
 /// Deep-queue throughput below this share of the location's sequential corner: warning.
 pub const DEEP_SHARE: f64 = 0.5;
+/// A knee is recommended as a limit only when the best IOPS of the sweep is within this factor of it.
+pub const KNEE_PLATEAU: f64 = 1.25;
 /// Commit latencies alone and beside data I/O that differ by more than this ratio differ measurably.
 pub const SHARED_LOG_RATIO: f64 = 1.2;
 
@@ -470,7 +472,8 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
     }
     for r in &f.roles {
         if let Some(k) = &r.knee {
-            if k.before_last && k.iops > 0.0 {
+            // Only a real plateau: a knee far below the best IOPS is noise in the curve.
+            if k.before_last && k.iops > 0.0 && k.max_iops <= k.iops * KNEE_PLATEAU {
                 out.push(format!(
                     "run with {}<={} on {}: beyond it latency grows {:.1}x for {:.0}% more IOPS",
                     k.param.to_uppercase(),
@@ -694,6 +697,12 @@ mod tests {
         assert!(rs.iter().any(|r| r == "put the log on its own device: commit latency 252 -> 171 us measured (beside data I/O -> alone)"), "{rs:?}");
         // Not firing: separate devices, a knee at the last point, similar commits.
         f.log_shares_data = false;
+        f.roles[0].knee.as_mut().unwrap().max_iops = 120_000.0;
+        assert!(
+            recommendations(&f).is_empty(),
+            "a knee far below the best is no plateau"
+        );
+        f.roles[0].knee.as_mut().unwrap().max_iops = 52_000.0;
         f.roles[0].knee.as_mut().unwrap().before_last = false;
         assert!(recommendations(&f).is_empty());
         f.log_shares_data = true;
