@@ -46,6 +46,7 @@ pub mod matrix;
 pub mod mpi;
 pub mod outcome;
 pub mod profile;
+pub mod qualify;
 pub mod quick;
 pub mod report;
 pub mod runner;

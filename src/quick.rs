@@ -69,6 +69,8 @@ pub struct QuickConfig {
     pub engine: EngineKind,
     /// Cache mode.
     pub cache: CacheMode,
+    /// Allow writing to a block device (`iosim qualify --allow-destroy`).
+    pub allow_destroy: bool,
 }
 
 /// Results of the suite.
@@ -109,6 +111,7 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
             duration: cfg.duration,
             engine: cfg.engine,
             cache,
+            allow_destroy: cfg.allow_destroy,
             ..WorkloadSpec::default()
         };
         if i == 0 && cache.is_direct() {

@@ -811,3 +811,77 @@ fn simulations_are_kept_in_the_history() {
         "{text}"
     );
 }
+
+/// `--dir data=A --dir log=B`: each file in its directory, each written and
+/// verified; the run says what it leaves on disk and where; with
+/// DeleteFilesAtShutdown the files are gone and the report says so.
+#[test]
+fn dirs_take_roles_every_file_is_verified_and_the_leftovers_are_named() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let sim = |extra: &[&str]| {
+        let out = iosim()
+            .current_dir(a.path())
+            .arg("sim")
+            .arg("--dir")
+            .arg(format!("data={}", a.path().display()))
+            .arg("--dir")
+            .arg(format!("log={}", b.path().display()))
+            .args(["--duration", "1", "--size", "8", "--no-save", "-o", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v, String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (v, err) = sim(&[]);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    let data = files.iter().find(|f| f["kind"] == "data").unwrap();
+    let log = files.iter().find(|f| f["kind"] == "log").unwrap();
+    assert!(data["path"]
+        .as_str()
+        .unwrap()
+        .starts_with(a.path().to_str().unwrap()));
+    assert!(log["path"]
+        .as_str()
+        .unwrap()
+        .starts_with(b.path().to_str().unwrap()));
+    assert!(log["writes"].as_u64().unwrap() + log["gather_writes"].as_u64().unwrap() > 0);
+    assert!(v["log_blocks_verified"].as_u64().unwrap() > 0);
+    assert!(v["pages_verified"].as_u64().unwrap() > 0);
+    let note = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .find(|n| n.contains("left on disk"))
+        .unwrap_or_else(|| panic!("no left-on-disk note: {}", v["notes"]));
+    assert!(note.contains(data["path"].as_str().unwrap()), "{note}");
+    assert!(note.contains(log["path"].as_str().unwrap()), "{note}");
+    assert!(note.contains("DeleteFilesAtShutdown=TRUE"), "{note}");
+    assert!(err.contains("left on disk"), "{err}");
+    assert!(Path::new(data["path"].as_str().unwrap()).exists());
+
+    // DeleteFilesAtShutdown=TRUE: the files are removed, and the note says so.
+    let cfg = a.path().join("del.ini");
+    std::fs::write(&cfg, "[CONFIG]\nDeleteFilesAtShutdown=TRUE\n").unwrap();
+    let (v, _) = sim(&["--config", cfg.to_str().unwrap()]);
+    let note = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .find(|n| n.contains("left on disk"))
+        .unwrap()
+        .to_string();
+    assert!(note.contains("removed at shutdown"), "{note}");
+    for f in v["files"].as_array().unwrap() {
+        assert!(!Path::new(f["path"].as_str().unwrap()).exists(), "{f}");
+    }
+}

@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod output;
 pub mod precondition;
 pub mod profile;
+pub mod qualify;
 pub mod quick;
 pub mod report;
 pub mod run;
@@ -34,6 +35,7 @@ pub use matrix::MatrixArgs;
 pub use output::{OutputArgs, OutputFormat};
 pub use precondition::PreconditionArgs;
 pub use profile::{ProfileAction, ProfileArgs};
+pub use qualify::QualifyArgs;
 pub use quick::QuickArgs;
 pub use report::ReportArgs;
 pub use run::RunArgs;
@@ -125,6 +127,8 @@ pub enum Command {
     Quick(QuickArgs),
     /// Run one workload against one or more files or block devices.
     Run(RunArgs),
+    /// Is this storage fit for a database? Every stage in one time budget, one verdict per role.
+    Qualify(QualifyArgs),
     /// Create a test file (preallocated, filled with random data) without running anything.
     Create(CreateArgs),
     /// Run a SQLIO 1.5 command line and print SQLIO's output (docs/sqlio.md).

@@ -36,8 +36,9 @@ pub struct SimArgs {
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Put the files in this directory (repeatable: each directory gets every file), as SQLIOSim's -dir.
-    #[arg(long, value_name = "DIR")]
+    /// Put the files in this directory, as SQLIOSim's -dir; `data=DIR` or `log=DIR` for one kind
+    /// (repeatable: every data directory gets the data files; the log goes to the log=DIR ones, else the first).
+    #[arg(long, value_name = "[data=|log=]DIR")]
     pub dir: Vec<PathBuf>,
 
     /// Timed part of each cycle (TestCycleDuration), as SQLIOSim's -d; plain numbers are seconds.
@@ -117,23 +118,17 @@ impl SimArgs {
             }
         }
         if !self.dir.is_empty() {
-            let base = cfg.files.clone();
-            cfg.files.clear();
+            let mut dirs = Vec::new();
             for d in &self.dir {
+                let (role, d) = crate::sim::files::parse_dir(&d.to_string_lossy());
                 if !d.is_dir() {
-                    return Err(crate::Error::MissingDirectory(d.clone()).to_string());
+                    return Err(crate::Error::MissingDirectory(d).to_string());
                 }
-                for f in &base {
-                    let name = f
-                        .name
-                        .file_name()
-                        .map(PathBuf::from)
-                        .unwrap_or_else(|| "sqliosim.mdx".into());
-                    let mut f = f.clone();
-                    f.name = d.join(name);
-                    cfg.files.push(f);
-                }
+                dirs.push((role, d));
             }
+            let (files, note) = crate::sim::files::place_in_dirs(&cfg.files, &dirs)?;
+            cfg.files = files;
+            warnings.extend(note);
         }
         if let Some(d) = self.duration {
             cfg.test_cycle_duration = d;
@@ -210,7 +205,7 @@ mod tests {
     }
 
     #[test]
-    fn dirs_get_every_file() {
+    fn dirs_get_their_roles() {
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
         let t = T::try_parse_from([
@@ -221,10 +216,23 @@ mod tests {
             b.path().to_str().unwrap(),
         ])
         .unwrap();
+        let (c, w) = t.a.to_config().unwrap();
+        assert_eq!(c.files.len(), 3, "data in each, the log once");
+        assert!(c.files[1].name.starts_with(b.path()));
+        assert!(c.files[2].log_file && c.files[2].name.starts_with(a.path()));
+        assert!(w.iter().any(|w| w.contains("log=DIR")));
+        let t = T::try_parse_from([
+            "x",
+            "--dir",
+            &format!("data={}", a.path().display()),
+            "--dir",
+            &format!("log={}", b.path().display()),
+        ])
+        .unwrap();
         let (c, _) = t.a.to_config().unwrap();
-        assert_eq!(c.files.len(), 4);
-        assert!(c.files[2].name.starts_with(b.path()));
-        assert!(c.files[3].log_file);
+        assert_eq!(c.files.len(), 2);
+        assert!(c.files[0].name.starts_with(a.path()) && !c.files[0].log_file);
+        assert!(c.files[1].name.starts_with(b.path()) && c.files[1].log_file);
         let t = T::try_parse_from(["x", "--dir", "/nonexistent/zz"]).unwrap();
         assert!(t.a.to_config().is_err());
     }

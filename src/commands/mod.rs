@@ -18,6 +18,7 @@ pub mod matrix;
 pub mod options;
 pub mod precondition;
 pub mod profile;
+pub mod qualify;
 pub mod quick;
 pub mod report;
 pub mod run;
@@ -47,6 +48,7 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         None => quick::run(&cli.quick, ctx),
         Some(Command::Quick(a)) => quick::run(&a, ctx),
         Some(Command::Run(a)) => run::run(&a, ctx),
+        Some(Command::Qualify(a)) => qualify::run(&a, ctx),
         Some(Command::Create(a)) => create::run(&a, ctx),
         Some(Command::Sqlio(a)) => compat::sqlio(&a, ctx),
         Some(Command::Diskspd(a)) => compat::diskspd(&a, ctx),

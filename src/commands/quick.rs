@@ -20,6 +20,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         duration: q.duration,
         engine: q.engine,
         cache: q.cache,
+        allow_destroy: false,
     };
     let opts = run_options(&q.out, ctx.stop.clone(), Duration::from_secs(1));
     let header = Header::now();

@@ -43,6 +43,7 @@ impl Exporter for TextExporter {
             Document::Matrix(m) => crate::matrix::summary_text(&m.body),
             Document::Sim(s) => crate::sim::summary::text(&s.body),
             Document::Compare(c) => super::compare::text(&c.body),
+            Document::Qualify(q) => crate::qualify::render::text(&q.body),
         })
     }
 }
@@ -68,7 +69,7 @@ impl Exporter for CsvExporter {
             Document::Matrix(m) => {
                 crate::matrix::grid_csv(&m.body, crate::matrix::Metric::SmallIops)
             }
-            Document::Sim(_) | Document::Compare(_) => anyhow::bail!(
+            Document::Sim(_) | Document::Compare(_) | Document::Qualify(_) => anyhow::bail!(
                 "a '{}' result prints as text or JSON: use -o text or -o json",
                 doc.kind()
             ),

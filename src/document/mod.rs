@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::matrix::MatrixResult;
 use crate::mpi::Collective;
 use crate::profile::ProfileResult;
+use crate::qualify::QualifyResult;
 use crate::quick::QuickResult;
 use crate::runner::RunResult;
 use crate::sim::summary::SimResult;
@@ -120,6 +121,8 @@ pub enum Document {
     Sim(Headed<SimResult>),
     /// `iosim compare`.
     Compare(Headed<Comparison>),
+    /// `iosim qualify`: the verdicts and their evidence.
+    Qualify(Headed<QualifyResult>),
 }
 
 impl Document {
@@ -133,6 +136,7 @@ impl Document {
             Document::Matrix(_) => "matrix",
             Document::Sim(_) => "sim",
             Document::Compare(_) => "compare",
+            Document::Qualify(_) => "qualify",
         }
     }
 
@@ -146,6 +150,7 @@ impl Document {
             Document::Matrix(h) => h.header.clone(),
             Document::Sim(h) => h.header.clone(),
             Document::Compare(h) => h.header.clone(),
+            Document::Qualify(h) => h.header.clone(),
         }
     }
 

@@ -194,6 +194,87 @@ fn cache_mode(cfg: &SimConfig) -> CacheMode {
     }
 }
 
+/// What a `--dir` is for: both kinds of file, or only data or only log files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirRole {
+    /// Data and log files (SQLIOSim's `-dir`).
+    Any,
+    /// Data files only (`--dir data=DIR`).
+    Data,
+    /// Log files only (`--dir log=DIR`).
+    Log,
+}
+
+/// Splits `data=DIR` / `log=DIR` / `DIR`.
+pub fn parse_dir(text: &str) -> (DirRole, std::path::PathBuf) {
+    if let Some(d) = text.strip_prefix("data=") {
+        (DirRole::Data, d.into())
+    } else if let Some(d) = text.strip_prefix("log=") {
+        (DirRole::Log, d.into())
+    } else {
+        (DirRole::Any, text.into())
+    }
+}
+
+/// Places the configured files in the directories by role, so that every
+/// file is used and verified: each data directory (`data=DIR`, or a plain
+/// `DIR`) gets every data file, and the log files go to the `log=DIR`
+/// directories, or else to the first directory only (the log writer fills
+/// one log file before the next, as SQL Server does, so a copy of the log in
+/// every directory would sit unused and unverified). Returns the files and
+/// a note saying where the log went when that was not asked for.
+pub fn place_in_dirs(
+    base: &[FileCfg],
+    dirs: &[(DirRole, PathBuf)],
+) -> Result<(Vec<FileCfg>, Option<String>), String> {
+    let put = |f: &FileCfg, d: &Path| {
+        let name = f
+            .name
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "sqliosim.mdx".into());
+        FileCfg {
+            name: d.join(name),
+            ..f.clone()
+        }
+    };
+    let data_dirs: Vec<&PathBuf> = dirs
+        .iter()
+        .filter(|(r, _)| *r != DirRole::Log)
+        .map(|(_, d)| d)
+        .collect();
+    if data_dirs.is_empty() {
+        return Err(
+            "every --dir is log=DIR: give a data=DIR (or a plain DIR) for the data files".into(),
+        );
+    }
+    let log_dirs: Vec<&PathBuf> = dirs
+        .iter()
+        .filter(|(r, _)| *r == DirRole::Log)
+        .map(|(_, d)| d)
+        .collect();
+    let mut note = None;
+    let log_dirs = if log_dirs.is_empty() {
+        if data_dirs.len() > 1 {
+            note = Some(format!(
+                "the log file goes to the first directory only ({}): a log fills one file before the next, so copies in the other directories would stay unused and unverified; use --dir log=DIR to place it",
+                data_dirs[0].display()
+            ));
+        }
+        vec![data_dirs[0]]
+    } else {
+        log_dirs
+    };
+    let mut out = Vec::new();
+    for d in &data_dirs {
+        out.extend(base.iter().filter(|f| !f.log_file).map(|f| put(f, d)));
+    }
+    for d in &log_dirs {
+        out.extend(base.iter().filter(|f| f.log_file).map(|f| put(f, d)));
+    }
+    Ok((out, note))
+}
+
 /// Deletes a file the simulator created or owns; refuses files iosim did not create.
 pub fn delete_file(path: &Path, allow_destroy: bool) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(path) {
@@ -201,7 +282,7 @@ pub fn delete_file(path: &Path, allow_destroy: bool) -> anyhow::Result<()> {
             if !crate::target::is_iosim_file(path) && !allow_destroy {
                 return Err(crate::Error::WouldDestroy(
                     path.to_path_buf(),
-                    "DeleteFilesAtStartup would delete a file iosim did not create".into(),
+                    "DeleteFilesAtStartup/DeleteFilesAtShutdown would delete a file iosim did not create".into(),
                 )
                 .into());
             }
@@ -406,6 +487,45 @@ fn no_space(f: &SimFile, len: u64) -> crate::target::Stopped {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pair() -> Vec<FileCfg> {
+        super::super::config::default_files(Path::new(""), Some(64))
+    }
+
+    #[test]
+    fn dirs_get_their_roles() {
+        let (a, b) = (PathBuf::from("/a"), PathBuf::from("/b"));
+        // One plain directory: both files, as SQLIOSim's -dir.
+        let (f, note) = place_in_dirs(&pair(), &[(DirRole::Any, a.clone())]).unwrap();
+        assert_eq!(f.len(), 2);
+        assert!(note.is_none());
+        // Two plain directories: data in each, the log once (every file used).
+        let (f, note) = place_in_dirs(
+            &pair(),
+            &[(DirRole::Any, a.clone()), (DirRole::Any, b.clone())],
+        )
+        .unwrap();
+        let logs: Vec<_> = f.iter().filter(|f| f.log_file).collect();
+        assert_eq!(f.len(), 3);
+        assert_eq!(logs.len(), 1);
+        assert!(logs[0].name.starts_with(&a));
+        assert!(note.unwrap().contains("log=DIR"));
+        // Roles given: data on /a, log on /b.
+        let (f, note) = place_in_dirs(
+            &pair(),
+            &[(DirRole::Data, a.clone()), (DirRole::Log, b.clone())],
+        )
+        .unwrap();
+        assert!(note.is_none());
+        assert_eq!(f.len(), 2);
+        assert!(f
+            .iter()
+            .all(|x| x.name.starts_with(if x.log_file { &b } else { &a })));
+        assert!(place_in_dirs(&pair(), &[(DirRole::Log, b)]).is_err());
+        assert_eq!(parse_dir("log=/x").0, DirRole::Log);
+        assert_eq!(parse_dir("data=/x").1, PathBuf::from("/x"));
+        assert_eq!(parse_dir("/x").0, DirRole::Any);
+    }
 
     #[test]
     fn running_average_follows_sqliosim() {

@@ -459,22 +459,84 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         .map_err(|_| anyhow::anyhow!("the log writer panicked"))?;
     monitor_done.store(true, Ordering::Release);
     let _ = monitor.join();
+    // DeleteFilesAtShutdown holds whether the run ended well or not.
+    let left = shutdown_files(&sh, opts.allow_destroy);
+    if !sh.quiet {
+        eprintln!("iosim sim: {left}");
+    }
+    sh.note_once(left);
     let cycles_done = res?;
     wres?;
-
-    if sh.cfg.delete_files_at_shutdown {
-        for f in &sh.files {
-            if !f.is_device {
-                if let Err(e) = files::delete_file(&f.path, opts.allow_destroy) {
-                    sh.warn(format!("{e:#}"));
-                }
-            }
-        }
-    }
     let duration_s = (crate::clock::now_ns() - t0) as f64 / 1e9;
     let interrupted =
         sh.stop.load(Ordering::Acquire) && !sh.stopped_by_error.load(Ordering::Acquire);
     Ok(summary::build(&sh, duration_s, cycles_done, interrupted))
+}
+
+/// Deletes the files when DeleteFilesAtShutdown says so, and says what
+/// stays on disk and where (files, error log, dump files), with sizes.
+fn shutdown_files(sh: &Shared, allow_destroy: bool) -> String {
+    let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    let mut removed = Vec::new();
+    let mut kept = Vec::new();
+    let mut total = 0u64;
+    for f in &sh.files {
+        if f.is_device {
+            kept.push(format!(
+                "{} (block device: its contents are the simulation's)",
+                f.path.display()
+            ));
+            continue;
+        }
+        if sh.cfg.delete_files_at_shutdown {
+            match files::delete_file(&f.path, allow_destroy) {
+                Ok(()) => {
+                    removed.push(f.path.display().to_string());
+                    continue;
+                }
+                Err(e) => sh.warn(format!("{e:#}")),
+            }
+        }
+        let n = size(&f.path);
+        total += n;
+        kept.push(format!(
+            "{} ({})",
+            f.path.display(),
+            crate::units::format_size(n)
+        ));
+    }
+    let (log, dumps) = {
+        let l = sh.errors.lock().expect("error log lock");
+        (l.path.clone(), l.dumps)
+    };
+    if log.exists() {
+        let n = size(&log);
+        total += n;
+        kept.push(format!(
+            "error log {} ({})",
+            log.display(),
+            crate::units::format_size(n)
+        ));
+    }
+    if dumps > 0 {
+        kept.push(format!("{dumps} dump file(s) beside the error log"));
+    }
+    let mut s = String::new();
+    if !removed.is_empty() {
+        s.push_str(&format!(
+            "removed at shutdown (DeleteFilesAtShutdown): {}; ",
+            removed.join(", ")
+        ));
+    }
+    s.push_str(&format!(
+        "left on disk, {} in files: {}",
+        crate::units::format_size(total),
+        kept.join(", ")
+    ));
+    if !sh.cfg.delete_files_at_shutdown && sh.files.iter().any(|f| !f.is_device) {
+        s.push_str(" (delete them when done, or set DeleteFilesAtShutdown=TRUE)");
+    }
+    s
 }
 
 fn spawn_user(

@@ -1,0 +1,69 @@
+//! `iosim qualify`: is this storage fit for a database? One command, one verdict.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::db::SaveArgs;
+use super::output::OutputArgs;
+use super::values::{duration_arg, size_arg};
+use crate::workload::EngineKind;
+
+/// `iosim qualify`.
+#[derive(Debug, Clone, Args)]
+pub struct QualifyArgs {
+    /// Where the data files go: a directory (a test file is created in it) or a block device.
+    #[arg(long, value_name = "DIR|DEV")]
+    pub data: PathBuf,
+
+    /// Where the transaction log goes (default: beside the data, which the verdict then points out).
+    #[arg(long, value_name = "DIR|DEV")]
+    pub log: Option<PathBuf>,
+
+    /// Where tempdb goes (judged as its own role when given).
+    #[arg(long, value_name = "DIR|DEV")]
+    pub tempdb: Option<PathBuf>,
+
+    /// Where backups go (backup and restore are measured when given).
+    #[arg(long, value_name = "DIR|DEV")]
+    pub backup: Option<PathBuf>,
+
+    /// Time budget of the measurements (10m, 30m, 2h...): split across the stages in
+    /// fixed proportions; creating the test files comes on top and is reported.
+    #[arg(long, value_parser = duration_arg, default_value = "10m")]
+    pub time: Duration,
+
+    /// Size of each test file created in a directory (devices are used whole).
+    #[arg(long, value_parser = size_arg, default_value = "1G")]
+    pub size: u64,
+
+    /// I/O engine.
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
+    pub engine: EngineKind,
+
+    /// Also write a self-contained HTML report (verdict first, then the evidence with charts).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Compare with an earlier qualification: a run id, or `latest` (the newest stored
+    /// qualification). Resolved before anything runs.
+    #[arg(long, value_name = "ID|latest")]
+    pub baseline: Option<String>,
+
+    /// Keep the test files created in the directories (default: removed at the end).
+    #[arg(long)]
+    pub keep_files: bool,
+
+    /// Allow writing to block devices (every byte of a device given may be overwritten).
+    #[arg(long)]
+    pub allow_destroy: bool,
+
+    /// Output.
+    #[command(flatten)]
+    pub out: OutputArgs,
+
+    /// History database.
+    #[command(flatten)]
+    pub save: SaveArgs,
+}

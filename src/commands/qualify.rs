@@ -1,0 +1,139 @@
+//! `iosim qualify`: every stage in one time budget, one verdict per role.
+
+use std::time::Duration;
+
+use super::{run_options, save, Ctx};
+use crate::cli::{OutputFormat, QualifyArgs};
+use crate::document::{Document, Headed, Header};
+use crate::outcome::Outcome;
+use crate::qualify::{self, QualifyResult, RoleArg};
+use crate::verdict::Role;
+
+/// A stored qualification: its id, when it started, its body.
+type Stored = (i64, String, QualifyResult);
+
+/// Resolves `--baseline` (a run id or `latest`) to a stored qualification.
+fn resolve_baseline(a: &QualifyArgs, reference: &str) -> anyhow::Result<Stored> {
+    let store = a.save.db.open_existing()?;
+    let run = if reference == "latest" || reference == "last" {
+        let rows = store.list(&crate::store::Filter {
+            kind: Some("qualify".into()),
+            limit: 1,
+            ..Default::default()
+        })?;
+        let Some(row) = rows.first() else {
+            anyhow::bail!(
+                "--baseline {reference}: no qualification is stored in {} yet: run iosim qualify without --baseline first",
+                store.path().display()
+            );
+        };
+        store.get(row.id)?
+    } else {
+        let mut runs = store.resolve(reference)?;
+        if runs.len() != 1 {
+            anyhow::bail!(
+                "--baseline {reference} names {} runs: give one qualification's id (iosim history --kind qualify)",
+                runs.len()
+            );
+        }
+        runs.remove(0)
+    };
+    let id = run.row.id;
+    match Document::from_value(run.doc) {
+        Ok(Document::Qualify(h)) => Ok((id, h.header.started_at, h.body)),
+        Ok(other) => anyhow::bail!(
+            "--baseline {reference}: run {id} is a '{}' result, not a qualification: pick one from iosim history --kind qualify",
+            other.kind()
+        ),
+        Err(e) => anyhow::bail!(
+            "--baseline {reference}: run {id} cannot be read as a qualification ({e})"
+        ),
+    }
+}
+
+/// Resolves the baseline, runs the qualification, prints, writes the HTML, saves.
+pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    if a.out.output == OutputFormat::Csv {
+        anyhow::bail!(
+            "iosim qualify prints text or json: use -o text or -o json (and --html FILE for the report)"
+        );
+    }
+    if a.time < Duration::from_secs(10) {
+        anyhow::bail!(
+            "--time {}: give the qualification at least 10s (10m, 30m or 2h are the usual budgets)",
+            crate::units::format_duration_arg(a.time)
+        );
+    }
+    // The baseline first: a missing one fails before anything is measured.
+    let baseline = match &a.baseline {
+        Some(r) => Some(resolve_baseline(a, r)?),
+        None => None,
+    };
+    if let Some(p) = &a.html {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(crate::Error::MissingDirectory(dir.to_path_buf()).into());
+            }
+        }
+    }
+    let mut roles = vec![RoleArg {
+        role: Role::Data,
+        path: a.data.clone(),
+    }];
+    for (role, p) in [
+        (Role::Log, &a.log),
+        (Role::Tempdb, &a.tempdb),
+        (Role::Backup, &a.backup),
+    ] {
+        if let Some(p) = p {
+            roles.push(RoleArg {
+                role,
+                path: p.clone(),
+            });
+        }
+    }
+    let opts = run_options(&a.out, ctx.stop.clone(), Duration::from_secs(1));
+    let cfg = qualify::QualifyConfig {
+        roles,
+        time: a.time,
+        size: a.size,
+        engine: a.engine,
+        allow_destroy: a.allow_destroy,
+        keep_files: a.keep_files,
+        progress: !a.out.quiet,
+    };
+    let header = Header::now();
+    let mut res = qualify::run(&cfg, &opts)?;
+    if let Some((id, started_at, then)) = &baseline {
+        res.baseline = Some(qualify::compare(*id, started_at, then, &res));
+    }
+    let errors: u64 = res.sim.as_ref().map_or(0, |s| s.errors)
+        + res
+            .verdicts
+            .iter()
+            .flat_map(|v| &v.reasons)
+            .filter(|r| r.rule == "io-errors")
+            .count() as u64;
+    let interrupted = res.interrupted;
+    let html = a
+        .html
+        .as_ref()
+        .map(|p| (p, qualify::html::html(&header, &res)));
+    let doc = Document::Qualify(Headed::new(header, res));
+    let text = crate::document::render(&doc, a.out.output)?;
+    let printed = ctx.out.write_all(text.as_bytes());
+    let written = match html {
+        Some((p, page)) => std::fs::write(p, page)
+            .map(|()| {
+                if !a.out.quiet {
+                    eprintln!("HTML report written to {}", p.display());
+                }
+            })
+            .map_err(|e| anyhow::anyhow!("cannot write the HTML report '{}': {e}", p.display())),
+        None => Ok(()),
+    };
+    save::save_result(&a.save, &doc);
+    written?;
+    printed?;
+    Ok(Outcome::of_run(interrupted, errors))
+}

@@ -1,0 +1,1381 @@
+//! `iosim qualify`: the whole qualification of a database's storage as one
+//! command, within a time budget, ending with one verdict per role and
+//! overall (see docs/qualify-storage.md).
+//!
+//! Every stage calls the library's existing pieces: the quick corners
+//! ([`crate::quick`]), queue-depth and thread sweeps with repetitions
+//! ([`crate::sweep`]), the database profiles ([`crate::profile`]), the
+//! simulator with page verification ([`crate::sim`]) and the self-checks the
+//! runner performs on every run ([`crate::sysmon::check`]). This module only
+//! binds locations to roles, splits the budget, keeps the figures the rules
+//! need ([`rules`]) and renders the result ([`render`]: text; [`html`]: the report).
+
+pub mod html;
+pub mod render;
+pub mod rules;
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::{RunOptions, RunResult};
+use crate::sweep::analysis::Stat;
+use crate::verdict::{Direction, Role};
+use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, WorkloadSpec};
+use rules::{Facts, KneeFact, LatencyFact, RoleFacts, RoleVerdict, ThroughputFact, Verdict};
+
+/// Where one role goes, as given.
+#[derive(Clone, Debug)]
+pub struct RoleArg {
+    /// Role.
+    pub role: Role,
+    /// A directory or a block device.
+    pub path: PathBuf,
+}
+
+/// What to qualify, and how long to take.
+#[derive(Clone, Debug)]
+pub struct QualifyConfig {
+    /// Roles and their locations; data first. Log falls back to the data location.
+    pub roles: Vec<RoleArg>,
+    /// Time budget of the measurements.
+    pub time: Duration,
+    /// Size of the test files created in directories.
+    pub size: u64,
+    /// Engine.
+    pub engine: EngineKind,
+    /// Allow writing to block devices.
+    pub allow_destroy: bool,
+    /// Keep created test files.
+    pub keep_files: bool,
+    /// Stage lines on stderr.
+    pub progress: bool,
+}
+
+/// A role bound to its test target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Location {
+    /// Role.
+    pub role: Role,
+    /// What was given (directory or device).
+    pub given: PathBuf,
+    /// The file or device measured.
+    pub target: PathBuf,
+    /// A block device.
+    pub device: bool,
+    /// Kernel name of the block device under it, when known.
+    pub block_device: Option<String>,
+    /// Created by this qualification.
+    pub created: bool,
+    /// Not given: placed beside the data.
+    pub derived: bool,
+}
+
+/// One stage's time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// Name.
+    pub name: String,
+    /// Share of the budget it was given, seconds.
+    pub budget_s: f64,
+    /// Time it took, seconds.
+    pub elapsed_s: f64,
+    /// Measurements it ran.
+    pub runs: usize,
+    /// What it did, in a few words.
+    pub summary: String,
+}
+
+/// One measured workload, compact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measure {
+    /// Name (`rand read 4K QD32`, `oltp-with-log data-8k`).
+    pub name: String,
+    /// Role of the location.
+    pub role: Role,
+    /// Path measured.
+    pub path: String,
+    /// The workload in words.
+    pub workload: String,
+    /// Block size, bytes.
+    pub bs: u64,
+    /// Measured seconds.
+    pub duration_s: f64,
+    /// IOPS.
+    pub iops: f64,
+    /// MiB/s.
+    pub mib_per_sec: f64,
+    /// Mean read latency, µs (None without reads).
+    pub read_mean_us: Option<f64>,
+    /// Mean write latency, µs (None without writes).
+    pub write_mean_us: Option<f64>,
+    /// p99 latency of all I/O, µs.
+    pub p99_us: f64,
+    /// I/O errors.
+    pub errors: u64,
+}
+
+impl Measure {
+    fn of(name: &str, role: Role, r: &RunResult) -> Measure {
+        let t = &r.total;
+        Measure {
+            name: name.into(),
+            role,
+            path: r
+                .config
+                .targets
+                .first()
+                .map(|t| t.path.display().to_string())
+                .unwrap_or_default(),
+            workload: r.config.describe(),
+            bs: r.config.bs,
+            duration_s: r.duration_s,
+            iops: t.total.iops,
+            mib_per_sec: t.total.mib_per_sec,
+            read_mean_us: (t.read.ios > 0).then_some(t.read.latency_us.mean),
+            write_mean_us: (t.write.ios > 0).then_some(t.write.latency_us.mean),
+            p99_us: t.total.latency_us.p("p99"),
+            errors: r.errors.count,
+        }
+    }
+}
+
+/// A profile's workload with its latency-table verdicts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileMeasure {
+    /// Profile.
+    pub profile: String,
+    /// The measurement.
+    pub measure: Measure,
+    /// The latency tables' words for each direction (`read mean 0.420 ms: [Randal] Excellent; ...`).
+    pub tables: Vec<String>,
+    /// Judged by throughput and the knee, not by its mean (deep queue by design).
+    pub deep_queue: bool,
+}
+
+/// One sweep of one role.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleSweep {
+    /// Role.
+    pub role: Role,
+    /// `qd` or `threads`.
+    pub param: String,
+    /// The swept workload in words.
+    pub workload: String,
+    /// The sweep (points with mean ± sd over repetitions, knee, findings).
+    pub result: crate::sweep::SweepResult,
+}
+
+/// The simulator pass, compact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimSummary {
+    /// Wall time, s.
+    pub duration_s: f64,
+    /// Cycles completed.
+    pub cycles: u64,
+    /// Pages read back and checked.
+    pub pages_verified: u64,
+    /// Log blocks read back and checked.
+    pub log_blocks_verified: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Errors by class (non-zero only).
+    pub errors_by_class: Vec<(String, u64)>,
+    /// Per file: (path, data|log, role, mean read µs, mean write µs, IOPS).
+    pub files: Vec<SimFileSummary>,
+    /// The error log, when kept (errors found).
+    pub error_log: Option<String>,
+    /// Interrupted.
+    pub interrupted: bool,
+}
+
+/// One file of the simulator pass.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimFileSummary {
+    /// Path.
+    pub path: String,
+    /// `data` or `log`.
+    pub kind: String,
+    /// Role of its location.
+    pub role: Role,
+    /// IOPS.
+    pub iops: f64,
+    /// Mean read latency, µs.
+    pub read_mean_us: f64,
+    /// Mean write latency, µs.
+    pub write_mean_us: f64,
+    /// Errors found in it.
+    pub errors: u64,
+}
+
+/// A self-check finding over the whole qualification.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckFinding {
+    /// Warning code.
+    pub code: String,
+    /// Role whose location it concerns.
+    pub role: Role,
+    /// First message seen.
+    pub message: String,
+    /// Measurements it was seen in.
+    pub runs: usize,
+    /// It makes the numbers untrustworthy.
+    pub untrusted: bool,
+}
+
+/// The comparison with an earlier qualification.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BaselineComparison {
+    /// Stored run id.
+    pub id: i64,
+    /// When it started.
+    pub started_at: String,
+    /// Its overall verdict.
+    pub overall: Verdict,
+    /// Per role: (role, then, now).
+    pub roles: Vec<(Role, Verdict, Verdict)>,
+    /// Figures that changed, one line each.
+    pub changes: Vec<String>,
+    /// A caveat: one qualification each cannot tell a regression from noise.
+    pub caveat: String,
+}
+
+/// The whole qualification: the body of one stored document
+/// (`Document::Qualify`, whose header says when and where).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QualifyResult {
+    /// Overall verdict.
+    pub overall: Verdict,
+    /// The self-checks found nothing that makes the numbers untrue.
+    pub trustworthy: bool,
+    /// Per role.
+    pub verdicts: Vec<RoleVerdict>,
+    /// Top recommendations.
+    pub recommendations: Vec<String>,
+    /// Budget, s.
+    pub time_budget_s: f64,
+    /// Set-up before the budget started (test files), s.
+    pub setup_s: f64,
+    /// Measuring time, s (within the budget, give or take the last run's end).
+    pub measure_s: f64,
+    /// Locations.
+    pub locations: Vec<Location>,
+    /// Stages.
+    pub stages: Vec<StageRecord>,
+    /// Quick corners per location.
+    pub quick: Vec<Measure>,
+    /// Sweeps.
+    pub sweeps: Vec<RoleSweep>,
+    /// Profiles.
+    pub profiles: Vec<ProfileMeasure>,
+    /// Simulator pass.
+    pub sim: Option<SimSummary>,
+    /// Self-check findings.
+    pub checks: Vec<CheckFinding>,
+    /// Comparison with an earlier qualification.
+    pub baseline: Option<BaselineComparison>,
+    /// Notes.
+    pub notes: Vec<String>,
+    /// What is left on disk.
+    pub left_on_disk: Vec<String>,
+    /// Ctrl-C stopped it.
+    pub interrupted: bool,
+}
+
+/// Self-check codes that mean the numbers measure something other than the storage.
+pub const UNTRUSTED_CODES: [&str; 8] = [
+    "cache_answered_reads",
+    "writes_missed_device",
+    "writes_still_cached",
+    "buffered_fits_in_memory",
+    "cpu_bound",
+    "sparse_test_file",
+    "zero_filled_test_file",
+    "direct_io_unavailable",
+];
+
+/// The stages and their fixed shares of the budget.
+pub const STAGES: [(&str, f64); 5] = [
+    ("quick corners", 0.10),
+    ("sweeps", 0.35),
+    ("profiles", 0.30),
+    ("simulator", 0.20),
+    ("self-checks", 0.05),
+];
+
+/// Shortest measured time of one run, whatever the budget.
+pub const MIN_RUN: Duration = Duration::from_millis(100);
+
+/// Splits the budget: each stage gets its fixed share of what is left, so an
+/// early stage that overran is paid for by the later ones, and the whole ends
+/// within the budget (plus at most one short run per stage).
+pub struct Budget {
+    start: Instant,
+    total: Duration,
+    shares_left: f64,
+}
+
+impl Budget {
+    /// A budget of `total` starting now.
+    pub fn new(total: Duration) -> Budget {
+        Budget {
+            start: Instant::now(),
+            total,
+            shares_left: STAGES.iter().map(|s| s.1).sum(),
+        }
+    }
+
+    /// Time used.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Time left.
+    pub fn left(&self) -> Duration {
+        self.total.saturating_sub(self.elapsed())
+    }
+
+    /// The next stage's time, for a stage with `share`.
+    pub fn allot(&mut self, share: f64) -> Duration {
+        let left = self.left();
+        self.allot_from(share, left)
+    }
+
+    fn allot_from(&mut self, share: f64, left: Duration) -> Duration {
+        let d = if self.shares_left > 0.0 {
+            left.mul_f64((share / self.shares_left).min(1.0))
+        } else {
+            Duration::ZERO
+        };
+        self.shares_left -= share;
+        d
+    }
+}
+
+/// Measured time of each of `runs` runs sharing `slot` (some of it is set-up
+/// and analysis of each run: 10% and 30 ms are kept for that).
+pub fn per_run(slot: Duration, runs: usize) -> Duration {
+    let each = slot.as_secs_f64() / runs.max(1) as f64;
+    Duration::from_secs_f64((each * 0.9 - 0.03).max(0.0)).max(MIN_RUN)
+}
+
+fn is_block_device(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+fn block_device_of(p: &Path) -> Option<String> {
+    let probe = if p.exists() {
+        p.to_path_buf()
+    } else {
+        p.parent()?.to_path_buf()
+    };
+    match crate::sysmon::mounts::resolve_target(&probe) {
+        crate::sysmon::mounts::Resolution::Device(d) => Some(d.name),
+        _ => None,
+    }
+}
+
+/// Binds roles to test targets: a directory gets `iosim-qualify-ROLE.dat`, a
+/// device is used whole. The log goes beside the data when not given.
+pub fn locations(cfg: &QualifyConfig) -> anyhow::Result<Vec<Location>> {
+    let bad = |m: String| anyhow::Error::new(crate::Error::BadWorkload(m));
+    let mut out: Vec<Location> = Vec::new();
+    for r in &cfg.roles {
+        let device = is_block_device(&r.path);
+        if device && !cfg.allow_destroy {
+            return Err(crate::Error::WouldDestroy(
+                r.path.clone(),
+                format!(
+                    "it is a block device and qualifying it as {} overwrites it: add --allow-destroy if its contents may go",
+                    r.role.name()
+                ),
+            )
+            .into());
+        }
+        if !device && !r.path.is_dir() {
+            if !r.path.exists() {
+                return Err(crate::Error::MissingDirectory(r.path.clone()).into());
+            }
+            return Err(bad(format!(
+                "--{} {}: give a directory (a test file is created in it) or a block device",
+                r.role.name(),
+                r.path.display()
+            )));
+        }
+        let target = if device {
+            r.path.clone()
+        } else {
+            r.path.join(format!("iosim-qualify-{}.dat", r.role.name()))
+        };
+        if let Some(o) = out.iter().find(|o| o.target == target) {
+            return Err(bad(format!(
+                "--{} and --{} name the same device {}: a device holds one role; give each role its own device, or directories",
+                o.role.name(),
+                r.role.name(),
+                target.display()
+            )));
+        }
+        out.push(Location {
+            role: r.role,
+            given: r.path.clone(),
+            block_device: block_device_of(&target),
+            target,
+            device,
+            created: false,
+            derived: false,
+        });
+    }
+    let data = out
+        .iter()
+        .find(|l| l.role == Role::Data)
+        .cloned()
+        .ok_or_else(|| bad("--data is required".into()))?;
+    if !out.iter().any(|l| l.role == Role::Log) {
+        if data.device {
+            return Err(bad(format!(
+                "--data {} is a device and holds the data role only: give --log DIR|DEV for the log",
+                data.given.display()
+            )));
+        }
+        let target = data.given.join("iosim-qualify-log.dat");
+        out.push(Location {
+            role: Role::Log,
+            given: data.given.clone(),
+            block_device: data.block_device.clone(),
+            target,
+            device: false,
+            created: false,
+            derived: true,
+        });
+    }
+    out.sort_by_key(|l| role_order(l.role));
+    Ok(out)
+}
+
+fn role_order(r: Role) -> usize {
+    match r {
+        Role::Data => 0,
+        Role::Log => 1,
+        Role::Tempdb => 2,
+        Role::Backup => 3,
+    }
+}
+
+/// True when two locations share a block device (or a path).
+pub fn shares_device(a: &Location, b: &Location) -> bool {
+    a.given == b.given || matches!((&a.block_device, &b.block_device), (Some(x), Some(y)) if x == y)
+}
+
+struct Progress {
+    on: bool,
+    total: Duration,
+}
+
+impl Progress {
+    fn line(&self, budget: &Budget, msg: &str) {
+        if self.on {
+            eprintln!(
+                "[qualify {:>6.1} s | {:>6.1} s left of {}] {msg}",
+                budget.elapsed().as_secs_f64(),
+                budget.left().as_secs_f64(),
+                crate::units::format_duration_arg(self.total)
+            );
+        }
+    }
+}
+
+/// What the stages collect.
+#[derive(Default)]
+struct Collected {
+    quick: Vec<Measure>,
+    sweeps: Vec<RoleSweep>,
+    profiles: Vec<ProfileMeasure>,
+    sim: Option<SimSummary>,
+    /// (role, code, message) of every run's self-check warnings.
+    warnings: Vec<(Role, String, String)>,
+    /// Errors per role.
+    errors: Vec<(Role, u64)>,
+    notes: Vec<String>,
+    left: Vec<String>,
+    interrupted: bool,
+}
+
+impl Collected {
+    fn run(&mut self, role: Role, r: &RunResult) {
+        for w in &r.warnings {
+            self.warnings
+                .push((role, w.code.clone(), w.message.clone()));
+        }
+        self.errors.push((role, r.errors.count));
+        self.interrupted |= r.interrupted;
+    }
+}
+
+fn base_spec(cfg: &QualifyConfig, duration: Duration) -> WorkloadSpec {
+    WorkloadSpec {
+        duration,
+        engine: cfg.engine,
+        cache: CacheMode::DirectWritethrough,
+        allow_destroy: cfg.allow_destroy,
+        ..WorkloadSpec::default()
+    }
+}
+
+/// The sweeps of a role: the pattern the database uses there, over queue depth and threads.
+pub fn sweep_shape(role: Role) -> (RwMode, u64, &'static str, &'static str) {
+    match role {
+        Role::Data => (RwMode::Randread, 8 << 10, "qd=1..64x2", "threads=1..8x2"),
+        Role::Log => (RwMode::Write, 60 << 10, "qd=1..32x2", "threads=1..4x2"),
+        Role::Tempdb => (RwMode::Randrw, 8 << 10, "qd=1..64x2", "threads=1..8x2"),
+        Role::Backup => (RwMode::Write, 1 << 20, "qd=1..16x2", "threads=1..4x2"),
+    }
+}
+
+/// The profiles that fit the roles present, with their targets' locations.
+pub fn profile_list(locs: &[Location]) -> Vec<(&'static str, Vec<Role>)> {
+    let has = |r: Role| locs.iter().any(|l| l.role == r);
+    let mut v = vec![
+        ("oltp-with-log", vec![Role::Data, Role::Log]),
+        ("log-writer", vec![Role::Log]),
+        ("checkpoint", vec![Role::Data]),
+        ("read-ahead", vec![Role::Data]),
+        ("bulk-insert", vec![Role::Data, Role::Log]),
+    ];
+    if has(Role::Tempdb) {
+        v.push(("tempdb", vec![Role::Tempdb]));
+    }
+    if has(Role::Backup) {
+        v.push(("backup", vec![Role::Data, Role::Backup]));
+        v.push(("restore", vec![Role::Data, Role::Backup]));
+    }
+    v
+}
+
+/// Workloads judged by throughput and the knee rather than their mean latency.
+pub fn is_deep_queue(profile: &str, workload: &str) -> bool {
+    matches!(
+        (profile, workload),
+        ("read-ahead", _)
+            | ("backup", _)
+            | ("restore", _)
+            | ("bulk-insert", "eager-write-128k")
+            | ("checkpoint", _)
+    )
+}
+
+/// Runs the qualification. `baseline` is compared at the end (resolved by the caller before).
+pub fn run(cfg: &QualifyConfig, opts: &RunOptions) -> anyhow::Result<QualifyResult> {
+    let mut locs = locations(cfg)?;
+    let quiet = RunOptions {
+        progress: false,
+        stop: opts.stop.clone(),
+        interval: opts.interval,
+        sync: None,
+    };
+    let progress = Progress {
+        on: cfg.progress,
+        total: cfg.time,
+    };
+    let mut c = Collected::default();
+
+    // Set-up: the test files, before the budget starts.
+    let t_setup = Instant::now();
+    for l in locs.iter_mut().filter(|l| !l.device) {
+        if l.target.exists() {
+            if !crate::target::is_iosim_file(&l.target) {
+                return Err(crate::Error::WouldDestroy(
+                    l.target.clone(),
+                    "a file of that name exists and iosim did not create it: remove or rename it"
+                        .into(),
+                )
+                .into());
+            }
+            continue;
+        }
+        if cfg.progress {
+            eprintln!(
+                "[qualify set-up] creating {} ({})",
+                l.target.display(),
+                crate::units::format_size(cfg.size)
+            );
+        }
+        crate::target::create_test_file(
+            &l.target,
+            cfg.size,
+            FillMode::Random,
+            crate::target::PrepareOptions {
+                progress: opts.progress,
+                stop: Some(&opts.stop),
+            },
+        )?;
+        l.created = true;
+    }
+    let setup_s = t_setup.elapsed().as_secs_f64();
+    let mut budget = Budget::new(cfg.time);
+    let mut stages = Vec::new();
+    progress.line(
+        &budget,
+        &format!("set-up took {setup_s:.1} s (test files); the budget starts now"),
+    );
+
+    let distinct: Vec<&Location> = {
+        let mut v: Vec<&Location> = Vec::new();
+        for l in &locs {
+            if !v.iter().any(|x| x.target == l.target) {
+                v.push(l);
+            }
+        }
+        v
+    };
+
+    for (i, (name, share)) in STAGES.iter().enumerate() {
+        let slot = budget.allot(*share);
+        if opts.stop.load(Ordering::Relaxed) {
+            c.interrupted = true;
+            break;
+        }
+        progress.line(
+            &budget,
+            &format!(
+                "stage {}/{} {name}: started ({:.1} s)",
+                i + 1,
+                STAGES.len(),
+                slot.as_secs_f64()
+            ),
+        );
+        let t0 = Instant::now();
+        let (runs, summary) = match *name {
+            "quick corners" => stage_quick(cfg, &distinct, slot, &quiet, &mut c)?,
+            "sweeps" => stage_sweeps(cfg, &locs, slot, &quiet, &mut c)?,
+            "profiles" => stage_profiles(cfg, &locs, slot, &quiet, &mut c)?,
+            "simulator" => stage_sim(cfg, &locs, slot, &opts.stop, &mut c)?,
+            _ => stage_checks(&locs, &mut c),
+        };
+        let elapsed = t0.elapsed().as_secs_f64();
+        progress.line(
+            &budget,
+            &format!(
+                "stage {}/{} {name}: done in {elapsed:.1} s: {summary}",
+                i + 1,
+                STAGES.len()
+            ),
+        );
+        stages.push(StageRecord {
+            name: name.to_string(),
+            budget_s: slot.as_secs_f64(),
+            elapsed_s: elapsed,
+            runs,
+            summary,
+        });
+    }
+    let measure_s = budget.elapsed().as_secs_f64();
+
+    // Clean up the test files this run created.
+    for l in &locs {
+        if l.device || !l.target.exists() {
+            continue;
+        }
+        if cfg.keep_files || !l.created {
+            c.left.push(format!(
+                "{} ({}, kept{})",
+                l.target.display(),
+                crate::units::format_size(std::fs::metadata(&l.target).map_or(0, |m| m.len())),
+                if l.created {
+                    ": --keep-files"
+                } else {
+                    ": it existed before"
+                }
+            ));
+        } else if let Err(e) = std::fs::remove_file(&l.target) {
+            c.left
+                .push(format!("{} (could not remove it: {e})", l.target.display()));
+        }
+    }
+
+    let mut res = QualifyResult {
+        overall: Verdict::Fit,
+        trustworthy: true,
+        verdicts: Vec::new(),
+        recommendations: Vec::new(),
+        time_budget_s: cfg.time.as_secs_f64(),
+        setup_s,
+        measure_s,
+        locations: locs,
+        stages,
+        quick: c.quick,
+        sweeps: c.sweeps,
+        profiles: c.profiles,
+        sim: c.sim,
+        checks: Vec::new(),
+        baseline: None,
+        notes: c.notes,
+        left_on_disk: c.left,
+        interrupted: c.interrupted,
+    };
+    res.checks = findings(&c.warnings);
+    let facts = facts(&res, &c.errors);
+    let (verdicts, overall, trustworthy) = rules::judge(&facts);
+    res.verdicts = verdicts;
+    res.overall = overall;
+    res.trustworthy = trustworthy;
+    res.recommendations = rules::recommendations(&facts);
+    if res.interrupted {
+        res.notes
+            .push("interrupted: the verdicts judge only what was measured before Ctrl-C".into());
+    }
+    Ok(res)
+}
+
+fn stage_quick(
+    cfg: &QualifyConfig,
+    distinct: &[&Location],
+    slot: Duration,
+    opts: &RunOptions,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let n = crate::quick::SUITE.len() * distinct.len();
+    let duration = per_run(slot, n);
+    let mut runs = 0;
+    for l in distinct {
+        let q = crate::quick::run(
+            &crate::quick::QuickConfig {
+                path: l.target.clone(),
+                size: cfg.size,
+                duration,
+                engine: cfg.engine,
+                cache: CacheMode::Direct,
+                allow_destroy: cfg.allow_destroy,
+            },
+            opts,
+        )?;
+        for t in &q.tests {
+            c.run(l.role, &t.result);
+            c.quick.push(Measure::of(&t.name, l.role, &t.result));
+            runs += 1;
+        }
+        for note in q.notes.iter().filter(|n| n.contains("not supported")) {
+            c.notes.push(note.clone());
+        }
+    }
+    Ok((
+        runs,
+        format!(
+            "{runs} corner tests of {} on {} location(s)",
+            crate::units::format_duration_arg(duration),
+            distinct.len()
+        ),
+    ))
+}
+
+fn stage_sweeps(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+    slot: Duration,
+    opts: &RunOptions,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let mut plans = Vec::new();
+    for l in locs {
+        let (rw, bs, qd, threads) = sweep_shape(l.role);
+        for (axis, fixed_qd) in [(qd, 1), (threads, 4)] {
+            let axis = crate::sweep::parse_axis(axis).map_err(anyhow::Error::msg)?;
+            plans.push((l, axis, rw, bs, fixed_qd));
+        }
+    }
+    let points: usize = plans.iter().map(|p| p.1.values.len()).sum();
+    // Three repetitions when each still gets a second or more, else two.
+    let repeat = if per_run(slot, points * 3) >= Duration::from_secs(1) {
+        3
+    } else {
+        2
+    };
+    let duration = per_run(slot, points * repeat);
+    let mut runs = 0;
+    for (l, axis, rw, bs, fixed_qd) in plans {
+        if opts.stop.load(Ordering::Relaxed) {
+            c.interrupted = true;
+            break;
+        }
+        let param = axis.param.name().to_string();
+        let mut base = base_spec(cfg, duration);
+        base.targets = vec![crate::workload::TargetSpec::new(l.target.clone(), None)];
+        base.rw = rw;
+        base.write_pct = if rw.is_mixed() {
+            50
+        } else {
+            rw.default_write_pct()
+        };
+        base.bs = bs;
+        base.qd = fixed_qd;
+        base.seq_layout = crate::workload::SeqLayout::Split;
+        let plan = crate::sweep::SweepPlan {
+            base,
+            axes: vec![axis],
+            explicit: Vec::new(),
+            combine: crate::sweep::Combine::Grid,
+            repeat,
+            max_latency_us: Some(rules::DATA_WARN_MS * 1000.0),
+            use_p99: false,
+            knee_threshold: crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY,
+            study: None,
+        };
+        let role = l.role;
+        let mut seen = Vec::new();
+        let res = crate::sweep::run(&plan, opts, |_, _, r| {
+            seen.push((
+                r.warnings
+                    .iter()
+                    .map(|w| (w.code.clone(), w.message.clone()))
+                    .collect::<Vec<_>>(),
+                r.errors.count,
+                r.interrupted,
+            ));
+        })?;
+        for (ws, errs, intr) in seen {
+            for (code, msg) in ws {
+                c.warnings.push((role, code, msg));
+            }
+            c.errors.push((role, errs));
+            c.interrupted |= intr;
+            runs += 1;
+        }
+        c.sweeps.push(RoleSweep {
+            role,
+            workload: res.base.describe(),
+            param,
+            result: res,
+        });
+    }
+    Ok((
+        runs,
+        format!(
+            "{} sweeps, {points} points x {repeat} repetitions of {}",
+            c.sweeps.len(),
+            crate::units::format_duration_arg(duration)
+        ),
+    ))
+}
+
+fn stage_profiles(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+    slot: Duration,
+    opts: &RunOptions,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let list = profile_list(locs);
+    let mut loaded = Vec::new();
+    for (name, roles) in &list {
+        let p = crate::profile::Profile::load(name)?;
+        loaded.push((p, roles.clone()));
+    }
+    let phases: usize = loaded.iter().map(|(p, _)| p.phases().len()).sum();
+    let duration = per_run(slot, phases);
+    let mut runs = 0;
+    for (p, roles) in loaded {
+        if opts.stop.load(Ordering::Relaxed) {
+            c.interrupted = true;
+            break;
+        }
+        let name = p.name.clone();
+        let paths: Vec<PathBuf> = roles
+            .iter()
+            .map(|r| {
+                locs.iter()
+                    .find(|l| l.role == *r)
+                    .map(|l| l.target.clone())
+                    .expect("profile_list only names present roles")
+            })
+            .collect();
+        let plan = crate::profile::plan(
+            p,
+            &crate::profile::RunOverrides {
+                paths,
+                base: base_spec(cfg, duration),
+                ..Default::default()
+            },
+        )?;
+        let r = crate::profile::run(&plan, opts)?;
+        for o in &r.results {
+            let role = locs
+                .iter()
+                .find(|l| Some(&l.target) == o.result.config.targets.first().map(|t| &t.path))
+                .map_or(o.role, |l| l.role);
+            c.run(role, &o.result);
+            c.profiles.push(ProfileMeasure {
+                profile: name.clone(),
+                measure: Measure::of(&format!("{name} {}", o.name), role, &o.result),
+                tables: crate::verdict::text_lines(&o.verdicts),
+                deep_queue: is_deep_queue(&name, &o.name),
+            });
+            runs += 1;
+        }
+    }
+    Ok((
+        runs,
+        format!(
+            "{} profiles, {phases} phases of {}",
+            list.len(),
+            crate::units::format_duration_arg(duration)
+        ),
+    ))
+}
+
+fn stage_sim(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+    slot: Duration,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let loc = |r: Role| {
+        locs.iter()
+            .find(|l| l.role == r)
+            .expect("data and log are bound")
+    };
+    let (data, log) = (loc(Role::Data), loc(Role::Log));
+    // The fixed part of a cycle (initial update, checkpoint, full audit) is
+    // about three passes over the data file in pages: sized at the speed of
+    // the random 4 KiB writes measured here, so it takes a fifth of the slot.
+    let speed = c
+        .quick
+        .iter()
+        .filter(|m| m.role == Role::Data && m.name == "rand write 4K QD32")
+        .map(|m| m.mib_per_sec)
+        .fold(f64::INFINITY, f64::min);
+    let seq = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        50.0
+    };
+    let mut data_mb = ((slot.as_secs_f64() * 0.2 * seq / 3.0) as u64).clamp(8, 1024);
+    let log_mb = (data_mb / 4).clamp(4, 50);
+    let file = |l: &Location, name: &str| {
+        if l.device {
+            l.target.clone()
+        } else {
+            l.given.join(name)
+        }
+    };
+    let mut files = crate::sim::config::default_files(Path::new(""), Some(data_mb));
+    files[0].name = file(data, "iosim-qualify-sim.mdx");
+    files[1].name = file(log, "iosim-qualify-sim.ldx");
+    files[1].initial_mb = log_mb;
+    files[1].max_mb = log_mb;
+    for (f, l) in files.iter_mut().zip([data, log]) {
+        if l.device {
+            // A device has a fixed size: no growth, no shrink.
+            let dev = std::fs::File::open(&l.target)
+                .and_then(|f| crate::target::device_size(&f))
+                .unwrap_or(0)
+                >> 20;
+            f.initial_mb = f.initial_mb.min(dev.max(1));
+            f.max_mb = f.initial_mb;
+            f.increment_mb = 0;
+            f.shrinkable = false;
+        }
+    }
+    data_mb = files[0].initial_mb;
+    let err_dir = if data.device {
+        std::env::temp_dir()
+    } else {
+        data.given.clone()
+    };
+    let error_file = err_dir.join(format!("iosim-qualify-sim-{}.jsonl", std::process::id()));
+    let fixed = 3.0 * (data_mb + log_mb) as f64 / seq;
+    let timed = Duration::from_secs_f64((slot.as_secs_f64() * 0.85 - fixed).max(1.0));
+    let mut sc = crate::sim::config::SimConfig {
+        files,
+        error_file: error_file.clone(),
+        test_cycles: 1,
+        test_cycle_duration: timed,
+        delete_files_at_shutdown: true,
+        engine: match cfg.engine {
+            EngineKind::Sync => EngineKind::Sync,
+            _ => EngineKind::Uring,
+        },
+        ..crate::sim::config::SimConfig::default()
+    };
+    sc.max_memory_mb = sc.max_memory_mb.min(1024);
+    sc.finalize().map_err(anyhow::Error::msg)?;
+    let r = crate::sim::run(
+        sc,
+        &crate::sim::RunOpts {
+            stop: stop.clone(),
+            allow_destroy: cfg.allow_destroy,
+            faults: Vec::new(),
+            quiet: true,
+            long_io: Duration::from_secs(15),
+        },
+    )?;
+    let role_of = |path: &str| {
+        if Path::new(path) == file(log, "iosim-qualify-sim.ldx") {
+            Role::Log
+        } else {
+            Role::Data
+        }
+    };
+    let mut per_file_errors: Vec<(String, u64)> = Vec::new();
+    for e in &r.errors.first {
+        match per_file_errors.iter_mut().find(|x| x.0 == e.file) {
+            Some(x) => x.1 += 1,
+            None => per_file_errors.push((e.file.clone(), 1)),
+        }
+    }
+    let files: Vec<SimFileSummary> = r
+        .files
+        .iter()
+        .map(|f| SimFileSummary {
+            path: f.path.clone(),
+            kind: f.kind.clone(),
+            role: role_of(&f.path),
+            iops: f.stats.total.iops,
+            read_mean_us: f.stats.read.latency_us.mean,
+            write_mean_us: f.stats.write.latency_us.mean,
+            errors: per_file_errors
+                .iter()
+                .find(|x| x.0 == f.path)
+                .map_or(0, |x| x.1),
+        })
+        .collect();
+    let error_log = if r.errors.count > 0 {
+        c.left.push(format!(
+            "{} (the simulator's error log)",
+            error_file.display()
+        ));
+        Some(error_file.display().to_string())
+    } else {
+        let _ = std::fs::remove_file(&error_file);
+        None
+    };
+    c.interrupted |= r.interrupted;
+    let summary = format!(
+        "{} cycle(s), {} pages and {} log blocks verified, {} errors",
+        r.cycles, r.pages_verified, r.log_blocks_verified, r.errors.count
+    );
+    c.sim = Some(SimSummary {
+        duration_s: r.duration_s,
+        cycles: r.cycles,
+        pages_verified: r.pages_verified,
+        log_blocks_verified: r.log_blocks_verified,
+        errors: r.errors.count,
+        errors_by_class: r
+            .errors
+            .by_class
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k.clone(), *n))
+            .collect(),
+        files,
+        error_log,
+        interrupted: r.interrupted,
+    });
+    Ok((1, summary))
+}
+
+fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, String) {
+    // The runner checked every run against the device counters, CPU use and
+    // the file's content; this adds the content of each test target now.
+    for l in locs {
+        if l.device {
+            continue;
+        }
+        if crate::sysmon::check::file_is_sparse(&l.target).unwrap_or(false) {
+            c.warnings.push((
+                l.role,
+                "sparse_test_file".into(),
+                format!(
+                    "{} has holes: reads of holes never reach the device",
+                    l.target.display()
+                ),
+            ));
+        }
+        if crate::sysmon::check::looks_zero_filled(&l.target, 16).unwrap_or(false) {
+            c.warnings.push((
+                l.role,
+                "zero_filled_test_file".into(),
+                format!("{} reads back as zeros: storage that compresses or deduplicates serves it without real I/O", l.target.display()),
+            ));
+        }
+    }
+    let f = findings(&c.warnings);
+    let bad = f.iter().filter(|x| x.untrusted).count();
+    (
+        0,
+        format!(
+            "{} finding(s) over {} run warnings; {bad} make the numbers untrustworthy",
+            f.len(),
+            c.warnings.len()
+        ),
+    )
+}
+
+/// Folds the runs' warnings into one finding per (role, code).
+pub fn findings(ws: &[(Role, String, String)]) -> Vec<CheckFinding> {
+    let mut out: Vec<CheckFinding> = Vec::new();
+    for (role, code, msg) in ws {
+        match out.iter_mut().find(|f| f.role == *role && &f.code == code) {
+            Some(f) => f.runs += 1,
+            None => out.push(CheckFinding {
+                code: code.clone(),
+                role: *role,
+                message: msg.clone(),
+                runs: 1,
+                untrusted: UNTRUSTED_CODES.contains(&code.as_str()),
+            }),
+        }
+    }
+    out
+}
+
+fn knee_fact(s: &RoleSweep) -> Option<KneeFact> {
+    let pts = &s.result.points;
+    let max_iops = pts.iter().map(|p| p.iops.mean).fold(0.0, f64::max);
+    let k = s.result.knee.as_ref()?;
+    let p = pts.get(k.index)?;
+    Some(KneeFact {
+        param: s.param.clone(),
+        at: p
+            .params
+            .get(&s.param)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(k.load),
+        iops: p.iops.mean,
+        mean_us: p.lat_mean_us.mean,
+        max_iops,
+        growth_after: k.latency_growth_after,
+        before_last: k.index + 1 < pts.len(),
+    })
+}
+
+/// The facts the rules judge, from the measurements.
+pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
+    let mut roles = Vec::new();
+    for l in &r.locations {
+        let role = l.role;
+        let mut latency = Vec::new();
+        let mut throughput = Vec::new();
+        for p in r.profiles.iter().filter(|p| p.measure.role == role) {
+            let m = &p.measure;
+            if p.deep_queue {
+                if m.bs < 512 << 10 {
+                    // Small blocks are no match for the 1 MiB corner; the knee judges them.
+                    continue;
+                }
+                let reference = if m.write_mean_us.is_some() {
+                    "seq write 1M QD8"
+                } else {
+                    "seq read 1M QD8"
+                };
+                if let Some(q) = r
+                    .quick
+                    .iter()
+                    .find(|q| q.role == role && q.name == reference)
+                {
+                    throughput.push(ThroughputFact {
+                        what: m.name.clone(),
+                        mib_s: m.mib_per_sec,
+                        reference: reference.into(),
+                        reference_mib_s: q.mib_per_sec,
+                    });
+                }
+                continue;
+            }
+            for (d, v) in [
+                (Direction::Read, m.read_mean_us),
+                (Direction::Write, m.write_mean_us),
+            ] {
+                if let Some(v) = v {
+                    latency.push(LatencyFact {
+                        what: m.name.clone(),
+                        direction: d,
+                        mean_us: v,
+                    });
+                }
+            }
+        }
+        let knee = r
+            .sweeps
+            .iter()
+            .find(|s| s.role == role && s.param == "qd")
+            .and_then(knee_fact);
+        let untrusted = r
+            .checks
+            .iter()
+            .filter(|f| f.role == role && f.untrusted)
+            .map(|f| (f.code.clone(), f.message.clone()))
+            .collect();
+        let sim_errors = r.sim.as_ref().map_or(0, |s| {
+            s.files
+                .iter()
+                .filter(|f| f.role == role)
+                .map(|f| f.errors)
+                .sum::<u64>()
+                + if role == Role::Data {
+                    // Errors not tied to a file listed (should not happen) count against data.
+                    s.errors
+                        .saturating_sub(s.files.iter().map(|f| f.errors).sum())
+                } else {
+                    0
+                }
+        });
+        roles.push(RoleFacts {
+            role,
+            latency,
+            knee,
+            throughput,
+            io_errors: errors.iter().filter(|e| e.0 == role).map(|e| e.1).sum(),
+            untrusted,
+            sim_errors,
+        });
+    }
+    let find = |name: &str| {
+        r.profiles
+            .iter()
+            .find(|p| p.measure.name == name)
+            .and_then(|p| p.measure.write_mean_us)
+    };
+    let data = r.locations.iter().find(|l| l.role == Role::Data);
+    let log = r.locations.iter().find(|l| l.role == Role::Log);
+    Facts {
+        roles,
+        sim_completed: r.sim.as_ref().map(|s| s.cycles > 0),
+        sim_errors_by_class: r
+            .sim
+            .as_ref()
+            .map(|s| s.errors_by_class.clone())
+            .unwrap_or_default(),
+        log_shares_data: matches!((data, log), (Some(d), Some(l)) if shares_device(d, l)),
+        commit_alone_us: find("log-writer commit-4k"),
+        commit_with_data_us: find("oltp-with-log log-4k"),
+    }
+}
+
+/// Compares a qualification with an earlier one.
+pub fn compare(
+    id: i64,
+    started_at: &str,
+    then: &QualifyResult,
+    now: &QualifyResult,
+) -> BaselineComparison {
+    let mut changes = Vec::new();
+    for p in &now.profiles {
+        let Some(b) = then
+            .profiles
+            .iter()
+            .find(|b| b.measure.name == p.measure.name)
+        else {
+            continue;
+        };
+        let (a, n) = (&b.measure, &p.measure);
+        let pct = |x: f64, y: f64| if x > 0.0 { (y / x - 1.0) * 100.0 } else { 0.0 };
+        let mut parts = vec![format!(
+            "IOPS {:.0} -> {:.0} ({:+.0}%)",
+            a.iops,
+            n.iops,
+            pct(a.iops, n.iops)
+        )];
+        for (what, x, y) in [
+            ("read mean", a.read_mean_us, n.read_mean_us),
+            ("write mean", a.write_mean_us, n.write_mean_us),
+        ] {
+            if let (Some(x), Some(y)) = (x, y) {
+                parts.push(format!("{what} {x:.0} -> {y:.0} us ({:+.0}%)", pct(x, y)));
+            }
+        }
+        changes.push(format!("{}: {}", n.name, parts.join(", ")));
+    }
+    BaselineComparison {
+        id,
+        started_at: started_at.to_string(),
+        overall: then.overall,
+        roles: now
+            .verdicts
+            .iter()
+            .filter_map(|v| {
+                then.verdicts
+                    .iter()
+                    .find(|b| b.role == v.role)
+                    .map(|b| (v.role, b.verdict, v.verdict))
+            })
+            .collect(),
+        changes,
+        caveat: "one qualification against one other cannot tell a regression from noise: a difference within a few percent may be neither; the sweeps' confidence intervals show the noise".into(),
+    }
+}
+
+/// The repetitions' mean ± 95% interval, for reports.
+pub fn show_stat(s: &Stat) -> String {
+    s.show()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_splits_in_fixed_shares_of_what_is_left() {
+        let mut b = Budget::new(Duration::from_secs(100));
+        let q = b.allot_from(STAGES[0].1, Duration::from_secs(100));
+        assert!((q.as_secs_f64() - 10.0).abs() < 1e-6, "{q:?}");
+        // The first stage took its 10 s: the next gets its 35 of the 90 left.
+        let s = b.allot_from(STAGES[1].1, Duration::from_secs(90));
+        assert!((s.as_secs_f64() - 35.0).abs() < 1e-6, "{s:?}");
+        // An overrun is paid for by the stages after it, in proportion.
+        let p = b.allot_from(STAGES[2].1, Duration::from_secs(11));
+        assert!((p.as_secs_f64() - 6.0).abs() < 1e-6, "{p:?}");
+        let sum: f64 = STAGES.iter().map(|s| s.1).sum();
+        assert!((sum - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn per_run_keeps_room_for_set_up_and_a_floor() {
+        assert_eq!(per_run(Duration::ZERO, 10), MIN_RUN);
+        let d = per_run(Duration::from_secs(100), 10);
+        assert!((d.as_secs_f64() - 8.97).abs() < 1e-6, "{d:?}");
+    }
+
+    #[test]
+    fn locations_bind_roles_and_refuse_what_they_cannot_use() {
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+        };
+        let l = locations(&cfg).unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[1].role, Role::Log);
+        assert!(l[1].derived);
+        assert!(shares_device(&l[0], &l[1]));
+        assert!(l[0].target.ends_with("iosim-qualify-data.dat"));
+        let mut bad = cfg.clone();
+        bad.roles[0].path = a.path().join("nope");
+        assert!(locations(&bad).is_err());
+        let f = a.path().join("file");
+        std::fs::write(&f, b"x").unwrap();
+        bad.roles[0].path = f;
+        assert!(locations(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("directory"));
+    }
+
+    #[test]
+    fn deep_queue_workloads_are_named() {
+        assert!(is_deep_queue("read-ahead", "scan-512k"));
+        assert!(is_deep_queue("backup", "write-backup-1m"));
+        assert!(!is_deep_queue("oltp-with-log", "data-8k"));
+        assert!(!is_deep_queue("bulk-insert", "log-60k"));
+    }
+}
