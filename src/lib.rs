@@ -31,6 +31,7 @@
 
 pub mod blockdev;
 pub mod buf;
+pub mod capture;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -45,6 +46,7 @@ pub mod mpi;
 pub mod outcome;
 pub mod profile;
 pub mod quick;
+pub mod replay;
 pub mod report;
 pub mod runner;
 pub mod sim;

@@ -8,6 +8,7 @@
 //! returned, never printed with `print!` (which panics on a closed pipe).
 //! Progress, notes and warnings go to stderr.
 
+pub mod capture;
 pub mod compare;
 pub mod compat;
 pub mod crash;
@@ -18,6 +19,7 @@ pub mod matrix;
 pub mod precondition;
 pub mod profile;
 pub mod quick;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod save;
@@ -62,6 +64,8 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Matrix(a)) => matrix::run(&a, ctx),
         Some(Command::Precondition(a)) => precondition::run(&a, ctx),
         Some(Command::Crash(a)) => crash::run(&a, ctx),
+        Some(Command::Replay(a)) => replay::run(&a, ctx),
+        Some(Command::Capture(a)) => capture::run(&a, ctx),
         Some(Command::Completions(a)) => install::completions(&a, ctx),
         Some(Command::Manpages(a)) => install::manpages(&a, ctx),
     }
