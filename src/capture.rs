@@ -430,6 +430,8 @@ fn run_tracefs(
     let seconds = started.elapsed().as_secs_f64();
     drain(&mut pipe, &mut data)?;
     let dropped = overruns();
+    // The tracer cannot be changed back while its pipe is open.
+    drop(pipe);
     drop(guard);
     let (files, events) = write_per_cpu(&data, &cfg.output)?;
     if dropped > 0 {

@@ -396,8 +396,10 @@ pub fn parse_files(
     parts: &[(&Path, &[u8])],
     event: BlkEvent,
 ) -> Result<Trace, TraceError> {
-    let first = parts.first().map(|p| p.1).unwrap_or_default();
-    let first_path = parts.first().map_or(name, |p| p.0);
+    // Per-CPU files of CPUs that saw no I/O are empty: the first with data decides.
+    let lead = parts.iter().find(|p| !p.1.is_empty()).or(parts.first());
+    let first = lead.map(|p| p.1).unwrap_or_default();
+    let first_path = lead.map_or(name, |p| p.0);
     let mut skipped = Skipped::default();
     let mut ios = Vec::new();
     let mut notes = Vec::new();

@@ -222,12 +222,18 @@ pub fn replay(
     }
     // The target, under `run`'s rules: created when missing (as large as the
     // trace reaches), and never written unless iosim made it or --allow-destroy.
-    let size = cfg
-        .size
-        .unwrap_or_else(|| crate::units::align_up(trace.extent().max(1 << 20), 1 << 20));
+    // A missing file is created as large as the trace reaches (whole MiB).
+    let size = if cfg.target.exists() {
+        cfg.size
+    } else {
+        Some(
+            cfg.size
+                .unwrap_or_else(|| crate::units::align_up(trace.extent().max(1 << 20), 1 << 20)),
+        )
+    };
     let bs = u64::from(max_len).next_multiple_of(512);
     let spec = WorkloadSpec {
-        targets: vec![TargetSpec::new(&cfg.target, Some(size))],
+        targets: vec![TargetSpec::new(&cfg.target, size)],
         rw: if writes {
             RwMode::Randrw
         } else {
