@@ -2,7 +2,7 @@
 
 use super::{save, Ctx};
 use crate::cli::replay::ReplayArgs;
-use crate::cli::OutputFormat;
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 use crate::replay::{ReplayConfig, Timing};
 
@@ -33,15 +33,14 @@ pub fn run(a: &ReplayArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             a.target.display()
         );
     }
+    let header = Header::now();
     let res = crate::replay::replay(&trace, &cfg, &ctx.stop)?;
-    let text = match a.out.output {
-        OutputFormat::Text => res.text(),
-        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        OutputFormat::Csv => res.csv(),
-    };
+    let outcome = Outcome::of_run(res.interrupted, res.errors);
+    let doc = Document::Replay(Headed::new(header, res));
+    let text = crate::document::render(&doc, a.out.output)?;
+    // A reader that went away (| head) does not lose the result: it is still saved.
     let printed = ctx.out.write_all(text.as_bytes());
-    let doc = serde_json::to_value(&res)?;
-    save::save_result(&a.save, "replay", &doc);
+    save::save_result(&a.save, &doc);
     printed?;
-    Ok(Outcome::of_run(res.interrupted, res.errors))
+    Ok(outcome)
 }

@@ -45,6 +45,7 @@ impl Exporter for TextExporter {
             Document::Matrix(m) => crate::matrix::summary_text(&m.body),
             Document::Sim(s) => crate::sim::summary::text(&s.body),
             Document::Compare(c) => super::compare::text(&c.body),
+            Document::Replay(r) => r.body.text(),
         })
     }
 }
@@ -82,6 +83,7 @@ impl Exporter for CsvExporter {
             Document::Matrix(m) => {
                 crate::matrix::grid_csv(&m.body, crate::matrix::Metric::SmallIops)
             }
+            Document::Replay(r) => r.body.csv(),
             Document::Sim(_) | Document::Compare(_) => anyhow::bail!(
                 "a '{}' result prints as text or JSON: use -o text or -o json",
                 doc.kind()

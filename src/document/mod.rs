@@ -21,6 +21,7 @@ use crate::matrix::MatrixResult;
 use crate::mpi::Collective;
 use crate::profile::ProfileResult;
 use crate::quick::QuickResult;
+use crate::replay::ReplayResult;
 use crate::runner::RunResult;
 use crate::sim::summary::SimResult;
 use crate::sweep::SweepResult;
@@ -120,6 +121,8 @@ pub enum Document {
     Sim(Headed<SimResult>),
     /// `iosim compare`.
     Compare(Headed<Comparison>),
+    /// `iosim replay`.
+    Replay(Headed<ReplayResult>),
 }
 
 impl Document {
@@ -133,6 +136,7 @@ impl Document {
             Document::Matrix(_) => "matrix",
             Document::Sim(_) => "sim",
             Document::Compare(_) => "compare",
+            Document::Replay(_) => "replay",
         }
     }
 
@@ -146,6 +150,7 @@ impl Document {
             Document::Matrix(h) => h.header.clone(),
             Document::Sim(h) => h.header.clone(),
             Document::Compare(h) => h.header.clone(),
+            Document::Replay(h) => h.header.clone(),
         }
     }
 

@@ -131,15 +131,9 @@ pub struct TargetSummary {
     pub created: bool,
 }
 
-/// Result document of `iosim replay` (kind `replay`).
+/// Result of `iosim replay` (document kind `replay`; the header comes from `document::Header`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReplayResult {
-    /// Schema of this document.
-    pub schema_version: u32,
-    /// iosim's version.
-    pub iosim_version: String,
-    /// UTC start, RFC 3339.
-    pub started_at: String,
     /// The trace.
     pub trace: TraceSummary,
     /// The target, as a one-element list (the history's target index reads `targets`).
@@ -172,9 +166,6 @@ pub struct ReplayResult {
     pub notes: Vec<String>,
 }
 
-/// Version of the replay document.
-pub const SCHEMA_VERSION: u32 = 1;
-
 /// Stop after this many I/O errors.
 const MAX_ERRORS: u64 = 1000;
 
@@ -206,7 +197,6 @@ pub fn replay(
     cfg: &ReplayConfig,
     stop: &AtomicBool,
 ) -> anyhow::Result<ReplayResult> {
-    let started_at = crate::clock::utc_now_rfc3339();
     let writes = trace.has_writes();
     let max_len = trace.max_len();
     if let Timing::Speed(s) = cfg.timing {
@@ -491,9 +481,6 @@ pub fn replay(
         ));
     }
     Ok(ReplayResult {
-        schema_version: SCHEMA_VERSION,
-        iosim_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at,
         trace: summary(trace),
         targets: vec![TargetSummary {
             path: prepared.path.clone(),
