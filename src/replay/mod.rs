@@ -551,3 +551,33 @@ pub fn parse_files(
         notes,
     })
 }
+
+/// The fuzz target's body (`fuzzing::trace`): parses `data` as one file and
+/// split in two per-CPU files, with both events, and checks what parsed.
+#[doc(hidden)]
+pub fn fuzz_one(data: &[u8]) {
+    let p = Path::new("fuzz.blktrace.0");
+    let q = Path::new("fuzz.blktrace.1");
+    let half = data.len() / 2;
+    let splits: [&[(&Path, &[u8])]; 2] = [&[(p, data)], &[(p, &data[..half]), (q, &data[half..])]];
+    for parts in splits {
+        for event in [BlkEvent::Queue, BlkEvent::Issue] {
+            let Ok(t) = parse_files(p, parts, event) else {
+                continue;
+            };
+            assert!(!t.ios.is_empty());
+            assert_eq!(t.ios[0].at_ns, 0);
+            assert!(t.ios.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+            assert!(t.max_len() <= MAX_IO_LEN && t.ios.iter().all(|i| i.len > 0));
+            assert_eq!(t.mix().ios(), t.ios.len() as u64);
+            let region = u64::from(t.max_len()) * 4;
+            for mode in [MapMode::Scale, MapMode::Wrap] {
+                let m = map::Mapper::new(mode, t.extent(), t.max_len(), 4096, region, 512).unwrap();
+                for io in &t.ios {
+                    let o = m.map(io.offset, io.len);
+                    assert!(o >= 4096 && o + u64::from(io.len) <= 4096 + region);
+                }
+            }
+        }
+    }
+}
