@@ -191,6 +191,12 @@ pub fn capture(cfg: &CaptureConfig, stop: &AtomicBool) -> Result<CaptureReport, 
         },
         _ => run_tracefs(cfg, meta.rdev(), stop, &mut notes)?,
     };
+    if report.events == 0 {
+        notes.push(format!(
+            "no I/O reached {} while it was traced: capture while the database is busy, or for longer",
+            cfg.device.display()
+        ));
+    }
     if report.dropped > 0 {
         notes.push(format!(
             "{} events were dropped (the kernel's buffers were full): capture again with fewer other tasks running, or for a shorter time",
