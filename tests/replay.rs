@@ -324,6 +324,37 @@ fn replay_onto_files_maps_offsets() {
 fn bad_traces_give_clean_errors() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("t.dat");
+    let data = common::read(&fixture("loopmix.blktrace.0"));
+    let mut damaged = data.clone();
+    damaged[48 * 3 + 3] ^= 0xff;
+    let cases: [(&str, Vec<u8>, &[&str]); 5] = [
+        (
+            "garbage.bin",
+            b"\x00\x01\x02 not a trace at all".to_vec(),
+            &["garbage.bin", "is not a trace iosim reads"],
+        ),
+        // A blktrace cut in the middle of a record.
+        (
+            "cut.blktrace.0",
+            data[..1000].to_vec(),
+            &["cut.blktrace.0", "record 21 at byte 992", "cut short"],
+        ),
+        (
+            "damaged.bin",
+            damaged,
+            &["record 4", "not a blktrace record"],
+        ),
+        (
+            "bad.iolog",
+            b"fio version 3 iolog\n1 /dev/sdb read 0 4096\n2 /dev/sdb write 4096\n".to_vec(),
+            &["bad.iolog' line 3", "length"],
+        ),
+        (
+            "empty.iolog",
+            b"fio version 2 iolog\n/dev/sdb add\n/dev/sdb trim 0 4096\n".to_vec(),
+            &["no read or write to replay"],
+        ),
+    ];
     let run = |trace: &Path| {
         let out = iosim()
             .args([
@@ -342,53 +373,12 @@ fn bad_traces_give_clean_errors() {
     };
     let e = run(&dir.path().join("nothing"));
     assert!(e.contains("no trace at") && e.contains("nothing"), "{e}");
-    let garbage = dir.path().join("garbage.bin");
-    std::fs::write(&garbage, b"\x00\x01\x02 not a trace at all").unwrap();
-    let e = run(&garbage);
-    assert!(
-        e.contains("garbage.bin") && e.contains("is not a trace iosim reads"),
-        "{e}"
-    );
-    // A blktrace cut in the middle of a record.
-    let cut = dir.path().join("cut.blktrace.0");
-    let data = common::read(&fixture("loopmix.blktrace.0"));
-    std::fs::write(&cut, &data[..1000]).unwrap();
-    let e = run(&cut);
-    assert!(
-        e.contains("cut.blktrace.0")
-            && e.contains("record 21 at byte 992")
-            && e.contains("cut short"),
-        "{e}"
-    );
-    // A damaged record.
-    let mut bad = data.clone();
-    bad[48 * 3 + 3] ^= 0xff;
-    let damaged = dir.path().join("damaged.bin");
-    std::fs::write(&damaged, &bad).unwrap();
-    let e = run(&damaged);
-    assert!(
-        e.contains("record 4") && e.contains("not a blktrace record"),
-        "{e}"
-    );
-    let log = dir.path().join("bad.iolog");
-    std::fs::write(
-        &log,
-        "fio version 3 iolog\n1 /dev/sdb read 0 4096\n2 /dev/sdb write 4096\n",
-    )
-    .unwrap();
-    let e = run(&log);
-    assert!(
-        e.contains("bad.iolog' line 3") && e.contains("length"),
-        "{e}"
-    );
-    let empty = dir.path().join("empty.iolog");
-    std::fs::write(
-        &empty,
-        "fio version 2 iolog\n/dev/sdb add\n/dev/sdb trim 0 4096\n",
-    )
-    .unwrap();
-    let e = run(&empty);
-    assert!(e.contains("no read or write to replay"), "{e}");
+    for (name, bytes, want) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let e = run(&p);
+        assert!(want.iter().all(|w| e.contains(w)), "{name}: {e}");
+    }
     assert!(!target.exists(), "nothing was created for a bad trace");
 }
 
