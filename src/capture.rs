@@ -71,6 +71,9 @@ pub struct CaptureReport {
     pub events: u64,
     /// Events the kernel dropped (its buffers were full).
     pub dropped: u64,
+    /// Where the device starts on its disk when it is a partition, bytes
+    /// (the kernel traces disk offsets: replay with `--trace-offset` this).
+    pub partition_start: Option<u64>,
     /// Things the user should know.
     pub notes: Vec<String>,
 }
@@ -191,6 +194,21 @@ pub fn capture(cfg: &CaptureConfig, stop: &AtomicBool) -> Result<CaptureReport, 
         },
         _ => run_tracefs(cfg, meta.rdev(), stop, &mut notes)?,
     };
+    // A partition's I/O is traced at disk offsets.
+    let sys = sysfs_dir(meta.rdev());
+    if sys.join("partition").exists() {
+        if let Some(start) = std::fs::read_to_string(sys.join("start"))
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+        {
+            let bytes = start * 512;
+            report.partition_start = Some(bytes);
+            notes.push(format!(
+                "{} is a partition starting at byte {bytes} of its disk, and the kernel traces disk offsets: replay with --trace-offset {bytes}",
+                cfg.device.display()
+            ));
+        }
+    }
     if report.events == 0 {
         notes.push(format!(
             "no I/O reached {} while it was traced: capture while the database is busy, or for longer",
@@ -299,6 +317,7 @@ fn run_blktrace(
         seconds: started.elapsed().as_secs_f64(),
         events,
         dropped: dropped_of(&stderr),
+        partition_start: None,
         notes: Vec::new(),
     })
 }
@@ -451,6 +470,7 @@ fn run_tracefs(
         seconds,
         events,
         dropped,
+        partition_start: None,
         notes: Vec::new(),
     })
 }

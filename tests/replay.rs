@@ -321,6 +321,40 @@ fn replay_onto_files_maps_offsets() {
 }
 
 #[test]
+fn trace_offset_rebases_a_partition_trace() {
+    // A partition's I/O is traced at disk offsets: here, a partition at 1 MiB.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("part.iolog");
+    std::fs::write(
+        &log,
+        "fio version 3 iolog\n10 /dev/sda write 1048576 4096\n20 /dev/sda read 1056768 8192\n",
+    )
+    .unwrap();
+    let f = dir.path().join("t.dat");
+    let (l, fs) = (log.to_str().unwrap(), f.to_str().unwrap());
+    let (doc, _) = replay_json(&[
+        l,
+        fs,
+        "--size",
+        "1M",
+        "--map",
+        "none",
+        "--trace-offset",
+        "1M",
+        "--afap",
+    ]);
+    assert_eq!(doc["result"]["total"]["ios"], 2);
+    // The extent reported is the rebased one.
+    assert_eq!(doc["trace"]["extent_bytes"], 8192 + 8192);
+    let out = iosim()
+        .args(["replay", l, fs, "--trace-offset", "2M", "--no-save", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("below --trace-offset"));
+}
+
+#[test]
 fn bad_traces_give_clean_errors() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("t.dat");

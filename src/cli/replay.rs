@@ -36,6 +36,11 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "MODE", value_parser = map_arg, default_value = "auto")]
     pub map: MapMode,
 
+    /// Subtract this many bytes from every traced offset first: the start of a traced
+    /// partition on its disk (the kernel traces disk offsets; iosim capture prints it).
+    #[arg(long, value_name = "BYTES", value_parser = size_arg, default_value = "0")]
+    pub trace_offset: u64,
+
     /// blktrace event taken as the I/O stream: queue (Q, bios as submitted) or issue (D, requests sent to the driver).
     #[arg(long, value_name = "EVENT", value_parser = event_arg, default_value = "queue")]
     pub events: BlkEvent,

@@ -12,6 +12,7 @@ pub fn run(a: &ReplayArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let cfg = ReplayConfig {
         target: a.target.clone(),
         size: a.size,
+        trace_offset: a.trace_offset,
         map: a.map,
         timing: if a.afap {
             Timing::Afap

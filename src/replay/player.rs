@@ -43,6 +43,9 @@ pub struct ReplayConfig {
     pub target: PathBuf,
     /// Size of a file to create (default: the trace's extent).
     pub size: Option<u64>,
+    /// Bytes subtracted from every traced offset first: where a traced
+    /// partition starts on its disk (the kernel traces disk offsets).
+    pub trace_offset: u64,
     /// Offset mapping.
     pub map: MapMode,
     /// Timing.
@@ -197,6 +200,24 @@ pub fn replay(
     cfg: &ReplayConfig,
     stop: &AtomicBool,
 ) -> anyhow::Result<ReplayResult> {
+    let rebased;
+    let trace = if cfg.trace_offset > 0 {
+        if let Some(low) = trace.ios.iter().find(|i| i.offset < cfg.trace_offset) {
+            return Err(Error::BadWorkload(format!(
+                "the trace has an I/O at byte {}, below --trace-offset {}: give the start of the traced partition (iosim capture prints it), or 0",
+                low.offset, cfg.trace_offset
+            ))
+            .into());
+        }
+        let mut t = trace.clone();
+        for io in &mut t.ios {
+            io.offset -= cfg.trace_offset;
+        }
+        rebased = t;
+        &rebased
+    } else {
+        trace
+    };
     let writes = trace.has_writes();
     let max_len = trace.max_len();
     if let Timing::Speed(s) = cfg.timing {
