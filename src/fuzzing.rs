@@ -15,7 +15,7 @@ pub type Target = fn(&[u8]);
 
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// directories `fuzz/corpus/<name>/` call them.
-pub const TARGETS: [(&str, Target); 9] = [
+pub const TARGETS: [(&str, Target); 10] = [
     ("units", units),
     ("cli", cli),
     ("sqlio_cmdline", sqlio_cmdline),
@@ -25,6 +25,7 @@ pub const TARGETS: [(&str, Target); 9] = [
     ("sim_toml", sim_toml),
     ("profile_toml", profile_toml),
     ("history_migration", history_migration),
+    ("trace", trace),
 ];
 
 fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -127,4 +128,11 @@ pub fn history_migration(data: &[u8]) {
         let _ = crate::store::meta::scopes(&v);
         let _ = crate::store::meta::targets_of(&v);
     }
+}
+
+/// Block traces for `iosim replay` (blktrace records, blkparse text, fio
+/// iologs): read as one file and as two per-CPU files; what parses is
+/// sorted, starts at time 0, and maps inside a small target.
+pub fn trace(data: &[u8]) {
+    crate::replay::fuzz_one(data);
 }

@@ -31,6 +31,7 @@
 
 pub mod blockdev;
 pub mod buf;
+pub mod capture;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -48,6 +49,7 @@ pub mod outcome;
 pub mod profile;
 pub mod qualify;
 pub mod quick;
+pub mod replay;
 pub mod report;
 pub mod runner;
 pub mod sim;

@@ -7,6 +7,7 @@
 //! [`db`] (`--db`, `--no-save`, `--label`, `--baseline`, `--threshold`) and
 //! the value parsers in [`values`] (sizes, durations, CPU lists, latencies).
 
+pub mod capture;
 pub mod compat;
 pub mod crash;
 pub mod create;
@@ -19,6 +20,7 @@ pub mod precondition;
 pub mod profile;
 pub mod qualify;
 pub mod quick;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod sim;
@@ -157,6 +159,10 @@ pub enum Command {
     Precondition(PreconditionArgs),
     /// Crash consistency: write with acknowledgements, cut the power, verify (docs/crash.md).
     Crash(crash::CrashArgs),
+    /// Replay a captured block trace (blktrace, blkparse text, fio iolog) onto a file or device (docs/workloads.md).
+    Replay(replay::ReplayArgs),
+    /// Record a block device's I/O as blktrace files for iosim replay (docs/workloads.md).
+    Capture(capture::CaptureArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell; docs/install.md).
     Completions(install::CompletionsArgs),
     /// Write one man page per command into a directory (docs/install.md).

@@ -8,6 +8,7 @@
 //! returned, never printed with `print!` (which panics on a closed pipe).
 //! Progress, notes and warnings go to stderr.
 
+pub mod capture;
 pub mod compare;
 pub mod compat;
 pub mod crash;
@@ -20,6 +21,7 @@ pub mod precondition;
 pub mod profile;
 pub mod qualify;
 pub mod quick;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod save;
@@ -63,6 +65,8 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Matrix(a)) => matrix::run(&a, ctx),
         Some(Command::Precondition(a)) => precondition::run(&a, ctx),
         Some(Command::Crash(a)) => crash::run(&a, ctx),
+        Some(Command::Replay(a)) => replay::run(&a, ctx),
+        Some(Command::Capture(a)) => capture::run(&a, ctx),
         Some(Command::Completions(a)) => install::completions(&a, ctx),
         Some(Command::Manpages(a)) => install::manpages(&a, ctx),
     }

@@ -44,6 +44,7 @@ impl Exporter for TextExporter {
             Document::Sim(s) => crate::sim::summary::text(&s.body),
             Document::Compare(c) => super::compare::text(&c.body),
             Document::Qualify(q) => crate::qualify::render::text(&q.body),
+            Document::Replay(r) => r.body.text(),
         })
     }
 }
@@ -69,6 +70,7 @@ impl Exporter for CsvExporter {
             Document::Matrix(m) => {
                 crate::matrix::grid_csv(&m.body, crate::matrix::Metric::SmallIops)
             }
+            Document::Replay(r) => r.body.csv(),
             Document::Sim(_) | Document::Compare(_) | Document::Qualify(_) => anyhow::bail!(
                 "a '{}' result prints as text or JSON: use -o text or -o json",
                 doc.kind()

@@ -22,6 +22,7 @@ use crate::mpi::Collective;
 use crate::profile::ProfileResult;
 use crate::qualify::QualifyResult;
 use crate::quick::QuickResult;
+use crate::replay::ReplayResult;
 use crate::runner::RunResult;
 use crate::sim::summary::SimResult;
 use crate::sweep::SweepResult;
@@ -123,6 +124,8 @@ pub enum Document {
     Compare(Headed<Comparison>),
     /// `iosim qualify`: the verdicts and their evidence.
     Qualify(Headed<QualifyResult>),
+    /// `iosim replay`.
+    Replay(Headed<ReplayResult>),
 }
 
 impl Document {
@@ -137,6 +140,7 @@ impl Document {
             Document::Sim(_) => "sim",
             Document::Compare(_) => "compare",
             Document::Qualify(_) => "qualify",
+            Document::Replay(_) => "replay",
         }
     }
 
@@ -151,6 +155,7 @@ impl Document {
             Document::Sim(h) => h.header.clone(),
             Document::Compare(h) => h.header.clone(),
             Document::Qualify(h) => h.header.clone(),
+            Document::Replay(h) => h.header.clone(),
         }
     }
 

@@ -1,0 +1,218 @@
+//! fio's I/O logs (`write_iolog=`, replayed by fio with `read_iolog=`).
+//!
+//! ```text
+//! fio version 2 iolog                 fio version 3 iolog
+//! /dev/sdb add                        21 /dev/sdb add
+//! /dev/sdb open                       192 /dev/sdb open
+//! /dev/sdb write 0 4096               200 /dev/sdb write 0 4096
+//! /dev/sdb wait 1500 0                301 /dev/sdb read 4096 8192
+//! /dev/sdb read 4096 8192             ...
+//! /dev/sdb close                      1037840 /dev/sdb close
+//! ```
+//!
+//! Version 3 starts each line with the microseconds since the log began
+//! (fio's `utime_since_now` when it wrote the line). Version 2 has no times:
+//! its `wait` lines carry a delay in microseconds (in the offset field) that
+//! adds up to the times here, so a version 2 log without waits replays at
+//! time 0 throughout (as fast as the queue depth allows). `trim`, `sync`,
+//! `datasync` and `sync_file_range` are counted and not replayed.
+
+use std::path::Path;
+
+use super::{Op, Skipped, TraceError, TraceIo};
+
+/// The version of an iolog from its first line, if it is one.
+pub fn version(text: &str) -> Option<Result<u8, String>> {
+    let first = text.lines().find(|l| !l.trim().is_empty())?.trim();
+    let v = first.strip_prefix("fio version ")?.strip_suffix(" iolog")?;
+    Some(match v {
+        "2" => Ok(2),
+        "3" => Ok(3),
+        other => Err(format!(
+            "fio iolog version {other} is not one iosim reads (versions 2 and 3 are)"
+        )),
+    })
+}
+
+/// Appends the I/O of an iolog to `out` (times in nanoseconds) and the
+/// names of the files it uses to `files`.
+pub fn parse(
+    text: &str,
+    path: &Path,
+    out: &mut Vec<TraceIo>,
+    skipped: &mut Skipped,
+    files: &mut Vec<String>,
+) -> Result<u8, TraceError> {
+    let bad = |line: usize, reason: String| TraceError::BadLine {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    };
+    let ver = match version(text) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return Err(bad(1, e)),
+        None => {
+            return Err(bad(
+                1,
+                "the first line is not 'fio version 2 iolog' or 'fio version 3 iolog'".into(),
+            ))
+        }
+    };
+    let mut clock_ns = 0u64;
+    let mut header_seen = false;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let t: Vec<&str> = line.split_whitespace().collect();
+        if t.is_empty() {
+            continue;
+        }
+        if !header_seen {
+            header_seen = true;
+            continue;
+        }
+        let (at_ns, t) = if ver == 3 {
+            let us: u64 = t[0]
+                .parse()
+                .map_err(|_| bad(n, format!("'{}' is not a timestamp in microseconds", t[0])))?;
+            let ns = us
+                .checked_mul(1000)
+                .ok_or_else(|| bad(n, format!("timestamp {us} is too large")))?;
+            (ns, &t[1..])
+        } else {
+            (clock_ns, &t[..])
+        };
+        let (file, action) = match t {
+            [file, action, ..] => (*file, *action),
+            _ => return Err(bad(n, "a line needs a file name and an action".into())),
+        };
+        let number = |k: usize, what: &str| -> Result<u64, TraceError> {
+            let s = t
+                .get(k)
+                .ok_or_else(|| bad(n, format!("'{action}' needs {what}")))?;
+            s.parse()
+                .map_err(|_| bad(n, format!("'{s}' is not {what}")))
+        };
+        let op = match action {
+            "add" | "open" | "close" => continue,
+            "read" => Op::Read,
+            "write" => Op::Write,
+            "trim" => {
+                skipped.discards += 1;
+                continue;
+            }
+            "sync" | "datasync" | "sync_file_range" => {
+                skipped.syncs += 1;
+                continue;
+            }
+            "wait" => {
+                if ver == 2 {
+                    let us = number(2, "a delay in microseconds")?;
+                    clock_ns = clock_ns.saturating_add(us.saturating_mul(1000));
+                }
+                continue;
+            }
+            other => {
+                return Err(bad(
+                    n,
+                    format!("unknown action '{other}' (fio logs read, write, trim, sync, datasync, sync_file_range, wait, add, open, close)"),
+                ))
+            }
+        };
+        let offset = number(2, "a byte offset")?;
+        let len = number(3, "a length in bytes")?;
+        if len == 0 {
+            skipped.no_data += 1;
+            continue;
+        }
+        let len = u32::try_from(len)
+            .map_err(|_| bad(n, format!("{len} bytes is larger than one I/O can be")))?;
+        if offset.checked_add(u64::from(len)).is_none() {
+            return Err(bad(n, format!("offset {offset} is past any file")));
+        }
+        if !files.iter().any(|f| f == file) && files.len() < 64 {
+            files.push(file.to_string());
+        }
+        out.push(TraceIo {
+            at_ns,
+            offset,
+            len,
+            op,
+        });
+    }
+    Ok(ver)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_2_with_waits() {
+        let log = "fio version 2 iolog\n/f add\n/f open\n/f write 0 4096\n/f wait 1500 0\n/f read 8192 8192\n/f sync 0 0\n/f trim 0 4096\n/f close\n";
+        let (mut out, mut sk, mut files) = (Vec::new(), Skipped::default(), Vec::new());
+        assert_eq!(
+            parse(log, Path::new("l"), &mut out, &mut sk, &mut files).unwrap(),
+            2
+        );
+        assert_eq!(
+            out,
+            vec![
+                TraceIo {
+                    at_ns: 0,
+                    offset: 0,
+                    len: 4096,
+                    op: Op::Write
+                },
+                TraceIo {
+                    at_ns: 1_500_000,
+                    offset: 8192,
+                    len: 8192,
+                    op: Op::Read
+                },
+            ]
+        );
+        assert_eq!((sk.syncs, sk.discards), (1, 1));
+        assert_eq!(files, vec!["/f"]);
+    }
+
+    #[test]
+    fn version_3_timestamps_are_microseconds() {
+        let log = "fio version 3 iolog\n21 /f add\n200 /f read 1011712 65536\n301 /f write 12419072 8192\n";
+        let (mut out, mut sk, mut files) = (Vec::new(), Skipped::default(), Vec::new());
+        assert_eq!(
+            parse(log, Path::new("l"), &mut out, &mut sk, &mut files).unwrap(),
+            3
+        );
+        assert_eq!(out[0].at_ns, 200_000);
+        assert_eq!(
+            out[1],
+            TraceIo {
+                at_ns: 301_000,
+                offset: 12419072,
+                len: 8192,
+                op: Op::Write
+            }
+        );
+    }
+
+    #[test]
+    fn bad_lines_name_the_line() {
+        let run = |log: &str| {
+            let (mut out, mut sk, mut files) = (Vec::new(), Skipped::default(), Vec::new());
+            parse(log, Path::new("x.log"), &mut out, &mut sk, &mut files)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = run("fio version 3 iolog\n10 /f read 0 4096\nabc /f read 0 4096\n");
+        assert!(e.contains("'x.log' line 3") && e.contains("abc"), "{e}");
+        let e = run("fio version 2 iolog\n/f frobnicate 0 1\n");
+        assert!(e.contains("line 2") && e.contains("frobnicate"), "{e}");
+        let e = run("fio version 2 iolog\n/f read 0\n");
+        assert!(e.contains("a length"), "{e}");
+        let e = run("fio version 4 iolog\n");
+        assert!(e.contains("version 4"), "{e}");
+        let e = run("fio version 2 iolog\n/f read 0 99999999999\n");
+        assert!(e.contains("larger than one I/O"), "{e}");
+        assert!(version("hello").is_none());
+    }
+}

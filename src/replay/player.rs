@@ -1,0 +1,677 @@
+//! The replay: one thread, one engine, the trace's I/O in time order.
+//!
+//! With the original timing (or `--speed N`), each I/O is submitted at its
+//! scheduled time, `start + at / speed`, as soon as a queue slot is free;
+//! the *start lag* (actual submission minus scheduled time) says how
+//! faithfully the replay followed the trace: it grows when the target is
+//! slower than the traced device (all slots busy) or the machine cannot keep
+//! up. With `--afap` the I/O goes as fast as the queue depth allows and no
+//! lag is reported.
+//!
+//! Per I/O the loop does no allocation, no locking and no formatting: the
+//! slots' bookkeeping is allocated before the first I/O.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::map::{MapMode, Mapper};
+use super::{Mix, Op, Skipped, Trace, TraceFormat};
+use crate::clock::now_ns;
+use crate::engine::{self, Completion, EngineConfig, EngineRequest, IoReq};
+use crate::error::Error;
+use crate::stats::{DirStats, LatencySummary, RwResult, RwStats};
+use crate::target::{self, PrepareOptions, TargetKind};
+use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
+
+/// When each I/O is submitted.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode", content = "speed")]
+pub enum Timing {
+    /// At the trace's times, divided by the factor (1.0 = as traced).
+    Speed(f64),
+    /// As fast as possible at the queue depth.
+    Afap,
+}
+
+/// What to replay where, and how.
+#[derive(Clone, Debug)]
+pub struct ReplayConfig {
+    /// The file or block device replayed onto.
+    pub target: PathBuf,
+    /// Size of a file to create (default: the trace's extent).
+    pub size: Option<u64>,
+    /// Bytes subtracted from every traced offset first: where a traced
+    /// partition starts on its disk (the kernel traces disk offsets).
+    pub trace_offset: u64,
+    /// Offset mapping.
+    pub map: MapMode,
+    /// Timing.
+    pub timing: Timing,
+    /// Slots (I/Os in flight at most).
+    pub qd: u32,
+    /// Engine.
+    pub engine: EngineKind,
+    /// Page cache.
+    pub cache: CacheMode,
+    /// Allow writing to devices and files iosim did not create.
+    pub allow_destroy: bool,
+    /// Progress bar while creating a file.
+    pub progress: bool,
+}
+
+/// One row of the size histogram.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SizeRow {
+    /// I/O size, bytes.
+    pub bytes: u32,
+    /// Reads of this size in the trace.
+    pub trace_reads: u64,
+    /// Writes of this size in the trace.
+    pub trace_writes: u64,
+    /// Reads of this size completed by the replay.
+    pub reads: u64,
+    /// Writes of this size completed by the replay.
+    pub writes: u64,
+}
+
+/// How faithfully the replay kept the trace's timing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fidelity {
+    /// Start lag (submission minus scheduled time), microseconds.
+    pub start_lag_us: LatencySummary,
+    /// I/Os submitted more than 1 ms after their scheduled time.
+    pub late_over_1ms: u64,
+    /// Times an I/O was due while every slot was busy (raise --qd, or the target is slower).
+    pub waited_for_slot: u64,
+}
+
+/// The trace as read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceSummary {
+    /// What the user named.
+    pub path: PathBuf,
+    /// Files read.
+    pub files: Vec<PathBuf>,
+    /// Format.
+    pub format: TraceFormat,
+    /// blktrace event taken (`queue` or `issue`).
+    pub event: Option<super::BlkEvent>,
+    /// I/Os.
+    pub ios: u64,
+    /// Reads.
+    pub reads: u64,
+    /// Writes.
+    pub writes: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// First to last I/O, seconds.
+    pub duration_s: f64,
+    /// Highest byte touched.
+    pub extent_bytes: u64,
+    /// Not replayed.
+    pub skipped: Skipped,
+}
+
+/// The replay's target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetSummary {
+    /// Path.
+    pub path: PathBuf,
+    /// File or block device.
+    pub kind: String,
+    /// Size, bytes.
+    pub size: u64,
+    /// Region used.
+    pub region_start: u64,
+    /// Region length.
+    pub region_len: u64,
+    /// Created by this replay.
+    pub created: bool,
+}
+
+/// Result of `iosim replay` (document kind `replay`; the header comes from `document::Header`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplayResult {
+    /// The trace.
+    pub trace: TraceSummary,
+    /// The target, as a one-element list (the history's target index reads `targets`).
+    pub targets: Vec<TargetSummary>,
+    /// Offset mapping used (`none`, `scale`, `wrap`).
+    pub map: MapMode,
+    /// Timing.
+    pub timing: Timing,
+    /// Engine used.
+    pub engine: String,
+    /// Cache mode.
+    pub cache: CacheMode,
+    /// Slots.
+    pub qd: u32,
+    /// First submission to last completion, seconds.
+    pub elapsed_s: f64,
+    /// Completed I/O: counts, bytes, IOPS, MiB/s, latency.
+    pub result: RwResult,
+    /// I/O sizes, trace against replay.
+    pub sizes: Vec<SizeRow>,
+    /// Timing fidelity (absent with --afap).
+    pub fidelity: Option<Fidelity>,
+    /// I/O errors.
+    pub errors: u64,
+    /// The first error.
+    pub first_error: Option<String>,
+    /// Stopped by Ctrl-C before the end of the trace.
+    pub interrupted: bool,
+    /// Notes.
+    pub notes: Vec<String>,
+}
+
+/// Stop after this many I/O errors.
+const MAX_ERRORS: u64 = 1000;
+
+/// Waits longer than this sleep (less a margin); shorter ones spin.
+const SPIN_NS: u64 = 200_000;
+
+fn summary(trace: &Trace) -> TraceSummary {
+    let m = trace.mix();
+    TraceSummary {
+        path: trace.path.clone(),
+        files: trace.files.clone(),
+        format: trace.format,
+        event: trace.event,
+        ios: m.ios(),
+        reads: m.reads,
+        writes: m.writes,
+        read_bytes: m.read_bytes,
+        write_bytes: m.write_bytes,
+        duration_s: trace.duration_ns() as f64 / 1e9,
+        extent_bytes: trace.extent(),
+        skipped: trace.skipped.clone(),
+    }
+}
+
+/// Replays `trace` as `cfg` says. `stop` (Ctrl-C) ends it early with what
+/// was measured.
+pub fn replay(
+    trace: &Trace,
+    cfg: &ReplayConfig,
+    stop: &AtomicBool,
+) -> anyhow::Result<ReplayResult> {
+    let rebased;
+    let trace = if cfg.trace_offset > 0 {
+        if let Some(low) = trace.ios.iter().find(|i| i.offset < cfg.trace_offset) {
+            return Err(Error::BadWorkload(format!(
+                "the trace has an I/O at byte {}, below --trace-offset {}: give the start of the traced partition (iosim capture prints it), or 0",
+                low.offset, cfg.trace_offset
+            ))
+            .into());
+        }
+        let mut t = trace.clone();
+        for io in &mut t.ios {
+            io.offset -= cfg.trace_offset;
+        }
+        rebased = t;
+        &rebased
+    } else {
+        trace
+    };
+    let writes = trace.has_writes();
+    let max_len = trace.max_len();
+    if let Timing::Speed(s) = cfg.timing {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::BadWorkload(format!(
+                "--speed {s}: give a positive factor such as 2x or 0.5x"
+            ))
+            .into());
+        }
+    }
+    if cfg.qd == 0 {
+        return Err(Error::BadWorkload("--qd 0: give at least 1".into()).into());
+    }
+    // The target, under `run`'s rules: created when missing (as large as the
+    // trace reaches), and never written unless iosim made it or --allow-destroy.
+    // A missing file is created as large as the trace reaches (whole MiB).
+    let size = if cfg.target.exists() {
+        cfg.size
+    } else {
+        Some(
+            cfg.size
+                .unwrap_or_else(|| crate::units::align_up(trace.extent().max(1 << 20), 1 << 20)),
+        )
+    };
+    let bs = u64::from(max_len).next_multiple_of(512);
+    let spec = WorkloadSpec {
+        targets: vec![TargetSpec::new(&cfg.target, size)],
+        rw: if writes {
+            RwMode::Randrw
+        } else {
+            RwMode::Randread
+        },
+        write_pct: if writes { 50 } else { 0 },
+        bs,
+        align: Some(512),
+        qd: cfg.qd,
+        cache: cfg.cache,
+        engine: cfg.engine,
+        allow_destroy: cfg.allow_destroy,
+        ..WorkloadSpec::default()
+    };
+    let prepared = target::prepare(
+        &spec,
+        0,
+        PrepareOptions {
+            progress: cfg.progress,
+            stop: Some(stop),
+        },
+    )?;
+    let mut notes = trace.notes.clone();
+    notes.extend(prepared.notes.iter().cloned());
+    let align = if cfg.cache.is_direct() {
+        prepared.dio_align.max(512)
+    } else {
+        1
+    };
+    if let Some(bad) = trace.ios.iter().find(|i| u64::from(i.len) % align != 0) {
+        return Err(Error::BadWorkload(format!(
+            "the trace holds an I/O of {} bytes, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
+            bad.len,
+            cfg.target.display()
+        ))
+        .into());
+    }
+    let mapper = Mapper::new(
+        cfg.map,
+        trace.extent(),
+        max_len,
+        prepared.region_start,
+        prepared.region_len,
+        align,
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "cannot replay '{}' onto '{}': {e}",
+            trace.path.display(),
+            cfg.target.display()
+        )
+    })?;
+    if cfg.map == MapMode::Auto && mapper.mode == MapMode::Scale {
+        notes.push(format!(
+            "the trace reaches {} but the target holds {}: offsets were scaled (--map scale; --map wrap keeps sequential runs)",
+            crate::units::format_size(trace.extent()),
+            crate::units::format_size(prepared.region_len)
+        ));
+    }
+    if mapper.mode == MapMode::None && align > 1 {
+        if let Some(bad) = trace.ios.iter().find(|i| i.offset % align != 0) {
+            return Err(Error::BadWorkload(format!(
+                "the trace holds an I/O at byte {}, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
+                bad.offset,
+                cfg.target.display()
+            ))
+            .into());
+        }
+    }
+    let file = target::open_for_io(&prepared, cfg.cache, writes)?;
+    use std::os::fd::AsRawFd;
+    let choice = engine::choose(&EngineRequest {
+        kind: cfg.engine,
+        cache: cfg.cache,
+        qd: cfg.qd,
+        sqpoll: false,
+        hipri: false,
+    })?;
+    notes.extend(choice.notes.iter().cloned());
+    let caps = choice.caps;
+    let slots = caps.slots_for(cfg.qd);
+    let mut eng = choice.create(&EngineConfig {
+        fds: vec![file.as_raw_fd()],
+        slots,
+        slot_size: max_len as usize,
+        writable: writes,
+        ..EngineConfig::default()
+    })?;
+    for s in 0..slots {
+        crate::buf::fill_random(eng.buffer(s), 0x5eed ^ s as u64);
+    }
+
+    // Per-slot bookkeeping, allocated once.
+    let mut free: Vec<u32> = (0..slots as u32).rev().collect();
+    let mut sub_ns = vec![0u64; slots];
+    let mut sub_op = vec![Op::Read; slots];
+    let mut sub_len = vec![0u32; slots];
+    let mut comps = vec![Completion::default(); slots];
+    let mut stats = RwStats::default();
+    let mut done = Mix::default();
+    let mut lag = DirStats::new();
+    let (mut late, mut waited) = (0u64, 0u64);
+    let (mut errors, mut first_error): (u64, Option<(i32, u64)>) = (0, None);
+    let mut inflight = 0usize;
+    let mut interrupted = false;
+    // A moment to start in, so the first I/O is not already late.
+    let start = now_ns() + 1_000_000;
+    let speed = match cfg.timing {
+        Timing::Speed(s) => Some(s),
+        Timing::Afap => None,
+    };
+    let mut last_done = start;
+
+    // Hands completions back: statistics, errors, free slots.
+    macro_rules! complete {
+        ($n:expr, $now:expr) => {
+            for c in &comps[..$n] {
+                let s = c.slot as usize;
+                let (op, len) = (sub_op[s], sub_len[s]);
+                if c.result == len as i32 {
+                    // Engines that do the I/O in queue() were timed around it.
+                    let lat = if caps.timed_in_queue() {
+                        sub_ns[s]
+                    } else {
+                        $now.saturating_sub(sub_ns[s])
+                    };
+                    let d = match op {
+                        Op::Read => &mut stats.read,
+                        Op::Write => &mut stats.write,
+                    };
+                    d.record(lat, u64::from(len));
+                    done.add(op, len);
+                } else {
+                    errors += 1;
+                    if first_error.is_none() {
+                        first_error = Some((c.result, sub_ns[s]));
+                    }
+                }
+                free.push(c.slot);
+                inflight -= 1;
+            }
+            last_done = $now;
+        };
+    }
+
+    for io in &trace.ios {
+        if stop.load(Ordering::Relaxed) || errors >= MAX_ERRORS {
+            interrupted = stop.load(Ordering::Relaxed);
+            break;
+        }
+        let due = speed.map(|s| start + (io.at_ns as f64 / s) as u64);
+        if free.is_empty() {
+            if due.is_some_and(|d| now_ns() >= d) {
+                waited += 1;
+            }
+            while free.is_empty() {
+                let n = eng.reap(1, &mut comps)?;
+                let now = now_ns();
+                complete!(n, now);
+            }
+        }
+        if let Some(due) = due {
+            loop {
+                let now = now_ns();
+                if now >= due {
+                    break;
+                }
+                let wait = due - now;
+                if inflight > 0 && !caps.completes_in_queue {
+                    let n = eng.reap_timeout(1, &mut comps, wait)?;
+                    let now = now_ns();
+                    complete!(n, now);
+                } else if wait > SPIN_NS {
+                    std::thread::sleep(Duration::from_nanos(wait - SPIN_NS / 2));
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        let slot = free.pop().expect("a slot was freed above");
+        let s = slot as usize;
+        let t = now_ns();
+        if let Some(due) = due {
+            let l = t.saturating_sub(due);
+            lag.record(l, 0);
+            if l > 1_000_000 {
+                late += 1;
+            }
+        }
+        sub_ns[s] = t;
+        sub_op[s] = io.op;
+        sub_len[s] = io.len;
+        inflight += 1;
+        eng.queue(IoReq {
+            slot,
+            file: 0,
+            op: io.op,
+            offset: mapper.map(io.offset, io.len),
+            len: io.len,
+        })?;
+        if caps.timed_in_queue() {
+            sub_ns[s] = now_ns() - t;
+        }
+        if caps.needs_commit {
+            eng.commit()?;
+        }
+        if caps.completes_in_queue {
+            let n = eng.reap(1, &mut comps)?;
+            let now = now_ns();
+            complete!(n, now);
+        }
+    }
+    while inflight > 0 {
+        let n = eng.reap(1, &mut comps)?;
+        let now = now_ns();
+        complete!(n, now);
+    }
+    let elapsed_s = last_done.saturating_sub(start) as f64 / 1e9;
+    let tmix = trace.mix();
+    let mut sizes: Vec<SizeRow> = tmix
+        .sizes
+        .iter()
+        .map(|(&bytes, &(r, w))| {
+            let (dr, dw) = done.sizes.get(&bytes).copied().unwrap_or_default();
+            SizeRow {
+                bytes,
+                trace_reads: r,
+                trace_writes: w,
+                reads: dr,
+                writes: dw,
+            }
+        })
+        .collect();
+    sizes.sort_by_key(|r| r.bytes);
+    let first_error = first_error.map(|(res, _)| {
+        let what = if res < 0 {
+            std::io::Error::from_raw_os_error(-res).to_string()
+        } else {
+            format!("short transfer of {res} bytes")
+        };
+        eng.explain(res).unwrap_or(what)
+    });
+    notes.extend(eng.notes());
+    if errors >= MAX_ERRORS {
+        notes.push(format!("stopped after {MAX_ERRORS} I/O errors"));
+    }
+    let fidelity = speed.map(|_| Fidelity {
+        start_lag_us: lag.latency(),
+        late_over_1ms: late,
+        waited_for_slot: waited,
+    });
+    if waited > 0 {
+        notes.push(format!(
+            "{waited} I/Os were due while all {slots} slots were busy: the target kept up less well than the traced device, or --qd is too low"
+        ));
+    }
+    Ok(ReplayResult {
+        trace: summary(trace),
+        targets: vec![TargetSummary {
+            path: prepared.path.clone(),
+            kind: match prepared.kind {
+                TargetKind::File => "file",
+                TargetKind::BlockDevice => "block_device",
+                TargetKind::Null => "null",
+            }
+            .into(),
+            size: prepared.size,
+            region_start: prepared.region_start,
+            region_len: prepared.region_len,
+            created: prepared.created,
+        }],
+        map: mapper.mode,
+        timing: cfg.timing,
+        engine: choice.kind.name().to_string(),
+        cache: cfg.cache,
+        qd: slots as u32,
+        elapsed_s,
+        result: stats.summarize(elapsed_s),
+        sizes,
+        fidelity,
+        errors,
+        first_error,
+        interrupted,
+        notes,
+    })
+}
+
+impl ReplayResult {
+    /// CSV: one row per I/O size, trace against replay.
+    pub fn csv(&self) -> String {
+        let mut s = String::from("bytes,trace_reads,trace_writes,reads,writes\n");
+        for r in &self.sizes {
+            s.push_str(&format!(
+                "{},{},{},{},{}\n",
+                r.bytes, r.trace_reads, r.trace_writes, r.reads, r.writes
+            ));
+        }
+        s
+    }
+
+    /// The text report.
+    pub fn text(&self) -> String {
+        use std::fmt::Write;
+        let f = crate::units::format_size;
+        let mut s = String::new();
+        let t = &self.trace;
+        let tg = &self.targets[0];
+        let timing = match self.timing {
+            Timing::Speed(1.0) => "original timing".to_string(),
+            Timing::Speed(x) => format!("{x}x speed"),
+            Timing::Afap => "as fast as possible".to_string(),
+        };
+        let event = t
+            .event
+            .map(|e| format!(", {} events", e.name()))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "iosim replay: {} ({}{event}) onto {} ({}, {})",
+            t.path.display(),
+            t.format.name(),
+            tg.path.display(),
+            tg.kind.replace('_', " "),
+            f(tg.size)
+        );
+        let _ = writeln!(
+            s,
+            "{timing}, engine {}, qd {}, cache {}, offsets mapped: {}",
+            self.engine,
+            self.qd,
+            self.cache.name(),
+            self.map.name()
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "trace     {:>8} I/Os: {:>7} reads, {:>7} writes; {} read, {} written over {:.3} s",
+            t.ios,
+            t.reads,
+            t.writes,
+            f(t.read_bytes),
+            f(t.write_bytes),
+            t.duration_s
+        );
+        let r = &self.result;
+        let _ = writeln!(
+            s,
+            "replayed  {:>8} I/Os: {:>7} reads, {:>7} writes; {} read, {} written in {:.3} s",
+            r.total.ios,
+            r.read.ios,
+            r.write.ios,
+            f(r.read.bytes),
+            f(r.write.bytes),
+            self.elapsed_s
+        );
+        let _ = writeln!(
+            s,
+            "          {:.0} IOPS ({:.0} read, {:.0} write), {:.2} MiB/s; {} errors{}",
+            r.total.iops,
+            r.read.iops,
+            r.write.iops,
+            r.total.mib_per_sec,
+            self.errors,
+            self.first_error
+                .as_ref()
+                .map(|e| format!(" (first: {e})"))
+                .unwrap_or_default()
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "{:>10} {:>12} {:>12} {:>12} {:>12}",
+            "size", "trace reads", "trace writes", "reads", "writes"
+        );
+        for row in &self.sizes {
+            let _ = writeln!(
+                s,
+                "{:>10} {:>12} {:>12} {:>12} {:>12}",
+                f(u64::from(row.bytes)),
+                row.trace_reads,
+                row.trace_writes,
+                row.reads,
+                row.writes
+            );
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "{:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "latency (us)", "min", "p50", "p90", "p99", "p99.9", "max"
+        );
+        let row = |s: &mut String, name: &str, l: &LatencySummary| {
+            let _ = writeln!(
+                s,
+                "{:<16} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
+                name,
+                l.min,
+                l.p("p50"),
+                l.p("p90"),
+                l.p("p99"),
+                l.p("p99.9"),
+                l.max
+            );
+        };
+        if r.read.ios > 0 {
+            row(&mut s, "read", &r.read.latency_us);
+        }
+        if r.write.ios > 0 {
+            row(&mut s, "write", &r.write.latency_us);
+        }
+        if let Some(fd) = &self.fidelity {
+            row(&mut s, "start lag", &fd.start_lag_us);
+            let _ = writeln!(
+                s,
+                "\nfidelity: {} of {} I/Os started more than 1 ms late; {} were due while every slot was busy",
+                fd.late_over_1ms, r.total.ios, fd.waited_for_slot
+            );
+        }
+        if self.interrupted {
+            let _ = writeln!(
+                s,
+                "\ninterrupted: the replay stopped before the end of the trace"
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        s
+    }
+}
