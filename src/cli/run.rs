@@ -348,6 +348,12 @@ impl RunArgs {
                 rate_bytes: self.rate,
                 burst: self.burst,
                 think: self.think.unwrap_or_default(),
+                // --distribution, --hot-placement, --dedupe-pct apply to every
+                // workload that does not set its own.
+                shape: crate::workload::Shape {
+                    steady_state: None,
+                    ..self.shape()
+                },
                 ..WorkloadSpec::default()
             },
         }

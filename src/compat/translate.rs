@@ -150,7 +150,34 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         w.push("--number-ios".into());
         w.push(n.to_string());
     }
+    shape_words(spec, &mut w);
     (w.join(" "), notes)
+}
+
+/// The workload-shape options (docs/workloads.md) of `spec`.
+fn shape_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
+    let per_target: Vec<_> = spec.targets.iter().filter_map(|t| t.distribution).collect();
+    if !per_target.is_empty() && per_target.len() == spec.targets.len() {
+        for d in per_target {
+            w.push("--distribution".into());
+            w.push(d.to_string());
+        }
+    } else if !spec.shape.distribution.is_uniform() {
+        w.push("--distribution".into());
+        w.push(spec.shape.distribution.to_string());
+    }
+    if spec.shape.placement != crate::workload::Placement::default() {
+        w.push("--hot-placement".into());
+        w.push("start".into());
+    }
+    if let Some(b) = &spec.shape.bssplit {
+        w.push("--bssplit".into());
+        w.push(shell_quote(&b.to_string()));
+    }
+    if spec.shape.dedupe_pct > 0 {
+        w.push("--dedupe-pct".into());
+        w.push(spec.shape.dedupe_pct.to_string());
+    }
 }
 
 /// `iosim translate sqlio|diskspd ...`: prints the command; returns the exit code.
