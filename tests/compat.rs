@@ -1195,7 +1195,10 @@ fn translate_prints_a_native_command_that_runs() {
         cmd,
         "iosim run fio.dat --rw randrw --write-pct 30 --bs 4K --threads 1 --qd 1 --duration 1s --cache buffered --engine sync --size 8M --distribution zipf:1.1 --bssplit 4K/80:64K/20"
     );
-    assert_eq!(lines.next(), Some("# note: verify=md5: not translated (no iosim counterpart)"));
+    assert_eq!(
+        lines.next(),
+        Some("# note: verify=md5: not translated (no iosim counterpart)")
+    );
     let o = Command::new(bin())
         .current_dir(dir.path())
         .args(&words(cmd)[1..])
