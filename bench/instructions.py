@@ -8,6 +8,7 @@ that start-up and shutdown cancel out.
 
     bench/instructions.py                  # print the figure
     bench/instructions.py --max 530        # also fail (exit 1) above 530
+    bench/instructions.py --args "--distribution zipf:1.1"   # the cost of an option
 
 .ci/run uses it as a performance guard. See BENCHMARKS.md ("Per-I/O cost").
 """
@@ -15,6 +16,7 @@ that start-up and shutdown cancel out.
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -23,14 +25,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def collected(iosim, ios):
+def collected(iosim, ios, extra=()):
     """Instructions callgrind counted for a null-engine run of `ios` I/Os."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "callgrind.out")
         argv = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
             iosim, "run", "--engine", "null", "--qd", "1",
-            "--number-ios", str(ios), "--duration", "600s", "--quiet", "--no-save",
+            "--number-ios", str(ios), "--duration", "600s", "--quiet", "--no-save", *extra,
         ]
         env = dict(os.environ, XDG_DATA_HOME=d)
         p = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -48,12 +50,15 @@ def main():
     ap.add_argument("--small", type=int, default=100_000, help="I/Os in the shorter run")
     ap.add_argument("--large", type=int, default=300_000, help="I/Os in the longer run")
     ap.add_argument("--max", type=float, default=None, help="fail above this many instructions per I/O")
+    ap.add_argument("--args", default="", help="more iosim run options, e.g. \"--bssplit 8K/70:64K/30\"")
     a = ap.parse_args()
+    extra = shlex.split(a.args)
     if subprocess.run(["sh", "-c", "command -v valgrind"], capture_output=True).returncode != 0:
         sys.exit("valgrind is not installed: apt-get install valgrind")
-    small, large = collected(a.iosim, a.small), collected(a.iosim, a.large)
+    small, large = collected(a.iosim, a.small, extra), collected(a.iosim, a.large, extra)
     per_io = (large - small) / (a.large - a.small)
-    print(f"instructions per I/O (null engine, QD1, callgrind, {a.large:,} - {a.small:,} I/Os): {per_io:.0f}")
+    extra_txt = f", {a.args}" if a.args else ""
+    print(f"instructions per I/O (null engine, QD1{extra_txt}, callgrind, {a.large:,} - {a.small:,} I/Os): {per_io:.0f}")
     if a.max is not None and per_io > a.max:
         print(f"FAIL: above the limit of {a.max:.0f}: something now costs more per I/O "
               f"(profile with: valgrind --tool=callgrind {a.iosim} run --engine null --qd 1 "

@@ -101,6 +101,21 @@ pub struct ProfileWorkload {
     /// Page-cache behaviour (default: direct-writethrough, as SQL Server opens its files).
     #[serde(default = "sql_cache")]
     pub cache: CacheMode,
+    /// Access skew (`zipf:1.1`, `hotcold:10/90`...; default uniform; docs/workloads.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<crate::workload::Distribution>,
+    /// Where the hot blocks lie: `random` (default) or `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_placement: Option<crate::workload::Placement>,
+    /// Block-size mix in fio's notation (`8K/70:64K/30`); replaces `bs` for the I/O sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<crate::workload::BsSplit>,
+    /// Percentage of every written 4 KiB block that compresses away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compress_pct: Option<u8>,
+    /// Percentage of written 4 KiB blocks that repeat an earlier one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_pct: Option<u8>,
 }
 
 fn bad(msg: String) -> anyhow::Error {
@@ -207,6 +222,24 @@ impl ProfileWorkload {
             Some(a) => Some(crate::units::parse_size(a)?),
             None => None,
         };
+        if let Some(p) = self.compress_pct.filter(|&p| p > 100) {
+            return Err(crate::Error::BadWorkload(format!(
+                "compress_pct = {p}: give 0 to 100"
+            )));
+        }
+        let mut shape = base.shape.clone();
+        if let Some(d) = self.distribution {
+            shape.distribution = d;
+        }
+        if let Some(p) = self.hot_placement {
+            shape.placement = p;
+        }
+        if let Some(b) = &self.bssplit {
+            shape.bssplit = Some(b.clone());
+        }
+        if let Some(p) = self.dedupe_pct {
+            shape.dedupe_pct = p;
+        }
         Ok(WorkloadSpec {
             rw: self.rw,
             write_pct,
@@ -215,6 +248,10 @@ impl ProfileWorkload {
             threads: self.threads,
             qd: self.qd,
             cache: self.cache,
+            fill: self
+                .compress_pct
+                .map_or(base.fill, crate::workload::FillMode::Compressible),
+            shape,
             ..base.clone()
         })
     }
@@ -845,6 +882,41 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("oltp-with-log"));
+    }
+
+    #[test]
+    fn workloads_take_skew_size_mixes_and_data_patterns() {
+        let text = "name = \"x\"\ndescription = \"d\"\nsource = \"s\"\n[[workload]]\nname = \"w\"\ntarget = \"data\"\nrole = \"data\"\nrw = \"randrw\"\nbs = \"8K\"\n\
+            distribution = \"hotcold:10/90\"\nhot_placement = \"start\"\nbssplit = \"8K/90:64K/10\"\ncompress_pct = 50\ndedupe_pct = 10\n";
+        let p = Profile::parse(text, "t").unwrap();
+        let s = p.workloads[0].spec(&WorkloadSpec::default()).unwrap();
+        assert_eq!(s.shape.distribution.to_string(), "hotcold:10/90");
+        assert_eq!(s.shape.placement, crate::workload::Placement::Start);
+        assert_eq!(s.shape.bssplit.unwrap().to_string(), "8K/90:64K/10");
+        assert_eq!(s.fill, crate::workload::FillMode::Compressible(50));
+        assert_eq!(s.shape.dedupe_pct, 10);
+        // Without them, the command line's (the base's) apply.
+        let plain = Profile::load("oltp").unwrap();
+        let base = WorkloadSpec {
+            shape: crate::workload::Shape {
+                distribution: "zipf:1.1".parse().unwrap(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let s = plain.workloads[0].spec(&base).unwrap();
+        assert_eq!(s.shape.distribution.to_string(), "zipf:1.1");
+        for (good, bad) in [
+            (
+                "distribution = \"hotcold:10/90\"",
+                "distribution = \"zipf:0\"",
+            ),
+            ("bssplit = \"8K/90:64K/10\"", "bssplit = \"8K/50\""),
+            ("compress_pct = 50", "compress_pct = 150"),
+        ] {
+            let e = Profile::parse(&text.replace(good, bad), "t").unwrap_err();
+            assert!(!e.to_string().contains("duplicate"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -98,6 +98,12 @@ pub fn text(r: &RunResult) -> String {
     }
     s.push('\n');
     s.push_str(&sqlio_histogram(&r.total.total));
+    if let Some(shape) = &r.shape {
+        // Per block size, open-loop latency, achieved skew (docs/workloads.md).
+        s.push('\n');
+        s.push_str(shape.text().trim_end());
+        s.push('\n');
+    }
     if r.threads.len() > 1 {
         s.push('\n');
         let _ = writeln!(

@@ -15,10 +15,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+pub mod bssplit;
 pub mod data;
 pub mod distribution;
+pub mod measured;
 pub mod steady;
 
+pub use bssplit::BsSplit;
 pub use distribution::{Distribution, Placement};
 
 /// The access pattern and read/write mix, named as fio names them.
@@ -487,6 +490,9 @@ pub struct Shape {
     /// Percentage of written 4 KiB blocks that repeat an earlier one (fio's `dedupe_percentage`).
     #[serde(default)]
     pub dedupe_pct: u8,
+    /// Block-size mix (fio's `bssplit`); `bs` is then the largest size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<BsSplit>,
     /// Precondition until steady state (SNIA PTS) before measuring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<steady::SteadySpec>,
@@ -618,6 +624,21 @@ impl WorkloadSpec {
                 self.shape.dedupe_pct
             ));
         }
+        if let Some(b) = &self.shape.bssplit {
+            let b = b.resolved(self.bs);
+            for size in b.sizes() {
+                if size == 0 || size > MAX_BS {
+                    return bad(format!(
+                        "--bssplit sizes must be between 1 byte and 64M, got {size}"
+                    ));
+                }
+                if self.cache.is_direct() && size % 512 != 0 {
+                    return bad(format!(
+                        "--bssplit size {size} is not a multiple of 512 bytes, which direct I/O needs: use multiples of 4K, or --cache buffered"
+                    ));
+                }
+            }
+        }
         if let Some(p) = self.random_pct {
             if p > 100 {
                 return bad(format!("--random-pct must be 0..100, got {p}"));
@@ -627,6 +648,28 @@ impl WorkloadSpec {
             }
         }
         Ok(())
+    }
+
+    /// Resolves a block-size mix: both of its sides name their sizes (an
+    /// empty side takes `bs`) and `bs` becomes the largest size, which
+    /// buffers, region and size checks use. Idempotent; nothing without a mix.
+    pub fn resolve_sizes(&mut self) {
+        if let Some(b) = &self.shape.bssplit {
+            let b = b.resolved(self.bs);
+            self.bs = b.sizes().last().copied().unwrap_or(self.bs);
+            self.shape.bssplit = Some(b);
+        }
+    }
+
+    /// Mean bytes per I/O (`bs` without a size mix).
+    pub fn mean_io_bytes(&self) -> f64 {
+        match &self.shape.bssplit {
+            None => self.bs as f64,
+            Some(b) => {
+                let w = f64::from(self.write_pct.min(100)) / 100.0;
+                (1.0 - w) * b.mean(false, self.bs) + w * b.mean(true, self.bs)
+            }
+        }
     }
 
     /// True when the pattern has any random I/O.
@@ -642,9 +685,7 @@ impl WorkloadSpec {
     pub fn rate_interval_ns(&self) -> u64 {
         match (self.rate_iops, self.rate_bytes) {
             (Some(n), _) if n > 0 => (1_000_000_000 / n).max(1),
-            (_, Some(b)) if b > 0 => {
-                ((u128::from(self.bs) * 1_000_000_000) / u128::from(b)).max(1) as u64
-            }
+            (_, Some(b)) if b > 0 => ((self.mean_io_bytes() * 1e9 / b as f64) as u64).max(1),
             _ => 0,
         }
     }
@@ -659,9 +700,15 @@ impl WorkloadSpec {
         self.write_pct > 0
     }
 
-    /// The offset alignment actually used.
+    /// The offset alignment actually used: `--align`, else the block size
+    /// (the smallest size of a size mix, as fio's `blockalign`).
     pub fn effective_align(&self) -> u64 {
-        self.align.unwrap_or(self.bs).max(1)
+        let smallest = self
+            .shape
+            .bssplit
+            .as_ref()
+            .and_then(|b| b.resolved(self.bs).sizes().first().copied());
+        self.align.or(smallest).unwrap_or(self.bs).max(1)
     }
 
     /// The access skew of target `i`.
@@ -687,11 +734,15 @@ impl WorkloadSpec {
         } else {
             String::new()
         };
+        let size = match &self.shape.bssplit {
+            Some(b) => format!("bssplit {b}"),
+            None => crate::units::format_size(self.bs),
+        };
         format!(
             "{}{} {} qd{} x{} {} {}",
             self.rw.name(),
             mix,
-            crate::units::format_size(self.bs),
+            size,
             self.qd,
             self.threads,
             self.cache.name(),
@@ -743,7 +794,22 @@ pub struct OffsetGen {
     skew: Option<distribution::SkewGen>,
     /// SQLIO's stripe pattern instead of a plain sequential stream.
     stripe: Option<StripeWalk>,
+    /// Block-size mix (`None`: every I/O is `bs`, which is then the largest size).
+    sizes: Option<bssplit::SizeMix>,
     rng: SmallRng,
+}
+
+/// One generated I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextIo {
+    /// Absolute byte offset.
+    pub offset: u64,
+    /// Write (else read).
+    pub write: bool,
+    /// Length in bytes.
+    pub len: u64,
+    /// Size class (index into [`bssplit::SizeMix::classes`]; 0 without a mix).
+    pub class: u8,
 }
 
 impl OffsetGen {
@@ -787,6 +853,7 @@ impl OffsetGen {
             shared: None,
             skew: None,
             stripe: None,
+            sizes: None,
             rng: SmallRng::seed_from_u64(seed),
         }
     }
@@ -845,6 +912,16 @@ impl OffsetGen {
         self
     }
 
+    /// Draws each I/O's size from `spec`'s block-size mix (nothing without
+    /// one). `bs` given to [`OffsetGen::new`] must be the mix's largest size,
+    /// so random offsets keep every size inside the region.
+    pub fn sized(mut self, spec: &WorkloadSpec) -> OffsetGen {
+        if let Some(b) = &spec.shape.bssplit {
+            self.sizes = Some(bssplit::SizeMix::new(b, self.bs));
+        }
+        self
+    }
+
     /// Hits on the hottest 1% and 10% and all skewed draws since the last
     /// [`OffsetGen::reset_counts`] (zeros when uniform).
     pub fn skew_counts(&self) -> (u64, u64, u64) {
@@ -868,11 +945,60 @@ impl OffsetGen {
     /// The next offset (absolute) and whether it is a write.
     #[inline]
     pub fn next_io(&mut self) -> (u64, bool) {
-        let random = match self.random_threshold {
+        let io = self.next_sized();
+        (io.offset, io.write)
+    }
+
+    /// The next I/O: offset, direction, length and size class.
+    #[inline]
+    pub fn next_sized(&mut self) -> NextIo {
+        if self.sizes.is_none() {
+            // Draw order kept from before size mixes: same seed, same stream.
+            let random = self.pick_random();
+            let offset = self.offset(random, self.bs);
+            let write = self.pick_write();
+            return NextIo {
+                offset,
+                write,
+                len: self.bs,
+                class: 0,
+            };
+        }
+        let write = self.pick_write();
+        let (class, len) = match &self.sizes {
+            Some(m) => m.pick(write, &mut self.rng),
+            None => (0, self.bs),
+        };
+        let random = self.pick_random();
+        NextIo {
+            offset: self.offset(random, len),
+            write,
+            len,
+            class,
+        }
+    }
+
+    #[inline]
+    fn pick_random(&mut self) -> bool {
+        match self.random_threshold {
             None => self.random,
             Some(t) => u64::from(self.rng.gen::<u32>()) < t,
-        };
-        let off = if random {
+        }
+    }
+
+    #[inline]
+    fn pick_write(&mut self) -> bool {
+        match self.write_threshold {
+            0 => false,
+            t if t > u64::from(u32::MAX) => true,
+            t => u64::from(self.rng.gen::<u32>()) < t,
+        }
+    }
+
+    /// The offset of an I/O of `len` bytes (at most `bs`, the largest size).
+    #[inline]
+    fn offset(&mut self, random: bool, len: u64) -> u64 {
+        if random {
             let i = if let Some(s) = &mut self.skew {
                 s.next(&mut self.rng)
             } else if self.slots <= 1 {
@@ -883,7 +1009,7 @@ impl OffsetGen {
             let off = i * self.align;
             if self.random_threshold.is_some() {
                 // The next sequential I/O continues from here.
-                self.next = off + self.bs;
+                self.next = off + len;
                 if self.next + self.bs > self.len {
                     self.next = 0;
                 }
@@ -895,8 +1021,13 @@ impl OffsetGen {
             } else {
                 0
             };
-            let n = c.fetch_add(self.bs, std::sync::atomic::Ordering::Relaxed);
-            self.base + if seq_end == 0 { 0 } else { n % seq_end }
+            let n = c.fetch_add(len, std::sync::atomic::Ordering::Relaxed);
+            let mut off = if seq_end == 0 { 0 } else { n % seq_end };
+            if off + len > self.len {
+                // A mix's large block does not fit before the wrap.
+                off = 0;
+            }
+            self.base + off
         } else if let Some(st) = &mut self.stripe {
             let seq_end = if self.len >= self.bs {
                 (self.len / self.bs) * self.bs
@@ -907,18 +1038,12 @@ impl OffsetGen {
             self.base + if seq_end == 0 { 0 } else { off % seq_end }
         } else {
             let off = self.next;
-            self.next += self.bs;
+            self.next += len;
             if self.next + self.bs > self.len {
                 self.next = 0;
             }
             self.base + off
-        };
-        let write = match self.write_threshold {
-            0 => false,
-            t if t > u64::from(u32::MAX) => true,
-            t => u64::from(self.rng.gen::<u32>()) < t,
-        };
-        (off, write)
+        }
     }
 }
 
@@ -1107,6 +1232,54 @@ mod tests {
                 assert!((8800..9200).contains(&front), "{front}");
             }
         }
+    }
+
+    #[test]
+    fn size_mixes_keep_offsets_in_range_and_sequential_streams_contiguous() {
+        let mut spec = WorkloadSpec {
+            shape: Shape {
+                bssplit: Some("4K/50:64K/30:1M/20".parse().unwrap()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        spec.resolve_sizes();
+        assert_eq!(spec.bs, 1 << 20);
+        assert_eq!(spec.effective_align(), 4096);
+        let len = 8 << 20;
+        let mut g = OffsetGen::new(0, len, spec.bs, 4096, true, 0, 0, 5).sized(&spec);
+        let mut seen = [0u32; 3];
+        for _ in 0..50_000 {
+            let io = g.next_sized();
+            assert!(io.offset + io.len <= len && io.offset % 4096 == 0, "{io:?}");
+            assert_eq!(io.len, [4096, 65536, 1 << 20][io.class as usize]);
+            seen[io.class as usize] += 1;
+        }
+        assert!(
+            (f64::from(seen[2]) / 50_000.0 - 0.2).abs() < 0.01,
+            "{seen:?}"
+        );
+        // Sequential: each I/O starts where the previous one ended, until the wrap.
+        let mut g = OffsetGen::new(0, len, spec.bs, 4096, false, 0, 0, 5).sized(&spec);
+        let mut prev = g.next_sized();
+        for _ in 0..1000 {
+            let io = g.next_sized();
+            assert!(
+                io.offset == prev.offset + prev.len || io.offset == 0,
+                "{prev:?} {io:?}"
+            );
+            assert!(io.offset + io.len <= len);
+            prev = io;
+        }
+        // --rate in bytes paces by the mean size: 0.5*4K + 0.3*64K + 0.2*1M.
+        spec.rate_bytes = Some(1 << 20);
+        let mean = 0.5 * 4096.0 + 0.3 * 65536.0 + 0.2 * 1048576.0;
+        assert_eq!(spec.mean_io_bytes(), mean);
+        assert_eq!(spec.rate_interval_ns(), (mean * 1e9 / 1048576.0) as u64);
+        // A size direct I/O cannot use is refused before the run.
+        spec.targets = vec![TargetSpec::new("/tmp/x", Some(1 << 20))];
+        spec.shape.bssplit = Some("4K/50:1000/50".parse().unwrap());
+        assert!(spec.validate().unwrap_err().to_string().contains("512"));
     }
 
     #[test]

@@ -1182,7 +1182,34 @@ fn translate_prints_a_native_command_that_runs() {
         stdout(&o).lines().next().unwrap(),
         format!("iosim run {f} --rw randrw --write-pct 40 --bs 64K --threads 2 --qd 1 --duration 1s --warmup 5s --cache direct-writethrough --seed 0 --size 8M --length 8M --thread-stride 0")
     );
-    let o = run_in(dir.path(), "translate", &words("fio --rw=read"));
+    // fio's options translate too (docs/workloads.md); the command runs.
+    let o = run_in(
+        dir.path(),
+        "translate",
+        &words("fio --name=j --filename=fio.dat --size=8m --rw=randrw --rwmixread=70 --bssplit=4k/80:64k/20 --random_distribution=zipf:1.1 --runtime=1 --verify=md5"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let mut lines = out.lines();
+    let cmd = lines.next().unwrap();
+    assert_eq!(
+        cmd,
+        "iosim run fio.dat --rw randrw --write-pct 30 --bs 4K --threads 1 --qd 1 --duration 1s --cache buffered --engine sync --size 8M --distribution zipf:1.1 --bssplit 4K/80:64K/20"
+    );
+    assert_eq!(
+        lines.next(),
+        Some("# note: verify=md5: not translated (no iosim counterpart)")
+    );
+    let o = Command::new(bin())
+        .current_dir(dir.path())
+        .args(&words(cmd)[1..])
+        .args(["--output", "json", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["shape"]["by_size"].as_array().unwrap().len(), 2);
+    let o = run_in(dir.path(), "translate", &words("fio rw=read"));
     assert!(!o.status.success());
 }
 
@@ -1312,6 +1339,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
         devices: Vec::new(),
         monitor: Default::default(),
         warnings: Vec::new(),
+        shape: None,
     }
 }
 

@@ -137,7 +137,7 @@ pub enum Command {
     Sqlio(CompatArgs),
     /// Run a DiskSpd command line and print DiskSpd's report (docs/diskspd.md).
     Diskspd(CompatArgs),
-    /// Print the native `iosim run` command for a SQLIO or DiskSpd command line.
+    /// Print the native `iosim run` command for a SQLIO, DiskSpd or fio command line (or fio job file).
     Translate(CompatArgs),
     /// List stored runs (filters: target, device, profile, label, date).
     History(HistoryArgs),

@@ -46,7 +46,12 @@ pub struct RunArgs {
     #[arg(long, value_parser = size_arg, default_value = "4K")]
     pub bs: u64,
 
-    /// Offset alignment for random I/O (default: the block size).
+    /// Block-size mix in fio's notation, e.g. 8K/70:64K/25:1M/5; READS,WRITES for separate
+    /// splits (8K/90:64K/10,64K/100; an empty side uses --bs). Results are also given per size.
+    #[arg(long, value_name = "SPLIT", value_parser = crate::workload::bssplit::bssplit_arg)]
+    pub bssplit: Option<crate::workload::BsSplit>,
+
+    /// Offset alignment for random I/O (default: the block size, or the smallest of --bssplit).
     #[arg(long, value_parser = size_arg)]
     pub align: Option<u64>,
 
@@ -285,6 +290,7 @@ impl RunArgs {
                 crate::workload::Placement::Random
             },
             dedupe_pct: self.dedupe_pct.unwrap_or(0),
+            bssplit: self.bssplit.clone(),
             steady_state: self.steady_state,
         }
     }
@@ -296,6 +302,7 @@ impl RunArgs {
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),
+        ("bssplit", "--bssplit"),
         ("align", "--align"),
         ("threads", "--threads"),
         ("qd", "--qd"),
@@ -349,6 +356,12 @@ impl RunArgs {
                 rate_bytes: self.rate,
                 burst: self.burst,
                 think: self.think.unwrap_or_default(),
+                // --distribution, --hot-placement, --dedupe-pct apply to every
+                // workload that does not set its own.
+                shape: crate::workload::Shape {
+                    steady_state: None,
+                    ..self.shape()
+                },
                 ..WorkloadSpec::default()
             },
         }

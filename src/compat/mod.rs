@@ -18,6 +18,7 @@
 
 pub mod diskspd;
 pub mod diskspd_args;
+pub mod fio;
 pub mod sqlio;
 pub mod sysinfo;
 pub mod translate;

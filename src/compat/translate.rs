@@ -1,4 +1,4 @@
-//! `iosim translate sqlio|diskspd ...`: the equivalent native `iosim run` command.
+//! `iosim translate sqlio|diskspd|fio ...`: the equivalent native `iosim run` command.
 //!
 //! The first line on stdout is the command; what the native command line
 //! cannot express (per-file thread counts, CPU masks, DiskSpd's report
@@ -154,7 +154,34 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         w.push("--number-ios".into());
         w.push(n.to_string());
     }
+    shape_words(spec, &mut w);
     (w.join(" "), notes)
+}
+
+/// The workload-shape options (docs/workloads.md) of `spec`.
+fn shape_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
+    let per_target: Vec<_> = spec.targets.iter().filter_map(|t| t.distribution).collect();
+    if !per_target.is_empty() && per_target.len() == spec.targets.len() {
+        for d in per_target {
+            w.push("--distribution".into());
+            w.push(d.to_string());
+        }
+    } else if !spec.shape.distribution.is_uniform() {
+        w.push("--distribution".into());
+        w.push(spec.shape.distribution.to_string());
+    }
+    if spec.shape.placement != crate::workload::Placement::default() {
+        w.push("--hot-placement".into());
+        w.push("start".into());
+    }
+    if let Some(b) = &spec.shape.bssplit {
+        w.push("--bssplit".into());
+        w.push(shell_quote(&b.to_string()));
+    }
+    if spec.shape.dedupe_pct > 0 {
+        w.push("--dedupe-pct".into());
+        w.push(spec.shape.dedupe_pct.to_string());
+    }
 }
 
 /// `iosim translate sqlio|diskspd ...`: prints the command; returns the exit code.
@@ -162,7 +189,7 @@ pub fn main(args: &[String]) -> anyhow::Result<u8> {
     let (tool, rest) = match args.split_first() {
         Some((t, r)) => (t.as_str(), r),
         None => anyhow::bail!(crate::Error::BadWorkload(
-            "name the tool: iosim translate sqlio ... or iosim translate diskspd ...".into()
+            "name the tool: iosim translate sqlio ..., iosim translate diskspd ... or iosim translate fio ...".into()
         )),
     };
     let mut w = Warnings::default();
@@ -193,8 +220,15 @@ pub fn main(args: &[String]) -> anyhow::Result<u8> {
             }
             (cmd, n)
         }
+        "fio" => {
+            let t = super::fio::translate(rest)?;
+            let sizes: Vec<Option<u64>> = t.spec.targets.iter().map(|_| t.size).collect();
+            let (cmd, mut n) = run_command(&t.spec, &sizes);
+            n.extend(t.notes);
+            (cmd, n)
+        }
         _ => anyhow::bail!(crate::Error::BadWorkload(format!(
-            "cannot translate '{tool}': use iosim translate sqlio ... or iosim translate diskspd ..."
+            "cannot translate '{tool}': use iosim translate sqlio ..., iosim translate diskspd ... or iosim translate fio ..."
         ))),
     };
     for line in &w.0 {
@@ -301,6 +335,35 @@ mod tests {
             assert_eq!(back.random_pct, spec.random_pct, "{c}");
             assert_eq!(back.seq_layout, spec.seq_layout, "{c}");
         }
+    }
+
+    #[test]
+    fn workload_shape_round_trips() {
+        use clap::Parser as _;
+        let spec = WorkloadSpec {
+            targets: vec![TargetSpec::new("/mnt/x/t.dat", None)],
+            rw: RwMode::Randrw,
+            write_pct: 30,
+            fill: FillMode::Compressible(50),
+            shape: crate::workload::Shape {
+                distribution: "hotcold:10/90".parse().unwrap(),
+                placement: crate::workload::Placement::Start,
+                bssplit: Some("8K/70:64K/30,64K/100".parse().unwrap()),
+                dedupe_pct: 20,
+                steady_state: None,
+            },
+            ..WorkloadSpec::default()
+        };
+        let (c, n) = run_command(&spec, &[None]);
+        assert!(n.is_empty(), "{n:?}");
+        assert!(c.contains("--bssplit 8K/70:64K/30,64K/100"), "{c}");
+        let cli = crate::cli::Cli::try_parse_from(c.split(' ')).unwrap();
+        let Some(crate::cli::Command::Run(r)) = cli.command else {
+            panic!("{c}")
+        };
+        let back = r.to_spec().unwrap();
+        assert_eq!(back.shape, spec.shape, "{c}");
+        assert_eq!(back.fill, spec.fill, "{c}");
     }
 
     #[test]

@@ -5,6 +5,8 @@ use crate::sysmon::check::{self_checks, Warning};
 use crate::sysmon::mounts::Resolution;
 use crate::sysmon::sampler::MonitorReport;
 use crate::target::{PreparedTarget, TargetKind};
+use crate::workload::distribution::SkewReport;
+use crate::workload::measured::{ShapeResult, ShapeStats, TargetSkew};
 use crate::workload::{EngineKind, WorkloadSpec};
 
 use super::result::{
@@ -214,6 +216,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         &environment,
     );
     warnings.extend(window_warnings(outs, window));
+    let shape = shape_result(&spec, outs, secs, &m.total);
     RunResult {
         schema_version: SCHEMA_VERSION,
         iosim_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -238,5 +241,38 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         devices: resolutions,
         monitor,
         warnings,
+        shape,
     }
+}
+
+/// The workers' per-size, open-loop and skew measurements merged (issue 17).
+fn shape_result(
+    spec: &WorkloadSpec,
+    outs: &[WorkerOut],
+    secs: f64,
+    total: &RwStats,
+) -> Option<ShapeResult> {
+    let mut merged = ShapeStats::default();
+    for o in outs {
+        merged.merge(&o.shape);
+    }
+    let skew = (0..spec.targets.len())
+        .filter(|&i| !spec.distribution_for(i).is_uniform())
+        .map(|i| {
+            let mine = outs.iter().filter(|o| o.target == i);
+            let blocks = mine.clone().map(|o| o.slots).max().unwrap_or(0);
+            TargetSkew {
+                target: i,
+                report: SkewReport::from_counts(
+                    spec.distribution_for(i),
+                    spec.shape.placement,
+                    blocks,
+                    mine.map(|o| o.skew),
+                ),
+            }
+        })
+        .filter(|k| k.report.ios > 0)
+        .collect();
+    let r = merged.result(spec, secs, total, skew);
+    (!r.is_empty()).then_some(r)
 }

@@ -112,6 +112,8 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
     let started_at = crate::clock::utc_now_rfc3339();
     let mut notes = Vec::new();
     let mut spec = spec.clone();
+    // A --bssplit mix: buffers and checks use its largest size.
+    spec.resolve_sizes();
     if spec.engine == EngineKind::Null && spec.targets.is_empty() {
         spec.targets
             .push(crate::workload::TargetSpec::new("null", Some(1 << 30)));

@@ -1,14 +1,18 @@
 //! Pacing of one worker's I/O starts: a rate cap and bursts with think time.
+//!
+//! The rate cap is an open-loop schedule: I/O number k of a thread is due at
+//! `t0 + k x interval`, whatever happened before. A thread that falls behind
+//! (a slow device, a stall, a descheduled process) issues its backlog as fast
+//! as its queue depth allows, as clients arriving on schedule would queue up,
+//! and each I/O's latency is also measured from its due time (the worker's
+//! `intended_ts`). Dropping the backlog instead would hide the stall from
+//! the latency (coordinated omission).
 
 use crate::workload::WorkloadSpec;
 
 /// Longest single sleep of a paced thread with nothing in flight, so a stop
 /// (Ctrl-C, another thread's error) is noticed within this time.
 pub(super) const MAX_NAP_NS: u64 = 50_000_000;
-
-/// A paced thread that falls further behind its schedule than this (a slow
-/// device, a stall) does not try to make the backlog up in one burst.
-pub(super) const MAX_CATCH_UP_NS: u64 = 100_000_000;
 
 /// Paces one thread's I/O starts: a rate cap (one start per interval) and
 /// bursts followed by think time. Pure arithmetic on the caller's clock.
@@ -42,12 +46,12 @@ impl Pacer {
         self.next_due
     }
 
-    /// An I/O started at `now` (not before `due`).
+    /// An I/O due at [`Pacer::due`] started at `now` (not before).
     #[inline]
     pub(super) fn issued(&mut self, now: u64) {
         if self.interval_ns > 0 {
-            let floor = now.saturating_sub(MAX_CATCH_UP_NS);
-            self.next_due = self.next_due.max(floor) + self.interval_ns;
+            // The schedule, not the late start, sets the next due time.
+            self.next_due += self.interval_ns;
         }
         if self.think_ns > 0 {
             self.in_burst += 1;
@@ -77,9 +81,10 @@ mod tests {
         // Late by 0.5 ms: the schedule is kept, not shifted.
         p.issued(1_505_000);
         assert_eq!(p.due(), 2_005_000);
-        // Late by far more than the catch-up limit: the backlog is dropped.
+        // Late by far more (a stall): the backlog is kept, due at once, one
+        // interval apart on the original schedule (open loop).
         p.issued(1_000_000_000);
-        assert_eq!(p.due(), 1_000_000_000 - MAX_CATCH_UP_NS + 1_000_000);
+        assert_eq!(p.due(), 3_005_000);
 
         let spec = WorkloadSpec {
             burst: 3,

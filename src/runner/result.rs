@@ -232,6 +232,10 @@ pub struct RunResult {
     pub monitor: MonitorReport,
     /// Results checked against the kernel's counters: what may make them untrue.
     pub warnings: Vec<Warning>,
+    /// Per block size, open-loop latency and achieved skew (docs/workloads.md);
+    /// absent when the workload has none of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<crate::workload::measured::ShapeResult>,
 }
 
 /// Latency histograms, nanoseconds, as [`crate::stats::encode_histogram`] writes them.

@@ -21,6 +21,7 @@ use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::stats::RwStats;
 use crate::sysmon::cpu;
 use crate::workload::data::WriteData;
+use crate::workload::measured::ShapeStats;
 use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
 
 use super::pacing::{Pacer, MAX_NAP_NS};
@@ -74,6 +75,12 @@ pub(super) struct WorkerOut {
     pub first_ts: u64,
     /// When it noticed the end of the window (0: it stopped for another reason).
     pub noticed_end_ts: u64,
+    /// Per block size and from scheduled starts (issue 17).
+    pub shape: ShapeStats,
+    /// Skewed draws while measuring: hits on the hottest 1%, 10%, all.
+    pub skew: (u64, u64, u64),
+    /// Random block positions of this thread's region (what the skew ranks).
+    pub slots: u64,
 }
 
 /// The body of a worker thread.
@@ -188,7 +195,7 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
     if let Some(p) = spec.random_pct {
         gen = gen.mixed(p);
     }
-    gen = gen.shaped(spec, plan.target);
+    gen = gen.shaped(spec, plan.target).sized(spec);
     match spec.seq_layout {
         SeqLayout::Shared => gen = gen.shared(ctx.shared_offset.clone()),
         SeqLayout::Stripe(s) if !spec.rw.is_random() => {
@@ -203,8 +210,12 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
 struct Slots {
     comps: Vec<Completion>,
     submit_ts: Vec<u64>,
+    /// When each I/O was scheduled to start (paced runs; else its submission).
+    intended_ts: Vec<u64>,
     off: Vec<u64>,
     op: Vec<Op>,
+    len: Vec<u32>,
+    class: Vec<u8>,
     free: Vec<u32>,
     /// Queued but not yet stamped (submission groups of the async engines).
     pending: Vec<u32>,
@@ -216,8 +227,11 @@ impl Slots {
         Slots {
             comps: vec![Completion::default(); n],
             submit_ts: vec![0u64; n],
+            intended_ts: vec![0u64; n],
             off: vec![0u64; n],
             op: vec![Op::Read; n],
+            len: vec![0u32; n],
+            class: vec![0u8; n],
             free: (0..n as u32).rev().collect(),
             pending: Vec::with_capacity(n),
             inflight: 0,
@@ -261,7 +275,6 @@ struct Worker<'a> {
     gen: OffsetGen,
     pacer: Option<Pacer>,
     io: Slots,
-    bs: u32,
     sync: bool,
     /// What each write carries (a stamp per 4 KiB, generated blocks, or a fixed fill).
     data: WriteData,
@@ -271,6 +284,8 @@ struct Worker<'a> {
     win: Phase,
     cur: RwStats,
     whole: RwStats,
+    /// Per-size and open-loop statistics (empty unless asked for).
+    shape: ShapeStats,
     errors: u64,
     error_records: Vec<IoErrorRecord>,
     stopping: bool,
@@ -302,7 +317,6 @@ impl<'a> Worker<'a> {
             gen: offset_gen(ctx, plan),
             pacer: None,
             io: Slots::new(slots),
-            bs: spec.bs as u32,
             data: WriteData::for_thread(spec, plan.thread as u64, thread_seed(spec, plan)),
             submit_batch,
             io_limit: spec.io_limit.unwrap_or(u64::MAX),
@@ -319,6 +333,7 @@ impl<'a> Worker<'a> {
             },
             cur: RwStats::default(),
             whole: RwStats::default(),
+            shape: ShapeStats::new(spec),
             errors: 0,
             error_records: Vec::with_capacity(ERROR_RECORDS_PER_THREAD),
             stopping: false,
@@ -365,25 +380,31 @@ impl<'a> Worker<'a> {
     #[inline]
     fn issue(&mut self) -> anyhow::Result<bool> {
         let mut waiting = false;
-        let bs = self.bs;
         while let Some(slot) = self.io.free.pop() {
+            let s = slot as usize;
             if let Some(p) = &mut self.pacer {
                 let now = now_ns();
-                if now < p.due() {
+                let due = p.due();
+                if now < due {
                     self.io.free.push(slot);
                     waiting = true;
                     break;
                 }
+                // Open loop: latency also counts from when it should have started.
+                self.io.intended_ts[s] = due;
                 p.issued(now);
             }
-            let (off, write) = self.gen.next_io();
-            let op = if write { Op::Write } else { Op::Read };
-            let s = slot as usize;
-            if write {
-                self.data.next(&mut self.eng.buffer(s)[..bs as usize]);
+            let io = self.gen.next_sized();
+            let off = io.offset;
+            let len = io.len as u32;
+            let op = if io.write { Op::Write } else { Op::Read };
+            if io.write {
+                self.data.next(&mut self.eng.buffer(s)[..len as usize]);
             }
             self.io.off[s] = off;
             self.io.op[s] = op;
+            self.io.len[s] = len;
+            self.io.class[s] = io.class;
             if self.sync {
                 self.io.submit_ts[s] = self.last_ts;
             }
@@ -392,7 +413,7 @@ impl<'a> Worker<'a> {
                 file: 0,
                 op,
                 offset: off,
-                len: bs,
+                len,
             })?;
             self.io.inflight += 1;
             if !self.sync {
@@ -440,20 +461,29 @@ impl<'a> Worker<'a> {
     /// Records the first `n` completions, stamped `now`.
     #[inline]
     fn complete(&mut self, n: usize, now: u64) {
-        let bs = self.bs;
         for i in 0..n {
             let c = self.io.comps[i];
             let s = c.slot as usize;
             self.io.inflight -= 1;
             self.io.free.push(c.slot);
-            if c.result == bs as i32 {
+            let len = self.io.len[s];
+            if c.result == len as i32 {
                 // Completions past --number-ios (reaped in the same batch) are not counted.
                 if self.win.measuring && !self.stopping && self.measured_ios < self.io_limit {
                     let lat = now.saturating_sub(self.io.submit_ts[s]);
-                    match self.io.op[s] {
-                        Op::Read => self.cur.read.record(lat, u64::from(bs)),
-                        Op::Write => self.cur.write.record(lat, u64::from(bs)),
+                    let write = self.io.op[s] == Op::Write;
+                    if write {
+                        self.cur.write.record(lat, u64::from(len));
+                    } else {
+                        self.cur.read.record(lat, u64::from(len));
                     }
+                    self.shape.record(
+                        write,
+                        self.io.class[s],
+                        u64::from(len),
+                        lat,
+                        now.saturating_sub(self.io.intended_ts[s]),
+                    );
                     self.measured_ios += 1;
                 }
             } else {
@@ -465,7 +495,7 @@ impl<'a> Worker<'a> {
     /// Counts a failed or short I/O in slot `s` and keeps the first few.
     #[cold]
     fn failed(&mut self, s: usize, result: i32) {
-        let bs = self.bs;
+        let bs = self.io.len[s];
         self.errors += 1;
         if self.error_records.len() < ERROR_RECORDS_PER_THREAD {
             self.error_records.push(IoErrorRecord {
@@ -518,6 +548,7 @@ impl<'a> Worker<'a> {
         self.win.next_boundary = start.saturating_add(self.ctx.interval_ns);
         self.win.interval_index = 0;
         self.cur.reset();
+        self.gen.reset_counts();
         self.win.ru0 = cpu::rusage(true);
     }
 
@@ -601,6 +632,9 @@ impl<'a> Worker<'a> {
             error_records: self.error_records,
             first_ts: self.win.first_ts,
             noticed_end_ts: self.win.noticed_end_ts,
+            skew: self.gen.skew_counts(),
+            slots: self.gen.slots(),
+            shape: self.shape,
         }
     }
 }

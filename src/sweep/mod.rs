@@ -6,7 +6,10 @@
 //! Axis syntax (`--vary`): `qd=1,2,4,8`, `qd=1..64` (step 1), `qd=1..64:4`
 //! (step 4), `qd=1..128x2` (doubling), `threads=32..1/2` (halving),
 //! `bs=4K,8K,64K`, `write-pct=0..100:25`, `rw=randread,randwrite`,
-//! `submit-batch=0,1,4`.
+//! `submit-batch=0,1,4`; workload shape (docs/workloads.md):
+//! `distribution=uniform,zipf:1.1,hotcold:10/90`, `compress-pct=0..75:25`,
+//! `dedupe-pct=0,20`, and `bssplit=8K/100;8K/70:64K/30` (split on `;`, as a
+//! split's own `,` separates reads from writes).
 
 pub mod analysis;
 pub mod studies;
@@ -19,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
 use crate::units::{format_size_arg, parse_size};
-use crate::workload::{RwMode, WorkloadSpec};
+use crate::workload::{BsSplit, Distribution, RwMode, WorkloadSpec};
 use analysis::{find_knee, is_noisy, recommend, suggested_repeats, Knee, SeriesPoint, Stat};
 
 /// A parameter a sweep can vary.
@@ -38,6 +41,14 @@ pub enum Param {
     Rw,
     /// I/Os per submission system call (0 = all free slots).
     SubmitBatch,
+    /// Access skew (`--distribution`).
+    Distribution,
+    /// Block-size mix (`--bssplit`).
+    Bssplit,
+    /// Compressible share of written blocks (`--compress-pct`).
+    CompressPct,
+    /// Duplicate share of written blocks (`--dedupe-pct`).
+    DedupePct,
 }
 
 impl Param {
@@ -50,6 +61,10 @@ impl Param {
             Param::WritePct => "write-pct",
             Param::Rw => "rw",
             Param::SubmitBatch => "submit-batch",
+            Param::Distribution => "distribution",
+            Param::Bssplit => "bssplit",
+            Param::CompressPct => "compress-pct",
+            Param::DedupePct => "dedupe-pct",
         }
     }
 
@@ -61,9 +76,14 @@ impl Param {
             "write-pct" | "write_pct" | "w" => Param::WritePct,
             "rw" => Param::Rw,
             "submit-batch" | "submit_batch" | "iodepth_batch_submit" => Param::SubmitBatch,
+            "distribution" | "random_distribution" => Param::Distribution,
+            "bssplit" => Param::Bssplit,
+            "compress-pct" | "compress_pct" | "buffer_compress_percentage" => Param::CompressPct,
+            "dedupe-pct" | "dedupe_pct" | "dedupe_percentage" => Param::DedupePct,
             other => {
                 return Err(format!(
-                    "cannot sweep '{other}': choose qd, threads, bs, write-pct, rw or submit-batch"
+                    "cannot sweep '{other}': choose qd, threads, bs, write-pct, rw, submit-batch, \
+                     distribution, bssplit, compress-pct or dedupe-pct"
                 ))
             }
         })
@@ -78,6 +98,8 @@ pub enum Value {
     Num(u64),
     /// A pattern.
     Rw(RwMode),
+    /// A distribution or size mix, as written on the command line (checked when parsed).
+    Text(String),
 }
 
 impl Value {
@@ -86,6 +108,7 @@ impl Value {
             (Value::Num(v), Param::Bs) => format_size_arg(*v),
             (Value::Num(v), _) => v.to_string(),
             (Value::Rw(m), _) => m.name().to_string(),
+            (Value::Text(t), _) => t.clone(),
         }
     }
 }
@@ -113,6 +136,14 @@ pub fn parse_axis(text: &str) -> Result<Axis, String> {
                     .ok_or_else(|| format!("unknown rw '{v}'"))
             })
             .collect::<Result<Vec<_>, _>>()?
+    } else if param == Param::Distribution {
+        spec.split(',')
+            .map(|v| Ok(Value::Text(v.trim().parse::<Distribution>()?.to_string())))
+            .collect::<Result<Vec<_>, String>>()?
+    } else if param == Param::Bssplit {
+        spec.split(';')
+            .map(|v| Ok(Value::Text(v.trim().parse::<BsSplit>()?.to_string())))
+            .collect::<Result<Vec<_>, String>>()?
     } else {
         parse_numbers(spec, param == Param::Bs)?
             .into_iter()
@@ -121,6 +152,13 @@ pub fn parse_axis(text: &str) -> Result<Axis, String> {
     };
     if values.is_empty() {
         return Err(format!("--vary '{text}' gives no values"));
+    }
+    if matches!(param, Param::CompressPct | Param::DedupePct)
+        && values
+            .iter()
+            .any(|v| matches!(v, Value::Num(n) if *n > 100))
+    {
+        return Err(format!("--vary '{text}': percentages go from 0 to 100"));
     }
     if values.len() > 10_000 {
         return Err(format!(
@@ -273,6 +311,20 @@ pub fn apply(base: &WorkloadSpec, p: &Point) -> WorkloadSpec {
                     s.write_pct = m.default_write_pct();
                 }
             }
+            // Checked when the axis was parsed.
+            (Param::Distribution, Value::Text(t)) => {
+                if let Ok(d) = t.parse() {
+                    s.shape.distribution = d;
+                    for t in &mut s.targets {
+                        t.distribution = None;
+                    }
+                }
+            }
+            (Param::Bssplit, Value::Text(t)) => s.shape.bssplit = t.parse().ok(),
+            (Param::CompressPct, Value::Num(n)) => {
+                s.fill = crate::workload::FillMode::Compressible((*n).min(100) as u8)
+            }
+            (Param::DedupePct, Value::Num(n)) => s.shape.dedupe_pct = (*n).min(100) as u8,
             _ => {}
         }
     }
@@ -793,6 +845,39 @@ mod tests {
         p.insert(Param::Rw, Value::Rw(RwMode::Write));
         let s = apply(&base, &p);
         assert_eq!((s.rw, s.write_pct), (RwMode::Write, 100));
+    }
+
+    #[test]
+    fn shape_axes_parse_check_and_apply() {
+        let d = parse_axis("distribution=uniform,zipf:1.1,hotcold:10/90").unwrap();
+        assert_eq!(d.param, Param::Distribution);
+        assert_eq!(d.values[2], Value::Text("hotcold:10/90".into()));
+        assert!(parse_axis("distribution=zipf:0").is_err());
+        let b = parse_axis("bssplit=8K/100;8K/70:64K/30,64K/100").unwrap();
+        assert_eq!(b.values.len(), 2);
+        assert_eq!(b.values[1], Value::Text("8K/70:64K/30,64K/100".into()));
+        assert!(parse_axis("bssplit=8K/70:64K/20").is_err());
+        let c = parse_axis("compress-pct=0..75:25").unwrap();
+        assert_eq!(c.values.len(), 4);
+        assert!(parse_axis("dedupe-pct=0,120").is_err());
+        assert_eq!(
+            parse_axis("buffer_compress_percentage=50").unwrap().param,
+            Param::CompressPct
+        );
+        let mut p = Point::new();
+        p.insert(Param::Distribution, d.values[1].clone());
+        p.insert(Param::Bssplit, b.values[1].clone());
+        p.insert(Param::CompressPct, Value::Num(50));
+        p.insert(Param::DedupePct, Value::Num(20));
+        let s = apply(&WorkloadSpec::default(), &p);
+        assert_eq!(s.shape.distribution, Distribution::Zipf(1.1));
+        assert_eq!(s.shape.bssplit.unwrap().to_string(), "8K/70:64K/30,64K/100");
+        assert_eq!(s.fill, crate::workload::FillMode::Compressible(50));
+        assert_eq!(s.shape.dedupe_pct, 20);
+        assert_eq!(
+            Value::Text("zipf:1.1".into()).show(Param::Distribution),
+            "zipf:1.1"
+        );
     }
 
     fn point(q: u64, iops: &[f64], lat: f64) -> PointResult {

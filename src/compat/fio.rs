@@ -1,0 +1,476 @@
+//! fio's job options as an iosim workload, for `iosim translate fio`.
+//!
+//! Takes fio's command-line form (`--name=j --rw=randread --bs=8k ...`) or a
+//! job file (`[global]` and job sections of `key=value` lines; the first job
+//! is translated, with `[global]` under it). Each option iosim has maps to
+//! its native counterpart (docs/workloads.md has the table); options that only
+//! shape fio's own output are dropped silently; anything else is returned as
+//! a note, so nothing is lost without saying so.
+
+use std::time::Duration;
+
+use crate::units::{parse_duration, parse_size};
+use crate::workload::{
+    BsSplit, CacheMode, Distribution, EngineKind, FillMode, RwMode, TargetSpec, WorkloadSpec,
+};
+
+/// fio options that change only fio's reporting or bookkeeping: dropped without a note.
+const QUIET: &[&str] = &[
+    "name",
+    "description",
+    "group_reporting",
+    "time_based",
+    "output-format",
+    "output",
+    "lat_percentiles",
+    "clat_percentiles",
+    "percentile_list",
+    "fixedbufs",
+    "registerfiles",
+    "sqthread_poll",
+    "invalidate",
+    "norandommap",
+    "randrepeat",
+    "stonewall",
+    "new_group",
+    "eta",
+    "minimal",
+    "thread",
+    "kb_base",
+    "unit_base",
+];
+
+/// A workload and what it could not carry over.
+#[derive(Debug)]
+pub struct Translated {
+    /// The workload.
+    pub spec: WorkloadSpec,
+    /// fio's `size` (creation size of the files).
+    pub size: Option<u64>,
+    /// What was not translated, or translated approximately.
+    pub notes: Vec<String>,
+}
+
+/// Translates fio's arguments: options, or the path of a job file.
+pub fn translate(args: &[String]) -> anyhow::Result<Translated> {
+    let pairs = match args {
+        [one] if !one.starts_with('-') => {
+            let text = std::fs::read_to_string(one)
+                .map_err(|e| anyhow::anyhow!("cannot read the fio job file '{one}': {e}"))?;
+            job_file_options(&text)?
+        }
+        _ => command_line_options(args)?,
+    };
+    Ok(from_options(&pairs.0, pairs.1))
+}
+
+/// `--key=value` and `--key value` words (fio's own form is `--key=value`).
+/// Options as (key, value) pairs, and notes on what was left out reading them.
+type Options = (Vec<(String, String)>, Vec<String>);
+
+fn command_line_options(args: &[String]) -> anyhow::Result<Options> {
+    let mut out = Vec::new();
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        let Some(opt) = a.strip_prefix("--") else {
+            anyhow::bail!(crate::Error::BadWorkload(format!(
+                "'{a}' is not a fio option: give fio's options (--rw=randread --bs=8k ...) or one job file"
+            )));
+        };
+        match opt.split_once('=') {
+            Some((k, v)) => out.push((k.to_string(), v.to_string())),
+            None => {
+                let v = match it.peek() {
+                    Some(n) if !n.starts_with("--") => it.next().cloned().unwrap_or_default(),
+                    _ => "1".to_string(),
+                };
+                out.push((opt.to_string(), v));
+            }
+        }
+    }
+    Ok((out, Vec::new()))
+}
+
+/// The options of the first job of a job file, `[global]` first.
+fn job_file_options(text: &str) -> anyhow::Result<Options> {
+    let mut global = Vec::new();
+    let mut job: Vec<(String, String)> = Vec::new();
+    let mut jobs: Vec<String> = Vec::new();
+    let mut section = String::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            section = name.trim().to_string();
+            if section != "global" {
+                jobs.push(section.clone());
+            }
+            continue;
+        }
+        let (k, v) = match l.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+            None => (l.to_string(), "1".to_string()),
+        };
+        if section == "global" {
+            global.push((k, v));
+        } else if jobs.len() == 1 {
+            job.push((k, v));
+        }
+    }
+    if jobs.is_empty() {
+        anyhow::bail!(crate::Error::BadWorkload(
+            "the fio job file has no job section ([name] after [global])".into()
+        ));
+    }
+    let mut notes = Vec::new();
+    if jobs.len() > 1 {
+        notes.push(format!(
+            "the job file has {} jobs ({}): only '{}' is translated; a profile (docs/profiles.md) runs several workloads together",
+            jobs.len(),
+            jobs.join(", "),
+            jobs[0]
+        ));
+    }
+    global.extend(job);
+    Ok((global, notes))
+}
+
+/// fio's `random_distribution` as iosim's: zipf, pareto and normal map
+/// directly; `zoned` with two zones is a hot/cold split.
+fn distribution(v: &str, notes: &mut Vec<String>) -> Option<Distribution> {
+    let (name, arg) = v.split_once(':').unwrap_or((v, ""));
+    match name.trim() {
+        "random" => Some(Distribution::Uniform),
+        "zipf" | "pareto" | "normal" => {
+            // fio's optional second value (the hot spot's centre) has no counterpart.
+            let first = arg.split(':').next().unwrap_or("");
+            if arg.contains(':') {
+                notes.push(format!(
+                    "random_distribution={v}: the centre of the hot spot is not translated (iosim places it with --hot-placement)"
+                ));
+            }
+            match format!("{name}:{first}").parse() {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    notes.push(format!("random_distribution={v}: {e}"));
+                    None
+                }
+            }
+        }
+        "zoned" => {
+            // zoned:ACCESS/SIZE:ACCESS/SIZE...; two zones are a hot/cold split.
+            let zones: Vec<(f64, f64)> = arg
+                .split(':')
+                .filter_map(|z| {
+                    let (a, s) = z.split_once('/')?;
+                    Some((a.trim().parse().ok()?, s.trim().parse().ok()?))
+                })
+                .collect();
+            match zones.as_slice() {
+                [(access, size), _] => {
+                    let d = Distribution::HotCold {
+                        hot: *size,
+                        access: *access,
+                    };
+                    if d.validate().is_ok() {
+                        notes.push(format!(
+                            "random_distribution={v}: fio's first zone is at the start of the region; add --hot-placement start to keep it there"
+                        ));
+                        return Some(d);
+                    }
+                    notes.push(format!(
+                        "random_distribution={v}: not a usable hot/cold split"
+                    ));
+                    None
+                }
+                _ => {
+                    notes.push(format!(
+                        "random_distribution={v}: iosim has two zones (hotcold:HOT/ACCESS); more are not translated"
+                    ));
+                    None
+                }
+            }
+        }
+        _ => {
+            notes.push(format!("random_distribution={v} has no iosim counterpart"));
+            None
+        }
+    }
+}
+
+/// fio's time values: plain numbers are in `unit` (seconds, or microseconds for thinktime).
+fn fio_time(v: &str, plain_us: bool) -> Option<Duration> {
+    let t = v.trim().to_ascii_lowercase();
+    if let Ok(n) = t.parse::<u64>() {
+        return Some(if plain_us {
+            Duration::from_micros(n)
+        } else {
+            Duration::from_secs(n)
+        });
+    }
+    if let Some(us) = t.strip_suffix("us").and_then(|n| n.parse::<u64>().ok()) {
+        return Some(Duration::from_micros(us));
+    }
+    parse_duration(&t).ok()
+}
+
+fn from_options(pairs: &[(String, String)], mut notes: Vec<String>) -> Translated {
+    let mut spec = WorkloadSpec {
+        // fio's defaults where they differ from iosim's.
+        duration: Duration::from_secs(10),
+        cache: CacheMode::Buffered,
+        engine: EngineKind::Sync,
+        ..WorkloadSpec::default()
+    };
+    let mut size = None;
+    let mut files: Vec<String> = Vec::new();
+    let (mut offset, mut rwmix_write) = (0u64, None::<u8>);
+    let (mut direct, mut sync) = (false, false);
+    let mut bs_pair: Option<(u64, u64)> = None;
+    let num = |v: &str| v.trim().parse::<u64>().ok();
+    for (k, v) in pairs {
+        let k = k.trim();
+        let v = v.trim();
+        let mut bad = |what: &str| notes.push(format!("{k}={v}: {what}"));
+        match k {
+            "filename" => files.extend(v.split(':').map(str::to_string)),
+            "size" => match parse_size(v) {
+                Ok(s) => size = Some(s),
+                Err(_) => bad("not a size iosim reads (percentages are not translated)"),
+            },
+            "offset" => offset = parse_size(v).unwrap_or(0),
+            "rw" | "readwrite" => {
+                let (mode, rest) = v.split_once(':').unwrap_or((v, ""));
+                let m = match mode {
+                    "read" => Some(RwMode::Read),
+                    "write" => Some(RwMode::Write),
+                    "randread" => Some(RwMode::Randread),
+                    "randwrite" => Some(RwMode::Randwrite),
+                    "rw" | "readwrite" => Some(RwMode::Readwrite),
+                    "randrw" => Some(RwMode::Randrw),
+                    _ => None,
+                };
+                match m {
+                    Some(m) => spec.rw = m,
+                    None => bad("iosim does not issue this pattern (trims are not supported)"),
+                }
+                if !rest.is_empty() {
+                    bad("the offset modifier after ':' is not translated");
+                }
+            }
+            "rwmixread" => rwmix_write = num(v).map(|r| 100 - r.min(100) as u8),
+            "rwmixwrite" => rwmix_write = num(v).map(|w| w.min(100) as u8),
+            "bs" | "blocksize" => {
+                let mut it = v.split(',').map(|s| parse_size(s.trim()).ok());
+                match (it.next().flatten(), it.next()) {
+                    (Some(r), None) => spec.bs = r,
+                    (Some(r), Some(w)) => bs_pair = Some((r, w.unwrap_or(r))),
+                    _ => bad("not a block size"),
+                }
+            }
+            "bssplit" => match v.parse::<BsSplit>() {
+                Ok(b) => spec.shape.bssplit = Some(b),
+                Err(e) => bad(&e),
+            },
+            "blockalign" | "ba" => spec.align = parse_size(v.split(',').next().unwrap_or(v)).ok(),
+            "iodepth" => spec.qd = num(v).unwrap_or(1) as u32,
+            "numjobs" => spec.threads = num(v).unwrap_or(1) as u32,
+            "runtime" => match fio_time(v, false) {
+                Some(d) => spec.duration = d,
+                None => bad("not a time"),
+            },
+            "ramp_time" => spec.warmup = fio_time(v, false).unwrap_or_default(),
+            "direct" => direct = v == "1",
+            "buffered" => direct = v == "0",
+            "sync" | "dsync" => sync = v != "0" && v != "none",
+            "ioengine" => {
+                spec.engine = match v {
+                    "io_uring" => EngineKind::Uring,
+                    "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Sync,
+                    "null" => EngineKind::Null,
+                    "mmap" => EngineKind::Mmap,
+                    "libaio" | "posixaio" => {
+                        bad("iosim uses io_uring for asynchronous I/O");
+                        EngineKind::Uring
+                    }
+                    _ => {
+                        bad("no iosim engine of that kind; iosim chooses one");
+                        EngineKind::Auto
+                    }
+                }
+            }
+            "random_distribution" => {
+                if let Some(d) = distribution(v, &mut notes) {
+                    spec.shape.distribution = d;
+                }
+            }
+            "buffer_compress_percentage" => match num(v).filter(|&p| p <= 100) {
+                Some(p) => spec.fill = FillMode::Compressible(p as u8),
+                None => bad("give 0 to 100"),
+            },
+            "buffer_compress_chunk" => {
+                bad("iosim compresses in 4 KiB blocks (the zero tail of each 4 KiB block)")
+            }
+            "dedupe_percentage" => match num(v).filter(|&p| p <= 100) {
+                Some(p) => spec.shape.dedupe_pct = p as u8,
+                None => bad("give 0 to 100"),
+            },
+            "zero_buffers" => {
+                if v != "0" {
+                    spec.fill = FillMode::Zero;
+                }
+            }
+            "buffer_pattern" => match v.parse() {
+                Ok(p) => spec.fill = FillMode::Pattern(p),
+                Err(_) => bad("iosim takes a hex pattern of 1 to 16 bytes (0xDEADBEEF)"),
+            },
+            "percentage_random" => spec.random_pct = num(v).map(|p| p.min(100) as u8),
+            "rate_iops" => spec.rate_iops = num(v.split(',').next().unwrap_or(v)),
+            "rate" => spec.rate_bytes = parse_size(v.split(',').next().unwrap_or(v)).ok(),
+            "thinktime" => spec.think = fio_time(v, true).unwrap_or_default(),
+            "thinktime_blocks" => spec.burst = num(v).unwrap_or(0) as u32,
+            "number_ios" => spec.io_limit = num(v),
+            "randseed" => spec.seed = num(v).unwrap_or(spec.seed),
+            "iodepth_batch_submit" | "iodepth_batch" => {
+                spec.submit_batch = num(v).unwrap_or(1) as u32
+            }
+            q if QUIET.contains(&q) => {}
+            _ => bad("not translated (no iosim counterpart)"),
+        }
+    }
+    if let Some((r, w)) = bs_pair {
+        // fio's bs=READ,WRITE is a split of one size per direction.
+        spec.shape.bssplit = format!(
+            "{}/100,{}/100",
+            crate::units::format_size_arg(r),
+            crate::units::format_size_arg(w)
+        )
+        .parse()
+        .ok();
+    }
+    if spec.rw.is_mixed() {
+        spec.write_pct = rwmix_write.unwrap_or(50);
+    } else {
+        spec.write_pct = spec.rw.default_write_pct();
+    }
+    spec.cache = match (direct, sync) {
+        (true, true) => CacheMode::DirectWritethrough,
+        (true, false) => CacheMode::Direct,
+        (false, true) => CacheMode::Writethrough,
+        (false, false) => CacheMode::Buffered,
+    };
+    if spec.engine == EngineKind::Null {
+        size = size.or(Some(1 << 30));
+    } else if files.is_empty() {
+        notes.push(
+            "no filename=: fio names its own files; give the target path in its place".into(),
+        );
+        files.push("FILE".into());
+    }
+    if spec.engine != EngineKind::Null {
+        spec.targets = files
+            .iter()
+            .map(|f| TargetSpec {
+                offset,
+                ..TargetSpec::new(f.clone(), size)
+            })
+            .collect();
+    }
+    Translated { spec, size, notes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(args: &[&str]) -> Translated {
+        translate(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn skew_sizes_and_data_options_map() {
+        let x = t(&[
+            "--name=oltp",
+            "--filename=/mnt/d/f.dat",
+            "--size=10g",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--bssplit=8k/70:64k/25:1m/5",
+            "--random_distribution=zipf:1.1",
+            "--buffer_compress_percentage=50",
+            "--dedupe_percentage=20",
+            "--iodepth=16",
+            "--numjobs=4",
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--runtime=60",
+            "--time_based",
+        ]);
+        let s = &x.spec;
+        assert!(x.notes.is_empty(), "{:?}", x.notes);
+        assert_eq!((s.rw, s.write_pct), (RwMode::Randrw, 30));
+        assert_eq!(
+            s.shape.bssplit.as_ref().unwrap().to_string(),
+            "8K/70:64K/25:1M/5"
+        );
+        assert_eq!(s.shape.distribution, Distribution::Zipf(1.1));
+        assert_eq!(s.fill, FillMode::Compressible(50));
+        assert_eq!(s.shape.dedupe_pct, 20);
+        assert_eq!((s.qd, s.threads, s.cache), (16, 4, CacheMode::Direct));
+        assert_eq!(s.engine, EngineKind::Uring);
+        assert_eq!(s.duration, Duration::from_secs(60));
+        assert_eq!(x.size, Some(10 << 30));
+        assert_eq!(s.targets[0].path.to_str(), Some("/mnt/d/f.dat"));
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn distributions_map_or_say_why_not() {
+        let one = |d: &str| {
+            let mut n = Vec::new();
+            (distribution(d, &mut n), n)
+        };
+        assert_eq!(one("pareto:0.2").0, Some(Distribution::Pareto(0.2)));
+        assert_eq!(one("normal:5").0, Some(Distribution::Normal(5.0)));
+        assert_eq!(one("random").0, Some(Distribution::Uniform));
+        let (d, n) = one("zoned:90/10:10/90");
+        assert_eq!(d.unwrap().to_string(), "hotcold:10/90");
+        assert!(n[0].contains("--hot-placement start"), "{n:?}");
+        let (d, n) = one("zoned:60/10:30/20:10/70");
+        assert!(d.is_none() && n[0].contains("two zones"), "{n:?}");
+        let (d, n) = one("zipf:1.2:0.3");
+        assert_eq!(d, Some(Distribution::Zipf(1.2)));
+        assert!(n[0].contains("centre"));
+        assert!(one("gauss").0.is_none());
+    }
+
+    #[test]
+    fn job_files_bs_pairs_zero_buffers_and_unknown_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("j.fio");
+        std::fs::write(
+            &f,
+            "; a comment\n[global]\nioengine=libaio\ndirect=1\nsync=1\nbs=4k,64k\nzero_buffers\n\
+             [a]\nfilename=/dev/nvme0n1\nrw=randwrite\nthinktime=500\nthinktime_blocks=8\nverify=crc32c\n[b]\nrw=read\n",
+        )
+        .unwrap();
+        let x = t(&[f.to_str().unwrap()]);
+        let s = &x.spec;
+        assert_eq!(s.rw, RwMode::Randwrite);
+        assert_eq!(s.cache, CacheMode::DirectWritethrough);
+        assert_eq!(s.fill, FillMode::Zero);
+        assert_eq!(
+            s.shape.bssplit.as_ref().unwrap().to_string(),
+            "4K/100,64K/100"
+        );
+        assert_eq!((s.burst, s.think), (8, Duration::from_micros(500)));
+        let notes = x.notes.join("\n");
+        for want in ["only 'a'", "io_uring", "verify=crc32c"] {
+            assert!(notes.contains(want), "{want}: {notes}");
+        }
+        assert!(translate(&["x.fio".into()]).is_err());
+        assert!(translate(&["-x".into()]).is_err());
+    }
+}
