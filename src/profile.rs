@@ -455,6 +455,7 @@ pub fn run_concurrent(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Resu
                     stop: opts.stop.clone(),
                     interval: opts.interval,
                     sync: None,
+                    verify: None,
                 };
                 s.spawn(move || {
                     let r = crate::runner::run(spec, &o);

@@ -1310,6 +1310,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
         devices: Vec::new(),
         monitor: Default::default(),
         warnings: Vec::new(),
+        verify: None,
     }
 }
 

@@ -187,6 +187,10 @@ pub struct RunArgs {
     #[arg(skip)]
     pub shape_given: Vec<&'static str>,
 
+    /// Data verification (--verify, --verify-pass, --verify-backlog, --verify-state, --verify-only).
+    #[command(flatten)]
+    pub verify: super::verify::VerifyArgs,
+
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,

@@ -87,5 +87,6 @@ pub fn run_options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: Duration) 
         stop,
         interval,
         sync: None,
+        verify: None,
     }
 }

@@ -52,6 +52,7 @@ pub fn run(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         stop: ctx.stop.clone(),
         interval: Duration::from_secs(1),
         sync: None,
+        verify: None,
     };
     // Pass 1 and 2: the whole region, sequentially, twice (128 KiB writes, as PTS).
     let seq_bs = 128 << 10;

@@ -10,7 +10,8 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         return run_profile(name, r, ctx);
     }
     let spec = r.to_spec()?;
-    let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
+    let mut opts = run_options(&r.out, ctx.stop.clone(), r.interval);
+    opts.verify = r.verify.options();
     let steady = match &spec.shape.steady_state {
         Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
         None => None,
@@ -29,7 +30,10 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let res = &run.result;
     if !crate::mpi::is_root() {
         // Rank 0 prints and saves the job's result; every rank exits alike.
-        return Ok(Outcome::of_run(res.interrupted, res.errors.count));
+        return Ok(Outcome::of_run(
+            res.interrupted,
+            res.errors.count + res.data_errors(),
+        ));
     }
     let text = match (r.out.output, &run.ranks) {
         (OutputFormat::Text, Some(_)) => run.text(),
@@ -51,10 +55,12 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     series?;
     let regressed = regressed?;
     printed?;
-    if regressed && !res.interrupted && res.errors.count == 0 {
+    // Data errors found by --verify end the run as I/O errors do (exit status 3).
+    let errors = res.errors.count + res.data_errors();
+    if regressed && !res.interrupted && errors == 0 {
         return Ok(Outcome::Regressed);
     }
-    Ok(Outcome::of_run(res.interrupted, res.errors.count))
+    Ok(Outcome::of_run(res.interrupted, errors))
 }
 
 /// `iosim run --profile NAME PATH...`.

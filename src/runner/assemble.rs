@@ -238,5 +238,6 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         devices: resolutions,
         monitor,
         warnings,
+        verify: None,
     }
 }

@@ -28,6 +28,7 @@ mod plan;
 mod progress;
 mod result;
 mod series;
+mod verify;
 mod window;
 mod worker;
 
@@ -78,6 +79,8 @@ pub struct RunOptions {
     pub interval: Duration,
     /// Other participants that share the run's phases (e.g. MPI ranks); `None` = a plain run.
     pub sync: Option<Arc<dyn RunSync>>,
+    /// `--verify`: write verifiable blocks and check every read (`None`: no checks).
+    pub verify: Option<crate::verify::run::VerifyOptions>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -87,6 +90,7 @@ impl std::fmt::Debug for RunOptions {
             .field("stop", &self.stop)
             .field("interval", &self.interval)
             .field("sync", &self.sync.as_ref().map(|_| "RunSync"))
+            .field("verify", &self.verify)
             .finish()
     }
 }
@@ -98,6 +102,7 @@ impl Default for RunOptions {
             stop: Arc::new(AtomicBool::new(false)),
             interval: Duration::from_secs(1),
             sync: None,
+            verify: None,
         }
     }
 }
@@ -113,7 +118,11 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             .push(crate::workload::TargetSpec::new("null", Some(1 << 30)));
     }
 
+    if let Some(v) = &opts.verify {
+        verify::check_spec(&spec, v)?;
+    }
     let targets = plan::prepare_targets(&spec, opts, &mut notes)?;
+    let tables = verify::tables(&spec, opts, &targets)?;
     let choice = plan::choose_engine(&spec, &mut notes)?;
     // The result's config names the engine that ran (`auto` resolved).
     spec.engine = choice.kind;
@@ -124,7 +133,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         series::effective_interval(opts.interval, nworkers, targets.len() + 1, spec.duration);
     notes.extend(raised);
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
-    let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns)?;
+    let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns, &tables)?;
 
     let content = content_checks(&targets);
     let resolutions = resolve_devices(&targets);
@@ -152,7 +161,10 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         series,
         window,
     };
-    Ok(assemble(facts, &outs))
+    let report = verify::report(opts, &tables, &outs, &facts.targets)?;
+    let mut result = assemble(facts, &outs);
+    result.verify = report;
+    Ok(result)
 }
 
 /// What the test files hold, checked before the run (sparse or zero-filled

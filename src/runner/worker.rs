@@ -26,6 +26,7 @@ use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
 use super::pacing::{Pacer, MAX_NAP_NS};
 use super::result::IoErrorRecord;
 use super::series::IntervalMsg;
+use super::verify::{VerifyCtx, VerifyHook};
 use super::window::Window;
 use super::MAX_ERRORS_PER_THREAD;
 
@@ -57,6 +58,8 @@ pub(super) struct WorkerCtx {
     pub notes: Arc<std::sync::Mutex<Vec<String>>>,
     /// The target's shared sequential offset (`SeqLayout::Shared`).
     pub shared_offset: Arc<AtomicU64>,
+    /// `--verify`: the target's generation table and the options.
+    pub verify: Option<VerifyCtx>,
 }
 
 /// What a worker returns.
@@ -74,6 +77,8 @@ pub(super) struct WorkerOut {
     pub first_ts: u64,
     /// When it noticed the end of the window (0: it stopped for another reason).
     pub noticed_end_ts: u64,
+    /// What `--verify` checked.
+    pub verify: Option<crate::verify::run::VerifyCounts>,
 }
 
 /// The body of a worker thread.
@@ -85,6 +90,9 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
             // The run will not start; the main thread opens an empty window.
             ctx.stop.store(true, Ordering::Relaxed);
             ctx.window.arrive();
+            if let Some(v) = &ctx.verify {
+                v.arrive();
+            }
             return Err(e);
         }
     };
@@ -92,10 +100,19 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
     ctx.window.arrive();
     let t0 = ctx.window.wait_open();
     w.start(t0, now_ns());
-    if let Err(e) = w.run() {
+    let only = ctx.verify.as_ref().is_some_and(|v| v.opts.only);
+    let ran = if only { Ok(()) } else { w.run() };
+    if let Some(v) = &ctx.verify {
+        v.arrive();
+    }
+    if let Err(e) = ran {
         // This run has failed: end the window for every other worker now.
         ctx.window.stop_at(now_ns());
         return Err(e);
+    }
+    if let Some(v) = ctx.verify.as_ref().filter(|v| v.opts.pass || v.opts.only) {
+        v.wait_all(&ctx.stop);
+        w.verify_pass()?;
     }
     Ok(w.finish(cpu_used))
 }
@@ -144,7 +161,9 @@ fn setup(
             n.extend(eng.notes());
         }
     }
-    if spec.writes() {
+    if ctx.verify.is_some() {
+        VerifyHook::fill(eng.as_mut(), slots, plan.thread);
+    } else if spec.writes() {
         let data = WriteData::for_thread(spec, plan.thread as u64, 0);
         for s in 0..slots {
             data.prepare(
@@ -272,6 +291,10 @@ struct Worker<'a> {
     stopping: bool,
     last_ts: u64,
     measured_ios: u64,
+    /// `--verify`.
+    verify: Option<VerifyHook>,
+    /// Every block drawn for a write was busy: let the slot wait.
+    blocked: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -320,6 +343,11 @@ impl<'a> Worker<'a> {
             stopping: false,
             last_ts: 0,
             measured_ios: 0,
+            verify: ctx
+                .verify
+                .as_ref()
+                .map(|v| VerifyHook::new(v, plan.target, slots)),
+            blocked: false,
         }
     }
 
@@ -361,6 +389,7 @@ impl<'a> Worker<'a> {
     #[inline]
     fn issue(&mut self) -> anyhow::Result<bool> {
         let mut waiting = false;
+        self.blocked = false;
         let bs = self.bs;
         while let Some(slot) = self.io.free.pop() {
             if let Some(p) = &mut self.pacer {
@@ -372,10 +401,23 @@ impl<'a> Worker<'a> {
                 }
                 p.issued(now);
             }
-            let (off, write) = self.gen.next_io();
-            let op = if write { Op::Write } else { Op::Read };
             let s = slot as usize;
-            if write {
+            let (off, write) = match &mut self.verify {
+                None => self.gen.next_io(),
+                Some(v) => match v.next(s, &mut self.gen) {
+                    Some(io) => io,
+                    None => {
+                        self.io.free.push(slot);
+                        self.blocked = true;
+                        break;
+                    }
+                },
+            };
+            let op = if write { Op::Write } else { Op::Read };
+            if let Some(v) = &mut self.verify {
+                let buf = &mut self.eng.buffer(s)[..bs as usize];
+                v.prepare(s, off, write, buf, self.last_ts);
+            } else if write {
                 self.data.next(&mut self.eng.buffer(s)[..bs as usize]);
             }
             self.io.off[s] = off;
@@ -412,6 +454,11 @@ impl<'a> Worker<'a> {
     #[inline]
     fn wait(&mut self, waiting: bool) -> anyhow::Result<Option<usize>> {
         let paced_wait = if waiting { self.pacer.as_ref() } else { None };
+        if self.io.inflight == 0 && self.blocked && !self.stopping {
+            // --verify: other workers are writing every block this one drew.
+            std::thread::yield_now();
+            return Ok(Some(0));
+        }
         if self.io.inflight == 0 {
             let Some(p) = paced_wait else {
                 return Ok(None);
@@ -442,9 +489,22 @@ impl<'a> Worker<'a> {
             let s = c.slot as usize;
             self.io.inflight -= 1;
             self.io.free.push(c.slot);
-            if c.result == bs as i32 {
+            let ok = c.result == bs as i32;
+            let counted = match &mut self.verify {
+                None => true,
+                Some(v) => {
+                    let write = self.io.op[s] == Op::Write;
+                    let buf = &self.eng.buffer(s)[..bs as usize];
+                    v.complete(s, self.io.off[s], write, ok, buf)
+                }
+            };
+            if ok {
                 // Completions past --number-ios (reaped in the same batch) are not counted.
-                if self.win.measuring && !self.stopping && self.measured_ios < self.io_limit {
+                if counted
+                    && self.win.measuring
+                    && !self.stopping
+                    && self.measured_ios < self.io_limit
+                {
                     let lat = now.saturating_sub(self.io.submit_ts[s]);
                     match self.io.op[s] {
                         Op::Read => self.cur.read.record(lat, u64::from(bs)),
@@ -560,6 +620,16 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// `--verify`: reads back this worker's share of the written blocks.
+    fn verify_pass(&mut self) -> anyhow::Result<()> {
+        if let Some(v) = &mut self.verify {
+            let slots = self.io.comps.len();
+            let (local, n) = (self.plan.local, self.plan.threads_on_target);
+            v.pass(self.eng.as_mut(), slots, local, n, &self.ctx.stop)?;
+        }
+        Ok(())
+    }
+
     /// What this thread measured.
     fn finish(mut self, cpu_used: Option<usize>) -> WorkerOut {
         // Anything the engine learnt during the run (a target truncated under it).
@@ -596,6 +666,7 @@ impl<'a> Worker<'a> {
             error_records: self.error_records,
             first_ts: self.win.first_ts,
             noticed_end_ts: self.win.noticed_end_ts,
+            verify: self.verify.map(|v| v.counts),
         }
     }
 }
