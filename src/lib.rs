@@ -36,6 +36,7 @@ pub mod clock;
 pub mod commands;
 pub mod compat;
 pub mod crash;
+pub mod document;
 pub mod engine;
 pub mod error;
 pub mod fuzzing;

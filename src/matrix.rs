@@ -113,10 +113,6 @@ pub struct Summary {
 /// Everything `iosim matrix` measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatrixResult {
-    /// Always `matrix`.
-    pub kind: String,
-    /// iosim's version.
-    pub iosim_version: String,
     /// The target.
     pub path: PathBuf,
     /// basic or detailed.
@@ -394,8 +390,6 @@ pub fn run(
         }
     }
     Ok(MatrixResult {
-        kind: "matrix".into(),
-        iosim_version: env!("CARGO_PKG_VERSION").into(),
         path: a.target.clone(),
         matrix: a.matrix,
         small_bs: a.small_bs,
@@ -484,8 +478,6 @@ mod tests {
     #[test]
     fn grids_have_orions_shape() {
         let r = MatrixResult {
-            kind: "matrix".into(),
-            iosim_version: "t".into(),
             path: "/x".into(),
             matrix: MatrixKind::Basic,
             small_bs: 8192,

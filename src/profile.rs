@@ -418,12 +418,6 @@ pub struct WorkloadOutcome {
 /// Everything `iosim run --profile` measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProfileResult {
-    /// Always `profile`.
-    pub kind: String,
-    /// Schema version of this document.
-    pub schema_version: u32,
-    /// iosim's version.
-    pub iosim_version: String,
     /// Profile name.
     pub profile: String,
     /// Profile description.
@@ -558,9 +552,6 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         );
     }
     Ok(ProfileResult {
-        kind: "profile".into(),
-        schema_version: 1,
-        iosim_version: env!("CARGO_PKG_VERSION").into(),
         profile: plan.profile.name.clone(),
         description: plan.profile.description.clone(),
         source: plan.profile.source.clone(),

@@ -62,7 +62,7 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 _ => write!(ctx.out, "{}", check::text(&res))?,
             }
             ctx.out.flush()?;
-            save::save_result(&v.save, "crash", &serde_json::to_value(&res)?);
+            save::save_untyped(&v.save, "crash", &serde_json::to_value(&res)?);
             Ok(if res.passed() {
                 Outcome::Success
             } else {

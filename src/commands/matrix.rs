@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::{run_options, save, Ctx};
 use crate::cli::{MatrixArgs, OutputFormat};
+use crate::document::{Document, Headed, Header};
 use crate::matrix::{self, grid_csv, output_path, summary_text, Metric};
 use crate::outcome::Outcome;
 
@@ -11,6 +12,7 @@ use crate::outcome::Outcome;
 pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let opts = run_options(&a.output, ctx.stop.clone(), Duration::from_secs(1));
     let quiet = a.output.quiet;
+    let header = Header::now();
     let r = matrix::run(&a.to_config(), &opts, |i, n, p| {
         if quiet {
             return;
@@ -40,22 +42,19 @@ pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             break;
         }
     }
-    let text = match a.output.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
-        OutputFormat::Csv => grid_csv(&r, Metric::SmallIops),
-        OutputFormat::Text => format!(
-            "{}Wrote {}_{{iops,mbps,lat}}.csv and {}_summary.txt\n",
-            summary_text(&r),
+    let outcome = Outcome::of_run(r.interrupted, r.points.iter().map(|p| p.errors).sum());
+    let doc = Document::Matrix(Headed::new(header, r));
+    let mut text = crate::document::render(&doc, a.output.output)?;
+    if a.output.output == OutputFormat::Text {
+        text.push_str(&format!(
+            "Wrote {}_{{iops,mbps,lat}}.csv and {}_summary.txt\n",
             a.out.display(),
             a.out.display()
-        ),
-    };
+        ));
+    }
     let printed = ctx.out.write_all(text.as_bytes());
-    save::save_result(&a.save, "matrix", &serde_json::to_value(&r)?);
+    save::save_result(&a.save, &doc);
     written?;
     printed?;
-    Ok(Outcome::of_run(
-        r.interrupted,
-        r.points.iter().map(|p| p.errors).sum(),
-    ))
+    Ok(outcome)
 }

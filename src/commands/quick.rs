@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::{run_options, save, Ctx};
 use crate::cli::{OutputFormat, QuickArgs};
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 
 /// Runs the suite, prints it, saves it.
@@ -20,6 +21,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         cache: q.cache,
     };
     let opts = run_options(&q.out, ctx.stop.clone(), Duration::from_secs(1));
+    let header = Header::now();
     let res = crate::quick::run(&cfg, &opts)?;
     if !crate::mpi::is_root() {
         // Every rank has the merged results; rank 0 prints and saves them.
@@ -29,23 +31,11 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             res.tests.iter().map(|t| t.result.errors.count).sum(),
         ));
     }
-    let text = match q.out.output {
-        OutputFormat::Text => crate::quick::table(&res),
-        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        OutputFormat::Csv => {
-            let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
-            for t in &res.tests {
-                for line in crate::report::csv(&t.result)
-                    .lines()
-                    .skip(1)
-                    .filter(|l| l.starts_with("total"))
-                {
-                    s.push_str(&format!("{},{line}\n", t.name));
-                }
-            }
-            s
-        }
-    };
+    let interrupted = res.tests.iter().any(|t| t.result.interrupted)
+        || res.tests.len() < crate::quick::SUITE.len();
+    let errors = res.tests.iter().map(|t| t.result.errors.count).sum();
+    let doc = Document::Quick(Headed::new(header, res));
+    let text = crate::document::render(&doc, q.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
     if q.out.output == OutputFormat::Text {
         eprintln!(
@@ -53,12 +43,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             cfg.path.display()
         );
     }
-    save::save_result(&q.save, "quick", &serde_json::to_value(&res)?);
+    save::save_result(&q.save, &doc);
     printed?;
-    let interrupted = res.tests.iter().any(|t| t.result.interrupted)
-        || res.tests.len() < crate::quick::SUITE.len();
-    Ok(Outcome::of_run(
-        interrupted,
-        res.tests.iter().map(|t| t.result.errors.count).sum(),
-    ))
+    Ok(Outcome::of_run(interrupted, errors))
 }

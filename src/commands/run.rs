@@ -2,6 +2,7 @@
 
 use super::{run_options, save, Ctx};
 use crate::cli::{OutputFormat, RunArgs};
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 
 /// Runs the workload, prints it, checks the baseline, saves it.
@@ -27,40 +28,37 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             crate::workload::data::measure(spec.fill, spec.shape.dedupe_pct, spec.seed, 16 << 20);
         run.result.notes.push(d.line());
     }
-    let res = &run.result;
+    // Data errors found by --verify end the run as I/O errors do (exit status 3).
+    let (interrupted, errors) = (
+        run.result.interrupted,
+        run.result.errors.count + run.result.data_errors(),
+    );
     if !crate::mpi::is_root() {
         // Rank 0 prints and saves the job's result; every rank exits alike.
-        return Ok(Outcome::of_run(
-            res.interrupted,
-            res.errors.count + res.data_errors(),
-        ));
+        return Ok(Outcome::of_run(interrupted, errors));
     }
-    let text = match (r.out.output, &run.ranks) {
-        (OutputFormat::Text, Some(_)) => run.text(),
-        (OutputFormat::Json, Some(_)) => run.json() + "\n",
-        (OutputFormat::Text, None) => crate::report::text(res),
-        (OutputFormat::Json, None) => crate::report::json(res) + "\n",
-        (OutputFormat::Csv, _) => crate::report::csv(res),
+    let text = match r.out.output {
+        OutputFormat::Text => run.text(),
+        OutputFormat::Json => run.json() + "\n",
+        OutputFormat::Csv => crate::report::csv(&run.result),
     };
     // A reader that went away (| head) does not lose the result: it is still saved.
     let printed = ctx.out.write_all(text.as_bytes());
     let series = match &r.series {
-        Some(path) => std::fs::write(path, crate::report::series_csv(res)).map_err(|e| {
+        Some(path) => std::fs::write(path, crate::report::series_csv(&run.result)).map_err(|e| {
             anyhow::anyhow!("cannot write the time series to '{}': {e}", path.display())
         }),
         None => Ok(()),
     };
-    let doc = serde_json::to_value(&run)?;
-    let regressed = save::after_run(&r.save, &r.guard, "run", &doc);
+    let doc = Document::Run(Box::new(run));
+    let regressed = save::after_run(&r.save, &r.guard, &doc);
     series?;
     let regressed = regressed?;
     printed?;
-    // Data errors found by --verify end the run as I/O errors do (exit status 3).
-    let errors = res.errors.count + res.data_errors();
-    if regressed && !res.interrupted && errors == 0 {
+    if regressed && !interrupted && errors == 0 {
         return Ok(Outcome::Regressed);
     }
-    Ok(Outcome::of_run(res.interrupted, errors))
+    Ok(Outcome::of_run(interrupted, errors))
 }
 
 /// `iosim run --profile NAME PATH...`.
@@ -72,18 +70,16 @@ fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome
         }
     }
     let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
+    let header = Header::now();
     let res = crate::profile::run(&plan, &opts)?;
-    let text = match r.out.output {
-        OutputFormat::Text => crate::profile::text(&res),
-        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        OutputFormat::Csv => crate::profile::csv(&res),
-    };
+    let (interrupted, errors) = (res.interrupted, res.errors);
+    let doc = Document::Profile(Headed::new(header, res));
+    let text = crate::document::render(&doc, r.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
-    let doc = serde_json::to_value(&res)?;
-    let regressed = save::after_run(&r.save, &r.guard, "profile", &doc)?;
+    let regressed = save::after_run(&r.save, &r.guard, &doc)?;
     printed?;
-    if regressed && !res.interrupted && res.errors == 0 {
+    if regressed && !interrupted && errors == 0 {
         return Ok(Outcome::Regressed);
     }
-    Ok(Outcome::of_run(res.interrupted, res.errors))
+    Ok(Outcome::of_run(interrupted, errors))
 }

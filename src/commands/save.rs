@@ -4,13 +4,20 @@
 use serde_json::Value;
 
 use crate::cli::{BaselineArgs, DbArgs, SaveArgs};
+use crate::document::Document;
 use crate::store::compare::{self, Side};
 use crate::store::render::write_fallback;
 use crate::store::RunId;
 
 /// Stores a measured document. Never fails: on a store error it warns, writes
 /// the JSON to a fallback file and says where (the result was already printed).
-pub fn save_result(args: &SaveArgs, kind: &str, doc: &Value) -> Option<RunId> {
+pub fn save_result(args: &SaveArgs, document: &Document) -> Option<RunId> {
+    save_untyped(args, document.kind(), &document.to_value())
+}
+
+/// Stores a result of a kind that has no [`Document`] variant yet (only
+/// `crash verify`'s verdict, until it gets one). New code uses [`save_result`].
+pub fn save_untyped(args: &SaveArgs, kind: &str, doc: &Value) -> Option<RunId> {
     if args.no_save {
         return None;
     }
@@ -95,13 +102,8 @@ pub fn check_baseline(
 /// Everything after a measurement that was printed: the baseline check
 /// (before saving, so `--baseline last` means the previous run), then the
 /// save. Returns true when the baseline check found a regression.
-pub fn after_run(
-    save: &SaveArgs,
-    guard: &BaselineArgs,
-    kind: &str,
-    doc: &Value,
-) -> anyhow::Result<bool> {
-    let verdict = check_baseline(&save.db, guard, doc);
-    save_result(save, kind, doc);
+pub fn after_run(save: &SaveArgs, guard: &BaselineArgs, doc: &Document) -> anyhow::Result<bool> {
+    let verdict = check_baseline(&save.db, guard, &doc.to_value());
+    save_result(save, doc);
     Ok(verdict?.unwrap_or(false))
 }

@@ -27,6 +27,12 @@ pub fn run(a: &ShowArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 r.row.id
             )?;
         }
+        if a.output == OutputFormat::Text && r.document().is_err() {
+            eprintln!(
+                "iosim: run {} is a '{}' document this iosim cannot read: shown as stored, in JSON",
+                r.row.id, r.row.kind
+            );
+        }
         write!(out, "{}", render(r, a.output)?)?;
     }
     Ok(Outcome::Success)

@@ -2,6 +2,7 @@
 
 use super::{save, Ctx};
 use crate::cli::{OutputFormat, SimArgs};
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 
 /// Builds the configuration, runs the simulation, prints and saves it.
@@ -23,14 +24,14 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         quiet: s.out.quiet,
         long_io: std::time::Duration::from_secs(s.long_io.max(1)),
     };
+    let header = Header::now();
     let mut res = crate::sim::run(cfg, &opts)?;
     res.warnings.splice(0..0, warnings);
-    let text = match s.out.output {
-        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        _ => crate::sim::summary::text(&res),
-    };
+    let outcome = Outcome::of_run(res.interrupted, res.errors.count);
+    let doc = Document::Sim(Headed::new(header, res));
+    let text = crate::document::render(&doc, s.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
-    save::save_result(&s.save, "sim", &serde_json::to_value(&res)?);
+    save::save_result(&s.save, &doc);
     printed?;
-    Ok(Outcome::of_run(res.interrupted, res.errors.count))
+    Ok(outcome)
 }

@@ -1,7 +1,8 @@
 //! `iosim sweep`: vary parameters, repeat, find the knee.
 
 use super::{run_options, save, Ctx};
-use crate::cli::{OutputFormat, SweepArgs};
+use crate::cli::SweepArgs;
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 use crate::sweep::{self, studies, Combine, SweepPlan};
 
@@ -48,31 +49,25 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     let opts = run_options(&a.run.out, ctx.stop.clone(), a.run.interval);
     crate::mpi::configure(&a.run.mpi);
+    let header = Header::now();
     let res = sweep::run(&plan, &opts, |_, _, _| {})?;
     if !crate::mpi::is_root() {
         return Ok(Outcome::of_run(res.interrupted, 0));
     }
-    let text = match a.run.out.output {
-        OutputFormat::Text => sweep::text(&res),
-        OutputFormat::Json => serde_json::to_string_pretty(&res)? + "\n",
-        OutputFormat::Csv => sweep::csv(&res),
-    };
-    let printed = ctx.out.write_all(text.as_bytes());
+    let interrupted = res.interrupted;
     let csv_written = match &a.csv {
         Some(path) => std::fs::write(path, sweep::csv(&res))
             .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display())),
         None => Ok(()),
     };
-    let checked = save::after_run(
-        &a.run.save,
-        &a.run.guard,
-        "sweep",
-        &serde_json::to_value(&res)?,
-    );
+    let doc = Document::Sweep(Headed::new(header, res));
+    let text = crate::document::render(&doc, a.run.out.output)?;
+    let printed = ctx.out.write_all(text.as_bytes());
+    let checked = save::after_run(&a.run.save, &a.run.guard, &doc);
     csv_written?;
     checked?;
     printed?;
-    Ok(if res.interrupted {
+    Ok(if interrupted {
         Outcome::Interrupted
     } else {
         Outcome::Success

@@ -15,12 +15,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::workload::EngineKind;
 
 /// One file of the simulated database.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FileCfg {
     /// Path.
     pub name: PathBuf,
@@ -39,7 +39,7 @@ pub struct FileCfg {
 }
 
 /// [RandomUser].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RandomUserCfg {
     /// Users; -1 = min(2 x CPUs, 8).
     pub user_count: i64,
@@ -62,7 +62,7 @@ pub struct RandomUserCfg {
 }
 
 /// [AuditUser].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AuditUserCfg {
     /// Users.
     pub user_count: i64,
@@ -75,7 +75,7 @@ pub struct AuditUserCfg {
 }
 
 /// [ReadAheadUser] and [BulkUpdateUser] (same shape).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunUserCfg {
     /// Users; -1 = one per CPU, at most 4.
     pub user_count: i64,
@@ -90,7 +90,7 @@ pub struct RunUserCfg {
 }
 
 /// [ShrinkUser].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShrinkUserCfg {
     /// Seconds between grow/shrink operations, minimum.
     pub min_interval_s: u64,
@@ -103,7 +103,7 @@ pub struct ShrinkUserCfg {
 }
 
 /// Everything `iosim sim` runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimConfig {
     /// Error log (SQLIOSim's XML; JSON lines for a `.jsonl` / `.json` name).
     pub error_file: PathBuf,
@@ -154,12 +154,16 @@ pub struct SimConfig {
     /// iosim: read retries before a failed check is reported.
     pub read_retries: u64,
     /// iosim: I/O engine.
-    #[serde(skip)]
+    #[serde(skip, default = "auto_engine")]
     pub engine: EngineKind,
     /// iosim: seed of page contents and user decisions.
     pub seed: u64,
     /// iosim: verify pages (off only to measure the cost of verification).
     pub verify: bool,
+}
+
+fn auto_engine() -> EngineKind {
+    EngineKind::Auto
 }
 
 impl Default for SimConfig {

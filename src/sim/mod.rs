@@ -326,7 +326,6 @@ pub struct RunOpts {
 
 /// Runs the simulation.
 pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult> {
-    let started_at = crate::clock::utc_now_rfc3339();
     let t0 = crate::clock::now_ns();
     // The error log first: refused before any data file is touched. It follows
     // the data files' rules (create new, or reuse only what iosim made).
@@ -475,13 +474,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     let duration_s = (crate::clock::now_ns() - t0) as f64 / 1e9;
     let interrupted =
         sh.stop.load(Ordering::Acquire) && !sh.stopped_by_error.load(Ordering::Acquire);
-    Ok(summary::build(
-        &sh,
-        started_at,
-        duration_s,
-        cycles_done,
-        interrupted,
-    ))
+    Ok(summary::build(&sh, duration_s, cycles_done, interrupted))
 }
 
 fn spawn_user(

@@ -88,14 +88,10 @@ pub struct ErrorsSummary {
 }
 
 /// The result of a simulation (the JSON schema of `--output json`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SimResult {
     /// Schema id.
-    pub schema: &'static str,
-    /// iosim version.
-    pub iosim_version: &'static str,
-    /// Start (UTC).
-    pub started_at: String,
+    pub schema: String,
     /// Wall time, s.
     pub duration_s: f64,
     /// Ctrl-C stopped the run.
@@ -139,13 +135,7 @@ pub struct SimResult {
 }
 
 /// Builds the result from the shared state at the end of a run.
-pub fn build(
-    sh: &Shared,
-    started_at: String,
-    duration_s: f64,
-    cycles: u64,
-    interrupted: bool,
-) -> SimResult {
+pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> SimResult {
     let stats = sh.stats.lock().expect("stats lock").clone();
     let nf = sh.files.len();
     let mut per_file: Vec<RwStats> = (0..nf).map(|_| RwStats::default()).collect();
@@ -215,9 +205,7 @@ pub fn build(
         }
     }
     SimResult {
-        schema: "iosim-sim/1",
-        iosim_version: env!("CARGO_PKG_VERSION"),
-        started_at,
+        schema: "iosim-sim/1".into(),
         duration_s,
         interrupted,
         stopped_on_error: sh.stopped_by_error.load(Ordering::Acquire),

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A metric compared between runs, read from a run-shaped document.
@@ -65,7 +65,7 @@ pub fn value(doc: &Value, m: &Metric) -> Option<f64> {
 }
 
 /// Result of Welch's two-sample t-test.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Welch {
     /// t statistic (b minus a).
     pub t: f64,
@@ -195,7 +195,7 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
 }
 
 /// One compared set of runs: a run, or the repetitions of one test.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Side {
     /// How the user named it (`12`, `label:before`).
     pub name: String,
@@ -227,10 +227,10 @@ impl Side {
 }
 
 /// One cell of the comparison: side `b` against the first side.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Diff {
     /// Metric.
-    pub metric: &'static str,
+    pub metric: String,
     /// Mean of the baseline side.
     pub base: Option<f64>,
     /// Mean of this side.
@@ -256,7 +256,7 @@ pub fn diff(a: &Side, b: &Side) -> Vec<Diff> {
             };
             let worse = rel_pct.is_some_and(|r| if m.higher_is_better { r < 0.0 } else { r > 0.0 });
             Diff {
-                metric: m.name,
+                metric: m.name.to_string(),
                 base,
                 value,
                 rel_pct,
@@ -365,7 +365,7 @@ pub fn table(sides: &[Side]) -> String {
 #[derive(Clone, Debug, Serialize)]
 pub struct Regression {
     /// Metric.
-    pub metric: &'static str,
+    pub metric: String,
     /// Baseline mean.
     pub base: f64,
     /// This run.
@@ -379,7 +379,7 @@ pub struct Regression {
 pub fn regressions(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regression> {
     diff(baseline, run)
         .into_iter()
-        .filter(|d| GUARDED.contains(&d.metric) && d.worse)
+        .filter(|d| GUARDED.contains(&d.metric.as_str()) && d.worse)
         .filter_map(|d| {
             let r = d.rel_pct?;
             (r.abs() > threshold_pct).then_some(Regression {
@@ -442,14 +442,14 @@ mod tests {
         let s = Side::new("s", vec![3], &slow.iter().collect::<Vec<_>>());
         let r = regressions(&b, &s, 10.0);
         assert_eq!(
-            r.iter().map(|r| r.metric).collect::<Vec<_>>(),
+            r.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
             ["IOPS", "MiB/s"]
         );
         let tail = [run(1200.0, 150.0)];
         let s = Side::new("s", vec![4], &tail.iter().collect::<Vec<_>>());
         let r = regressions(&b, &s, 10.0);
         assert_eq!(
-            r.iter().map(|r| r.metric).collect::<Vec<_>>(),
+            r.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
             ["lat p99 us"]
         );
         assert!((r[0].rel_pct - 50.0).abs() < 1e-9);

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 pub use meta::Meta;
 
+use crate::document::Document;
 use crate::runner::RunResult;
 
 /// Identifier of a stored run (SQLite rowid; never reused).
@@ -54,6 +55,9 @@ pub enum StoreError {
     /// A bad run reference.
     #[error("'{0}' is not a run reference: use a run id (42), `last`, `label:NAME` or `group:N`")]
     BadRef(String),
+    /// A stored document this iosim cannot read into a result type.
+    #[error("run {0} is a '{1}' document this iosim cannot read ({2}): `iosim show {0} -o json` prints it as stored; a newer iosim may read it")]
+    UnknownDocument(RunId, String, String),
     /// Anything else SQLite reported.
     #[error("history database '{0}': {1}")]
     Sql(PathBuf, String),
@@ -108,6 +112,16 @@ pub struct StoredRun {
     pub row: RunRow,
     /// The document.
     pub doc: Value,
+}
+
+impl StoredRun {
+    /// The stored document read back into its type. Fails for a kind this
+    /// iosim does not know (stored by a newer one).
+    pub fn document(&self) -> Result<Document, StoreError> {
+        Document::from_value(self.doc.clone()).map_err(|e| {
+            StoreError::UnknownDocument(self.row.id, self.row.kind.clone(), e.to_string())
+        })
+    }
 }
 
 /// Filters of `iosim history`. Text filters match substrings; dates compare
@@ -267,6 +281,16 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores a result document under its kind.
+    pub fn save_document(
+        &self,
+        doc: &Document,
+        label: Option<&str>,
+        meta: &Meta,
+    ) -> Result<RunId, StoreError> {
+        self.save(doc.kind(), label, &doc.to_value(), meta)
     }
 
     /// Stores one run's result as kind `run`.

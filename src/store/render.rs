@@ -1,7 +1,6 @@
 //! Stored documents rendered again: `show`'s formats, `compare`'s sides,
 //! listing summaries, and the fallback file for a result that could not be stored.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -29,64 +28,20 @@ pub fn summary(doc: &Value) -> [Option<f64>; 3] {
     [0, 1, 4].map(|i| compare::value(d, &compare::METRICS[i]))
 }
 
-/// Renders a stored document in a format, as the command that measured it printed it.
-/// Kinds iosim does not know are shown as JSON.
+/// Renders a stored document in a format, as the command that measured it
+/// printed it. Kinds this iosim cannot read are shown as stored, in JSON.
 pub fn render(run: &StoredRun, format: OutputFormat) -> anyhow::Result<String> {
-    use crate::quick::QuickResult;
-    use crate::runner::RunResult;
-    let as_run = || serde_json::from_value::<RunResult>(run.doc.clone());
-    let as_quick = || serde_json::from_value::<QuickResult>(run.doc.clone());
-    let pretty = || serde_json::to_string_pretty(&run.doc).map(|s| s + "\n");
-    Ok(match (run.row.kind.as_str(), format) {
-        ("run", OutputFormat::Text) if as_run().is_ok() => crate::report::text(&as_run()?),
-        ("run", OutputFormat::Json) if as_run().is_ok() => crate::report::json(&as_run()?) + "\n",
-        ("run", OutputFormat::Csv) if as_run().is_ok() => crate::report::csv(&as_run()?),
-        ("quick", OutputFormat::Text) if as_quick().is_ok() => crate::quick::table(&as_quick()?),
-        ("quick", OutputFormat::Json) if as_quick().is_ok() => {
-            serde_json::to_string_pretty(&as_quick()?)? + "\n"
+    match (run.document(), format) {
+        (Ok(doc), _) => crate::document::render(&doc, format),
+        (Err(_), OutputFormat::Json | OutputFormat::Text) => {
+            Ok(serde_json::to_string_pretty(&run.doc)? + "\n")
         }
-        ("quick", OutputFormat::Csv) if as_quick().is_ok() => {
-            let q = as_quick()?;
-            let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
-            for t in &q.tests {
-                for line in crate::report::csv(&t.result)
-                    .lines()
-                    .skip(1)
-                    .filter(|l| l.starts_with("total"))
-                {
-                    let _ = writeln!(s, "{},{line}", t.name);
-                }
-            }
-            s
-        }
-        (_, OutputFormat::Json) => pretty()?,
-        (kind, OutputFormat::Text) => format!(
-            "run {} is a '{kind}' document; iosim shows it as JSON:\n{}",
+        (Err(_), OutputFormat::Csv) => anyhow::bail!(
+            "run {} is a '{}' document this iosim cannot read into a result: use -o json",
             run.row.id,
-            pretty()?
+            run.row.kind
         ),
-        (kind, OutputFormat::Csv) => {
-            // Any run-shaped parts become CSV rows; otherwise say what works.
-            let mut s = String::new();
-            for (name, d) in super::meta::scopes(&run.doc) {
-                if let Ok(r) = serde_json::from_value::<RunResult>(d.clone()) {
-                    if s.is_empty() {
-                        let _ = writeln!(s, "part,{}", crate::report::CSV_HEADER);
-                    }
-                    for line in crate::report::csv(&r).lines().skip(1) {
-                        let _ = writeln!(s, "{},{line}", csv_field(&name));
-                    }
-                }
-            }
-            if s.is_empty() {
-                anyhow::bail!(
-                    "run {} is a '{kind}' document with no run results to put in CSV: use -o json",
-                    run.row.id
-                );
-            }
-            s
-        }
-    })
+    }
 }
 
 /// One scope's sides: (scope name, one side per run reference).

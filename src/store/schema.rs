@@ -8,7 +8,7 @@
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 /// The schema version this iosim writes.
-pub const CURRENT_VERSION: u32 = 2;
+pub const CURRENT_VERSION: u32 = 3;
 
 /// Version 1: one row per stored document, with the columns `history` filters on.
 pub const V1_SQL: &str = "
@@ -114,6 +114,50 @@ fn apply(tx: &Transaction, v: u32) -> rusqlite::Result<()> {
             }
             Ok(())
         }
+        3 => {
+            // Version 3: every stored document is a typed result document
+            // (crate::document::Document), which names its `kind` inside the
+            // JSON. Documents stored before carry it only in the kind column.
+            let rows: Vec<(i64, String, String)> = {
+                let mut st = tx.prepare("SELECT id, kind, doc FROM runs")?;
+                let it = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                it.collect::<rusqlite::Result<_>>()?
+            };
+            let mut up = tx.prepare("UPDATE runs SET doc = ?1 WHERE id = ?2")?;
+            for (id, kind, doc) in rows {
+                if let Some(doc) = v3_document(&kind, &doc) {
+                    up.execute(params![doc, id])?;
+                }
+            }
+            Ok(())
+        }
         _ => unreachable!("migration {v} is not defined"),
+    }
+}
+
+/// A document stored before version 3, with its `kind` added from the
+/// row's kind column (None: nothing to change, or not a JSON object).
+fn v3_document(kind: &str, doc: &str) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_str(doc).ok()?;
+    let obj = v.as_object_mut()?;
+    if obj.contains_key("kind") {
+        return None;
+    }
+    obj.insert("kind".into(), serde_json::Value::String(kind.into()));
+    serde_json::to_string(&v).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v3_names_the_kind_inside_the_document() {
+        let d = v3_document("run", r#"{"total":{"total":{"iops":1.0}}}"#).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&d).unwrap();
+        assert_eq!(v["kind"], "run");
+        assert_eq!(v["total"]["total"]["iops"], 1.0);
+        assert!(v3_document("sweep", r#"{"kind":"sweep"}"#).is_none());
+        assert!(v3_document("run", "3").is_none());
     }
 }

@@ -310,10 +310,6 @@ pub struct PointResult {
 /// A whole sweep: the JSON of `iosim sweep --output json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepResult {
-    /// Schema version.
-    pub schema_version: u32,
-    /// Always `sweep`.
-    pub kind: String,
     /// Built-in study name, when one was run.
     pub study: Option<String>,
     /// The workload every point starts from.
@@ -524,8 +520,6 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
         }
     }
     SweepResult {
-        schema_version: 1,
-        kind: "sweep".into(),
         study: plan.study.clone(),
         base: plan.base.clone(),
         axes: plan.axes.clone(),

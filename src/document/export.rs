@@ -1,0 +1,91 @@
+//! One rendering trait over [`Document`]: each output format is an
+//! [`Exporter`] (in the spirit of hyperfine's exporters), and every command,
+//! `show` and the history use the same ones, so a stored result prints
+//! exactly as the command that measured it printed it.
+
+use std::fmt::Write as _;
+
+use super::Document;
+use crate::report::OutputFormat;
+
+/// Turns a document into the bytes of one output format.
+pub trait Exporter {
+    /// The document in this format (ends with a newline).
+    fn export(&self, doc: &Document) -> anyhow::Result<String>;
+}
+
+/// The readable report each command prints by default.
+pub struct TextExporter;
+/// The versioned JSON document (docs/json-schema.md).
+pub struct JsonExporter;
+/// CSV rows (one per target, test, point or workload).
+pub struct CsvExporter;
+
+/// The exporter of an output format.
+pub fn exporter(f: OutputFormat) -> &'static dyn Exporter {
+    match f {
+        OutputFormat::Text => &TextExporter,
+        OutputFormat::Json => &JsonExporter,
+        OutputFormat::Csv => &CsvExporter,
+    }
+}
+
+/// Renders a document in a format.
+pub fn render(doc: &Document, f: OutputFormat) -> anyhow::Result<String> {
+    exporter(f).export(doc)
+}
+
+impl Exporter for TextExporter {
+    fn export(&self, doc: &Document) -> anyhow::Result<String> {
+        Ok(match doc {
+            Document::Run(c) => c.text(),
+            Document::Quick(q) => crate::quick::table(&q.body),
+            Document::Sweep(s) => crate::sweep::text(&s.body),
+            Document::Profile(p) => crate::profile::text(&p.body),
+            Document::Matrix(m) => crate::matrix::summary_text(&m.body),
+            Document::Sim(s) => crate::sim::summary::text(&s.body),
+            Document::Compare(c) => super::compare::text(&c.body),
+        })
+    }
+}
+
+impl Exporter for JsonExporter {
+    fn export(&self, doc: &Document) -> anyhow::Result<String> {
+        Ok(match doc {
+            // The run schema is printed as documented (no `kind`: it is
+            // implied), byte for byte as before documents had kinds.
+            Document::Run(c) => c.json() + "\n",
+            _ => serde_json::to_string_pretty(doc)? + "\n",
+        })
+    }
+}
+
+impl Exporter for CsvExporter {
+    fn export(&self, doc: &Document) -> anyhow::Result<String> {
+        Ok(match doc {
+            Document::Run(c) => crate::report::csv(&c.result),
+            Document::Quick(q) => {
+                let mut s = format!("test,{}\n", crate::report::CSV_HEADER);
+                for t in &q.body.tests {
+                    for line in crate::report::csv(&t.result)
+                        .lines()
+                        .skip(1)
+                        .filter(|l| l.starts_with("total"))
+                    {
+                        let _ = writeln!(s, "{},{line}", t.name);
+                    }
+                }
+                s
+            }
+            Document::Sweep(s) => crate::sweep::csv(&s.body),
+            Document::Profile(p) => crate::profile::csv(&p.body),
+            Document::Matrix(m) => {
+                crate::matrix::grid_csv(&m.body, crate::matrix::Metric::SmallIops)
+            }
+            Document::Sim(_) | Document::Compare(_) => anyhow::bail!(
+                "a '{}' result prints as text or JSON: use -o text or -o json",
+                doc.kind()
+            ),
+        })
+    }
+}

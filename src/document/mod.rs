@@ -1,0 +1,195 @@
+//! Typed result documents: every measuring command builds one [`Document`],
+//! and every consumer (the JSON, text and CSV output, the history database,
+//! `show`, `compare`, the HTML report) takes one.
+//!
+//! A document is serialised as one JSON object whose `kind` field names the
+//! variant (`run`, `quick`, `sweep`, ...), followed by the shared [`Header`]
+//! fields (`schema_version`, `iosim_version`, `started_at`, `host`,
+//! `environment`) and the kind's own fields (docs/json-schema.md).
+//!
+//! Adding a result kind: give its result type `Serialize + Deserialize`
+//! without header fields of its own, add a variant `Name(Headed<NameResult>)`
+//! below, and a line to [`Document::kind`] and [`Document::header`]; the
+//! compiler then lists every renderer that must say how to show it.
+
+pub mod compare;
+pub mod export;
+
+use serde::{Deserialize, Serialize};
+
+use crate::matrix::MatrixResult;
+use crate::mpi::Collective;
+use crate::profile::ProfileResult;
+use crate::quick::QuickResult;
+use crate::runner::RunResult;
+use crate::sim::summary::SimResult;
+use crate::sweep::SweepResult;
+use crate::sysmon::host::HostInfo;
+
+pub use compare::Comparison;
+pub use export::{exporter, render, Exporter};
+
+/// What every document starts with: which schema, which iosim, when, where.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Schema version of this kind of document (docs/json-schema.md).
+    #[serde(default = "one")]
+    pub schema_version: u32,
+    /// iosim's version.
+    #[serde(default)]
+    pub iosim_version: String,
+    /// When the measurement started (RFC 3339, UTC).
+    #[serde(default)]
+    pub started_at: String,
+    /// Host name.
+    #[serde(default)]
+    pub host: String,
+    /// The machine.
+    #[serde(default)]
+    pub environment: HostInfo,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Header {
+    /// A header for a measurement starting now on this machine.
+    pub fn now() -> Header {
+        let environment = crate::sysmon::host::host_info();
+        Header {
+            schema_version: 1,
+            iosim_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: crate::clock::utc_now_rfc3339(),
+            host: environment.host.clone(),
+            environment,
+        }
+    }
+
+    /// The header a run result carries in its own fields.
+    pub fn of_run(r: &RunResult) -> Header {
+        Header {
+            schema_version: r.schema_version,
+            iosim_version: r.iosim_version.clone(),
+            started_at: r.started_at.clone(),
+            host: r.host.clone(),
+            environment: r.environment.clone(),
+        }
+    }
+}
+
+/// A result with the shared header in front of its own fields.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Headed<T> {
+    /// Schema, version, time, host.
+    #[serde(flatten)]
+    pub header: Header,
+    /// The kind's own fields.
+    #[serde(flatten)]
+    pub body: T,
+}
+
+impl<T> Headed<T> {
+    /// `body` measured under `header`.
+    pub fn new(header: Header, body: T) -> Headed<T> {
+        Headed { header, body }
+    }
+}
+
+/// Every kind of result iosim produces.
+///
+/// A run's document is the `iosim run` JSON schema itself (its header
+/// fields are part of it, in their documented order), plus `kind`.
+// One document is built per command and moved a few times: the variants'
+// sizes do not matter, and unboxed bodies keep construction plain.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Document {
+    /// `iosim run` (and a collective run under MPI).
+    Run(Box<Collective>),
+    /// `iosim quick`: the corner-case suite.
+    Quick(Headed<QuickResult>),
+    /// `iosim sweep`.
+    Sweep(Headed<SweepResult>),
+    /// `iosim run --profile`.
+    Profile(Headed<ProfileResult>),
+    /// `iosim matrix`.
+    Matrix(Headed<MatrixResult>),
+    /// `iosim sim`.
+    Sim(Headed<SimResult>),
+    /// `iosim compare`.
+    Compare(Headed<Comparison>),
+}
+
+impl Document {
+    /// The `kind` tag (also the history's kind column).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Document::Run(_) => "run",
+            Document::Quick(_) => "quick",
+            Document::Sweep(_) => "sweep",
+            Document::Profile(_) => "profile",
+            Document::Matrix(_) => "matrix",
+            Document::Sim(_) => "sim",
+            Document::Compare(_) => "compare",
+        }
+    }
+
+    /// The shared header.
+    pub fn header(&self) -> Header {
+        match self {
+            Document::Run(c) => Header::of_run(&c.result),
+            Document::Quick(h) => h.header.clone(),
+            Document::Sweep(h) => h.header.clone(),
+            Document::Profile(h) => h.header.clone(),
+            Document::Matrix(h) => h.header.clone(),
+            Document::Sim(h) => h.header.clone(),
+            Document::Compare(h) => h.header.clone(),
+        }
+    }
+
+    /// A single run's document.
+    pub fn run(r: RunResult) -> Document {
+        Document::Run(Box::new(Collective {
+            result: r,
+            ranks: None,
+        }))
+    }
+
+    /// The document as a JSON value (what the history stores).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a result document always serialises")
+    }
+
+    /// Reads a document back from its JSON value (as stored, after the
+    /// history's migrations brought it to the current form).
+    pub fn from_value(v: serde_json::Value) -> Result<Document, serde_json::Error> {
+        serde_json::from_value(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_fields_sit_beside_kind() {
+        let d = Document::Compare(Headed::new(
+            Header {
+                started_at: "2026-01-01T00:00:00Z".into(),
+                host: "h".into(),
+                iosim_version: "9".into(),
+                ..Header::default()
+            },
+            Comparison::default(),
+        ));
+        let v = d.to_value();
+        assert_eq!(v["kind"], "compare");
+        assert_eq!(v["host"], "h");
+        assert_eq!(v["started_at"], "2026-01-01T00:00:00Z");
+        let back = Document::from_value(v).unwrap();
+        assert_eq!(back.kind(), "compare");
+        assert_eq!(back.header().iosim_version, "9");
+    }
+}
