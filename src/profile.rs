@@ -492,6 +492,7 @@ pub fn run_concurrent(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Resu
                     // Shared by every workload of the set (an MPI phase sync).
                     sync: opts.sync.clone(),
                     thread_series: false,
+                    verify: None,
                 };
                 s.spawn(move || {
                     let r = crate::runner::run(spec, &o);

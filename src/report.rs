@@ -189,6 +189,10 @@ pub fn text(r: &RunResult) -> String {
             );
         }
     }
+    if let Some(v) = &r.verify {
+        let paths: Vec<String> = r.targets.iter().map(|t| t.path.clone()).collect();
+        s.push_str(&v.text(&paths));
+    }
     for n in &r.notes {
         let _ = writeln!(s, "note: {n}");
     }

@@ -1340,6 +1340,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
         monitor: Default::default(),
         warnings: Vec::new(),
         shape: None,
+        verify: None,
     }
 }
 

@@ -26,6 +26,7 @@ pub mod run;
 pub mod sim;
 pub mod sweep;
 pub mod values;
+pub mod verify;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 

@@ -197,6 +197,10 @@ pub struct RunArgs {
     #[arg(skip)]
     pub shape_given: Vec<&'static str>,
 
+    /// Data verification (--verify, --verify-pass, --verify-backlog, --verify-state, --verify-only).
+    #[command(flatten)]
+    pub verify: super::verify::VerifyArgs,
+
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,
@@ -298,7 +302,7 @@ impl RunArgs {
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
     /// (argument id, option name).
-    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 12] = [
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 13] = [
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),

@@ -18,5 +18,6 @@ pub fn run_options(out: &OutputArgs, stop: Arc<AtomicBool>, interval: Duration) 
         interval,
         sync: None,
         thread_series: false,
+        verify: None,
     }
 }

@@ -53,6 +53,7 @@ pub fn run(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         interval: Duration::from_secs(1),
         sync: None,
         thread_series: false,
+        verify: None,
     };
     // Pass 1 and 2: the whole region, sequentially, twice (128 KiB writes, as PTS).
     let seq_bs = 128 << 10;

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use super::{run_options, save, Ctx};
+use super::options::run_options;
+use super::{save, Ctx};
 use crate::cli::{OutputFormat, QualifyArgs};
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;

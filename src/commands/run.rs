@@ -13,7 +13,8 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     let spec = r.to_spec()?;
     let baseline = save::Baseline::resolve(&r.save.db, &r.guard)?;
-    let opts = run_options(&r.out, ctx.stop.clone(), r.interval);
+    let mut opts = run_options(&r.out, ctx.stop.clone(), r.interval);
+    opts.verify = r.verify.options();
     let steady = match &spec.shape.steady_state {
         Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
         None => None,
@@ -29,7 +30,11 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             crate::workload::data::measure(spec.fill, spec.shape.dedupe_pct, spec.seed, 16 << 20);
         run.result.notes.push(d.line());
     }
-    let (interrupted, errors) = (run.result.interrupted, run.result.errors.count);
+    // Data errors found by --verify end the run as I/O errors do (exit status 3).
+    let (interrupted, errors) = (
+        run.result.interrupted,
+        run.result.errors.count + run.result.data_errors(),
+    );
     if !crate::mpi::is_root() {
         // Rank 0 prints and saves the job's result; every rank exits alike.
         return Ok(Outcome::of_run(interrupted, errors));

@@ -353,6 +353,7 @@ pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunO
         interval: std::time::Duration::from_millis(interval_ms.max(10)),
         sync: None,
         thread_series: false,
+        verify: None,
     }
 }
 

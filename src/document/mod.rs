@@ -183,6 +183,8 @@ impl Document {
             Document::Matrix(m) => vec![m.body.path.clone()],
             Document::Sim(s) => s.body.config.files.iter().map(|f| f.name.clone()).collect(),
             Document::Compare(_) => Vec::new(),
+            Document::Qualify(q) => q.body.locations.iter().map(|l| l.given.clone()).collect(),
+            Document::Replay(r) => r.body.targets.iter().map(|t| t.path.clone()).collect(),
         };
         out.dedup();
         out

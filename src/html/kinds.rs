@@ -66,7 +66,13 @@ pub fn sections(docs: &[(&StoredRun, Document)]) -> String {
             Document::Profile(h) => profile_section(&mut s, run.row.id, &h.body),
             Document::Sim(h) => sim_section(&mut s, run.row.id, &h.body),
             Document::Matrix(h) => matrix_section(&mut s, run.row.id, &h.body),
-            Document::Run(_) | Document::Quick(_) | Document::Compare(_) => {}
+            // A qualification writes its own report (`iosim qualify --html`);
+            // a replay's figures are in its text and JSON.
+            Document::Run(_)
+            | Document::Quick(_)
+            | Document::Compare(_)
+            | Document::Qualify(_)
+            | Document::Replay(_) => {}
         }
     }
     s

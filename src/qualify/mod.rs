@@ -571,9 +571,7 @@ pub fn run(cfg: &QualifyConfig, opts: &RunOptions) -> anyhow::Result<QualifyResu
     let mut locs = locations(cfg)?;
     let quiet = RunOptions {
         progress: false,
-        stop: opts.stop.clone(),
-        interval: opts.interval,
-        sync: None,
+        ..opts.clone()
     };
     let progress = Progress {
         on: cfg.progress,

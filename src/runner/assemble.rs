@@ -242,6 +242,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         monitor,
         warnings,
         shape,
+        verify: None,
     }
 }
 

@@ -28,6 +28,7 @@ mod plan;
 mod progress;
 mod result;
 mod series;
+mod verify;
 mod window;
 mod worker;
 
@@ -80,6 +81,8 @@ pub struct RunOptions {
     pub sync: Option<Arc<dyn RunSync>>,
     /// Keep an interval series per thread as well as per target (DiskSpd's `-D`).
     pub thread_series: bool,
+    /// `--verify`: write verifiable blocks and check every read (`None`: no checks).
+    pub verify: Option<crate::verify::run::VerifyOptions>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -90,6 +93,7 @@ impl std::fmt::Debug for RunOptions {
             .field("interval", &self.interval)
             .field("sync", &self.sync.as_ref().map(|_| "RunSync"))
             .field("thread_series", &self.thread_series)
+            .field("verify", &self.verify)
             .finish()
     }
 }
@@ -102,6 +106,7 @@ impl Default for RunOptions {
             interval: Duration::from_secs(1),
             sync: None,
             thread_series: false,
+            verify: None,
         }
     }
 }
@@ -119,7 +124,11 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
             .push(crate::workload::TargetSpec::new("null", Some(1 << 30)));
     }
 
+    if let Some(v) = &opts.verify {
+        verify::check_spec(&spec, v)?;
+    }
     let targets = plan::prepare_targets(&spec, opts, &mut notes)?;
+    let tables = verify::tables(&spec, opts, &targets)?;
     let choice = plan::choose_engine(&spec, &mut notes)?;
     // The result's config names the engine that ran (`auto` resolved).
     spec.engine = choice.kind;
@@ -131,7 +140,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         series::effective_interval(opts.interval, nworkers, scopes, spec.duration);
     notes.extend(raised);
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
-    let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns)?;
+    let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns, &tables)?;
 
     let content = content_checks(&targets);
     let resolutions = resolve_devices(&targets);
@@ -159,7 +168,10 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         series,
         window,
     };
-    Ok(assemble(facts, &outs))
+    let report = verify::report(opts, &tables, &outs, &facts.targets)?;
+    let mut result = assemble(facts, &outs);
+    result.verify = report;
+    Ok(result)
 }
 
 /// What the test files hold, checked before the run (sparse or zero-filled

@@ -131,6 +131,7 @@ impl Crew {
         plans: Vec<WorkerPlan>,
         opts: &RunOptions,
         interval_ns: u64,
+        tables: &[Arc<crate::verify::table::GenTable>],
     ) -> anyhow::Result<Crew> {
         let window = Arc::new(Window::new(plans.len()));
         let (tx, rx) = mpsc::channel::<IntervalMsg>();
@@ -140,6 +141,10 @@ impl Crew {
             .map(|_| Arc::new(AtomicU64::new(0)))
             .collect();
         let mut handles = Vec::new();
+        let (nplans, verify_done) = (
+            plans.len(),
+            Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        );
         for plan in plans {
             let t = &targets[plan.target];
             let ctx = WorkerCtx {
@@ -153,6 +158,12 @@ impl Crew {
                 interval_ns,
                 notes: engine_notes.clone(),
                 shared_offset: shared_offsets[plan.target].clone(),
+                verify: opts.verify.as_ref().map(|v| super::verify::VerifyCtx {
+                    table: tables[plan.target].clone(),
+                    opts: v.clone(),
+                    done: verify_done.clone(),
+                    workers: nplans,
+                }),
             };
             let h = match std::thread::Builder::new()
                 .name(format!("iosim-w{}", plan.thread))

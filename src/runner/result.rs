@@ -236,6 +236,16 @@ pub struct RunResult {
     /// absent when the workload has none of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<crate::workload::measured::ShapeResult>,
+    /// `--verify`: what was checked and the data errors found (absent without `--verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::verify::run::VerifyReport>,
+}
+
+impl RunResult {
+    /// Data errors `--verify` found (0 without it).
+    pub fn data_errors(&self) -> u64 {
+        self.verify.as_ref().map_or(0, |v| v.errors.count)
+    }
 }
 
 /// Latency histograms, nanoseconds, as [`crate::stats::encode_histogram`] writes them.

@@ -27,6 +27,7 @@ use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
 use super::pacing::{Pacer, MAX_NAP_NS};
 use super::result::IoErrorRecord;
 use super::series::IntervalMsg;
+use super::verify::{VerifyCtx, VerifyHook};
 use super::window::Window;
 use super::MAX_ERRORS_PER_THREAD;
 
@@ -58,6 +59,8 @@ pub(super) struct WorkerCtx {
     pub notes: Arc<std::sync::Mutex<Vec<String>>>,
     /// The target's shared sequential offset (`SeqLayout::Shared`).
     pub shared_offset: Arc<AtomicU64>,
+    /// `--verify`: the target's generation table and the options.
+    pub verify: Option<VerifyCtx>,
 }
 
 /// What a worker returns.
@@ -81,6 +84,8 @@ pub(super) struct WorkerOut {
     pub skew: (u64, u64, u64),
     /// Random block positions of this thread's region (what the skew ranks).
     pub slots: u64,
+    /// What `--verify` checked.
+    pub verify: Option<crate::verify::run::VerifyCounts>,
 }
 
 /// The body of a worker thread.
@@ -92,6 +97,9 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
             // The run will not start; the main thread opens an empty window.
             ctx.stop.store(true, Ordering::Relaxed);
             ctx.window.arrive();
+            if let Some(v) = &ctx.verify {
+                v.arrive();
+            }
             return Err(e);
         }
     };
@@ -99,10 +107,19 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
     ctx.window.arrive();
     let t0 = ctx.window.wait_open();
     w.start(t0, now_ns());
-    if let Err(e) = w.run() {
+    let only = ctx.verify.as_ref().is_some_and(|v| v.opts.only);
+    let ran = if only { Ok(()) } else { w.run() };
+    if let Some(v) = &ctx.verify {
+        v.arrive();
+    }
+    if let Err(e) = ran {
         // This run has failed: end the window for every other worker now.
         ctx.window.stop_at(now_ns());
         return Err(e);
+    }
+    if let Some(v) = ctx.verify.as_ref().filter(|v| v.opts.pass || v.opts.only) {
+        v.wait_all(&ctx.stop);
+        w.verify_pass()?;
     }
     Ok(w.finish(cpu_used))
 }
@@ -151,7 +168,9 @@ fn setup(
             n.extend(eng.notes());
         }
     }
-    if spec.writes() {
+    if ctx.verify.is_some() {
+        VerifyHook::fill(eng.as_mut(), slots, plan.thread);
+    } else if spec.writes() {
         let data = WriteData::for_thread(spec, plan.thread as u64, 0);
         for s in 0..slots {
             data.prepare(
@@ -275,6 +294,8 @@ struct Worker<'a> {
     gen: OffsetGen,
     pacer: Option<Pacer>,
     io: Slots,
+    /// The block size (`--verify` runs one size; a size mix is refused with it).
+    bs: u32,
     sync: bool,
     /// What each write carries (a stamp per 4 KiB, generated blocks, or a fixed fill).
     data: WriteData,
@@ -291,6 +312,10 @@ struct Worker<'a> {
     stopping: bool,
     last_ts: u64,
     measured_ios: u64,
+    /// `--verify`.
+    verify: Option<VerifyHook>,
+    /// Every block drawn for a write was busy: let the slot wait.
+    blocked: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -317,6 +342,7 @@ impl<'a> Worker<'a> {
             gen: offset_gen(ctx, plan),
             pacer: None,
             io: Slots::new(slots),
+            bs: spec.bs as u32,
             data: WriteData::for_thread(spec, plan.thread as u64, thread_seed(spec, plan)),
             submit_batch,
             io_limit: spec.io_limit.unwrap_or(u64::MAX),
@@ -339,6 +365,11 @@ impl<'a> Worker<'a> {
             stopping: false,
             last_ts: 0,
             measured_ios: 0,
+            verify: ctx
+                .verify
+                .as_ref()
+                .map(|v| VerifyHook::new(v, plan.target, slots)),
+            blocked: false,
         }
     }
 
@@ -380,6 +411,8 @@ impl<'a> Worker<'a> {
     #[inline]
     fn issue(&mut self) -> anyhow::Result<bool> {
         let mut waiting = false;
+        self.blocked = false;
+        let bs = self.bs;
         while let Some(slot) = self.io.free.pop() {
             let s = slot as usize;
             if let Some(p) = &mut self.pacer {
@@ -394,17 +427,32 @@ impl<'a> Worker<'a> {
                 self.io.intended_ts[s] = due;
                 p.issued(now);
             }
-            let io = self.gen.next_sized();
-            let off = io.offset;
-            let len = io.len as u32;
-            let op = if io.write { Op::Write } else { Op::Read };
-            if io.write {
+            let (off, write, len, class) = match &mut self.verify {
+                None => {
+                    let io = self.gen.next_sized();
+                    (io.offset, io.write, io.len as u32, io.class)
+                }
+                // --verify runs one block size (--bssplit is refused with it).
+                Some(v) => match v.next(s, &mut self.gen) {
+                    Some((off, write)) => (off, write, bs as u32, 0),
+                    None => {
+                        self.io.free.push(slot);
+                        self.blocked = true;
+                        break;
+                    }
+                },
+            };
+            let op = if write { Op::Write } else { Op::Read };
+            if let Some(v) = &mut self.verify {
+                let buf = &mut self.eng.buffer(s)[..len as usize];
+                v.prepare(s, off, write, buf, self.last_ts);
+            } else if write {
                 self.data.next(&mut self.eng.buffer(s)[..len as usize]);
             }
             self.io.off[s] = off;
             self.io.op[s] = op;
             self.io.len[s] = len;
-            self.io.class[s] = io.class;
+            self.io.class[s] = class;
             if self.sync {
                 self.io.submit_ts[s] = self.last_ts;
             }
@@ -437,6 +485,11 @@ impl<'a> Worker<'a> {
     #[inline]
     fn wait(&mut self, waiting: bool) -> anyhow::Result<Option<usize>> {
         let paced_wait = if waiting { self.pacer.as_ref() } else { None };
+        if self.io.inflight == 0 && self.blocked && !self.stopping {
+            // --verify: other workers are writing every block this one drew.
+            std::thread::yield_now();
+            return Ok(Some(0));
+        }
         if self.io.inflight == 0 {
             let Some(p) = paced_wait else {
                 return Ok(None);
@@ -467,9 +520,22 @@ impl<'a> Worker<'a> {
             self.io.inflight -= 1;
             self.io.free.push(c.slot);
             let len = self.io.len[s];
-            if c.result == len as i32 {
+            let ok = c.result == len as i32;
+            let counted = match &mut self.verify {
+                None => true,
+                Some(v) => {
+                    let write = self.io.op[s] == Op::Write;
+                    let buf = &self.eng.buffer(s)[..len as usize];
+                    v.complete(s, self.io.off[s], write, ok, buf)
+                }
+            };
+            if ok {
                 // Completions past --number-ios (reaped in the same batch) are not counted.
-                if self.win.measuring && !self.stopping && self.measured_ios < self.io_limit {
+                if counted
+                    && self.win.measuring
+                    && !self.stopping
+                    && self.measured_ios < self.io_limit
+                {
                     let lat = now.saturating_sub(self.io.submit_ts[s]);
                     let write = self.io.op[s] == Op::Write;
                     if write {
@@ -596,6 +662,16 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// `--verify`: reads back this worker's share of the written blocks.
+    fn verify_pass(&mut self) -> anyhow::Result<()> {
+        if let Some(v) = &mut self.verify {
+            let slots = self.io.comps.len();
+            let (local, n) = (self.plan.local, self.plan.threads_on_target);
+            v.pass(self.eng.as_mut(), slots, local, n, &self.ctx.stop)?;
+        }
+        Ok(())
+    }
+
     /// What this thread measured.
     fn finish(mut self, cpu_used: Option<usize>) -> WorkerOut {
         // Anything the engine learnt during the run (a target truncated under it).
@@ -635,6 +711,7 @@ impl<'a> Worker<'a> {
             skew: self.gen.skew_counts(),
             slots: self.gen.slots(),
             shape: self.shape,
+            verify: self.verify.map(|v| v.counts),
         }
     }
 }

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::RunResult;
+use crate::stats::t_two_sided_p;
 use crate::stats::DirResult;
 use crate::sweep::PointResult;
-use crate::stats::t_two_sided_p;
 
 /// A metric compared between runs.
 #[derive(Clone, Copy, Debug)]

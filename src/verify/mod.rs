@@ -39,6 +39,9 @@
 //!     64     .  payload
 //! ```
 
+pub mod run;
+pub mod table;
+
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -197,6 +200,18 @@ pub fn sector_generations(page: &[u8]) -> [Option<u32>; SECTORS] {
     out
 }
 
+/// [`sector_generations`] of a block of any multiple of [`SECTOR`] bytes.
+pub fn block_sector_generations(block: &[u8]) -> Vec<Option<u32>> {
+    block
+        .chunks_exact(SECTOR)
+        .enumerate()
+        .map(|(s, sector)| {
+            let g = rd32(sector, SECTOR - STAMP);
+            (rd32(sector, SECTOR - STAMP + 4) == stamp_check(g, s)).then_some(g)
+        })
+        .collect()
+}
+
 /// Reads the header of `page`.
 pub fn read_header(page: &[u8]) -> PageHeader {
     PageHeader {
@@ -231,6 +246,29 @@ pub fn build_page(buf: &mut [u8], run_seed: u64, id: PageId, timestamp_ms: u64) 
     let seed = page_seed(run_seed, id);
     let block = (seed % POOL_BLOCKS as u64) as usize * PAGE_SIZE;
     buf[HEADER..].copy_from_slice(&pool()[block + HEADER..block + PAGE_SIZE]);
+    stamp_block(buf, run_seed, id, timestamp_ms);
+}
+
+/// Fills `buf` with payload from the pool (distinct per `salt`), once, before
+/// a buffer is first stamped with [`stamp_block`].
+pub fn fill_payload(buf: &mut [u8], salt: u64) {
+    let pool = pool();
+    let mut at = (salt % POOL_BLOCKS as u64) as usize * PAGE_SIZE;
+    for chunk in buf.chunks_mut(PAGE_SIZE) {
+        chunk.copy_from_slice(&pool[at..at + chunk.len()]);
+        at = (at + PAGE_SIZE) % pool.len();
+    }
+}
+
+/// Turns `buf` (a block of any multiple of [`SECTOR`] bytes) into the image
+/// of `id` in place: header, a stamp in every sector and the checksum over
+/// the whole block. The payload is whatever the buffer holds (the checksum
+/// covers it), so `iosim run --verify` stamps a block with one pass of
+/// crc32c instead of generating its bytes. An 8 KiB block is exactly the
+/// simulator's page.
+pub fn stamp_block(buf: &mut [u8], run_seed: u64, id: PageId, timestamp_ms: u64) {
+    debug_assert!(buf.len() % SECTOR == 0 && buf.len() >= SECTOR);
+    let seed = page_seed(run_seed, id);
     wr32(buf, 0, PAGE_MAGIC);
     wr32(buf, 8, id.file_id);
     wr32(buf, 12, VERSION);
@@ -240,10 +278,9 @@ pub fn build_page(buf: &mut [u8], run_seed: u64, id: PageId, timestamp_ms: u64) 
     wr64(buf, 40, timestamp_ms);
     buf[48..HEADER].fill(0);
     let g = id.generation as u32;
-    for s in 0..SECTORS {
-        let at = s * SECTOR + SECTOR - STAMP;
-        wr32(buf, at, g);
-        wr32(buf, at + 4, stamp_check(g, s));
+    for (s, sector) in buf.chunks_exact_mut(SECTOR).enumerate() {
+        wr32(sector, SECTOR - STAMP, g);
+        wr32(sector, SECTOR - STAMP + 4, stamp_check(g, s));
     }
     let crc = crc32c::crc32c(&buf[8..]);
     wr32(buf, 4, crc);
@@ -299,7 +336,12 @@ fn ranges(v: &[usize]) -> String {
 /// Checks a page read back against what it should hold. `run_seed` is the
 /// run's seed (the payload seed is derived from it).
 pub fn check_page(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
-    let page = &page[..PAGE_SIZE];
+    check_block(&page[..PAGE_SIZE], run_seed, want)
+}
+
+/// Checks a block of any multiple of [`SECTOR`] bytes written by
+/// [`stamp_block`] (a page is the 8 KiB case).
+pub fn check_block(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
     // Fast path, no allocation: a good page has the magic, the checksum, the
     // identity and the same valid stamp in every sector.
     let h = read_header(page);
@@ -311,9 +353,9 @@ pub fn check_page(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Findin
         && h.seed == page_seed(run_seed, want)
     {
         let g = want.generation as u32;
-        let stamps_ok = (0..SECTORS).all(|s| {
-            let at = s * SECTOR + SECTOR - STAMP;
-            rd32(page, at) == g && rd32(page, at + 4) == stamp_check(g, s)
+        let stamps_ok = page.chunks_exact(SECTOR).enumerate().all(|(s, sector)| {
+            rd32(sector, SECTOR - STAMP) == g
+                && rd32(sector, SECTOR - STAMP + 4) == stamp_check(g, s)
         });
         if stamps_ok {
             return Ok(());
@@ -324,8 +366,9 @@ pub fn check_page(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Findin
 
 /// The slow path of [`check_page`]: says what is wrong with a page.
 fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
+    let sectors = page.len() / SECTOR;
     // 1. Bytes not read: sectors still carrying the pre-stamp.
-    let unread: Vec<usize> = (0..SECTORS)
+    let unread: Vec<usize> = (0..sectors)
         .filter(|&s| not_read(&page[s * SECTOR..(s + 1) * SECTOR]))
         .collect();
     if !unread.is_empty() {
@@ -339,20 +382,20 @@ fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
     }
     // 2. Torn: sectors with valid stamps of different generations.
     let h = read_header(page);
-    let stamps = sector_generations(page);
+    let stamps = block_sector_generations(page);
     let mut gens: Vec<u32> = stamps.iter().flatten().copied().collect();
     gens.sort_unstable();
     gens.dedup();
     if gens.len() > 1 {
         let mut parts = Vec::new();
         for g in &gens {
-            let secs: Vec<usize> = (0..SECTORS).filter(|&s| stamps[s] == Some(*g)).collect();
+            let secs: Vec<usize> = (0..sectors).filter(|&s| stamps[s] == Some(*g)).collect();
             parts.push(format!("generation {g} in sector(s) {}", ranges(&secs)));
         }
         return Err(Finding {
             class: ErrorClass::TornPage,
             detail: format!(
-                "the page mixes images of different writes ({}); expected generation {} in all 16 sectors",
+                "the page mixes images of different writes ({}); expected generation {} in all {sectors} sectors",
                 parts.join("; "),
                 want.generation
             ),

@@ -1,0 +1,380 @@
+//! `iosim run --verify` inside a worker: which offset to write (one write
+//! per block in flight), stamping each write with the verifiable page format
+//! ([`crate::verify::stamp_block`]), judging each read against the target's
+//! generation table ([`GenTable`]), `--verify-backlog` re-reads and the
+//! verify pass. Per I/O: one compare-and-swap or atomic load, one crc32c
+//! over the block, no allocation, no lock.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::clock::now_ns;
+use crate::engine::{Completion, IoEngine, IoReq, Op};
+use crate::error::Error;
+use crate::verify::run::{Phase, VerifyCounts, VerifyOptions};
+use crate::verify::table::{generation, GenTable, Judged};
+use crate::verify::{fill_payload, prestamp, stamp_block, ErrorClass, Finding, SECTOR};
+use crate::workload::{EngineKind, OffsetGen, WorkloadSpec};
+
+/// Offsets drawn for a write before a worker whose blocks are all busy
+/// (another worker writing them) lets its slot wait.
+const CLAIM_TRIES: usize = 64;
+
+/// What every worker of a target shares for `--verify`.
+#[derive(Clone, Debug)]
+pub(super) struct VerifyCtx {
+    pub table: Arc<GenTable>,
+    pub opts: VerifyOptions,
+    /// Workers of the run done with the workload (the verify pass starts
+    /// when all are, so it reads every block written).
+    pub done: Arc<AtomicUsize>,
+    /// Workers of the run.
+    pub workers: usize,
+}
+
+impl VerifyCtx {
+    /// This worker is done with the workload (or failed): called once per worker.
+    pub fn arrive(&self) {
+        self.done.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Waits until every worker is done with the workload (or a stop).
+    pub fn wait_all(&self, stop: &AtomicBool) {
+        while self.done.load(Ordering::Acquire) < self.workers && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
+
+/// Refuses workloads `--verify` cannot check.
+pub(super) fn check_spec(spec: &WorkloadSpec, opts: &VerifyOptions) -> Result<(), Error> {
+    let bad = |m: String| Err(Error::BadWorkload(m));
+    if spec.bs < SECTOR as u64 || spec.bs % SECTOR as u64 != 0 {
+        return bad(format!(
+            "--verify writes a header and a stamp in every 512-byte sector: --bs must be a multiple of 512, got {}",
+            spec.bs
+        ));
+    }
+    if spec.effective_align() != spec.bs {
+        return bad(
+            "--verify checks whole blocks: offsets must be multiples of --bs (leave out --align)"
+                .into(),
+        );
+    }
+    if spec.engine == EngineKind::Null {
+        return bad("--verify needs storage: the null engine keeps no data".into());
+    }
+    if spec.shape.dedupe_pct > 0 {
+        return bad("--verify writes its own verifiable blocks: leave out --dedupe-pct".into());
+    }
+    if spec.shape.bssplit.is_some() {
+        return bad(
+            "--verify keeps one generation per block of --bs: leave out --bssplit (one block size)"
+                .into(),
+        );
+    }
+    if opts.backlog > 0 && !spec.writes() {
+        return bad(
+            "--verify-backlog re-reads recent writes: it needs a workload that writes".into(),
+        );
+    }
+    if opts.only && opts.state.is_none() {
+        return bad("--verify-only checks the blocks a saved state names: add --verify-state FILE (written by an earlier run with --verify --verify-state FILE)".into());
+    }
+    Ok(())
+}
+
+/// One worker's verification state.
+pub(super) struct VerifyHook {
+    table: Arc<GenTable>,
+    target: usize,
+    pub counts: VerifyCounts,
+    /// Per slot: the generation a write claimed, or the block's entry when a read was issued.
+    slot_entry: Vec<u32>,
+    slot_phase: Vec<Phase>,
+    /// Blocks of the last `backlog` writes (a ring), and where the next goes.
+    ring: Vec<usize>,
+    ring_next: usize,
+    since: u64,
+    /// Backlog re-reads still to issue, and the ring index of the next one.
+    due: usize,
+    due_at: usize,
+    epoch_ms: u64,
+    t0: u64,
+}
+
+impl VerifyHook {
+    pub fn new(v: &VerifyCtx, target: usize, slots: usize) -> VerifyHook {
+        let epoch_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        VerifyHook {
+            table: v.table.clone(),
+            target,
+            counts: VerifyCounts::new(),
+            slot_entry: vec![0; slots],
+            slot_phase: vec![Phase::Workload; slots],
+            ring: vec![0; v.opts.backlog as usize],
+            ring_next: 0,
+            since: 0,
+            due: 0,
+            due_at: 0,
+            epoch_ms,
+            t0: now_ns(),
+        }
+    }
+
+    /// Fills the write buffers with payload once (each write then stamps its block in place).
+    pub fn fill(eng: &mut dyn IoEngine, slots: usize, thread: usize) {
+        for s in 0..slots {
+            fill_payload(eng.buffer(s), ((thread as u64) << 16) ^ s as u64);
+        }
+    }
+
+    /// The next I/O of slot `s`: a backlog re-read when one is due, else
+    /// the workload's next I/O (a write only to a block with no write in
+    /// flight). `None`: every block drawn was busy; try again later.
+    #[inline]
+    pub fn next(&mut self, s: usize, gen: &mut OffsetGen) -> Option<(u64, bool)> {
+        if self.due > 0 {
+            let b = self.ring[self.due_at];
+            self.due_at = (self.due_at + 1) % self.ring.len();
+            self.due -= 1;
+            self.slot_phase[s] = Phase::Backlog;
+            return Some((self.table.offset_of(b), false));
+        }
+        self.slot_phase[s] = Phase::Workload;
+        for _ in 0..CLAIM_TRIES {
+            let (off, write) = gen.next_io();
+            if !write {
+                return Some((off, false));
+            }
+            if let Some(g) = self.table.claim(self.table.block_of(off)) {
+                self.slot_entry[s] = g;
+                return Some((off, true));
+            }
+        }
+        None
+    }
+
+    /// Prepares slot `s`'s buffer: a write gets its block's image, a read
+    /// the "not read" marker (and the block's entry is noted).
+    #[inline]
+    pub fn prepare(&mut self, s: usize, off: u64, write: bool, buf: &mut [u8], now: u64) {
+        let b = self.table.block_of(off);
+        if write {
+            let ms = self.epoch_ms + now.saturating_sub(self.t0) / 1_000_000;
+            let t = &self.table;
+            stamp_block(buf, t.seed, t.id(b, self.slot_entry[s]), ms);
+        } else {
+            prestamp(buf);
+            self.slot_entry[s] = self.table.entry(b);
+        }
+    }
+
+    /// Slot `s` completed (`ok`: the whole block moved). Returns whether the
+    /// I/O belongs in the workload's statistics (backlog re-reads do not).
+    #[inline]
+    pub fn complete(&mut self, s: usize, off: u64, write: bool, ok: bool, buf: &[u8]) -> bool {
+        let b = self.table.block_of(off);
+        if write {
+            // A failed write leaves its block busy: what it holds is unknown.
+            if ok {
+                self.table.complete(b, self.slot_entry[s]);
+                self.counts.writes += 1;
+                self.wrote(b);
+            }
+            return true;
+        }
+        let phase = self.slot_phase[s];
+        if ok {
+            let j = self
+                .table
+                .judge(buf, b, self.slot_entry[s], self.table.entry(b));
+            self.counts.count(j, &self.table, self.target, b, phase);
+        }
+        if phase == Phase::Backlog {
+            self.counts.backlog_reads += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Notes a completed write for `--verify-backlog`.
+    #[inline]
+    fn wrote(&mut self, b: usize) {
+        if self.ring.is_empty() {
+            return;
+        }
+        self.ring[self.ring_next] = b;
+        self.ring_next = (self.ring_next + 1) % self.ring.len();
+        self.since += 1;
+        if self.since == self.ring.len() as u64 {
+            self.since = 0;
+            self.due = self.ring.len();
+            self.due_at = self.ring_next;
+        }
+    }
+
+    /// The verify pass: reads back every written block `b` with
+    /// `b % nlocal == local` (the workers of a target share the blocks out),
+    /// every slot in flight, and judges each.
+    pub fn pass(
+        &mut self,
+        eng: &mut dyn IoEngine,
+        slots: usize,
+        local: usize,
+        nlocal: usize,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<()> {
+        let t0 = now_ns();
+        let bs = self.table.bs as usize;
+        let mut free: Vec<u32> = (0..slots as u32).rev().collect();
+        let mut comps = vec![Completion::default(); slots];
+        let mut slot_block = vec![0usize; slots];
+        let mut next = local;
+        let mut inflight = 0usize;
+        let blocks = self.table.blocks();
+        loop {
+            while !stop.load(Ordering::Relaxed) {
+                while next < blocks && generation(self.table.entry(next)) == 0 {
+                    next += nlocal;
+                }
+                if next >= blocks {
+                    break;
+                }
+                let Some(slot) = free.pop() else { break };
+                let s = slot as usize;
+                prestamp(&mut eng.buffer(s)[..bs]);
+                self.slot_entry[s] = self.table.entry(next);
+                slot_block[s] = next;
+                eng.queue(IoReq {
+                    slot,
+                    file: 0,
+                    op: Op::Read,
+                    offset: self.table.offset_of(next),
+                    len: bs as u32,
+                })?;
+                inflight += 1;
+                next += nlocal;
+            }
+            if inflight == 0 {
+                break;
+            }
+            let n = eng.reap(1, &mut comps)?;
+            for c in &comps[..n] {
+                let s = c.slot as usize;
+                inflight -= 1;
+                free.push(c.slot);
+                let b = slot_block[s];
+                self.counts.pass_blocks += 1;
+                let j = if c.result == bs as i32 {
+                    let e1 = self.table.entry(b);
+                    self.table
+                        .judge(&eng.buffer(s)[..bs], b, self.slot_entry[s], e1)
+                } else {
+                    io_failure(c.result, bs, self.slot_entry[s])
+                };
+                self.counts
+                    .count(j, &self.table, self.target, b, Phase::Pass);
+            }
+        }
+        self.counts.pass_ns = now_ns().saturating_sub(t0);
+        Ok(())
+    }
+}
+
+/// A read of the verify pass that failed or came back short.
+#[cold]
+fn io_failure(result: i32, bs: usize, entry: u32) -> Judged {
+    let (class, detail) = if result < 0 {
+        (
+            ErrorClass::IoError,
+            std::io::Error::from_raw_os_error(-result).to_string(),
+        )
+    } else {
+        (
+            ErrorClass::ShortRead,
+            format!("short read: {result} of {bs} bytes"),
+        )
+    };
+    Judged::Bad {
+        finding: Finding { class, detail },
+        expected: generation(entry),
+        found: 0,
+    }
+}
+
+/// The generation tables of a run with `--verify` (one per target, empty
+/// without it): checked against available memory, loaded from
+/// `--verify-state` when that file exists. The page images' seed is fresh
+/// for every run (an image a previous run left never passes for this run's
+/// write), unless a state file carries one.
+pub(super) fn tables(
+    spec: &WorkloadSpec,
+    opts: &super::RunOptions,
+    targets: &[crate::target::PreparedTarget],
+) -> anyhow::Result<Vec<Arc<GenTable>>> {
+    let Some(v) = &opts.verify else {
+        return Ok(Vec::new());
+    };
+    let need: u64 = targets
+        .iter()
+        .map(|t| GenTable::bytes_for(t.region_len, spec.bs))
+        .sum();
+    if let Some(avail) = crate::sysmon::host::mem_available_bytes() {
+        if need > avail / 2 {
+            anyhow::bail!(
+                "--verify needs {} of memory for its generation tables (4 bytes per block), {} is available: use a larger --bs or a smaller --size",
+                crate::units::format_size(need),
+                crate::units::format_size(avail)
+            );
+        }
+    }
+    let seed = crate::verify::mix(&[spec.seed, now_ns(), u64::from(std::process::id())]);
+    let mut tables: Vec<GenTable> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| GenTable::new(i as u32 + 1, t.region_start, t.region_len, spec.bs, seed))
+        .collect();
+    if let Some(path) = v.state.as_ref().filter(|p| p.exists()) {
+        let loaded = crate::verify::run::load_state(path, &paths(targets), &tables)?;
+        for t in &mut tables {
+            t.seed = loaded;
+        }
+    } else if v.only {
+        anyhow::bail!(
+            "--verify-only: the state file '{}' does not exist: run the workload with --verify --verify-state FILE first",
+            v.state.as_ref().map_or(String::new(), |p| p.display().to_string())
+        );
+    }
+    Ok(tables.into_iter().map(Arc::new).collect())
+}
+
+fn paths(targets: &[crate::target::PreparedTarget]) -> Vec<String> {
+    targets
+        .iter()
+        .map(|t| t.path.display().to_string())
+        .collect()
+}
+
+/// The `verify` section of the result from the workers' counts; saves the
+/// state file when one was asked for.
+pub(super) fn report(
+    opts: &super::RunOptions,
+    tables: &[Arc<GenTable>],
+    outs: &[super::worker::WorkerOut],
+    targets: &[crate::target::PreparedTarget],
+) -> anyhow::Result<Option<crate::verify::run::VerifyReport>> {
+    let Some(v) = &opts.verify else {
+        return Ok(None);
+    };
+    let mut all = VerifyCounts::default();
+    for c in outs.iter().filter_map(|o| o.verify.as_ref()) {
+        all.merge(c);
+    }
+    if let Some(path) = &v.state {
+        crate::verify::run::save_state(path, &paths(targets), tables)?;
+    }
+    Ok(Some(crate::verify::run::VerifyReport::new(v, tables, &all)))
+}

@@ -1,0 +1,351 @@
+//! `iosim run --verify`: a clean verified run passes; blocks changed behind
+//! iosim's back between a write run and a verify run (`--verify-state`,
+//! `--verify-only`) are reported with the right class and offset; an old
+//! copy of the file put back is reported as lost writes.
+
+mod common;
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use common::iosim;
+use serde_json::Value;
+
+const BS: u64 = 4096;
+
+/// Runs iosim with `args` (JSON out, no history); returns (exit status, JSON).
+fn run(args: &[&str]) -> (i32, Value) {
+    let out = iosim()
+        .arg("run")
+        .args(args)
+        .args(["--output", "json", "--quiet", "--no-save"])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: exit {code}, stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (code, v)
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Writes random 4 KiB blocks of a 1 MiB file with --verify and saves the generations.
+fn write_run(f: &Path, state: &Path, ios: &str) -> Value {
+    let (code, v) = run(&[
+        p(f),
+        "--size",
+        "1M",
+        "--rw",
+        "randwrite",
+        "--qd",
+        "4",
+        "--number-ios",
+        ios,
+        "--verify-pass",
+        "--verify-state",
+        p(state),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    v
+}
+
+fn verify_only(f: &Path, state: &Path) -> (i32, Value) {
+    run(&[
+        p(f),
+        "--verify-only",
+        "--verify-state",
+        p(state),
+        "--qd",
+        "8",
+    ])
+}
+
+fn errors(v: &Value) -> &Value {
+    &v["verify"]["errors"]
+}
+
+fn read_block(f: &Path, off: u64) -> Vec<u8> {
+    let mut b = vec![0u8; BS as usize];
+    std::fs::File::open(f)
+        .unwrap()
+        .read_exact_at(&mut b, off)
+        .unwrap();
+    b
+}
+
+fn write_at(f: &Path, off: u64, data: &[u8]) {
+    let h = OpenOptions::new().write(true).open(f).unwrap();
+    h.write_all_at(data, off).unwrap();
+    h.sync_all().unwrap();
+}
+
+/// Offsets of blocks with a generation (from the pass, all blocks written are read).
+fn written_offsets(f: &Path, state: &Path) -> Vec<u64> {
+    let (code, v) = verify_only(f, state);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(errors(&v)["count"], 0, "{v}");
+    // The state file holds one u32 per block after two header lines.
+    let bytes = std::fs::read(state).unwrap();
+    let mut nl = bytes.iter().enumerate().filter(|(_, c)| **c == b'\n');
+    let start = nl.nth(1).unwrap().0 + 1;
+    bytes[start..bytes.len() - 4]
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(_, c)| u32::from_le_bytes((*c).try_into().unwrap()) > 0)
+        .map(|(i, _)| i as u64 * BS)
+        .collect()
+}
+
+#[test]
+fn a_clean_verified_mixed_run_passes_and_checks_what_it_reads() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    let (code, v) = run(&[
+        p(&f),
+        "--size",
+        "2M",
+        "--rw",
+        "randrw",
+        "--threads",
+        "2",
+        "--qd",
+        "8",
+        "--number-ios",
+        "4000",
+        "--verify-pass",
+        "--verify-backlog",
+        "32",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let vr = &v["verify"];
+    assert_eq!(vr["errors"]["count"], 0, "{vr}");
+    assert!(vr["writes"].as_u64().unwrap() > 1000, "{vr}");
+    assert!(vr["reads_good"].as_u64().unwrap() > 1000, "{vr}");
+    assert!(vr["backlog_reads"].as_u64().unwrap() >= 32, "{vr}");
+    let written = vr["blocks_written"].as_u64().unwrap();
+    assert!(written > 0);
+    assert_eq!(vr["pass"]["blocks"].as_u64().unwrap(), written, "{vr}");
+    assert_eq!(vr["blocks"], 512);
+    assert_eq!(vr["table_bytes"], 2048);
+    // Every class is listed, zeros included (as iosim sim reports them).
+    assert_eq!(vr["errors"]["by_class"].as_object().unwrap().len(), 6);
+    // Backlog re-reads are not in the workload's read statistics.
+    let reads = v["total"]["read"]["ios"].as_u64().unwrap();
+    let checked = vr["reads_checked"].as_u64().unwrap();
+    let pass = vr["pass"]["blocks"].as_u64().unwrap();
+    let backlog = vr["backlog_reads"].as_u64().unwrap();
+    assert!(
+        reads <= checked - pass - backlog,
+        "{reads} {checked} {pass} {backlog}"
+    );
+    // The text report has the section too.
+    let out = iosim()
+        .args([
+            "run",
+            p(&f),
+            "--rw",
+            "randrw",
+            "--number-ios",
+            "500",
+            "--verify-pass",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("verify: ") && text.contains("data errors: 0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_block_changed_behind_iosims_back_is_corruption_at_its_offset() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, s) = (d.path().join("f"), d.path().join("state"));
+    write_run(&f, &s, "600");
+    let offs = written_offsets(&f, &s);
+    let victim = offs[offs.len() / 2];
+    // As `dd conv=notrunc` would: four bytes in the middle of the block.
+    write_at(&f, victim + 1000, b"XXXX");
+    let (code, v) = verify_only(&f, &s);
+    assert_eq!(code, 3, "data errors exit as I/O errors: {v}");
+    let e = errors(&v);
+    assert_eq!(e["count"], 1, "{e}");
+    assert_eq!(e["by_class"]["checksum_mismatch"], 1);
+    assert_eq!(e["first"][0]["offset"], victim);
+    assert_eq!(e["first"][0]["class"], "checksum_mismatch");
+    assert_eq!(e["first"][0]["phase"], "pass");
+}
+
+#[test]
+fn a_block_in_the_wrong_place_is_misdirected_and_a_half_old_block_torn() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, s) = (d.path().join("f"), d.path().join("state"));
+    write_run(&f, &s, "600");
+    let old = d.path().join("old");
+    std::fs::copy(&f, &old).unwrap();
+    // A second run continues the generations (same offsets: same seed).
+    write_run(&f, &s, "600");
+    let offs = written_offsets(&f, &s);
+    let (a, b, c) = (offs[1], offs[5], offs[9]);
+    // Block a's image written over block b: misdirected.
+    write_at(&f, b, &read_block(&f, a));
+    // The second half of block c from the old copy: torn.
+    write_at(&f, c + BS / 2, &read_block(&old, c)[BS as usize / 2..]);
+    let (code, v) = verify_only(&f, &s);
+    assert_eq!(code, 3, "{v}");
+    let e = errors(&v);
+    assert_eq!(e["count"], 2, "{e}");
+    let mut found: Vec<(u64, String)> = e["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["offset"].as_u64().unwrap(),
+                r["class"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    found.sort();
+    let mut want = vec![(b, "misdirected".to_string()), (c, "torn_page".to_string())];
+    want.sort();
+    assert_eq!(found, want);
+}
+
+#[test]
+fn an_old_copy_put_back_is_reported_as_lost_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, s) = (d.path().join("f"), d.path().join("state"));
+    write_run(&f, &s, "300");
+    let before = written_offsets(&f, &s);
+    let old = d.path().join("old");
+    std::fs::copy(&f, &old).unwrap();
+    // More writes, on a different sequence of offsets (another seed).
+    let (code, v) = run(&[
+        p(&f),
+        "--rw",
+        "randwrite",
+        "--number-ios",
+        "300",
+        "--seed",
+        "99",
+        "--verify",
+        "--verify-state",
+        p(&s),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let after = written_offsets(&f, &s);
+    std::fs::copy(&old, &f).unwrap();
+    let (code, v) = verify_only(&f, &s);
+    assert_eq!(code, 3, "{v}");
+    let e = errors(&v);
+    // Blocks the second run wrote hold an older generation (or, if never
+    // written before it, another run's contents): lost writes, and nothing else.
+    let lost = e["by_class"]["stale_read"].as_u64().unwrap();
+    assert_eq!(e["count"].as_u64().unwrap(), lost, "{e}");
+    assert!(lost > 0 && lost <= 300, "{e}");
+    for r in e["first"].as_array().unwrap() {
+        let off = r["offset"].as_u64().unwrap();
+        assert!(after.contains(&off), "{off}");
+        let (exp, found) = (
+            r["expected_generation"].as_u64().unwrap(),
+            r["found_generation"].as_u64().unwrap(),
+        );
+        assert!(found < exp, "{r}");
+        if !before.contains(&off) {
+            assert_eq!(found, 0, "{r}");
+        }
+    }
+    // Blocks the second run did not write are still good.
+    let good = v["verify"]["reads_good"].as_u64().unwrap();
+    assert_eq!(good + lost, after.len() as u64, "{v}");
+}
+
+#[test]
+fn a_read_of_the_workload_catches_a_bad_block_too() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, s) = (d.path().join("f"), d.path().join("state"));
+    // Every block of a 64 KiB file written (sequentially, twice).
+    let (code, v) = run(&[
+        p(&f),
+        "--size",
+        "64K",
+        "--rw",
+        "write",
+        "--number-ios",
+        "32",
+        "--verify",
+        "--verify-state",
+        p(&s),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    write_at(&f, 5 * BS + 100, b"\x00\x01\x02");
+    // A random read workload over the 16 blocks reads block 5 many times.
+    let (code, v) = run(&[
+        p(&f),
+        "--rw",
+        "randread",
+        "--number-ios",
+        "400",
+        "--verify",
+        "--verify-state",
+        p(&s),
+    ]);
+    assert_eq!(code, 3, "{v}");
+    let e = errors(&v);
+    let n = e["by_class"]["checksum_mismatch"].as_u64().unwrap();
+    assert!(n > 0 && n == e["count"].as_u64().unwrap(), "{e}");
+    assert_eq!(e["first"][0]["offset"], 5 * BS);
+    assert_eq!(e["first"][0]["phase"], "workload");
+    assert_eq!(v["verify"]["reads_unwritten"], 0);
+}
+
+#[test]
+fn workloads_verify_cannot_check_are_refused_with_the_fix() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    for (args, msg) in [
+        (vec!["--align", "512"], "leave out --align"),
+        (vec!["--bs", "1000"], "multiple of 512"),
+        (
+            vec!["--verify-backlog", "8", "--rw", "randread"],
+            "needs a workload that writes",
+        ),
+    ] {
+        let out = iosim()
+            .args(["run", p(&f)])
+            .args([
+                "--size",
+                "1M",
+                "--verify",
+                "--number-ios",
+                "10",
+                "--no-save",
+            ])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+    let out = iosim()
+        .args(["run", p(&f)])
+        .args(["--verify-only", "--verify-state"])
+        .arg(d.path().join("none"))
+        .args(["--no-save"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+}
