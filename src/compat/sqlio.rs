@@ -579,7 +579,7 @@ pub fn plan(
             return Err(bad_option(
                 TOOL,
                 &format!("-f{}", st.factor),
-                &format!(
+                format!(
                     "the stripe factor must be at least the number of threads on a file ({} on {}): raise -f or lower -t, or use -frandom or -fsequential",
                     f.threads,
                     f.path.display()

@@ -168,7 +168,12 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
         series,
         window,
     };
-    let report = verify::report(opts, &tables, &outs, &facts.targets)?;
+    let report = verify::report(
+        opts,
+        &tables,
+        outs.iter().filter_map(|o| o.verify.as_ref()),
+        &facts.targets,
+    )?;
     let mut result = assemble(facts, &outs);
     result.verify = report;
     Ok(result)

@@ -360,17 +360,17 @@ fn paths(targets: &[crate::target::PreparedTarget]) -> Vec<String> {
 
 /// The `verify` section of the result from the workers' counts; saves the
 /// state file when one was asked for.
-pub(super) fn report(
+pub(super) fn report<'a>(
     opts: &super::RunOptions,
     tables: &[Arc<GenTable>],
-    outs: &[super::worker::WorkerOut],
+    counts: impl Iterator<Item = &'a VerifyCounts>,
     targets: &[crate::target::PreparedTarget],
 ) -> anyhow::Result<Option<crate::verify::run::VerifyReport>> {
     let Some(v) = &opts.verify else {
         return Ok(None);
     };
     let mut all = VerifyCounts::default();
-    for c in outs.iter().filter_map(|o| o.verify.as_ref()) {
+    for c in counts {
         all.merge(c);
     }
     if let Some(path) = &v.state {

@@ -434,7 +434,7 @@ impl<'a> Worker<'a> {
                 }
                 // --verify runs one block size (--bssplit is refused with it).
                 Some(v) => match v.next(s, &mut self.gen) {
-                    Some((off, write)) => (off, write, bs as u32, 0),
+                    Some((off, write)) => (off, write, bs, 0),
                     None => {
                         self.io.free.push(slot);
                         self.blocked = true;
