@@ -950,7 +950,7 @@ impl OffsetGen {
     }
 
     /// The next I/O: offset, direction, length and size class.
-    #[inline]
+    #[inline(always)]
     pub fn next_sized(&mut self) -> NextIo {
         if self.sizes.is_none() {
             // Draw order kept from before size mixes: same seed, same stream.
@@ -978,7 +978,7 @@ impl OffsetGen {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn pick_random(&mut self) -> bool {
         match self.random_threshold {
             None => self.random,
@@ -986,7 +986,7 @@ impl OffsetGen {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn pick_write(&mut self) -> bool {
         match self.write_threshold {
             0 => false,
@@ -996,7 +996,7 @@ impl OffsetGen {
     }
 
     /// The offset of an I/O of `len` bytes (at most `bs`, the largest size).
-    #[inline]
+    #[inline(always)]
     fn offset(&mut self, random: bool, len: u64) -> u64 {
         if random {
             let i = if let Some(s) = &mut self.skew {
