@@ -1122,12 +1122,21 @@ fn a_typo_of_a_command_gets_did_you_mean() {
     let dir = tempfile::tempdir().unwrap();
     let out = iosim()
         .current_dir(dir.path())
-        .args(["rn", "x.dat"])
+        .args(["runn", "x.dat"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("'rn'") && err.contains("'run'"), "{err}");
+    assert!(err.contains("'runn'") && err.contains("'run'"), "{err}");
+    // `rn` is too far from `run` for clap's suggestion, but is refused as a
+    // command typo, not taken for the default benchmark's directory.
+    let out = iosim()
+        .current_dir(dir.path())
+        .args(["rn", "x.dat"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized subcommand 'rn'"));
     // Nothing was created or run in the directory.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

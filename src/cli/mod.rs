@@ -273,10 +273,13 @@ mod tests {
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--bs", "4Q"]).is_err());
         // A typo of a command gets clap's "did you mean"; a plain new
         // directory name is still the default benchmark's DIR.
-        let e = Cli::try_parse_args(["iosim", "rn", "x.dat"]).unwrap_err();
+        let e = Cli::try_parse_args(["iosim", "runn", "x.dat"]).unwrap_err();
         assert_eq!(e.kind(), clap::error::ErrorKind::InvalidSubcommand);
         let tip = e.get(clap::error::ContextKind::SuggestedSubcommand);
         assert!(tip.is_some_and(|v| v.to_string().contains("run")), "{e}");
+        // Too far from any command for clap to name one, but still refused.
+        let e = Cli::try_parse_args(["iosim", "rn", "x.dat"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidSubcommand);
         assert!(Cli::try_parse_args(["iosim", "/no/such/dir-xyz"]).is_ok());
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--frobnicate"]).is_err());
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--duration", "forever"]).is_err());
