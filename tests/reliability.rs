@@ -229,8 +229,11 @@ fn sim_page_state_is_sparse() {
     let d = tempfile::tempdir().unwrap();
     let cfg = sim_ini(d.path(), "", "MaxSize=4294967296");
     let mut child = iosim()
+        .current_dir(d.path())
         .args(["sim", "-q", "--no-save", "--config"])
         .arg(&cfg)
+        .arg("--log")
+        .arg(d.path().join("e.xml"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
