@@ -15,51 +15,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// A loop device over a file in /dev/shm, detached on drop.
-struct ShmLoop {
-    dev: PathBuf,
-    _dir: tempfile::TempDir,
-}
+use common::LoopDev;
 
-impl ShmLoop {
-    fn new(size: u64) -> Option<ShmLoop> {
-        if !common::is_root() || !common::have("losetup") {
-            println!("SKIPPED: loop devices need root and losetup");
-            return None;
-        }
-        let dir = tempfile::tempdir_in("/dev/shm").ok()?;
-        let backing = dir.path().join("loop.img");
-        std::fs::File::create(&backing)
-            .unwrap()
-            .set_len(size)
-            .unwrap();
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&backing)
-            .output()
-            .unwrap();
-        if !out.status.success() {
-            println!(
-                "SKIPPED: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        Some(ShmLoop { dev, _dir: dir })
-    }
-
-    fn major_minor(&self) -> String {
-        use std::os::unix::fs::MetadataExt;
-        let rdev = std::fs::metadata(&self.dev).unwrap().rdev();
-        format!("{}:{}", libc::major(rdev), libc::minor(rdev))
-    }
-}
-
-impl Drop for ShmLoop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
+/// A loop device over a file in /dev/shm (fast whatever the disk does), detached on drop.
+fn shm_loop(size: u64) -> Option<LoopDev> {
+    LoopDev::new_in(Path::new("/dev/shm"), size)
 }
 
 /// A blkio cgroup (v1) limiting writes to one device; removed on drop.
@@ -68,7 +28,7 @@ struct Throttle {
 }
 
 impl Throttle {
-    fn new(dev: &ShmLoop, write_iops: u32) -> Option<Throttle> {
+    fn new(dev: &LoopDev, write_iops: u32) -> Option<Throttle> {
         let root = Path::new("/sys/fs/cgroup/blkio");
         if !root.join("blkio.throttle.write_iops_device").exists() {
             println!("SKIPPED: no cgroup v1 blkio throttle at {}", root.display());
@@ -103,7 +63,7 @@ impl Drop for Throttle {
     }
 }
 
-fn args(data: &ShmLoop, log: &ShmLoop, dir: &Path, extra: &[&str]) -> Vec<String> {
+fn args(data: &LoopDev, log: &LoopDev, dir: &Path, extra: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = [
         "qualify",
         "--data",
@@ -321,7 +281,7 @@ fn check_html(html: &Path, dir: &Path) {
 
 #[test]
 fn qualify_two_loop_devices_and_a_throttled_log() {
-    let (Some(data), Some(log)) = (ShmLoop::new(192 << 20), ShmLoop::new(96 << 20)) else {
+    let (Some(data), Some(log)) = (shm_loop(192 << 20), shm_loop(96 << 20)) else {
         return;
     };
     let d = tempfile::tempdir().unwrap();

@@ -53,6 +53,21 @@ pub struct LoopDev {
 impl LoopDev {
     /// Creates a `size`-byte backing file and attaches it; None (with a printed reason) when impossible.
     pub fn new(size: u64) -> Option<LoopDev> {
+        LoopDev::new_in(&std::env::temp_dir(), size)
+    }
+
+    /// The device's `major:minor` (as cgroup and sysfs files name it).
+    #[allow(dead_code)]
+    pub fn major_minor(&self) -> String {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(&self.dev).unwrap().rdev();
+        format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+    }
+
+    /// As [`LoopDev::new`], with the backing file in a temporary directory under `parent`
+    /// (e.g. /dev/shm, for a device that is fast whatever the disk does).
+    #[allow(dead_code)]
+    pub fn new_in(parent: &Path, size: u64) -> Option<LoopDev> {
         if !is_root() {
             eprintln!("skipped: loop devices need root");
             return None;
@@ -61,7 +76,10 @@ impl LoopDev {
             eprintln!("skipped: losetup is not installed");
             return None;
         }
-        let dir = tempfile::tempdir().unwrap();
+        let Ok(dir) = tempfile::tempdir_in(parent) else {
+            eprintln!("skipped: cannot make a directory in {}", parent.display());
+            return None;
+        };
         let backing = dir.path().join("loop.img");
         let f = std::fs::File::create(&backing).unwrap();
         f.set_len(size).unwrap();
