@@ -445,3 +445,90 @@ fn writer_killed_on_ext4_passes() {
     assert!(v["acks"]["records"].as_u64().unwrap() >= 790);
     assert_eq!(v["targets"][0]["direct"], true);
 }
+
+/// `--profile` takes the writer's mix from a workload profile, and the
+/// verdict is a `crash` document in the history that `show` prints again.
+#[test]
+fn profile_mix_and_the_verdict_in_the_history() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, acks, db) = (
+        d.path().join("f"),
+        d.path().join("acks.log"),
+        d.path().join("history.db"),
+    );
+    let o = Command::new(BIN)
+        .args(["crash", "write", "--seed", "3", "--size", SIZE])
+        .args(["--duration", "1s", "--profile", "oltp-with-log", "--acks"])
+        .arg(&acks)
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("profile oltp-with-log: data-8k") && err.contains("-> dsync (weight 480)"),
+        "{err}"
+    );
+    let log = acklog::read(&acks).unwrap();
+    assert_eq!(log.header.profile.as_deref(), Some("oltp-with-log"));
+    assert_eq!(log.header.mix, "dsync=24,fdatasync=0,fsync=0,log=5");
+    let kinds: BTreeSet<(bool, &str)> = log
+        .records
+        .iter()
+        .map(|r| (r.kind == WriteKind::Log, r.mech.name()))
+        .collect();
+    assert_eq!(
+        kinds,
+        BTreeSet::from([(false, "dsync"), (true, "dsync")]),
+        "write-through data pages and log appends only"
+    );
+    // --mix and --profile together are refused.
+    let o = Command::new(BIN)
+        .args([
+            "crash",
+            "write",
+            "--profile",
+            "oltp",
+            "--mix",
+            "log=1",
+            "--acks",
+        ])
+        .arg(&acks)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = Command::new(BIN)
+        .args(["crash", "verify", "--db"])
+        .arg(&db)
+        .arg("--acks")
+        .arg(&acks)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let printed = String::from_utf8(o.stdout).unwrap();
+    let history = run_ok(Command::new(BIN).args(["history", "--db"]).arg(&db));
+    assert!(history.contains("crash"), "{history}");
+    let shown = run_ok(Command::new(BIN).args(["show", "last", "--db"]).arg(&db));
+    assert_eq!(
+        shown, printed,
+        "show prints the verdict as verify printed it"
+    );
+    assert!(shown.starts_with("iosim crash verify: PASS"), "{shown}");
+    let v: Value = serde_json::from_str(&run_ok(
+        Command::new(BIN)
+            .args(["show", "last", "-o", "json", "--db"])
+            .arg(&db),
+    ))
+    .unwrap();
+    assert_eq!(v["kind"], "crash");
+    assert_eq!(v["verdict"], "PASS");
+    assert_eq!(v["acks"]["profile"], "oltp-with-log");
+    assert!(!v["host"].as_str().unwrap().is_empty(), "{v}");
+}

@@ -56,6 +56,12 @@ pub struct WriteArgs {
     #[arg(long, value_parser = writer::parse_mix, default_value = writer::Mix::DEFAULT)]
     pub mix: writer::Mix,
 
+    /// Take the mix from a workload profile (a name from `iosim profile list`, or a .toml file):
+    /// log workloads become log appends, write-through ones O_DSYNC page writes, others buffered
+    /// writes with fdatasync (fsync for backups), weighted by threads x QD x write share.
+    #[arg(long, value_name = "NAME|FILE", conflicts_with = "mix")]
+    pub profile: Option<String>,
+
     /// Buffered writes per fdatasync/fsync.
     #[arg(long, default_value_t = 8)]
     pub sync_batch: u32,

@@ -4,6 +4,7 @@ use super::{save, Ctx};
 use crate::cli::crash::{CrashAction, CrashArgs, CrashCache};
 use crate::cli::OutputFormat;
 use crate::crash::{check, writer};
+use crate::document::{self, Document, Headed, Header};
 use crate::outcome::Outcome;
 use crate::workload::CacheMode;
 
@@ -13,11 +14,25 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let stop = ctx.stop.clone();
     match &a.action {
         CrashAction::Write(w) => {
+            let (mix, profile) = match &w.profile {
+                Some(name) => {
+                    let p = crate::profile::Profile::load(name)?;
+                    let pm = crate::crash::profile::mix_of(&p)?;
+                    if !w.quiet {
+                        for line in &pm.mapping {
+                            eprintln!("iosim crash write: profile {}: {line}", p.name);
+                        }
+                    }
+                    (pm.mix, Some(p.name))
+                }
+                None => (w.mix, None),
+            };
             let cfg = writer::WriteConfig {
                 targets: w.targets.clone(),
                 size: w.size,
                 log_size: w.log_size,
-                mix: w.mix,
+                mix,
+                profile,
                 sync_batch: w.sync_batch,
                 direct: w.cache == CrashCache::Direct,
                 duration: w.duration,
@@ -56,14 +71,15 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 CrashCache::Direct => CacheMode::Direct,
                 CrashCache::Buffered => CacheMode::Buffered,
             };
+            let header = Header::now();
             let res = check::verify(&v.targets, &v.acks, cache, &stop)?;
-            match v.output {
-                OutputFormat::Json => writeln!(ctx.out, "{}", serde_json::to_string_pretty(&res)?)?,
-                _ => write!(ctx.out, "{}", check::text(&res))?,
-            }
+            let passed = res.passed();
+            let doc = Document::Crash(Headed::new(header, res));
+            ctx.out
+                .write_all(document::render(&doc, v.output)?.as_bytes())?;
             ctx.out.flush()?;
-            save::save_untyped(&v.save, "crash", &serde_json::to_value(&res)?);
-            Ok(if res.passed() {
+            save::save_result(&v.save, &doc);
+            Ok(if passed {
                 Outcome::Success
             } else {
                 Outcome::IoErrors

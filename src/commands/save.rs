@@ -20,15 +20,6 @@ pub fn save_result(args: &SaveArgs, document: &Document) -> Option<RunId> {
     store_value(args, document.kind(), &document.to_value(), meta)
 }
 
-/// Stores a result of a kind that has no [`Document`] variant yet (only
-/// `crash verify`'s verdict, until it gets one). New code uses [`save_result`].
-pub fn save_untyped(args: &SaveArgs, kind: &str, doc: &Value) -> Option<RunId> {
-    if args.no_save {
-        return None;
-    }
-    store_value(args, kind, doc, crate::store::Meta::default())
-}
-
 /// Stores a document with what is known of it, then records where its
 /// targets live (measured right now, on the same machine).
 fn store_value(

@@ -144,8 +144,11 @@ pub struct AckHeader {
     pub started_us: u64,
     /// The workload claimed torn-write protection: a torn page is then a failure.
     pub torn_protection: bool,
-    /// The mix of writes, as given.
+    /// The mix of writes, as given (or as taken from `profile`).
     pub mix: String,
+    /// The workload profile the mix was taken from (`--profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// Host that wrote.
     pub host: String,
     /// iosim version that wrote.
@@ -449,6 +452,7 @@ mod tests {
             started_us: 1,
             torn_protection: false,
             mix: "dsync=1".into(),
+            profile: None,
             host: "h".into(),
             iosim_version: "0".into(),
             targets: vec![AckTarget {

@@ -110,6 +110,8 @@ pub struct WriteConfig {
     pub log_size: Option<u64>,
     /// The mix of writes.
     pub mix: Mix,
+    /// The workload profile the mix was taken from, if any.
+    pub profile: Option<String>,
     /// Buffered writes between two syncs.
     pub sync_batch: u32,
     /// Use O_DIRECT for write-through writes where possible.
@@ -258,6 +260,7 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
         started_us,
         torn_protection: cfg.torn_protection,
         mix: cfg.mix.to_string(),
+        profile: cfg.profile.clone(),
         host: crate::sysmon::host::host_info().host,
         iosim_version: env!("CARGO_PKG_VERSION").to_string(),
         targets: header_targets,

@@ -45,6 +45,7 @@ impl Exporter for TextExporter {
             Document::Compare(c) => super::compare::text(&c.body),
             Document::Qualify(q) => crate::qualify::render::text(&q.body),
             Document::Replay(r) => r.body.text(),
+            Document::Crash(c) => crate::crash::check::text(&c.body),
         })
     }
 }
@@ -71,10 +72,12 @@ impl Exporter for CsvExporter {
                 crate::matrix::grid_csv(&m.body, crate::matrix::Metric::SmallIops)
             }
             Document::Replay(r) => r.body.csv(),
-            Document::Sim(_) | Document::Compare(_) | Document::Qualify(_) => anyhow::bail!(
-                "a '{}' result prints as text or JSON: use -o text or -o json",
-                doc.kind()
-            ),
+            Document::Sim(_) | Document::Compare(_) | Document::Qualify(_) | Document::Crash(_) => {
+                anyhow::bail!(
+                    "a '{}' result prints as text or JSON: use -o text or -o json",
+                    doc.kind()
+                )
+            }
         })
     }
 }

@@ -17,6 +17,7 @@ pub mod export;
 
 use serde::{Deserialize, Serialize};
 
+use crate::crash::check::CrashVerdict;
 use crate::matrix::MatrixResult;
 use crate::mpi::Collective;
 use crate::profile::ProfileResult;
@@ -126,6 +127,8 @@ pub enum Document {
     Qualify(Headed<QualifyResult>),
     /// `iosim replay`.
     Replay(Headed<ReplayResult>),
+    /// `iosim crash verify`: the verdict on what survived a crash.
+    Crash(Headed<CrashVerdict>),
 }
 
 impl Document {
@@ -141,6 +144,7 @@ impl Document {
             Document::Compare(_) => "compare",
             Document::Qualify(_) => "qualify",
             Document::Replay(_) => "replay",
+            Document::Crash(_) => "crash",
         }
     }
 
@@ -156,6 +160,7 @@ impl Document {
             Document::Compare(h) => h.header.clone(),
             Document::Qualify(h) => h.header.clone(),
             Document::Replay(h) => h.header.clone(),
+            Document::Crash(h) => h.header.clone(),
         }
     }
 
@@ -185,6 +190,12 @@ impl Document {
             Document::Compare(_) => Vec::new(),
             Document::Qualify(q) => q.body.locations.iter().map(|l| l.given.clone()).collect(),
             Document::Replay(r) => r.body.targets.iter().map(|t| t.path.clone()).collect(),
+            Document::Crash(c) => c
+                .body
+                .targets
+                .iter()
+                .map(|t| t.path.clone().into())
+                .collect(),
         };
         out.dedup();
         out

@@ -67,12 +67,13 @@ pub fn sections(docs: &[(&StoredRun, Document)]) -> String {
             Document::Sim(h) => sim_section(&mut s, run.row.id, &h.body),
             Document::Matrix(h) => matrix_section(&mut s, run.row.id, &h.body),
             // A qualification writes its own report (`iosim qualify --html`);
-            // a replay's figures are in its text and JSON.
+            // a replay's and a crash verdict's figures are in their text and JSON.
             Document::Run(_)
             | Document::Quick(_)
             | Document::Compare(_)
             | Document::Qualify(_)
-            | Document::Replay(_) => {}
+            | Document::Replay(_)
+            | Document::Crash(_) => {}
         }
     }
     s
