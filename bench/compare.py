@@ -478,7 +478,7 @@ def v_rows(a, T, f, io_uring, shm, rows):
                                  "--verify-backlog", "16", "--allow-destroy"]),
             lambda: T.fio_run([f"--filename={path}", *io_uring, f"--direct={int(direct)}", "--invalidate=0",
                                "--rw=randwrite", "--bs=4k", "--iodepth=32", "--verify=crc32c",
-                               "--verify_backlog=16", "--lat_percentiles=1"]),
+                               "--verify_backlog=16", "--verify_state_save=0", "--lat_percentiles=1"]),
         )
 
     sf = os.path.join(shm, "bench.dat")
