@@ -27,7 +27,9 @@ Workloads and targets (issue "Faster than fio"):
   V4  V3 on /dev/shm, page cache       the same, CPU-bound (details in v_rows and main)
   CV  iosim crash verify's read pass   MiB/s ratio >= 0.90 against iosim run --rw read
                                        --bs 1M --qd 8 direct on the same file (issue 16)
-  S, B, C                             skew, size mix, compressible data (issue 17)
+  S, B, C                             skew, size mix, compressible data (issue 17), on the disk
+  S0, C0                              skew and compressible data on the null engine (each
+                                      tool's cost of generating them, no device noise)
   D   defaults against defaults       IOPS or MB/s ratio >= 1.00 on W1, W2, W3, W4, W6:
                                       iosim without --engine against fio without
                                       --ioengine (psync), what a user gets who picks neither
@@ -391,6 +393,28 @@ def main():
                                "--refill_buffers=1", "--lat_percentiles=1"]),
         )
         rows.append(ratio_rows("C 4K randwrite compress 50% dedupe 20% direct QD32", ra, rb, "iops", 1.00, ">="))
+
+    # The same shapes on the null engine: no device, so the rows compare what
+    # each tool spends generating them (skewed offsets; compressible,
+    # partly duplicate data), which the disk rows above hide in its noise.
+    if want("S0"):
+        ra, rb = pairs(
+            a.pairs,
+            lambda: T.iosim_run(["--engine", "null", "--rw", "randread", "--bs", "4k", "--qd", "32",
+                                 "--distribution", "zipf:1.1"]),
+            lambda: T.fio_run(["--ioengine=null", "--size=1g", "--rw=randread", "--bs=4k", "--iodepth=32",
+                               "--random_distribution=zipf:1.1"]),
+        )
+        rows.append(ratio_rows("S0 null engine 4K randread zipf:1.1 QD32", ra, rb, "iops", 1.00, ">="))
+    if want("C0"):
+        ra, rb = pairs(
+            a.pairs,
+            lambda: T.iosim_run(["--engine", "null", "--rw", "randwrite", "--bs", "4k", "--qd", "32",
+                                 "--compress-pct", "50", "--dedupe-pct", "20"]),
+            lambda: T.fio_run(["--ioengine=null", "--size=1g", "--rw=randwrite", "--bs=4k", "--iodepth=32",
+                               "--buffer_compress_percentage=50", "--dedupe_percentage=20", "--refill_buffers=1"]),
+        )
+        rows.append(ratio_rows("C0 null engine 4K randwrite compress 50% dedupe 20% QD32", ra, rb, "iops", 1.00, ">="))
 
     # Issue 16: verified I/O (docs/verify.md). What each V row shows:
     #  V1 iosim --verify-backlog 16 against fio --verify=crc32c --verify_backlog=16, 4K randwrite QD32
