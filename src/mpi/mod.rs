@@ -279,28 +279,16 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
     })
 }
 
-/// Runs several workloads at once in this process (`profile::run_concurrent`).
-pub type LocalRuns = dyn Fn(&[WorkloadSpec], &RunOptions) -> anyhow::Result<Vec<RunResult>>;
-
-/// Several workloads at once (a profile phase) on every rank, sharing one
-/// synchronised window; `local` runs them in this process (e.g.
-/// `profile::run_concurrent`) and must pass `opts.sync` to each run. Returns,
-/// per workload, the merged result (on every rank). A singleton calls `local`.
-pub fn run_group(
-    specs: &[WorkloadSpec],
-    opts: &RunOptions,
-    local: &LocalRuns,
-) -> anyhow::Result<Vec<Collective>> {
+/// Several workloads at once (a profile phase) on every rank: one run of the
+/// runner per rank ([`crate::runner::run_many`]), all ranks sharing one
+/// synchronised window. Returns, per workload, the merged result (on every
+/// rank). A singleton calls `run_many` directly.
+pub fn run_group(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<Collective>> {
     #[cfg(feature = "mpi")]
     if is_collective() {
-        return world::run_group(
-            specs,
-            opts,
-            ARGS.get().unwrap_or(&MpiArgs::default()),
-            local,
-        );
+        return world::run_group(specs, opts, ARGS.get().unwrap_or(&MpiArgs::default()));
     }
-    Ok(local(specs, opts)?
+    Ok(crate::runner::run_many(specs, opts)?
         .into_iter()
         .map(|result| Collective {
             result,
