@@ -16,11 +16,11 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
+use super::agree::{check_fingerprints, Agreed, Fingerprint};
+use super::collective::{Collective, MpiArgs};
+use super::merge::{self, RankReport};
+use super::paths::{expand_targets, share_region};
 use super::rank::{RankInfo, WHO};
-use super::{
-    check_fingerprints, expand_targets, merge, share_region, Agreed, Collective, Fingerprint,
-    MpiArgs, RankReport,
-};
 use crate::runner::{RunOptions, RunPhase, RunResult, RunSync};
 use crate::target::{self, PrepareOptions};
 use crate::workload::WorkloadSpec;
