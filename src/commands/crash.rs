@@ -62,7 +62,9 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 _ => write!(ctx.out, "{}", check::text(&res))?,
             }
             ctx.out.flush()?;
-            save::save_untyped(&v.save, "crash", &serde_json::to_value(&res)?);
+            let read: Vec<std::path::PathBuf> =
+                res.targets.iter().map(|t| t.path.clone().into()).collect();
+            save::save_untyped(&v.save, "crash", &serde_json::to_value(&res)?, &read);
             Ok(if res.passed() {
                 Outcome::Success
             } else {

@@ -21,12 +21,25 @@ pub fn save_result(args: &SaveArgs, document: &Document) -> Option<RunId> {
 }
 
 /// Stores a result of a kind that has no [`Document`] variant yet (only
-/// `crash verify`'s verdict, until it gets one). New code uses [`save_result`].
-pub fn save_untyped(args: &SaveArgs, kind: &str, doc: &Value) -> Option<RunId> {
+/// `crash verify`'s verdict, until it gets one), with the target paths it
+/// measured. New code uses [`save_result`].
+pub fn save_untyped(
+    args: &SaveArgs,
+    kind: &str,
+    doc: &Value,
+    targets: &[std::path::PathBuf],
+) -> Option<RunId> {
     if args.no_save {
         return None;
     }
-    store_value(args, kind, doc, crate::store::Meta::default())
+    let meta = crate::store::Meta {
+        targets: targets
+            .iter()
+            .map(|p| crate::store::meta::canonical_target(p))
+            .collect(),
+        ..crate::store::Meta::default()
+    };
+    store_value(args, kind, doc, meta)
 }
 
 /// Stores a document with what is known of it, then records where its
@@ -37,12 +50,7 @@ fn store_value(
     doc: &Value,
     mut meta: crate::store::Meta,
 ) -> Option<RunId> {
-    let targets = if meta.targets.is_empty() {
-        crate::store::meta::targets_of(doc)
-    } else {
-        meta.targets.clone()
-    };
-    meta.environment = Some(crate::store::env::collect(&targets));
+    meta.environment = Some(crate::store::env::collect(&meta.targets));
     let saved = args
         .db
         .open()
@@ -57,7 +65,7 @@ fn store_value(
         }
         Err(e) => {
             eprintln!("iosim: warning: the result was not stored: {e}");
-            match write_fallback(doc) {
+            match write_fallback(doc, meta.started_at.as_deref()) {
                 Ok(p) => eprintln!(
                     "iosim: the result's JSON was written to {} instead",
                     p.display()
