@@ -20,7 +20,9 @@ Workloads and targets (issue "Faster than fio"):
   W8 16 threads x QD64, 60 s          iosim peak RSS <= 64 MiB, no growth with duration
   V   verified 4K randwrite QD32,      write IOPS ratio >= 2.0 against fio verify=crc32c,
       re-reading every 16 writes       and >= 0.90 against iosim unverified (issue 16)
-  S, B, C                             skew, size mix, compressible data (issue 17)
+  S, B, C                             skew, size mix, compressible data (issue 17), on the disk
+  S0, C0                              skew and compressible data on the null engine (each
+                                      tool's cost of generating them, no device noise)
   D   defaults against defaults       IOPS or MB/s ratio >= 1.00 on W1, W2, W3, W4, W6:
                                       iosim without --engine against fio without
                                       --ioengine (psync), what a user gets who picks neither
@@ -377,6 +379,28 @@ def main():
                                "--refill_buffers=1", "--lat_percentiles=1"]),
         )
         rows.append(ratio_rows("C 4K randwrite compress 50% dedupe 20% direct QD32", ra, rb, "iops", 1.00, ">="))
+
+    # The same shapes on the null engine: no device, so the rows compare what
+    # each tool spends generating them (skewed offsets; compressible,
+    # partly duplicate data), which the disk rows above hide in its noise.
+    if want("S0"):
+        ra, rb = pairs(
+            a.pairs,
+            lambda: T.iosim_run(["--engine", "null", "--rw", "randread", "--bs", "4k", "--qd", "32",
+                                 "--distribution", "zipf:1.1"]),
+            lambda: T.fio_run(["--ioengine=null", "--size=1g", "--rw=randread", "--bs=4k", "--iodepth=32",
+                               "--random_distribution=zipf:1.1"]),
+        )
+        rows.append(ratio_rows("S0 null engine 4K randread zipf:1.1 QD32", ra, rb, "iops", 1.00, ">="))
+    if want("C0"):
+        ra, rb = pairs(
+            a.pairs,
+            lambda: T.iosim_run(["--engine", "null", "--rw", "randwrite", "--bs", "4k", "--qd", "32",
+                                 "--compress-pct", "50", "--dedupe-pct", "20"]),
+            lambda: T.fio_run(["--ioengine=null", "--size=1g", "--rw=randwrite", "--bs=4k", "--iodepth=32",
+                               "--buffer_compress_percentage=50", "--dedupe_percentage=20", "--refill_buffers=1"]),
+        )
+        rows.append(ratio_rows("C0 null engine 4K randwrite compress 50% dedupe 20% QD32", ra, rb, "iops", 1.00, ">="))
 
     # Issue 16: verified writes, re-read 16 at a time, in both tools; and what
     # verifying costs iosim against its own unverified run.

@@ -160,7 +160,7 @@ struct DirResultSet<'a> {
     total: &'a DirResult,
 }
 
-/// A run's rows: one per target, then the total.
+/// A run's rows: one per target, one per block size of a size mix, then the total.
 pub fn run_rows(r: &RunResult) -> Vec<RunRow<'_>> {
     fn set(x: &crate::stats::RwResult) -> DirResultSet<'_> {
         DirResultSet {
@@ -174,11 +174,21 @@ pub fn run_rows(r: &RunResult) -> Vec<RunRow<'_>> {
         .iter()
         .map(|t| RunRow::new("target", &t.path, r, &set(&t.result)))
         .collect();
+    // A --bssplit mix: one row per block size (scope `size`, its size in `bs`),
+    // over all targets, before the total.
+    if let Some(shape) = &r.shape {
+        for z in &shape.by_size {
+            let mut row = RunRow::new("size", "", r, &set(&z.result));
+            row.bs = z.bs;
+            rows.push(row);
+        }
+    }
     rows.push(RunRow::new("total", "", r, &set(&r.total)));
     rows
 }
 
-/// A run as CSV: the header, one row per target, one for the total.
+/// A run as CSV: the header, one row per target, one per block size of a
+/// `--bssplit` mix, one for the total.
 pub fn run(r: &RunResult) -> String {
     write(Some(RUN_HEADER), run_rows(r))
 }

@@ -362,7 +362,8 @@ pub fn run(
             progress: false,
             ..opts.clone()
         };
-        let rs = crate::profile::run_concurrent(&specs, &quiet)?;
+        // Both loads in one run: one window, one monitor.
+        let rs = crate::runner::run_many(&specs, &quiet)?;
         let mut rs = rs.into_iter();
         let small = if s > 0 { rs.next() } else { None };
         let large = if l > 0 { rs.next() } else { None };

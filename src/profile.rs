@@ -477,44 +477,6 @@ pub struct ProfileResult {
     pub results: Vec<WorkloadOutcome>,
 }
 
-/// Runs several workloads at the same time, sharing the stop flag; only the
-/// first shows progress. Returns results in `specs` order.
-pub fn run_concurrent(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<RunResult>> {
-    let results: Vec<anyhow::Result<RunResult>> = std::thread::scope(|s| {
-        let handles: Vec<_> = specs
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| {
-                let o = RunOptions {
-                    progress: opts.progress && i == 0,
-                    stop: opts.stop.clone(),
-                    interval: opts.interval,
-                    // Shared by every workload of the set (an MPI phase sync).
-                    sync: opts.sync.clone(),
-                    thread_series: false,
-                    verify: None,
-                };
-                s.spawn(move || {
-                    let r = crate::runner::run(spec, &o);
-                    if r.is_err() {
-                        // The whole set fails: do not keep the others running.
-                        o.stop.store(true, Ordering::Relaxed);
-                    }
-                    r
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a workload thread panicked")))
-            })
-            .collect()
-    });
-    results.into_iter().collect()
-}
-
 /// Creates the missing target files first, so concurrent workloads start
 /// measuring together. Returns the files it created.
 pub fn create_missing(
@@ -585,6 +547,12 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         .map(|t| (t.name.clone(), t.path.clone()))
         .collect();
     let created = create_missing(&named, plan.size, fill, opts)?;
+    // Per-thread series and --verify are not a profile's.
+    let phase_opts = RunOptions {
+        thread_series: false,
+        verify: None,
+        ..opts.clone()
+    };
     let mut results = Vec::new();
     let mut interrupted = false;
     for phase in plan.profile.phases() {
@@ -594,9 +562,10 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         }
         let ws: Vec<&Planned> = plan.workloads.iter().filter(|w| w.phase == phase).collect();
         let specs: Vec<WorkloadSpec> = ws.iter().map(|w| w.spec.clone()).collect();
-        // Under mpirun/srun every rank runs the phase in one window; the
-        // results are merged across ranks.
-        let rs = crate::mpi::run_group(&specs, opts, &run_concurrent)?;
+        // The phase is one run of the runner (one window, one monitor); under
+        // mpirun/srun every rank's phase shares that window and the results
+        // are merged across ranks.
+        let rs = crate::mpi::run_group(&specs, &phase_opts)?;
         for (w, c) in ws.into_iter().zip(rs) {
             let r = c.result;
             interrupted |= r.interrupted;
@@ -623,7 +592,7 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         .any(|ph| plan.workloads.iter().filter(|w| w.phase == *ph).count() > 1);
     if concurrent {
         notes.push(
-            "workloads of a phase run at once in one process: each result's CPU figures are the whole process's".into(),
+            "workloads of a phase run at once, in one measured window with one system monitor: each result's machine CPU figures are the whole machine's, and a device two workloads share shows both workloads' I/O".into(),
         );
     }
     Ok(ProfileResult {

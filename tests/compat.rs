@@ -1341,6 +1341,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
         warnings: Vec::new(),
         shape: None,
         verify: None,
+        window: None,
     }
 }
 

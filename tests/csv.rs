@@ -28,6 +28,28 @@ fn run_csv_one_row_per_target_and_the_total() {
 }
 
 #[test]
+fn run_csv_one_row_per_block_size_of_a_size_mix() {
+    // `iosim run --engine null --bssplit 4k/70:64k/25:1m/5 --rw randrw`.
+    let r: RunResult = fixture("run_bssplit");
+    let csv = iosim::report::csv(&r);
+    let sizes: Vec<&str> = csv.lines().filter(|l| l.starts_with("size,")).collect();
+    assert_eq!(sizes.len(), 3, "{csv}");
+    // The size rows add up to the total row's I/Os.
+    let col = |l: &str, i: usize| l.split(',').nth(i).unwrap().parse::<u64>().unwrap();
+    let total = csv.lines().find(|l| l.starts_with("total,")).unwrap();
+    let ios = 20; // total_ios
+    assert_eq!(
+        sizes.iter().map(|l| col(l, ios)).sum::<u64>(),
+        col(total, ios)
+    );
+    assert_eq!(
+        sizes.iter().map(|l| col(l, 4)).collect::<Vec<_>>(),
+        [4096, 65536, 1 << 20]
+    );
+    check("run_bssplit", &csv);
+}
+
+#[test]
 fn series_csv_one_row_per_interval_and_scope() {
     let r: RunResult = fixture("run");
     assert!(!r.series.total.is_empty());

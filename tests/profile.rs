@@ -176,6 +176,48 @@ fn data_and_log_go_where_they_are_told() {
     assert!(text.contains("[Log-vs-data] log 0-2 ms"), "{text}");
 }
 
+/// The workloads of a phase are one run of the runner: one measured window,
+/// one system monitor, and a device they share shown whole in both results.
+#[test]
+fn a_phase_is_one_run_with_one_window_and_one_monitor() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, log) = (dir.path().join("data.dat"), dir.path().join("log.dat"));
+    let r = run_profile("oltp-with-log", &[&data, &log]);
+    let res = r["results"].as_array().unwrap();
+    assert_eq!(res.len(), 2);
+    let (a, b) = (&res[0]["result"], &res[1]["result"]);
+    let start = a["window"]["start_unix_ns"].as_u64().expect("a window");
+    assert!(a["window"]["end_unix_ns"].as_u64().unwrap() > start);
+    assert_eq!(a["window"], b["window"], "one window");
+    assert_eq!(a["started_at"], b["started_at"]);
+    // One sampler: the very same CPU samples (two monitors would sample at
+    // different instants, so their intervals' lengths would differ).
+    assert!(!a["monitor"]["cpu_series"].as_array().unwrap().is_empty());
+    assert_eq!(a["monitor"]["cpu_series"], b["monitor"]["cpu_series"]);
+    assert_eq!(a["monitor"]["duration_s"], b["monitor"]["duration_s"]);
+    // Both files are in one directory, so on one device (when there is one):
+    // shown whole in both results, with a note saying so.
+    if a["devices"][0]["kind"] == "device" {
+        let name = a["devices"][0]["name"].as_str().unwrap();
+        for r in [a, b] {
+            let notes = r["notes"].as_array().unwrap();
+            assert!(
+                notes.iter().any(|n| n
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("device {name} also carried 1 other workload"))),
+                "{notes:?}"
+            );
+            assert!(r["monitor"]["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["name"] == name));
+        }
+        assert_eq!(a["monitor"]["devices"], b["monitor"]["devices"]);
+    }
+}
+
 #[test]
 fn a_profile_file_works_and_csv_has_a_row_per_direction() {
     let dir = tempfile::tempdir().unwrap();

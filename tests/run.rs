@@ -365,9 +365,17 @@ fn json_schema_has_the_documented_fields() {
         "series",
         "histograms",
         "environment",
+        "window",
     ] {
         assert!(!r[k].is_null(), "missing {k}");
     }
+    // The measured window, wall clock: as long as the measured time.
+    let (start, end) = (
+        r["window"]["start_unix_ns"].as_u64().unwrap(),
+        r["window"]["end_unix_ns"].as_u64().unwrap(),
+    );
+    let secs = (end - start) as f64 / 1e9;
+    assert!((secs - f(&r, &["duration_s"])).abs() < 0.05, "{secs}");
     for k in ["ios", "bytes", "iops", "bytes_per_sec", "latency_us"] {
         assert!(!r["total"]["read"][k].is_null(), "missing total.read.{k}");
     }

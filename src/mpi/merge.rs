@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::RankInfo;
+use super::rank::RankInfo;
 use crate::runner::{HistogramSet, PointStats, RunResult, SeriesPoint};
 use crate::stats::{self, DirResult, DirStats, RwResult, RwStats};
 use crate::sysmon::check::{self_check, CheckInput, Warning};

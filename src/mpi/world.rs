@@ -8,7 +8,7 @@
 //! barriers, and the poll for a peer ending the window) and between runs.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context;
 use mpi::datatype::PartitionMut;
@@ -16,11 +16,11 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
+use super::agree::{check_fingerprints, Agreed, Fingerprint};
+use super::collective::{Collective, MpiArgs};
+use super::merge::{self, RankReport};
+use super::paths::{expand_targets, share_region};
 use super::rank::{RankInfo, WHO};
-use super::{
-    check_fingerprints, expand_targets, merge, share_region, Agreed, Collective, Fingerprint,
-    MpiArgs, RankReport,
-};
 use crate::runner::{RunOptions, RunPhase, RunResult, RunSync};
 use crate::target::{self, PrepareOptions};
 use crate::workload::WorkloadSpec;
@@ -33,9 +33,6 @@ static INIT_AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::n
 
 /// When MPI start-up and the ranks' agreement were done.
 static INIT_DONE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-
-/// How often a local run waiting at a phase looks at the stop flag.
-const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Message tag of the end-of-window notices ([`MpiSync`]).
 const TAG_WINDOW_END: i32 = 0x10_5e;
@@ -203,23 +200,18 @@ fn unix_ns() -> u64 {
 /// [`RunSync::stop_requested`], which looks (without blocking) for such a
 /// notice from a peer, or for this rank's own Ctrl-C.
 ///
-/// One sync may serve several local runs at once (the workloads of a profile
-/// phase): the last of them to reach a phase makes the MPI call for all, the
-/// others wait for it. MPI is thus called by one thread at a time
-/// (`MPI_THREAD_SERIALIZED`), only at phase boundaries and in the poll.
+/// A rank runs all its workloads of a run (one, or a profile phase's) as one
+/// run of the runner, whose main thread makes every call of this hook: MPI
+/// is thus called by one thread at a time (`MPI_THREAD_SERIALIZED`), only at
+/// phase boundaries and in the poll.
 pub struct MpiSync {
     stonewall: bool,
     /// The user's stop flag (Ctrl-C, SIGTERM): ends the window for everyone.
     user_stop: Arc<AtomicBool>,
-    /// The local runs' own stop flag, raised when one of them cannot go on.
+    /// The local run's own stop flag, raised when a worker cannot go on.
     local_stop: Arc<AtomicBool>,
-    /// Local runs sharing this sync.
-    participants: usize,
     /// The block devices of every rank's targets on this host.
     host_devices: Vec<String>,
-    /// Arrivals at the current phase, and the phase's generation (under it, the MPI calls).
-    gate: Mutex<(usize, u64)>,
-    passed: Condvar,
     peer_ended: AtomicBool,
     notices: AtomicUsize,
     start_unix_ns: AtomicU64,
@@ -229,21 +221,13 @@ pub struct MpiSync {
 }
 
 impl MpiSync {
-    /// A sync for `participants` local runs (1 for `iosim run`).
-    pub fn new(
-        stonewall: bool,
-        user_stop: Arc<AtomicBool>,
-        participants: usize,
-        host_devices: Vec<String>,
-    ) -> MpiSync {
+    /// A sync for one local run of this rank.
+    pub fn new(stonewall: bool, user_stop: Arc<AtomicBool>, host_devices: Vec<String>) -> MpiSync {
         MpiSync {
             host_devices,
             stonewall,
             user_stop,
             local_stop: Arc::new(AtomicBool::new(false)),
-            participants: participants.max(1),
-            gate: Mutex::new((0, 0)),
-            passed: Condvar::new(),
             peer_ended: AtomicBool::new(false),
             notices: AtomicUsize::new(0),
             start_unix_ns: AtomicU64::new(0),
@@ -302,29 +286,7 @@ impl MpiSync {
 
 impl RunSync for MpiSync {
     fn barrier(&self, phase: RunPhase) -> anyhow::Result<()> {
-        let mut g = self.gate.lock().unwrap_or_else(|p| p.into_inner());
-        g.0 += 1;
-        if g.0 < self.participants {
-            let generation = g.1;
-            while g.1 == generation {
-                // A local run that failed never arrives; the caller then
-                // sets the stop flag and this one gives up.
-                if self.local_stop.load(Ordering::Relaxed) {
-                    g.0 -= 1;
-                    anyhow::bail!("another workload of this rank stopped before {phase:?}");
-                }
-                g = self
-                    .passed
-                    .wait_timeout(g, WAIT_POLL)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
-            }
-            return Ok(());
-        }
         self.collective(phase);
-        g.0 = 0;
-        g.1 += 1;
-        self.passed.notify_all();
         Ok(())
     }
 
@@ -346,17 +308,14 @@ impl RunSync for MpiSync {
         if self.user_stop.load(Ordering::Relaxed) {
             return true;
         }
-        // Another local run is making an MPI call: look next time.
-        if let Ok(_g) = self.gate.try_lock() {
-            let c = world();
-            while c
-                .any_process()
-                .immediate_probe_with_tag(TAG_WINDOW_END)
-                .is_some()
-            {
-                let (v, _) = c.any_process().receive_with_tag::<i32>(TAG_WINDOW_END);
-                self.note(v);
-            }
+        let c = world();
+        while c
+            .any_process()
+            .immediate_probe_with_tag(TAG_WINDOW_END)
+            .is_some()
+        {
+            let (v, _) = c.any_process().receive_with_tag::<i32>(TAG_WINDOW_END);
+            self.note(v);
         }
         self.peer_ended.load(Ordering::Relaxed)
     }
@@ -541,7 +500,6 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
     let sync = Arc::new(MpiSync::new(
         args.stonewall,
         opts.stop.clone(),
-        1,
         host_devices,
     ));
     let mut res = crate::runner::run(&spec, &local_options(opts, &sync))?;
@@ -555,14 +513,14 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
 }
 
 /// A collective group of workloads run at once on every rank (a profile
-/// phase): see [`super::run_group`]. One sync serves the group, so all the
+/// phase): see [`super::run_group`]. Each rank runs the group as one run of
+/// the runner ([`crate::runner::run_many`]) under one sync, so all the
 /// workloads of all the ranks share one window; each workload is then
 /// gathered and merged on its own.
 pub fn run_group(
     specs: &[WorkloadSpec],
     opts: &RunOptions,
     args: &MpiArgs,
-    local: &super::LocalRuns,
 ) -> anyhow::Result<Vec<Collective>> {
     let who = super::rank::who();
     let c = world();
@@ -578,13 +536,8 @@ pub fn run_group(
             }
         }
     }
-    let sync = Arc::new(MpiSync::new(
-        args.stonewall,
-        opts.stop.clone(),
-        specs.len(),
-        devices,
-    ));
-    let results = local(&specs, &local_options(opts, &sync))?;
+    let sync = Arc::new(MpiSync::new(args.stonewall, opts.stop.clone(), devices));
+    let results = crate::runner::run_many(&specs, &local_options(opts, &sync))?;
     let mut merged = Vec::with_capacity(results.len());
     for mut res in results {
         finish_local(&mut res, opts, &sync);

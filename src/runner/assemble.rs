@@ -10,8 +10,8 @@ use crate::workload::measured::{ShapeResult, ShapeStats, TargetSkew};
 use crate::workload::{EngineKind, WorkloadSpec};
 
 use super::result::{
-    CpuResult, ErrorSummary, HistogramSet, RunResult, Series, TargetResult, ThreadResult,
-    SCHEMA_VERSION,
+    CpuResult, ErrorSummary, HistogramSet, MeasuredWindow, RunResult, Series, TargetResult,
+    ThreadResult, SCHEMA_VERSION,
 };
 use super::worker::WorkerOut;
 
@@ -30,6 +30,11 @@ pub(super) struct RunFacts {
     pub series: Series,
     /// The shared window, `[start, end)` in clock ns (`u64::MAX`: never opened).
     pub window: (u64, u64),
+    /// Wall-clock ns since the Unix epoch minus clock ns, read once for the run.
+    pub unix_offset_ns: i128,
+    /// What the other workloads of the run issued to each block device (by
+    /// name): the device's counters include it, so the self-checks do too.
+    pub elsewhere: Vec<(String, RwStats)>,
 }
 
 /// A worker that first ran, or noticed the end, later than this after the
@@ -86,16 +91,17 @@ fn window_warnings(outs: &[WorkerOut], (start, end): (u64, u64)) -> Vec<Warning>
 }
 
 /// Per thread, per target and in total: what the workers measured.
-struct Merged {
-    total: RwStats,
-    per_target: Vec<RwStats>,
-    threads: Vec<ThreadResult>,
-    errors: ErrorSummary,
-    user_s: f64,
-    sys_s: f64,
+pub(super) struct Merged {
+    pub total: RwStats,
+    pub per_target: Vec<RwStats>,
+    pub threads: Vec<ThreadResult>,
+    pub errors: ErrorSummary,
+    pub user_s: f64,
+    pub sys_s: f64,
 }
 
-fn merge(outs: &[WorkerOut], ntargets: usize) -> Merged {
+/// What the workers of one workload measured, merged.
+pub(super) fn merge(outs: &[WorkerOut], ntargets: usize) -> Merged {
     let mut m = Merged {
         total: RwStats::default(),
         per_target: (0..ntargets).map(|_| RwStats::default()).collect(),
@@ -179,8 +185,20 @@ fn target_results(
         .collect()
 }
 
-/// The result document of a run.
-pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
+/// The window as wall-clock times (`None`: it never opened).
+fn wall_window((start, end): (u64, u64), offset: i128) -> Option<MeasuredWindow> {
+    if start == u64::MAX || end == u64::MAX {
+        return None;
+    }
+    let wall = |t: u64| u64::try_from((i128::from(t) + offset).max(0)).unwrap_or(u64::MAX);
+    Some(MeasuredWindow {
+        start_unix_ns: wall(start),
+        end_unix_ns: wall(end),
+    })
+}
+
+/// The result document of one workload of a run (`m`: its workers' `outs` merged).
+pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult {
     let RunFacts {
         spec,
         started_at,
@@ -193,10 +211,11 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         monitor,
         series,
         window,
+        unix_offset_ns,
+        elsewhere,
     } = f;
     let duration_ns = outs.iter().map(|o| o.duration_ns).max().unwrap_or(0);
     let secs = duration_ns as f64 / 1e9;
-    let m = merge(outs, targets.len());
     if m.errors.count > 0 {
         notes.push(format!(
             "{} I/O errors (see errors in the JSON output for offsets)",
@@ -211,6 +230,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         &resolutions,
         &m.per_target,
         &content,
+        &elsewhere,
         &monitor,
         cpu.max_core_busy_pct,
         &environment,
@@ -243,6 +263,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut]) -> RunResult {
         warnings,
         shape,
         verify: None,
+        window: wall_window(window, unix_offset_ns),
     }
 }
 

@@ -1,7 +1,7 @@
-//! Runs a workload: prepares the targets, starts one worker thread per
-//! (target, thread), and merges what they measured.
+//! Runs workloads: prepares the targets, starts one worker thread per
+//! (workload, target, thread), and merges what they measured.
 //!
-//! - [`plan`]: targets, engine choice, one plan per worker, the threads;
+//! - [`plan`]: each workload's targets, engine choice and worker plans, the threads;
 //! - [`window`]: the one measured window all workers share, and the
 //!   [`RunSync`] hook that lets other participants (MPI ranks) share it too;
 //! - [`worker`]: one worker's set-up and hot loop;
@@ -11,16 +11,19 @@
 //! - [`assemble`]: the workers' measurements merged into a [`RunResult`];
 //! - [`result`]: the result types (the JSON schema).
 //!
-//! Each worker owns its engine, its offset generator and its statistics.
-//! Every worker sets up, then waits at a gate; they start together (warm-up
+//! One run may carry several workloads at once ([`run_many`]: a profile
+//! phase, a matrix point); [`run`] is `run_many` of one. Each worker owns its
+//! engine, its offset generator and its statistics. Every worker of every
+//! workload sets up, then waits at one gate; they start together (warm-up
 //! included) and measure one common window `[start, end)` of absolute clock
 //! times, so the aggregate rate is the I/O of all workers over that window
 //! however the scheduler treats them. At every interval boundary (1 s by
 //! default, aligned for all workers) a worker hands a copy of its interval
-//! statistics to the main thread over a channel, adds them to its whole-run
-//! statistics and starts the next interval. The main thread opens and closes
-//! the window, merges intervals across threads exactly, drives the live
-//! progress line, and builds the time series.
+//! statistics to the main thread over the run's one channel, adds them to
+//! its whole-run statistics and starts the next interval. The main thread
+//! opens and closes the window, runs the one system monitor, merges
+//! intervals across threads exactly (a series per workload), drives the
+//! live progress line, and builds the results.
 
 mod assemble;
 mod pacing;
@@ -38,21 +41,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::now_ns;
+use crate::stats::RwStats;
 use crate::sysmon::check;
 use crate::sysmon::mounts::{self, Resolution};
 use crate::sysmon::sampler::{Monitor, MonitorReport};
 use crate::target::{PreparedTarget, TargetKind};
-use crate::workload::{EngineKind, WorkloadSpec};
+use crate::workload::WorkloadSpec;
 
 pub use window::{RunPhase, RunSync};
 
 pub use result::{
-    CpuResult, ErrorSummary, HistogramSet, IoErrorRecord, PointStats, RunResult, Series,
-    SeriesPoint, TargetResult, ThreadResult, SCHEMA_VERSION,
+    CpuResult, ErrorSummary, HistogramSet, IoErrorRecord, MeasuredWindow, PointStats, RunResult,
+    Series, SeriesPoint, TargetResult, ThreadResult, SCHEMA_VERSION,
 };
 
-use assemble::{assemble, RunFacts};
-use plan::Crew;
+use assemble::{assemble, Merged, RunFacts};
+use plan::{Crew, Load};
 use progress::Progress;
 use series::IntervalAgg;
 use window::UNSET;
@@ -111,72 +115,219 @@ impl Default for RunOptions {
     }
 }
 
-/// Runs `spec` and returns what it measured.
+/// Runs `spec` and returns what it measured: [`run_many`] of one workload.
 pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> {
-    spec.validate()?;
-    let started_at = crate::clock::utc_now_rfc3339();
-    let mut notes = Vec::new();
-    let mut spec = spec.clone();
-    // A --bssplit mix: buffers and checks use its largest size.
-    spec.resolve_sizes();
-    if spec.engine == EngineKind::Null && spec.targets.is_empty() {
-        spec.targets
-            .push(crate::workload::TargetSpec::new("null", Some(1 << 30)));
-    }
+    let mut results = run_many(std::slice::from_ref(spec), opts)?;
+    Ok(results
+        .pop()
+        .expect("run_many returns one result per workload"))
+}
 
-    if let Some(v) = &opts.verify {
-        verify::check_spec(&spec, v)?;
-    }
-    let targets = plan::prepare_targets(&spec, opts, &mut notes)?;
-    let tables = verify::tables(&spec, opts, &targets)?;
-    let choice = plan::choose_engine(&spec, &mut notes)?;
-    // The result's config names the engine that ran (`auto` resolved).
-    spec.engine = choice.kind;
-    let engine = choice.kind;
-    let plans = plan::plan_workers(&spec, &targets)?;
-    let nworkers = plans.len();
-    let scopes = targets.len() + 1 + if opts.thread_series { nworkers } else { 0 };
-    let (interval, raised) =
-        series::effective_interval(opts.interval, nworkers, scopes, spec.duration);
-    notes.extend(raised);
-    let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
-    let crew = Crew::spawn(&spec, &choice, &targets, plans, opts, interval_ns, &tables)?;
-
-    let content = content_checks(&targets);
-    let resolutions = resolve_devices(&targets);
-    let monitor = start_monitor(&resolutions, interval, opts.sync.as_deref());
-
-    let agg = IntervalAgg::new(targets.len(), nworkers, interval_ns, opts.thread_series);
-    let driven = drive(&crew, monitor, agg, &spec, opts);
-    let window = (crew.window.start(), crew.window.end());
-    let joined = crew.join();
-    let (series, mon) = driven?;
-    let (outs, engine_notes) = joined?;
-    notes.extend(engine_notes);
-    notes.sort();
-    notes.dedup();
-    let facts = RunFacts {
-        interrupted: opts.stop.load(Ordering::Relaxed),
-        spec,
-        started_at,
-        engine,
-        notes,
-        targets,
-        resolutions,
-        content,
-        monitor: mon,
-        series,
-        window,
+/// Runs several workloads at the same time (a profile phase, a matrix point)
+/// and returns one result per workload, in `specs` order.
+///
+/// It is one run: every worker of every workload waits at one gate and
+/// measures one window (one warm-up, one start, one end), under one stop
+/// flag, one [`RunSync`] (each phase is passed once for the whole set), one
+/// progress line and one system monitor over the union of the workloads'
+/// devices. Each result has its own interval series, workers, CPU times and
+/// notes; its `monitor` is the one monitor's report cut to the devices under
+/// its own targets (the machine's CPU figures are the same in every result).
+/// A device that two workloads share is reported whole in both results (its
+/// counters cannot be split between them), with a note, and each workload's
+/// self-checks compare it with the I/O that every workload issued to it.
+///
+/// The workloads must agree on `--duration` and `--warmup` (they share the
+/// window); `--verify` takes one workload at a time.
+pub fn run_many(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<RunResult>> {
+    let Some(first) = specs.first() else {
+        return Ok(Vec::new());
     };
-    let report = verify::report(
-        opts,
-        &tables,
-        outs.iter().filter_map(|o| o.verify.as_ref()),
-        &facts.targets,
-    )?;
-    let mut result = assemble(facts, &outs);
-    result.verify = report;
-    Ok(result)
+    one_window(specs, opts)?;
+    let started_at = crate::clock::utc_now_rfc3339();
+    let mut loads = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Load::prepare(s, i, opts))
+        .collect::<anyhow::Result<Vec<Load>>>()?;
+    let nworkers: usize = loads.iter().map(|l| l.workers).sum();
+    let scopes: usize = loads
+        .iter()
+        .map(|l| l.targets.len() + 1 + if opts.thread_series { l.workers } else { 0 })
+        .sum();
+    let (interval, raised) =
+        series::effective_interval(opts.interval, nworkers, scopes, first.duration);
+    let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+    let crew = Crew::spawn(&mut loads, opts, interval_ns)?;
+
+    let content: Vec<Vec<(bool, bool)>> =
+        loads.iter().map(|l| content_checks(&l.targets)).collect();
+    let resolutions: Vec<Vec<Resolution>> =
+        loads.iter().map(|l| resolve_devices(&l.targets)).collect();
+    let monitor = start_monitor(resolutions.iter().flatten(), interval, opts.sync.as_deref());
+
+    let aggs = loads
+        .iter()
+        .map(|l| IntervalAgg::new(l.targets.len(), l.workers, interval_ns, opts.thread_series))
+        .collect();
+    let driven = drive(&crew, monitor, aggs, &loads[0].spec, opts);
+    let window = (crew.window.start(), crew.window.end());
+    let unix_offset_ns = unix_offset_ns();
+    let joined = crew.join(loads.len());
+    let (series, mon) = driven?;
+    let joined = joined?;
+    let interrupted = opts.stop.load(Ordering::Relaxed);
+
+    let merged: Vec<Merged> = loads
+        .iter()
+        .zip(&joined)
+        .map(|(l, (outs, _))| assemble::merge(outs, l.targets.len()))
+        .collect();
+    let shared = shared_devices(&resolutions, &merged);
+    let mut results = Vec::with_capacity(loads.len());
+    for (wi, ((((load, (outs, engine_notes)), series), m), (content, res))) in loads
+        .into_iter()
+        .zip(joined)
+        .zip(series)
+        .zip(merged)
+        .zip(content.into_iter().zip(resolutions.iter().cloned()))
+        .enumerate()
+    {
+        let mut notes = load.notes;
+        notes.extend(raised.clone());
+        notes.extend(engine_notes);
+        let elsewhere: Vec<(String, RwStats)> = shared
+            .iter()
+            .filter(|d| d.workload != wi && d.users.contains(&wi))
+            .map(|d| (d.name.clone(), d.issued.clone()))
+            .collect();
+        for d in shared
+            .iter()
+            .filter(|d| d.workload == wi && d.users.len() > 1)
+        {
+            notes.push(format!(
+                "device {} also carried {} other workload(s) of this run at the same time: its counters and the self-checks cover all of them",
+                d.name,
+                d.users.len() - 1
+            ));
+        }
+        notes.sort();
+        notes.dedup();
+        let facts = RunFacts {
+            interrupted,
+            spec: load.spec,
+            started_at: started_at.clone(),
+            engine: load.choice.kind,
+            notes,
+            monitor: own_devices(&mon, &res, &resolutions),
+            targets: load.targets,
+            resolutions: res,
+            content,
+            series,
+            window,
+            unix_offset_ns,
+            elsewhere,
+        };
+        let report = verify::report(
+            opts,
+            &load.tables,
+            outs.iter().filter_map(|o| o.verify.as_ref()),
+            &facts.targets,
+        )?;
+        let mut result = assemble(facts, &outs, m);
+        result.verify = report;
+        results.push(result);
+    }
+    Ok(results)
+}
+
+/// Workloads run together share one window: they must agree on its length.
+fn one_window(specs: &[WorkloadSpec], opts: &RunOptions) -> Result<(), crate::Error> {
+    let first = &specs[0];
+    if let Some(s) = specs
+        .iter()
+        .find(|s| s.duration != first.duration || s.warmup != first.warmup)
+    {
+        return Err(crate::Error::BadWorkload(format!(
+            "workloads run at the same time share one measured window, but one asks for --duration {:?} --warmup {:?} and another for --duration {:?} --warmup {:?}: give them the same",
+            first.duration, first.warmup, s.duration, s.warmup
+        )));
+    }
+    if opts.verify.is_some() && specs.len() > 1 {
+        return Err(crate::Error::BadWorkload(
+            "--verify checks one workload at a time: run the workloads one after the other".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Wall-clock ns since the Unix epoch minus the run clock's ns ([`now_ns`]).
+fn unix_offset_ns() -> i128 {
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    wall - i128::from(now_ns())
+}
+
+/// One block device under the targets of one workload of a run.
+struct SharedDevice {
+    name: String,
+    /// The workload.
+    workload: usize,
+    /// Every workload of the run with a target on this device.
+    users: Vec<usize>,
+    /// What `workload` issued to it (for the other users' self-checks).
+    issued: RwStats,
+}
+
+/// Per device and workload, the I/O each workload issued to it; a device
+/// appears once per workload using it (`workload` = that workload).
+fn shared_devices(resolutions: &[Vec<Resolution>], merged: &[Merged]) -> Vec<SharedDevice> {
+    let mut out: Vec<SharedDevice> = Vec::new();
+    for (wi, (res, m)) in resolutions.iter().zip(merged).enumerate() {
+        for (ti, r) in res.iter().enumerate() {
+            let Resolution::Device(d) = r else { continue };
+            match out
+                .iter_mut()
+                .find(|x| x.name == d.name && x.workload == wi)
+            {
+                Some(x) => x.issued.merge(&m.per_target[ti]),
+                None => out.push(SharedDevice {
+                    name: d.name.clone(),
+                    workload: wi,
+                    users: Vec::new(),
+                    issued: m.per_target[ti].clone(),
+                }),
+            }
+        }
+    }
+    let users: Vec<(String, usize)> = out.iter().map(|d| (d.name.clone(), d.workload)).collect();
+    for d in &mut out {
+        d.users = users
+            .iter()
+            .filter(|(n, _)| *n == d.name)
+            .map(|(_, w)| *w)
+            .collect();
+    }
+    out
+}
+
+/// The monitor's report cut to one workload: the devices under its own
+/// targets, and those no workload of the run has (a [`RunSync`]'s, e.g. the
+/// other MPI ranks' on this host); the CPU figures whole.
+fn own_devices(mon: &MonitorReport, own: &[Resolution], all: &[Vec<Resolution>]) -> MonitorReport {
+    let names = |rs: &mut dyn Iterator<Item = &Resolution>| -> Vec<String> {
+        rs.filter_map(|r| r.device())
+            .flat_map(|d| d.monitor_names())
+            .collect()
+    };
+    let mine = names(&mut own.iter());
+    let anyone = names(&mut all.iter().flatten());
+    let keep = |n: &String| mine.contains(n) || !anyone.contains(n);
+    let mut m = mon.clone();
+    m.devices.retain(|d| keep(&d.name));
+    m.missing.retain(|n| keep(n));
+    m
 }
 
 /// What the test files hold, checked before the run (sparse or zero-filled
@@ -208,15 +359,15 @@ fn resolve_devices(targets: &[PreparedTarget]) -> Vec<Resolution> {
         .collect()
 }
 
-/// A monitor of the targets' devices and the CPUs (none, or more devices,
-/// when the [`RunSync`] says so).
-fn start_monitor(
-    resolutions: &[Resolution],
+/// The run's one monitor: of the devices under every workload's targets and
+/// of the CPUs (none, or more devices, when the [`RunSync`] says so).
+fn start_monitor<'a>(
+    resolutions: impl Iterator<Item = &'a Resolution>,
     interval: Duration,
     sync: Option<&dyn RunSync>,
 ) -> Monitor {
     let mut watched: Vec<String> = Vec::new();
-    for d in resolutions.iter().filter_map(|r| r.device()) {
+    for d in resolutions.filter_map(|r| r.device()) {
         for n in d.monitor_names() {
             if !watched.contains(&n) {
                 watched.push(n);
@@ -233,18 +384,19 @@ fn start_monitor(
     Monitor::start(watched, interval.max(Duration::from_millis(10)))
 }
 
-/// On the main thread: opens the gate once every worker has set up, with
-/// the [`RunSync`] hooks at each phase; then, while the workers run, merges
-/// their intervals into the series, drives the progress line, resets the
-/// monitor's baseline when the window opens and ends the window early on a
-/// stop. Returns once every worker has finished.
+/// On the main thread: opens the gate once every worker (of every workload)
+/// has set up, with the [`RunSync`] hooks at each phase; then, while the
+/// workers run, merges their intervals into each workload's series, drives
+/// the one progress line (all workloads together), resets the monitor's
+/// baseline when the window opens and ends the window early on a stop.
+/// Returns once every worker has finished.
 fn drive(
     crew: &Crew,
     monitor: Monitor,
-    mut agg: IntervalAgg,
+    mut aggs: Vec<IntervalAgg>,
     spec: &WorkloadSpec,
     opts: &RunOptions,
-) -> anyhow::Result<(Series, MonitorReport)> {
+) -> anyhow::Result<(Vec<Series>, MonitorReport)> {
     let w = &crew.window;
     let sync = opts.sync.as_deref();
     let warmup_ns = u64::try_from(spec.warmup.as_nanos()).unwrap_or(u64::MAX);
@@ -280,6 +432,12 @@ fn drive(
     w.open(t0, crew.threads());
 
     let progress = Progress::new(opts.progress, spec);
+    // Several workloads: the progress line shows them together (an interval
+    // series over all their workers, one "target" per workload).
+    let mut together = (opts.progress && aggs.len() > 1).then(|| {
+        let workers = crew.handles.len();
+        IntervalAgg::new(aggs.len(), workers, crew.interval_ns, false)
+    });
     let mut baseline_at_start = warmup_ns == 0;
     loop {
         let now = now_ns();
@@ -308,8 +466,18 @@ fn drive(
         }
         match crew.rx.recv_timeout(POLL) {
             Ok(msg) => {
-                if let Some(point) = agg.add(msg) {
-                    progress.update(&point);
+                let wi = msg.workload;
+                if let Some(t) = &mut together {
+                    let mut all = msg.clone();
+                    all.target = wi;
+                    if let Some(point) = t.add(all) {
+                        progress.update(&point);
+                    }
+                }
+                if let Some(point) = aggs.get_mut(wi).and_then(|a| a.add(msg)) {
+                    if together.is_none() {
+                        progress.update(&point);
+                    }
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -324,5 +492,114 @@ fn drive(
     if let (Some(s), true) = (sync, set_up) {
         s.barrier(RunPhase::WindowEnd)?;
     }
-    Ok((agg.finish(), mon))
+    Ok((aggs.into_iter().map(IntervalAgg::finish).collect(), mon))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysmon::mounts::DeviceInfo;
+    use crate::sysmon::sampler::DeviceSeries;
+    use crate::workload::EngineKind;
+
+    fn dev(name: &str) -> Resolution {
+        Resolution::Device(DeviceInfo {
+            name: name.into(),
+            disk: name.into(),
+            ..Default::default()
+        })
+    }
+
+    fn did(reads: u64) -> RwStats {
+        let mut s = RwStats::default();
+        for _ in 0..reads {
+            s.read.record(1000, 4096);
+        }
+        s
+    }
+
+    fn null_spec(threads: u32) -> WorkloadSpec {
+        WorkloadSpec {
+            engine: EngineKind::Null,
+            threads,
+            duration: Duration::from_millis(60),
+            ..WorkloadSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_device_two_workloads_share_is_checked_against_both() {
+        // Workload 0 on loop1; workload 1 on loop1 and loop2.
+        let res = vec![vec![dev("loop1")], vec![dev("loop1"), dev("loop2")]];
+        let merged = |per: Vec<RwStats>| Merged {
+            per_target: per,
+            ..assemble::merge(&[], 0)
+        };
+        let m = vec![merged(vec![did(3)]), merged(vec![did(5), did(7)])];
+        let shared = shared_devices(&res, &m);
+        let find = |name: &str, w: usize| {
+            shared
+                .iter()
+                .find(|d| d.name == name && d.workload == w)
+                .unwrap()
+        };
+        assert_eq!(shared.len(), 3);
+        assert_eq!(find("loop1", 0).users, vec![0, 1]);
+        assert_eq!(find("loop1", 1).issued.read.ios, 5);
+        assert_eq!(find("loop2", 1).users, vec![1]);
+
+        let mon = MonitorReport {
+            devices: ["loop1", "loop2", "sdz"]
+                .iter()
+                .map(|n| DeviceSeries {
+                    name: n.to_string(),
+                    ..Default::default()
+                })
+                .collect(),
+            missing: vec!["loop2".into()],
+            ..Default::default()
+        };
+        // Its own devices, and one no workload has (a RunSync's), not the other's.
+        let names = |m: MonitorReport| m.devices.into_iter().map(|d| d.name).collect::<Vec<_>>();
+        assert_eq!(names(own_devices(&mon, &res[0], &res)), ["loop1", "sdz"]);
+        assert!(own_devices(&mon, &res[0], &res).missing.is_empty());
+        assert_eq!(
+            names(own_devices(&mon, &res[1], &res)),
+            ["loop1", "loop2", "sdz"]
+        );
+    }
+
+    #[test]
+    fn workloads_run_together_share_one_window_and_one_monitor() {
+        let rs = run_many(&[null_spec(1), null_spec(2)], &RunOptions::default()).unwrap();
+        assert_eq!(rs.len(), 2);
+        assert_eq!((rs[0].threads.len(), rs[1].threads.len()), (1, 2));
+        let w = rs[0].window.expect("the window opened");
+        assert!(w.end_unix_ns > w.start_unix_ns);
+        assert_eq!(rs[1].window, Some(w));
+        assert_eq!(rs[0].started_at, rs[1].started_at);
+        // One sampler: the same CPU samples, to the nanosecond of their
+        // intervals (two monitors would sample at different instants).
+        assert!(!rs[0].monitor.cpu_series.is_empty());
+        assert_eq!(rs[0].monitor.cpu_series, rs[1].monitor.cpu_series);
+        assert_eq!(rs[0].monitor.duration_s, rs[1].monitor.duration_s);
+        for r in &rs {
+            assert!(r.total.total.ios > 0);
+            assert_eq!(r.series.targets.len(), 1);
+        }
+        // `run` is `run_many` of one.
+        let one = run(&null_spec(1), &RunOptions::default()).unwrap();
+        assert!(one.window.is_some() && one.total.total.ios > 0);
+    }
+
+    #[test]
+    fn workloads_that_cannot_share_a_window_are_refused() {
+        let long = WorkloadSpec {
+            duration: Duration::from_secs(2),
+            ..null_spec(1)
+        };
+        let e = run_many(&[null_spec(1), long], &RunOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("share one measured window"), "{e}");
+        assert!(run_many(&[], &RunOptions::default()).unwrap().is_empty());
+    }
 }

@@ -1,5 +1,6 @@
-//! Before a run: prepare the targets, choose the engine once, plan one worker
-//! per (target, thread), open their files and start their threads.
+//! Before a run: prepare each workload's targets, choose its engine once,
+//! plan one worker per (target, thread), open their files, and start the
+//! threads of every workload of the run behind one gate.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -10,12 +11,62 @@ use anyhow::Context;
 
 use crate::engine;
 use crate::target::{self, PrepareOptions, PreparedTarget, TargetKind};
-use crate::workload::{FillMode, WorkloadSpec};
+use crate::verify::table::GenTable;
+use crate::workload::{EngineKind, FillMode, TargetSpec, WorkloadSpec};
 
 use super::series::IntervalMsg;
 use super::window::Window;
 use super::worker::{worker, WorkerCtx, WorkerOut, WorkerPlan};
 use super::RunOptions;
+
+/// One workload of a run, ready to start: its resolved spec, targets,
+/// engine and worker plans.
+pub(super) struct Load {
+    /// The spec as run: sizes resolved, `auto` engine resolved.
+    pub spec: WorkloadSpec,
+    pub choice: engine::EngineChoice,
+    pub targets: Vec<PreparedTarget>,
+    /// `--verify`: one generation table per target (empty without it).
+    pub tables: Vec<Arc<GenTable>>,
+    /// Taken by [`Crew::spawn`].
+    pub plans: Vec<WorkerPlan>,
+    /// Its worker threads.
+    pub workers: usize,
+    pub notes: Vec<String>,
+}
+
+impl Load {
+    /// Checks and prepares workload number `index` of a run: targets created
+    /// or checked, the engine chosen, the workers planned and their files opened.
+    pub fn prepare(spec: &WorkloadSpec, index: usize, opts: &RunOptions) -> anyhow::Result<Load> {
+        spec.validate()?;
+        let mut notes = Vec::new();
+        let mut spec = spec.clone();
+        // A --bssplit mix: buffers and checks use its largest size.
+        spec.resolve_sizes();
+        if spec.engine == EngineKind::Null && spec.targets.is_empty() {
+            spec.targets.push(TargetSpec::new("null", Some(1 << 30)));
+        }
+        if let Some(v) = &opts.verify {
+            super::verify::check_spec(&spec, v)?;
+        }
+        let targets = prepare_targets(&spec, opts, &mut notes)?;
+        let tables = super::verify::tables(&spec, opts, &targets)?;
+        let choice = choose_engine(&spec, &mut notes)?;
+        // The result's config names the engine that ran (`auto` resolved).
+        spec.engine = choice.kind;
+        let plans = plan_workers(&spec, &targets, index)?;
+        Ok(Load {
+            workers: plans.len(),
+            spec,
+            choice,
+            targets,
+            tables,
+            plans,
+            notes,
+        })
+    }
+}
 
 /// Prepares every target (create, check, align); their notes go to `notes`.
 pub(super) fn prepare_targets(
@@ -74,10 +125,12 @@ pub(super) fn choose_engine(
     Ok(choice)
 }
 
-/// Plans the workers and opens their files (errors surface here, not in threads).
+/// Plans the workers of workload `workload` and opens their files (errors
+/// surface here, not in threads).
 pub(super) fn plan_workers(
     spec: &WorkloadSpec,
     targets: &[PreparedTarget],
+    workload: usize,
 ) -> anyhow::Result<Vec<WorkerPlan>> {
     let writes = spec.writes();
     let mut plans = Vec::new();
@@ -98,6 +151,7 @@ pub(super) fn plan_workers(
                 None
             };
             plans.push(WorkerPlan {
+                workload,
                 target: ti,
                 thread: global,
                 local,
@@ -111,103 +165,127 @@ pub(super) fn plan_workers(
     Ok(plans)
 }
 
-/// The started worker threads of a run.
+/// The started worker threads of a run: every workload's, behind one gate.
 pub(super) struct Crew {
-    pub handles: Vec<JoinHandle<anyhow::Result<WorkerOut>>>,
-    /// The gate and the shared measured window.
+    /// Each worker's workload and thread.
+    pub handles: Vec<(usize, JoinHandle<anyhow::Result<WorkerOut>>)>,
+    /// The gate and the measured window every worker of every workload shares.
     pub window: Arc<Window>,
-    /// Interval messages; disconnected once every worker has finished.
+    /// Interval messages of every worker; disconnected once all have finished.
     pub rx: mpsc::Receiver<IntervalMsg>,
-    /// Notes the engines made while setting up and while running.
-    pub engine_notes: Arc<Mutex<Vec<String>>>,
+    /// Per workload, the notes its engines made while setting up and while running.
+    pub engine_notes: Vec<Arc<Mutex<Vec<String>>>>,
+    /// The series interval every worker uses.
+    pub interval_ns: u64,
 }
 
 impl Crew {
-    /// Starts one thread per plan; they set up and wait at the window's gate.
-    pub fn spawn(
-        spec: &WorkloadSpec,
-        engine: &engine::EngineChoice,
-        targets: &[PreparedTarget],
-        plans: Vec<WorkerPlan>,
+    /// Starts one thread per plan of every workload (taking the plans out of
+    /// `loads`); they set up and wait at the one gate.
+    pub fn spawn(loads: &mut [Load], opts: &RunOptions, interval_ns: u64) -> anyhow::Result<Crew> {
+        let total: usize = loads.iter().map(|l| l.plans.len()).sum();
+        let window = Arc::new(Window::new(total));
+        let (tx, rx) = mpsc::channel::<IntervalMsg>();
+        let mut crew = Crew {
+            handles: Vec::with_capacity(total),
+            window,
+            rx,
+            engine_notes: Vec::with_capacity(loads.len()),
+            interval_ns,
+        };
+        for (wi, load) in loads.iter_mut().enumerate() {
+            let notes = Arc::new(Mutex::new(Vec::<String>::new()));
+            crew.engine_notes.push(notes.clone());
+            if let Err(e) = crew.spawn_load(wi, load, opts, interval_ns, &tx, &notes) {
+                // Let the workers already started end at once.
+                let now = crate::clock::now_ns();
+                crew.window.stop_at(now);
+                crew.window.open(now, crew.threads());
+                return Err(e);
+            }
+        }
+        Ok(crew)
+    }
+
+    /// Starts the threads of one workload.
+    fn spawn_load(
+        &mut self,
+        wi: usize,
+        load: &mut Load,
         opts: &RunOptions,
         interval_ns: u64,
-        tables: &[Arc<crate::verify::table::GenTable>],
-    ) -> anyhow::Result<Crew> {
-        let window = Arc::new(Window::new(plans.len()));
-        let (tx, rx) = mpsc::channel::<IntervalMsg>();
-        let engine_notes = Arc::new(Mutex::new(Vec::<String>::new()));
-        let shared_offsets: Vec<Arc<AtomicU64>> = targets
+        tx: &mpsc::Sender<IntervalMsg>,
+        notes: &Arc<Mutex<Vec<String>>>,
+    ) -> anyhow::Result<()> {
+        let shared_offsets: Vec<Arc<AtomicU64>> = load
+            .targets
             .iter()
             .map(|_| Arc::new(AtomicU64::new(0)))
             .collect();
-        let mut handles = Vec::new();
+        let plans = std::mem::take(&mut load.plans);
         let (nplans, verify_done) = (
             plans.len(),
             Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         );
         for plan in plans {
-            let t = &targets[plan.target];
+            let t = &load.targets[plan.target];
             let ctx = WorkerCtx {
-                spec: spec.clone(),
-                engine: engine.clone(),
+                spec: load.spec.clone(),
+                engine: load.choice.clone(),
                 region_start: t.region_start,
                 region_len: t.region_len,
                 stop: opts.stop.clone(),
-                window: window.clone(),
+                window: self.window.clone(),
                 tx: tx.clone(),
                 interval_ns,
-                notes: engine_notes.clone(),
+                notes: notes.clone(),
                 shared_offset: shared_offsets[plan.target].clone(),
                 verify: opts.verify.as_ref().map(|v| super::verify::VerifyCtx {
-                    table: tables[plan.target].clone(),
+                    table: load.tables[plan.target].clone(),
                     opts: v.clone(),
                     done: verify_done.clone(),
                     workers: nplans,
                 }),
             };
-            let h = match std::thread::Builder::new()
+            let h = std::thread::Builder::new()
                 .name(format!("iosim-w{}", plan.thread))
                 .spawn(move || worker(ctx, plan))
-            {
-                Ok(h) => h,
-                Err(e) => {
-                    // Let the workers already started end at once.
-                    let now = crate::clock::now_ns();
-                    window.stop_at(now);
-                    window.open(now, handles.iter().map(|h: &JoinHandle<_>| h.thread()));
-                    return Err(e).context("cannot start a worker thread");
-                }
-            };
-            handles.push(h);
+                .context("cannot start a worker thread")?;
+            self.handles.push((wi, h));
         }
-        Ok(Crew {
-            handles,
-            window,
-            rx,
-            engine_notes,
-        })
+        Ok(())
     }
 
     /// The worker threads (to wake them at the gate).
     pub fn threads(&self) -> impl Iterator<Item = &std::thread::Thread> {
-        self.handles.iter().map(|h| h.thread())
+        self.handles.iter().map(|(_, h)| h.thread())
     }
 
-    /// Waits for every worker; the first failure is the run's.
-    pub fn join(self) -> anyhow::Result<(Vec<WorkerOut>, Vec<String>)> {
-        let mut outs = Vec::new();
-        for h in self.handles {
+    /// Waits for every worker; the first failure is the run's. Returns, per
+    /// workload (of `loads` workloads), its workers' measurements and its engines' notes.
+    pub fn join(self, loads: usize) -> anyhow::Result<Vec<(Vec<WorkerOut>, Vec<String>)>> {
+        let mut out: Vec<(Vec<WorkerOut>, Vec<String>)> =
+            (0..loads).map(|_| (Vec::new(), Vec::new())).collect();
+        let mut first_err = None;
+        for (wi, h) in self.handles {
             match h.join() {
-                Ok(Ok(o)) => outs.push(o),
-                Ok(Err(e)) => return Err(e),
-                Err(_) => anyhow::bail!("a worker thread panicked; this is a bug in iosim"),
+                Ok(Ok(o)) => out[wi].0.push(o),
+                Ok(Err(e)) => {
+                    first_err.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_err.get_or_insert(anyhow::anyhow!(
+                        "a worker thread panicked; this is a bug in iosim"
+                    ));
+                }
             }
         }
-        let notes = self
-            .engine_notes
-            .lock()
-            .map(|v| v.clone())
-            .unwrap_or_default();
-        Ok((outs, notes))
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        for (wi, notes) in self.engine_notes.iter().enumerate() {
+            out[wi].1 = notes.lock().map(|v| v.clone()).unwrap_or_default();
+        }
+        Ok(out)
     }
 }

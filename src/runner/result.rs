@@ -239,6 +239,21 @@ pub struct RunResult {
     /// `--verify`: what was checked and the data errors found (absent without `--verify`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::verify::run::VerifyReport>,
+    /// The measured window every worker shared (and every workload run at
+    /// the same time, e.g. a profile phase); absent when it never opened and
+    /// in results saved before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<MeasuredWindow>,
+}
+
+/// The measured window `[start, end)`, wall clock, nanoseconds since the Unix
+/// epoch: I/O completing inside it is counted, warm-up excluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeasuredWindow {
+    /// When measuring began.
+    pub start_unix_ns: u64,
+    /// When it ended (the planned end, or earlier on a stop).
+    pub end_unix_ns: u64,
 }
 
 impl RunResult {

@@ -68,9 +68,12 @@ pub fn effective_interval(
 
 /// What a worker sends when intervals close: `stats` are those of interval
 /// `first`; intervals `first + 1 ..= through` had nothing from this worker.
+#[derive(Clone)]
 pub(super) struct IntervalMsg {
+    /// Which workload of the run the sender works for.
+    pub workload: usize,
     pub target: usize,
-    /// Global thread number of the sender.
+    /// Thread number of the sender within its workload.
     pub thread: usize,
     pub first: usize,
     pub through: usize,

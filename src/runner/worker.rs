@@ -36,6 +36,8 @@ const ERROR_RECORDS_PER_THREAD: usize = 32;
 
 /// One worker thread to start.
 pub(super) struct WorkerPlan {
+    /// Which workload of the run.
+    pub workload: usize,
     pub target: usize,
     pub thread: usize,
     /// Thread index within its target.
@@ -643,6 +645,7 @@ impl<'a> Worker<'a> {
         };
         let through = through.max(first);
         let _ = self.ctx.tx.send(IntervalMsg {
+            workload: self.plan.workload,
             target: self.plan.target,
             thread: self.plan.thread,
             first,

@@ -332,7 +332,10 @@ pub fn looks_zero_filled(path: &Path, samples: usize) -> io::Result<bool> {
 }
 
 /// Checks the results of a run against the device counters, once per device:
-/// the counters are per device, so the I/O of every target on it is added up.
+/// the counters are per device, so the I/O of every target on it is added up,
+/// with what other workloads run at the same time issued to it (`elsewhere`:
+/// device name and their I/O), so that a device two workloads share is
+/// compared with both workloads' I/O, not flagged for the other's.
 #[allow(clippy::too_many_arguments)]
 pub fn self_checks(
     spec: &WorkloadSpec,
@@ -340,6 +343,7 @@ pub fn self_checks(
     resolutions: &[Resolution],
     per_target: &[RwStats],
     content: &[(bool, bool)],
+    elsewhere: &[(String, RwStats)],
     mon: &MonitorReport,
     max_core: f64,
     env: &HostInfo,
@@ -374,6 +378,10 @@ pub fn self_checks(
                 sparse |= content[j].0;
                 zero |= content[j].1;
             }
+        }
+        // Other workloads of the run on the same device: its counters hold their I/O too.
+        for (_, s) in elsewhere.iter().filter(|(d, _)| *d == key) {
+            issued.merge(s);
         }
         let (device_name, device, no_device_reason) = match &resolutions[i] {
             Resolution::Device(d) => (Some(d.name.clone()), mon.device(&d.name).cloned(), None),

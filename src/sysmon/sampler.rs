@@ -32,11 +32,13 @@ impl Sample {
         let at = Instant::now();
         let mut disks = diskstats::read_diskstats();
         disks.retain(|d| devices.contains(&d.name));
-        Sample {
-            at,
-            disks,
-            cpu: cpu::read_proc_stat(),
-        }
+        // Kept for the whole run (one sample per interval): without this each
+        // one holds the capacity of every line of /proc/diskstats, ~3 KiB a
+        // sample, which bench/soak.py saw as RSS growing with the run.
+        disks.shrink_to_fit();
+        let mut cpu = cpu::read_proc_stat();
+        cpu.shrink_to_fit();
+        Sample { at, disks, cpu }
     }
 }
 
