@@ -125,8 +125,7 @@ pub fn history_migration(data: &[u8]) {
         let _ = crate::store::schema::migrate(&mut conn);
     }
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(&doc) {
-        let _ = crate::store::meta::scopes(&v);
-        let _ = crate::store::meta::targets_of(&v);
+        let _ = crate::document::Document::from_value(v);
     }
 }
 

@@ -58,6 +58,7 @@ pub mod store;
 pub mod sweep;
 pub mod sysmon;
 pub mod target;
+pub mod term;
 pub mod text;
 pub mod units;
 pub mod verdict;

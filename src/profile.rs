@@ -477,13 +477,15 @@ pub struct ProfileResult {
     pub results: Vec<WorkloadOutcome>,
 }
 
-/// Creates the missing target files first, so concurrent workloads start measuring together.
+/// Creates the missing target files first, so concurrent workloads start
+/// measuring together. Returns the files it created.
 pub fn create_missing(
     paths: &[(String, PathBuf)],
     size: Option<u64>,
     fill: crate::workload::FillMode,
     opts: &RunOptions,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut created = Vec::new();
     for (name, path) in paths {
         if path.exists() {
             continue;
@@ -503,8 +505,33 @@ pub fn create_missing(
                 stop: Some(&opts.stop),
             },
         )?;
+        created.push(path.clone());
     }
-    Ok(())
+    Ok(created)
+}
+
+/// The workloads on files [`create_missing`] just made found them ready and
+/// said they "reused" them: they say the profile created them instead.
+fn say_created(results: &mut [WorkloadOutcome], targets: &[BoundTarget], created: &[PathBuf]) {
+    for o in results {
+        let Some(t) = targets
+            .iter()
+            .find(|t| t.name == o.target && created.contains(&t.path))
+        else {
+            continue;
+        };
+        for n in &mut o.result.notes {
+            // Target notes read "PATH: note".
+            if n.ends_with(crate::target::REUSED_NOTE) {
+                *n = format!("{}: created by this profile run", t.path.display());
+            }
+        }
+        for r in &mut o.result.targets {
+            if std::path::Path::new(&r.path) == t.path {
+                r.created = true;
+            }
+        }
+    }
 }
 
 /// Runs a plan: phase by phase, the workloads of a phase at the same time.
@@ -519,7 +546,7 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         .iter()
         .map(|t| (t.name.clone(), t.path.clone()))
         .collect();
-    create_missing(&named, plan.size, fill, opts)?;
+    let created = create_missing(&named, plan.size, fill, opts)?;
     // Per-thread series and --verify are not a profile's.
     let phase_opts = RunOptions {
         thread_series: false,
@@ -553,6 +580,7 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
             });
         }
     }
+    say_created(&mut results, &plan.targets, &created);
     // Profile order (phases already are in order within the file's order).
     let order = |n: &str| plan.workloads.iter().position(|w| w.name == n);
     results.sort_by_key(|o| (o.phase, order(&o.name)));

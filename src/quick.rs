@@ -148,7 +148,7 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
         let result = crate::mpi::run_point(&spec, opts)?;
         for n in &result.notes {
             // The first prepare above already said whether the file was created or reused.
-            if !notes.contains(n) && !n.ends_with("reused the existing test file") {
+            if !notes.contains(n) && !n.ends_with(crate::target::REUSED_NOTE) {
                 notes.push(n.clone());
             }
         }

@@ -192,7 +192,7 @@ pub fn prepare(
                     size = want;
                     created = true;
                 } else if owned && want == size {
-                    notes.push("reused the existing test file".into());
+                    notes.push(REUSED_NOTE.into());
                 }
             }
             (TargetKind::File, size, created, None)
@@ -760,19 +760,25 @@ fn write_all_at(f: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// The note of a run that found its test file already made by iosim, at the size asked.
+pub const REUSED_NOTE: &str = "reused the existing test file";
+
 /// A progress bar on stderr, or a hidden one.
 pub fn progress_bar(show: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
     if !show {
         return indicatif::ProgressBar::hidden();
     }
     let pb = indicatif::ProgressBar::new(len);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
+    // Cut to the terminal's width (crate::term): narrower terminals drop
+    // the rate and time left, then the bar.
+    pb.set_style(crate::term::style(&[
+        (
+            90,
+            "{wide_msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        ),
+        (50, "{wide_msg} [{bar:15}] {bytes}/{total_bytes}"),
+        (0, "{wide_msg} {percent}%"),
+    ]));
     pb.set_message(msg.to_string());
     pb
 }

@@ -147,25 +147,32 @@ fn report_renders_in_headless_chromium() {
     };
     let d = tempfile::tempdir().unwrap();
     let (db, ids) = history(d.path());
-    // A run carrying per-interval CPU and device counters (as sysmon may add them).
+    // A run whose monitor recorded per-interval CPU and device counters
+    // (set here, so that the charts do not depend on this machine's devices).
     let ids = {
         let s = iosim::store::Store::open(&db).unwrap();
         let mut doc = s.get(ids[4].parse().unwrap()).unwrap().doc;
-        doc["series"]["cpu"] = serde_json::json!([
-            {"t_s": 0.25, "busy_pct": 40.0, "iowait_pct": 12.0},
-            {"t_s": 0.5, "busy_pct": 55.0, "iowait_pct": 9.0},
-            {"t_s": 0.75, "busy_pct": 47.0, "iowait_pct": 10.0}]);
-        doc["series"]["device"] = serde_json::json!([
-            {"t_s": 0.25, "util_pct": 80.0, "queue_depth": 3.5},
-            {"t_s": 0.5, "util_pct": 91.0, "queue_depth": 4.1}]);
-        let id = s
-            .save(
-                "run",
-                Some("counters"),
-                &doc,
-                &iosim::store::Meta::default(),
-            )
-            .unwrap();
+        let core = |busy: f64, iowait: f64| {
+            serde_json::json!({"busy_pct": busy, "user_pct": busy / 2.0, "system_pct": busy / 2.0,
+                "irq_pct": 0.0, "iowait_pct": iowait, "steal_pct": 0.0})
+        };
+        doc["monitor"]["cpu_series"] = serde_json::json!([
+            {"t_s": 0.25, "duration_s": 0.25, "cores": [core(40.0, 12.0)]},
+            {"t_s": 0.5, "duration_s": 0.25, "cores": [core(55.0, 9.0)]},
+            {"t_s": 0.75, "duration_s": 0.25, "cores": [core(47.0, 10.0)]}]);
+        let mut dev =
+            serde_json::to_value(iosim::sysmon::diskstats::DeviceCounters::default()).unwrap();
+        let mut series = Vec::new();
+        for (t, tps, busy) in [(0.25, 900.0, 80.0), (0.5, 1100.0, 91.0)] {
+            dev["t_s"] = t.into();
+            dev["transfers_per_sec"] = serde_json::json!(tps);
+            dev["busy_pct"] = serde_json::json!(busy);
+            series.push(dev.clone());
+        }
+        doc["monitor"]["devices"] =
+            serde_json::json!([{"name": "vdz", "whole": dev, "series": series}]);
+        let typed = iosim::document::Document::from_value(doc).expect("still a run document");
+        let id = s.save_document(&typed, Some("counters"), None).unwrap();
         let mut ids = ids;
         ids.push(id.to_string());
         // An `iosim sweep` result: its own curve and section in the same report.
@@ -335,11 +342,13 @@ fn single_charts_as_svg_and_png() {
             "{chart}"
         );
         let p = load_png(&png);
-        assert_eq!(
-            (p.width(), p.height()),
-            (1280, 720),
-            "{chart}: rendered at 2x"
-        );
+        // Rendered at 2x; a chart whose legend would take over a third of
+        // the height grows taller to hold it, never shrinking the plot.
+        assert_eq!(p.width(), 1280, "{chart}: rendered at 2x");
+        assert!(p.height() >= 720, "{chart}: {}", p.height());
+        if text.contains("<g class=\"legend\">") && p.height() > 720 {
+            println!("{chart}: grown to {} px for its legend", p.height() / 2);
+        }
         let (inked, colours) = ink(&p);
         assert!(
             inked > 0.01 && colours > 8,
@@ -360,4 +369,154 @@ fn single_charts_as_svg_and_png() {
         e.contains("choose --chart from percentiles, histogram"),
         "{e}"
     );
+}
+
+/// The lines of one chart in the page: (name, stroke colour) of each
+/// `path.series`, from the `<svg id="ID"` element of the DOM.
+fn chart_lines(dom: &str, id: &str) -> Vec<(String, String)> {
+    let start = dom
+        .find(&format!("class=\"chart\" id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no chart {id}"));
+    let svg = &dom[start..start + dom[start..].find("</svg>").unwrap()];
+    svg.split("<path class=\"series\"")
+        .skip(1)
+        .map(|p| {
+            let stroke = attr(p, "stroke").unwrap().to_string();
+            let name = p
+                .split("<title>")
+                .nth(1)
+                .unwrap()
+                .split("</title>")
+                .next()
+                .unwrap();
+            (name.to_string(), stroke)
+        })
+        .collect()
+}
+
+/// The legend table after chart `id`: (name, colour) of each row.
+fn legend_rows(dom: &str, id: &str) -> Option<Vec<(String, String)>> {
+    let start = dom.find(&format!("class=\"chart\" id=\"{id}\""))?;
+    let rest = &dom[start..];
+    let fig_end = rest.find("</figure>")?;
+    let fig = &rest[..fig_end];
+    let table = &fig[fig.find("<table class=\"legend\"")?..];
+    Some(
+        table
+            .split("<tr class=\"key\"")
+            .skip(1)
+            .map(|r| {
+                let color = attr(r, "data-color").unwrap().to_string();
+                let name = r
+                    .split("<td class=\"l\">")
+                    .nth(1)
+                    .unwrap()
+                    .split("</td>")
+                    .next()
+                    .unwrap();
+                (name.to_string(), color)
+            })
+            .collect(),
+    )
+}
+
+/// Twelve runs: every chart keeps its whole plot (no in-chart legend), and
+/// a table keyed by colour under each chart names every line in its colour.
+#[test]
+fn many_runs_get_a_legend_table_keyed_by_colour() {
+    let Some(bin) = chromium() else {
+        println!("SKIPPED: chromium is not installed (apt-get install -y chromium) - the legend tables were not checked in a browser");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h.db");
+    let dbs = db.to_str().unwrap();
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let qd = (1 << (i % 6)).to_string();
+        let bs = if i < 6 { "4K" } else { "8K" };
+        let o = iosim(
+            d.path(),
+            &[
+                "run",
+                "--engine",
+                "null",
+                "--size",
+                "1M",
+                "-d",
+                "400ms",
+                "--interval",
+                "100ms",
+                "--qd",
+                &qd,
+                "--bs",
+                bs,
+                "-q",
+                "--db",
+                dbs,
+                "--label",
+                "many",
+            ],
+        );
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        let l = e.lines().find(|l| l.starts_with("saved as run ")).unwrap();
+        ids.push(l.split_whitespace().nth(3).unwrap().to_string());
+    }
+    let out = d.path().join("many.html");
+    iosim(
+        d.path(),
+        &[
+            "report",
+            "label:many",
+            "--db",
+            dbs,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let url = format!("file://{}", out.display());
+    let o = browser(&bin, &d.path().join("p1"))
+        .args(["--virtual-time-budget=3000", "--dump-dom", &url])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let total: usize = attr(&dom, "data-charts-total").unwrap().parse().unwrap();
+    let ok: usize = attr(&dom, "data-charts-ok").unwrap().parse().unwrap();
+    assert_eq!(ok, total, "{:?}", attr(&dom, "data-charts-bad"));
+    for (id, per_run) in [
+        ("percentiles", 1),
+        ("histogram", 1),
+        ("iops", 1),
+        ("latency", 2),
+    ] {
+        let lines = chart_lines(&dom, id);
+        let rows = legend_rows(&dom, id).unwrap_or_else(|| panic!("{id}: no legend table"));
+        assert_eq!(lines.len(), 12 * per_run, "{id}");
+        assert_eq!(rows.len(), lines.len(), "{id}: one row per line");
+        assert_eq!(
+            rows, lines,
+            "{id}: each row names its line in the line's colour"
+        );
+        // The plot is not covered: no legend drawn inside the chart.
+        let start = dom.find(&format!("class=\"chart\" id=\"{id}\"")).unwrap();
+        let svg = &dom[start..start + dom[start..].find("</svg>").unwrap()];
+        assert!(
+            !svg.contains("class=\"legend\""),
+            "{id}: legend inside the chart"
+        );
+    }
+    let shot = d.path().join("many.png");
+    let o = browser(&bin, &d.path().join("p2"))
+        .args(["--window-size=1300,5200", "--virtual-time-budget=3000"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let (inked, colours) = ink(&load_png(&shot));
+    assert!(inked > 0.02 && colours > 30, "{inked} {colours}");
+    if let Ok(keep) = std::env::var("IOSIM_KEEP_LEGEND_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
 }

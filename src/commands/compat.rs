@@ -4,37 +4,44 @@
 
 use super::{save, Ctx};
 use crate::cli::{CompatArgs, DbArgs, SaveArgs};
+use crate::compat::stored::FrontEnd;
 use crate::compat::Measured;
 use crate::document::Document;
+use crate::mpi::Collective;
 use crate::outcome::Outcome;
 
 /// `iosim sqlio`.
 pub fn sqlio(a: &CompatArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    Ok(store(crate::compat::sqlio::main(
-        &a.args,
-        ctx.stop.clone(),
-        ctx.out,
-    )?))
+    Ok(store(
+        crate::compat::sqlio::main(&a.args, ctx.stop.clone(), ctx.out)?,
+        |p| FrontEnd::Sqlio(Box::new(p)),
+    ))
 }
 
 /// `iosim diskspd`.
 pub fn diskspd(a: &CompatArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    Ok(store(crate::compat::diskspd::main(
-        &a.args,
-        ctx.stop.clone(),
-        ctx.out,
-    )?))
+    Ok(store(
+        crate::compat::diskspd::main(&a.args, ctx.stop.clone(), ctx.out)?,
+        |p| FrontEnd::Diskspd(Box::new(p)),
+    ))
 }
 
-/// Stores a front end's result as a run (unless `--no-save`), as `iosim run` does.
-fn store(m: Measured) -> Outcome {
+/// Stores a front end's result as a run (unless `--no-save`), as `iosim run`
+/// does, with what the front end printed it from, so that `iosim show`
+/// prints the front end's output again.
+fn store<P>(m: Measured<P>, front_end: fn(P) -> FrontEnd) -> Outcome {
     if let Some(res) = m.result {
         let args = SaveArgs {
             db: DbArgs { db: m.ext.db },
             no_save: m.ext.no_save,
             label: m.ext.label,
         };
-        save::save_result(&args, &Document::run(res));
+        let doc = Document::Run(Box::new(Collective {
+            result: res,
+            ranks: None,
+            front_end: m.printed.map(front_end),
+        }));
+        save::save_result(&args, &doc);
     }
     Outcome::from_code(m.code)
 }

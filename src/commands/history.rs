@@ -45,33 +45,39 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         limit: a.limit,
     })?;
     let mut text = String::new();
-    let sums: Vec<[Option<f64>; 3]> = rows
+    // From each typed document: IOPS, MiB/s and p99 of a single run, and
+    // the verdict of a kind that judges (qualify).
+    let facts: Vec<([Option<f64>; 3], Option<String>)> = rows
         .iter()
         .map(|r| {
-            store
-                .get(r.id)
-                .map(|s| s.document().map_or([None; 3], |d| summary(&d)))
+            store.get(r.id).map(|s| {
+                s.document()
+                    .map_or(([None; 3], None), |d| (summary(&d), d.verdict()))
+            })
         })
         .collect::<Result<_, _>>()?;
+    let sums: Vec<[Option<f64>; 3]> = facts.iter().map(|f| f.0).collect();
+    let verdicts: Vec<Option<String>> = facts.into_iter().map(|f| f.1).collect();
     let f = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
     match a.output {
         OutputFormat::Json => {
             let items: Vec<Value> = rows
                 .iter()
-                .zip(&sums)
-                .map(|(r, s)| {
+                .zip(sums.iter().zip(&verdicts))
+                .map(|(r, (s, verdict))| {
                     let mut v = serde_json::to_value(r).unwrap_or_default();
                     v["iops"] = s[0].into();
                     v["mib_per_sec"] = s[1].into();
                     v["lat_p99_us"] = s[2].into();
+                    v["verdict"] = verdict.clone().into();
                     v
                 })
                 .collect();
             text = serde_json::to_string_pretty(&items)? + "\n";
         }
         OutputFormat::Csv => {
-            text.push_str("id,kind,started_at,label,host,targets,device,profile,iosim_version,group,iops,mib_s,lat_p99_us\n");
-            for (r, s) in rows.iter().zip(&sums) {
+            text.push_str("id,kind,started_at,label,host,targets,device,profile,iosim_version,group,iops,mib_s,lat_p99_us,verdict\n");
+            for (r, (s, verdict)) in rows.iter().zip(sums.iter().zip(&verdicts)) {
                 let cells = [
                     r.id.to_string(),
                     r.kind.clone(),
@@ -86,6 +92,7 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                     f(s[0]),
                     f(s[1]),
                     f(s[2]),
+                    verdict.clone().unwrap_or_default(),
                 ];
                 let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
                 text.push_str(&line.join(","));
@@ -99,10 +106,10 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             }
             let _ = writeln!(
                 text,
-                "{:>5}  {:<6} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  targets / device / profile",
+                "{:>5}  {:<7} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  targets / device / profile",
                 "id", "kind", "started (UTC)", "label", "host", "IOPS", "MiB/s", "p99 us"
             );
-            for (r, s) in rows.iter().zip(&sums) {
+            for (r, (s, verdict)) in rows.iter().zip(sums.iter().zip(&verdicts)) {
                 let mut what = r.targets.join(" ");
                 for x in [&r.device, &r.profile].into_iter().flatten() {
                     let _ = write!(what, " [{x}]");
@@ -110,9 +117,12 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 if let Some(g) = r.group {
                     let _ = write!(what, " (group {g})");
                 }
+                if let Some(v) = verdict {
+                    what = format!("{v}: {what}");
+                }
                 let _ = writeln!(
                     text,
-                    "{:>5}  {:<6} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  {}",
+                    "{:>5}  {:<7} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  {}",
                     r.id,
                     r.kind,
                     r.started_at.get(..19).unwrap_or(&r.started_at),

@@ -19,12 +19,18 @@ pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         }
     }
     if a.svg.is_some() || a.png.is_some() {
-        let es = entries(&runs);
         let typed = crate::html::kinds::typed(&runs);
+        let es = entries(&typed);
         let doc_sweeps = crate::html::document_sweeps(&typed, es.len());
-        let cs = charts(&es, doc_sweeps, a.width as f64, a.height as f64);
-        let Some((_, svg)) = cs.iter().find(|c| c.0 == a.chart) else {
-            let have: Vec<&str> = cs.iter().map(|c| c.0.as_str()).collect();
+        let cs = charts(
+            &es,
+            doc_sweeps,
+            a.width as f64,
+            a.height as f64,
+            crate::html::LegendPlace::InChart,
+        );
+        let Some(svg) = cs.iter().find(|c| c.id == a.chart).map(|c| &c.svg) else {
+            let have: Vec<&str> = cs.iter().map(|c| c.id.as_str()).collect();
             anyhow::bail!(
                 "no '{}' chart for these runs: choose --chart from {}",
                 a.chart,

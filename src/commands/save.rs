@@ -28,12 +28,7 @@ fn store_value(
     doc: &Value,
     mut meta: crate::store::Meta,
 ) -> Option<RunId> {
-    let targets = if meta.targets.is_empty() {
-        crate::store::meta::targets_of(doc)
-    } else {
-        meta.targets.clone()
-    };
-    meta.environment = Some(crate::store::env::collect(&targets));
+    meta.environment = Some(crate::store::env::collect(&meta.targets));
     let saved = args
         .db
         .open()
@@ -48,7 +43,7 @@ fn store_value(
         }
         Err(e) => {
             eprintln!("iosim: warning: the result was not stored: {e}");
-            match write_fallback(doc) {
+            match write_fallback(doc, meta.started_at.as_deref()) {
                 Ok(p) => eprintln!(
                     "iosim: the result's JSON was written to {} instead",
                     p.display()

@@ -6,6 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 pub use super::diskspd_args::{DiskspdArgs, Format, Layout, Size, SwCache, Throughput, WriteData};
 use super::sysinfo::SystemInfo;
 use super::{bad_option, Extensions, Warnings};
@@ -278,7 +280,7 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<DiskspdArgs> {
 }
 
 /// What to run and how to report it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// The options.
     pub args: DiskspdArgs,
@@ -1586,7 +1588,7 @@ pub fn main(
     args: &[String],
     stop: Arc<AtomicBool>,
     out: &mut dyn std::io::Write,
-) -> anyhow::Result<super::Measured> {
+) -> anyhow::Result<super::Measured<Printed>> {
     if args.iter().any(|a| a == "-?") {
         out.write_all(USAGE.as_bytes())?;
         return Ok(super::Measured::nothing(Extensions::default()));
@@ -1608,12 +1610,12 @@ pub fn main(
         }
     }
     let res = crate::runner::run(&p.spec, &opts)?;
-    let sys = SystemInfo::read();
-    let doc = match p.args.format {
-        Format::Text => text(&p, &res, &sys),
-        Format::Xml => xml(&p, &res, &sys),
+    let printed = Printed {
+        plan: p,
+        system: SystemInfo::read(),
     };
-    out.write_all(doc.as_bytes())?;
+    out.write_all(printed.text(&res).as_bytes())?;
+    let p = &printed.plan;
     out.flush()?;
     eprintln!(
         "iosim diskspd: note: I/O through iosim {} ({} engine){}",
@@ -1635,7 +1637,27 @@ pub fn main(
         );
     }
     super::write_json(ext.json.as_deref(), &res)?;
-    Ok(super::Measured::run(TOOL, args, res, ext))
+    Ok(super::Measured::run(TOOL, args, res, printed, ext))
+}
+
+/// What `iosim diskspd` printed a run's report from, kept with its result
+/// in the history so that `iosim show` prints the same report again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Printed {
+    /// The plan (options, command line, workload, layout).
+    pub plan: Plan,
+    /// The machine's topology and power scheme when it ran.
+    pub system: SystemInfo,
+}
+
+impl Printed {
+    /// The report `iosim diskspd` printed for the run `r`: text or XML, as `-R` chose.
+    pub fn text(&self, r: &RunResult) -> String {
+        match self.plan.args.format {
+            Format::Text => text(&self.plan, r, &self.system),
+            Format::Xml => xml(&self.plan, r, &self.system),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,10 @@
 //! [`super::diskspd`] plans and prints and [`super::xmlprofile`] reads a
 //! `<Profile>` into. Kept apart so the two do not import each other.
 
+use serde::{Deserialize, Serialize};
+
 /// A size as DiskSpd writes it: bytes, or blocks (`b` suffix) of the block size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Size {
     /// Bytes.
     Bytes(u64),
@@ -22,7 +24,7 @@ impl Size {
 }
 
 /// DiskSpd's software cache setting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SwCache {
     /// Default / `-Sb`.
     Cached,
@@ -33,7 +35,7 @@ pub enum SwCache {
 }
 
 /// What writes carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WriteData {
     /// DiskSpd's default repeating byte pattern.
     Pattern,
@@ -46,7 +48,7 @@ pub enum WriteData {
 }
 
 /// Output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Format {
     /// `-Rtext` (default).
     Text,
@@ -55,7 +57,7 @@ pub enum Format {
 }
 
 /// Which DiskSpd's text layout to print.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Layout {
     /// DiskSpd 2.2 (the current release): the default.
     #[default]
@@ -65,7 +67,7 @@ pub enum Layout {
 }
 
 /// A `-g` throughput limit per thread and target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Throughput {
     /// `-g<n>`: bytes per millisecond.
     BytesPerMs(u64),
@@ -74,7 +76,7 @@ pub enum Throughput {
 }
 
 /// A parsed DiskSpd command line.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DiskspdArgs {
     /// `-b`.
     pub block: Size,
@@ -103,6 +105,7 @@ pub struct DiskspdArgs {
     /// `-T`.
     pub thread_stride: Option<Size>,
     /// `-r[align]`: Some(None) is random aligned to the block size.
+    #[serde(with = "nested_option")]
     pub random: Option<Option<Size>>,
     /// `-s[i][stride]`: (interlocked, stride).
     pub sequential: Option<(bool, Option<Size>)>,
@@ -119,6 +122,7 @@ pub struct DiskspdArgs {
     /// `-Z...`.
     pub write_data: WriteData,
     /// `-z[seed]`: Some(None) is a time-based seed.
+    #[serde(with = "nested_option")]
     pub seed: Option<Option<u64>>,
     /// `-a#,#`.
     pub affinity: Option<Vec<usize>>,
@@ -177,6 +181,44 @@ impl Default for DiskspdArgs {
             verbose: false,
             priority: 3,
             targets: Vec::new(),
+        }
+    }
+}
+
+/// An `Option<Option<T>>` that keeps `Some(None)` apart from `None` in JSON
+/// (plain serde writes both as `null`): `null` is None, `[x]` is Some(x).
+mod nested_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(
+        v: &Option<Option<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        v.as_ref().map(std::slice::from_ref).serialize(s)
+    }
+
+    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Ok(Option::<Vec<Option<T>>>::deserialize(d)?.and_then(|v| v.into_iter().next()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsed_options_survive_json() {
+        for random in [None, Some(None), Some(Some(Size::Blocks(2)))] {
+            let a = DiskspdArgs {
+                random,
+                seed: random.map(|_| None),
+                ..DiskspdArgs::default()
+            };
+            let back: DiskspdArgs =
+                serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+            assert_eq!(back, a);
         }
     }
 }

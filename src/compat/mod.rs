@@ -20,6 +20,7 @@ pub mod diskspd;
 pub mod diskspd_args;
 pub mod fio;
 pub mod sqlio;
+pub mod stored;
 pub mod sysinfo;
 pub mod translate;
 pub mod xmlprofile;
@@ -67,28 +68,38 @@ pub struct Extensions {
 }
 
 /// What a compatibility front end measured: its exit status and, when it
-/// ran a workload, the result to store in the history.
-pub struct Measured {
+/// ran a workload, the result to store in the history with what it printed
+/// it from (`P`: the front end's own plan, so `iosim show` prints it again).
+pub struct Measured<P> {
     /// Exit status.
     pub code: u8,
     /// The run's result (None for `-?` and DiskSpd's `-Rp`).
     pub result: Option<RunResult>,
+    /// What the front end printed the result from (None when nothing was measured).
+    pub printed: Option<P>,
     /// iosim's own options of the command line (history database, label...).
     pub ext: Extensions,
 }
 
-impl Measured {
+impl<P> Measured<P> {
     /// Nothing was measured.
-    pub fn nothing(ext: Extensions) -> Measured {
+    pub fn nothing(ext: Extensions) -> Measured<P> {
         Measured {
             code: 0,
             result: None,
+            printed: None,
             ext,
         }
     }
 
-    /// A measured run; `tool` and `args` are recorded in its notes.
-    pub fn run(tool: &str, args: &[String], mut res: RunResult, ext: Extensions) -> Measured {
+    /// A measured run, printed from `printed`; `tool` and `args` are recorded in its notes.
+    pub fn run(
+        tool: &str,
+        args: &[String],
+        mut res: RunResult,
+        printed: P,
+        ext: Extensions,
+    ) -> Measured<P> {
         res.notes.push(format!(
             "measured by: iosim {tool} {}",
             args.iter()
@@ -99,6 +110,7 @@ impl Measured {
         Measured {
             code: exit_code(&res),
             result: Some(res),
+            printed: Some(printed),
             ext,
         }
     }

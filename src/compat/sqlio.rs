@@ -11,6 +11,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::{bad_option, Extensions, Warnings};
 use crate::runner::RunResult;
 use crate::workload::{
@@ -30,7 +32,7 @@ pub const MAX_NAME: usize = 256;
 pub const DEFAULT_CREATE_SIZE: u64 = 256 << 20;
 
 /// SQLIO's `-f`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Pattern {
     /// `-frandom`.
     Random,
@@ -41,7 +43,7 @@ pub enum Pattern {
 }
 
 /// SQLIO's `-B`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Buffering {
     /// `-BN`: neither file nor disk cache (NO_BUFFERING + WRITE_THROUGH).
     None,
@@ -76,7 +78,7 @@ impl Buffering {
 }
 
 /// A parsed SQLIO command line.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SqlioArgs {
     /// `-kW`.
     pub write: bool,
@@ -429,7 +431,7 @@ pub fn parse_param_file(text: &str, name: &str) -> anyhow::Result<Vec<ParamLine>
 }
 
 /// One file of the run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FilePlan {
     /// Linux path.
     pub path: PathBuf,
@@ -444,7 +446,7 @@ pub struct FilePlan {
 }
 
 /// Everything a run needs: what to print and what to run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// The options.
     pub args: SqlioArgs,
@@ -734,7 +736,7 @@ pub fn header(p: &Plan) -> String {
 }
 
 /// How a file was prepared, for the size lines.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Prepared {
     /// Used as found.
     Current {
@@ -765,6 +767,23 @@ pub fn expand_lines(path: &Path, current: u64, size: u64) -> String {
         p = path.display()
     )
 }
+
+/// Every line SQLIO printed while preparing one file: the expansion lines
+/// with their " done." when it grew the file, then the `using ... size` line.
+pub fn prepared_lines(path: &Path, prep: &Prepared) -> String {
+    match *prep {
+        Prepared::Expanded { current, size, .. } => {
+            expand_lines(path, current, size) + EXPANDED + &size_line(path, prep)
+        }
+        _ => size_line(path, prep),
+    }
+}
+
+/// What ends the expansion lines once the file is expanded.
+const EXPANDED: &str = " done.\n";
+
+/// The line between the preparation and the results.
+const INITIALIZED: &str = "initialization done\n";
 
 /// The `using ... size` line.
 pub fn size_line(path: &Path, prep: &Prepared) -> String {
@@ -825,7 +844,7 @@ pub fn histogram_rows(pct: &[u64]) -> String {
 }
 
 /// CPU times and interrupt counts at one moment (for `-U`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuSample {
     /// `/proc/stat`'s cpu lines.
     pub cpus: Vec<crate::sysmon::cpu::CpuTimes>,
@@ -978,8 +997,14 @@ fn prepare_files(
     ext: &Extensions,
     stop: &AtomicBool,
     progress: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<(PathBuf, Prepared)>> {
     use std::os::unix::fs::FileTypeExt as _;
+    let mut done = Vec::new();
+    let mut emit = |out: &mut dyn std::io::Write, path: &Path, prep: Prepared| {
+        let r = out.write_all(size_line(path, &prep).as_bytes());
+        done.push((path.to_path_buf(), prep));
+        r
+    };
     for f in &p.files {
         let meta = std::fs::metadata(&f.path);
         let (exists, is_file, len) = match &meta {
@@ -1030,7 +1055,7 @@ fn prepare_files(
                         },
                     )?;
                 }
-                writeln!(out, " done.")?;
+                out.write_all(EXPANDED.as_bytes())?;
                 emit(
                     out,
                     &f.path,
@@ -1045,12 +1070,7 @@ fn prepare_files(
             None => emit(out, &f.path, Prepared::Current { size: len })?,
         }
     }
-    Ok(())
-}
-
-/// Prints the `using ... size` line of one file.
-fn emit(out: &mut dyn std::io::Write, path: &Path, prep: Prepared) -> std::io::Result<()> {
-    out.write_all(size_line(path, &prep).as_bytes())
+    Ok(done)
 }
 
 fn device_len(path: &Path) -> u64 {
@@ -1150,7 +1170,7 @@ pub fn main(
     args: &[String],
     stop: Arc<AtomicBool>,
     out: &mut dyn std::io::Write,
-) -> anyhow::Result<super::Measured> {
+) -> anyhow::Result<super::Measured<Printed>> {
     if args.iter().any(|a| a == "-?") {
         out.write_all(USAGE.as_bytes())?;
         return Ok(super::Measured::nothing(Extensions::default()));
@@ -1166,15 +1186,17 @@ pub fn main(
     out.write_all(header(&p).as_bytes())?;
     out.flush()?;
     let opts = super::run_options(ext.quiet, stop.clone(), 1000);
-    prepare_files(out, &p, &ext, &stop, opts.progress)?;
-    writeln!(out, "initialization done")?;
+    let prepared = prepare_files(out, &p, &ext, &stop, opts.progress)?;
+    out.write_all(INITIALIZED.as_bytes())?;
     out.flush()?;
     let before = p.args.utilization.map(|_| CpuSample::now());
     let res = crate::runner::run(&p.spec, &opts)?;
-    out.write_all(results(&p, &res).as_bytes())?;
-    if let (Some(per_cpu), Some(b)) = (p.args.utilization, before) {
-        out.write_all(utilization(&b, &CpuSample::now(), res.duration_s, per_cpu).as_bytes())?;
-    }
+    let printed = Printed {
+        plan: p,
+        prepared,
+        cpu: before.map(|b| (b, CpuSample::now())),
+    };
+    out.write_all(printed.after_run(&res).as_bytes())?;
     out.flush()?;
     for n in &res.notes {
         eprintln!("iosim sqlio: note: {n}");
@@ -1192,7 +1214,41 @@ pub fn main(
         );
     }
     super::write_json(ext.json.as_deref(), &res)?;
-    Ok(super::Measured::run(TOOL, args, res, ext))
+    Ok(super::Measured::run(TOOL, args, res, printed, ext))
+}
+
+/// What `iosim sqlio` printed a run's output from, kept with its result in
+/// the history so that `iosim show` prints the same lines again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Printed {
+    /// The plan (options, files, workload).
+    pub plan: Plan,
+    /// How each file was prepared, in order.
+    pub prepared: Vec<(PathBuf, Prepared)>,
+    /// `-U`: the CPU counters before and after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<(CpuSample, CpuSample)>,
+}
+
+impl Printed {
+    /// Everything `iosim sqlio` printed on stdout for the run `r`.
+    pub fn text(&self, r: &RunResult) -> String {
+        let mut s = header(&self.plan);
+        for (path, prep) in &self.prepared {
+            s.push_str(&prepared_lines(path, prep));
+        }
+        s.push_str(INITIALIZED);
+        s + &self.after_run(r)
+    }
+
+    /// What it prints once the run is over: the results, then `-U`'s report.
+    fn after_run(&self, r: &RunResult) -> String {
+        let mut s = results(&self.plan, r);
+        if let (Some(per_cpu), Some((a, b))) = (self.plan.args.utilization, &self.cpu) {
+            s.push_str(&utilization(a, b, r.duration_s, per_cpu));
+        }
+        s
+    }
 }
 
 #[cfg(test)]

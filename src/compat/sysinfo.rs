@@ -7,8 +7,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
 /// One logical processor.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cpu {
     /// Logical CPU number (DiskSpd's group-relative processor number; Linux has one group).
     pub id: usize,
@@ -21,7 +23,7 @@ pub struct Cpu {
 }
 
 /// What DiskSpd's `SystemInformation` holds, read from Linux.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SystemInfo {
     /// Online logical processors, in order.
     pub cpus: Vec<Cpu>,

@@ -36,7 +36,11 @@ pub fn render(doc: &Document, f: OutputFormat) -> anyhow::Result<String> {
 impl Exporter for TextExporter {
     fn export(&self, doc: &Document) -> anyhow::Result<String> {
         Ok(match doc {
-            Document::Run(c) => c.text(),
+            // `iosim sqlio`/`iosim diskspd`: their own output, as printed.
+            Document::Run(c) => match &c.front_end {
+                Some(f) => f.text(&c.result),
+                None => c.text(),
+            },
             Document::Quick(q) => crate::quick::table(&q.body),
             Document::Sweep(s) => crate::sweep::text(&s.body),
             Document::Profile(p) => crate::profile::text(&p.body),

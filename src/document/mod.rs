@@ -169,6 +169,7 @@ impl Document {
         Document::Run(Box::new(Collective {
             result: r,
             ranks: None,
+            front_end: None,
         }))
     }
 
@@ -230,9 +231,31 @@ impl Document {
         }
     }
 
-    /// The device model under the targets, when a run recorded one.
+    /// The verdict it reached, when it is a kind that judges
+    /// (a qualification: `FIT`, `FIT WITH WARNINGS`, `NOT FIT`).
+    pub fn verdict(&self) -> Option<String> {
+        match self {
+            Document::Qualify(q) => Some(q.body.overall.label().to_string()),
+            _ => None,
+        }
+    }
+
+    /// The device model under the targets, when a run recorded one (for a
+    /// qualification: the block devices under its locations).
     pub fn device(&self) -> Option<String> {
         let mut names: Vec<String> = Vec::new();
+        if let Document::Qualify(q) = self {
+            for d in q
+                .body
+                .locations
+                .iter()
+                .filter_map(|l| l.block_device.clone())
+            {
+                if !names.contains(&d) {
+                    names.push(d);
+                }
+            }
+        }
         for (_, r) in self.runs() {
             for d in &r.devices {
                 if let crate::sysmon::mounts::Resolution::Device(info) = d {

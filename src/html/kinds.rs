@@ -10,6 +10,7 @@ use super::Sweep;
 use crate::document::Document;
 use crate::matrix::MatrixResult;
 use crate::profile::ProfileResult;
+use crate::qualify::QualifyResult;
 use crate::sim::summary::SimResult;
 use crate::store::StoredRun;
 use crate::sweep::SweepResult;
@@ -66,17 +67,59 @@ pub fn sections(docs: &[(&StoredRun, Document)]) -> String {
             Document::Profile(h) => profile_section(&mut s, run.row.id, &h.body),
             Document::Sim(h) => sim_section(&mut s, run.row.id, &h.body),
             Document::Matrix(h) => matrix_section(&mut s, run.row.id, &h.body),
-            // A qualification writes its own report (`iosim qualify --html`);
-            // a replay's and a crash verdict's figures are in their text and JSON.
+            Document::Qualify(h) => qualify_section(&mut s, run, &h.header, &h.body),
+            // A replay's and a crash verdict's figures are in their text and JSON.
             Document::Run(_)
             | Document::Quick(_)
             | Document::Compare(_)
-            | Document::Qualify(_)
             | Document::Replay(_)
             | Document::Crash(_) => {}
         }
     }
     s
+}
+
+/// A qualification: its verdicts with their reasons and sources, the
+/// recommendations, and how its time was spent. Its charts are in its own
+/// report (`iosim qualify --html FILE`).
+fn qualify_section(
+    s: &mut String,
+    run: &StoredRun,
+    h: &crate::document::Header,
+    r: &QualifyResult,
+) {
+    use crate::qualify::verdict_html;
+    let _ = writeln!(
+        s,
+        "<h2 class=\"qualify\" data-verdict=\"{}\">Qualification #{}: {}</h2><p class=\"note\">Started {} (UTC) on {}; {}; budget {:.0} s, measured {:.1} s.{}</p>",
+        r.overall.label(),
+        run.row.id,
+        verdict_html::badge(r.overall),
+        esc(&h.started_at),
+        esc(&h.host),
+        esc(&r
+            .locations
+            .iter()
+            .map(|l| format!("{} {}", l.role.name(), l.given.display()))
+            .collect::<Vec<_>>()
+            .join(", ")),
+        r.time_budget_s,
+        r.measure_s,
+        if r.interrupted { " Interrupted." } else { "" }
+    );
+    s.push_str(&verdict_html::section(r));
+    s.push_str("<table><tr><th class=\"l\">stage</th><th>took (s)</th><th>runs</th><th class=\"l\">what</th></tr>");
+    for st in &r.stages {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            esc(&st.name),
+            st.elapsed_s,
+            st.runs,
+            esc(&st.summary)
+        );
+    }
+    s.push_str("</table><p class=\"note\">The evidence behind these verdicts, with its charts, is in the qualification's own report: <code>iosim qualify ... --html FILE</code>.</p>\n");
 }
 
 fn sweep_section(s: &mut String, id: i64, r: &SweepResult) {

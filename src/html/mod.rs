@@ -10,45 +10,46 @@
 pub mod kinds;
 pub mod svg;
 
-use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::store::{compare, meta, StoredRun};
+use crate::document::Document;
+use crate::runner::{PointStats, RunResult};
+use crate::store::{compare, StoredRun};
 use svg::{esc, fmt_num, fmt_us, Axis, Chart, Line, Mark};
 
-/// One run-shaped result to draw.
+/// One run result to draw.
 pub struct Entry<'a> {
     /// Legend name.
     pub name: String,
     /// The run result.
-    pub doc: &'a Value,
-    /// The same, read back into its type (None if it is not a run result).
-    pub result: Option<crate::runner::RunResult>,
+    pub result: &'a RunResult,
     /// Colour index.
     pub color: usize,
     /// The stored run it comes from.
     pub run: &'a StoredRun,
 }
 
-/// Everything to draw from the stored runs.
-pub fn entries(runs: &[StoredRun]) -> Vec<Entry<'_>> {
+/// Everything to draw from the typed documents ([`kinds::typed`]): each
+/// run result they hold (a run has one, a quick suite one per test, a
+/// profile one per workload).
+pub fn entries<'a>(typed: &'a [(&'a StoredRun, Document)]) -> Vec<Entry<'a>> {
     let mut out = Vec::new();
-    for r in runs {
-        for (scope, doc) in meta::scopes(&r.doc) {
+    for (r, doc) in typed {
+        for (scope, result) in doc.runs() {
             let mut name = format!("#{}", r.row.id);
             if let Some(l) = &r.row.label {
                 let _ = write!(name, " {l}");
             }
             if !scope.is_empty() {
                 let _ = write!(name, " {scope}");
-            } else if let Some(d) = workload(doc) {
-                let _ = write!(name, " {d}");
+            } else {
+                let _ = write!(name, " {}", result.config.describe());
             }
             let color = out.len();
             out.push(Entry {
                 name,
-                doc,
-                result: serde_json::from_value(doc.clone()).ok(),
+                result,
                 color,
                 run: r,
             });
@@ -57,26 +58,10 @@ pub fn entries(runs: &[StoredRun]) -> Vec<Entry<'_>> {
     out
 }
 
-fn workload(doc: &Value) -> Option<String> {
-    let spec: crate::workload::WorkloadSpec =
-        serde_json::from_value(doc.get("config")?.clone()).ok()?;
-    Some(spec.describe())
-}
-
-fn f(doc: &Value, ptr: &str) -> Option<f64> {
-    doc.pointer(ptr).and_then(Value::as_f64)
-}
-
-/// Read and write latency histograms merged (nanoseconds), if the document has them.
-pub fn histogram(doc: &Value) -> Option<hdrhistogram::Histogram<u64>> {
+/// Read and write latency histograms merged (nanoseconds), if the result has them.
+pub fn histogram(r: &RunResult) -> Option<hdrhistogram::Histogram<u64>> {
     let mut h: Option<hdrhistogram::Histogram<u64>> = None;
-    for k in ["read", "write"] {
-        let Some(s) = doc
-            .pointer(&format!("/histograms/{k}"))
-            .and_then(Value::as_str)
-        else {
-            continue;
-        };
+    for s in [&r.histograms.read, &r.histograms.write] {
         if s.is_empty() {
             continue;
         }
@@ -125,7 +110,7 @@ pub fn percentile_chart(es: &[Entry]) -> Chart {
     let mut max_x: f64 = 3.0;
     for e in es {
         let mut pts = Vec::new();
-        if let Some(h) = histogram(e.doc) {
+        if let Some(h) = histogram(e.result) {
             let top = (h.len() as f64).log10();
             let mut x = 0.0;
             while x <= top + 1e-9 {
@@ -135,11 +120,11 @@ pub fn percentile_chart(es: &[Entry]) -> Chart {
             }
             pts.push((top, h.max() as f64 / 1000.0));
             max_x = max_x.max(top);
-        } else if let Some(Value::Object(p)) = e.doc.pointer("/total/total/latency_us/percentiles")
-        {
-            for (k, v) in p {
-                if let (Ok(q), Some(v)) = (k.trim_start_matches('p').parse::<f64>(), v.as_f64()) {
-                    pts.push((nines(q / 100.0), v));
+        } else {
+            // No histogram (a document from an older iosim): the stored percentiles.
+            for (k, v) in &e.result.total.total.latency_us.percentiles {
+                if let Ok(q) = k.trim_start_matches('p').parse::<f64>() {
+                    pts.push((nines(q / 100.0), *v));
                 }
             }
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -174,7 +159,9 @@ pub fn histogram_chart(es: &[Entry]) -> Chart {
     const PER_DECADE: f64 = 20.0;
     let mut lines = Vec::new();
     for e in es {
-        let Some(h) = histogram(e.doc) else { continue };
+        let Some(h) = histogram(e.result) else {
+            continue;
+        };
         let mut buckets: std::collections::BTreeMap<i64, u64> = Default::default();
         for v in h.iter_recorded() {
             let us = (v.value_iterated_to() as f64 / 1000.0).max(0.01);
@@ -210,22 +197,22 @@ pub fn histogram_chart(es: &[Entry]) -> Chart {
     }
 }
 
-fn series_points(doc: &Value, field: &str) -> Vec<(f64, f64)> {
-    let Some(Value::Array(pts)) = doc.pointer("/series/total") else {
-        return vec![];
-    };
-    pts.iter()
-        .filter_map(|p| {
-            Some((
-                p.get("t_s")?.as_f64()?,
-                p.pointer(&format!("/total/{field}"))?.as_f64()?,
-            ))
-        })
+fn series_points(r: &RunResult, field: fn(&PointStats) -> f64) -> Vec<(f64, f64)> {
+    r.series
+        .total
+        .iter()
+        .map(|p| (p.t_s, field(&p.total)))
         .collect()
 }
 
 /// One throughput metric over time.
-pub fn time_chart(es: &[Entry], id: &str, title: &str, field: &str, y_label: &str) -> Chart {
+pub fn time_chart(
+    es: &[Entry],
+    id: &str,
+    title: &str,
+    field: fn(&PointStats) -> f64,
+    y_label: &str,
+) -> Chart {
     let mut x = Axis::linear("time (s)", fmt_num);
     x.min = Some(0.0);
     Chart {
@@ -237,7 +224,7 @@ pub fn time_chart(es: &[Entry], id: &str, title: &str, field: &str, y_label: &st
             .iter()
             .map(|e| Line {
                 name: e.name.clone(),
-                points: series_points(e.doc, field),
+                points: series_points(e.result, field),
                 color: e.color,
                 dots: true,
                 ..Line::default()
@@ -251,10 +238,12 @@ pub fn time_chart(es: &[Entry], id: &str, title: &str, field: &str, y_label: &st
 pub fn latency_time_chart(es: &[Entry]) -> Chart {
     let mut lines = Vec::new();
     for e in es {
-        for (field, dashed, tag) in [("lat_p50_us", false, "p50"), ("lat_p99_us", true, "p99")] {
+        let p50: fn(&PointStats) -> f64 = |p| p.lat_p50_us;
+        let p99: fn(&PointStats) -> f64 = |p| p.lat_p99_us;
+        for (field, dashed, tag) in [(p50, false, "p50"), (p99, true, "p99")] {
             lines.push(Line {
                 name: format!("{} {tag}", e.name),
-                points: series_points(e.doc, field),
+                points: series_points(e.result, field),
                 color: e.color,
                 dashed,
                 dots: true,
@@ -274,68 +263,72 @@ pub fn latency_time_chart(es: &[Entry]) -> Chart {
     }
 }
 
-/// Per-interval device and CPU counters as flat points (`t_s` plus numeric
-/// fields), from a run's `monitor` (what `iosim run` records) or, for other
-/// documents, from `series.cpu` / `series.device` / `series.devices`.
-fn counter_points(doc: &Value, key: &str) -> Option<Vec<Value>> {
-    if let Some(Value::Array(pts)) = doc.pointer(&format!("/series/{key}")) {
-        return Some(pts.clone());
-    }
-    let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
-    let mut out: Vec<Value> = Vec::new();
+/// Per-interval counters of a run's `monitor`, one named line each: for
+/// `cpu` the machine's busy, user, system, irq and iowait shares and each
+/// core's busy share (in name order); for `device` each device's transfers
+/// per second, for `device_util` its busy %, mean queue length and ms per
+/// transfer (devices in the order monitored, fields in name order).
+fn counter_lines(r: &RunResult, key: &str) -> Vec<(String, Vec<(f64, f64)>)> {
     match key {
         "cpu" => {
-            for p in doc.pointer("/monitor/cpu_series")?.as_array()? {
-                let mut m = serde_json::Map::new();
-                m.insert("t_s".into(), p.get("t_s")?.clone());
-                for c in p.get("cores")?.as_array()? {
-                    match c.get("cpu").and_then(Value::as_u64) {
+            let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+            for p in &r.monitor.cpu_series {
+                for c in &p.cores {
+                    let mut add = |name: String, v: f64| {
+                        if v.is_finite() {
+                            lines.entry(name).or_default().push((p.t_s, v));
+                        }
+                    };
+                    match c.cpu {
                         None => {
-                            for f in [
-                                "busy_pct",
-                                "user_pct",
-                                "system_pct",
-                                "irq_pct",
-                                "iowait_pct",
+                            for (f, v) in [
+                                ("busy_pct", c.busy_pct),
+                                ("user_pct", c.user_pct),
+                                ("system_pct", c.system_pct),
+                                ("irq_pct", c.irq_pct),
+                                ("iowait_pct", c.iowait_pct),
                             ] {
-                                if let Some(v) = num(c, f) {
-                                    m.insert(format!("machine {f}"), v.into());
-                                }
+                                add(format!("machine {f}"), v);
                             }
                         }
-                        Some(n) => {
-                            if let Some(v) = num(c, "busy_pct") {
-                                m.insert(format!("cpu{n} busy_pct"), v.into());
-                            }
-                        }
+                        Some(n) => add(format!("cpu{n} busy_pct"), c.busy_pct),
                     }
                 }
-                out.push(Value::Object(m));
             }
+            lines.into_iter().collect()
         }
         "device" | "device_util" => {
-            let fields: &[&str] = if key == "device" {
-                &["transfers_per_sec"]
+            type Field = (
+                &'static str,
+                fn(&crate::sysmon::diskstats::DeviceCounters) -> f64,
+            );
+            let fields: &[Field] = if key == "device" {
+                &[("transfers_per_sec", |d| d.transfers_per_sec)]
             } else {
-                &["busy_pct", "avg_queue_len", "avg_transfer_ms"]
+                &[
+                    ("avg_queue_len", |d| d.avg_queue_len),
+                    ("avg_transfer_ms", |d| d.avg_transfer_ms),
+                    ("busy_pct", |d| d.busy_pct),
+                ]
             };
-            for d in doc.pointer("/monitor/devices")?.as_array()? {
-                let name = d.get("name").and_then(Value::as_str).unwrap_or("device");
-                for p in d.get("series")?.as_array()? {
-                    let mut m = serde_json::Map::new();
-                    m.insert("t_s".into(), p.get("t_s")?.clone());
-                    for f in fields {
-                        if let Some(v) = num(p, f) {
-                            m.insert(format!("{name} {f}"), v.into());
-                        }
+            let mut out = Vec::new();
+            for d in &r.monitor.devices {
+                for (f, get) in fields {
+                    let pts: Vec<(f64, f64)> = d
+                        .series
+                        .iter()
+                        .map(|p| (p.t_s, get(p)))
+                        .filter(|p| p.1.is_finite())
+                        .collect();
+                    if !pts.is_empty() {
+                        out.push((format!("{} {f}", d.name), pts));
                     }
-                    out.push(Value::Object(m));
                 }
             }
+            out
         }
-        _ => return None,
+        _ => Vec::new(),
     }
-    (!out.is_empty()).then_some(out)
 }
 
 /// Charts of the device and CPU counters over time, every run overlaid.
@@ -348,31 +341,12 @@ pub fn counter_charts(es: &[Entry]) -> Vec<Chart> {
             "device_util",
             "Device busy %, average queue length and ms per transfer over time",
         ),
-        ("devices", "Device counters over time"),
     ] {
         let mut lines = Vec::new();
         for e in es {
-            let Some(pts) = counter_points(e.doc, key) else {
-                continue;
-            };
-            let pts = &pts;
-            let mut fields: Vec<String> = Vec::new();
-            for p in pts {
-                if let Value::Object(m) = p {
-                    for (k, v) in m {
-                        if k != "t_s" && k != "duration_s" && v.is_number() && !fields.contains(k) {
-                            fields.push(k.clone());
-                        }
-                    }
-                }
-            }
-            for (i, fld) in fields.iter().enumerate() {
-                let points = pts
-                    .iter()
-                    .filter_map(|p| Some((p.get("t_s")?.as_f64()?, p.get(fld)?.as_f64()?)))
-                    .collect();
+            for (i, (name, points)) in counter_lines(e.result, key).into_iter().enumerate() {
                 lines.push(Line {
-                    name: format!("{} {fld}", e.name),
+                    name: format!("{} {name}", e.name),
                     points,
                     color: e.color + i,
                     dashed: i % 2 == 1,
@@ -403,25 +377,25 @@ pub fn cpu_bars(es: &[Entry], w: f64, h: f64) -> Option<String> {
         .iter()
         .map(|e| e.name.chars().take(28).collect())
         .collect();
-    let get = |e: &Entry, k: &str| f(e.doc, &format!("/cpu/machine/0/{k}")).unwrap_or(0.0);
-    if es.iter().all(|e| e.doc.pointer("/cpu/machine/0").is_none()) {
+    type Share = fn(&crate::sysmon::cpu::CoreUtil) -> f64;
+    let get = |e: &Entry, k: Share| e.result.cpu.machine.first().map_or(0.0, k);
+    if es.iter().all(|e| e.result.cpu.machine.is_empty()) {
         return None;
     }
-    let series: Vec<(String, Vec<f64>)> = [
-        ("busy %", "busy_pct"),
-        ("user %", "user_pct"),
-        ("system %", "system_pct"),
-        ("iowait %", "iowait_pct"),
-    ]
-    .iter()
-    .map(|(n, k)| (n.to_string(), es.iter().map(|e| get(e, k)).collect()))
-    .chain(std::iter::once((
-        "busiest core %".to_string(),
-        es.iter()
-            .map(|e| f(e.doc, "/cpu/max_core_busy_pct").unwrap_or(0.0))
-            .collect(),
-    )))
-    .collect();
+    let shares: [(&str, Share); 4] = [
+        ("busy %", |c| c.busy_pct),
+        ("user %", |c| c.user_pct),
+        ("system %", |c| c.system_pct),
+        ("iowait %", |c| c.iowait_pct),
+    ];
+    let series: Vec<(String, Vec<f64>)> = shares
+        .iter()
+        .map(|(n, k)| (n.to_string(), es.iter().map(|e| get(e, *k)).collect()))
+        .chain(std::iter::once((
+            "busiest core %".to_string(),
+            es.iter().map(|e| e.result.cpu.max_core_busy_pct).collect(),
+        )))
+        .collect();
     Some(svg::bars(
         "cpu",
         "CPU use during the run (whole machine, and the busiest core)",
@@ -485,20 +459,28 @@ pub fn document_sweeps(
 /// Finds sweeps: groups of entries whose workload differs only in `qd` (or only in `threads`).
 pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
     let mut out = Vec::new();
-    for (param, other) in [("qd", "threads"), ("threads", "qd")] {
-        let mut groups: Vec<(String, Vec<&Entry>)> = Vec::new();
+    for param in ["qd", "threads"] {
+        let setting = |spec: &crate::workload::WorkloadSpec| {
+            f64::from(if param == "qd" { spec.qd } else { spec.threads })
+        };
+        // The workload without the swept setting and what does not change
+        // what is measured (run time, warm-up, seed, I/O limit).
+        let key = |spec: &crate::workload::WorkloadSpec| {
+            let mut k = spec.clone();
+            if param == "qd" {
+                k.qd = 0;
+            } else {
+                k.threads = 0;
+            }
+            k.duration = Default::default();
+            k.warmup = Default::default();
+            k.seed = 0;
+            k.io_limit = None;
+            k
+        };
+        let mut groups: Vec<(crate::workload::WorkloadSpec, Vec<&Entry>)> = Vec::new();
         for e in es {
-            let Some(Value::Object(cfg)) = e.doc.get("config") else {
-                continue;
-            };
-            let mut key = cfg.clone();
-            key.remove(param);
-            key.remove("duration");
-            key.remove("warmup");
-            key.remove("seed");
-            key.remove("io_limit");
-            let k =
-                serde_json::to_string(&key).unwrap_or_default() + &format!("{:?}", cfg.get(other));
+            let k = key(&e.result.config);
             match groups.iter_mut().find(|g| g.0 == k) {
                 Some(g) => g.1.push(e),
                 None => groups.push((k, vec![e])),
@@ -508,11 +490,12 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
             let mut pts: Vec<(f64, f64, f64, f64)> = g
                 .iter()
                 .filter_map(|e| {
+                    let t = &e.result.total.total;
                     Some((
-                        f(e.doc, &format!("/config/{param}"))?,
-                        f(e.doc, "/total/total/iops")?,
-                        f(e.doc, "/total/total/latency_us/mean")?,
-                        f(e.doc, "/total/total/latency_us/percentiles/p99")?,
+                        setting(&e.result.config),
+                        t.iops,
+                        t.latency_us.mean,
+                        *t.latency_us.percentiles.get("p99")?,
                     ))
                 })
                 .collect();
@@ -537,14 +520,14 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
                 .iter()
                 .map(|m| (m.0, m.1 / m.4, m.2 / m.4, m.3 / m.4))
                 .collect();
-            let first = g[0];
-            let fixed = f(first.doc, &format!("/config/{param}")).unwrap_or(0.0);
+            let first = &g[0].result.config;
+            let fixed = setting(first);
             let (from, to) = if param == "qd" {
                 (format!(" qd{fixed} "), " qd* ".to_string())
             } else {
                 (format!(" x{fixed} "), " x* ".to_string())
             };
-            let desc = workload(first.doc).unwrap_or_default().replace(&from, &to);
+            let desc = first.describe().replace(&from, &to);
             out.push(Sweep {
                 param,
                 name: desc,
@@ -656,22 +639,60 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
 const W: f64 = 900.0;
 const H: f64 = 440.0;
 
-/// Every chart the report can draw for these entries, by id, as SVG.
-pub fn charts(es: &[Entry], doc_sweeps: Vec<Sweep>, w: f64, h: f64) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
+/// Where a chart's legend goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LegendPlace {
+    /// Inside the image, under the plot (single `--svg`/`--png` charts).
+    InChart,
+    /// In the page: a table keyed by colour under the chart when the
+    /// in-chart legend would take more than [`MAX_LEGEND_ROWS`] rows.
+    TableWhenMany,
+}
+
+/// The most rows an in-chart legend takes in the HTML page; beyond it the
+/// legend becomes a table under the chart.
+pub const MAX_LEGEND_ROWS: f64 = 2.0;
+
+/// One drawn chart.
+pub struct Figure {
+    /// Its id (the `--chart` name).
+    pub id: String,
+    /// The `<svg>` element.
+    pub svg: String,
+    /// Its legend, when the page prints it as a table (empty: in the chart).
+    pub table: Vec<svg::Key>,
+}
+
+/// Every chart the report can draw for these entries, as SVG.
+pub fn charts(
+    es: &[Entry],
+    doc_sweeps: Vec<Sweep>,
+    w: f64,
+    h: f64,
+    legend: LegendPlace,
+) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::new();
     let mut add = |c: Chart| {
         if c.lines.iter().any(|l| !l.points.is_empty()) {
-            out.push((c.id.clone(), svg::render(&c, w, h)));
+            let keys = svg::keys(&c);
+            let (ml, mr, _) = svg::MARGINS;
+            let table = legend == LegendPlace::TableWhenMany
+                && svg::legend_rows(&keys, w - ml - mr) > MAX_LEGEND_ROWS;
+            out.push(Figure {
+                id: c.id.clone(),
+                svg: svg::render_with(&c, w, h, !table),
+                table: if table { keys } else { Vec::new() },
+            });
         }
     };
     add(percentile_chart(es));
     add(histogram_chart(es));
-    add(time_chart(es, "iops", "IOPS over time", "iops", "IOPS"));
+    add(time_chart(es, "iops", "IOPS over time", |p| p.iops, "IOPS"));
     add(time_chart(
         es,
         "mibs",
         "Throughput over time",
-        "mib_per_sec",
+        |p| p.mib_per_sec,
         "MiB/s",
     ));
     add(latency_time_chart(es));
@@ -686,24 +707,43 @@ pub fn charts(es: &[Entry], doc_sweeps: Vec<Sweep>, w: f64, h: f64) -> Vec<(Stri
         }
     }
     if let Some(b) = cpu_bars(es, w, h.min(380.0)) {
-        out.push(("cpu".into(), b));
+        out.push(Figure {
+            id: "cpu".into(),
+            svg: b,
+            table: Vec::new(),
+        });
     }
     out
 }
 
-fn env_str(doc: &Value, ptr: &str) -> String {
-    match doc.pointer(ptr) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
+/// A chart's legend as a table keyed by colour: one row per line, its
+/// colour (and dash) drawn beside its name.
+pub fn legend_table(keys: &[svg::Key]) -> String {
+    let mut s = String::from(
+        "<table class=\"legend\"><tr><th></th><th class=\"l\">line (dashed: p99, or the second of a pair)</th></tr>",
+    );
+    for (name, color, dashed) in keys {
+        let c = svg::color(*color);
+        let dash = if *dashed {
+            " stroke-dasharray=\"6,4\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            s,
+            "<tr class=\"key\" data-color=\"{c}\"><td><svg width=\"34\" height=\"10\"><line x1=\"2\" y1=\"5\" x2=\"32\" y2=\"5\" stroke=\"{c}\" stroke-width=\"3\"{dash}/></svg></td><td class=\"l\">{}</td></tr>",
+            esc(name)
+        );
     }
+    s.push_str("</table>");
+    s
 }
 
 const CSS: &str = "body{font-family:DejaVu Sans,Liberation Sans,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}\
 th{background:#f3f3f3}td.l,th.l{text-align:left}.worse{color:#b00}.better{color:#070}.warn{color:#b00;font-weight:bold}\
-figure{display:inline-block;margin:10px 10px 10px 0;vertical-align:top}figcaption{font-size:12px;color:#555;max-width:900px}\
+figure{display:inline-block;margin:10px 10px 10px 0;vertical-align:top}table.legend{margin:2px 0 6px 78px}table.legend td{border:none;padding:1px 6px}table.legend th{background:none;border:none}figcaption{font-size:12px;color:#555;max-width:900px}\
 .note{font-size:13px;color:#555}pre{font-size:11px;background:#f7f7f7;padding:8px;overflow:auto;max-height:400px}";
 
 /// Checks the charts after the page is drawn and sets `data-charts-ok` (the
@@ -739,13 +779,15 @@ fn caption(id: &str) -> &'static str {
 
 /// The whole HTML report.
 pub fn html(runs: &[StoredRun]) -> String {
-    let es = entries(runs);
+    let typed = kinds::typed(runs);
+    let es = entries(&typed);
     let mut s = String::new();
     let _ = write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosim report</title>\
-         <script>{JS_ERRORS}</script><style>{CSS}</style></head><body>\n\
+         <script>{JS_ERRORS}</script><style>{CSS}{}</style></head><body>\n\
          <h1>iosim report</h1><p class=\"note\">Generated {} by iosim {} from {} stored run(s). Self-contained: no network needed.</p>\n",
+        crate::qualify::verdict_html::CSS,
         crate::clock::utc_now_rfc3339(),
         env!("CARGO_PKG_VERSION"),
         runs.len()
@@ -755,8 +797,15 @@ pub fn html(runs: &[StoredRun]) -> String {
         <th class=\"l\">targets [device]</th><th class=\"l\">workload</th><th>s</th><th>IOPS</th><th>MiB/s</th>\
         <th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n");
     for e in &es {
-        let d = e.doc;
-        let us = |p: &str| f(d, p).map(fmt_us).unwrap_or_default();
+        let d = e.result;
+        let t = &d.total.total;
+        let us = |p: &str| {
+            t.latency_us
+                .percentiles
+                .get(p)
+                .map(|v| fmt_us(*v))
+                .unwrap_or_default()
+        };
         let r = e.run;
         let mut targets = r.row.targets.join(" ");
         if let Some(dev) = &r.row.device {
@@ -765,23 +814,23 @@ pub fn html(runs: &[StoredRun]) -> String {
         let _ = writeln!(
             s,
             "<tr><td class=\"l\"><span style=\"color:{}\">&#9632;</span> {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
-             <td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+             <td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             svg::PALETTE[e.color % svg::PALETTE.len()],
             esc(&e.name),
             esc(&r.row.kind),
             esc(r.row.label.as_deref().unwrap_or("")),
-            esc(&env_str(d, "/started_at")),
+            esc(&d.started_at),
             esc(&targets),
-            esc(&workload(d).unwrap_or_default()),
-            f(d, "/duration_s").map(|v| format!("{v:.1}")).unwrap_or_default(),
-            f(d, "/total/total/iops").map(fmt_num).unwrap_or_default(),
-            f(d, "/total/total/mib_per_sec").map(fmt_num).unwrap_or_default(),
-            us("/total/total/latency_us/mean"),
-            us("/total/total/latency_us/percentiles/p50"),
-            us("/total/total/latency_us/percentiles/p99"),
-            us("/total/total/latency_us/percentiles/p99.9"),
-            us("/total/total/latency_us/max"),
-            env_str(d, "/errors/count"),
+            esc(&d.config.describe()),
+            d.duration_s,
+            fmt_num(t.iops),
+            fmt_num(t.mib_per_sec),
+            fmt_us(t.latency_us.mean),
+            us("p50"),
+            us("p99"),
+            us("p99.9"),
+            fmt_us(t.latency_us.max),
+            d.errors.count,
         );
     }
     s.push_str("</table>\n");
@@ -789,41 +838,31 @@ pub fn html(runs: &[StoredRun]) -> String {
     let mut hosts: Vec<[String; 6]> = Vec::new();
     let mut places: Vec<[String; 6]> = Vec::new();
     for e in &es {
-        let d = e.doc;
+        let m = &e.result.environment;
         let h = [
-            env_str(d, "/environment/host"),
-            env_str(d, "/environment/kernel"),
-            env_str(d, "/environment/cpu_model"),
-            env_str(d, "/environment/cpus"),
-            f(d, "/environment/mem_total_bytes")
-                .map(|b| crate::units::format_size(b as u64))
-                .unwrap_or_default(),
-            env_str(d, "/environment/clocksource"),
+            m.host.clone(),
+            m.kernel.clone(),
+            m.cpu_model.clone(),
+            m.cpus.to_string(),
+            crate::units::format_size(m.mem_total_bytes),
+            m.clocksource.clone(),
         ];
         if !hosts.contains(&h) {
             hosts.push(h);
         }
-        for t in e
-            .run
-            .row
-            .environment
-            .iter()
-            .filter_map(Value::as_array)
-            .flatten()
-        {
-            let g = |k: &str| env_str(t, &format!("/{k}"));
-            let size = t
-                .get("device_size")
-                .and_then(Value::as_u64)
-                .map(crate::units::format_size)
-                .unwrap_or_default();
+        for t in e.run.row.environment.iter().flatten() {
+            let g = |v: &Option<String>| v.clone().unwrap_or_default();
             let p = [
-                g("path"),
-                g("filesystem"),
-                g("mount_point"),
-                g("mount_options"),
-                format!("{} {}", g("device"), g("model")).trim().to_string(),
-                size,
+                t.path.clone(),
+                g(&t.filesystem),
+                g(&t.mount_point),
+                g(&t.mount_options),
+                format!("{} {}", g(&t.device), g(&t.model))
+                    .trim()
+                    .to_string(),
+                t.device_size
+                    .map(crate::units::format_size)
+                    .unwrap_or_default(),
             ];
             if !places.contains(&p) {
                 places.push(p);
@@ -859,8 +898,7 @@ pub fn html(runs: &[StoredRun]) -> String {
         let mut kinds: Vec<String> = Vec::new();
         for w in es
             .iter()
-            .filter_map(|e| e.result.as_ref())
-            .map(crate::store::render::workload_key)
+            .map(|e| crate::store::render::workload_key(e.result))
         {
             if !kinds.contains(&w) {
                 kinds.push(w);
@@ -878,8 +916,7 @@ pub fn html(runs: &[StoredRun]) -> String {
             let _ = write!(s, "<th>{}</th>", esc(m.name));
         }
         s.push_str("</tr>\n");
-        let side =
-            |e: &Entry| compare::Side::new(&e.name, vec![0], &e.result.iter().collect::<Vec<_>>());
+        let side = |e: &Entry| compare::Side::new(&e.name, vec![0], &[e.result]);
         let base = side(&es[0]);
         for e in &es[1..] {
             let side = side(e);
@@ -902,24 +939,29 @@ pub fn html(runs: &[StoredRun]) -> String {
         s.push_str("</table><p class=\"note\">Single runs: differences are shown without a significance test; `iosim compare label:A label:B` tests repetitions with Welch's t-test.</p>\n");
     }
     s.push_str("<h2>Charts</h2>\n");
-    let typed = kinds::typed(runs);
     let doc_sweeps = document_sweeps(&typed, es.len());
-    let cs = charts(&es, doc_sweeps, W, H);
+    let cs = charts(&es, doc_sweeps, W, H, LegendPlace::TableWhenMany);
     if cs.is_empty() {
         s.push_str("<p class=\"note\">These runs hold no run results to chart.</p>\n");
     }
-    for (id, svg) in &cs {
+    for c in &cs {
+        let table = if c.table.is_empty() {
+            String::new()
+        } else {
+            legend_table(&c.table)
+        };
         let _ = writeln!(
             s,
-            "<figure>{svg}<figcaption>{}</figcaption></figure>",
-            esc(caption(id))
+            "<figure>{}{table}<figcaption>{}</figcaption></figure>",
+            c.svg,
+            esc(caption(&c.id))
         );
     }
     let mut notes = Vec::new();
-    if !cs.iter().any(|c| c.0.starts_with("sweep")) {
+    if !cs.iter().any(|c| c.id.starts_with("sweep")) {
         notes.push("No sweep curve: give runs of one workload that differ only in --qd (or only in --threads), e.g. `iosim report 3 4 5 6`.");
     }
-    if !cs.iter().any(|c| c.0.starts_with("counters")) {
+    if !cs.iter().any(|c| c.id.starts_with("counters")) {
         notes.push("No per-interval CPU or device counters in these runs; the CPU chart shows whole-run use.");
     }
     for n in notes {
@@ -929,14 +971,11 @@ pub fn html(runs: &[StoredRun]) -> String {
     s.push_str(&kinds::sections(&typed));
     // Documents iosim cannot read or chart.
     let readable = |r: &StoredRun| {
-        typed.iter().any(|(t, d)| {
-            t.row.id == r.row.id && !matches!(d, crate::document::Document::Compare(_))
-        })
+        typed
+            .iter()
+            .any(|(t, d)| t.row.id == r.row.id && !matches!(d, Document::Compare(_)))
     };
-    for r in runs
-        .iter()
-        .filter(|r| meta::scopes(&r.doc).is_empty() && !readable(r))
-    {
+    for r in runs.iter().filter(|r| !readable(r)) {
         let _ = writeln!(
             s,
             "<h2>Run {} ({})</h2><p class=\"note\">iosim cannot chart this kind; its JSON:</p><details open><pre>{}</pre></details>",
@@ -977,34 +1016,81 @@ pub fn png(svg: &str, scale: f32) -> anyhow::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn monitor_counters_become_time_series() {
-        let doc = serde_json::json!({"monitor": {
-            "cpu_series": [
-                {"t_s": 1.0, "cores": [{"busy_pct": 50.0, "user_pct": 20.0}, {"cpu": 0, "busy_pct": 70.0}]},
-                {"t_s": 2.0, "cores": [{"busy_pct": 60.0, "user_pct": 25.0}, {"cpu": 0, "busy_pct": 80.0}]}
+    use super::*;
+
+    /// A real (null-engine) result whose monitor saw two intervals of CPU
+    /// and device counters.
+    fn with_counters() -> RunResult {
+        use crate::sysmon::cpu::CoreUtil;
+        use crate::sysmon::diskstats::DeviceCounters;
+        use crate::sysmon::sampler::{CpuPoint, DeviceSeries};
+        let spec = crate::workload::WorkloadSpec {
+            engine: crate::workload::EngineKind::Null,
+            duration: std::time::Duration::from_millis(20),
+            ..Default::default()
+        };
+        let mut r = crate::runner::run(&spec, &Default::default()).unwrap();
+        let cpu = |t_s, busy, core| CpuPoint {
+            t_s,
+            duration_s: 1.0,
+            cores: vec![
+                CoreUtil {
+                    busy_pct: busy,
+                    user_pct: busy / 2.0,
+                    ..CoreUtil::default()
+                },
+                CoreUtil {
+                    cpu: Some(0),
+                    busy_pct: core,
+                    ..CoreUtil::default()
+                },
             ],
-            "devices": [{"name": "vda", "series": [
-                {"t_s": 1.0, "transfers_per_sec": 1000.0, "busy_pct": 40.0, "avg_queue_len": 2.0},
-                {"t_s": 2.0, "transfers_per_sec": 1200.0, "busy_pct": 45.0, "avg_queue_len": 2.5}
-            ]}]
-        }});
-        let cpu = counter_points(&doc, "cpu").unwrap();
-        assert_eq!(cpu.len(), 2);
-        assert_eq!(cpu[1]["machine busy_pct"], 60.0);
-        assert_eq!(cpu[0]["cpu0 busy_pct"], 70.0);
-        let dev = counter_points(&doc, "device").unwrap();
-        assert_eq!(dev[1]["vda transfers_per_sec"], 1200.0);
-        assert!(
-            dev[0].get("vda busy_pct").is_none(),
-            "utilisation goes on its own chart"
-        );
-        let util = counter_points(&doc, "device_util").unwrap();
-        assert_eq!(util[0]["vda avg_queue_len"], 2.0);
-        assert!(counter_points(&serde_json::json!({}), "cpu").is_none());
+        };
+        r.monitor.cpu_series = vec![cpu(1.0, 50.0, 70.0), cpu(2.0, 60.0, 80.0)];
+        let dev = |t_s, tps, busy, q| DeviceCounters {
+            t_s,
+            transfers_per_sec: tps,
+            busy_pct: busy,
+            avg_queue_len: q,
+            ..DeviceCounters::default()
+        };
+        r.monitor.devices = vec![DeviceSeries {
+            name: "vda".into(),
+            whole: DeviceCounters::default(),
+            series: vec![dev(1.0, 1000.0, 40.0, 2.0), dev(2.0, 1200.0, 45.0, 2.5)],
+        }];
+        r
     }
 
-    use super::*;
+    #[test]
+    fn monitor_counters_become_time_series() {
+        let r = with_counters();
+        let cpu = counter_lines(&r, "cpu");
+        let names: Vec<&str> = cpu.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cpu0 busy_pct",
+                "machine busy_pct",
+                "machine iowait_pct",
+                "machine irq_pct",
+                "machine system_pct",
+                "machine user_pct"
+            ]
+        );
+        assert_eq!(cpu[1].1, vec![(1.0, 50.0), (2.0, 60.0)]);
+        assert_eq!(cpu[0].1, vec![(1.0, 70.0), (2.0, 80.0)]);
+        let dev = counter_lines(&r, "device");
+        assert_eq!(dev.len(), 1, "utilisation goes on its own chart");
+        assert_eq!(dev[0].0, "vda transfers_per_sec");
+        assert_eq!(dev[0].1[1], (2.0, 1200.0));
+        let util = counter_lines(&r, "device_util");
+        assert_eq!(util[0].0, "vda avg_queue_len");
+        assert_eq!(util[0].1[0], (1.0, 2.0));
+        let mut quiet = r.clone();
+        quiet.monitor = Default::default();
+        assert!(counter_lines(&quiet, "cpu").is_empty());
+    }
 
     #[test]
     fn the_report_and_the_sweep_find_the_same_knee() {
@@ -1046,6 +1132,10 @@ mod tests {
 
     #[test]
     fn counters_are_charted_when_present() {
+        let mut r = with_counters();
+        r.histograms = Default::default();
+        r.series = Default::default();
+        r.total.total.latency_us.percentiles.clear();
         let run = crate::store::StoredRun {
             row: crate::store::RunRow {
                 id: 1,
@@ -1060,23 +1150,27 @@ mod tests {
                 group: None,
                 environment: None,
             },
-            doc: serde_json::json!({"total": {"total": {"iops": 1.0}},
-                "series": {"cpu": [{"t_s": 1.0, "busy_pct": 50.0, "iowait_pct": 5.0}, {"t_s": 2.0, "busy_pct": 60.0, "iowait_pct": 4.0}],
-                           "device": [{"t_s": 1.0, "util_pct": 90.0, "note": "x"}]}}),
+            doc: Document::run(r).to_value(),
         };
-        let es = entries(std::slice::from_ref(&run));
+        let typed = kinds::typed(std::slice::from_ref(&run));
+        let es = entries(&typed);
         let cs = counter_charts(&es);
-        assert_eq!(cs.len(), 2);
-        assert_eq!(cs[0].lines.len(), 2, "busy_pct and iowait_pct");
-        assert_eq!(cs[0].lines[0].points, vec![(1.0, 50.0), (2.0, 60.0)]);
-        assert_eq!(cs[1].lines.len(), 1, "non-numeric fields are skipped");
-        let ids: Vec<String> = charts(&es, Vec::new(), 600.0, 300.0)
+        assert_eq!(cs.len(), 3);
+        assert_eq!(
+            cs[0].lines.len(),
+            6,
+            "the machine's five shares and one core"
+        );
+        assert_eq!(cs[1].lines.len(), 1, "transfers per second");
+        assert_eq!(cs[2].lines.len(), 3, "busy, queue length, ms per transfer");
+        let ids: Vec<String> = charts(&es, Vec::new(), 600.0, 300.0, LegendPlace::InChart)
             .into_iter()
-            .map(|c| c.0)
+            .map(|c| c.id)
             .collect();
         assert!(ids.contains(&"counters-cpu".to_string()), "{ids:?}");
         // No histogram, series or sweep: those charts are left out, not drawn empty.
         assert!(!ids.contains(&"percentiles".to_string()));
+        assert!(!ids.contains(&"iops".to_string()));
     }
 
     #[test]

@@ -223,9 +223,27 @@ impl Map {
     }
 }
 
-fn legend(out: &mut String, items: &[(String, usize, bool)], x0: f64, y0: f64, width: f64) -> f64 {
+/// One legend entry: the line's name, colour index and dash.
+pub type Key = (String, usize, bool);
+
+/// The legend entries of a chart's named lines, in order.
+pub fn keys(c: &Chart) -> Vec<Key> {
+    c.lines
+        .iter()
+        .filter(|l| !l.name.is_empty())
+        .map(|l| (l.name.clone(), l.color, l.dashed))
+        .collect()
+}
+
+/// The colour of palette index `i`.
+pub fn color(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+fn legend(out: &mut String, items: &[Key], x0: f64, y0: f64, width: f64) -> f64 {
     let mut x = x0;
     let mut y = y0;
+    out.push_str("<g class=\"legend\">");
     for (name, color, dashed) in items {
         let w = 28.0 + 6.5 * name.chars().count() as f64;
         if x + w > x0 + width && x > x0 {
@@ -252,10 +270,12 @@ fn legend(out: &mut String, items: &[(String, usize, bool)], x0: f64, y0: f64, w
         );
         x += w;
     }
+    out.push_str("</g>");
     y
 }
 
 fn header(out: &mut String, id: &str, title: &str, w: f64, h: f64) {
+    // The id doubles as the chart's name in --chart and in the page's check.
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"{}\" width=\"{w}\" height=\"{h}\" \
@@ -268,7 +288,8 @@ fn header(out: &mut String, id: &str, title: &str, w: f64, h: f64) {
     );
 }
 
-fn legend_rows(names: &[(String, usize, bool)], width: f64) -> f64 {
+/// How many rows the in-chart legend of `names` takes in `width` pixels.
+pub fn legend_rows(names: &[Key], width: f64) -> f64 {
     let mut rows = 1.0;
     let mut x = 0.0;
     for (n, _, _) in names {
@@ -282,20 +303,27 @@ fn legend_rows(names: &[(String, usize, bool)], width: f64) -> f64 {
     rows
 }
 
-/// Renders a line chart as a standalone `<svg>` element.
+/// Margins of a line chart: left, right, top.
+pub const MARGINS: (f64, f64, f64) = (78.0, 44.0, 34.0);
+
+/// Renders a line chart as a standalone `<svg>` element, its legend under
+/// the plot. The legend never covers the plot: when it would take more than
+/// a third of the height, the image grows taller to hold it instead.
 pub fn render(c: &Chart, w: f64, h: f64) -> String {
-    let (ml, mr, mt) = (78.0, 44.0, 34.0);
-    let items: Vec<(String, usize, bool)> = c
-        .lines
-        .iter()
-        .filter(|l| !l.name.is_empty())
-        .map(|l| (l.name.clone(), l.color, l.dashed))
-        .collect();
+    render_with(c, w, h, true)
+}
+
+/// Renders a line chart; without `legend` the lines are named only by their
+/// tooltips, for a page that prints the legend beside the chart ([`keys`]).
+pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
+    let (ml, mr, mt) = MARGINS;
+    let items: Vec<Key> = if legend_in_chart { keys(c) } else { Vec::new() };
     let leg_h = if items.is_empty() {
         0.0
     } else {
         16.0 * legend_rows(&items, w - ml - mr) + 6.0
     };
+    let h = if leg_h > h / 3.0 { h + leg_h } else { h };
     let mb = 46.0 + leg_h;
     let (x0, x1, y0, y1) = (ml, w - mr, h - mb, mt);
     let pts = || {
@@ -450,7 +478,9 @@ pub fn render(c: &Chart, w: f64, h: f64) -> String {
             esc(&m.label)
         );
     }
-    legend(&mut s, &items, x0, h - leg_h + 8.0, x1 - x0);
+    if !items.is_empty() {
+        legend(&mut s, &items, x0, h - leg_h + 8.0, x1 - x0);
+    }
     s.push_str("</svg>");
     s
 }
@@ -501,6 +531,18 @@ pub fn bars(
     let n = categories.len().max(1) as f64;
     let gw = (x1 - x0) / n;
     let bw = (gw * 0.8) / series.len().max(1) as f64;
+    // Many categories: names that would overlap are cut to their first word
+    // (the run's `#id`); the whole name stays in each bar's tooltip.
+    let fits = categories
+        .iter()
+        .all(|c| 6.2 * c.chars().count() as f64 <= gw);
+    let short = |c: &str| -> String {
+        if fits {
+            c.to_string()
+        } else {
+            c.split_whitespace().next().unwrap_or("").to_string()
+        }
+    };
     for (ci, cat) in categories.iter().enumerate() {
         let gx = x0 + gw * ci as f64 + gw * 0.1;
         for (si, (name, vals)) in series.iter().enumerate() {
@@ -524,7 +566,7 @@ pub fn bars(
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
             gx + gw * 0.4,
             y0 + 15.0,
-            esc(cat)
+            esc(&short(cat))
         );
     }
     let _ = write!(

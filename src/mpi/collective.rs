@@ -34,6 +34,10 @@ pub struct Collective {
     /// Ranks, per-rank and per-host results, skew and stragglers (None for a singleton).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub ranks: Option<RanksReport>,
+    /// `iosim sqlio` or `iosim diskspd`: what it printed the run from
+    /// (stored in the history, so `iosim show` prints that output again).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub front_end: Option<crate::compat::stored::FrontEnd>,
 }
 
 impl Collective {

@@ -109,6 +109,7 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Re
     Ok(Collective {
         result: crate::runner::run(spec, opts)?,
         ranks: None,
+        front_end: None,
     })
 }
 
@@ -126,6 +127,7 @@ pub fn run_group(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Ve
         .map(|result| Collective {
             result,
             ranks: None,
+            front_end: None,
         })
         .collect())
 }

@@ -606,6 +606,7 @@ fn gather(
     let merged = Collective {
         result,
         ranks: Some(ranks),
+        front_end: None,
     };
     broadcast_bytes(c, Some(serde_json::to_vec(&merged)?));
     Ok(merged)

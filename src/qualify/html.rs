@@ -174,28 +174,19 @@ const CSS: &str = "body{font-family:DejaVu Sans,Liberation Sans,Arial,sans-serif
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}\
 th{background:#f3f3f3}td.l,th.l{text-align:left}\
-.v{font-weight:bold;padding:2px 8px;border-radius:3px}.FIT{background:#d8f0d8;color:#060}.WARN{background:#fff0c0;color:#750}.NOT{background:#f8d0d0;color:#900}\
 figure{display:inline-block;margin:10px 10px 10px 0;vertical-align:top}figcaption{font-size:12px;color:#555;max-width:900px}\
 .note{font-size:13px;color:#555}li{margin:3px 0}";
-
-fn badge(v: super::rules::Verdict) -> String {
-    let class = match v {
-        super::rules::Verdict::Fit => "FIT",
-        super::rules::Verdict::FitWithWarnings => "WARN",
-        super::rules::Verdict::NotFit => "NOT",
-    };
-    format!("<span class=\"v {class}\">{}</span>", v.label())
-}
 
 /// The self-contained HTML report.
 pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosim qualify: {}</title><style>{CSS}</style></head><body>\n\
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosim qualify: {}</title><style>{CSS}{}</style></head><body>\n\
          <h1>Storage qualification: {}</h1><p class=\"note\">iosim {} on {}, started {} (UTC); budget {:.0} s, measured {:.1} s, set-up {:.1} s. Self-contained: no network needed.</p>\n",
         r.overall.label(),
-        badge(r.overall),
+        super::verdict_html::CSS,
+        super::verdict_html::badge(r.overall),
         esc(&h.iosim_version),
         esc(&h.host),
         esc(&h.started_at),
@@ -203,75 +194,8 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
         r.measure_s,
         r.setup_s
     );
-    s.push_str("<section id=\"verdict\"><h2>Verdict</h2>\n");
-    if !r.trustworthy {
-        s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
-    }
-    s.push_str("<table><tr><th class=\"l\">role</th><th class=\"l\">location</th><th class=\"l\">verdict</th><th class=\"l\">reasons (measured figure: rule broken (rule id, source))</th></tr>\n");
-    for v in &r.verdicts {
-        let loc = r
-            .locations
-            .iter()
-            .find(|l| l.role == v.role)
-            .map(|l| l.target.display().to_string())
-            .unwrap_or_default();
-        let reasons: Vec<String> = v
-            .reasons
-            .iter()
-            .map(|x| {
-                format!(
-                    "<li>{}: {} ({} {}: {} <a href=\"{}\">{}</a>)</li>",
-                    esc(&x.measured),
-                    esc(&x.limit),
-                    esc(&x.rule),
-                    esc(&x.source_tag),
-                    esc(&x.source),
-                    esc(&x.url),
-                    esc(&x.url)
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            s,
-            "<tr class=\"role\" data-role=\"{}\" data-verdict=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\"><ul>{}</ul></td></tr>",
-            v.role.name(),
-            v.verdict.label(),
-            v.role.name(),
-            esc(&loc),
-            badge(v.verdict),
-            reasons.join("")
-        );
-    }
-    s.push_str("</table>\n");
-    if !r.recommendations.is_empty() {
-        s.push_str("<h3>Recommendations</h3><ul>");
-        for x in &r.recommendations {
-            let _ = write!(s, "<li>{}</li>", esc(x));
-        }
-        s.push_str("</ul>\n");
-    }
-    if let Some(b) = &r.baseline {
-        let _ = write!(
-            s,
-            "<h3>Against qualification {} ({})</h3><ul>",
-            b.id,
-            esc(&b.started_at)
-        );
-        for (role, then, now) in &b.roles {
-            let _ = write!(
-                s,
-                "<li>{}: {} &rarr; {}</li>",
-                role.name(),
-                badge(*then),
-                badge(*now)
-            );
-        }
-        for c in &b.changes {
-            let _ = write!(s, "<li>{}</li>", esc(c));
-        }
-        let _ = write!(s, "</ul><p class=\"note\">{}</p>", esc(&b.caveat));
-    }
-    s.push_str("</section>\n<section id=\"evidence\"><h2>Evidence</h2>\n");
+    s.push_str(&super::verdict_html::section(r));
+    s.push_str("<section id=\"evidence\"><h2>Evidence</h2>\n");
     s.push_str("<table><tr><th class=\"l\">stage</th><th>budget (s)</th><th>took (s)</th><th>runs</th><th class=\"l\">what</th></tr>");
     for st in &r.stages {
         let _ = write!(

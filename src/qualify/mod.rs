@@ -13,6 +13,7 @@
 pub mod html;
 pub mod render;
 pub mod rules;
+pub mod verdict_html;
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};

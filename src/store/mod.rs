@@ -1,14 +1,15 @@
 //! Run history: every run, quick suite, sweep and simulation is kept in an
 //! embedded SQLite database (docs/history.md).
 //!
-//! A stored run is the whole result document (JSON, exactly as `-o json`
-//! prints it) plus indexed columns to filter on. The API is generic so that
-//! any kind of result can be kept: [`Store::save`] takes a kind, a label, a
-//! JSON document and its [`Meta`]; [`Store::save_run`] is the typed shortcut
-//! for a [`RunResult`].
+//! A stored run is the whole result document (a typed
+//! [`crate::document::Document`] as JSON, with its `kind`) plus indexed
+//! columns to filter on: [`Store::save_document`] stores a document with the
+//! [`Meta`] it says about itself; [`Store::save`] stores any JSON under a
+//! kind with the columns the caller gives (a kind this iosim has no type for).
 
 pub mod compare;
 pub mod env;
+mod legacy;
 pub mod meta;
 pub mod render;
 pub mod schema;
@@ -102,7 +103,7 @@ pub struct RunRow {
     /// Repetition group.
     pub group: Option<i64>,
     /// Where the targets lived, recorded at save time (filesystem, mount options, device).
-    pub environment: Option<Value>,
+    pub environment: Option<Vec<env::TargetPlace>>,
 }
 
 /// A stored run with its document.
@@ -234,8 +235,10 @@ impl Store {
         }
     }
 
-    /// Stores any document. `kind` is a short word (`run`, `quick`, `sweep`,
-    /// `sim`, `profile`, `matrix`, ...). Missing meta fields are read from the document.
+    /// Stores any document under `kind`, a short word (`run`, `quick`,
+    /// `sweep`, `sim`, `profile`, `matrix`, ...), with the indexed columns in
+    /// `meta` (nothing is read from the JSON: [`Store::save_document`] fills
+    /// them from a typed document). The start time defaults to now.
     pub fn save(
         &self,
         kind: &str,
@@ -243,17 +246,11 @@ impl Store {
         doc: &Value,
         meta: &Meta,
     ) -> Result<RunId, StoreError> {
-        let auto = Meta::from_doc(doc);
         let started_at = meta
             .started_at
             .clone()
-            .or(auto.started_at)
             .unwrap_or_else(crate::clock::utc_now_rfc3339);
-        let targets = if meta.targets.is_empty() {
-            auto.targets
-        } else {
-            meta.targets.clone()
-        };
+        let targets = &meta.targets;
         let text = serde_json::to_string(doc)
             .map_err(|e| StoreError::Sql(self.path.clone(), e.to_string()))?;
         self.conn
@@ -265,39 +262,43 @@ impl Store {
                     kind,
                     started_at,
                     label.filter(|l| !l.is_empty()),
-                    meta.host.clone().or(auto.host),
-                    serde_json::to_string(&targets).unwrap_or_default(),
-                    meta.iosim_version.clone().or(auto.iosim_version),
+                    meta.host,
+                    serde_json::to_string(targets).unwrap_or_default(),
+                    meta.iosim_version,
                     text,
                     meta.device
                         .clone()
-                        .or(auto.device)
-                        .or_else(|| meta.environment.as_ref().and_then(env::device_summary)),
-                    meta.profile.clone().or(auto.profile),
+                        .or_else(|| meta.environment.as_deref().and_then(env::device_summary)),
+                    meta.profile,
                     meta.group,
                     crate::clock::utc_now_rfc3339(),
-                    meta.environment.as_ref().map(Value::to_string),
+                    meta.environment
+                        .as_ref()
+                        .and_then(|e| serde_json::to_string(e).ok()),
                 ],
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Stores a result document under its kind.
+    /// Stores a result document under its kind, with the columns it says
+    /// about itself ([`Meta::of`]) and `environment` (where its targets live).
     pub fn save_document(
         &self,
         doc: &Document,
         label: Option<&str>,
-        meta: &Meta,
+        environment: Option<Vec<env::TargetPlace>>,
     ) -> Result<RunId, StoreError> {
-        self.save(doc.kind(), label, &doc.to_value(), meta)
+        let meta = Meta {
+            environment,
+            ..Meta::of(doc)
+        };
+        self.save(doc.kind(), label, &doc.to_value(), &meta)
     }
 
     /// Stores one run's result as kind `run`.
     pub fn save_run(&self, r: &RunResult, label: Option<&str>) -> Result<RunId, StoreError> {
-        let doc = serde_json::to_value(r)
-            .map_err(|e| StoreError::Sql(self.path.clone(), e.to_string()))?;
-        self.save("run", label, &doc, &Meta::default())
+        self.save_document(&Document::run(r.clone()), label, None)
     }
 
     /// Puts runs into one repetition group (the group id is the first run's id by convention).
@@ -429,6 +430,16 @@ mod tests {
                "total": {"total": {"iops": iops}}, "targets": [{"path": path}]})
     }
 
+    /// The columns of `doc`, as the caller gives them (nothing is read from the JSON).
+    fn meta(t: &str, path: &str) -> Meta {
+        Meta {
+            started_at: Some(t.into()),
+            host: Some("box".into()),
+            targets: vec![path.into()],
+            ..Meta::default()
+        }
+    }
+
     #[test]
     fn save_list_get_resolve() {
         let dir = tempfile::tempdir().unwrap();
@@ -439,7 +450,7 @@ mod tests {
                 "run",
                 Some("before"),
                 &doc("2026-01-01T00:00:00Z", "/mnt/a", 1.0),
-                &Meta::default(),
+                &meta("2026-01-01T00:00:00Z", "/mnt/a"),
             )
             .unwrap();
         let b = s
@@ -447,7 +458,7 @@ mod tests {
                 "run",
                 Some("before"),
                 &doc("2026-01-02T00:00:00Z", "/mnt/b_x", 2.0),
-                &Meta::default(),
+                &meta("2026-01-02T00:00:00Z", "/mnt/b_x"),
             )
             .unwrap();
         let c = s

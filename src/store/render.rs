@@ -217,11 +217,10 @@ pub fn sides(store: &Store, refs: &[String]) -> anyhow::Result<Sides> {
 }
 
 /// Writes a result that could not be stored to a file, in the current
-/// directory if possible, else the temporary directory. Returns the path.
-pub fn write_fallback(doc: &Value) -> std::io::Result<PathBuf> {
-    let stamp: String = doc
-        .get("started_at")
-        .and_then(Value::as_str)
+/// directory if possible, else the temporary directory (its name carries the
+/// start time, when known). Returns the path.
+pub fn write_fallback(doc: &Value, started_at: Option<&str>) -> std::io::Result<PathBuf> {
+    let stamp: String = started_at
         .map(str::to_string)
         .unwrap_or_else(crate::clock::utc_now_rfc3339)
         .chars()

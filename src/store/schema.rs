@@ -107,8 +107,8 @@ fn apply(tx: &Transaction, v: u32) -> rusqlite::Result<()> {
             for (id, doc) in rows {
                 let doc: serde_json::Value = serde_json::from_str(&doc).unwrap_or_default();
                 up.execute(params![
-                    super::meta::device_of(&doc),
-                    super::meta::profile_of(&doc),
+                    super::legacy::device_of(&doc),
+                    super::legacy::profile_of(&doc),
                     id
                 ])?;
             }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One `cpuN` line of `/proc/stat`, in clock ticks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuTimes {
     /// Core number, or `None` for the aggregate `cpu` line.
     pub cpu: Option<usize>,

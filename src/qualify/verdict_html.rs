@@ -1,0 +1,95 @@
+//! The verdict part of a qualification in HTML: every role's verdict with
+//! its reasons and sources, the recommendations, and the comparison with
+//! an earlier qualification. Shared by `iosim qualify --html` and `iosim report`.
+
+use std::fmt::Write as _;
+
+use super::QualifyResult;
+use crate::text::escape_xml as esc;
+
+/// The CSS of the verdict badges.
+pub const CSS: &str = ".v{font-weight:bold;padding:2px 8px;border-radius:3px}.FIT{background:#d8f0d8;color:#060}.WARN{background:#fff0c0;color:#750}.NOT{background:#f8d0d0;color:#900}";
+
+/// A verdict as a coloured badge.
+pub fn badge(v: super::rules::Verdict) -> String {
+    let class = match v {
+        super::rules::Verdict::Fit => "FIT",
+        super::rules::Verdict::FitWithWarnings => "WARN",
+        super::rules::Verdict::NotFit => "NOT",
+    };
+    format!("<span class=\"v {class}\">{}</span>", v.label())
+}
+
+/// The verdict section: roles, reasons, recommendations, baseline.
+pub fn section(r: &QualifyResult) -> String {
+    let mut s = String::from("<section id=\"verdict\"><h2>Verdict</h2>\n");
+    if !r.trustworthy {
+        s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
+    }
+    s.push_str("<table><tr><th class=\"l\">role</th><th class=\"l\">location</th><th class=\"l\">verdict</th><th class=\"l\">reasons (measured figure: rule broken (rule id, source))</th></tr>\n");
+    for v in &r.verdicts {
+        let loc = r
+            .locations
+            .iter()
+            .find(|l| l.role == v.role)
+            .map(|l| l.target.display().to_string())
+            .unwrap_or_default();
+        let reasons: Vec<String> = v
+            .reasons
+            .iter()
+            .map(|x| {
+                format!(
+                    "<li>{}: {} ({} {}: {} <a href=\"{}\">{}</a>)</li>",
+                    esc(&x.measured),
+                    esc(&x.limit),
+                    esc(&x.rule),
+                    esc(&x.source_tag),
+                    esc(&x.source),
+                    esc(&x.url),
+                    esc(&x.url)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "<tr class=\"role\" data-role=\"{}\" data-verdict=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\"><ul>{}</ul></td></tr>",
+            v.role.name(),
+            v.verdict.label(),
+            v.role.name(),
+            esc(&loc),
+            badge(v.verdict),
+            reasons.join("")
+        );
+    }
+    s.push_str("</table>\n");
+    if !r.recommendations.is_empty() {
+        s.push_str("<h3>Recommendations</h3><ul>");
+        for x in &r.recommendations {
+            let _ = write!(s, "<li>{}</li>", esc(x));
+        }
+        s.push_str("</ul>\n");
+    }
+    if let Some(b) = &r.baseline {
+        let _ = write!(
+            s,
+            "<h3>Against qualification {} ({})</h3><ul>",
+            b.id,
+            esc(&b.started_at)
+        );
+        for (role, then, now) in &b.roles {
+            let _ = write!(
+                s,
+                "<li>{}: {} &rarr; {}</li>",
+                role.name(),
+                badge(*then),
+                badge(*now)
+            );
+        }
+        for c in &b.changes {
+            let _ = write!(s, "<li>{}</li>", esc(c));
+        }
+        let _ = write!(s, "</ul><p class=\"note\">{}</p>", esc(&b.caveat));
+    }
+    s.push_str("</section>\n");
+    s
+}
