@@ -108,18 +108,8 @@ fn qualify_section(
         if r.interrupted { " Interrupted." } else { "" }
     );
     s.push_str(&verdict_html::section(r));
-    s.push_str("<table><tr><th class=\"l\">stage</th><th>took (s)</th><th>runs</th><th class=\"l\">what</th></tr>");
-    for st in &r.stages {
-        let _ = write!(
-            s,
-            "<tr><td class=\"l\">{}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
-            esc(&st.name),
-            st.elapsed_s,
-            st.runs,
-            esc(&st.summary)
-        );
-    }
-    s.push_str("</table><p class=\"note\">The evidence behind these verdicts, with its charts, is in the qualification's own report: <code>iosim qualify ... --html FILE</code>.</p>\n");
+    s.push_str(&verdict_html::stages_table(r));
+    s.push_str("<p class=\"note\">The evidence behind these verdicts, with its charts, is in the qualification's own report: <code>iosim qualify ... --html FILE</code>.</p>\n");
 }
 
 fn sweep_section(s: &mut String, id: i64, r: &SweepResult) {

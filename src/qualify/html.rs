@@ -196,19 +196,8 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
     );
     s.push_str(&super::verdict_html::section(r));
     s.push_str("<section id=\"evidence\"><h2>Evidence</h2>\n");
-    s.push_str("<table><tr><th class=\"l\">stage</th><th>budget (s)</th><th>took (s)</th><th>runs</th><th class=\"l\">what</th></tr>");
-    for st in &r.stages {
-        let _ = write!(
-            s,
-            "<tr><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
-            esc(&st.name),
-            st.budget_s,
-            st.elapsed_s,
-            st.runs,
-            esc(&st.summary)
-        );
-    }
-    s.push_str("</table>\n");
+    s.push_str(&super::verdict_html::stages_table(r));
+    s.push('\n');
     for (id, cap, svg) in charts(r) {
         let _ = writeln!(
             s,

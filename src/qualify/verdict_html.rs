@@ -93,3 +93,22 @@ pub fn section(r: &QualifyResult) -> String {
     s.push_str("</section>\n");
     s
 }
+
+/// The stages table (name, budget, time taken, runs, what it measured):
+/// the qualification's own report and `iosim report` show the same one.
+pub fn stages_table(r: &QualifyResult) -> String {
+    let mut s = String::from("<table><tr><th class=\"l\">stage</th><th>budget (s)</th><th>took (s)</th><th>runs</th><th class=\"l\">what</th></tr>");
+    for st in &r.stages {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            esc(&st.name),
+            st.budget_s,
+            st.elapsed_s,
+            st.runs,
+            esc(&st.summary)
+        );
+    }
+    s.push_str("</table>");
+    s
+}
