@@ -288,43 +288,20 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
             if l.direction != Direction::Write {
                 continue;
             }
-            if m > LOG_FAIL_MS {
-                r.push(Reason::new(
-                    role,
-                    Level::Fail,
-                    "log-latency",
-                    measured,
-                    format!("above {LOG_FAIL_MS} ms for log writes"),
-                    MS_2012,
-                ));
-            } else if m > LOG_WARN_MS {
-                r.push(Reason::new(
-                    role,
-                    Level::Warning,
-                    "log-latency",
-                    measured,
-                    format!("above {LOG_WARN_MS} ms for log writes"),
-                    LOG_VS_DATA,
-                ));
-            }
-        } else if m > DATA_FAIL_MS {
-            r.push(Reason::new(
+            let limits = [
+                (LOG_FAIL_MS, Level::Fail, MS_2012),
+                (LOG_WARN_MS, Level::Warning, LOG_VS_DATA),
+            ];
+            r.extend(banded(
                 role,
-                Level::Fail,
-                "data-latency",
+                "log-latency",
+                m,
                 measured,
-                format!("above {DATA_FAIL_MS} ms"),
-                DISKSPD_SQL,
+                " for log writes",
+                limits,
             ));
-        } else if m > DATA_WARN_MS {
-            r.push(Reason::new(
-                role,
-                Level::Warning,
-                "data-latency",
-                measured,
-                format!("above {DATA_WARN_MS} ms"),
-                RANDAL,
-            ));
+        } else {
+            r.extend(banded(role, "data-latency", m, measured, "", data_limits()));
         }
     }
     if let Some(k) = &f.knee {
@@ -336,25 +313,7 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
             k.iops,
             ms(k.mean_us)
         );
-        if m > DATA_FAIL_MS {
-            r.push(Reason::new(
-                role,
-                Level::Fail,
-                "knee-latency",
-                measured,
-                format!("above {DATA_FAIL_MS} ms"),
-                DISKSPD_SQL,
-            ));
-        } else if m > DATA_WARN_MS {
-            r.push(Reason::new(
-                role,
-                Level::Warning,
-                "knee-latency",
-                measured,
-                format!("above {DATA_WARN_MS} ms"),
-                RANDAL,
-            ));
-        }
+        r.extend(banded(role, "knee-latency", m, measured, "", data_limits()));
     }
     for t in &f.throughput {
         if t.reference_mib_s > 0.0 && t.mib_s < DEEP_SHARE * t.reference_mib_s {
@@ -496,6 +455,35 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
         }
     }
     out
+}
+
+/// The data-file latency bands: fail above [`DATA_FAIL_MS`], warn above [`DATA_WARN_MS`].
+fn data_limits() -> [(f64, Level, Source); 2] {
+    [
+        (DATA_FAIL_MS, Level::Fail, DISKSPD_SQL),
+        (DATA_WARN_MS, Level::Warning, RANDAL),
+    ]
+}
+
+/// The reason (if any) for a mean latency of `m` ms against `limits`,
+/// worst first: the first limit it is above decides the level and source.
+fn banded(
+    role: Role,
+    rule: &str,
+    m: f64,
+    measured: String,
+    what: &str,
+    limits: [(f64, Level, Source); 2],
+) -> Option<Reason> {
+    let (limit, level, source) = limits.into_iter().find(|(limit, _, _)| m > *limit)?;
+    Some(Reason::new(
+        role,
+        level,
+        rule,
+        measured,
+        format!("above {limit} ms{what}"),
+        source,
+    ))
 }
 
 #[cfg(test)]
