@@ -39,12 +39,14 @@ const END_TAG: &str = "#end";
 #[derive(Debug, thiserror::Error)]
 pub enum AckLogError {
     /// The file could not be read.
-    #[error("cannot read the acknowledgement log '{path}': {source}. Give the file `iosim crash write` streamed its acknowledgements to (--acks PATH or its redirected standard output)")]
+    #[error("cannot read the acknowledgement log '{path}': {cause}. Give the file `iosim crash write` streamed its acknowledgements to (--acks PATH or its redirected standard output)")]
     Read {
         /// The file.
         path: String,
         /// Why.
-        source: std::io::Error,
+        /// (Not a thiserror `source`: the message names it, and a source
+        /// would be printed a second time in the error chain.)
+        cause: std::io::Error,
     },
     /// The first line is not an intact header.
     #[error("'{0}' is not an iosim acknowledgement log (its first line is not an intact '#iosim-acks' header): give the file `iosim crash write` wrote")]
@@ -322,9 +324,9 @@ fn parse_record(body: &str) -> Option<AckRecord> {
 
 /// Reads a log file.
 pub fn read(path: &Path) -> Result<AckLog, AckLogError> {
-    let bytes = std::fs::read(path).map_err(|source| AckLogError::Read {
+    let bytes = std::fs::read(path).map_err(|cause| AckLogError::Read {
         path: path.display().to_string(),
-        source,
+        cause,
     })?;
     parse(&bytes, &path.display().to_string())
 }

@@ -123,12 +123,14 @@ pub enum TraceError {
     #[error("no trace at '{0}': name a blktrace file (NAME.blktrace.0), the NAME of NAME.blktrace.N files (as blkparse -i takes), a blkparse text dump or a fio iolog")]
     NotFound(PathBuf),
     /// The file could not be read.
-    #[error("cannot read the trace '{path}': {source}")]
+    #[error("cannot read the trace '{path}': {cause}")]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        /// (Not a thiserror `source`: the message names it, and a source
+        /// would be printed a second time in the error chain.)
+        cause: std::io::Error,
     },
     /// Not a format iosim reads.
     #[error("'{0}' is not a trace iosim reads: expected blktrace binary records (magic 0x65617407), blkparse text output (lines like '  8,0  1  1  0.000000000  123  Q  W 2048 + 8 [db]') or a fio iolog ('fio version 2 iolog' or 'fio version 3 iolog' on its first line)")]
@@ -335,9 +337,9 @@ fn blktrace_name(path: &Path) -> Option<PathBuf> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, TraceError> {
-    std::fs::read(path).map_err(|source| TraceError::Read {
+    std::fs::read(path).map_err(|cause| TraceError::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     })
 }
 

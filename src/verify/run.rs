@@ -383,12 +383,14 @@ pub struct StateTarget {
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// Reading or writing failed.
-    #[error("verify state file '{path}': {source}")]
+    #[error("verify state file '{path}': {cause}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
-        source: std::io::Error,
+        /// (Not a thiserror `source`: the message names it, and a source
+        /// would be printed a second time in the error chain.)
+        cause: std::io::Error,
     },
     /// The file is not a state file or is damaged.
     #[error("verify state file '{path}' is damaged or not an iosim verify state ({why}): remove it to start a new one")]
@@ -430,9 +432,9 @@ pub fn save_state(
     paths: &[String],
     tables: &[std::sync::Arc<GenTable>],
 ) -> Result<(), StateError> {
-    let io = |source| StateError::Io {
+    let io = |cause| StateError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let header = StateHeader {
         seed: tables.first().map_or(0, |t| t.seed),
@@ -468,9 +470,9 @@ pub fn save_state(
 
 /// Loads a state file into `tables` (which must have its shape); returns its seed.
 pub fn load_state(path: &Path, paths: &[String], tables: &[GenTable]) -> Result<u64, StateError> {
-    let bytes = std::fs::read(path).map_err(|source| StateError::Io {
+    let bytes = std::fs::read(path).map_err(|cause| StateError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     let damaged = |why: &str| StateError::Damaged {
         path: path.to_path_buf(),
