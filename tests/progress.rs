@@ -16,18 +16,12 @@ fn profile_says_created_then_reused() {
     let d = tempfile::tempdir().unwrap();
     let data = d.path().join("db.dat");
     let run = || {
-        let out = iosim()
-            .args(["run", "--profile", "oltp-with-log"])
-            .arg(&data)
-            .args(["--size", "8M", "--duration", "300ms", "--no-save"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        success(
+            iosim()
+                .args(["run", "--profile", "oltp-with-log"])
+                .arg(&data)
+                .args(["--size", "8M", "--duration", "300ms", "--no-save"]),
+        )
     };
     let first = run();
     assert!(!first.contains("reused"), "{first}");

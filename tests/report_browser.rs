@@ -135,8 +135,13 @@ fn browser(bin: &Path, profile: &Path) -> Command {
 }
 
 fn attr<'a>(dom: &'a str, name: &str) -> Option<&'a str> {
-    let i = dom.find(&format!("{name}=\""))? + name.len() + 2;
-    dom[i..].split('"').next()
+    between(dom, &format!("{name}=\""), "\"")
+}
+
+/// The text of `s` after the first `open` and before the next `close`.
+fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let i = s.find(open)? + open.len();
+    s[i..].split(close).next()
 }
 
 #[test]
@@ -382,13 +387,7 @@ fn chart_lines(dom: &str, id: &str) -> Vec<(String, String)> {
         .skip(1)
         .map(|p| {
             let stroke = attr(p, "stroke").unwrap().to_string();
-            let name = p
-                .split("<title>")
-                .nth(1)
-                .unwrap()
-                .split("</title>")
-                .next()
-                .unwrap();
+            let name = between(p, "<title>", "</title>").unwrap();
             (name.to_string(), stroke)
         })
         .collect()
@@ -407,13 +406,7 @@ fn legend_rows(dom: &str, id: &str) -> Option<Vec<(String, String)>> {
             .skip(1)
             .map(|r| {
                 let color = attr(r, "data-color").unwrap().to_string();
-                let name = r
-                    .split("<td class=\"l\">")
-                    .nth(1)
-                    .unwrap()
-                    .split("</td>")
-                    .next()
-                    .unwrap();
+                let name = between(r, "<td class=\"l\">", "</td>").unwrap();
                 (name.to_string(), color)
             })
             .collect(),

@@ -90,16 +90,6 @@ pub struct Agreed(pub String);
 mod tests {
     use super::*;
 
-    fn who(rank: usize, size: usize, host: &str, local: usize) -> RankInfo {
-        RankInfo {
-            rank,
-            size,
-            host: host.into(),
-            local_rank: local,
-            local_size: 2,
-        }
-    }
-
     #[test]
     fn fingerprints_name_the_differing_rank() {
         let a = Fingerprint::new("run x");
@@ -108,9 +98,9 @@ mod tests {
         let mut c = a.clone();
         c.version = "iosim 9.9.9 (release, mpi)".into();
         let all = vec![
-            (who(0, 3, "a", 0), a.clone()),
-            (who(1, 3, "b", 0), b),
-            (who(2, 3, "c", 0), c),
+            (RankInfo::test(0, 3, "a", 0), a.clone()),
+            (RankInfo::test(1, 3, "b", 0), b),
+            (RankInfo::test(2, 3, "c", 0), c),
         ];
         let e = check_fingerprints(&all).unwrap_err();
         assert!(e.contains("rank 1 on b was given different options"), "{e}");

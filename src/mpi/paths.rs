@@ -101,19 +101,9 @@ pub fn expand_targets(spec: &mut WorkloadSpec, who: &RankInfo) {
 mod tests {
     use super::*;
 
-    fn who(rank: usize, size: usize, host: &str, local: usize) -> RankInfo {
-        RankInfo {
-            rank,
-            size,
-            host: host.into(),
-            local_rank: local,
-            local_size: 2,
-        }
-    }
-
     #[test]
     fn placeholders_expand() {
-        let w = who(3, 16, "db07", 1);
+        let w = RankInfo::test(3, 16, "db07", 1);
         assert_eq!(expand_path("/mnt/t-%r.dat", &w), "/mnt/t-3.dat");
         assert_eq!(expand_path("/m/%h/%l-of-%n", &w), "/m/db07/1-of-16");
         assert_eq!(expand_path("100%%-%r", &w), "100%-3");

@@ -19,6 +19,18 @@ pub struct RankInfo {
 }
 
 impl RankInfo {
+    /// Rank `rank` of `size`, `local`-th of two on `host` (the tests' ranks).
+    #[cfg(test)]
+    pub(crate) fn test(rank: usize, size: usize, host: &str, local: usize) -> RankInfo {
+        RankInfo {
+            rank,
+            size,
+            host: host.into(),
+            local_rank: local,
+            local_size: 2,
+        }
+    }
+
     /// A process on its own.
     pub fn single() -> RankInfo {
         RankInfo {
