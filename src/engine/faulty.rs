@@ -454,6 +454,10 @@ impl IoEngine for FaultyEngine {
         self.inner.buffer(slot)
     }
 
+    fn will_queue(&mut self, file: u32, offset: u64, len: u32) {
+        self.inner.will_queue(file, offset, len);
+    }
+
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
         if self.before(
             req.slot,

@@ -15,23 +15,39 @@ pub fn fd_len(fd: BorrowedFd<'_>) -> io::Result<u64> {
 
 /// Performs one positional read or write synchronously; returns bytes or -errno.
 ///
+/// Through rustix's raw system calls, not libc's `pread64`/`pwrite64`: those
+/// are thread-cancellation points that wrap every call in two extra
+/// functions and report errors through the thread-local `errno` (measured at
+/// about 4% of a verified 4 KiB write through the page cache, where the
+/// system call itself is short).
+///
 /// # Safety
-/// `buf` must be valid for `len` bytes (for writes into it, on a read) and
-/// not be accessed by anything else until the call returns.
+/// `buf` must be valid for `len` bytes (for writes into it, on a read), `fd`
+/// must stay open for the call, and nothing else may access `buf` until the
+/// call returns.
 pub(crate) unsafe fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u64) -> i32 {
-    // SAFETY: the caller guarantees buf is valid for len bytes.
-    let r = unsafe {
-        match op {
-            Op::Read => libc::pread64(fd, buf.cast(), len, offset as libc::off64_t),
-            Op::Write => libc::pwrite64(fd, buf.cast(), len, offset as libc::off64_t),
+    if fd < 0 {
+        // Not a descriptor (BorrowedFd may not hold -1): what the kernel would say.
+        return -libc::EBADF;
+    }
+    // SAFETY: fd is not negative and the caller keeps it open for the call.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    let r = match op {
+        // SAFETY: the caller guarantees buf is valid for len bytes, written
+        // by nothing else during the call.
+        Op::Read => rustix::io::pread(
+            fd,
+            unsafe { std::slice::from_raw_parts_mut(buf, len) },
+            offset,
+        ),
+        // SAFETY: as above; the kernel only reads the buffer.
+        Op::Write => {
+            rustix::io::pwrite(fd, unsafe { std::slice::from_raw_parts(buf, len) }, offset)
         }
     };
-    if r < 0 {
-        -io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO)
-    } else {
-        r as i32
+    match r {
+        Ok(n) => n as i32,
+        Err(e) => -e.raw_os_error(),
     }
 }
 

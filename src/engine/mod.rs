@@ -230,6 +230,16 @@ pub trait IoEngine: Send {
     fn slots(&self) -> usize;
     /// The buffer of `slot` (slot_size bytes, page-aligned). Do not touch it while its I/O is in flight.
     fn buffer(&mut self, slot: usize) -> &mut [u8];
+    /// Says that a request for `len` bytes at `offset` of `file` will be
+    /// queued soon, once its buffer is prepared: an engine that moves the
+    /// data itself can start bringing that memory in meanwhile (the mmap
+    /// engine prefetches the mapped range, so a verified write's copy does
+    /// not wait for memory after its crc32c). A hint only: nothing is
+    /// transferred and the request may never come. The default ignores it.
+    #[inline]
+    fn will_queue(&mut self, file: u32, offset: u64, len: u32) {
+        let _ = (file, offset, len);
+    }
     /// Queues a request. The slot must not have an I/O in flight.
     fn queue(&mut self, req: IoReq) -> io::Result<()>;
     /// Submits queued requests without waiting.

@@ -446,6 +446,9 @@ impl<'a> Worker<'a> {
             };
             let op = if write { Op::Write } else { Op::Read };
             if let Some(v) = &mut self.verify {
+                // The stamp or check below is a crc32c over the block: time
+                // for an engine to bring the target's memory in meanwhile.
+                self.eng.will_queue(0, off, len);
                 let buf = &mut self.eng.buffer(s)[..len as usize];
                 v.prepare(s, off, write, buf, self.last_ts);
             } else if write {

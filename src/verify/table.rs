@@ -38,6 +38,10 @@ pub struct GenTable {
     pub bs: u64,
     /// Seed of the page images (the payload seed in each header).
     pub seed: u64,
+    /// log2(bs) when bs is a power of two: [`GenTable::block_of`] shifts
+    /// instead of dividing (a division costs tens of cycles, and a verified
+    /// write takes the block of its offset three times).
+    shift: Option<u32>,
 }
 
 /// The generation of a table entry.
@@ -83,6 +87,7 @@ impl GenTable {
             region_start,
             bs,
             seed,
+            shift: bs.is_power_of_two().then(|| bs.trailing_zeros()),
         }
     }
 
@@ -99,7 +104,11 @@ impl GenTable {
     /// The block at byte offset `off` (offsets are region start + k x bs).
     #[inline]
     pub fn block_of(&self, off: u64) -> usize {
-        ((off - self.region_start) / self.bs) as usize
+        let rel = off - self.region_start;
+        match self.shift {
+            Some(s) => (rel >> s) as usize,
+            None => (rel / self.bs) as usize,
+        }
     }
 
     /// Byte offset of block `b`.
@@ -260,6 +269,13 @@ mod tests {
         assert_eq!(t.blocks(), 64);
         assert_eq!(t.block_of(4096 + 3 * 4096), 3);
         assert_eq!(t.offset_of(3), 4096 + 3 * 4096);
+        // A block size that is not a power of two divides.
+        let odd = GenTable::new(1, 512, 12 * 3072, 3072, 7);
+        assert_eq!(odd.block_of(512 + 5 * 3072), 5);
+        assert_eq!(
+            odd.offset_of(odd.block_of(512 + 11 * 3072)),
+            512 + 11 * 3072
+        );
         assert_eq!(t.claim(3), Some(1));
         assert_eq!(t.claim(3), None, "one write per block in flight");
         t.complete(3, 1);
