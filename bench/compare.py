@@ -513,15 +513,16 @@ def v_rows(a, T, f, io_uring, shm, rows):
     """The V rows (see main): appends them to rows."""
     shm_size = "32M" if a.smoke else a.shm_size
 
-    def backlog_pair(path, cache, ieng=None, feng=io_uring):
+    def backlog_pair(path, cache, ieng=None, feng=io_uring, duration=None):
+        """(iosim run, fio run) of the V1/V2 workload; the trials of V2 use the same runs, shorter."""
         direct = cache == "direct"
         engine = ["--engine", ieng] if ieng else []
         return (
             lambda: T.iosim_run([path, "--rw", "randwrite", "--bs", "4k", "--qd", "32", "--cache", cache,
-                                 "--verify-backlog", "16", "--allow-destroy", *engine]),
+                                 "--verify-backlog", "16", "--allow-destroy", *engine], duration),
             lambda: T.fio_run([f"--filename={path}", *feng, f"--direct={int(direct)}", "--invalidate=0",
                                "--rw=randwrite", "--bs=4k", "--iodepth=32", "--verify=crc32c",
-                               "--verify_backlog=16", "--verify_state_save=0", "--lat_percentiles=1"]),
+                               "--verify_backlog=16", "--verify_state_save=0", "--lat_percentiles=1"], duration),
         )
 
     detail = "CPU per I/O counts the re-reads of both tools (iosim's backlog_reads, fio's verify reads)"
@@ -539,12 +540,9 @@ def v_rows(a, T, f, io_uring, shm, rows):
     # io_uring pair is kept below as context.
     short = max(1.0, a.duration / 2)
     best_i = max(["sync", "uring", "mmap"],
-                 key=lambda e: T.iosim_run([sf, "--rw", "randwrite", "--bs", "4k", "--qd", "32", "--cache", "buffered",
-                                            "--verify-backlog", "16", "--allow-destroy", "--engine", e], short)["write_iops"])
+                 key=lambda e: backlog_pair(sf, "buffered", ieng=e, duration=short)[0]()["write_iops"])
     best_f = max(["psync", "pvsync2", "io_uring", "mmap"],
-                 key=lambda e: T.fio_run([f"--filename={sf}", f"--ioengine={e}", "--direct=0", "--invalidate=0",
-                                          "--rw=randwrite", "--bs=4k", "--iodepth=32", "--verify=crc32c",
-                                          "--verify_backlog=16", "--verify_state_save=0"], short)["write_iops"])
+                 key=lambda e: backlog_pair(sf, "buffered", feng=[f"--ioengine={e}"], duration=short)[1]()["write_iops"])
     r = ratio_rows(f"V2 4K randwrite QD32 page cache, /dev/shm (CPU-bound), verified, re-read every 16 writes: "
                    f"each tool's best engine (iosim {best_i}, fio {best_f})",
                    *pairs(a.pairs, *backlog_pair(sf, "buffered", best_i, [f"--ioengine={best_f}"])), "write_iops", 2.0, ">=")

@@ -191,6 +191,14 @@ struct Map {
     truncated: bool,
 }
 
+impl Map {
+    /// Whether [off, off+len) lies inside the mapping.
+    #[inline]
+    fn holds(&self, off: usize, len: usize) -> bool {
+        off.checked_add(len).is_some_and(|end| end <= self.len)
+    }
+}
+
 /// Memory-mapped I/O engine.
 pub struct MmapEngine {
     maps: Vec<Map>,
@@ -323,7 +331,7 @@ impl IoEngine for MmapEngine {
         };
         let off = offset as usize;
         let len = (len as usize).min(PREFETCH_MAX);
-        if m.truncated || off.checked_add(len).is_none_or(|end| end > m.len) {
+        if m.truncated || !m.holds(off, len) {
             return;
         }
         #[cfg(target_arch = "x86_64")]
@@ -350,7 +358,7 @@ impl IoEngine for MmapEngine {
             self.done.push(req.slot, -libc::EIO);
             return Ok(());
         }
-        if off.checked_add(len).is_none_or(|end| end > m.len) || len > self.slots.size() {
+        if !m.holds(off, len) || len > self.slots.size() {
             self.done.push(req.slot, -libc::EINVAL);
             return Ok(());
         }
