@@ -98,9 +98,9 @@ pub enum CaptureError {
         /// What it said.
         stderr: String,
     },
-    /// The output exists.
-    #[error("'{0}' already exists: choose another -o NAME or remove the old files")]
-    OutputExists(PathBuf),
+    /// Files the capture would write exist (blktrace would overwrite them).
+    #[error("{} already {}: capture writes NAME.blktrace.N (one per CPU) and never replaces a file it did not create; choose another -o NAME, or move those files away first", list_paths(.0), if .0.len() == 1 { "exists" } else { "exist" })]
+    OutputExists(Vec<PathBuf>),
     /// The kernel's tracer is busy.
     #[error("the kernel's tracer is in use ({0}): stop the other tracing session first (echo nop > /sys/kernel/tracing/current_tracer)")]
     TracerBusy(String),
@@ -110,6 +110,15 @@ pub enum CaptureError {
     /// Other I/O on the way.
     #[error("{0}")]
     Io(String),
+}
+
+/// `'a', 'b'` for an error message.
+fn list_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| format!("'{}'", p.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// True when `dir` is a mount point of file system type `fstype`.
@@ -156,9 +165,11 @@ pub fn capture(cfg: &CaptureConfig, stop: &AtomicBool) -> Result<CaptureReport, 
     if !meta.file_type().is_block_device() {
         return Err(CaptureError::NotBlockDevice(cfg.device.clone()));
     }
-    let first = PathBuf::from(format!("{}.blktrace.0", cfg.output.display()));
-    if first.exists() {
-        return Err(CaptureError::OutputExists(first));
+    // Every name the capture may write: blktrace opens NAME.blktrace.<cpu>
+    // for each CPU, truncating what is there.
+    let existing = crate::replay::blktrace_files(&cfg.output);
+    if !existing.is_empty() {
+        return Err(CaptureError::OutputExists(existing));
     }
     let dir = cfg
         .output
@@ -256,6 +267,9 @@ fn run_blktrace(
         .map(|n| n.to_os_string())
         .unwrap_or_default();
     let secs = cfg.duration.as_secs().max(1);
+    // What was there before (nothing, as capture checked): a failed run
+    // removes only the files it made.
+    let before = crate::replay::blktrace_files(&cfg.output);
     let started = Instant::now();
     let mut child = Command::new("blktrace")
         .arg("-d")
@@ -295,7 +309,7 @@ fn run_blktrace(
     let files = crate::replay::blktrace_files(&cfg.output);
     let failed = !status.success() || stderr.contains("FAILED") || stderr.contains("failed");
     if failed {
-        for f in &files {
+        for f in files.iter().filter(|f| !before.contains(f)) {
             let _ = std::fs::remove_file(f);
         }
         return Err(CaptureError::Blktrace {
@@ -517,15 +531,24 @@ pub fn write_per_cpu(data: &[u8], output: &Path) -> Result<(Vec<PathBuf>, u64), 
     let mut files = Vec::new();
     for (cpu, (_, bytes)) in per_cpu {
         let path = PathBuf::from(format!("{}.blktrace.{cpu}", output.display()));
-        let mut f = OpenOptions::new()
+        let written = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&path)
-            .map_err(|e| CaptureError::Io(format!("cannot create '{}': {e}", path.display())))?;
-        f.write_all(&bytes)
-            .and_then(|_| f.sync_all())
-            .map_err(|e| CaptureError::Io(format!("cannot write '{}': {e}", path.display())))?;
-        files.push(path);
+            .map_err(|e| CaptureError::Io(format!("cannot create '{}': {e}", path.display())))
+            .and_then(|mut f| {
+                files.push(path.clone());
+                f.write_all(&bytes).and_then(|_| f.sync_all()).map_err(|e| {
+                    CaptureError::Io(format!("cannot write '{}': {e}", path.display()))
+                })
+            });
+        if let Err(e) = written {
+            // Half a capture is no capture: remove the files made here (only those).
+            for f in &files {
+                let _ = std::fs::remove_file(f);
+            }
+            return Err(e);
+        }
     }
     Ok((files, events))
 }
@@ -594,6 +617,15 @@ mod tests {
         assert_eq!(seqs, vec![1, 2, 3]);
         // Writing again refuses to overwrite.
         assert!(write_per_cpu(&data, &out).is_err());
+        assert_eq!(std::fs::read(&files[1]).unwrap(), one);
+        // A failure part way removes what it made, and only that: the
+        // user's NAME.blktrace.1 stays, the NAME.blktrace.0 made here goes.
+        let other = dir.path().join("u");
+        let user = dir.path().join("u.blktrace.1");
+        std::fs::write(&user, b"the user's").unwrap();
+        assert!(write_per_cpu(&data, &other).is_err());
+        assert_eq!(std::fs::read(&user).unwrap(), b"the user's");
+        assert!(!dir.path().join("u.blktrace.0").exists());
         assert_eq!(dropped_of("You have 12 (  0.0 MiB) dropped events\n"), 12);
     }
 }

@@ -5,6 +5,11 @@
 //! notes when it is not. Workers read the clock once per batch of
 //! completions and once per batch of submissions, not once per I/O.
 
+/// Longest single wait of a thread waiting for an I/O's due time (a paced
+/// `run`, a replay's gap between two traced I/Os), so a stop (Ctrl-C,
+/// SIGTERM, another thread's error) is noticed within this time.
+pub const MAX_NAP_NS: u64 = 50_000_000;
+
 /// Monotonic time in nanoseconds since an arbitrary start.
 #[inline]
 pub fn now_ns() -> u64 {

@@ -354,6 +354,70 @@ fn trace_offset_rebases_a_partition_trace() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("below --trace-offset"));
 }
 
+/// Ctrl-C or SIGTERM in a long idle gap of the trace (999,999 s between two
+/// I/Os) stops the replay at once: exit 130 with the I/O done so far printed
+/// and marked interrupted (it used to sleep through the whole gap).
+#[test]
+fn a_signal_in_a_gap_of_the_trace_stops_the_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("gap.iolog");
+    std::fs::write(
+        &log,
+        "fio version 3 iolog\n0 /dev/sda write 0 4096\n999999000000 /dev/sda read 4096 4096\n",
+    )
+    .unwrap();
+    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let target = dir.path().join(format!("{name}.dat"));
+        let mut child = iosim()
+            .arg("replay")
+            .arg(&log)
+            .arg(&target)
+            .args(["--cache", "buffered", "--no-save"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Into the gap: the target is made, then the first I/O is due 1 ms later.
+        let t0 = std::time::Instant::now();
+        while !target.exists() && t0.elapsed() < std::time::Duration::from_secs(30) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        // SAFETY: sending a signal to our own child.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let sent = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if sent.elapsed() > std::time::Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{name}: replay still running 10 s after the signal");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let (text, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(130), "{name}: {text}{err}");
+        let replayed: Vec<&str> = text
+            .lines()
+            .find(|l| l.starts_with("replayed "))
+            .unwrap_or_else(|| panic!("{name}: no result printed: {text}{err}"))
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            replayed[1..5],
+            ["1", "I/Os:", "0", "reads,"],
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains("interrupted: the replay stopped before the end of the trace"),
+            "{name}: {text}"
+        );
+    }
+}
+
 #[test]
 fn bad_traces_give_clean_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -431,6 +495,165 @@ fn capture_refuses_what_is_not_a_block_device() {
     assert!(err.contains("is not a block device"), "{err}");
 }
 
+/// The kernel has one blk tracer: the tests that capture take turns.
+static TRACER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A `blktrace` that fails as Debian's does under kernel lockdown, after
+/// making (truncating) its per-CPU files `NAME.blktrace.0` and `.1` as the
+/// real one does: put first on PATH by [`with_fake_blktrace`].
+const FAKE_BLKTRACE: &str = r#"#!/bin/sh
+dir=.; name=trace
+while [ $# -gt 0 ]; do
+  case "$1" in -D) dir=$2; shift;; -o) name=$2; shift;; esac
+  shift
+done
+for cpu in 0 1; do echo "fake blktrace" > "$dir/$name.blktrace.$cpu"; done
+echo "BLKTRACESETUP(2) /dev/loop0 failed: 13/Permission denied" >&2
+exit 1
+"#;
+
+/// `iosim capture` with the failing `blktrace` of [`FAKE_BLKTRACE`] first on PATH.
+fn with_fake_blktrace(bin: &Path) -> Command {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(bin).unwrap();
+    let script = bin.join("blktrace");
+    std::fs::write(&script, FAKE_BLKTRACE).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let mut c = iosim();
+    c.env("PATH", format!("{}:{path}", bin.display()));
+    c.arg("capture");
+    c
+}
+
+/// Files in `dir` with their contents.
+fn files_in(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().to_string(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A user's NAME.blktrace.1 and .7 (no .0) and NAME.blkparse: capture
+/// refuses, names the files, and leaves all three as they were (it used to
+/// check only NAME.blktrace.0, run blktrace over them and, when blktrace
+/// failed, delete every NAME.blktrace.N before falling back to tracefs).
+#[test]
+fn capture_refuses_to_touch_the_users_trace_files() {
+    let Some(src) = LoopDev::new(16 << 20) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let name = out_dir.join("NAME");
+    for (f, text) in [
+        ("NAME.blktrace.1", "the user's CPU 1"),
+        ("NAME.blktrace.7", "the user's CPU 7"),
+        ("NAME.blkparse", "the user's blkparse dump"),
+    ] {
+        std::fs::write(out_dir.join(f), text).unwrap();
+    }
+    let before = files_in(&out_dir);
+    let out = with_fake_blktrace(&dir.path().join("bin"))
+        .arg(&src.dev)
+        .args(["-d", "1s", "-o"])
+        .arg(&name)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for f in [
+        "NAME.blktrace.1'",
+        "NAME.blktrace.7'",
+        "choose another -o NAME",
+    ] {
+        assert!(err.contains(f), "{f}: {err}");
+    }
+    assert_eq!(
+        files_in(&out_dir),
+        before,
+        "the user's files are as they were"
+    );
+}
+
+/// blktrace refused (kernel lockdown) after making its files: capture falls
+/// back to the kernel's blk tracer, replaces the files blktrace made with its
+/// own, and leaves the user's other files in the directory alone.
+#[test]
+fn capture_falls_back_to_tracefs_when_blktrace_is_refused() {
+    if !Path::new("/sys/kernel/tracing").exists() {
+        eprintln!("skipped: no tracefs on this kernel");
+        return;
+    }
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(src) = LoopDev::new(16 << 20) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let name = out_dir.join("NAME");
+    for f in [
+        "NAME.blkparse",
+        "NAME.blktrace",
+        "NAME.blktrace.0.bak",
+        "NAMES.blktrace.0",
+        "other.blktrace.1",
+    ] {
+        std::fs::write(out_dir.join(f), format!("the user's {f}")).unwrap();
+    }
+    let users = files_in(&out_dir);
+    let out = with_fake_blktrace(&dir.path().join("bin"))
+        .arg(&src.dev)
+        .args(["-d", "1s", "--json", "-o"])
+        .arg(&name)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("tracer is in use") {
+        eprintln!("skipped: the kernel's tracer is in use by something else: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rep["method"], "tracefs", "{rep}");
+    assert!(
+        rep["notes"].to_string().contains("kernel lockdown"),
+        "{rep}"
+    );
+    let after = files_in(&out_dir);
+    for (f, text) in &users {
+        assert_eq!(after.get(f), Some(text), "{f} survived unchanged");
+    }
+    // What is left of NAME.blktrace.N is the tracer's, not blktrace's.
+    let ours: Vec<String> = rep["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            Path::new(f.as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .to_string()
+        })
+        .collect();
+    let new: Vec<&String> = after.keys().filter(|f| !users.contains_key(*f)).collect();
+    assert_eq!(new, ours.iter().collect::<Vec<_>>(), "{rep}");
+    assert!(
+        after.values().all(|v| v != b"fake blktrace\n"),
+        "blktrace's files were removed"
+    );
+}
+
 /// Captures a known mix of direct I/O on one loop device, checks the trace
 /// holds exactly that I/O, and replays it onto another.
 #[test]
@@ -441,6 +664,7 @@ fn capture_then_replay_round_trip() {
         eprintln!("skipped: no tracefs or debugfs on this kernel");
         return;
     }
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
     let Some(src) = LoopDev::new(16 << 20) else {
         return;
     };

@@ -18,7 +18,7 @@ pub struct CaptureArgs {
     #[arg(long, short = 'd', value_parser = duration_arg, default_value = "60s")]
     pub duration: Duration,
 
-    /// Output NAME: writes NAME.blktrace.0, NAME.blktrace.1, ... (one per CPU), as blktrace does.
+    /// Output NAME: writes NAME.blktrace.0, NAME.blktrace.1, ... (one per CPU), as blktrace does; refuses while any NAME.blktrace.N exists.
     #[arg(long, short = 'o', value_name = "NAME")]
     pub output: PathBuf,
 

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::map::{MapMode, Mapper};
 use super::{Mix, Op, Skipped, Trace, TraceFormat};
-use crate::clock::now_ns;
+use crate::clock::{now_ns, MAX_NAP_NS};
 use crate::engine::{self, Completion, EngineConfig, EngineRequest, IoReq};
 use crate::error::Error;
 use crate::stats::{DirStats, LatencySummary, RwResult, RwStats};
@@ -409,10 +409,11 @@ pub fn replay(
         if let Some(due) = due {
             loop {
                 let now = now_ns();
-                if now >= due {
+                if now >= due || stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let wait = due - now;
+                // In slices, so a stop is noticed in a long gap of the trace.
+                let wait = (due - now).min(MAX_NAP_NS);
                 if inflight > 0 && !caps.completes_in_queue {
                     let n = eng.reap_timeout(1, &mut comps, wait)?;
                     let now = now_ns();
@@ -422,6 +423,10 @@ pub fn replay(
                 } else {
                     std::hint::spin_loop();
                 }
+            }
+            if stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                break;
             }
         }
         let slot = free.pop().expect("a slot was freed above");

@@ -10,10 +10,6 @@
 
 use crate::workload::WorkloadSpec;
 
-/// Longest single sleep of a paced thread with nothing in flight, so a stop
-/// (Ctrl-C, another thread's error) is noticed within this time.
-pub(super) const MAX_NAP_NS: u64 = 50_000_000;
-
 /// Paces one thread's I/O starts: a rate cap (one start per interval) and
 /// bursts followed by think time. Pure arithmetic on the caller's clock.
 #[derive(Clone, Debug)]

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::clock::now_ns;
+use crate::clock::{now_ns, MAX_NAP_NS};
 use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::stats::RwStats;
 use crate::sysmon::cpu;
@@ -24,7 +24,7 @@ use crate::workload::data::WriteData;
 use crate::workload::measured::ShapeStats;
 use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
 
-use super::pacing::{Pacer, MAX_NAP_NS};
+use super::pacing::Pacer;
 use super::result::IoErrorRecord;
 use super::series::IntervalMsg;
 use super::verify::{VerifyCtx, VerifyHook};
