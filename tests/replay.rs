@@ -366,13 +366,22 @@ fn a_signal_in_a_gap_of_the_trace_stops_the_replay() {
         "fio version 3 iolog\n0 /dev/sda write 0 4096\n999999000000 /dev/sda read 4096 4096\n",
     )
     .unwrap();
-    for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+    // The third case: a tiny --speed puts the second I/O's due time past
+    // u64 (it once overflowed: a panic in a debug build, an I/O submitted at
+    // once in a release build).
+    let cases: [(i32, &str, &[&str]); 3] = [
+        (libc::SIGINT, "SIGINT", &[]),
+        (libc::SIGTERM, "SIGTERM", &[]),
+        (libc::SIGINT, "tiny-speed", &["--speed", "0.0000000001x"]),
+    ];
+    for (sig, name, extra) in cases {
         let target = dir.path().join(format!("{name}.dat"));
         let mut child = iosim()
             .arg("replay")
             .arg(&log)
             .arg(&target)
             .args(["--cache", "buffered", "--no-save"])
+            .args(extra)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()

@@ -395,7 +395,9 @@ pub fn replay(
             interrupted = stop.load(Ordering::Relaxed);
             break;
         }
-        let due = speed.map(|s| start + (io.at_ns as f64 / s) as u64);
+        // Saturating: a tiny --speed on a long trace puts the due time past
+        // u64 (the cast saturates, the addition must too).
+        let due = speed.map(|s| start.saturating_add((io.at_ns as f64 / s) as u64));
         if free.is_empty() {
             if due.is_some_and(|d| now_ns() >= d) {
                 waited += 1;
