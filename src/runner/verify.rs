@@ -25,7 +25,7 @@ use crate::workload::{EngineKind, OffsetGen, WorkloadSpec};
 const CLAIM_TRIES: usize = 64;
 
 /// Re-reads of a block that failed its check (SQL Server's read-retry count).
-pub(super) const REREADS: u64 = 4;
+const REREADS: u64 = 4;
 
 /// What every worker of a target shares for `--verify`.
 #[derive(Clone, Debug)]
