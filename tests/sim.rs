@@ -9,6 +9,8 @@ use std::time::Duration;
 use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
+mod common;
+
 fn iosim() -> Command {
     let mut c = Command::cargo_bin("iosim").unwrap();
     // Never write history into the real data directory from a test.
@@ -188,13 +190,92 @@ fn fault_cfg(dir: &Path, stop_on_error: bool) -> PathBuf {
     )
 }
 
+/// A run with a fault: its JSON result, the lines it printed on stderr (one
+/// "ERROR" line per error) and its SQLIOSim-style XML error log.
+struct Case {
+    _d: tempfile::TempDir,
+    v: Value,
+    stderr: String,
+    xml: String,
+}
+
+impl Case {
+    /// Every error of `class`: its detail says each of `says` and none of
+    /// `never`, in the JSON, on stderr and in the XML log alike. Returns how
+    /// many there were.
+    fn words(&self, class: &str, says: &[&str], never: &[&str]) -> usize {
+        let errs: Vec<&Value> = self.v["errors"]["first"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["class"] == class)
+            .collect();
+        let doc =
+            roxmltree::Document::parse(&self.xml).unwrap_or_else(|e| panic!("{e}\n{}", self.xml));
+        let entries: Vec<(String, String)> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("ENTRY") && n.attribute("TYPE") == Some("ERROR"))
+            .map(|n| {
+                let desc = n
+                    .children()
+                    .find(|c| c.has_tag_name("EXTENDED_DESCRIPTION"))
+                    .and_then(|c| c.text())
+                    .unwrap_or_default();
+                (
+                    n.attribute("SYSTEXT").unwrap_or_default().to_string(),
+                    desc.to_string(),
+                )
+            })
+            .collect();
+        for e in &errs {
+            let detail = e["detail"].as_str().unwrap();
+            for w in says {
+                assert!(detail.contains(w), "{class}: '{w}' missing: {e:#}");
+            }
+            for w in never {
+                assert!(!detail.contains(w), "{class}: '{w}' said: {e:#}");
+            }
+            let line = format!("iosim sim: ERROR {class} on ");
+            assert!(
+                self.stderr
+                    .lines()
+                    .any(|l| l.starts_with(&line) && l.contains(detail)),
+                "no '{line}... {detail}' on stderr:\n{}",
+                self.stderr
+            );
+            // SYSTEXT names the class, or the OS error of a failed read.
+            let systext = class.replace('_', " ");
+            let want = format!(". {detail} ({class})");
+            assert!(
+                entries
+                    .iter()
+                    .any(|(t, d)| (t == &systext || t.contains("(os error ")) && d.ends_with(&want)),
+                "no XML entry '{want}':\n{}",
+                self.xml
+            );
+        }
+        errs.len()
+    }
+}
+
 /// Runs with one injected fault; checks that errors were found, that they
 /// are all of `classes`, and that each names file 1 and one of `pages`.
-fn fault_case(fault: &str, classes: &[&str], pages: &[u64]) -> (tempfile::TempDir, Value) {
+fn fault_case(fault: &str, classes: &[&str], pages: &[u64]) -> Case {
     let d = tempfile::tempdir().unwrap();
     let cfg = fault_cfg(d.path(), false);
-    let (code, v) = run(d.path(), &cfg, &["--inject", fault, "--retries", "3"]);
-    assert_eq!(code, 3, "errors must give exit code 3");
+    let log = d.path().join("sqliosim.log.xml");
+    let out = iosim()
+        .args(["sim", "-o", "json", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(&log)
+        .args(["--inject", fault, "--retries", "3"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON ({e}); stderr: {stderr}"));
+    assert_eq!(out.status.code(), Some(3), "errors must give exit code 3");
     let total = v["errors"]["count"].as_u64().unwrap();
     assert!(total > 0, "{fault}: nothing detected");
     let matched: u64 = classes.iter().map(|c| count(&v, c)).sum();
@@ -213,17 +294,25 @@ fn fault_case(fault: &str, classes: &[&str], pages: &[u64]) -> (tempfile::TempDi
             e["offset"].as_u64().unwrap(),
             e["page"].as_u64().unwrap() * 8192
         );
+        assert!(e["expected"]["generation"].as_u64().is_some());
     }
-    // The JSON-lines log holds the same errors; dumps exist for data checks.
-    let log = std::fs::read_to_string(d.path().join("errors.jsonl")).unwrap();
-    let lines: Vec<Value> = log
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len() as u64, total);
-    let first = &lines[0];
-    assert!(first["expected"]["generation"].as_u64().is_some());
-    if let Some(dump) = first["dump"].as_str() {
+    // One line on stderr and one ERROR entry in the XML log per error; dumps
+    // exist for data checks.
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("iosim sim: ERROR "))
+            .count() as u64,
+        total,
+        "{stderr}"
+    );
+    let xml = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        xml.matches("<ENTRY TYPE='ERROR'").count() as u64,
+        total,
+        "{xml}"
+    );
+    if let Some(dump) = v["errors"]["first"][0]["dump"].as_str() {
         let t = std::fs::read_to_string(dump).unwrap();
         assert!(
             t.contains("EXPECTED (WRITE) IMAGE")
@@ -231,18 +320,37 @@ fn fault_case(fault: &str, classes: &[&str], pages: &[u64]) -> (tempfile::TempDi
                 && t.contains("DIFFERENCE")
         );
     }
-    (d, v)
+    Case {
+        _d: d,
+        v,
+        stderr,
+        xml,
+    }
 }
+
+/// What every retry of a persistent fault adds to its words.
+const RETRIES_FAILED: &str = "(every one of 3 retries failed too)";
+/// Words a read-path fault must never be given.
+const LOST: &[&str] = &["lost", "corruption"];
 
 #[test]
 fn fault_bit_flip_is_a_checksum_mismatch() {
-    let (_d, v) = fault_case(
+    let c = fault_case(
         "bit-flip:file=1,page=300,skip=1",
         &["checksum_mismatch"],
         &[300],
     );
-    let e = &v["errors"]["first"][0];
+    let e = &c.v["errors"]["first"][0];
     assert_eq!(e["recovered"], false);
+    c.words(
+        "checksum_mismatch",
+        &[
+            "stored checksum 0x",
+            ": corruption, the data changed after it was written",
+            RETRIES_FAILED,
+        ],
+        &["recovered"],
+    );
     assert!(e["dump"].as_str().is_some());
     let dump = std::fs::read_to_string(e["dump"].as_str().unwrap()).unwrap();
     assert!(
@@ -254,23 +362,28 @@ fn fault_bit_flip_is_a_checksum_mismatch() {
 
 #[test]
 fn fault_torn_write_is_a_torn_page() {
-    let (_d, v) = fault_case("torn:file=1,page=300,skip=1", &["torn_page"], &[300]);
-    let detail = v["errors"]["first"][0]["detail"].as_str().unwrap();
-    assert!(
-        detail.contains("generation 1 in sector(s) 8-15"),
-        "{detail}"
+    let c = fault_case("torn:file=1,page=300,skip=1", &["torn_page"], &[300]);
+    c.words(
+        "torn_page",
+        &[
+            "generation 1 in sector(s) 8-15",
+            ": torn write, part of it is an older image",
+            RETRIES_FAILED,
+        ],
+        &["recovered"],
     );
 }
 
 #[test]
 fn fault_misdirected_write_is_found_at_both_pages() {
     // Page 300's second image lands on page 2 (already rewritten this cycle).
-    let (_d, v) = fault_case(
+    let c = fault_case(
         "misdirect:file=1,page=300,to=2,skip=1",
         &["misdirected", "stale_read"],
         &[2, 300],
     );
-    assert!(count(&v, "misdirected") > 0 && count(&v, "stale_read") > 0);
+    let v = &c.v;
+    assert!(count(v, "misdirected") > 0 && count(v, "stale_read") > 0);
     let m = v["errors"]["first"]
         .as_array()
         .unwrap()
@@ -279,39 +392,249 @@ fn fault_misdirected_write_is_found_at_both_pages() {
         .unwrap();
     assert_eq!(m["page"], 2);
     assert_eq!(m["received"]["page"], 300);
+    c.words(
+        "misdirected",
+        &[
+            "the page holds file 1 page 300 (generation 2), expected file 1 page 2",
+            ": misdirected I/O, a write or a read went to the wrong place",
+            RETRIES_FAILED,
+        ],
+        &["recovered"],
+    );
+    c.words(
+        "stale_read",
+        &[": lost write", RETRIES_FAILED],
+        &["recovered"],
+    );
 }
 
 #[test]
 fn fault_lost_write_is_a_stale_read() {
-    let (_d, v) = fault_case("lost-write:file=1,page=300,skip=1", &["stale_read"], &[300]);
-    let e = &v["errors"]["first"][0];
+    let c = fault_case("lost-write:file=1,page=300,skip=1", &["stale_read"], &[300]);
+    let e = &c.v["errors"]["first"][0];
     assert_eq!(e["received"]["generation"], 1);
     assert_eq!(e["expected"]["generation"], 2);
+    assert_eq!((&e["recovered"], &e["retries"]), (&false.into(), &3.into()));
+    let n = c.words(
+        "stale_read",
+        &[
+            "generation 1 read, generation 2 was the last acknowledged write (an older image)",
+            ": lost write, the storage does not return the last acknowledged write",
+            RETRIES_FAILED,
+        ],
+        &["recovered"],
+    );
+    assert!(n > 0);
+}
+
+#[test]
+fn zeros_on_every_read_are_a_lost_write() {
+    // The reader cannot tell this from a write that never landed: every
+    // re-read returns zeros too.
+    let c = fault_case("zero-read:file=1,page=300", &["stale_read"], &[300]);
+    let n = c.words(
+        "stale_read",
+        &[
+            "the page reads as all zeros, but generation ",
+            " was written and acknowledged: lost write, the storage does not return the last acknowledged write",
+            RETRIES_FAILED,
+        ],
+        &["recovered"],
+    );
+    assert!(n > 0);
+    assert!(c.v["errors"]["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["recovered"] == false && e.get("first_read").is_none()));
+}
+
+/// Issue 23: a read that returns zeros once and reads right on its retry is a
+/// fault in the read path (SQLIOSim's read-retry), not a lost write; the
+/// text, the JSON and the XML log all say so.
+#[test]
+fn zeros_once_then_right_on_retry_is_a_read_retry_not_a_lost_write() {
+    let c = fault_case("zero-read:file=1,page=40,count=1", &["read_retry"], &[40]);
+    assert_eq!(c.v["errors"]["count"], 1);
+    let e = &c.v["errors"]["first"][0];
+    assert_eq!(
+        (
+            e["recovered"].as_bool(),
+            e["retries"].as_u64(),
+            e["first_read"].as_str()
+        ),
+        (Some(true), Some(1), Some("stale_read"))
+    );
+    assert_eq!(count(&c.v, "stale_read"), 0);
+    let n = c.words(
+        "read_retry",
+        &[
+            "the page reads as all zeros, but generation 1 was written and acknowledged: read returned wrong data, recovered on retry 1",
+            "a fault in the read path",
+        ],
+        LOST,
+    );
+    assert_eq!(n, 1);
+    assert!(
+        !c.stderr.contains("lost") && !c.xml.contains("lost"),
+        "{}\n{}",
+        c.stderr,
+        c.xml
+    );
+    // The dump file names the class and what the first read looked like.
+    let dump = std::fs::read_to_string(e["dump"].as_str().unwrap()).unwrap();
+    assert!(
+        dump.contains("class: read_retry (first read: stale_read)"),
+        "{}",
+        &dump[..600]
+    );
+    // The text report says the same, and the JSON-lines log holds it too.
+    let d = tempfile::tempdir().unwrap();
+    let cfg = fault_cfg(d.path(), false);
+    let out = iosim()
+        .args(["sim", "-q", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(d.path().join("errors.jsonl"))
+        .args(["--inject", "zero-read:file=1,page=40,count=1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a recovered read is still an error"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\n  read_retry         1\n"), "{text}");
+    assert!(text.contains("\n  stale_read         0\n"), "{text}");
+    assert!(
+        text.contains("  read_retry file ") && text.contains(" page 40 offset 0x50000 (") && text.contains("): the page reads as all zeros, but generation 1 was written and acknowledged: read returned wrong data, recovered on retry 1"),
+        "{text}"
+    );
+    assert!(!text.contains("lost"), "{text}");
+    let log = std::fs::read_to_string(d.path().join("errors.jsonl")).unwrap();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert_eq!(
+        (
+            &lines[0]["class"],
+            &lines[0]["first_read"],
+            &lines[0]["recovered"]
+        ),
+        (&"read_retry".into(), &"stale_read".into(), &true.into())
+    );
+}
+
+/// Issue 23's reproducer: the files on a FUSE file system (tests/fuse/rig.py)
+/// that returns zeros on the first read of page 40, and the page itself on
+/// every read after: one read_retry, no lost write.
+#[test]
+fn a_file_system_that_returns_zeros_once_gives_a_read_retry() {
+    let d = tempfile::tempdir().unwrap();
+    let (back, mnt, journal) = (
+        d.path().join("back"),
+        d.path().join("mnt"),
+        d.path().join("journal"),
+    );
+    std::fs::create_dir(&back).unwrap();
+    std::fs::create_dir(&mnt).unwrap();
+    let zero = format!("sim.mdx:{}:8192", 40 * 8192);
+    let Some(rig) = common::FuseRig::mount(
+        &back,
+        &mnt,
+        &journal,
+        &["--mode", "off", "--zero-first-read", &zero],
+    ) else {
+        return;
+    };
+    let cfg = fault_cfg(&mnt, false);
+    let (code, v) = run(d.path(), &cfg, &[]);
+    drop(rig);
+    assert_eq!(code, 3, "{:#}", v["errors"]);
+    // The rig returned zeros once, where it was told to.
+    let j = std::fs::read_to_string(&journal).unwrap();
+    let zeroed: Vec<Value> = j
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["ev"] == "z")
+        .collect();
+    assert_eq!(zeroed.len(), 1, "{j}");
+    assert_eq!(
+        (&zeroed[0]["p"], &zeroed[0]["o"]),
+        (&"/sim.mdx".into(), &(40 * 8192).into())
+    );
+    assert_eq!(v["errors"]["count"], 1, "{:#}", v["errors"]);
+    assert_eq!(count(&v, "read_retry"), 1);
+    assert_eq!(count(&v, "stale_read"), 0);
+    let e = &v["errors"]["first"][0];
+    assert_eq!(
+        (&e["page"], &e["recovered"], &e["first_read"]),
+        (&40.into(), &true.into(), &"stale_read".into())
+    );
+    let detail = e["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("read returned wrong data, recovered on retry 1")
+            && !detail.contains("lost"),
+        "{detail}"
+    );
 }
 
 #[test]
 fn fault_short_read_and_bytes_not_read() {
-    let _ = fault_case("short-read:file=1,page=300", &["short_read"], &[300]);
-    let (_d, v) = fault_case("not-read:file=1,page=300", &["short_read"], &[300]);
-    assert!(v["errors"]["first"][0]["detail"]
-        .as_str()
-        .unwrap()
-        .contains("bytes not read"));
+    let c = fault_case("short-read:file=1,page=300", &["short_read"], &[300]);
+    c.words(
+        "short_read",
+        &[
+            "the read returned ",
+            ": the storage reported success without delivering the data",
+            RETRIES_FAILED,
+        ],
+        &["recovered"],
+    );
+    let c = fault_case("not-read:file=1,page=300", &["short_read"], &[300]);
+    c.words(
+        "short_read",
+        &["bytes not read", RETRIES_FAILED],
+        &["recovered"],
+    );
 }
 
 #[test]
 fn fault_eio_is_an_io_error() {
-    // EIO on reads of page 300 (and of the multi-page reads that cover it).
-    let (_d, v) = fault_case(
+    // EIO on writes and reads of page 300 and of the multi-page reads that cover it; such
+    // a read is reported at its first page, whose read alone then succeeds (a
+    // read_retry: the read failed, a retry read the page).
+    let c = fault_case(
         "eio:file=1,page=300,skip=1",
-        &["io_error"],
+        &["io_error", "read_retry"],
         &(0..1024).collect::<Vec<_>>(),
     );
-    assert!(v["errors"]["first"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|e| e["page"] == 300 && e["recovered"] == false));
+    for e in c.v["errors"]["first"].as_array().unwrap() {
+        let class = if e["page"] == 300 {
+            "io_error"
+        } else {
+            "read_retry"
+        };
+        assert_eq!(e["class"], class, "{e:#}");
+    }
+    let n = c.words(
+        "io_error",
+        &[
+            " failed: Input/output error (os error 5): the device or a layer below it failed the request",
+            RETRIES_FAILED,
+        ],
+        &["recovered"],
+    );
+    assert!(n > 0);
+    c.words(
+        "read_retry",
+        &["the read failed: Input/output error (os error 5): read failed, recovered on retry 1"],
+        LOST,
+    );
+    assert!(c.xml.contains("HRESULT='0x80070005'"), "{}", c.xml);
 }
 
 #[test]
@@ -328,11 +651,23 @@ fn transient_fault_is_reported_as_recovered() {
     assert_eq!(
         (
             e["page"].as_u64(),
+            e["class"].as_str(),
+            e["first_read"].as_str(),
             e["recovered"].as_bool(),
             e["retries"].as_u64()
         ),
-        (Some(40), Some(true), Some(1))
+        (
+            Some(40),
+            Some("read_retry"),
+            Some("short_read"),
+            Some(true),
+            Some(1)
+        )
     );
+    assert!(e["detail"]
+        .as_str()
+        .unwrap()
+        .contains("bytes not read: sector(s) 0-15 of the page still hold the pre-read marker although the read reported success: read returned wrong data, recovered on retry 1"));
 }
 
 #[test]
@@ -402,6 +737,15 @@ fn corruption_behind_the_simulators_back_is_detected() {
     let mut img = vec![0u8; 8192];
     f.read_at(&mut img, 701 * 8192).unwrap();
     f.write_at(&img, 700 * 8192).unwrap();
+    // Page 500 gets its own image as another run (another seed) wrote it:
+    // this run's write is not there.
+    let id = iosim::verify::PageId {
+        file_id: 1,
+        page: 500,
+        generation: 1,
+    };
+    iosim::verify::build_page(&mut img, 4242, id, 0);
+    f.write_at(&img, 500 * 8192).unwrap();
     f.sync_all().unwrap();
     let out = child.wait_with_output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -417,8 +761,20 @@ fn corruption_behind_the_simulators_back_is_detected() {
             .any(|e| e["class"] == "misdirected" && e["page"] == 700),
         "{errs:#?}"
     );
+    let foreign: Vec<&Value> = errs.iter().filter(|e| e["page"] == 500).collect();
+    assert!(!foreign.is_empty(), "{errs:#?}");
+    for e in foreign {
+        assert_eq!(e["class"], "stale_read", "{e:#}");
+        let detail = e["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("the page holds generation 1 written by another run (payload seed 0x")
+                && detail.contains("): lost write, the storage does not return the last acknowledged write (every one of 15 retries failed too)"),
+            "{detail}"
+        );
+    }
     assert!(
-        errs.iter().all(|e| e["page"] == 100 || e["page"] == 700),
+        errs.iter()
+            .all(|e| e["page"] == 100 || e["page"] == 700 || e["page"] == 500),
         "{errs:#?}"
     );
 }

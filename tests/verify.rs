@@ -71,6 +71,63 @@ fn errors(v: &Value) -> &Value {
     &v["verify"]["errors"]
 }
 
+/// `--verify-only` in text: (exit status, stdout).
+fn verify_only_text(f: &Path, state: &Path) -> (i32, String) {
+    let out = iosim()
+        .arg("run")
+        .args([
+            p(f),
+            "--verify-only",
+            "--verify-state",
+            p(state),
+            "--qd",
+            "8",
+        ])
+        .args(["--no-save"])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    (code, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The words a user reads about the error at `off`, in JSON and in text
+/// (the same verify-only run twice: the data does not change between them):
+/// the JSON record's class and detail, and the text table's row of it,
+/// whose detail must be the same words. Each of `says` must be there, none
+/// of `never`. Returns the JSON record.
+fn words(f: &Path, state: &Path, off: u64, class: &str, says: &[&str], never: &[&str]) -> Value {
+    let (code, v) = verify_only(f, state);
+    assert_eq!(code, 3, "{v}");
+    let r = errors(&v)["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["offset"] == off)
+        .unwrap_or_else(|| panic!("no error at {off}: {v}"))
+        .clone();
+    assert_eq!(r["class"], class, "{r}");
+    let detail = r["detail"].as_str().unwrap();
+    for w in says {
+        assert!(detail.contains(w), "'{w}' missing: {r}");
+    }
+    for w in never {
+        assert!(!detail.contains(w), "'{w}' said: {r}");
+    }
+    let (code, text) = verify_only_text(f, state);
+    assert_eq!(code, 3, "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(class) && l.contains(&format!(" {off} ")))
+        .unwrap_or_else(|| panic!("no {class} row at {off}:\n{text}"));
+    assert!(row.ends_with(detail), "{row}\n{detail}");
+    assert!(text.contains("  DATA ERRORS: "), "{text}");
+    r
+}
+
+/// What every re-read of a persistent fault adds to its words (`--verify`
+/// re-reads a bad block 4 times, as SQL Server does).
+const REREADS_FAILED: &str = "(every one of 4 retries failed too)";
+
 fn read_block(f: &Path, off: u64) -> Vec<u8> {
     let mut b = vec![0u8; BS as usize];
     std::fs::File::open(f)
@@ -135,7 +192,7 @@ fn a_clean_verified_mixed_run_passes_and_checks_what_it_reads() {
     assert_eq!(vr["blocks"], 512);
     assert_eq!(vr["table_bytes"], 2048);
     // Every class is listed, zeros included (as iosim sim reports them).
-    assert_eq!(vr["errors"]["by_class"].as_object().unwrap().len(), 6);
+    assert_eq!(vr["errors"]["by_class"].as_object().unwrap().len(), 7);
     // Backlog re-reads are not in the workload's read statistics.
     let reads = v["total"]["read"]["ios"].as_u64().unwrap();
     let checked = vr["reads_checked"].as_u64().unwrap();
@@ -184,6 +241,19 @@ fn a_block_changed_behind_iosims_back_is_corruption_at_its_offset() {
     assert_eq!(e["first"][0]["offset"], victim);
     assert_eq!(e["first"][0]["class"], "checksum_mismatch");
     assert_eq!(e["first"][0]["phase"], "pass");
+    let r = words(
+        &f,
+        &s,
+        victim,
+        "checksum_mismatch",
+        &[
+            "stored checksum 0x",
+            ": corruption, the data changed after it was written",
+            REREADS_FAILED,
+        ],
+        &["recovered"],
+    );
+    assert_eq!((&r["retries"], r.get("first_read")), (&4.into(), None));
 }
 
 #[test]
@@ -220,6 +290,30 @@ fn a_block_in_the_wrong_place_is_misdirected_and_a_half_old_block_torn() {
     let mut want = vec![(b, "misdirected".to_string()), (c, "torn_page".to_string())];
     want.sort();
     assert_eq!(found, want);
+    words(
+        &f,
+        &s,
+        b,
+        "misdirected",
+        &[
+            &format!("expected file 1 page {}", b / BS),
+            ": misdirected I/O, a write or a read went to the wrong place",
+            REREADS_FAILED,
+        ],
+        &["recovered"],
+    );
+    words(
+        &f,
+        &s,
+        c,
+        "torn_page",
+        &[
+            "the page mixes images of different writes",
+            ": torn write, part of it is an older image",
+            REREADS_FAILED,
+        ],
+        &["recovered"],
+    );
 }
 
 #[test]
@@ -269,6 +363,157 @@ fn an_old_copy_put_back_is_reported_as_lost_writes() {
     // Blocks the second run did not write are still good.
     let good = v["verify"]["reads_good"].as_u64().unwrap();
     assert_eq!(good + lost, after.len() as u64, "{v}");
+    // An older image of a block the first run wrote: a lost write, in words.
+    let older = e["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["found_generation"].as_u64() > Some(0))
+        .expect("a block both runs wrote");
+    words(
+        &f,
+        &s,
+        older["offset"].as_u64().unwrap(),
+        "stale_read",
+        &[
+            " was the last acknowledged write (an older image): lost write, the storage does not return the last acknowledged write",
+            REREADS_FAILED,
+        ],
+        &["recovered"],
+    );
+}
+
+#[test]
+fn zeros_where_a_block_was_written_are_a_lost_write() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, s) = (d.path().join("f"), d.path().join("state"));
+    write_run(&f, &s, "600");
+    let offs = written_offsets(&f, &s);
+    let victim = offs[offs.len() / 3];
+    write_at(&f, victim, &[0u8; BS as usize]);
+    let r = words(
+        &f,
+        &s,
+        victim,
+        "stale_read",
+        &[
+            "the page reads as all zeros, but generation ",
+            " was written and acknowledged: lost write, the storage does not return the last acknowledged write",
+            REREADS_FAILED,
+        ],
+        &["recovered"],
+    );
+    assert_eq!(r["found_generation"], 0);
+    let (_, v) = verify_only(&f, &s);
+    assert_eq!(errors(&v)["count"], 1, "{v}");
+}
+
+#[test]
+fn another_runs_block_is_a_lost_write() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, s) = (d.path().join("f"), d.path().join("state"));
+    let (g, gs) = (d.path().join("g"), d.path().join("gstate"));
+    // Two runs write every block of their 64 KiB file once (generation 1),
+    // each with its own seed.
+    for (file, state) in [(&f, &s), (&g, &gs)] {
+        let (code, v) = run(&[
+            p(file),
+            "--size",
+            "64K",
+            "--rw",
+            "write",
+            "--number-ios",
+            "16",
+            "--verify",
+            "--verify-state",
+            p(state),
+        ]);
+        assert_eq!(code, 0, "{v}");
+    }
+    // Block 5 of f gets the other run's block 5: right place, right
+    // generation, another run's data.
+    write_at(&f, 5 * BS, &read_block(&g, 5 * BS));
+    words(
+        &f,
+        &s,
+        5 * BS,
+        "stale_read",
+        &[
+            "the page holds generation 1 written by another run (payload seed 0x",
+            "): lost write, the storage does not return the last acknowledged write",
+            REREADS_FAILED,
+        ],
+        &["recovered"],
+    );
+}
+
+/// A file system that returns zeros on the first read of a block and the
+/// block on the next (tests/fuse/rig.py): the re-read reads it, so the
+/// error is a read_retry (a fault in the read path), not a lost write.
+#[test]
+fn a_block_read_as_zeros_once_then_right_is_a_read_retry() {
+    let d = tempfile::tempdir().unwrap();
+    let (back, mnt) = (d.path().join("back"), d.path().join("mnt"));
+    std::fs::create_dir(&back).unwrap();
+    std::fs::create_dir(&mnt).unwrap();
+    let s = d.path().join("state");
+    write_run(&back.join("f"), &s, "600");
+    let offs = written_offsets(&back.join("f"), &s);
+    let victim = offs[offs.len() / 2];
+    let journal = d.path().join("journal");
+    // Zeros on the first read of the victim, in each of the two runs below.
+    let zero = format!("f:{victim}:{BS}");
+    let mount = || {
+        common::FuseRig::mount(
+            &back,
+            &mnt,
+            &journal,
+            &["--mode", "off", "--zero-first-read", &zero],
+        )
+    };
+    let Some(rig) = mount() else {
+        return;
+    };
+    let f = mnt.join("f");
+    let (code, v) = verify_only(&f, &s);
+    drop(rig);
+    assert_eq!(code, 3, "a recovered read is still an error: {v}");
+    let e = errors(&v);
+    assert_eq!(e["count"], 1, "{e}");
+    assert_eq!(e["by_class"]["read_retry"], 1, "{e}");
+    assert_eq!(e["by_class"]["stale_read"], 0, "{e}");
+    let r = &e["first"][0];
+    assert_eq!(
+        (&r["offset"], &r["class"], &r["first_read"], &r["retries"]),
+        (
+            &victim.into(),
+            &"read_retry".into(),
+            &"stale_read".into(),
+            &1.into()
+        )
+    );
+    let detail = r["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("the page reads as all zeros, but generation ")
+            && detail.contains(" was written and acknowledged: read returned wrong data, recovered on retry 1 (the storage holds the expected image: a fault in the read path)")
+            && !detail.contains("lost"),
+        "{detail}"
+    );
+    // The text says the same.
+    let rig = mount().expect("mounted once already");
+    let (code, text) = verify_only_text(&f, &s);
+    drop(rig);
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("  DATA ERRORS: 1 (read_retry 1)"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("read_retry"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        row.contains(&format!(" {victim} ")) && row.ends_with(detail),
+        "{row}"
+    );
+    assert!(!text.contains("lost"), "{text}");
 }
 
 #[test]

@@ -65,7 +65,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub seed: Option<u64>,
 
-    /// Read retries before a failed check is reported (SQLIOSim: 15).
+    /// Read retries before a failed check is reported (SQLIOSim: 15); a check
+    /// that a retry passes is reported as read_retry (a fault in the read path).
     #[arg(long)]
     pub retries: Option<u64>,
 
@@ -74,7 +75,7 @@ pub struct SimArgs {
     pub no_verify: bool,
 
     /// Inject a fault to prove detection: KIND[:file=N,page=P,to=Q,skip=S,count=C,rate=R]
-    /// with KIND one of bit-flip, torn, misdirect, lost-write, short-read, not-read, eio, delay (with ms=N)
+    /// with KIND one of bit-flip, torn, misdirect, lost-write, short-read, not-read, zero-read, eio, delay (with ms=N)
     /// (file is the [FileN] number; repeatable).
     #[arg(long, value_parser = fault_arg, value_name = "FAULT")]
     pub inject: Vec<Fault>,

@@ -512,7 +512,11 @@ impl Judge<'_> {
                     ),
                 )
             }
-            ErrorClass::ChecksumMismatch | ErrorClass::ShortRead | ErrorClass::IoError => {
+            // (Not re-read here: a read_retry cannot come out of check_page.)
+            ErrorClass::ChecksumMismatch
+            | ErrorClass::ShortRead
+            | ErrorClass::IoError
+            | ErrorClass::ReadRetry => {
                 (Failure::Corruption, true, finding.detail)
             }
             ErrorClass::Misdirected => (Failure::Misdirected, true, finding.detail),

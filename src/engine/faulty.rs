@@ -17,6 +17,7 @@
 //! | `lost-write` | write | the write is acknowledged but the page keeps its older image |
 //! | `short-read` | read | the read returns half a page fewer bytes than asked |
 //! | `not-read` | read | the read reports success but the page's bytes never arrive |
+//! | `zero-read` | read | the read reports success and delivers zeros in place of the page (the storage keeps it: with `count=1`, a re-read reads it right) |
 //! | `eio` | read or write | the I/O fails with EIO |
 //! | `delay` | read or write | the I/O is held `ms` milliseconds before it is issued (a stalled device) |
 
@@ -45,6 +46,8 @@ pub enum FaultKind {
     ShortRead,
     /// Report a read as complete without delivering the page's bytes.
     NotRead,
+    /// Deliver zeros in place of the page's bytes on a read (the storage keeps them).
+    ZeroRead,
     /// Fail the I/O with EIO.
     Eio,
     /// Hold the I/O for `ms` milliseconds before it is issued (a stalled device).
@@ -64,19 +67,23 @@ impl FaultKind {
             FaultKind::LostWrite => "lost-write",
             FaultKind::ShortRead => "short-read",
             FaultKind::NotRead => "not-read",
+            FaultKind::ZeroRead => "zero-read",
             FaultKind::Eio => "eio",
             FaultKind::Delay { .. } => "delay",
         }
     }
 
     fn on_write(self) -> bool {
-        !matches!(self, FaultKind::ShortRead | FaultKind::NotRead)
+        !matches!(
+            self,
+            FaultKind::ShortRead | FaultKind::NotRead | FaultKind::ZeroRead
+        )
     }
 
     fn on_read(self) -> bool {
         matches!(
             self,
-            FaultKind::ShortRead | FaultKind::NotRead | FaultKind::Eio
+            FaultKind::ShortRead | FaultKind::NotRead | FaultKind::ZeroRead | FaultKind::Eio
         )
     }
 }
@@ -154,13 +161,14 @@ impl Fault {
             "lost-write" => FaultKind::LostWrite,
             "short-read" => FaultKind::ShortRead,
             "not-read" => FaultKind::NotRead,
+            "zero-read" => FaultKind::ZeroRead,
             "eio" => FaultKind::Eio,
             "delay" => FaultKind::Delay {
                 ms: ms.ok_or_else(|| format!("fault '{text}': delay needs ms=MILLISECONDS"))?,
             },
             other => {
                 return Err(format!(
-                "unknown fault '{other}': use bit-flip, torn, misdirect, lost-write, short-read, not-read, eio or delay"
+                "unknown fault '{other}': use bit-flip, torn, misdirect, lost-write, short-read, not-read, zero-read, eio or delay"
             ))
             }
         };
@@ -261,6 +269,12 @@ enum Post {
     Result(i32),
     /// Re-mark bytes [start, start+len) of piece `piece` as not read.
     NotRead {
+        slot: usize,
+        start: usize,
+        len: usize,
+    },
+    /// Zero bytes [start, start+len) of piece `piece`.
+    Zeros {
         slot: usize,
         start: usize,
         len: usize,
@@ -408,6 +422,15 @@ impl FaultyEngine {
                         });
                     }
                 }
+                (FaultKind::ZeroRead, Op::Read) => {
+                    if let Some((s, at)) = found {
+                        self.post[slot as usize].push(Post::Zeros {
+                            slot: s,
+                            start: at,
+                            len: self.page_size,
+                        });
+                    }
+                }
                 (k, Op::Write) => {
                     if let Some((s, at)) = found {
                         self.damage_write(k, file, page, s, at);
@@ -430,6 +453,9 @@ impl FaultyEngine {
                 }
                 Post::NotRead { slot, start, len } => {
                     crate::verify::prestamp(&mut self.inner.buffer(slot)[start..start + len]);
+                }
+                Post::Zeros { slot, start, len } => {
+                    self.inner.buffer(slot)[start..start + len].fill(0);
                 }
             }
         }
@@ -698,5 +724,21 @@ mod tests {
         assert_eq!(&b[..4], b"NRD!");
         assert_eq!(write(&mut e, 0, 4, 1), -libc::EIO);
         assert_eq!(read(&mut e, 4).0, -libc::EIO);
+    }
+
+    #[test]
+    fn zero_read_delivers_zeros_and_keeps_the_storage() {
+        let f = tempfile::tempfile().unwrap();
+        f.set_len(4 * 4096).unwrap();
+        let (mut e, plan) = engine(&f, vec![Fault::parse("zero-read:page=2,count=1").unwrap()]);
+        assert_eq!(write(&mut e, 0, 2, 7), 4096, "writes pass");
+        let (r, b) = read(&mut e, 2);
+        assert_eq!(r, 4096, "the read reports success");
+        assert!(b.iter().all(|&x| x == 0), "and delivers zeros");
+        assert!(
+            read(&mut e, 2).1.iter().all(|&x| x == 7),
+            "the storage kept the page: a re-read reads it"
+        );
+        assert_eq!(plan.lock().unwrap().injected().len(), 1);
     }
 }

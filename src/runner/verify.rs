@@ -3,22 +3,29 @@
 //! ([`crate::verify::stamp_block`]), judging each read against the target's
 //! generation table ([`GenTable`]), `--verify-backlog` re-reads and the
 //! verify pass. Per I/O: one compare-and-swap or atomic load, one crc32c
-//! over the block, no allocation, no lock.
+//! over the block, no allocation, no lock. A block that fails its check is
+//! re-read (up to [`REREADS`] times, off the hot path) so that a read that
+//! returned wrong data once is told from data damaged on the storage.
 
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::buf::AlignedBuf;
 use crate::clock::now_ns;
 use crate::engine::{Completion, IoEngine, IoReq, Op};
 use crate::error::Error;
 use crate::verify::run::{Phase, VerifyCounts, VerifyOptions};
-use crate::verify::table::{generation, GenTable, Judged};
-use crate::verify::{fill_payload, prestamp, stamp_block, ErrorClass, Finding, SECTOR};
+use crate::verify::table::{busy, generation, GenTable, Judged};
+use crate::verify::{fill_payload, prestamp, stamp_block, ErrorClass, Finding, Retried, SECTOR};
 use crate::workload::{EngineKind, OffsetGen, WorkloadSpec};
 
 /// Offsets drawn for a write before a worker whose blocks are all busy
 /// (another worker writing them) lets its slot wait.
 const CLAIM_TRIES: usize = 64;
+
+/// Re-reads of a block that failed its check (SQL Server's read-retry count).
+const REREADS: u64 = 4;
 
 /// What every worker of a target shares for `--verify`.
 #[derive(Clone, Debug)]
@@ -88,6 +95,10 @@ pub(super) fn check_spec(spec: &WorkloadSpec, opts: &VerifyOptions) -> Result<()
 pub(super) struct VerifyHook {
     table: Arc<GenTable>,
     target: usize,
+    /// The target, for re-reading a block that failed its check.
+    fd: Option<RawFd>,
+    /// The buffer of those re-reads (allocated at the first one).
+    reread_buf: Option<AlignedBuf>,
     pub counts: VerifyCounts,
     /// Per slot: the generation a write claimed, or the block's entry when a read was issued.
     slot_entry: Vec<u32>,
@@ -104,13 +115,15 @@ pub(super) struct VerifyHook {
 }
 
 impl VerifyHook {
-    pub fn new(v: &VerifyCtx, target: usize, slots: usize) -> VerifyHook {
+    pub fn new(v: &VerifyCtx, target: usize, fd: Option<RawFd>, slots: usize) -> VerifyHook {
         let epoch_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         VerifyHook {
             table: v.table.clone(),
             target,
+            fd,
+            reread_buf: None,
             counts: VerifyCounts::new(),
             slot_entry: vec![0; slots],
             slot_phase: vec![Phase::Workload; slots],
@@ -188,16 +201,54 @@ impl VerifyHook {
         }
         let phase = self.slot_phase[s];
         if ok {
-            let j = self
-                .table
-                .judge(buf, b, self.slot_entry[s], self.table.entry(b));
-            self.counts.count(j, &self.table, self.target, b, phase);
+            let e1 = self.table.entry(b);
+            let j = self.table.judge(buf, b, self.slot_entry[s], e1);
+            self.count(j, b, e1, phase);
         }
         if phase == Phase::Backlog {
             self.counts.backlog_reads += 1;
             return false;
         }
         true
+    }
+
+    /// Counts the judgement of a read of block `b` (whose entry was `e1`
+    /// when the read completed); a bad block is re-read first.
+    #[inline]
+    fn count(&mut self, j: Judged, b: usize, e1: u32, phase: Phase) {
+        let retried = if matches!(j, Judged::Bad { .. }) {
+            self.reread(b, e1)
+        } else {
+            Retried::No
+        };
+        self.counts
+            .count(j, retried, &self.table, self.target, b, phase);
+    }
+
+    /// Re-reads block `b`, which failed its check, up to [`REREADS`] times
+    /// with one `pread` each, until it holds the generation of entry `e1`.
+    /// A block written again meanwhile (its entry changed, or a write was in
+    /// flight) cannot tell: re-reading stops there.
+    #[cold]
+    fn reread(&mut self, b: usize, e1: u32) -> Retried {
+        let Some(fd) = self.fd else {
+            return Retried::No;
+        };
+        if busy(e1) {
+            return Retried::No;
+        }
+        let bs = self.table.bs as usize;
+        let buf = self.reread_buf.get_or_insert_with(|| AlignedBuf::new(bs));
+        let buf = &mut buf.as_mut_slice()[..bs];
+        let (t, off) = (&self.table, self.table.offset_of(b));
+        crate::verify::retry(REREADS, |_| {
+            prestamp(buf);
+            let r = crate::engine::read_at(fd, buf, off);
+            if t.entry(b) != e1 {
+                return None;
+            }
+            Some(r == bs as i32 && t.judge(buf, b, e1, e1) == Judged::Good)
+        })
     }
 
     /// Notes a completed write for `--verify-backlog`.
@@ -268,15 +319,14 @@ impl VerifyHook {
                 free.push(c.slot);
                 let b = slot_block[s];
                 self.counts.pass_blocks += 1;
+                let e1 = self.table.entry(b);
                 let j = if c.result == bs as i32 {
-                    let e1 = self.table.entry(b);
                     self.table
                         .judge(&eng.buffer(s)[..bs], b, self.slot_entry[s], e1)
                 } else {
                     io_failure(c.result, bs, self.slot_entry[s])
                 };
-                self.counts
-                    .count(j, &self.table, self.target, b, Phase::Pass);
+                self.count(j, b, e1, Phase::Pass);
             }
         }
         self.counts.pass_ns = now_ns().saturating_sub(t0);

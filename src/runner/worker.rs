@@ -367,10 +367,10 @@ impl<'a> Worker<'a> {
             stopping: false,
             last_ts: 0,
             measured_ios: 0,
-            verify: ctx
-                .verify
-                .as_ref()
-                .map(|v| VerifyHook::new(v, plan.target, slots)),
+            verify: ctx.verify.as_ref().map(|v| {
+                let fd = plan.file.as_ref().map(|f| f.as_raw_fd());
+                VerifyHook::new(v, plan.target, fd, slots)
+            }),
             blocked: false,
         }
     }

@@ -9,7 +9,6 @@
 //! An `ErrorFile` (or `--log`) whose name ends in `.jsonl` or `.json` gets iosim's
 //! JSON lines instead: one [`ErrorRecord`] object a line.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use super::ErrorRecord;
@@ -82,28 +81,26 @@ fn esc(t: &str) -> String {
     crate::text::escape_xml(&clean)
 }
 
+/// What the first read of a record looked like (its class, unless a retry recovered).
+fn first_read(rec: &ErrorRecord) -> ErrorClass {
+    rec.first_read.unwrap_or(rec.class)
+}
+
 /// SQLIOSim's wording of a finding: "Buffer validation failed on FILE Page: N, offset 0x..".
 fn description(rec: &ErrorRecord) -> String {
-    let what = match rec.class {
+    let what = match first_read(rec) {
         ErrorClass::IoError => format!("{} failed on {}", op_word(&rec.op), rec.file),
         ErrorClass::ShortRead => format!("Short {} on {}", rec.op, rec.file),
         _ => format!("Buffer validation failed on {}", rec.file),
     };
-    let mut s = format!("{what} Page: {}, offset {:#x}", rec.page, rec.offset);
-    let _ = write!(s, ". {} ({})", rec.detail, rec.class.name());
-    if rec.retries > 0 {
-        let _ = write!(
-            s,
-            ". Retried {} time(s); {}",
-            rec.retries,
-            if rec.recovered {
-                "a retry read the expected image"
-            } else {
-                "every retry failed"
-            }
-        );
-    }
-    s
+    // The detail says what the retries showed.
+    format!(
+        "{what} Page: {}, offset {:#x}. {} ({})",
+        rec.page,
+        rec.offset,
+        rec.detail,
+        rec.class.name()
+    )
 }
 
 fn op_word(op: &str) -> &'static str {
@@ -114,13 +111,14 @@ fn op_word(op: &str) -> &'static str {
     }
 }
 
-/// The Linux error number in the detail text ("... (os error 5)"), if any.
+/// The Linux error number in the detail text ("... (os error 5): ..."), if any.
 fn errno(detail: &str) -> Option<i32> {
-    let i = detail.rfind("os error ")?;
-    detail[i + 9..]
-        .trim_end_matches(|c: char| !c.is_ascii_digit())
-        .parse()
-        .ok()
+    let i = detail.find("(os error ")?;
+    let digits: String = detail[i + 10..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 /// Parses iosim's RFC 3339 UTC stamp into SQLIOSim's TIME (`HH:MM:SS`) and DATE (`MM/DD/YY`).
@@ -150,16 +148,16 @@ fn entry_xml(kind: &str, rec: &ErrorRecord, text: &str) -> String {
     let (time, date) = time_date(&rec.time);
     // HRESULT: Windows wraps an OS error as 0x8007xxxx; iosim puts the Linux errno there.
     // Validation failures carry SQLIOSim's 0x80070467 (ERROR_... "data error").
-    let (hr, systext) = match (rec.class, errno(&rec.detail)) {
+    let (hr, systext) = match (first_read(rec), errno(&rec.detail)) {
         (ErrorClass::IoError, Some(e)) => (
             0x8007_0000u32 | (e as u32 & 0xffff),
             std::io::Error::from_raw_os_error(e).to_string(),
         ),
         (ErrorClass::IoError, None) => (0x8007_001f, rec.detail.clone()),
-        (c, _) if kind == "ERROR" => (0x8007_0467, c.name().replace('_', " ")),
+        _ if kind == "ERROR" => (0x8007_0467, rec.class.name().replace('_', " ")),
         _ => (0, "The operation completed successfully.".to_string()),
     };
-    let func = match rec.class {
+    let func = match first_read(rec) {
         ErrorClass::IoError | ErrorClass::ShortRead => "CIOHandler::Complete",
         _ => "CBUF::ValidateBuffer",
     };
@@ -182,6 +180,7 @@ mod tests {
             time: "2026-11-22T04:05:06Z".into(),
             user: "RandomUser#1".into(),
             class,
+            first_read: None,
             file: "/mnt/f/sqliosim.mdx".into(),
             file_id: 1,
             page: 87366,
@@ -263,6 +262,44 @@ mod tests {
                 .tag_name()
                 .name(),
             "EXTENDED_DESCRIPTION"
+        );
+    }
+
+    #[test]
+    fn a_recovered_read_is_a_read_retry_with_its_first_reads_origin() {
+        let r = ErrorRecord {
+            first_read: Some(ErrorClass::StaleRead),
+            dump: None,
+            ..rec(
+                ErrorClass::ReadRetry,
+                "the page reads as all zeros: read returned wrong data, recovered on retry 1",
+            )
+        };
+        let x = LogFormat::Xml.record(&r);
+        assert!(
+            x.contains("Func='CBUF::ValidateBuffer' HRESULT='0x80070467' SYSTEXT='read retry'"),
+            "{x}"
+        );
+        assert!(x.contains("offset 0x2aa8c000. the page reads as all zeros: read returned wrong data, recovered on retry 1 (read_retry)</EXTENDED_DESCRIPTION>"), "{x}");
+        // A failed read a retry read: the OS error stays in HRESULT, from the I/O handler.
+        let io = LogFormat::Xml.record(&ErrorRecord {
+            first_read: Some(ErrorClass::IoError),
+            dump: None,
+            ..rec(
+                ErrorClass::ReadRetry,
+                "the read failed: Input/output error (os error 5): read failed, recovered on retry 2",
+            )
+        });
+        assert!(
+            io.contains("Func='CIOHandler::Complete' HRESULT='0x80070005'"),
+            "{io}"
+        );
+        assert!(io.contains("<EXTENDED_DESCRIPTION>Read failed on "), "{io}");
+        let j = LogFormat::JsonLines.record(&r);
+        let v: serde_json::Value = serde_json::from_str(j.trim()).unwrap();
+        assert_eq!(
+            (&v["class"], &v["first_read"]),
+            (&"read_retry".into(), &"stale_read".into())
         );
     }
 

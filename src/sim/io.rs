@@ -413,7 +413,8 @@ impl UserIo {
     }
 
     /// SQLIOSim's read-retry: re-read the page up to ReadRetries times; report
-    /// the first failure either way, noting whether a retry succeeded.
+    /// the first failure either way, as a `read_retry` when a retry read the
+    /// expected image (a fault in the read path), else as what it was.
     fn retry_and_report(
         &mut self,
         fi: usize,
@@ -422,31 +423,13 @@ impl UserIo {
         first: Finding,
         received: Vec<u8>,
     ) {
-        let retries = self.sh.cfg.read_retries;
-        let mut recovered_after = None;
-        for attempt in 1..=retries {
+        let retried = verify::retry(self.sh.cfg.read_retries, |attempt| {
             if attempt > 1 {
                 std::thread::sleep(Duration::from_millis(1));
             }
-            verify::prestamp(&mut self.engine.buffer(0)[..PAGE_SIZE]);
-            let piece = [Piece {
-                slot: 0,
-                first: page,
-                n: 1,
-            }];
-            self.submit(fi, Op::Read, &piece, false);
-            let r = self.results[0];
-            let (seed, id) = (self.sh.cfg.seed, self.page_id(fi, page, g));
-            let ok = r == PAGE_SIZE as i32
-                && (g == 0
-                    || g == UNKNOWN_GEN
-                    || verify::check_page(&self.engine.buffer(0)[..PAGE_SIZE], seed, id).is_ok());
-            if ok {
-                recovered_after = Some(attempt);
-                break;
-            }
-        }
-        let id = self.page_id(fi, page, g);
+            Some(self.reread_ok(fi, page, g))
+        });
+        let (seed, id) = (self.sh.cfg.seed, self.page_id(fi, page, g));
         let mut expected = vec![0u8; PAGE_SIZE];
         let rh = verify::read_header(&received);
         let ts = if rh.magic == verify::PAGE_MAGIC {
@@ -454,23 +437,20 @@ impl UserIo {
         } else {
             0
         };
-        verify::build_page(&mut expected, self.sh.cfg.seed, id, ts);
+        verify::build_page(&mut expected, seed, id, ts);
+        let io_error = first.class == ErrorClass::IoError;
         let f = &self.sh.files[fi];
         let rec = ErrorRecord {
-            time: crate::clock::utc_now_rfc3339(),
-            user: self.name.clone(),
-            class: first.class,
-            file: f.path.display().to_string(),
-            file_id: f.id,
-            page,
-            offset: page * PAGE_SIZE as u64,
-            op: "read".into(),
             expected: Some(id),
-            received: (first.class != ErrorClass::IoError).then_some(rh),
-            detail: first.detail,
-            retries: recovered_after.unwrap_or(retries),
-            recovered: recovered_after.is_some(),
-            dump: None,
+            received: (!io_error).then_some(rh),
+            ..ErrorRecord::new(
+                &self.name,
+                f,
+                page,
+                page * PAGE_SIZE as u64,
+                "read",
+                first.settle(retried),
+            )
         };
         self.sh.report(rec, Some((&expected, &received)));
     }
@@ -500,8 +480,7 @@ impl UserIo {
                 let page = p.first + k as u64;
                 let idx = (page - first) as usize;
                 let mut last = r;
-                let mut done = false;
-                for _ in 0..self.sh.cfg.read_retries.max(1) {
+                let retried = verify::retry(self.sh.cfg.read_retries.max(1), |_| {
                     self.build(fi, 0, page, gens[idx]);
                     self.submit(
                         fi,
@@ -514,14 +493,10 @@ impl UserIo {
                         false,
                     );
                     last = self.results[0];
-                    if last == PAGE_SIZE as i32 {
-                        done = true;
-                        break;
-                    }
-                }
-                if !done {
+                    Some(last == PAGE_SIZE as i32)
+                });
+                if !matches!(retried, verify::Retried::Recovered(_)) {
                     ok[idx] = false;
-                    let f = &self.sh.files[fi];
                     let fnd = if last < 0 {
                         io_finding(last, Op::Write)
                     } else {
@@ -531,20 +506,15 @@ impl UserIo {
                         }
                     };
                     let rec = ErrorRecord {
-                        time: crate::clock::utc_now_rfc3339(),
-                        user: self.name.clone(),
-                        class: fnd.class,
-                        file: f.path.display().to_string(),
-                        file_id: f.id,
-                        page,
-                        offset: page * PAGE_SIZE as u64,
-                        op: "write".into(),
                         expected: Some(self.page_id(fi, page, gens[idx])),
-                        received: None,
-                        detail: fnd.detail,
-                        retries: self.sh.cfg.read_retries.max(1),
-                        recovered: false,
-                        dump: None,
+                        ..ErrorRecord::new(
+                            &self.name,
+                            &self.sh.files[fi],
+                            page,
+                            page * PAGE_SIZE as u64,
+                            "write",
+                            fnd.settle(retried),
+                        )
                     };
                     self.sh.report(rec, None);
                 }

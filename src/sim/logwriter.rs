@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::io::UserIo;
 use super::{ErrorRecord, Shared, UserKind};
-use crate::verify::{self, ErrorClass, HEADER, MAX_LOG_BLOCK};
+use crate::verify::{self, ErrorClass, Retried, HEADER, MAX_LOG_BLOCK};
 
 /// Log state shared by users and the writer.
 #[derive(Default)]
@@ -126,25 +126,13 @@ pub fn run(sh: Arc<Shared>) -> anyhow::Result<()> {
             } else {
                 format!("short log write: {r} of {len} bytes")
             };
-            sh.report(
-                ErrorRecord {
-                    time: crate::clock::utc_now_rfc3339(),
-                    user: io.name.clone(),
-                    class: ErrorClass::IoError,
-                    file: f.path.display().to_string(),
-                    file_id: f.id,
-                    page: pos / verify::SECTOR as u64,
-                    offset: pos,
-                    op: "write".into(),
-                    expected: None,
-                    received: None,
-                    detail,
-                    retries: 0,
-                    recovered: false,
-                    dump: None,
-                },
-                None,
-            );
+            let fnd = verify::Finding {
+                class: ErrorClass::IoError,
+                detail,
+            };
+            let page = pos / verify::SECTOR as u64;
+            let rec = ErrorRecord::new(&io.name, f, page, pos, "write", fnd.settle(Retried::No));
+            sh.report(rec, None);
         }
         pos += len as u64;
         let mut q = sh.log.q.lock().expect("log lock");
@@ -169,57 +157,68 @@ pub fn audit(io: &mut UserIo) -> u64 {
             break;
         }
         let fi = sh.logs[li];
-        verify::prestamp(&mut io.engine.buffer(0)[..len]);
-        let r = io.read_raw(fi, off, len);
-        let finding = if r < 0 {
-            Some(verify::Finding {
-                class: ErrorClass::IoError,
-                detail: format!("log read failed: {}", std::io::Error::from_raw_os_error(-r)),
-            })
-        } else if (r as usize) < len {
-            Some(verify::Finding {
-                class: ErrorClass::ShortRead,
-                detail: format!("log read returned {r} of {len} bytes"),
-            })
-        } else if sh.cfg.verify {
-            verify::check_log_block(&io.engine.buffer(0)[..len], sh.cfg.seed, seq, len).err()
-        } else {
-            None
-        };
         n += 1;
-        if let Some(fnd) = finding {
-            let f = &sh.files[fi];
-            let received = io.engine.buffer(0)[..len].to_vec();
-            let mut expected = vec![0u8; len];
-            verify::build_log_block(
-                &mut expected,
-                sh.cfg.seed,
-                seq,
-                len,
-                verify::read_log_header(&received).records,
-            );
-            sh.report(
-                ErrorRecord {
-                    time: crate::clock::utc_now_rfc3339(),
-                    user: io.name.clone(),
-                    class: fnd.class,
-                    file: f.path.display().to_string(),
-                    file_id: f.id,
-                    page: off / verify::SECTOR as u64,
-                    offset: off,
-                    op: "read".into(),
-                    expected: None,
-                    received: None,
-                    detail: format!("log block {seq} ({len} bytes): {}", fnd.detail),
-                    retries: 0,
-                    recovered: false,
-                    dump: None,
-                },
-                Some((&expected, &received)),
-            );
-        } else {
+        let Some(fnd) = read_log_block(io, fi, off, seq, len) else {
             sh.log_blocks_verified.fetch_add(1, Ordering::Relaxed);
-        }
+            continue;
+        };
+        let received = io.engine.buffer(0)[..len].to_vec();
+        // Re-read as a page is (ReadRetries), so a read that returned wrong
+        // data once is told from a block damaged on the storage.
+        let retried = verify::retry(sh.cfg.read_retries, |_| {
+            Some(read_log_block(io, fi, off, seq, len).is_none())
+        });
+        let mut expected = vec![0u8; len];
+        verify::build_log_block(
+            &mut expected,
+            sh.cfg.seed,
+            seq,
+            len,
+            verify::read_log_header(&received).records,
+        );
+        let fnd = verify::Finding {
+            detail: format!("log block {seq} ({len} bytes): {}", fnd.detail),
+            ..fnd
+        };
+        let page = off / verify::SECTOR as u64;
+        let rec = ErrorRecord::new(
+            &io.name,
+            &sh.files[fi],
+            page,
+            off,
+            "read",
+            fnd.settle(retried),
+        );
+        sh.report(rec, Some((&expected, &received)));
     }
     n
+}
+
+/// Reads log block `seq` (`len` bytes at `off` of file `fi`) into slot 0 and
+/// checks it: what is wrong with it, if anything.
+fn read_log_block(
+    io: &mut UserIo,
+    fi: usize,
+    off: u64,
+    seq: u64,
+    len: usize,
+) -> Option<verify::Finding> {
+    verify::prestamp(&mut io.engine.buffer(0)[..len]);
+    let r = io.read_raw(fi, off, len);
+    if r < 0 {
+        Some(verify::Finding {
+            class: ErrorClass::IoError,
+            detail: format!("log read failed: {}", std::io::Error::from_raw_os_error(-r)),
+        })
+    } else if (r as usize) < len {
+        Some(verify::Finding {
+            class: ErrorClass::ShortRead,
+            detail: format!("log read returned {r} of {len} bytes"),
+        })
+    } else if io.sh.cfg.verify {
+        let seed = io.sh.cfg.seed;
+        verify::check_log_block(&io.engine.buffer(0)[..len], seed, seq, len).err()
+    } else {
+        None
+    }
 }

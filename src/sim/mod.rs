@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::faulty::{Fault, FaultPlan};
 use crate::stats::RwStats;
-use crate::verify::{ErrorClass, PageHeader, PageId};
+use crate::verify::{ErrorClass, PageHeader, PageId, Settled};
 use config::SimConfig;
 use files::SimFile;
 use io::{Inflight, Semaphore, UserIo};
@@ -84,8 +84,12 @@ pub struct ErrorRecord {
     pub time: String,
     /// Which user saw it (`RandomUser#1`).
     pub user: String,
-    /// Class.
+    /// Class (`read_retry` when a retry read the expected image).
     pub class: ErrorClass,
+    /// What the first read looked like, when a retry recovered (the class
+    /// is then `read_retry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_read: Option<ErrorClass>,
     /// File path.
     pub file: String,
     /// File id ([FileN]).
@@ -100,7 +104,7 @@ pub struct ErrorRecord {
     pub expected: Option<PageId>,
     /// The header read back (None for I/O errors and log blocks).
     pub received: Option<PageHeader>,
-    /// What was found.
+    /// What was found and what it means.
     pub detail: String,
     /// Retries performed.
     pub retries: u64,
@@ -108,6 +112,32 @@ pub struct ErrorRecord {
     pub recovered: bool,
     /// Dump file with the expected and received images and their difference.
     pub dump: Option<String>,
+}
+
+impl ErrorRecord {
+    /// The record of `s` (its class and words, retries and recovery), seen
+    /// now by `user` at byte `offset` of `f` (`page` of it) on `op`; no
+    /// images named.
+    pub fn new(user: &str, f: &SimFile, page: u64, offset: u64, op: &str, s: Settled) -> Self {
+        let recovered = s.recovered();
+        ErrorRecord {
+            time: crate::clock::utc_now_rfc3339(),
+            user: user.to_string(),
+            class: s.class,
+            first_read: recovered.then_some(s.first_read),
+            file: f.path.display().to_string(),
+            file_id: f.id,
+            page,
+            offset,
+            op: op.into(),
+            expected: None,
+            received: None,
+            detail: s.detail,
+            retries: s.retries,
+            recovered,
+            dump: None,
+        }
+    }
 }
 
 /// Statistics of one kind of user.
@@ -209,8 +239,10 @@ impl Shared {
             let dir = log.path.parent().map(PathBuf::from).unwrap_or_default();
             let dump = dir.join(format!("{stem}.dump{:05}.txt", log.dumps));
             let title = format!(
-                "iosim sim error dump\nclass: {}\nfile: {} (file id {})\npage: {}  offset: {:#x}\nuser: {}\ndetail: {}\nexpected: {:?}\nreceived header: {:?}\nretries: {} recovered: {}\n(the expected image is rebuilt from the run seed; its timestamp is copied from the received header)",
+                "iosim sim error dump\nclass: {}{}\nfile: {} (file id {})\npage: {}  offset: {:#x}\nuser: {}\ndetail: {}\nexpected: {:?}\nreceived header: {:?}\nretries: {} recovered: {}\n(the expected image is rebuilt from the run seed; its timestamp is copied from the received header; the received image is the first read's)",
                 rec.class.name(),
+                rec.first_read
+                    .map_or(String::new(), |c| format!(" (first read: {})", c.name())),
                 rec.file,
                 rec.file_id,
                 rec.page,

@@ -70,7 +70,12 @@ const STAMP: usize = 8;
 const NOT_READ_GEN: u32 = 0xFFFF_FFFF;
 const NOT_READ_CHECK: u32 = 0xB17E_5BAD;
 
-/// What went wrong, as the report names it.
+/// What went wrong, as the report names it. A read that failed a check is
+/// re-read (SQLIOSim's read-retry); the class says what the re-reads
+/// showed: when one returned the expected image the class is
+/// [`ErrorClass::ReadRetry`] whatever the first read looked like (a fault
+/// in the read path: the storage holds the right data), otherwise the class
+/// of the first read (the fault is on the storage).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
@@ -80,23 +85,30 @@ pub enum ErrorClass {
     TornPage,
     /// The page holds another page's image (a write or read went to the wrong place).
     Misdirected,
-    /// The page holds an older generation than the last acknowledged write: the write was lost or the read is stale.
+    /// The page does not hold the last acknowledged write (an older generation,
+    /// zeros, another run's image), and re-reading it does not change that: the
+    /// write was lost.
     StaleRead,
     /// The read transferred fewer bytes than asked (or claimed success without transferring).
     ShortRead,
     /// The operating system reported an error.
     IoError,
+    /// A read returned wrong data (or failed) and a re-read returned the
+    /// expected image: a fault in the read path, not on the storage (SQL
+    /// Server's error 825, "read-retry").
+    ReadRetry,
 }
 
 impl ErrorClass {
     /// All classes, in report order.
-    pub const ALL: [ErrorClass; 6] = [
+    pub const ALL: [ErrorClass; 7] = [
         ErrorClass::ChecksumMismatch,
         ErrorClass::TornPage,
         ErrorClass::Misdirected,
         ErrorClass::StaleRead,
         ErrorClass::ShortRead,
         ErrorClass::IoError,
+        ErrorClass::ReadRetry,
     ];
 
     /// The name used in reports (`checksum_mismatch`, ...).
@@ -108,7 +120,80 @@ impl ErrorClass {
             ErrorClass::StaleRead => "stale_read",
             ErrorClass::ShortRead => "short_read",
             ErrorClass::IoError => "io_error",
+            ErrorClass::ReadRetry => "read_retry",
         }
+    }
+
+    /// What a failure of this class means for the storage, in words (the
+    /// second half of every message; see [`Finding::settle`]).
+    fn meaning(self, retried: bool) -> &'static str {
+        match self {
+            ErrorClass::ChecksumMismatch => "corruption, the data changed after it was written",
+            ErrorClass::TornPage => "torn write, part of it is an older image",
+            ErrorClass::Misdirected => "misdirected I/O, a write or a read went to the wrong place",
+            ErrorClass::StaleRead if retried => {
+                "lost write, the storage does not return the last acknowledged write"
+            }
+            ErrorClass::StaleRead => {
+                "lost write or stale read, the last acknowledged write was not returned"
+            }
+            ErrorClass::ShortRead => "the storage reported success without delivering the data",
+            ErrorClass::IoError => "the device or a layer below it failed the request",
+            ErrorClass::ReadRetry => "read returned wrong data, recovered on retry",
+        }
+    }
+}
+
+/// What retrying a read that failed a check (or a failed write) showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retried {
+    /// Not retried (retries off, or the block was written again before it
+    /// could be re-read).
+    No,
+    /// Retried this many times; every retry failed too.
+    Failed(u64),
+    /// This retry (from 1) returned the expected image.
+    Recovered(u64),
+}
+
+/// Retries up to `times` times: `again(attempt)` is `Some(true)` when that
+/// retry returned the expected image, `Some(false)` when it failed too, and
+/// `None` when it cannot tell (retrying stops there).
+pub fn retry(times: u64, mut again: impl FnMut(u64) -> Option<bool>) -> Retried {
+    let mut done = 0;
+    for attempt in 1..=times {
+        match again(attempt) {
+            Some(true) => return Retried::Recovered(attempt),
+            Some(false) => done = attempt,
+            None => break,
+        }
+    }
+    if done == 0 {
+        Retried::No
+    } else {
+        Retried::Failed(done)
+    }
+}
+
+/// A failed check once retried: the class a report counts and the words it
+/// prints. Every report (the simulator's text, JSON, XML log and dump files,
+/// `iosim run --verify`'s table and JSON) takes both from here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settled {
+    /// The class ([`ErrorClass::ReadRetry`] when a retry returned the expected image).
+    pub class: ErrorClass,
+    /// What the first read looked like (the class before retrying).
+    pub first_read: ErrorClass,
+    /// Retries done.
+    pub retries: u64,
+    /// What was seen and what it means.
+    pub detail: String,
+}
+
+impl Settled {
+    /// A retry returned the expected image.
+    pub fn recovered(&self) -> bool {
+        self.class == ErrorClass::ReadRetry
     }
 }
 
@@ -142,13 +227,52 @@ pub struct PageHeader {
     pub timestamp_ms: u64,
 }
 
-/// The verdict on a page or log block that failed a check.
+/// The verdict on a page or log block that failed a check, before it is
+/// retried.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     /// Class of the failure.
     pub class: ErrorClass,
-    /// Human explanation.
+    /// What was seen (what it means is added by [`Finding::settle`]).
     pub detail: String,
+}
+
+impl Finding {
+    /// The report of this finding once `retried`: a retry that returned
+    /// the expected image makes it a [`ErrorClass::ReadRetry`] (the fault is
+    /// in the read path), otherwise it keeps its class.
+    pub fn settle(self, retried: Retried) -> Settled {
+        let first = self.class;
+        let (class, retries, meaning) = match retried {
+            Retried::Recovered(n) => {
+                let what = if first == ErrorClass::IoError {
+                    "read failed, recovered on retry"
+                } else {
+                    ErrorClass::ReadRetry.meaning(true)
+                };
+                (
+                    ErrorClass::ReadRetry,
+                    n,
+                    format!("{what} {n} (the storage holds the expected image: a fault in the read path)"),
+                )
+            }
+            Retried::Failed(n) => (
+                first,
+                n,
+                format!(
+                    "{} (every one of {n} retries failed too)",
+                    first.meaning(true)
+                ),
+            ),
+            Retried::No => (first, 0, format!("{} (not retried)", first.meaning(false))),
+        };
+        Settled {
+            class,
+            first_read: first,
+            retries,
+            detail: format!("{}: {meaning}", self.detail),
+        }
+    }
 }
 
 fn rd32(b: &[u8], at: usize) -> u32 {
@@ -407,7 +531,7 @@ fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
             return Err(Finding {
                 class: ErrorClass::StaleRead,
                 detail: format!(
-                    "the page reads as all zeros, but generation {} was written and acknowledged: the write was lost",
+                    "the page reads as all zeros, but generation {} was written and acknowledged",
                     want.generation
                 ),
             });
@@ -424,10 +548,7 @@ fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
     if crc != h.crc {
         return Err(Finding {
             class: ErrorClass::ChecksumMismatch,
-            detail: format!(
-                "stored checksum {:#010x}, calculated {:#010x}: the page changed after it was written",
-                h.crc, crc
-            ),
+            detail: format!("stored checksum {:#010x}, calculated {:#010x}", h.crc, crc),
         });
     }
     // 4. Identity.
@@ -442,14 +563,14 @@ fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
     }
     if h.generation != want.generation {
         let what = if h.generation < want.generation {
-            "an older image: the last write was lost or the read returned stale data"
+            "an older image"
         } else {
             "a newer image than any acknowledged write"
         };
         return Err(Finding {
             class: ErrorClass::StaleRead,
             detail: format!(
-                "generation {} read, generation {} was the last acknowledged write: {what}",
+                "generation {} read, generation {} was the last acknowledged write ({what})",
                 h.generation, want.generation
             ),
         });
@@ -458,7 +579,7 @@ fn classify(page: &[u8], run_seed: u64, want: PageId) -> Result<(), Finding> {
         return Err(Finding {
             class: ErrorClass::StaleRead,
             detail: format!(
-                "the page holds generation {} written by another run (payload seed {:#x}, expected {:#x}): this run's write was lost",
+                "the page holds generation {} written by another run (payload seed {:#x}, expected {:#x})",
                 h.generation,
                 h.seed,
                 page_seed(run_seed, want)
@@ -766,6 +887,60 @@ mod tests {
             check_page(&z, SEED, id(3, 1)).unwrap_err().class,
             ErrorClass::StaleRead
         );
+    }
+
+    #[test]
+    fn retries_decide_the_class_and_the_words() {
+        let zeros = check_page(&vec![0u8; PAGE_SIZE], SEED, id(3, 1)).unwrap_err();
+        assert_eq!(zeros.class, ErrorClass::StaleRead);
+        // Every retry read zeros too: the write was lost.
+        let lost = zeros.clone().settle(Retried::Failed(15));
+        assert_eq!((lost.class, lost.retries), (ErrorClass::StaleRead, 15));
+        assert!(!lost.recovered());
+        assert_eq!(lost.detail, "the page reads as all zeros, but generation 1 was written and acknowledged: lost write, the storage does not return the last acknowledged write (every one of 15 retries failed too)");
+        // A retry read the page: the read path returned wrong data, nothing was lost.
+        let retry = zeros.clone().settle(Retried::Recovered(1));
+        assert_eq!(
+            (retry.class, retry.first_read, retry.retries),
+            (ErrorClass::ReadRetry, ErrorClass::StaleRead, 1)
+        );
+        assert!(retry.recovered());
+        assert_eq!(retry.detail, "the page reads as all zeros, but generation 1 was written and acknowledged: read returned wrong data, recovered on retry 1 (the storage holds the expected image: a fault in the read path)");
+        assert!(!retry.detail.contains("lost"));
+        // Not retried: it cannot say which.
+        let unsure = zeros.settle(Retried::No);
+        assert!(
+            unsure.detail.ends_with(": lost write or stale read, the last acknowledged write was not returned (not retried)"),
+            "{}",
+            unsure.detail
+        );
+        // A failed read that a retry reads is a read-path fault too.
+        let eio = Finding {
+            class: ErrorClass::IoError,
+            detail: "the read failed: Input/output error (os error 5)".into(),
+        }
+        .settle(Retried::Recovered(2));
+        assert_eq!(eio.class, ErrorClass::ReadRetry);
+        assert!(eio
+            .detail
+            .contains("(os error 5): read failed, recovered on retry 2"));
+    }
+
+    #[test]
+    fn retry_stops_at_the_first_good_read_or_when_it_cannot_tell() {
+        let mut tries = Vec::new();
+        assert_eq!(
+            retry(5, |a| {
+                tries.push(a);
+                Some(a == 3)
+            }),
+            Retried::Recovered(3)
+        );
+        assert_eq!(tries, [1, 2, 3]);
+        assert_eq!(retry(2, |_| Some(false)), Retried::Failed(2));
+        assert_eq!(retry(0, |_| Some(true)), Retried::No);
+        assert_eq!(retry(4, |a| (a < 3).then_some(false)), Retried::Failed(2));
+        assert_eq!(retry(4, |_| None), Retried::No);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::table::{GenTable, Judged};
-use super::ErrorClass;
+use super::{ErrorClass, Retried};
 
 /// Error records kept per worker (all errors are counted).
 pub const RECORDS_PER_WORKER: usize = 32;
@@ -64,8 +64,16 @@ pub struct VerifyErrorRecord {
     pub offset: u64,
     /// Block length.
     pub len: u64,
-    /// The simulator's error class (`stale_read` is a lost or stale write).
+    /// The simulator's error class (`stale_read` a lost write, `read_retry`
+    /// a read that returned wrong data and read right on a re-read).
     pub class: ErrorClass,
+    /// What the first read looked like, when a re-read recovered (the class
+    /// is then `read_retry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_read: Option<ErrorClass>,
+    /// Re-reads done.
+    #[serde(default)]
+    pub retries: u64,
     /// Generation the block had to hold (at least).
     pub expected_generation: u32,
     /// Generation its header named (0: no valid header).
@@ -110,9 +118,18 @@ impl VerifyCounts {
         }
     }
 
-    /// Counts the judgement of one read of block `b` of `t` (target `target`).
+    /// Counts the judgement of one read of block `b` of `t` (target
+    /// `target`), with what re-reading it showed when it was bad.
     #[inline]
-    pub fn count(&mut self, j: Judged, t: &GenTable, target: usize, b: usize, phase: Phase) {
+    pub fn count(
+        &mut self,
+        j: Judged,
+        retried: Retried,
+        t: &GenTable,
+        target: usize,
+        b: usize,
+        phase: Phase,
+    ) {
         self.reads_checked += 1;
         match j {
             Judged::Good => self.good += 1,
@@ -122,7 +139,15 @@ impl VerifyCounts {
                 finding,
                 expected,
                 found,
-            } => self.bad(finding, expected, found, t, target, b, phase),
+            } => self.bad(
+                finding.settle(retried),
+                expected,
+                found,
+                t,
+                target,
+                b,
+                phase,
+            ),
         }
     }
 
@@ -130,7 +155,7 @@ impl VerifyCounts {
     #[allow(clippy::too_many_arguments)]
     fn bad(
         &mut self,
-        finding: super::Finding,
+        finding: super::Settled,
         expected: u32,
         found: u64,
         t: &GenTable,
@@ -149,6 +174,8 @@ impl VerifyCounts {
                 offset: t.offset_of(b),
                 len: t.bs,
                 class: finding.class,
+                first_read: finding.recovered().then_some(finding.first_read),
+                retries: finding.retries,
                 expected_generation: expected,
                 found_generation: found,
                 phase,
@@ -573,22 +600,19 @@ mod tests {
     fn report_counts_every_class_and_renders_errors() {
         let t = GenTable::new(1, 0, 16 * 4096, 4096, 77);
         let mut c = VerifyCounts::new();
-        c.count(Judged::Good, &t, 0, 1, Phase::Workload);
-        c.count(Judged::Unwritten, &t, 0, 2, Phase::Workload);
-        c.count(
-            Judged::Bad {
-                finding: crate::verify::Finding {
-                    class: ErrorClass::StaleRead,
-                    detail: "older".into(),
-                },
-                expected: 3,
-                found: 2,
+        c.count(Judged::Good, Retried::No, &t, 0, 1, Phase::Workload);
+        c.count(Judged::Unwritten, Retried::No, &t, 0, 2, Phase::Workload);
+        let older = |g| Judged::Bad {
+            finding: crate::verify::Finding {
+                class: ErrorClass::StaleRead,
+                detail: format!("generation {g} read"),
             },
-            &t,
-            0,
-            5,
-            Phase::Pass,
-        );
+            expected: 3,
+            found: g,
+        };
+        c.count(older(2), Retried::Failed(4), &t, 0, 5, Phase::Pass);
+        // The same read, right on its first re-read: a fault in the read path.
+        c.count(older(1), Retried::Recovered(1), &t, 0, 6, Phase::Workload);
         let r = VerifyReport::new(
             &VerifyOptions {
                 pass: true,
@@ -597,12 +621,48 @@ mod tests {
             &[Arc::new(t)],
             &c,
         );
-        assert_eq!(r.errors.count, 1);
+        assert_eq!(r.errors.count, 2);
         assert_eq!(r.errors.by_class.len(), ErrorClass::ALL.len());
         assert_eq!(r.errors.by_class["stale_read"], 1);
-        assert_eq!(r.errors.first[0].offset, 5 * 4096);
+        assert_eq!(r.errors.by_class["read_retry"], 1);
+        let (lost, retry) = (&r.errors.first[0], &r.errors.first[1]);
+        assert_eq!(lost.offset, 5 * 4096);
+        assert_eq!(
+            (lost.class, lost.first_read, lost.retries),
+            (ErrorClass::StaleRead, None, 4)
+        );
+        assert_eq!(
+            (retry.class, retry.first_read, retry.retries),
+            (ErrorClass::ReadRetry, Some(ErrorClass::StaleRead), 1)
+        );
         let txt = r.text(&["f".into()]);
-        assert!(txt.contains("DATA ERRORS: 1 (stale_read 1)"), "{txt}");
-        assert!(txt.contains("stale_read"), "{txt}");
+        assert!(
+            txt.contains("DATA ERRORS: 2 (read_retry 1, stale_read 1)"),
+            "{txt}"
+        );
+        let line = |class: &str| {
+            txt.lines()
+                .find(|l| l.trim_start().starts_with(class))
+                .unwrap_or_else(|| panic!("no {class} row: {txt}"))
+                .to_string()
+        };
+        assert!(
+            line("stale_read").contains("generation 2 read: lost write"),
+            "{txt}"
+        );
+        let retry = line("read_retry");
+        assert!(
+            retry.contains("generation 1 read: read returned wrong data, recovered on retry 1"),
+            "{txt}"
+        );
+        assert!(!retry.contains("lost"), "{txt}");
+        // The JSON record carries the same class and words.
+        let json = serde_json::to_value(&r.errors.first[1]).unwrap();
+        assert_eq!(json["class"], "read_retry");
+        assert_eq!(json["first_read"], "stale_read");
+        assert!(json["detail"]
+            .as_str()
+            .unwrap()
+            .contains("read returned wrong data, recovered on retry"));
     }
 }

@@ -243,7 +243,7 @@ fn foreign(f: Finding, buf: &[u8], magic: u32, lo: u32) -> Finding {
     }
     Finding {
         class: ErrorClass::StaleRead,
-        detail: format!("the block holds no block iosim wrote (no header, no sector stamp: its contents before iosim wrote it, or foreign data over all of it): generation {lo} was written and completed, and was lost"),
+        detail: format!("the block holds no block iosim wrote (no header, no sector stamp: its contents before iosim wrote it, or foreign data over all of it), but generation {lo} was written and completed"),
     }
 }
 

@@ -153,3 +153,76 @@ pub fn assert_quiet_on_closed_pipe(cmd: &mut Command) {
         "{cmd:?}: {err}"
     );
 }
+
+/// tests/fuse/rig.py mounted at `mnt` over the directory `back`; killed and
+/// unmounted on drop.
+pub struct FuseRig {
+    child: std::process::Child,
+    mnt: PathBuf,
+}
+
+impl FuseRig {
+    /// Mounts the rig with `--mode MODE --journal FILE` and `args`; None
+    /// (with a printed reason) where FUSE, fusermount3 or python3-fusepy is
+    /// missing.
+    pub fn mount(back: &Path, mnt: &Path, journal: &Path, args: &[&str]) -> Option<FuseRig> {
+        const PY: &str = "/usr/bin/python3";
+        if !Path::new("/dev/fuse").exists() {
+            eprintln!("skipped: no /dev/fuse");
+            return None;
+        }
+        let fusepy = Command::new(PY).args(["-c", "import fusepy"]).output();
+        if !fusepy.is_ok_and(|o| o.status.success()) {
+            eprintln!("skipped: Debian's python3-fusepy is not installed (apt-get install -y fuse3 python3-fusepy)");
+            return None;
+        }
+        if !have("fusermount3") {
+            eprintln!("skipped: fusermount3 (package fuse3) is not installed");
+            return None;
+        }
+        let child = Command::new(PY)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuse/rig.py"))
+            .arg("mount")
+            .args([back, mnt])
+            .arg("--journal")
+            .arg(journal)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("start the FUSE rig");
+        let rig = FuseRig {
+            child,
+            mnt: mnt.to_path_buf(),
+        };
+        let t0 = std::time::Instant::now();
+        while !rig.mounted() {
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(30),
+                "the FUSE rig did not mount {}",
+                mnt.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Some(rig)
+    }
+
+    fn mounted(&self) -> bool {
+        let m = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+        let want = self.mnt.to_string_lossy();
+        m.lines().any(|l| l.split(' ').nth(1) == Some(&*want))
+    }
+}
+
+impl Drop for FuseRig {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if self.mounted() {
+            let _ = Command::new("fusermount3")
+                .arg("-u")
+                .arg("-z")
+                .arg(&self.mnt)
+                .status();
+        }
+    }
+}

@@ -2,6 +2,7 @@
 """A FUSE filesystem with a volatile write cache, for iosim's crash tests.
 
     rig.py mount BACKING MOUNTPOINT --mode MODE --journal FILE [--cache-writes N] [--seed S]
+                 [--zero-first-read NAME:OFFSET:LENGTH[,...]]
     rig.py report BACKING --journal FILE        (JSON on stdout)
 
 Files live in the directory BACKING (the "disk"). Writes go to an in-memory
@@ -23,11 +24,17 @@ Modes:
 A new write to exactly the range of a cached write replaces it in the cache
 (as a controller's cache coalesces writes to the same blocks).
 
+--zero-first-read NAME:OFFSET:LENGTH (comma-separated for several) is a fault
+in the read path: the first read of file NAME that overlaps bytes
+[OFFSET, OFFSET+LENGTH) returns zeros there; the data stays in BACKING and
+later reads return it (a "z" event in the journal records each).
+
 Every event is appended to the journal (a file outside BACKING) before the
 operation returns, one JSON object a line, with os.write so it survives the
 SIGKILL: "w" a write (n, path, offset, length, crc32, head = first 32 bytes in
 hex), "f" a flush acknowledged (the write numbers it covered), "s" a write
-persisted, "x" a cached write replaced by a newer one. `report` reads the
+persisted, "x" a cached write replaced by a newer one, "z" a read returned
+zeros (--zero-first-read). `report` reads the
 journal and BACKING and prints what was dropped: every write never persisted,
 and every range whose newest flushed (acknowledged) write is not what BACKING
 holds ("lost"). Which write BACKING holds is found by crc32, so a write
@@ -58,7 +65,7 @@ class Journal:
         os.write(self.fd, (json.dumps(ev, separators=(",", ":")) + "\n").encode())
 
 
-def make_ops(backing, mode, journal, capacity, seed):
+def make_ops(backing, mode, journal, capacity, seed, zero_reads):
     from fusepy import FuseOSError, Operations
 
     class Rig(Operations):
@@ -69,6 +76,7 @@ def make_ops(backing, mode, journal, capacity, seed):
             self.fhs = {}  # fh -> (path, fd, flags)
             self.next_fh = 1
             self.rng = random.Random(seed)
+            self.zero_reads = list(zero_reads)  # [name, offset, length], dropped once fired
 
         def real(self, path):
             return os.path.join(backing, path.lstrip("/"))
@@ -158,6 +166,12 @@ def make_ops(backing, mode, journal, capacity, seed):
                         if len(buf) < b - offset:
                             buf.extend(b"\0" * (b - offset - len(buf)))
                         buf[a - offset:b - offset] = c[3][a - c[2]:b - c[2]]
+                for z in list(self.zero_reads):
+                    a, b = max(offset, z[1]), min(offset + len(buf), z[1] + z[2])
+                    if path.lstrip("/") == z[0] and a < b:
+                        buf[a - offset:b - offset] = bytes(b - a)
+                        self.zero_reads.remove(z)
+                        journal.log(ev="z", p=path, o=a, l=b - a)
                 return bytes(buf)
 
         def write(self, path, data, offset, fh):
@@ -226,10 +240,15 @@ def cmd_mount(args):
     mode = opts.get("--mode", "honest")
     if mode not in ("honest", "lying", "reorder", "off"):
         sys.exit("rig.py: --mode is honest, lying, reorder or off")
+    zero_reads = []
+    for z in filter(None, opts.get("--zero-first-read", "").split(",")):
+        name, off, length = z.rsplit(":", 2)
+        zero_reads.append([name.lstrip("/"), int(off), int(length)])
     journal = Journal(opts["--journal"])
     journal.log(ev="mount", mode=mode, pid=os.getpid())
     ops = make_ops(os.path.abspath(backing), mode, journal,
-                   int(opts.get("--cache-writes", "64")), int(opts.get("--seed", "1")))
+                   int(opts.get("--cache-writes", "64")), int(opts.get("--seed", "1")),
+                   zero_reads)
     FUSE(ops, mnt, foreground=True, nothreads=True, direct_io=True, fsname="iosimrig")
 
 
