@@ -399,3 +399,33 @@ fn a_verify_backlog_that_cannot_fit_is_refused_up_front() {
         assert!(!f.exists(), "{backlog}: the test file was left");
     }
 }
+
+/// Issue 23: `--verify --bssplit` blamed `--align`, which the user never
+/// gave. The refusal names the sizes of the mix and says to give one --bs.
+#[test]
+fn verify_with_a_size_mix_names_the_mix_not_align() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    let out = iosim()
+        .args([
+            "run",
+            p(&f),
+            "--size",
+            "1M",
+            "--rw",
+            "randwrite",
+            "--verify",
+        ])
+        .args(["--bssplit", "4k/50:64k/50", "-d", "1s", "--no-save"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("--align"), "{err}");
+    assert!(
+        err.contains("--bssplit 4K/50:64K/50 asks for 4K, 64K")
+            && err.contains("leave out --bssplit and give one size with --bs (e.g. --bs 64K)"),
+        "{err}"
+    );
+    assert!(!f.exists(), "the test file was left");
+}
