@@ -72,4 +72,13 @@ pub enum Error {
         /// The target.
         path: PathBuf,
     },
+
+    /// A worker thread panicked: the run was stopped and failed.
+    #[error("worker thread {thread} failed: it panicked with \"{message}\"; the run was stopped. This is a bug in iosim: please report it with the command line")]
+    WorkerPanicked {
+        /// The thread's name (`iosim-w3`).
+        thread: String,
+        /// What it said.
+        message: String,
+    },
 }

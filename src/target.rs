@@ -53,6 +53,10 @@ pub struct PreparedTarget {
     pub region_len: u64,
     /// True when this run created (or extended) the file.
     pub created: bool,
+    /// True when this run made the file: it did not exist (or was one an
+    /// earlier iosim left incomplete, made again). A run that fails removes it.
+    #[serde(skip)]
+    pub made: bool,
     /// Alignment direct I/O needs on this target, bytes.
     pub dio_align: u64,
     /// Things the user should know (fallbacks, reuse).
@@ -90,6 +94,7 @@ pub fn prepare(
             region_start,
             region_len,
             created: false,
+            made: false,
             dio_align: 1,
             notes,
             claim: None,
@@ -115,7 +120,7 @@ pub fn prepare(
             }
         }
     }
-    let (kind, size, created, claim) = match std::fs::metadata(path) {
+    let (kind, size, created, made, claim) = match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             if !dir.is_dir() {
@@ -126,7 +131,7 @@ pub fn prepare(
                 return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
             }
             create_test_file(path, size, spec.fill, opts)?;
-            (TargetKind::File, size, true, None)
+            (TargetKind::File, size, true, true, None)
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))),
         Ok(meta) if meta.file_type().is_block_device() => {
@@ -151,7 +156,7 @@ pub fn prepare(
             if t.size.is_some() {
                 notes.push("--size is ignored for a block device: use --length to limit the region".into());
             }
-            (TargetKind::BlockDevice, size, false, claim)
+            (TargetKind::BlockDevice, size, false, false, claim)
         }
         Ok(meta) if meta.is_file() && mark_of(path) == Mark::Incomplete => {
             // Left by an iosim that was killed (or failed) while filling it: the
@@ -169,7 +174,7 @@ pub fn prepare(
             std::fs::remove_file(path)
                 .map_err(|e| anyhow::Error::new(e).context(format!("cannot remove the incomplete '{}'", path.display())))?;
             create_test_file(path, size, spec.fill, opts)?;
-            (TargetKind::File, size, true, None)
+            (TargetKind::File, size, true, true, None)
         }
         Ok(meta) if meta.is_file() => {
             let owned = is_iosim_file(path);
@@ -195,7 +200,7 @@ pub fn prepare(
                     notes.push(REUSED_NOTE.into());
                 }
             }
-            (TargetKind::File, size, created, None)
+            (TargetKind::File, size, created, false, None)
         }
         Ok(_) => {
             return Err(Error::BadWorkload(format!(
@@ -239,6 +244,7 @@ pub fn prepare(
         region_start,
         region_len,
         created,
+        made,
         dio_align,
         notes,
         claim,

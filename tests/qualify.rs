@@ -390,3 +390,33 @@ fn bad_input_fails_before_measuring() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 10s"));
 }
+
+/// Issue 23: `--size 0` created two empty test files, left them behind and
+/// then blamed "one block of 1048576 bytes" and `--length`/`--bs`, which
+/// qualify does not have. It is refused before anything is created, naming
+/// --size and the smallest that works.
+#[test]
+fn a_size_too_small_for_qualify_is_refused_before_any_file_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    for size in ["0", "1000K"] {
+        let out = common::iosim()
+            .args(["qualify", "--data"])
+            .arg(dir.path())
+            .args(["--size", size, "--time", "10s", "--no-save"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("--size {size}: each test file"))
+                && err.contains("give --size 1M or more"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("--length") && !err.contains("1048576"),
+            "{err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{size}: left {left:?}");
+    }
+}

@@ -1148,3 +1148,28 @@ fn a_typo_of_a_command_gets_did_you_mean() {
     // Nothing was created or run in the directory.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// Issue 23: `iosim precondition --bs 0` wrote the whole file twice and then
+/// refused --bs, leaving the file it created. Both workloads are checked
+/// before anything is written; a failure after the file was created (a --bs
+/// larger than the file) removes it and says so.
+#[test]
+fn precondition_checks_before_writing_and_removes_what_it_made_on_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.dat");
+    for (bs, says) in [
+        ("0", "--bs must be between 1 byte and 64M, got 0"),
+        ("32M", "it was created by this run and has been removed"),
+    ] {
+        let out = iosim()
+            .arg("precondition")
+            .arg(&file)
+            .args(["--size", "16M", "--bs", bs, "--quiet"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bs}: {err}");
+        assert!(err.contains(says), "{bs}: {err}");
+        assert!(!file.exists(), "--bs {bs}: the file was left");
+    }
+}

@@ -594,3 +594,83 @@ fn workloads_verify_cannot_check_are_refused_with_the_fix() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
 }
+
+/// MemAvailable from /proc/meminfo, bytes.
+fn mem_available() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap()
+        * 1024
+}
+
+/// Issue 23: a huge `--verify-backlog` made a worker panic ("capacity
+/// overflow") and the run hang, or aborted allocating 32 GiB. It is refused
+/// before anything is created or allocated, naming the memory it needs and
+/// the option to lower; no test file is left.
+#[test]
+fn a_verify_backlog_that_cannot_fit_is_refused_up_front() {
+    let avail = mem_available();
+    for (backlog, memory) in [
+        ("18446744073709551615", "more than 16EiB of memory"),
+        ("1152921504606846976", "8192.00PiB of memory"),
+        ("4294967296", "32.00GiB of memory"),
+    ] {
+        if backlog == "4294967296" && avail > 32 << 30 {
+            eprintln!(
+                "skipped --verify-backlog {backlog}: this machine has more than 32 GiB available"
+            );
+            continue;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        let mut cmd = iosim();
+        cmd.args(["run", p(&f), "--size", "1M", "--rw", "randwrite"])
+            .args(["--verify-backlog", backlog, "-d", "2s", "--no-save"]);
+        let (out, _) = common::output_within(&mut cmd, std::time::Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("--verify-backlog {backlog}: still running after 60 s"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{backlog}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            err.contains(&format!(
+                "--verify-backlog {backlog} (8 bytes per entry per thread)"
+            )) && err.contains(memory)
+                && err.contains("lower --verify-backlog"),
+            "{err}"
+        );
+        assert!(!f.exists(), "{backlog}: the test file was left");
+    }
+}
+
+/// Issue 23: `--verify --bssplit` blamed `--align`, which the user never
+/// gave. The refusal names the sizes of the mix and says to give one --bs.
+#[test]
+fn verify_with_a_size_mix_names_the_mix_not_align() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    let out = iosim()
+        .args([
+            "run",
+            p(&f),
+            "--size",
+            "1M",
+            "--rw",
+            "randwrite",
+            "--verify",
+        ])
+        .args(["--bssplit", "4k/50:64k/50", "-d", "1s", "--no-save"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("--align"), "{err}");
+    assert!(
+        err.contains("--bssplit 4K/50:64K/50 asks for 4K, 64K")
+            && err.contains("leave out --bssplit and give one size with --bs (e.g. --bs 64K)"),
+        "{err}"
+    );
+    assert!(!f.exists(), "the test file was left");
+}

@@ -340,3 +340,39 @@ fn a_stop_before_the_window_opens_is_an_interruption() {
     assert!(iosim::target::is_interrupted(&e), "{e:#}");
     assert!(format!("{e:#}").contains("before the run started"), "{e:#}");
 }
+
+/// Issue 23: a worker thread that panicked left the run hanging (the main
+/// thread waited at the gate for it, the others in the verify pass) and
+/// deaf to SIGTERM. Now any worker panic stops the run: it exits 1 at once
+/// with what the thread said, and removes the test file it created. The
+/// first worker panics before the gate (`setup`) or after it opened (`run`),
+/// with other workers waiting for the verify pass.
+#[test]
+fn a_worker_that_panics_ends_the_run_with_an_error() {
+    for at in ["setup", "run"] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.dat");
+        let mut cmd = iosim();
+        cmd.env("IOSIM_TEST_WORKER_PANIC", at)
+            .env("RUST_BACKTRACE", "0")
+            .arg("run")
+            .arg(&file)
+            .args(["--size", "4M", "--rw", "randrw", "--threads", "4"])
+            .args(["--verify-pass", "-d", "30s", "--no-save"]);
+        let (out, took) = common::output_within(&mut cmd, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{at}: still running 10 s after a worker panicked"));
+        eprintln!("worker panic at {at}: the run ended in {took:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{at}: {err}");
+        assert!(
+            err.contains("worker thread iosim-w0 failed: it panicked with \"IOSIM_TEST_WORKER_PANIC asked this worker to panic"),
+            "{at}: {err}"
+        );
+        assert!(err.contains("the run was stopped"), "{at}: {err}");
+        assert!(
+            err.contains("it was created by this run and has been removed"),
+            "{at}: {err}"
+        );
+        assert!(!file.exists(), "{at}: the test file was left");
+    }
+}

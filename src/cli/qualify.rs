@@ -34,7 +34,7 @@ pub struct QualifyArgs {
     #[arg(long, value_parser = duration_arg, default_value = "10m")]
     pub time: Duration,
 
-    /// Size of each test file created in a directory (devices are used whole).
+    /// Size of each test file created in a directory, at least 1M (devices are used whole).
     #[arg(long, value_parser = size_arg, default_value = "1G")]
     pub size: u64,
 

@@ -20,6 +20,7 @@ pub struct VerifyArgs {
     pub verify_pass: bool,
 
     /// Every N writes of a thread, re-read those N blocks (fio's verify_backlog). Implies --verify.
+    /// Each thread keeps the last N block numbers (8 bytes each), checked against available memory.
     #[arg(long, value_name = "N")]
     pub verify_backlog: Option<u64>,
 

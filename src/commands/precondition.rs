@@ -44,8 +44,22 @@ pub fn reach(
     })
 }
 
-/// `iosim precondition TARGET`.
+/// `iosim precondition TARGET`. A failure after it created the target
+/// removes it (and says so); a target that existed before is kept.
 pub fn run(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    let existed = a.target.symlink_metadata().is_ok();
+    precondition(a, ctx).map_err(|e| {
+        if !existed
+            && crate::target::is_iosim_file(&a.target)
+            && std::fs::remove_file(&a.target).is_ok()
+        {
+            return crate::target::with_outcome(e, crate::target::FileFate::Removed, &a.target);
+        }
+        e
+    })
+}
+
+fn precondition(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let progress = !a.quiet;
     let opts = RunOptions {
         progress: false,
@@ -70,6 +84,15 @@ pub fn run(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let region = region_len(&a.target, a.size)?;
     seq.io_limit = Some((2 * region / seq_bs).max(1));
     seq.validate()?;
+    // Both workloads are checked before anything is written.
+    let rand = WorkloadSpec {
+        rw: RwMode::Randwrite,
+        bs: a.bs,
+        io_limit: None,
+        duration: a.steady_state.round,
+        ..seq.clone()
+    };
+    rand.validate()?;
     if progress {
         eprintln!(
             "precondition: writing {} twice sequentially",
@@ -84,14 +107,6 @@ pub fn run(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         )?;
         return Ok(Outcome::of_run(true, r.errors.count));
     }
-    let rand = WorkloadSpec {
-        rw: RwMode::Randwrite,
-        bs: a.bs,
-        io_limit: None,
-        duration: a.steady_state.round,
-        ..seq
-    };
-    rand.validate()?;
     let rep = reach(&rand, &a.steady_state, &RunOptions { progress, ..opts })?;
     writeln!(
         ctx.out,

@@ -337,34 +337,36 @@ pub fn buffer_bytes(caps: Capabilities, qd: u32, bs: u64) -> Option<u64> {
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     /// The sizes multiply past what a 64-bit number holds.
-    #[error("--qd {qd} x --bs {bs} x {threads} threads overflows: lower --qd, --bs or --threads")]
+    #[error("{terms} overflows a 64-bit count of bytes (it needs more than 16EiB of memory): lower {lower}")]
     Overflow {
-        /// `--qd`.
-        qd: u32,
-        /// `--bs` in bytes.
-        bs: u64,
-        /// Threads over all targets.
-        threads: u64,
+        /// What the run asks for (`--qd 8 x --bs 4KiB x 2 threads`...).
+        terms: String,
+        /// The options to lower.
+        lower: &'static str,
     },
     /// More than the machine has available.
-    #[error("--qd {qd} x --bs {bs_text} x {threads} threads needs {need_text} of I/O buffers, more than the {avail_text} this machine has available (MemAvailable in /proc/meminfo): lower --qd, --bs or --threads")]
+    #[error("{terms} needs {need_text} {what}, more than the {avail_text} this machine has available (MemAvailable in /proc/meminfo): lower {lower}")]
     TooLarge {
-        /// `--qd` (slots per thread).
-        qd: u32,
-        /// `--bs`, formatted.
-        bs_text: String,
-        /// Threads over all targets.
-        threads: u64,
+        /// What the run asks for (`--qd 8 x --bs 4KiB x 2 threads`...).
+        terms: String,
+        /// What the memory is for.
+        what: &'static str,
         /// Bytes needed, formatted.
         need_text: String,
         /// Bytes available, formatted.
         avail_text: String,
+        /// The options to lower.
+        lower: &'static str,
     },
 }
 
 /// Bytes of memory per slot besides its buffer (the worker's per-slot
 /// bookkeeping: completion, timestamp, offset, direction, free list).
 const PER_SLOT_OVERHEAD: u64 = 64;
+
+/// Bytes of one `--verify-backlog` entry in each worker's ring of recent
+/// writes (a block number).
+pub const BACKLOG_ENTRY_BYTES: u64 = std::mem::size_of::<usize>() as u64;
 
 /// Threads over all targets of `spec`; None if the sum overflows.
 fn total_threads(spec: &crate::workload::WorkloadSpec) -> Option<u64> {
@@ -374,10 +376,12 @@ fn total_threads(spec: &crate::workload::WorkloadSpec) -> Option<u64> {
 }
 
 /// Bytes a run of `spec` on `choice` allocates for I/O (every worker's
-/// buffers and per-slot state), computed with checked arithmetic.
+/// buffers and per-slot state, and its ring of `backlog` recent writes for
+/// `--verify-backlog`, 0 without), computed with checked arithmetic.
 pub fn memory_needed(
     spec: &crate::workload::WorkloadSpec,
     choice: &EngineChoice,
+    backlog: u64,
 ) -> Result<u64, MemoryError> {
     let threads = total_threads(spec);
     let slots = choice.caps.slots_for(spec.qd) as u64;
@@ -385,46 +389,71 @@ pub fn memory_needed(
         .and_then(|t| {
             buffer_bytes(choice.caps, spec.qd, spec.bs)?
                 .checked_add(slots.checked_mul(PER_SLOT_OVERHEAD)?)?
+                .checked_add(backlog.checked_mul(BACKLOG_ENTRY_BYTES)?)?
                 .checked_mul(t)
         })
-        .ok_or(MemoryError::Overflow {
-            qd: spec.qd,
-            bs: spec.bs,
-            threads: threads.unwrap_or(u64::MAX),
+        .ok_or_else(|| {
+            let (terms, _, lower) = terms(spec, backlog);
+            MemoryError::Overflow { terms, lower }
         })
 }
 
-/// Refuses a run whose I/O buffers would not fit in the memory available
-/// now (`MemAvailable`), before anything is allocated: allocating them would
+/// Refuses a run whose I/O buffers (and `--verify-backlog` rings, `backlog`
+/// entries per worker) would not fit in the memory available now
+/// (`MemAvailable`), before anything is allocated: allocating them would
 /// abort the process or bring in the OOM killer mid-run.
 pub fn check_memory(
     spec: &crate::workload::WorkloadSpec,
     choice: &EngineChoice,
+    backlog: u64,
 ) -> Result<(), MemoryError> {
-    let need = memory_needed(spec, choice)?;
+    let need = memory_needed(spec, choice, backlog)?;
     let Some(avail) = crate::sysmon::host::mem_available_bytes() else {
         return Ok(());
     };
-    check_fits(spec, need, avail)
+    check_fits(spec, backlog, need, avail)
 }
 
 fn check_fits(
     spec: &crate::workload::WorkloadSpec,
+    backlog: u64,
     need: u64,
     avail: u64,
 ) -> Result<(), MemoryError> {
     if need <= avail {
         return Ok(());
     }
-    let threads = total_threads(spec).unwrap_or(u64::MAX);
     let f = crate::units::format_size;
+    let (terms, what, lower) = terms(spec, backlog);
     Err(MemoryError::TooLarge {
-        qd: spec.qd,
-        bs_text: f(spec.bs),
-        threads,
+        terms,
+        what,
         need_text: f(need),
         avail_text: f(avail),
+        lower,
     })
+}
+
+/// For a [`MemoryError`]: what the run asks for, what the memory is for,
+/// and the options to lower.
+fn terms(
+    spec: &crate::workload::WorkloadSpec,
+    backlog: u64,
+) -> (String, &'static str, &'static str) {
+    let threads = total_threads(spec).unwrap_or(u64::MAX);
+    let base = format!(
+        "--qd {} x --bs {} x {threads} threads",
+        spec.qd,
+        crate::units::format_size(spec.bs)
+    );
+    if backlog == 0 {
+        return (base, "of I/O buffers", "--qd, --bs or --threads");
+    }
+    (
+        format!("{base}, with --verify-backlog {backlog} ({BACKLOG_ENTRY_BYTES} bytes per entry per thread),"),
+        "of memory for I/O buffers and --verify-backlog rings",
+        "--verify-backlog, --qd, --bs or --threads",
+    )
 }
 
 /// Checks whether io_uring can be set up at all (cheap; used for notices).
@@ -593,29 +622,50 @@ mod tests {
             caps: Capabilities::of(EngineKind::Uring),
             notes: vec![],
         };
-        let need = memory_needed(&spec, &uring).unwrap();
+        let need = memory_needed(&spec, &uring, 0).unwrap();
         assert!(need >= 256 << 30, "{need}");
-        let e = check_fits(&spec, need, 8 << 30).unwrap_err().to_string();
+        let e = check_fits(&spec, 0, need, 8 << 30).unwrap_err().to_string();
         assert!(
             e.contains("--qd 4096") && e.contains("64MiB") && e.contains("8GiB"),
             "{e}"
         );
-        assert!(check_fits(&spec, need, need).is_ok());
+        assert!(check_fits(&spec, 0, need, need).is_ok());
         // One slot for engines that do one I/O at a time.
         let sync = EngineChoice {
             kind: EngineKind::Sync,
             caps: Capabilities::of(EngineKind::Sync),
             notes: vec![],
         };
-        assert!(memory_needed(&spec, &sync).unwrap() < 65 << 20);
+        assert!(memory_needed(&spec, &sync, 0).unwrap() < 65 << 20);
         // Products past 64 bits are an error, not a wrap-around.
         spec.bs = u64::MAX / 2;
-        let e = memory_needed(&spec, &uring).unwrap_err().to_string();
+        let e = memory_needed(&spec, &uring, 0).unwrap_err().to_string();
         assert!(e.contains("overflows"), "{e}");
         spec.bs = 4096;
         spec.threads = u32::MAX;
         spec.qd = u32::MAX;
-        assert!(memory_needed(&spec, &uring).is_err());
+        assert!(memory_needed(&spec, &uring, 0).is_err());
+        // A --verify-backlog ring counts in every thread, and is named.
+        spec.threads = 2;
+        spec.qd = 1;
+        let need = memory_needed(&spec, &uring, 1 << 32).unwrap();
+        assert!(need >= 2 * (1 << 32) * BACKLOG_ENTRY_BYTES, "{need}");
+        let e = check_fits(&spec, 1 << 32, need, 8 << 30)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--verify-backlog 4294967296")
+                && e.contains("64.00GiB")
+                && e.contains("lower --verify-backlog"),
+            "{e}"
+        );
+        let e = memory_needed(&spec, &uring, u64::MAX)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--verify-backlog 18446744073709551615") && e.contains("16EiB"),
+            "{e}"
+        );
     }
 
     #[test]

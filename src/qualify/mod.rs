@@ -568,8 +568,56 @@ pub fn is_deep_queue(profile: &str, workload: &str) -> bool {
 }
 
 /// Runs the qualification. `baseline` is compared at the end (resolved by the caller before).
+/// A failure removes the test files it created (unless `--keep-files`), and says so.
 pub fn run(cfg: &QualifyConfig, opts: &RunOptions) -> anyhow::Result<QualifyResult> {
+    let mut made = Vec::new();
+    qualify(cfg, opts, &mut made).map_err(|mut e| {
+        for path in made.iter().filter(|_| !cfg.keep_files) {
+            if std::fs::remove_file(path).is_ok() {
+                e = crate::target::with_outcome(e, crate::target::FileFate::Removed, path);
+            }
+        }
+        e
+    })
+}
+
+/// The largest block any stage issues on the test files (the quick
+/// corners', the sweeps', the profiles'): each file must hold one.
+fn largest_block(locs: &[Location]) -> anyhow::Result<u64> {
+    let mut bs = crate::quick::SUITE.iter().map(|c| c.bs).max().unwrap_or(0);
+    for l in locs {
+        bs = bs.max(sweep_shape(l.role).1);
+    }
+    for (name, _) in profile_list(locs) {
+        for w in &crate::profile::Profile::load(name)?.workloads {
+            let mut spec = w.spec(&WorkloadSpec::default())?;
+            spec.resolve_sizes();
+            bs = bs.max(spec.bs);
+        }
+    }
+    Ok(bs)
+}
+
+/// [`run`]; the test files it creates go to `made`.
+fn qualify(
+    cfg: &QualifyConfig,
+    opts: &RunOptions,
+    made: &mut Vec<PathBuf>,
+) -> anyhow::Result<QualifyResult> {
     let mut locs = locations(cfg)?;
+    if locs.iter().any(|l| !l.device) {
+        let need = largest_block(&locs)?;
+        if cfg.size < need {
+            let arg = crate::units::format_size_arg;
+            return Err(crate::Error::BadWorkload(format!(
+                "--size {}: each test file qualify creates in a directory must hold its largest I/O ({}): give --size {} or more (the default is 1G)",
+                arg(cfg.size),
+                arg(need),
+                arg(need)
+            ))
+            .into());
+        }
+    }
     let quiet = RunOptions {
         progress: false,
         ..opts.clone()
@@ -610,6 +658,7 @@ pub fn run(cfg: &QualifyConfig, opts: &RunOptions) -> anyhow::Result<QualifyResu
                 stop: Some(&opts.stop),
             },
         )?;
+        made.push(l.target.clone());
         l.created = true;
     }
     let setup_s = t_setup.elapsed().as_secs_f64();

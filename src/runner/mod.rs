@@ -139,17 +139,37 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
 ///
 /// The workloads must agree on `--duration` and `--warmup` (they share the
 /// window); `--verify` takes one workload at a time.
+///
+/// A run that fails (a worker's error or panic included) removes the test
+/// files it created, and says so in its error; files that existed before it
+/// are never removed.
 pub fn run_many(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<RunResult>> {
+    let mut made = Vec::new();
+    run_loads(specs, opts, &mut made).map_err(|mut e| {
+        for path in &made {
+            if std::fs::remove_file(path).is_ok() {
+                e = crate::target::with_outcome(e, crate::target::FileFate::Removed, path);
+            }
+        }
+        e
+    })
+}
+
+/// [`run_many`]; the test files it creates go to `made`.
+fn run_loads(
+    specs: &[WorkloadSpec],
+    opts: &RunOptions,
+    made: &mut Vec<std::path::PathBuf>,
+) -> anyhow::Result<Vec<RunResult>> {
     let Some(first) = specs.first() else {
         return Ok(Vec::new());
     };
     one_window(specs, opts)?;
     let started_at = crate::clock::utc_now_rfc3339();
-    let mut loads = specs
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Load::prepare(s, i, opts))
-        .collect::<anyhow::Result<Vec<Load>>>()?;
+    let mut loads = Vec::with_capacity(specs.len());
+    for (i, s) in specs.iter().enumerate() {
+        loads.push(Load::prepare(s, i, opts, made)?);
+    }
     let nworkers: usize = loads.iter().map(|l| l.workers).sum();
     let scopes: usize = loads
         .iter()
@@ -173,9 +193,9 @@ pub fn run_many(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec
     let driven = drive(&crew, monitor, aggs, &loads[0].spec, opts);
     let window = (crew.window.start(), crew.window.end());
     let unix_offset_ns = unix_offset_ns();
-    let joined = crew.join(loads.len());
+    // A worker's failure (a panic) first: the main thread's may follow from it.
+    let joined = crew.join(loads.len())?;
     let (series, mon) = driven?;
-    let joined = joined?;
     let interrupted = opts.stop.load(Ordering::Relaxed);
 
     let merged: Vec<Merged> = loads

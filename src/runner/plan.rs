@@ -38,7 +38,13 @@ pub(super) struct Load {
 impl Load {
     /// Checks and prepares workload number `index` of a run: targets created
     /// or checked, the engine chosen, the workers planned and their files opened.
-    pub fn prepare(spec: &WorkloadSpec, index: usize, opts: &RunOptions) -> anyhow::Result<Load> {
+    /// The files it creates go to `made` as they are (a run that fails removes them).
+    pub fn prepare(
+        spec: &WorkloadSpec,
+        index: usize,
+        opts: &RunOptions,
+        made: &mut Vec<std::path::PathBuf>,
+    ) -> anyhow::Result<Load> {
         spec.validate()?;
         let mut notes = Vec::new();
         let mut spec = spec.clone();
@@ -50,9 +56,11 @@ impl Load {
         if let Some(v) = &opts.verify {
             super::verify::check_spec(&spec, v)?;
         }
-        let targets = prepare_targets(&spec, opts, &mut notes)?;
+        // Before any file is created: a run that cannot fit in memory creates nothing.
+        let backlog = opts.verify.as_ref().map_or(0, |v| v.backlog);
+        let choice = choose_engine(&spec, backlog, &mut notes)?;
+        let targets = prepare_targets(&spec, opts, &mut notes, made)?;
         let tables = super::verify::tables(&spec, opts, &targets)?;
-        let choice = choose_engine(&spec, &mut notes)?;
         // The result's config names the engine that ran (`auto` resolved).
         spec.engine = choice.kind;
         let plans = plan_workers(&spec, &targets, index)?;
@@ -68,11 +76,13 @@ impl Load {
     }
 }
 
-/// Prepares every target (create, check, align); their notes go to `notes`.
+/// Prepares every target (create, check, align); their notes go to
+/// `notes`, the files this run made to `made`.
 pub(super) fn prepare_targets(
     spec: &WorkloadSpec,
     opts: &RunOptions,
     notes: &mut Vec<String>,
+    made: &mut Vec<std::path::PathBuf>,
 ) -> anyhow::Result<Vec<PreparedTarget>> {
     let mut targets: Vec<PreparedTarget> = Vec::new();
     for i in 0..spec.targets.len() {
@@ -88,6 +98,9 @@ pub(super) fn prepare_targets(
         for n in &t.notes {
             notes.push(format!("{}: {n}", t.path.display()));
         }
+        if t.made {
+            made.push(t.path.clone());
+        }
         targets.push(t);
     }
     if opts.stop.load(Ordering::Relaxed) {
@@ -97,10 +110,12 @@ pub(super) fn prepare_targets(
 }
 
 /// Chooses the engine once ([`engine::choose`]), so every thread uses the
-/// same one, refuses a run whose buffers would not fit in memory, and notes
-/// what the user should know about the engine and the run's conditions.
+/// same one, refuses a run whose buffers (and `--verify-backlog` rings of
+/// `backlog` entries) would not fit in memory, and notes what the user
+/// should know about the engine and the run's conditions.
 pub(super) fn choose_engine(
     spec: &WorkloadSpec,
+    backlog: u64,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<engine::EngineChoice> {
     let choice = engine::choose(&engine::EngineRequest {
@@ -111,7 +126,7 @@ pub(super) fn choose_engine(
         hipri: spec.hipri,
     })?;
     notes.extend(choice.notes.iter().cloned());
-    engine::check_memory(spec, &choice)?;
+    engine::check_memory(spec, &choice, backlog)?;
     if let Some(cs) = crate::clock::clocksource() {
         if cs != "tsc" {
             notes.push(format!(
@@ -267,18 +282,25 @@ impl Crew {
         let mut out: Vec<(Vec<WorkerOut>, Vec<String>)> =
             (0..loads).map(|_| (Vec::new(), Vec::new())).collect();
         let mut first_err = None;
+        let mut panicked = None;
         for (wi, h) in self.handles {
+            let name = h.thread().name().unwrap_or("iosim-w?").to_string();
             match h.join() {
                 Ok(Ok(o)) => out[wi].0.push(o),
                 Ok(Err(e)) => {
                     first_err.get_or_insert(e);
                 }
-                Err(_) => {
-                    first_err.get_or_insert(anyhow::anyhow!(
-                        "a worker thread panicked; this is a bug in iosim"
-                    ));
+                Err(payload) => {
+                    panicked.get_or_insert(crate::error::Error::WorkerPanicked {
+                        thread: name,
+                        message: panic_message(payload.as_ref()),
+                    });
                 }
             }
+        }
+        // A panic first: the other workers' errors may only follow from it.
+        if let Some(e) = panicked {
+            return Err(e.into());
         }
         if let Some(e) = first_err {
             return Err(e);
@@ -288,4 +310,13 @@ impl Crew {
         }
         Ok(out)
     }
+}
+
+/// What a panicking thread said (its `panic!` message), as far as it can be read.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
 }

@@ -56,6 +56,20 @@ impl VerifyCtx {
 /// Refuses workloads `--verify` cannot check.
 pub(super) fn check_spec(spec: &WorkloadSpec, opts: &VerifyOptions) -> Result<(), Error> {
     let bad = |m: String| Err(Error::BadWorkload(m));
+    // First: a size mix also makes --bs its largest size and offsets
+    // multiples of its smallest, which the checks below would blame.
+    if let Some(b) = &spec.shape.bssplit {
+        let sizes: Vec<String> = b
+            .sizes()
+            .into_iter()
+            .map(crate::units::format_size_arg)
+            .collect();
+        return bad(format!(
+            "--verify keeps one generation per block, so it runs one block size, but --bssplit {b} asks for {}: leave out --bssplit and give one size with --bs (e.g. --bs {})",
+            sizes.join(", "),
+            sizes.last().map_or("4K", String::as_str)
+        ));
+    }
     if spec.bs < SECTOR as u64 || spec.bs % SECTOR as u64 != 0 {
         return bad(format!(
             "--verify writes a header and a stamp in every 512-byte sector: --bs must be a multiple of 512, got {}",
@@ -63,22 +77,17 @@ pub(super) fn check_spec(spec: &WorkloadSpec, opts: &VerifyOptions) -> Result<()
         ));
     }
     if spec.effective_align() != spec.bs {
-        return bad(
-            "--verify checks whole blocks: offsets must be multiples of --bs (leave out --align)"
-                .into(),
-        );
+        return bad(format!(
+            "--verify checks whole blocks, so offsets must be multiples of --bs {}, but --align is {}: leave out --align",
+            crate::units::format_size_arg(spec.bs),
+            crate::units::format_size_arg(spec.effective_align())
+        ));
     }
     if spec.engine == EngineKind::Null {
         return bad("--verify needs storage: the null engine keeps no data".into());
     }
     if spec.shape.dedupe_pct > 0 {
         return bad("--verify writes its own verifiable blocks: leave out --dedupe-pct".into());
-    }
-    if spec.shape.bssplit.is_some() {
-        return bad(
-            "--verify keeps one generation per block of --bs: leave out --bssplit (one block size)"
-                .into(),
-        );
     }
     if opts.backlog > 0 && !spec.writes() {
         return bad(

@@ -92,28 +92,31 @@ pub(super) struct WorkerOut {
 
 /// The body of a worker thread.
 pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerOut> {
+    // Whatever happens below (an error, a panic), the others are not left waiting.
+    let mut waits = Waits {
+        ctx: &ctx,
+        gate: false,
+        verify: ctx.verify.is_none(),
+    };
+    let panic_at = test_panic(&plan);
     // Everything that can fail or allocate happens before the barrier.
     let (eng, cpu_used, slots) = match setup(&ctx, &plan) {
         Ok(v) => v,
         Err(e) => {
             // The run will not start; the main thread opens an empty window.
             ctx.stop.store(true, Ordering::Relaxed);
-            ctx.window.arrive();
-            if let Some(v) = &ctx.verify {
-                v.arrive();
-            }
             return Err(e);
         }
     };
+    panic_at.at(TestPanic::SetUp);
     let mut w = Worker::new(&ctx, &plan, eng, slots);
-    ctx.window.arrive();
+    waits.arrive_gate();
     let t0 = ctx.window.wait_open();
     w.start(t0, now_ns());
+    panic_at.at(TestPanic::Run);
     let only = ctx.verify.as_ref().is_some_and(|v| v.opts.only);
     let ran = if only { Ok(()) } else { w.run() };
-    if let Some(v) = &ctx.verify {
-        v.arrive();
-    }
+    waits.arrive_verify();
     if let Err(e) = ran {
         // This run has failed: end the window for every other worker now.
         ctx.window.stop_at(now_ns());
@@ -124,6 +127,77 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
         w.verify_pass()?;
     }
     Ok(w.finish(cpu_used))
+}
+
+/// What the rest of a run waits on from one worker: its arrival at the gate
+/// (the main thread waits for every worker's) and, with `--verify`, its end
+/// of the workload (the verify pass waits for every worker's). Dropped on
+/// any way out of [`worker`] (an error, a panic unwinding), it arrives where
+/// the worker has not yet; on a panic it also sets the stop flag and ends
+/// the window, so the run ends at once and fails instead of hanging.
+struct Waits<'a> {
+    ctx: &'a WorkerCtx,
+    gate: bool,
+    verify: bool,
+}
+
+impl Waits<'_> {
+    fn arrive_gate(&mut self) {
+        if !self.gate {
+            self.gate = true;
+            self.ctx.window.arrive();
+        }
+    }
+
+    fn arrive_verify(&mut self) {
+        if !self.verify {
+            self.verify = true;
+            if let Some(v) = &self.ctx.verify {
+                v.arrive();
+            }
+        }
+    }
+}
+
+impl Drop for Waits<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.ctx.stop.store(true, Ordering::Relaxed);
+            self.ctx.window.stop_at(now_ns());
+        }
+        self.arrive_gate();
+        self.arrive_verify();
+    }
+}
+
+/// Where a worker panics on purpose, for the tests of what a run does when a
+/// worker thread dies (`IOSIM_TEST_WORKER_PANIC=setup|run`: the first worker
+/// panics after setting up, before it reaches the gate, or once the gate has
+/// opened). Read once per worker before it starts; nothing per I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TestPanic {
+    None,
+    SetUp,
+    Run,
+}
+
+impl TestPanic {
+    fn at(self, here: TestPanic) {
+        if self != TestPanic::None && self == here {
+            panic!("IOSIM_TEST_WORKER_PANIC asked this worker to panic ({here:?})");
+        }
+    }
+}
+
+fn test_panic(plan: &WorkerPlan) -> TestPanic {
+    if plan.thread != 0 {
+        return TestPanic::None;
+    }
+    match std::env::var("IOSIM_TEST_WORKER_PANIC").as_deref() {
+        Ok("setup") => TestPanic::SetUp,
+        Ok("run") => TestPanic::Run,
+        _ => TestPanic::None,
+    }
 }
 
 /// Pins the thread, creates the engine and fills write buffers.

@@ -226,3 +226,28 @@ impl Drop for FuseRig {
         }
     }
 }
+
+/// Runs `cmd` (stdout and stderr captured) for at most `limit`: its output
+/// and how long it ran, or None when it was still running and was killed.
+pub fn output_within(
+    cmd: &mut Command,
+    limit: std::time::Duration,
+) -> Option<(std::process::Output, std::time::Duration)> {
+    use std::process::Stdio;
+    let t0 = std::time::Instant::now();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let took = t0.elapsed();
+    Some((child.wait_with_output().unwrap(), took))
+}
