@@ -1106,3 +1106,33 @@ fn dump_files_are_capped_and_the_rest_counted() {
         .to_string_lossy()
         .contains(".dump")));
 }
+
+/// Issue 23: huge numbers. `SleepAfter=18446744073709551615` overflowed the
+/// RandomUser's nanosecond deadline (a panic in debug builds); waits are
+/// capped with a warning naming the key, and the run still ends on time.
+#[test]
+fn huge_waits_are_capped_and_the_run_ends_on_time() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = ini(
+        d.path(),
+        "TestCycleDuration=1\nSeed=18446744073709551615",
+        "[RandomUser]\nUserCount=1\nSleepAfter=18446744073709551615\nRollbackChance=-0\n\
+         [AuditUser]\nAuditDelay=1e30\n[ShrinkUser]\nMinShrinkInterval=1e30\nMaxShrinkInterval=1e30\n",
+        "",
+    );
+    let started = std::time::Instant::now();
+    let (code, v) = run(d.path(), &cfg, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(started.elapsed() < Duration::from_secs(120));
+    assert_eq!(v["errors"]["count"], 0);
+    assert_eq!(v["config"]["seed"], u64::MAX);
+    assert_eq!(v["config"]["random"]["rollback_chance"], 0.0);
+    let warnings = v["warnings"].to_string();
+    for key in ["SleepAfter", "AuditDelay", "MinShrinkInterval"] {
+        assert!(
+            warnings.contains(&format!("{key}=18446744073709551615"))
+                && warnings.contains("is above the longest wait iosim accepts (1000000000 s"),
+            "{key}: {warnings}"
+        );
+    }
+}
