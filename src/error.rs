@@ -26,6 +26,17 @@ pub enum Error {
     #[error("directory '{0}' does not exist: create it first or choose another with a full path")]
     MissingDirectory(PathBuf),
 
+    /// A path given as a directory exists but is something else (a file, a device).
+    #[error("'{path}' is a {kind}, not a directory: give the directory that should hold the files, such as '{parent}'")]
+    NotADirectory {
+        /// The path given.
+        path: PathBuf,
+        /// What it is: `regular file`, `block device`, ...
+        kind: &'static str,
+        /// Its directory, to suggest.
+        parent: PathBuf,
+    },
+
     /// A target file does not exist and no size was given to create it.
     #[error("'{0}' does not exist: give --size to create it (for example --size 1G)")]
     NoSizeToCreate(PathBuf),

@@ -93,11 +93,51 @@ pub fn sim_toml(data: &[u8]) {
     }
 }
 
+/// The checks a run makes, then what the simulated users do with the values
+/// (a NaN percentage once passed the parser and panicked in a user's
+/// `gen_bool`): every choice a user draws from is sampled, and every wait a
+/// user sleeps becomes a nanosecond deadline without overflow.
 fn finalize(mut cfg: SimConfig) {
-    if cfg.finalize().is_ok() {
-        // What a run would allocate is computed without overflow.
-        let _ = cfg.memory_needed();
+    use rand::{Rng, SeedableRng};
+    if cfg.finalize().is_err() {
+        return;
     }
+    // What a run would allocate is computed without overflow.
+    let _ = cfg.memory_needed();
+    let ch = cfg
+        .choices()
+        .expect("a configuration finalize accepts gives the users valid choices");
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(cfg.seed);
+    for _ in 0..4 {
+        let _ = rng.sample(ch.jump) | rng.sample(ch.cache_hit);
+        let _ = rng.sample(ch.update) | rng.sample(ch.rollback);
+        let _ = rng.gen_range(ch.chain.clone()) ^ rng.gen_range(ch.log_bytes.clone());
+        let _ = rng.gen_range(ch.shrink_wait_ms.clone()) ^ rng.gen_range(ch.extends.clone());
+    }
+    // UserIo::nap's deadline: now + ms x 1e6 ns; the cycle's end: now + the duration.
+    let now = crate::clock::now_ns();
+    for ms in [
+        cfg.random.sleep_after_ms,
+        cfg.audit.delay_ms,
+        cfg.read_ahead.delay_ms,
+        cfg.bulk.delay_ms,
+        cfg.target_io_duration_ms,
+        *ch.shrink_wait_ms.end(),
+    ] {
+        assert!(
+            ms.checked_mul(1_000_000)
+                .and_then(|ns| ns.checked_add(now))
+                .is_some(),
+            "a wait of {ms} ms overflows a nanosecond deadline"
+        );
+    }
+    assert!(
+        u64::try_from(cfg.test_cycle_duration.as_nanos())
+            .ok()
+            .and_then(|ns| ns.checked_add(now))
+            .is_some(),
+        "TestCycleDuration overflows a nanosecond deadline"
+    );
 }
 
 /// A workload profile's TOML.

@@ -351,6 +351,41 @@ fn set_mark(path: &Path, v: &[u8]) -> bool {
     rustix::fs::setxattr(path, OWNER_XATTR, v, rustix::fs::XattrFlags::empty()).is_ok()
 }
 
+/// Checks that `path` is an existing directory: a missing path is
+/// [`Error::MissingDirectory`], a file or device [`Error::NotADirectory`]
+/// (saying what it is and suggesting its directory).
+pub fn check_directory(path: &Path) -> Result<(), Error> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(_) => return Err(Error::MissingDirectory(path.to_path_buf())),
+    };
+    let t = meta.file_type();
+    let kind = if t.is_dir() {
+        return Ok(());
+    } else if t.is_file() {
+        "regular file"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    };
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Err(Error::NotADirectory {
+        path: path.to_path_buf(),
+        kind,
+        parent: parent.to_path_buf(),
+    })
+}
+
 /// Opens a file iosim writes beside a run (the simulator's error log, its dump
 /// files) under the same rules as test files: a new file is created and
 /// marked as iosim's; an existing one is truncated and reused only when iosim

@@ -50,6 +50,10 @@ pub fn parse_size(text: &str) -> Result<u64, Error> {
     }
 }
 
+/// The longest duration iosim accepts anywhere, seconds (about 31 years):
+/// deadlines computed in nanoseconds from it cannot overflow.
+pub const MAX_DURATION_S: u64 = 1_000_000_000;
+
 /// Parses a duration such as `30`, `30s`, `500ms`, `5m`, `1h`.
 pub fn parse_duration(text: &str) -> Result<Duration, Error> {
     let bad = || Error::BadDuration(text.to_string());
@@ -69,7 +73,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, Error> {
         "h" | "hr" | "hrs" => v * 3600.0,
         _ => return Err(bad()),
     };
-    if !secs.is_finite() || !(0.0..=1.0e9).contains(&secs) {
+    if !secs.is_finite() || !(0.0..=MAX_DURATION_S as f64).contains(&secs) {
         return Err(bad());
     }
     Ok(Duration::from_secs_f64(secs))

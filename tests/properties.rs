@@ -187,7 +187,7 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 }
 
 /// Values that break parsers: limits, signs, huge and odd numbers.
-const TOKENS: [&[u8]; 14] = [
+const TOKENS: [&[u8]; 19] = [
     b"0",
     b"-1",
     b"4294967296",
@@ -202,6 +202,27 @@ const TOKENS: [&[u8]; 14] = [
     b"]",
     b"\"",
     b"\n[File1]\n",
+    b"inf",
+    b"-inf",
+    b"nan",
+    b"-0",
+    b"1e30",
+];
+
+/// Numbers that replace a run of digits: limits, signs, non-finite values
+/// (INI spellings and TOML's `nan` / `inf`), -0 and huge values.
+const NUMBERS: [&[u8]; 11] = [
+    b"0",
+    b"-1",
+    b"4294967296",
+    b"9223372036854775807",
+    b"18446744073709551616",
+    b"NaN",
+    b"inf",
+    b"-inf",
+    b"nan",
+    b"-0",
+    b"1e30",
 ];
 
 /// A small deterministic generator (xorshift64*): the same mutations every run.
@@ -248,7 +269,7 @@ fn mutate(seed: &[u8], others: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
                         .iter()
                         .position(|c| !c.is_ascii_digit())
                         .map_or(v.len(), |e| e + i);
-                    let t = TOKENS[rng.below(5)];
+                    let t = NUMBERS[rng.below(NUMBERS.len())];
                     v.splice(i..end, t.iter().copied());
                 }
             }

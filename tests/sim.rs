@@ -1241,3 +1241,254 @@ fn dirs_take_roles_every_file_is_verified_and_the_leftovers_are_named() {
         assert!(!Path::new(f["path"].as_str().unwrap()).exists(), "{f}");
     }
 }
+
+/// Runs `iosim sim ARGS` in `dir` with text output; returns (exit code, stdout, stderr).
+fn sim_text(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = iosim()
+        .current_dir(dir)
+        .arg("sim")
+        .args(args)
+        .arg("--no-save")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 23: `RollbackChance=NaN` passed the parser and a RandomUser panicked
+/// on it (`inf` ran as 100%). A non-finite number is refused before any file
+/// is made, with the key, its line and what to give instead.
+#[test]
+fn non_finite_percentage_is_refused_naming_the_key() {
+    for v in ["NaN", "inf", "-inf"] {
+        let d = tempfile::tempdir().unwrap();
+        let cfg = ini(
+            d.path(),
+            "",
+            &format!("[RandomUser]\nUserCount=1\nRollbackChance={v}\n"),
+            "",
+        );
+        let (code, out, err) = sim_text(d.path(), &["--config", cfg.to_str().unwrap()]);
+        assert_eq!(code, 1, "{v}: {out}\n{err}");
+        assert!(
+            err.contains(&format!(
+                "sim.cfg.ini:8: RollbackChance={v} is not a finite number: give hundredths of a percent from 0 to 10000 (100 = 1%)"
+            )),
+            "{v}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(out.is_empty(), "{out}");
+        // Refused before anything was written: only the configuration is there.
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["sim.cfg.ini"], "{v}");
+    }
+    // TOML (percent there): `nan` is a TOML float.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("sim.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[random_user]\nrollback_chance = nan\n[[file]]\nfile_name = \"{d}/a.mdx\"\ninitial_size = 4\n\
+             [[file]]\nfile_name = \"{d}/a.ldx\"\ninitial_size = 2\nlog_file = true\n",
+            d = d.path().display()
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = sim_text(d.path(), &["--config", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("rollback_chance = NaN is not a finite number: give a percentage from 0 to 100 (in [random_user])"),
+        "{err}"
+    );
+    assert!(!d.path().join("a.mdx").exists());
+}
+
+/// Issue 23: `--dir FILE` said the directory did not exist. It says what the
+/// path is, which directory to give, and how to name files; the file is untouched.
+#[test]
+fn dir_that_is_a_file_says_so_and_touches_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("data.mdf");
+    std::fs::write(&f, b"precious").unwrap();
+    let (code, out, err) = sim_text(d.path(), &["--dir", f.to_str().unwrap(), "--size", "8"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains(&format!(
+            "--dir: '{}' is a regular file, not a directory: give the directory that should hold the files, such as '{}'; to name the files themselves (a file or a block device), give them as FileName= in a --config file",
+            f.display(),
+            d.path().display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("does not exist"), "{err}");
+    assert_eq!(std::fs::read(&f).unwrap(), b"precious");
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["data.mdf"]);
+}
+
+/// Issue 23: `--inject bit-flip` without `file=` failed with "file=0 does not
+/// name a file". Without file= the fault goes to the first data file, and the
+/// run says so; an explicit file=0 is refused on the command line.
+#[test]
+fn inject_without_file_goes_to_the_first_data_file() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = fault_cfg(d.path(), false);
+    let out = iosim()
+        .args(["sim", "-o", "json", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(d.path().join("errors.jsonl"))
+        .args(["--inject", "bit-flip:page=300,skip=1", "--retries", "3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(count(&v, "checksum_mismatch") > 0, "{:#}", v["errors"]);
+    for e in v["errors"]["first"].as_array().unwrap() {
+        assert_eq!(e["file_id"], 1, "{e:#}");
+        assert_eq!(e["page"], 300, "{e:#}");
+    }
+    let said = format!(
+        "--inject bit-flip: no file= given; injecting into [File1] {}/sim.mdx (the first data file)",
+        d.path().display()
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n == &said),
+        "{}",
+        v["notes"]
+    );
+    // file=0 is refused by the option's parser (exit 2), before any file is made.
+    let e = tempfile::tempdir().unwrap();
+    let (code, _, err) = sim_text(e.path(), &["--inject", "bit-flip:file=0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("file= is the [FileN] number, counting from 1, not '0'"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(e.path()).unwrap().count(), 0);
+    // The help says what happens without file=.
+    let (_, help, _) = sim_text(e.path(), &["--help"]);
+    assert!(help.contains("by default the first data file"), "{help}");
+}
+
+/// Issue 23: a steady fault wrote a dump file for every error (142 in 3 s).
+/// --max-dumps caps them; the run warns once and the summary counts the
+/// errors that got none.
+#[test]
+fn dump_files_are_capped_and_the_rest_counted() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = fault_cfg(d.path(), false);
+    let log = d.path().join("errors.jsonl");
+    let out = iosim()
+        .args(["sim", "--no-save", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(&log)
+        .args([
+            "--inject",
+            "bit-flip:file=1",
+            "--retries",
+            "1",
+            "--max-dumps",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let dumps: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".dump"))
+        .collect();
+    assert_eq!(dumps.len(), 3, "{dumps:?}");
+    // Every error is still logged; three of them name a dump file.
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() > 3, "a steady fault gives many errors");
+    assert_eq!(lines.iter().filter(|l| l["dump"].is_string()).count(), 3);
+    let skipped = lines.len() - 3;
+    assert_eq!(
+        err.matches("3 dump files written, the most --max-dumps allows: later errors are logged without a dump file (raise --max-dumps to keep more)")
+            .count(),
+        1,
+        "warned once: {err}"
+    );
+    assert!(
+        text.contains(&format!(
+            "  dump files: 3 written beside the error log, {skipped} more not written (the --max-dumps limit)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "3 dump file(s) beside the error log, no dump file for {skipped} more error(s) (--max-dumps 3)"
+        )),
+        "{text}"
+    );
+    // --max-dumps 0: none at all.
+    let e = tempfile::tempdir().unwrap();
+    let cfg = fault_cfg(e.path(), true);
+    let out = iosim()
+        .args(["sim", "-q", "-o", "json", "--no-save", "--config"])
+        .arg(&cfg)
+        .arg("--log")
+        .arg(e.path().join("errors.jsonl"))
+        .args(["--inject", "bit-flip:file=1", "--max-dumps", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"]["dumps"], 0);
+    assert_eq!(v["errors"]["dumps_not_written"], v["errors"]["count"]);
+    assert!(std::fs::read_dir(e.path()).unwrap().all(|f| !f
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains(".dump")));
+}
+
+/// Issue 23: huge numbers. `SleepAfter=18446744073709551615` overflowed the
+/// RandomUser's nanosecond deadline (a panic in debug builds); waits are
+/// capped with a warning naming the key, and the run still ends on time.
+#[test]
+fn huge_waits_are_capped_and_the_run_ends_on_time() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = ini(
+        d.path(),
+        "TestCycleDuration=1\nSeed=18446744073709551615",
+        "[RandomUser]\nUserCount=1\nSleepAfter=18446744073709551615\nRollbackChance=-0\n\
+         [AuditUser]\nAuditDelay=1e30\n[ShrinkUser]\nMinShrinkInterval=1e30\nMaxShrinkInterval=1e30\n",
+        "",
+    );
+    let started = std::time::Instant::now();
+    let (code, v) = run(d.path(), &cfg, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(started.elapsed() < Duration::from_secs(120));
+    assert_eq!(v["errors"]["count"], 0);
+    assert_eq!(v["config"]["seed"], u64::MAX);
+    assert_eq!(v["config"]["random"]["rollback_chance"], 0.0);
+    let warnings = v["warnings"].to_string();
+    for key in ["SleepAfter", "AuditDelay", "MinShrinkInterval"] {
+        assert!(
+            warnings.contains(&format!("{key}=18446744073709551615"))
+                && warnings.contains("is above the longest wait iosim accepts (1000000000 s"),
+            "{key}: {warnings}"
+        );
+    }
+}

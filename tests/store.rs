@@ -900,3 +900,59 @@ fn qualify_results_in_history_and_report() {
         "not dumped as JSON"
     );
 }
+
+/// Issue 23: a NaN `--threshold` was accepted and disabled the guard (no
+/// difference is ever "beyond NaN"). Every f64 option refuses NaN and
+/// infinities on the command line (exit 2) with what to give instead;
+/// nothing runs and nothing is stored.
+#[test]
+fn f64_options_refuse_nan_and_infinities() {
+    let (d, db) = tmp();
+    for (args, option, said) in [
+        (
+            vec!["run", "--baseline", "last", "--threshold", "NaN"],
+            "'--threshold <PCT>'",
+            "'NaN' is not a finite number of 0 or more: give e.g. 10 or 0.5",
+        ),
+        (
+            vec!["run", "--baseline", "last", "--threshold", "inf"],
+            "'--threshold <PCT>'",
+            "'inf' is not a finite number of 0 or more",
+        ),
+        (
+            vec!["sweep", "--knee-threshold=-inf"],
+            "'--knee-threshold <KNEE_THRESHOLD>'",
+            "'-inf' is not a finite number of 0 or more",
+        ),
+        (
+            vec!["sweep", "--max-latency", "1e308s"],
+            "'--max-latency <MAX_LATENCY>'",
+            "invalid latency '1e308s': too large",
+        ),
+        (
+            vec!["replay", "--speed", "NaNx", "t.trace"],
+            "'--speed <Nx>'",
+            "'NaNx': the speed factor must be above 0",
+        ),
+    ] {
+        let mut a = args.clone();
+        a.extend([
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--db",
+            db.to_str().unwrap(),
+            "t.dat",
+        ]);
+        let r = iosim(d.path(), &a);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(option) && r.stderr.contains(said),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(!db.exists(), "{args:?}: nothing is stored");
+        assert!(!d.path().join("t.dat").exists(), "{args:?}: nothing runs");
+    }
+}

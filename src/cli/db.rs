@@ -61,6 +61,6 @@ pub struct BaselineArgs {
     pub baseline: Option<String>,
 
     /// Allowed regression for --baseline, percent.
-    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    #[arg(long, value_name = "PCT", default_value_t = 10.0, value_parser = super::values::non_negative_arg)]
     pub threshold: f64,
 }

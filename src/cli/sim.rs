@@ -76,12 +76,18 @@ pub struct SimArgs {
 
     /// Inject a fault to prove detection: KIND[:file=N,page=P,to=Q,skip=S,count=C,rate=R]
     /// with KIND one of bit-flip, torn, misdirect, lost-write, short-read, not-read, zero-read, eio, delay (with ms=N)
-    /// (file is the [FileN] number; repeatable).
+    /// (file is the [FileN] number, by default the first data file; repeatable).
     #[arg(long, value_parser = fault_arg, value_name = "FAULT")]
     pub inject: Vec<Fault>,
 
+    /// Dump files written at most (expected and received page images, beside the error log);
+    /// later errors are logged without one. 0 = none.
+    #[arg(long, default_value_t = crate::sim::DEFAULT_MAX_DUMPS, value_name = "N")]
+    pub max_dumps: u64,
+
     /// Seconds after which an outstanding I/O is reported (SQLIOSim: 15).
-    #[arg(long, default_value_t = 15, value_name = "SECS")]
+    #[arg(long, default_value_t = 15, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=crate::units::MAX_DURATION_S))]
     pub long_io: u64,
 
     /// Allow overwriting or deleting files and devices iosim did not create.
@@ -122,8 +128,14 @@ impl SimArgs {
             let mut dirs = Vec::new();
             for d in &self.dir {
                 let (role, d) = crate::sim::files::parse_dir(&d.to_string_lossy());
-                if !d.is_dir() {
-                    return Err(crate::Error::MissingDirectory(d).to_string());
+                if let Err(e) = crate::target::check_directory(&d) {
+                    let hint = match e {
+                        crate::Error::NotADirectory { .. } => {
+                            "; to name the files themselves (a file or a block device), give them as FileName= in a --config file"
+                        }
+                        _ => "",
+                    };
+                    return Err(format!("--dir: {e}{hint}"));
                 }
                 dirs.push((role, d));
             }

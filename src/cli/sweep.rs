@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::run::RunArgs;
-use super::values::latency_arg;
+use super::values::{latency_arg, non_negative_arg};
 
 /// `iosim sweep`.
 #[derive(Debug, Clone, Args)]
@@ -40,7 +40,7 @@ pub struct SweepArgs {
     pub p99: bool,
 
     /// Knee threshold: throughput elasticity below which more load is not worth it.
-    #[arg(long, default_value_t = crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY)]
+    #[arg(long, default_value_t = crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY, value_parser = non_negative_arg)]
     pub knee_threshold: f64,
 
     /// Also write the table as CSV to this file.

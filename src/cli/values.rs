@@ -65,10 +65,28 @@ pub fn latency_arg(s: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("invalid latency '{s}': use e.g. 2ms or 500us"))?;
+    let us = v * mult;
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("invalid latency '{s}': it must be above 0"));
     }
-    Ok(v * mult)
+    if !us.is_finite() {
+        return Err(format!(
+            "invalid latency '{s}': too large; use e.g. 2ms or 500us"
+        ));
+    }
+    Ok(us)
+}
+
+/// Parses a number of 0 or more for an f64 option (`--threshold 10`,
+/// `--knee-threshold 0.1`): NaN, infinities and negatives are refused, -0 is 0.
+pub fn non_negative_arg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v + 0.0),
+        Ok(_) => Err(format!(
+            "'{s}' is not a finite number of 0 or more: give e.g. 10 or 0.5"
+        )),
+        Err(_) => Err(format!("'{s}' is not a number: give e.g. 10 or 0.5")),
+    }
 }
 
 // The workload's choices as command-line values. They are defined here, not
@@ -157,5 +175,23 @@ mod tests {
         assert_eq!(latency_arg("500us").unwrap(), 500.0);
         assert_eq!(latency_arg("0.5").unwrap(), 500.0);
         assert!(latency_arg("0").is_err());
+        for bad in ["NaN", "inf", "-inf", "1e308s", "-1ms"] {
+            assert!(latency_arg(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn non_negative_numbers_refuse_nan_and_infinities() {
+        assert_eq!(non_negative_arg("10").unwrap(), 10.0);
+        assert_eq!(non_negative_arg("1e300").unwrap(), 1e300);
+        let z = non_negative_arg("-0").unwrap();
+        assert!(z == 0.0 && z.is_sign_positive(), "-0 is 0");
+        for bad in ["NaN", "nan", "inf", "-inf", "infinity", "-1"] {
+            let e = non_negative_arg(bad).unwrap_err();
+            assert!(e.contains("not a finite number of 0 or more"), "{bad}: {e}");
+        }
+        assert!(non_negative_arg("ten")
+            .unwrap_err()
+            .contains("not a number"));
     }
 }

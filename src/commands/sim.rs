@@ -29,7 +29,8 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         allow_destroy: s.allow_destroy,
         faults: s.inject.clone(),
         quiet: s.out.quiet,
-        long_io: std::time::Duration::from_secs(s.long_io.max(1)),
+        long_io: std::time::Duration::from_secs(s.long_io),
+        max_dumps: s.max_dumps,
     };
     let header = Header::now();
     crate::mpi::barrier();

@@ -106,8 +106,9 @@ pub struct Fault {
 }
 
 impl Fault {
-    /// Parses `KIND[:key=value,...]` with keys `file` (as given, the caller
-    /// maps it), `page`, `to`, `skip`, `count`, `rate`. Example:
+    /// Parses `KIND[:key=value,...]` with keys `file` (as given, counting
+    /// from 1; 0 when not given: the caller maps it and picks the default),
+    /// `page`, `to`, `skip`, `count`, `rate`. Example:
     /// `lost-write:file=1,page=300,skip=1`.
     pub fn parse(text: &str) -> Result<Fault, String> {
         let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
@@ -131,7 +132,14 @@ impl Fault {
                     .map_err(|_| format!("fault '{text}': {k} needs a whole number, not '{v}'"))
             };
             match k.trim() {
-                "file" => f.file = num()? as u32,
+                "file" => {
+                    f.file = u32::try_from(num()?)
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| {
+                            format!("fault '{text}': file= is the [FileN] number, counting from 1, not '{v}'")
+                        })?
+                }
                 "page" => f.page = Some(num()?),
                 "to" => to = Some(num()?),
                 "ms" => ms = Some(num()?),

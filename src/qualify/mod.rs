@@ -1057,6 +1057,7 @@ fn stage_sim(
             faults: Vec::new(),
             quiet: true,
             long_io: Duration::from_secs(15),
+            max_dumps: crate::sim::DEFAULT_MAX_DUMPS,
         },
     )?;
     let role_of = |path: &str| {

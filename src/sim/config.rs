@@ -12,9 +12,11 @@
 //! percentages in percent (`cache_hit_ratio = 10`). CamelCase keys are
 //! accepted too. Unknown sections and keys are reported as warnings.
 
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rand::distributions::Bernoulli;
 use serde::{Deserialize, Serialize};
 
 use crate::workload::EngineKind;
@@ -100,6 +102,28 @@ pub struct ShrinkUserCfg {
     pub min_extends: u64,
     /// Maximum.
     pub max_extends: u64,
+}
+
+/// What the simulated users draw from, derived from a checked configuration
+/// ([`SimConfig::choices`]): every probability and range a user samples.
+#[derive(Clone, Debug)]
+pub struct Choices {
+    /// JumpToNewRegionPercentage: a RandomUser moves to a new region.
+    pub jump: Bernoulli,
+    /// CacheHitRatio: a page read is served from the simulated cache.
+    pub cache_hit: Bernoulli,
+    /// RandomUserReadWriteRatio: a page read is updated.
+    pub update: Bernoulli,
+    /// RollbackChance: a transaction rolls back in memory.
+    pub rollback: Bernoulli,
+    /// Min/MaxIOChainLength, pages.
+    pub chain: RangeInclusive<u64>,
+    /// Min/MaxLogPerBuffer, bytes of a log record.
+    pub log_bytes: RangeInclusive<u64>,
+    /// Min/MaxShrinkInterval, milliseconds between grow/shrink operations.
+    pub shrink_wait_ms: RangeInclusive<u64>,
+    /// Min/MaxExtends: increments per grow/shrink.
+    pub extends: RangeInclusive<u64>,
 }
 
 /// Everything `iosim sim` runs.
@@ -286,16 +310,47 @@ struct Setter<'a> {
     cfg: &'a mut SimConfig,
     warnings: &'a mut Vec<String>,
     origin: String,
+    /// TOML (percentages in percent, `key = value`) rather than INI.
+    toml: bool,
+    /// The first value refused (a run must not start with it).
+    error: Option<String>,
 }
 
 impl Setter<'_> {
+    /// `Key=value` as the user wrote it (TOML: `key = value`).
+    fn shown(&self, key: &str, v: &str) -> String {
+        if self.toml {
+            format!("{key} = {}", v.trim())
+        } else {
+            format!("{key}={}", v.trim())
+        }
+    }
+
+    /// Refuses NaN and infinities: they parse as numbers, but no key has a
+    /// meaning for them (SQLIOSim's own parser reads none of them).
+    fn refuse_non_finite(&mut self, key: &str, v: &str, valid: &str) {
+        if self.error.is_none() {
+            self.error = Some(format!(
+                "{}: {} is not a finite number: give {valid}",
+                self.origin,
+                self.shown(key, v)
+            ));
+        }
+    }
+
+    /// A whole number (user counts: -1 = the default).
     fn num(&mut self, key: &str, v: &str) -> i64 {
         let t = v.trim();
         match t.parse::<i64>() {
             Ok(n) => n,
             Err(_) => match t.parse::<f64>() {
+                // Saturates: 1e30 reads as i64::MAX, which the checks below refuse or cap.
                 Ok(f) if f.is_finite() => f as i64,
-                _ => {
+                Ok(_) => {
+                    self.refuse_non_finite(key, v, "a whole number, e.g. 4");
+                    0
+                }
+                Err(_) => {
                     self.warnings.push(format!(
                         "{}: {key}={v} is not a number; SQLIOSim reads it as 0, so does iosim",
                         self.origin
@@ -306,7 +361,19 @@ impl Setter<'_> {
         }
     }
 
+    /// A whole number of 0 or more (the whole u64 range: a seed of
+    /// 18446744073709551615 is read exactly).
     fn u(&mut self, key: &str, v: &str) -> u64 {
+        let t = v.trim();
+        if let Ok(n) = t.parse::<u64>() {
+            return n;
+        }
+        if let Ok(f) = t.parse::<f64>() {
+            if f.is_finite() && f >= 0.0 {
+                // Saturates: 1e30 reads as u64::MAX, which the checks cap where it matters.
+                return f as u64;
+            }
+        }
         let n = self.num(key, v);
         if n < 0 {
             self.warnings
@@ -315,16 +382,50 @@ impl Setter<'_> {
         n.max(0) as u64
     }
 
+    /// A percentage: INI in hundredths of a percent (SQLIOSim), TOML in
+    /// percent (already scaled to hundredths by the TOML reader). Returns a
+    /// fraction in 0..=1 (never -0); values outside are capped with a warning.
     fn pct(&mut self, key: &str, v: &str) -> f64 {
+        let unit = if self.toml {
+            "a percentage from 0 to 100"
+        } else {
+            "hundredths of a percent from 0 to 10000 (100 = 1%)"
+        };
         let t = v.trim();
-        let raw = t.parse::<f64>().unwrap_or_else(|_| {
+        let raw = match t.parse::<f64>() {
+            Ok(r) if r.is_finite() => r,
+            Ok(_) => {
+                self.refuse_non_finite(key, v, unit);
+                return 0.0;
+            }
+            Err(_) => {
+                self.warnings.push(format!(
+                    "{}: {key}={v} is not a number; SQLIOSim reads it as 0, so does iosim",
+                    self.origin
+                ));
+                return 0.0;
+            }
+        };
+        let frac = raw / 10_000.0;
+        if !(0.0..=1.0).contains(&frac) {
+            let (capped, used) = if frac < 0.0 {
+                (0.0, "0")
+            } else {
+                (1.0, "100%")
+            };
+            let shown = if self.toml {
+                format!("{key} = {}", raw / 100.0)
+            } else {
+                format!("{key}={t}")
+            };
             self.warnings.push(format!(
-                "{}: {key}={v} is not a number; SQLIOSim reads it as 0, so does iosim",
+                "{}: {shown} is outside {unit}; using {used}",
                 self.origin
             ));
-            0.0
-        });
-        (raw / 10_000.0).clamp(0.0, 1.0)
+            return capped;
+        }
+        // `+ 0.0` turns -0 into 0 (reports print 0%, not -0%).
+        frac + 0.0
     }
 
     fn boolean(&mut self, key: &str, v: &str) -> bool {
@@ -454,7 +555,12 @@ impl Setter<'_> {
                 // Undocumented CPU-burning knobs of the shipped INI: their off values
                 // (FALSE / 0, as shipped) change nothing; anything else is not simulated.
                 let t = v.trim();
-                let off = t == "FALSE" || t.parse::<f64>().is_ok_and(|n| n == 0.0);
+                let n = t.parse::<f64>();
+                if n.as_ref().is_ok_and(|n| !n.is_finite()) {
+                    self.refuse_non_finite(k, v, "0 or FALSE (these keys are not simulated)");
+                    return true;
+                }
+                let off = t == "FALSE" || n.is_ok_and(|n| n == 0.0);
                 if !off {
                     self.warnings.push(format!(
                         "{}: {k}={t} is accepted but not simulated: iosim users spend no extra CPU per page and do not yield (SQLIOSim documents neither key)",
@@ -565,6 +671,8 @@ pub fn parse_ini(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), S
             cfg: &mut cfg,
             warnings: &mut warnings,
             origin: origin.to_string(),
+            toml: false,
+            error: None,
         };
         for (lineno, line) in text.lines().enumerate() {
             let line = line.split(';').next().unwrap_or("").trim();
@@ -593,6 +701,9 @@ pub fn parse_ini(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), S
                 continue;
             }
             st.set(&section, &norm(k), k.trim(), v);
+            if let Some(e) = st.error.take() {
+                return Err(e);
+            }
         }
     }
     finish_files(&mut cfg)?;
@@ -611,6 +722,8 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), 
             cfg: &mut cfg,
             warnings: &mut warnings,
             origin: origin.to_string(),
+            toml: true,
+            error: None,
         };
         for (sec, val) in &doc {
             let nsec = norm(sec);
@@ -650,6 +763,9 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), 
                         }
                     };
                     st.set(&section, &nk, k, &s);
+                    if let Some(e) = st.error.take() {
+                        return Err(format!("{e} (in [{sec}])"));
+                    }
                 }
             }
         }
@@ -744,6 +860,46 @@ impl SimConfig {
                     "{section} UserCount={n} takes the users configured above SQLIOSim's limit of CPUCount x 1023 - 100 = {limit}: lower UserCount"
                 )
             })?;
+        }
+        // Waits and durations: at most MAX_DURATION_S (about 31 years, as
+        // --duration), so that deadlines in nanoseconds cannot overflow.
+        let max_s = crate::units::MAX_DURATION_S;
+        for (v, what, unit, per_s) in [
+            (&mut self.random.sleep_after_ms, "SleepAfter", "ms", 1000),
+            (&mut self.audit.delay_ms, "AuditDelay", "ms", 1000),
+            (&mut self.read_ahead.delay_ms, "RADelay", "ms", 1000),
+            (&mut self.bulk.delay_ms, "BUDelay", "ms", 1000),
+            (
+                &mut self.target_io_duration_ms,
+                "TargetIODuration",
+                "ms",
+                1000,
+            ),
+            (&mut self.shrink.min_interval_s, "MinShrinkInterval", "s", 1),
+            (&mut self.shrink.max_interval_s, "MaxShrinkInterval", "s", 1),
+        ] {
+            if *v > max_s * per_s {
+                w.push(format!(
+                    "{what}={v} {unit} is above the longest wait iosim accepts ({max_s} s, about 31 years); using {} {unit}",
+                    max_s * per_s
+                ));
+                *v = max_s * per_s;
+            }
+        }
+        if self.read_retries > MAX_READ_RETRIES {
+            w.push(format!(
+                "ReadRetries={} (--retries) is above {MAX_RETRIES}: a failed check re-reads its page that many times before it is reported; using {MAX_RETRIES}",
+                self.read_retries,
+                MAX_RETRIES = MAX_READ_RETRIES
+            ));
+            self.read_retries = MAX_READ_RETRIES;
+        }
+        if self.test_cycle_duration > Duration::from_secs(max_s) {
+            w.push(format!(
+                "TestCycleDuration={} s is above the longest duration iosim accepts ({max_s} s, about 31 years); using {max_s} s",
+                self.test_cycle_duration.as_secs()
+            ));
+            self.test_cycle_duration = Duration::from_secs(max_s);
         }
         for (lo, hi, what) in [
             (
@@ -853,7 +1009,53 @@ impl SimConfig {
         if let Some(avail) = mem_available() {
             self.check_memory(avail)?;
         }
+        self.choices()?;
         Ok(w)
+    }
+
+    /// What the simulated users draw from. Refuses a probability that is
+    /// not a number from 0 to 1 and an empty range, naming the key, so that
+    /// no user meets one (`gen_bool` panics on NaN, `gen_range` on an empty
+    /// range). [`finalize`](Self::finalize) calls it; a run builds its users'
+    /// choices here.
+    pub fn choices(&self) -> Result<Choices, String> {
+        let chance = |p: f64, key: &str| {
+            Bernoulli::new(p).map_err(|_| {
+                format!("{key} is {p}: give a percentage from 0 to 100% (INI: hundredths of a percent, 0 to 10000)")
+            })
+        };
+        let range = |lo: u64, hi: u64, keys: &str| {
+            if lo <= hi {
+                Ok(lo..=hi)
+            } else {
+                Err(format!(
+                    "{keys}: the minimum {lo} is above the maximum {hi}: give a minimum no larger than the maximum"
+                ))
+            }
+        };
+        let s = &self.shrink;
+        Ok(Choices {
+            jump: chance(self.random.jump_to_new_region, "JumpToNewRegionPercentage")?,
+            cache_hit: chance(self.cache_hit_ratio, "CacheHitRatio")?,
+            update: chance(self.random.read_write_ratio, "RandomUserReadWriteRatio")?,
+            rollback: chance(self.random.rollback_chance, "RollbackChance")?,
+            chain: range(
+                self.random.min_chain,
+                self.random.max_chain,
+                "Min/MaxIOChainLength",
+            )?,
+            log_bytes: range(
+                self.random.min_log,
+                self.random.max_log,
+                "Min/MaxLogPerBuffer",
+            )?,
+            shrink_wait_ms: range(
+                s.min_interval_s.saturating_mul(1000),
+                s.max_interval_s.saturating_mul(1000),
+                "Min/MaxShrinkInterval",
+            )?,
+            extends: range(s.min_extends, s.max_extends, "Min/MaxExtends")?,
+        })
     }
 
     /// Bytes the run allocates that grow with the configuration: the
@@ -1028,6 +1230,8 @@ fn same_file_key(path: &Path) -> PathBuf {
     }
 }
 
+/// Most read retries before a failed check is reported (SQLIOSim: 15).
+pub const MAX_READ_RETRIES: u64 = 1000;
 /// Largest run of pages in one vectored I/O (the kernel's IOV_MAX).
 pub const MAX_RUN_PAGES: u64 = 1024;
 /// Pages per checkpoint / lazy-writer gather write at most.
@@ -1129,6 +1333,174 @@ mod tests {
         assert!(e.contains("Windows path"), "{e}");
         let (c, _) = parse_ini(&ini("/tmp/d.mdx"), "t.ini").unwrap();
         assert_eq!(c.files[0].name, PathBuf::from("/tmp/d.mdx"));
+    }
+
+    /// Every numeric key of the INI format, with its section.
+    const NUMERIC_INI_KEYS: [(&str, &str); 33] = [
+        ("CONFIG", "CPUCount"),
+        ("CONFIG", "Affinity"),
+        ("CONFIG", "IOAffinity"),
+        ("CONFIG", "MaxMemoryMB"),
+        ("CONFIG", "TestCycles"),
+        ("CONFIG", "TestCycleDuration"),
+        ("CONFIG", "CacheHitRatio"),
+        ("CONFIG", "MaxOutstandingIO"),
+        ("CONFIG", "TargetIODuration"),
+        ("CONFIG", "ReadRetries"),
+        ("CONFIG", "Seed"),
+        ("RandomUser", "UserCount"),
+        ("RandomUser", "JumpToNewRegionPercentage"),
+        ("RandomUser", "MinIOChainLength"),
+        ("RandomUser", "MaxIOChainLength"),
+        ("RandomUser", "RandomUserReadWriteRatio"),
+        ("RandomUser", "MinLogPerBuffer"),
+        ("RandomUser", "MaxLogPerBuffer"),
+        ("RandomUser", "RollbackChance"),
+        ("RandomUser", "SleepAfter"),
+        ("RandomUser", "YieldPercentage"),
+        ("RandomUser", "CPUCyclesMin"),
+        ("AuditUser", "BuffersValidated"),
+        ("AuditUser", "DelayAfterCycles"),
+        ("AuditUser", "AuditDelay"),
+        ("ReadAheadUser", "BuffersRAMax"),
+        ("ReadAheadUser", "RADelay"),
+        ("BulkUpdateUser", "BuffersBUMin"),
+        ("BulkUpdateUser", "BUDelay"),
+        ("ShrinkUser", "MinShrinkInterval"),
+        ("ShrinkUser", "MaxExtends"),
+        ("File1", "InitialSize"),
+        ("File1", "Increment"),
+    ];
+
+    const FILES: &str = "[File1]\nFileName=/tmp/nf.mdx\nInitialSize=8\n[File2]\nFileName=/tmp/nf.ldx\nInitialSize=4\nLogFile=TRUE\n";
+
+    #[test]
+    fn non_finite_numbers_are_refused_naming_the_key() {
+        for (section, key) in NUMERIC_INI_KEYS {
+            for v in ["NaN", "nan", "inf", "-inf", "infinity", "-Infinity"] {
+                // The key after the files, so that [File1] keys land in their section.
+                let ini = format!("{FILES}[{section}]\n{key}={v}\n");
+                let e = parse_ini(&ini, "t.ini").unwrap_err();
+                assert!(
+                    e.starts_with("t.ini:")
+                        && e.contains(&format!("{key}={v} is not a finite number: give ")),
+                    "{key}={v}: {e}"
+                );
+            }
+        }
+        let e = parse_ini("[RandomUser]\nRollbackChance=NaN\n", "t.ini").unwrap_err();
+        assert_eq!(
+            e,
+            "t.ini:2: RollbackChance=NaN is not a finite number: give hundredths of a percent from 0 to 10000 (100 = 1%)"
+        );
+        // TOML: `nan` and `inf` are TOML floats; percentages are in percent there.
+        for v in ["nan", "inf", "-inf", "+inf"] {
+            let t = format!("[random_user]\nrollback_chance = {v}\n");
+            let e = parse_toml(&t, "t.toml").unwrap_err();
+            assert!(
+                e.contains("rollback_chance = ")
+                    && e.contains("is not a finite number: give a percentage from 0 to 100")
+                    && e.contains("[random_user]"),
+                "{v}: {e}"
+            );
+            let t = format!("[config]\ntest_cycles = {v}\n");
+            let e = parse_toml(&t, "t.toml").unwrap_err();
+            assert!(
+                e.contains("test_cycles = ") && e.contains("not a finite number"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn huge_and_negative_zero_values_are_read_or_capped_without_overflow() {
+        let big = [
+            "18446744073709551615",
+            "18446744073709551616",
+            "1e30",
+            "1.7976931348623157e308",
+            "-1e30",
+            "-0",
+            "-0.0",
+        ];
+        for (section, key) in NUMERIC_INI_KEYS {
+            for v in big {
+                let ini = format!("{FILES}[{section}]\n{key}={v}\n");
+                // Parsed (or refused with a message); a finalized config gives its users' choices.
+                if let Ok((mut c, _)) = parse_ini(&ini, "t.ini") {
+                    if c.finalize().is_ok() {
+                        c.choices().unwrap();
+                    }
+                }
+            }
+        }
+        let (c, _) = parse_ini("[CONFIG]\nSeed=18446744073709551615\n", "t").unwrap();
+        assert_eq!(c.seed, u64::MAX, "a u64 key takes its whole range exactly");
+        let (c, w) = parse_ini(
+            "[CONFIG]\nCacheHitRatio=-0\n[RandomUser]\nRollbackChance=1e30\nJumpToNewRegionPercentage=-5\n",
+            "t",
+        )
+        .unwrap();
+        assert!(c.cache_hit_ratio == 0.0 && c.cache_hit_ratio.is_sign_positive());
+        assert_eq!(c.random.rollback_chance, 1.0);
+        assert_eq!(c.random.jump_to_new_region, 0.0);
+        let all = w.join("\n");
+        assert!(
+            all.contains("RollbackChance=1e30 is outside hundredths of a percent from 0 to 10000 (100 = 1%); using 100%"),
+            "{all}"
+        );
+        assert!(
+            all.contains("JumpToNewRegionPercentage=-5 is outside"),
+            "{all}"
+        );
+        // Waits and durations are capped so that deadlines in ns cannot overflow.
+        let mut c = parse_ini(
+            &format!("[CONFIG]\nTestCycleDuration=1e30\nTargetIODuration=18446744073709551615\nReadRetries=1e30\n[RandomUser]\nSleepAfter=18446744073709551615\n[ShrinkUser]\nMinShrinkInterval=1e30\nMaxShrinkInterval=1e30\n{FILES}"),
+            "t",
+        )
+        .unwrap()
+        .0;
+        let w = c.finalize().unwrap().join("\n");
+        let max_s = crate::units::MAX_DURATION_S;
+        assert_eq!(c.test_cycle_duration, Duration::from_secs(max_s));
+        assert_eq!(c.random.sleep_after_ms, max_s * 1000);
+        assert_eq!(c.target_io_duration_ms, max_s * 1000);
+        assert_eq!(c.shrink.max_interval_s, max_s);
+        assert_eq!(c.read_retries, MAX_READ_RETRIES);
+        assert!(
+            w.contains(
+                "SleepAfter=18446744073709551615 ms is above the longest wait iosim accepts"
+            ),
+            "{w}"
+        );
+        assert!(w.contains("TestCycleDuration="), "{w}");
+        let ch = c.choices().unwrap();
+        assert_eq!(*ch.shrink_wait_ms.end(), max_s * 1000);
+        // TOML: -0.0 and huge floats.
+        let (c, _) = parse_toml(
+            "[config]\ncache_hit_ratio = -0.0\nseed = 9223372036854775807\ntest_cycles = 1e300\n",
+            "t",
+        )
+        .unwrap();
+        assert!(c.cache_hit_ratio == 0.0 && c.cache_hit_ratio.is_sign_positive());
+        assert_eq!(c.test_cycles, u64::MAX);
+    }
+
+    #[test]
+    fn choices_refuse_a_probability_that_is_not_one() {
+        let mut c = SimConfig {
+            files: default_files(Path::new("/tmp"), Some(8)),
+            ..SimConfig::default()
+        };
+        c.random.rollback_chance = f64::NAN;
+        let e = c.finalize().unwrap_err();
+        assert!(
+            e.starts_with("RollbackChance is NaN: give a percentage"),
+            "{e}"
+        );
+        c.random.rollback_chance = 0.5;
+        c.cache_hit_ratio = f64::INFINITY;
+        assert!(c.choices().unwrap_err().starts_with("CacheHitRatio is inf"));
     }
 
     #[test]

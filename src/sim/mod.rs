@@ -155,7 +155,12 @@ struct ErrorLog {
     jsonl: Option<std::fs::File>,
     format: errorlog::LogFormat,
     path: PathBuf,
+    /// Dump files tried (numbers their names).
     dumps: u64,
+    /// Dump files written.
+    dumps_written: u64,
+    /// Dumps not written: the --max-dumps limit was reached.
+    dumps_skipped: u64,
     first: Vec<ErrorRecord>,
     by_class: BTreeMap<ErrorClass, u64>,
 }
@@ -187,6 +192,8 @@ pub struct Shared {
     pub cycle_stop: AtomicBool,
     /// I/O bursts allowed (no throttling).
     pub burst: AtomicBool,
+    /// What the users draw from (probabilities and ranges, checked).
+    pub choices: config::Choices,
     /// MaxOutstandingIO.
     pub sem: Semaphore,
     errors: Mutex<ErrorLog>,
@@ -222,6 +229,8 @@ pub struct Shared {
     quiet: bool,
     /// --allow-destroy (dump files follow the test files' ownership rules).
     allow_destroy: bool,
+    /// --max-dumps: dump files written at most.
+    max_dumps: u64,
 }
 
 impl Shared {
@@ -230,6 +239,23 @@ impl Shared {
     /// StopOnError says so.
     pub fn report(&self, mut rec: ErrorRecord, images: Option<(&[u8], &[u8])>) {
         let mut log = self.errors.lock().expect("error log lock");
+        let images = images.filter(|_| {
+            if log.dumps < self.max_dumps {
+                return true;
+            }
+            log.dumps_skipped += 1;
+            if log.dumps_skipped == 1 {
+                self.warn(if self.max_dumps == 0 {
+                    "no dump files are written (--max-dumps 0): errors are logged without one".into()
+                } else {
+                    format!(
+                        "{} dump files written, the most --max-dumps allows: later errors are logged without a dump file (raise --max-dumps to keep more)",
+                        self.max_dumps
+                    )
+                });
+            }
+            false
+        });
         if let Some((exp, got)) = images {
             log.dumps += 1;
             let stem = log
@@ -260,7 +286,10 @@ impl Shared {
                     Ok(())
                 });
             match written {
-                Ok(()) => rec.dump = Some(dump.display().to_string()),
+                Ok(()) => {
+                    log.dumps_written += 1;
+                    rec.dump = Some(dump.display().to_string());
+                }
                 Err(e) => self.warn(format!("cannot write dump file {}: {e}", dump.display())),
             }
         }
@@ -341,6 +370,9 @@ impl Shared {
     }
 }
 
+/// Dump files a run writes at most unless told otherwise (`--max-dumps`).
+pub const DEFAULT_MAX_DUMPS: u64 = 20;
+
 /// How to run besides the configuration.
 #[derive(Clone, Debug)]
 pub struct RunOpts {
@@ -354,11 +386,16 @@ pub struct RunOpts {
     pub quiet: bool,
     /// Threshold of the long-I/O warning (15 s in SQLIOSim).
     pub long_io: Duration,
+    /// Dump files written at most (--max-dumps); later errors get none.
+    pub max_dumps: u64,
 }
 
 /// Runs the simulation.
 pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult> {
     let t0 = crate::clock::now_ns();
+    // The users' choices and the faults are checked before any file is touched.
+    let choices = cfg.choices().map_err(anyhow::Error::msg)?;
+    let (faults, fault_notes) = place_faults(&cfg, &opts.faults)?;
     // The error log first: refused before any data file is touched. It follows
     // the data files' rules (create new, or reuse only what iosim made).
     let error_path = cfg.error_file.clone();
@@ -395,21 +432,6 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     let logs: Vec<usize> = (0..files.len())
         .filter(|&i| files[i].cfg.log_file)
         .collect();
-    let mut faults = Vec::new();
-    for f in &opts.faults {
-        if f.file == 0 || f.file as usize > files.len() {
-            anyhow::bail!(
-                "fault {}: file={} does not name a file: use the [FileN] number, 1..{}",
-                f.kind.name(),
-                f.file,
-                files.len()
-            );
-        }
-        faults.push(Fault {
-            file: f.file - 1,
-            ..f.clone()
-        });
-    }
     // SQLIOSim's XML log starts with its prolog (JSON lines: nothing).
     let mut jsonl = jsonl;
     let log_format = errorlog::LogFormat::for_path(&error_path);
@@ -425,6 +447,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
             .saturating_mul(files::PAGES_PER_MB)
             .max(256),
         sem: Semaphore::new(max_io),
+        choices,
         faults: (!faults.is_empty()).then(|| FaultPlan::new(faults, cfg.seed)),
         cfg,
         log: logwriter::LogShared::default(),
@@ -440,6 +463,8 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
             format: log_format,
             path: error_path,
             dumps: 0,
+            dumps_written: 0,
+            dumps_skipped: 0,
             first: Vec::new(),
             by_class: BTreeMap::new(),
         }),
@@ -458,8 +483,15 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
         long_io_warnings: AtomicU64::new(0),
         quiet: opts.quiet,
         allow_destroy: opts.allow_destroy,
+        max_dumps: opts.max_dumps,
     });
     *sh.log.blocks.lock().expect("log blocks lock") = vec![BTreeMap::new(); sh.logs.len()];
+    for n in fault_notes {
+        if !sh.quiet {
+            eprintln!("iosim sim: {n}");
+        }
+        sh.note_once(n);
+    }
     if !sh.cfg.verify {
         sh.note_once("verification is OFF (--no-verify): pages are written and read but not checked; use this only to measure the cost of verification".into());
     }
@@ -505,6 +537,47 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     Ok(summary::build(&sh, duration_s, cycles_done, interrupted))
 }
 
+/// Maps `--inject` faults from [FileN] numbers to file indices; a fault
+/// without `file=` goes to the first data file, with a note saying so.
+fn place_faults(cfg: &SimConfig, given: &[Fault]) -> anyhow::Result<(Vec<Fault>, Vec<String>)> {
+    let mut faults = Vec::new();
+    let mut fault_notes = Vec::new();
+    for f in given {
+        // Without file=: the first data file, where a fault usually is meant to go.
+        let index = match f.file {
+            0 => {
+                let first = cfg
+                    .files
+                    .iter()
+                    .position(|c| !c.log_file)
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "the configuration has no data file: add a [FileN] with LogFile=FALSE"
+                        )
+                    })?;
+                fault_notes.push(format!(
+                    "--inject {}: no file= given; injecting into [File{}] {} (the first data file)",
+                    f.kind.name(),
+                    first + 1,
+                    cfg.files[first].name.display()
+                ));
+                first
+            }
+            n if n as usize <= cfg.files.len() => n as usize - 1,
+            n => anyhow::bail!(
+                "fault {}: file={n} does not name a file: use the [FileN] number, 1..{} (or leave file= out for the first data file)",
+                f.kind.name(),
+                cfg.files.len()
+            ),
+        };
+        faults.push(Fault {
+            file: index as u32,
+            ..f.clone()
+        });
+    }
+    Ok((faults, fault_notes))
+}
+
 /// Deletes the files when DeleteFilesAtShutdown says so, and says what
 /// stays on disk and where (files, error log, dump files), with sizes.
 fn shutdown_files(sh: &Shared, allow_destroy: bool) -> String {
@@ -537,9 +610,9 @@ fn shutdown_files(sh: &Shared, allow_destroy: bool) -> String {
             crate::units::format_size(n)
         ));
     }
-    let (log, dumps) = {
+    let (log, dumps, skipped) = {
         let l = sh.errors.lock().expect("error log lock");
-        (l.path.clone(), l.dumps)
+        (l.path.clone(), l.dumps_written, l.dumps_skipped)
     };
     if log.exists() {
         let n = size(&log);
@@ -552,6 +625,12 @@ fn shutdown_files(sh: &Shared, allow_destroy: bool) -> String {
     }
     if dumps > 0 {
         kept.push(format!("{dumps} dump file(s) beside the error log"));
+    }
+    if skipped > 0 {
+        kept.push(format!(
+            "no dump file for {skipped} more error(s) (--max-dumps {})",
+            sh.max_dumps
+        ));
     }
     let mut s = String::new();
     if !removed.is_empty() {
@@ -674,7 +753,8 @@ fn cycles(sh: &Arc<Shared>) -> anyhow::Result<u64> {
             config::CHECKPOINT_RUN as usize,
             move |io| users::checkpoint_thread(io, every),
         )?);
-        let end = crate::clock::now_ns() + cfg.test_cycle_duration.as_nanos() as u64;
+        let end = crate::clock::now_ns()
+            .saturating_add(u64::try_from(cfg.test_cycle_duration.as_nanos()).unwrap_or(u64::MAX));
         while crate::clock::now_ns() < end && !sh.stop.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(20));
         }

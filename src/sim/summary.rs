@@ -85,6 +85,12 @@ pub struct ErrorsSummary {
     pub first: Vec<ErrorRecord>,
     /// The JSON-lines error log.
     pub log: String,
+    /// Dump files written beside the error log.
+    #[serde(default)]
+    pub dumps: u64,
+    /// Errors with images that got no dump file: --max-dumps was reached.
+    #[serde(default)]
+    pub dumps_not_written: u64,
 }
 
 /// The result of a simulation (the JSON schema of `--output json`).
@@ -231,6 +237,8 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
             by_class,
             first: log.first.clone(),
             log: log.path.display().to_string(),
+            dumps: log.dumps_written,
+            dumps_not_written: log.dumps_skipped,
         },
         warnings: sh.warnings.lock().expect("warnings lock").clone(),
         notes,
@@ -351,6 +359,21 @@ pub fn text(r: &SimResult) -> String {
     }
     if r.errors.count > 0 {
         let _ = writeln!(s, "  error log: {}", r.errors.log);
+        if r.errors.dumps + r.errors.dumps_not_written > 0 {
+            let _ = writeln!(
+                s,
+                "  dump files: {} written beside the error log{}",
+                r.errors.dumps,
+                if r.errors.dumps_not_written > 0 {
+                    format!(
+                        ", {} more not written (the --max-dumps limit)",
+                        r.errors.dumps_not_written
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
         for e in r.errors.first.iter().take(10) {
             let _ = writeln!(
                 s,

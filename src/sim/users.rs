@@ -70,11 +70,11 @@ fn read_range(
 /// sleeps SleepAfter.
 pub fn random_user(mut io: UserIo) {
     let c = io.sh.cfg.random.clone();
-    let hit = io.sh.cfg.cache_hit_ratio;
+    let ch = io.sh.choices.clone();
     let mut fi = io.random_data_file();
     let mut next = u64::MAX;
     while io.running() {
-        let jump = next == u64::MAX || io.rng.gen_bool(c.jump_to_new_region);
+        let jump = next == u64::MAX || io.rng.sample(ch.jump);
         let (start, len) = if jump {
             fi = io.random_data_file();
             match io.random_run(fi, c.min_chain, c.max_chain) {
@@ -86,7 +86,7 @@ pub fn random_user(mut io: UserIo) {
             }
         } else {
             let pages = io.sh.files[fi].page_count();
-            let len = io.rng.gen_range(c.min_chain..=c.max_chain).min(pages);
+            let len = io.rng.gen_range(ch.chain.clone()).min(pages);
             let start = if next + len > pages { 0 } else { next };
             (start, len)
         };
@@ -102,13 +102,13 @@ pub fn random_user(mut io: UserIo) {
         };
         // Dirty pages are in memory: no read. Others hit the cache at CacheHitRatio.
         read_range(&mut io, fi, start, len, |io, p| {
-            f.dirty[p as usize].load(Ordering::Acquire) == 0 && !io.rng.gen_bool(hit)
+            f.dirty[p as usize].load(Ordering::Acquire) == 0 && !io.rng.sample(ch.cache_hit)
         });
         let update: Vec<u64> = (start..start + len)
-            .filter(|_| io.rng.gen_bool(c.read_write_ratio))
+            .filter(|_| io.rng.sample(ch.update))
             .collect();
-        if !update.is_empty() && !io.rng.gen_bool(c.rollback_chance) {
-            let bytes = io.rng.gen_range(c.min_log..=c.max_log);
+        if !update.is_empty() && !io.rng.sample(ch.rollback) {
+            let bytes = io.rng.gen_range(ch.log_bytes.clone());
             if !sh.log.append_and_wait(bytes) {
                 break;
             }
@@ -155,7 +155,7 @@ pub fn audit_user(mut io: UserIo, n: usize) {
 pub fn read_ahead_user(mut io: UserIo) {
     let c = io.sh.cfg.read_ahead.clone();
     let force = io.sh.cfg.force_read_ahead;
-    let hit = io.sh.cfg.cache_hit_ratio;
+    let hit = io.sh.choices.cache_hit;
     let sh = io.sh.clone();
     let mut cycles = 0u64;
     while io.running() {
@@ -166,7 +166,7 @@ pub fn read_ahead_user(mut io: UserIo) {
         };
         if let Some(_latch) = sh.files[fi].latch(start, len) {
             read_range(&mut io, fi, start, len, |io, _| {
-                force || !io.rng.gen_bool(hit)
+                force || !io.rng.sample(hit)
             });
         }
         cycles += 1;
@@ -222,7 +222,7 @@ pub fn bulk_update_user(mut io: UserIo) {
 /// ShrinkUser: every MinShrinkInterval..MaxShrinkInterval seconds, grows
 /// or shrinks a data file by MinExtends..MaxExtends x Increment MB.
 pub fn shrink_user(mut io: UserIo) {
-    let c = io.sh.cfg.shrink.clone();
+    let ch = io.sh.choices.clone();
     let sh = io.sh.clone();
     let candidates: Vec<usize> = sh
         .data
@@ -234,9 +234,7 @@ pub fn shrink_user(mut io: UserIo) {
         return;
     }
     loop {
-        let wait = io
-            .rng
-            .gen_range(c.min_interval_s * 1000..=c.max_interval_s.max(c.min_interval_s) * 1000);
+        let wait = io.rng.gen_range(ch.shrink_wait_ms.clone());
         io.nap(wait.max(1));
         if !io.running() {
             return;
@@ -246,7 +244,7 @@ pub fn shrink_user(mut io: UserIo) {
         let cur = f.page_count();
         let step = io
             .rng
-            .gen_range(c.min_extends..=c.max_extends)
+            .gen_range(ch.extends.clone())
             .saturating_mul(f.cfg.increment_mb)
             .saturating_mul(files::PAGES_PER_MB);
         let floor = f.cfg.initial_mb.saturating_mul(files::PAGES_PER_MB);
@@ -454,7 +452,7 @@ pub fn monitor(
         let list = sh.inflight.lock().expect("inflight lock").clone();
         let stuck = stuck_ios(
             now,
-            threshold.as_nanos() as u64,
+            u64::try_from(threshold.as_nanos()).unwrap_or(u64::MAX),
             list.iter().map(|i| {
                 (
                     i.since_ns.load(Ordering::Relaxed),
