@@ -517,11 +517,14 @@ pub fn write_per_cpu(data: &[u8], output: &Path) -> Result<(Vec<PathBuf>, u64), 
     let mut files = Vec::new();
     for (cpu, (_, bytes)) in per_cpu {
         let path = PathBuf::from(format!("{}.blktrace.{cpu}", output.display()));
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| CaptureError::Io(format!("cannot create '{}': {e}", path.display())))?;
+        let mut f = crate::outfile::create(
+            &path,
+            "trace file",
+            crate::outfile::Existing::Refuse(
+                "may be an earlier capture: choose another -o NAME or move the old files away",
+            ),
+        )
+        .map_err(|e| CaptureError::Io(e.to_string()))?;
         f.write_all(&bytes)
             .and_then(|_| f.sync_all())
             .map_err(|e| CaptureError::Io(format!("cannot write '{}': {e}", path.display())))?;

@@ -21,7 +21,7 @@
 use std::fs::File;
 use std::io::IsTerminal;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -30,6 +30,7 @@ use rand::{Rng, SeedableRng};
 
 use super::acklog::{AckHeader, AckRecord, AckTarget, AckWriter, Mechanism, WriteKind};
 use crate::buf::AlignedBuf;
+use crate::outfile::{self, Existing};
 use crate::target::{self, PrepareOptions};
 use crate::verify::{self, PageId, PAGE_SIZE};
 use crate::workload::{CacheMode, RwMode, TargetSpec, WorkloadSpec};
@@ -99,6 +100,10 @@ pub fn parse_mix(s: &str) -> Result<Mix, String> {
     Ok(m)
 }
 
+/// Why an existing acknowledgement log is not overwritten, and what to do.
+const ACK_LOG_KEPT: &str = "may be the only record of the last power-cut test: verify it first \
+     (iosim crash verify --acks FILE), then give --force to overwrite it, or give --acks another name";
+
 /// What `iosim crash write` was asked to do.
 #[derive(Clone, Debug)]
 pub struct WriteConfig {
@@ -126,6 +131,8 @@ pub struct WriteConfig {
     pub seed: Option<u64>,
     /// Where the acknowledgements go (None: standard output).
     pub acks: Option<PathBuf>,
+    /// Overwrite an existing acknowledgement log (`--force`).
+    pub force: bool,
     /// No notes on stderr.
     pub quiet: bool,
 }
@@ -174,81 +181,36 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
     let seed = cfg
         .seed
         .unwrap_or_else(|| now_us() ^ u64::from(std::process::id()) << 40);
-    let mut tgts = Vec::new();
-    let mut claims = Vec::new();
-    let mut header_targets = Vec::new();
-    for (i, path) in cfg.targets.iter().enumerate() {
-        let spec = WorkloadSpec {
-            targets: vec![TargetSpec::new(path.clone(), Some(cfg.size))],
-            rw: RwMode::Randwrite,
-            write_pct: 100,
-            bs: PAGE_SIZE as u64,
-            cache: if cfg.direct {
-                CacheMode::DirectWritethrough
+    // The log first: an existing one (perhaps the only record of the last
+    // power cut) is refused before any target is touched.
+    let log_file = match &cfg.acks {
+        Some(p) => Some(outfile::create(
+            p,
+            "acknowledgement log",
+            if cfg.force {
+                Existing::Replace
             } else {
-                CacheMode::Writethrough
+                Existing::Refuse(ACK_LOG_KEPT)
             },
-            allow_destroy: cfg.allow_destroy,
-            ..WorkloadSpec::default()
-        };
-        let mut p = target::prepare(&spec, 0, PrepareOptions::default())?;
-        for n in &p.notes {
-            if !cfg.quiet {
-                eprintln!("iosim crash write: {}: {n}", path.display());
+        )?),
+        None => None,
+    };
+    let opened = open_targets(cfg);
+    let (mut tgts, claims, header_targets) = match opened {
+        Ok(t) => t,
+        Err(e) => {
+            // Nothing was written: the empty log this run created goes.
+            if let (Some(p), false) = (&cfg.acks, cfg.force) {
+                let _ = std::fs::remove_file(p);
             }
+            return Err(e);
         }
-        let pages = p.region_len / PAGE_SIZE as u64;
-        let log_pages = match cfg.log_size {
-            Some(b) => b / PAGE_SIZE as u64,
-            None => (pages / 8).max(16),
-        };
-        if cfg.mix.log > 0 && log_pages == 0 || log_pages + 16 > pages {
-            anyhow::bail!(
-                "'{}' has room for {pages} pages of 8 KiB: too few for a log area of {log_pages} pages and a data area of at least 16: use a larger --size or a smaller --log-size",
-                path.display()
-            );
-        }
-        let data_pages = pages - log_pages;
-        let mut cache = spec.cache;
-        if cfg.direct && !target::direct_io_supported(path) {
-            cache = CacheMode::Writethrough;
-            if !cfg.quiet {
-                eprintln!(
-                    "iosim crash write: {}: O_DIRECT is not supported here; write-through writes use O_DSYNC through the page cache",
-                    path.display()
-                );
-            }
-        }
-        let dsync = target::open_for_io(&p, cache, true)?;
-        let buffered = target::open_for_io(&p, CacheMode::Buffered, true)?;
-        let file_id = i as u32 + 1;
-        header_targets.push(AckTarget {
-            path: path.display().to_string(),
-            file_id,
-            region_start: p.region_start,
-            data_pages,
-            log_pages,
-        });
-        tgts.push(Tgt {
-            dsync,
-            buffered,
-            region_start: p.region_start,
-            data_pages,
-            log_pages,
-            file_id,
-            gens: vec![0; data_pages as usize],
-            log_next: 0,
-            pending: Vec::with_capacity(cfg.sync_batch as usize),
-        });
-        // The target's claim (a block device held O_EXCL) lives as long as the run.
-        claims.push(p.claim.take());
-    }
-
-    let mut acks = match &cfg.acks {
-        Some(p) => AckWriter::create(p).map_err(|e| {
+    };
+    let mut acks = match log_file {
+        Some(f) => AckWriter::to_file(f).map_err(|e| {
             anyhow::anyhow!(
-                "cannot create the acknowledgement log '{}': {e}",
-                p.display()
+                "cannot write the acknowledgement log '{}': {e}",
+                cfg.acks.as_deref().unwrap_or(Path::new("")).display()
             )
         })?,
         None => AckWriter::new(None, Box::new(std::io::stdout())),
@@ -319,7 +281,7 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
             r.to_string()
         }
         Err(e) => {
-            let _ = acks.end(&format!("error: {e:#}"));
+            let _ = acks.end_error(&format!("{e:#}"));
             return Err(e);
         }
     };
@@ -328,6 +290,83 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
     sum.secs = t0.elapsed().as_secs_f64();
     sum.reason = reason;
     Ok(sum)
+}
+
+/// The targets, created or opened as `iosim run` would, with their layout
+/// and their claims (a block device held `O_EXCL`, kept for the run).
+type Opened = (Vec<Tgt>, Vec<Option<File>>, Vec<AckTarget>);
+
+fn open_targets(cfg: &WriteConfig) -> anyhow::Result<Opened> {
+    let mut tgts = Vec::new();
+    let mut claims = Vec::new();
+    let mut header_targets = Vec::new();
+    for (i, path) in cfg.targets.iter().enumerate() {
+        let spec = WorkloadSpec {
+            targets: vec![TargetSpec::new(path.clone(), Some(cfg.size))],
+            rw: RwMode::Randwrite,
+            write_pct: 100,
+            bs: PAGE_SIZE as u64,
+            cache: if cfg.direct {
+                CacheMode::DirectWritethrough
+            } else {
+                CacheMode::Writethrough
+            },
+            allow_destroy: cfg.allow_destroy,
+            ..WorkloadSpec::default()
+        };
+        let mut p = target::prepare(&spec, 0, PrepareOptions::default())?;
+        for n in &p.notes {
+            if !cfg.quiet {
+                eprintln!("iosim crash write: {}: {n}", path.display());
+            }
+        }
+        let pages = p.region_len / PAGE_SIZE as u64;
+        let log_pages = match cfg.log_size {
+            Some(b) => b / PAGE_SIZE as u64,
+            None => (pages / 8).max(16),
+        };
+        if cfg.mix.log > 0 && log_pages == 0 || log_pages + 16 > pages {
+            anyhow::bail!(
+                "'{}' has room for {pages} pages of 8 KiB: too few for a log area of {log_pages} pages and a data area of at least 16: use a larger --size or a smaller --log-size",
+                path.display()
+            );
+        }
+        let data_pages = pages - log_pages;
+        let mut cache = spec.cache;
+        if cfg.direct && !target::direct_io_supported(path) {
+            cache = CacheMode::Writethrough;
+            if !cfg.quiet {
+                eprintln!(
+                    "iosim crash write: {}: O_DIRECT is not supported here; write-through writes use O_DSYNC through the page cache",
+                    path.display()
+                );
+            }
+        }
+        let dsync = target::open_for_io(&p, cache, true)?;
+        let buffered = target::open_for_io(&p, CacheMode::Buffered, true)?;
+        let file_id = i as u32 + 1;
+        header_targets.push(AckTarget {
+            path: path.display().to_string(),
+            file_id,
+            region_start: p.region_start,
+            data_pages,
+            log_pages,
+        });
+        tgts.push(Tgt {
+            dsync,
+            buffered,
+            region_start: p.region_start,
+            data_pages,
+            log_pages,
+            file_id,
+            gens: vec![0; data_pages as usize],
+            log_next: 0,
+            pending: Vec::with_capacity(cfg.sync_batch as usize),
+        });
+        // The target's claim (a block device held O_EXCL) lives as long as the run.
+        claims.push(p.claim.take());
+    }
+    Ok((tgts, claims, header_targets))
 }
 
 /// One write (and, for a buffered write that fills a batch, its sync).
