@@ -21,7 +21,7 @@
 use std::fs::File;
 use std::io::IsTerminal;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -206,13 +206,19 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
             return Err(e);
         }
     };
+    let log_name = cfg
+        .acks
+        .as_ref()
+        .map_or("standard output".to_string(), |p| {
+            format!("'{}'", p.display())
+        });
+    let log_error = |e: std::io::Error| {
+        anyhow::Error::new(e).context(format!(
+            "cannot write the acknowledgement log to {log_name}"
+        ))
+    };
     let mut acks = match log_file {
-        Some(f) => AckWriter::to_file(f).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the acknowledgement log '{}': {e}",
-                cfg.acks.as_deref().unwrap_or(Path::new("")).display()
-            )
-        })?,
+        Some(f) => AckWriter::to_file(f).map_err(log_error)?,
         None => AckWriter::new(None, Box::new(std::io::stdout())),
     };
     let started_us = now_us();
@@ -226,15 +232,13 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
         host: crate::sysmon::host::host_info().host,
         iosim_version: env!("CARGO_PKG_VERSION").to_string(),
         targets: header_targets,
-    })?;
+    })
+    .map_err(log_error)?;
     if !cfg.quiet {
         eprintln!(
-            "iosim crash write: writing {} target(s), mix {}; acknowledgements to {}. Stop with Ctrl-C, or cut the power.",
+            "iosim crash write: writing {} target(s), mix {}; acknowledgements to {log_name}. Stop with Ctrl-C, or cut the power.",
             tgts.len(),
             cfg.mix,
-            cfg.acks
-                .as_ref()
-                .map_or("standard output".to_string(), |p| p.display().to_string())
         );
     }
 
