@@ -531,17 +531,20 @@ pub fn write_per_cpu(data: &[u8], output: &Path) -> Result<(Vec<PathBuf>, u64), 
     let mut files = Vec::new();
     for (cpu, (_, bytes)) in per_cpu {
         let path = PathBuf::from(format!("{}.blktrace.{cpu}", output.display()));
-        let written = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| CaptureError::Io(format!("cannot create '{}': {e}", path.display())))
-            .and_then(|mut f| {
-                files.push(path.clone());
-                f.write_all(&bytes).and_then(|_| f.sync_all()).map_err(|e| {
-                    CaptureError::Io(format!("cannot write '{}': {e}", path.display()))
-                })
-            });
+        let written = crate::outfile::create(
+            &path,
+            "trace file",
+            crate::outfile::Existing::Refuse(
+                "may be an earlier capture: choose another -o NAME or move the old files away",
+            ),
+        )
+        .map_err(|e| CaptureError::Io(e.to_string()))
+        .and_then(|mut f| {
+            files.push(path.clone());
+            f.write_all(&bytes)
+                .and_then(|_| f.sync_all())
+                .map_err(|e| CaptureError::Io(format!("cannot write '{}': {e}", path.display())))
+        });
         if let Err(e) = written {
             // Half a capture is no capture: remove the files made here (only those).
             for f in &files {

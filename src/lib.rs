@@ -24,6 +24,7 @@
 //! - [`verdict`]: latency verdicts from the SQL Server guideline tables;
 //! - [`matrix`]: `iosim matrix`, the ORION-style load matrix;
 //! - [`outcome`]: how a command ended and its exit status (one table);
+//! - [`outfile`]: the files results are written to, and what becomes of one already there;
 //! - [`units`], [`text`], [`clock`], [`buf`], [`error`]: sizes and durations,
 //!   escaping, time, aligned buffers, typed errors.
 //! - [`mpi`]: collective runs under mpirun/srun (MPI itself behind the `mpi` feature).
@@ -46,6 +47,7 @@ pub mod html;
 pub mod matrix;
 pub mod mpi;
 pub mod outcome;
+pub mod outfile;
 pub mod profile;
 pub mod qualify;
 pub mod quick;

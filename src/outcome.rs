@@ -14,6 +14,9 @@ pub enum Outcome {
     IoErrors,
     /// `--baseline` found a regression beyond `--threshold`.
     Regressed,
+    /// A check could not judge all it was given and found no failure in the
+    /// rest (`crash verify` with a damaged acknowledgement log): not a pass.
+    Incomplete,
     /// Ctrl-C or SIGTERM stopped it; what was measured was still printed.
     Interrupted,
     /// The reader of stdout went away (`| head`): output stopped quietly,
@@ -22,7 +25,7 @@ pub enum Outcome {
 }
 
 /// Every outcome with its exit status and meaning: the only place exit codes are defined.
-pub const EXIT_CODES: [(Outcome, u8, &str); 7] = [
+pub const EXIT_CODES: [(Outcome, u8, &str); 8] = [
     (Outcome::Success, 0, "success"),
     (
         Outcome::Failed,
@@ -35,6 +38,11 @@ pub const EXIT_CODES: [(Outcome, u8, &str); 7] = [
         Outcome::Regressed,
         4,
         "--baseline found a regression beyond --threshold",
+    ),
+    (
+        Outcome::Incomplete,
+        5,
+        "incomplete: part of what was to be checked could not be judged (crash verify: a damaged acknowledgement log) and the rest passed",
     ),
     (
         Outcome::Interrupted,
@@ -75,6 +83,15 @@ impl Outcome {
             .map_or(Outcome::Failed, |e| e.0)
     }
 
+    /// The outcome of a measurement checked against `--baseline`:
+    /// interrupted beats I/O errors beats a regression beats success.
+    pub fn of_checked_run(interrupted: bool, errors: u64, regressed: bool) -> Outcome {
+        match Outcome::of_run(interrupted, errors) {
+            Outcome::Success if regressed => Outcome::Regressed,
+            o => o,
+        }
+    }
+
     /// The outcome of a measurement: interrupted beats I/O errors beats success.
     pub fn of_run(interrupted: bool, errors: u64) -> Outcome {
         if interrupted {
@@ -102,6 +119,10 @@ mod tests {
         assert_eq!(Outcome::of_run(true, 5), Outcome::Interrupted);
         assert_eq!(Outcome::of_run(false, 5).code(), 3);
         assert_eq!(Outcome::of_run(false, 0), Outcome::Success);
+        assert_eq!(Outcome::of_checked_run(false, 0, true).code(), 4);
+        assert_eq!(Outcome::of_checked_run(false, 2, true).code(), 3);
+        assert_eq!(Outcome::of_checked_run(true, 0, true).code(), 130);
+        assert_eq!(Outcome::of_checked_run(false, 0, false).code(), 0);
         let pipe = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         assert!(is_broken_pipe(&pipe.context("writing the report")));
         assert!(!is_broken_pipe(&anyhow::anyhow!("broken pipe")));

@@ -386,57 +386,6 @@ pub fn check_directory(path: &Path) -> Result<(), Error> {
     })
 }
 
-/// Opens a file iosim writes beside a run (the simulator's error log, its dump
-/// files) under the same rules as test files: a new file is created and
-/// marked as iosim's; an existing one is truncated and reused only when iosim
-/// made it (or `allow_destroy`); anything else is refused, untouched.
-pub fn create_side_file(path: &Path, allow_destroy: bool, what: &str) -> anyhow::Result<File> {
-    match OpenOptions::new().write(true).create_new(true).open(path) {
-        Ok(f) => {
-            mark_iosim_file(path);
-            Ok(f)
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            let meta = std::fs::symlink_metadata(path).map_err(|e| {
-                anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))
-            })?;
-            if !meta.file_type().is_file() {
-                anyhow::bail!(
-                    "the {what} '{}' exists and is not a regular file: choose another path",
-                    path.display()
-                );
-            }
-            if !is_iosim_file(path) && !allow_destroy {
-                return Err(Error::WouldDestroy(
-                    path.to_path_buf(),
-                    format!("it exists, was not created by iosim and would be overwritten as the {what} (or choose another path for it)"),
-                )
-                .into());
-            }
-            let f = OpenOptions::new()
-                .write(true)
-                .truncate(true)
-                .open(path)
-                .map_err(|e| {
-                    anyhow::Error::new(e)
-                        .context(format!("cannot open the {what} '{}'", path.display()))
-                })?;
-            Ok(f)
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::MissingDirectory(
-            path.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_path_buf(),
-        )
-        .into()),
-        Err(e) => {
-            Err(anyhow::Error::new(e)
-                .context(format!("cannot create the {what} '{}'", path.display())))
-        }
-    }
-}
-
 /// Creates a test file of `size` bytes filled as `fill` says. The file is
 /// marked as iosim's but incomplete while it is filled, and complete only
 /// after its data has reached the disk (fdatasync), so a creation that is

@@ -532,3 +532,178 @@ fn profile_mix_and_the_verdict_in_the_history() {
     assert_eq!(v["acks"]["profile"], "oltp-with-log");
     assert!(!v["host"].as_str().unwrap().is_empty(), "{v}");
 }
+
+/// Runs `iosim crash write` for `secs` seconds onto `target`, its log at `acks`.
+fn write_for(target: &Path, acks: &Path, seed: &str, extra: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["crash", "write", "-q", "--seed", seed, "--size", SIZE])
+        .args(["--duration", "1s", "--acks"])
+        .arg(acks)
+        .arg(target)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// An existing acknowledgement log may be the only record of the last power
+/// cut: `crash write --acks` refuses it, byte for byte untouched, unless --force.
+#[test]
+fn an_existing_ack_log_is_kept_unless_forced() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, acks) = (d.path().join("f"), d.path().join("acks.log"));
+    let o = write_for(&f, &acks, "1", &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = std::fs::read(&acks).unwrap();
+    let o = write_for(&f, &acks, "2", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&*acks.to_string_lossy())
+            && err.contains("only record of the last power-cut test")
+            && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&acks).unwrap(), before, "the log was changed");
+    // With --force it is overwritten: a new run (seed 2) in it.
+    let o = write_for(&f, &acks, "2", &["--force"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_ne!(std::fs::read(&acks).unwrap(), before);
+    assert_eq!(acklog::read(&acks).unwrap().header.run_seed, 2);
+    // A refused start leaves no empty log behind (a target iosim may not write).
+    let mine = d.path().join("mine");
+    std::fs::write(&mine, "my data").unwrap();
+    let fresh = d.path().join("fresh.log");
+    let o = write_for(&mine, &fresh, "3", &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!fresh.exists(), "an empty log was left behind");
+}
+
+/// `crash verify` on a damaged acknowledgement log: never a PASS (exit 0),
+/// but INCOMPLETE with its own exit status, 5. A partial last line of a log
+/// without a trailer is what a crash leaves: reported, still a verdict.
+#[test]
+fn a_damaged_ack_log_is_incomplete_not_a_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let (f, acks) = (d.path().join("f"), d.path().join("acks.log"));
+    let o = write_for(&f, &acks, "5", &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let good = std::fs::read(&acks).unwrap();
+    let text = String::from_utf8(good.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 20, "{} lines", lines.len());
+    let verify_text = |log: &Path| {
+        let o = Command::new(BIN)
+            .args(["crash", "verify", "--no-save", "--acks"])
+            .arg(log)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let (code, out) = verify_text(&acks);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with("verdict: PASS\n"), "{out}");
+
+    let damaged = d.path().join("damaged.log");
+    let variants: Vec<(&str, String)> = vec![
+        // Garbage bytes in place of a record in the middle.
+        (
+            "garbage in the middle",
+            lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("{}\n", if i == 10 { "\u{1}\u{2}garbage" } else { l }))
+                .collect(),
+        ),
+        // The last records cut away before the trailer (which counts them).
+        (
+            "records missing before the trailer",
+            lines[..lines.len() - 3]
+                .iter()
+                .chain(lines.last())
+                .map(|l| format!("{l}\n"))
+                .collect(),
+        ),
+        // Cut in the middle of a record after the trailer.
+        (
+            "a partial record after the trailer",
+            format!("{text}12 0 p 81"),
+        ),
+    ];
+    for (what, bytes) in variants {
+        std::fs::write(&damaged, bytes).unwrap();
+        let (code, out) = verify_text(&damaged);
+        assert_eq!(code, Some(5), "{what}: {out}");
+        assert!(out.contains("ACK LOG DAMAGED"), "{what}: {out}");
+        assert!(out.ends_with("verdict: INCOMPLETE\n"), "{what}: {out}");
+        let o = Command::new(BIN)
+            .args(["crash", "verify", "--no-save", "-o", "json", "--acks"])
+            .arg(&damaged)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(5), "{what}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["verdict"], "INCOMPLETE", "{what}");
+    }
+    // A log cut mid-record by a crash (no trailer): the cut line is reported, the rest judged.
+    let cut = &text[..text.len() - lines.last().unwrap().len() - 1];
+    std::fs::write(&damaged, &cut[..cut.len() - 20]).unwrap();
+    let (code, out) = verify_text(&damaged);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("a partial last line"), "{out}");
+}
+
+/// The power cut kills the rig; the writer's next write fails, and it writes
+/// that error in its trailer. The verdict says the writer stopped after an
+/// I/O error, not that it "stopped normally".
+#[test]
+fn a_writer_stopped_by_an_io_error_is_reported_so() {
+    if let Some(why) = fuse_missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (back, mnt) = (d.path().join("back"), d.path().join("mnt"));
+    std::fs::create_dir_all(&back).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    run_ok(
+        Command::new(BIN)
+            .args(["create", "-q", "--size", SIZE])
+            .arg(back.join("f")),
+    );
+    let acks = d.path().join("acks.log");
+    let rig = Rig::mount(&back, &mnt, "honest", &d.path().join("journal"));
+    let mut writer = write_until(&mnt.join("f"), &acks, 200);
+    rig.crash();
+    // The writer is left to find the cut itself.
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = writer.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the writer did not stop after the power cut"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1), "the writer stopped with an error");
+    let after = Rig::mount(&back, &mnt, "off", &d.path().join("journal2"));
+    let o = Command::new(BIN)
+        .args(["crash", "verify", "--no-save", "--acks"])
+        .arg(&acks)
+        .output()
+        .unwrap();
+    drop(after);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("the writer stopped after an I/O error: write of 8192 bytes at offset")
+            || out.contains("the writer stopped after an I/O error: fdatasync failed")
+            || out.contains("the writer stopped after an I/O error: fsync failed"),
+        "{out}"
+    );
+    assert!(!out.contains("stopped normally"), "{out}");
+}

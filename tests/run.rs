@@ -1125,6 +1125,81 @@ fn a_reader_that_goes_away_stops_output_quietly() {
     }
 }
 
+/// `iosim translate ... | head -1` stops quietly as the other commands do
+/// (it printed with println!, which panics on a closed pipe).
+#[test]
+fn translate_on_a_closed_pipe_stops_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    common::assert_quiet_on_closed_pipe(common::iosim().current_dir(dir.path()).args([
+        "translate",
+        "sqlio",
+        "-kR",
+        "-s1",
+        "-b8",
+        "-frandom",
+        "x.dat",
+    ]));
+}
+
+/// The outputs a user names (here --series) are replaced as a shell's `>`
+/// does; only the crash acknowledgement log is kept (tests/crash.rs).
+#[test]
+fn an_existing_output_file_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("series.csv");
+    std::fs::write(&csv, "old contents\n").unwrap();
+    success(
+        common::iosim()
+            .args(["run", "--engine", "null", "--size", "1M", "-d", "300ms"])
+            .args(["--quiet", "--no-save", "--series", csv.to_str().unwrap()]),
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        !text.contains("old contents") && text.lines().count() > 1,
+        "{text}"
+    );
+}
+
+/// `iosim quick` on a file it did not create: the refusal names
+/// --allow-destroy, which quick accepts; a file given as its DIR is named as such.
+#[test]
+fn quick_refuses_a_users_file_with_a_hint_it_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("mine.dat");
+    std::fs::write(&mine, "my data\n").unwrap();
+    let base = [
+        "quick",
+        dir.path().to_str().unwrap(),
+        "--file",
+        "mine.dat",
+        "--size",
+        "4M",
+        "--duration",
+        "100ms",
+        "--quiet",
+        "--no-save",
+    ];
+    let out = iosim().args(base).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--allow-destroy"), "{err}");
+    assert_eq!(std::fs::read(&mine).unwrap(), b"my data\n");
+    // The option the hint names is accepted and does what it says.
+    success(iosim().args(base).arg("--allow-destroy"));
+    assert_eq!(std::fs::metadata(&mine).unwrap().len(), 4 << 20);
+    // A file where the directory goes is not "a directory that does not exist".
+    let out = iosim()
+        .args(["quick", mine.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not a directory") && err.contains("--file"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_typo_of_a_command_gets_did_you_mean() {
     let dir = tempfile::tempdir().unwrap();

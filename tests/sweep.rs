@@ -170,3 +170,58 @@ fn bad_sweeps_are_refused() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// `iosim sweep --baseline`: each point is compared with the same point of
+/// an earlier sweep, and a regression exits 4 as `iosim run --baseline` does.
+/// (The check compared nothing and passed, and its result was dropped: exit 0.)
+#[test]
+fn baseline_regression_of_a_sweep_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.dat");
+    let db = dir.path().join("h.db");
+    let sweep = |extra: &[&str]| {
+        iosim()
+            .args(["sweep", f.to_str().unwrap(), "--db", db.to_str().unwrap()])
+            .args([
+                "--size",
+                "4M",
+                "--vary",
+                "qd=1,2",
+                "--duration",
+                "200ms",
+                "--quiet",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // The baseline: no storage at all, far faster than any file.
+    let o = sweep(&["--engine", "null", "--label", "fast"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The same points on the file: slower, so every point regressed.
+    let o = sweep(&["--baseline", "label:fast"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("REGRESSION: point qd=1: IOPS"), "{err}");
+    assert!(err.contains("REGRESSION: point qd=2: IOPS"), "{err}");
+    // Against the file's sweep, the null engine did not regress.
+    let o = sweep(&["--engine", "null", "--baseline", "last"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("baseline check passed") && !err.contains("REGRESSION"),
+        "{err}"
+    );
+    // A run is no baseline for a sweep: refused before anything is measured.
+    success(
+        iosim()
+            .args([
+                "run", "--engine", "null", "--size", "1M", "-d", "100ms", "-q",
+            ])
+            .args(["--db", db.to_str().unwrap()]),
+    );
+    let o = sweep(&["--engine", "null", "--baseline", "last"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("holds no sweep"), "{err}");
+}

@@ -24,6 +24,11 @@ pub enum CrashAction {
     /// Write database-shaped pages and stream an acknowledgement per durable write; run until stopped or the power is cut.
     Write(WriteArgs),
     /// After the crash and reboot: read every page back and judge it against the acknowledgements.
+    ///
+    /// Verdict and exit status: PASS (0) every acknowledged write is there, intact;
+    /// FAIL (3) one is lost, corrupt, misdirected, out of order (or torn with
+    /// --torn-protection); INCOMPLETE (5) the acknowledgement log is damaged, so
+    /// the writes it lost could not be judged (none of the others failed).
     Verify(VerifyArgs),
 }
 
@@ -67,9 +72,14 @@ pub struct WriteArgs {
     pub sync_batch: u32,
 
     /// Write the acknowledgements to this file (fdatasync'ed per batch; put it on another mount
-    /// or machine) instead of standard output.
+    /// or machine) instead of standard output. An existing file is refused: it may be the only
+    /// record of the last power-cut test (see --force).
     #[arg(long, value_name = "PATH")]
     pub acks: Option<PathBuf>,
+
+    /// Overwrite the file given to --acks when it exists (its acknowledgements are lost).
+    #[arg(long, requires = "acks")]
+    pub force: bool,
 
     /// Stop after this long (default: run until Ctrl-C, SIGTERM or the crash).
     #[arg(long, value_parser = duration_arg)]

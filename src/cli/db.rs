@@ -55,8 +55,8 @@ pub struct SaveArgs {
 /// Regression guard of `iosim run`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct BaselineArgs {
-    /// Compare with this stored run (id, `last`, `label:NAME`, `group:N`) and exit 4 if IOPS,
-    /// MiB/s or p99 latency regressed beyond --threshold.
+    /// Compare with this stored run (id, `last`, `label:NAME`, `group:N`; for a sweep: an earlier
+    /// sweep, point by point) and exit 4 if IOPS, MiB/s or p99 latency regressed beyond --threshold.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
 

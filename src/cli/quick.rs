@@ -36,6 +36,10 @@ pub struct QuickArgs {
     #[arg(long, default_value = "iosim-testfile.dat")]
     pub file: String,
 
+    /// Allow the test file to be a file iosim did not create (its data is overwritten), as `iosim run --allow-destroy`.
+    #[arg(long)]
+    pub allow_destroy: bool,
+
     /// Output.
     #[command(flatten)]
     pub out: OutputArgs,

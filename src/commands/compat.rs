@@ -47,6 +47,8 @@ fn store<P>(m: Measured<P>, front_end: fn(P) -> FrontEnd) -> Outcome {
 }
 
 /// `iosim translate`.
-pub fn translate(a: &CompatArgs, _ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    Ok(Outcome::from_code(crate::compat::translate::main(&a.args)?))
+pub fn translate(a: &CompatArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    Ok(Outcome::from_code(crate::compat::translate::main(
+        &a.args, ctx.out,
+    )?))
 }

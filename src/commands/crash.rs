@@ -9,7 +9,8 @@ use crate::outcome::Outcome;
 use crate::workload::CacheMode;
 
 /// Runs `iosim crash write` or `iosim crash verify`. A FAIL verdict ends as
-/// [`Outcome::IoErrors`] (exit status 3).
+/// [`Outcome::IoErrors`] (exit status 3), an INCOMPLETE one (a damaged
+/// acknowledgement log) as [`Outcome::Incomplete`] (5).
 pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let stop = ctx.stop.clone();
     match &a.action {
@@ -40,6 +41,7 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 allow_destroy: w.allow_destroy,
                 seed: w.seed,
                 acks: w.acks.clone(),
+                force: w.force,
                 quiet: w.quiet,
             };
             let s = writer::run(&cfg, &stop)?;
@@ -73,17 +75,19 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             };
             let header = Header::now();
             let res = check::verify(&v.targets, &v.acks, cache, &stop)?;
-            let passed = res.passed();
+            let outcome = if res.passed() {
+                Outcome::Success
+            } else if res.incomplete() {
+                Outcome::Incomplete
+            } else {
+                Outcome::IoErrors
+            };
             let doc = Document::Crash(Headed::new(header, res));
             ctx.out
                 .write_all(document::render(&doc, v.output)?.as_bytes())?;
             ctx.out.flush()?;
             save::save_result(&v.save, &doc);
-            Ok(if passed {
-                Outcome::Success
-            } else {
-                Outcome::IoErrors
-            })
+            Ok(outcome)
         }
     }
 }

@@ -66,12 +66,7 @@ fn write_page(cmd: &clap::Command, dir: &Path, written: &mut Vec<PathBuf>) -> an
     let mut page = Vec::new();
     man.render(&mut page)?;
     let path = dir.join(man.get_filename());
-    std::fs::write(&path, page).with_context(|| {
-        format!(
-            "cannot write '{}': check the directory's permissions",
-            path.display()
-        )
-    })?;
+    crate::outfile::write(&path, "man page", &page, crate::outfile::Existing::Replace)?;
     written.push(path);
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         if sub.get_name() != "help" {

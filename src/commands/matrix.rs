@@ -8,6 +8,7 @@ use crate::cli::{MatrixArgs, OutputFormat};
 use crate::document::{Document, Headed, Header};
 use crate::matrix::{self, grid_csv, output_path, summary_text, Metric};
 use crate::outcome::Outcome;
+use crate::outfile::{self, Existing};
 
 /// Runs the matrix, writes ORION's files, prints the summary, saves it.
 pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
@@ -38,8 +39,8 @@ pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let mut written = Ok(());
     for (name, text) in &files {
         let p = output_path(&a.out, name);
-        if let Err(e) = std::fs::write(&p, text) {
-            written = Err(anyhow::anyhow!("cannot write '{}': {e}", p.display()));
+        if let Err(e) = outfile::write(&p, "matrix file", text.as_bytes(), Existing::Replace) {
+            written = Err(e);
             break;
         }
     }

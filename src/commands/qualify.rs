@@ -7,6 +7,7 @@ use super::{save, Ctx};
 use crate::cli::{OutputFormat, QualifyArgs};
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
+use crate::outfile::{self, Existing};
 use crate::qualify::{self, QualifyResult, RoleArg};
 use crate::verdict::Role;
 
@@ -124,13 +125,12 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let text = crate::document::render(&doc, a.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
     let written = match html {
-        Some((p, page)) => std::fs::write(p, page)
+        Some((p, page)) => outfile::write(p, "HTML report", page.as_bytes(), Existing::Replace)
             .map(|()| {
                 if !a.out.quiet {
                     eprintln!("HTML report written to {}", p.display());
                 }
-            })
-            .map_err(|e| anyhow::anyhow!("cannot write the HTML report '{}': {e}", p.display())),
+            }),
         None => Ok(()),
     };
     save::save_result(&a.save, &doc);

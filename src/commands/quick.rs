@@ -11,6 +11,12 @@ use crate::outcome::Outcome;
 /// Runs the suite, prints it, saves it.
 pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let dir = q.dir.clone().unwrap_or_else(|| ".".into());
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(crate::Error::BadWorkload(format!(
+            "'{}' is not a directory: iosim quick takes the DIRECTORY for its test file (named by --file, default iosim-testfile.dat); to measure a file of your own use iosim quick DIR --file NAME, or iosim run FILE",
+            dir.display()
+        )));
+    }
     if !dir.is_dir() {
         return Err(crate::Error::MissingDirectory(dir).into());
     }
@@ -20,7 +26,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         duration: q.duration,
         engine: q.engine,
         cache: q.cache,
-        allow_destroy: false,
+        allow_destroy: q.allow_destroy,
     };
     let opts = run_options(&q.out, ctx.stop.clone(), Duration::from_secs(1));
     let header = Header::now();

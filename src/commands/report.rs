@@ -5,6 +5,7 @@ use crate::cli::report::ReportFormat;
 use crate::cli::{OutputFormat, ReportArgs};
 use crate::html::{charts, entries, html, png};
 use crate::outcome::Outcome;
+use crate::outfile::{self, Existing};
 use crate::store::StoredRun;
 
 /// `iosim report`.
@@ -43,13 +44,11 @@ pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         };
         let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
         if let Some(p) = &a.svg {
-            std::fs::write(p, &doc)
-                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
+            outfile::write(p, "SVG chart", doc.as_bytes(), Existing::Replace)?;
             eprintln!("wrote {} ({} chart)", p.display(), a.chart);
         }
         if let Some(p) = &a.png {
-            std::fs::write(p, png(&doc, 2.0)?)
-                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
+            outfile::write(p, "PNG chart", &png(&doc, 2.0)?, Existing::Replace)?;
             eprintln!("wrote {} ({} chart)", p.display(), a.chart);
         }
     }
@@ -64,8 +63,7 @@ pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     match &a.out {
         Some(p) => {
-            std::fs::write(p, page)
-                .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", p.display()))?;
+            outfile::write(p, "report", page.as_bytes(), Existing::Replace)?;
             eprintln!("wrote {}", p.display());
         }
         None if a.svg.is_none() && a.png.is_none() => ctx.out.write_all(page.as_bytes())?,

@@ -5,6 +5,7 @@ use super::{save, Ctx};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
+use crate::outfile::{self, Existing};
 
 /// Runs the workload, prints it, checks the baseline, saves it.
 pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
@@ -47,19 +48,19 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     // A reader that went away (| head) does not lose the result: it is still saved.
     let printed = ctx.out.write_all(text.as_bytes());
     let series = match &r.series {
-        Some(path) => std::fs::write(path, crate::report::series_csv(&run.result)).map_err(|e| {
-            anyhow::anyhow!("cannot write the time series to '{}': {e}", path.display())
-        }),
+        Some(path) => outfile::write(
+            path,
+            "time series",
+            crate::report::series_csv(&run.result).as_bytes(),
+            Existing::Replace,
+        ),
         None => Ok(()),
     };
     let doc = Document::Run(Box::new(run));
     let regressed = save::after_run(&r.save, baseline.as_ref(), &doc);
     series?;
     printed?;
-    if regressed && !interrupted && errors == 0 {
-        return Ok(Outcome::Regressed);
-    }
-    Ok(Outcome::of_run(interrupted, errors))
+    Ok(Outcome::of_checked_run(interrupted, errors, regressed))
 }
 
 /// `iosim run --profile NAME PATH...`.
@@ -97,8 +98,5 @@ fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome
     let printed = ctx.out.write_all(text.as_bytes());
     let regressed = save::after_run(&r.save, baseline.as_ref(), &doc);
     printed?;
-    if regressed && !interrupted && errors == 0 {
-        return Ok(Outcome::Regressed);
-    }
-    Ok(Outcome::of_run(interrupted, errors))
+    Ok(Outcome::of_checked_run(interrupted, errors, regressed))
 }

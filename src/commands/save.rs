@@ -7,8 +7,9 @@ use crate::cli::{BaselineArgs, DbArgs, SaveArgs};
 use crate::document::Document;
 use crate::runner::RunResult;
 use crate::store::compare::{self, Side};
-use crate::store::render::write_fallback;
+use crate::store::render::{point_name, write_fallback};
 use crate::store::RunId;
+use crate::sweep::{PointResult, SweepResult};
 
 /// Stores a measured document. Never fails: on a store error it warns, writes
 /// the JSON to a fallback file and says where (the result was already printed).
@@ -57,19 +58,101 @@ fn store_value(
     }
 }
 
+/// A stored document and its run id.
+type StoredDoc = (i64, Document);
+
 /// A `--baseline` reference resolved before the measurement starts, so
 /// that a missing or unusable baseline fails at once, not after the run.
 pub struct Baseline {
     reference: String,
     threshold: f64,
-    side: Side,
+    /// What is compared, by name: one unnamed side for a run; one side per
+    /// sweep point (named by its settings, `qd=8`) for a sweep.
+    sides: Vec<(String, Side)>,
 }
 
 impl Baseline {
-    /// Resolves `--baseline` (None without one). Fails when the reference
-    /// names nothing stored or nothing with run results; warns when it is a
-    /// single run.
+    /// Resolves `--baseline` of a run (None without one). Fails when the
+    /// reference names nothing stored or nothing with run results; warns
+    /// when it is a single run.
     pub fn resolve(db: &DbArgs, guard: &BaselineArgs) -> anyhow::Result<Option<Baseline>> {
+        let Some((reference, docs)) = Self::stored(db, guard)? else {
+            return Ok(None);
+        };
+        let runs: Vec<(i64, &RunResult)> = docs
+            .iter()
+            .filter_map(|(id, d)| Some((*id, d.runs().first()?.1)))
+            .collect();
+        if runs.is_empty() {
+            anyhow::bail!("baseline '{reference}' holds no run results to compare with: choose a run stored by `iosim run`");
+        }
+        Self::warn_single(&reference, runs.len(), "run");
+        let side = Side::new(
+            &format!("baseline {reference}"),
+            runs.iter().map(|(id, _)| *id).collect(),
+            &runs.iter().map(|(_, r)| *r).collect::<Vec<_>>(),
+        );
+        Ok(Some(Baseline {
+            reference,
+            threshold: guard.threshold,
+            sides: vec![(String::new(), side)],
+        }))
+    }
+
+    /// Resolves `--baseline` of a sweep: earlier sweeps, compared point by
+    /// point (the points with the same settings). Fails when the reference
+    /// names nothing stored or no sweep.
+    pub fn resolve_sweep(db: &DbArgs, guard: &BaselineArgs) -> anyhow::Result<Option<Baseline>> {
+        let Some((reference, docs)) = Self::stored(db, guard)? else {
+            return Ok(None);
+        };
+        let sweeps: Vec<(i64, &SweepResult)> = docs
+            .iter()
+            .filter_map(|(id, d)| match d {
+                Document::Sweep(s) => Some((*id, &s.body)),
+                _ => None,
+            })
+            .collect();
+        if sweeps.is_empty() {
+            anyhow::bail!(
+                "baseline '{reference}' holds no sweep to compare with: a sweep is compared point by point with an earlier sweep \
+                 of the same points (iosim sweep ... --label before, then --baseline label:before)"
+            );
+        }
+        Self::warn_single(&reference, sweeps.len(), "sweep");
+        let mut names: Vec<String> = Vec::new();
+        for (_, s) in &sweeps {
+            for p in &s.points {
+                let n = point_name(p);
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        let sides = names
+            .into_iter()
+            .map(|n| {
+                let (ids, points): (Vec<i64>, Vec<&PointResult>) = sweeps
+                    .iter()
+                    .flat_map(|(id, s)| s.points.iter().map(move |p| (*id, p)))
+                    .filter(|(_, p)| point_name(p) == n)
+                    .unzip();
+                let side = Side::of_points(&format!("baseline {reference}"), ids, &points);
+                (n, side)
+            })
+            .collect();
+        Ok(Some(Baseline {
+            reference,
+            threshold: guard.threshold,
+            sides,
+        }))
+    }
+
+    /// The documents `--baseline` names (None without one, or on a rank other than 0).
+    fn stored(
+        db: &DbArgs,
+        guard: &BaselineArgs,
+    ) -> anyhow::Result<Option<(String, Vec<StoredDoc>)>> {
         let Some(reference) = &guard.baseline else {
             return Ok(None);
         };
@@ -78,66 +161,81 @@ impl Baseline {
             return Ok(None);
         }
         let store = db.open_existing()?;
-        let stored = store.resolve(reference)?;
-        let docs: Vec<(i64, Document)> = stored
+        let docs = store
+            .resolve(reference)?
             .iter()
             .filter_map(|r| Some((r.row.id, r.document().ok()?)))
             .collect();
-        let runs: Vec<(i64, &RunResult)> = docs
-            .iter()
-            .filter_map(|(id, d)| Some((*id, d.runs().first()?.1)))
-            .collect();
-        if runs.is_empty() {
-            anyhow::bail!("baseline '{reference}' holds no run results to compare with: choose a run stored by `iosim run`");
-        }
-        if runs.len() == 1 {
+        Ok(Some((reference.clone(), docs)))
+    }
+
+    fn warn_single(reference: &str, n: usize, what: &str) {
+        if n == 1 {
             eprintln!(
-                "iosim: warning: the baseline '{reference}' is a single run, and one run cannot tell \
-                 a regression from noise: store several runs under one label (iosim run ... --label base, \
+                "iosim: warning: the baseline '{reference}' is a single {what}, and one {what} cannot tell \
+                 a regression from noise: store several {what}s under one label (iosim {what} ... --label base, \
                  3 times or more) and use --baseline label:base"
             );
         }
-        let side = Side::new(
-            &format!("baseline {reference}"),
-            runs.iter().map(|(id, _)| *id).collect(),
-            &runs.iter().map(|(_, r)| *r).collect::<Vec<_>>(),
-        );
-        Ok(Some(Baseline {
-            reference: reference.clone(),
-            threshold: guard.threshold,
-            side,
-        }))
     }
 
-    /// Compares a measured document with the baseline, prints the verdict on
-    /// stderr, and tells whether it regressed beyond the threshold.
+    /// Compares a measured document with the baseline (a sweep point by
+    /// point), prints the comparison and the verdict on stderr, and tells
+    /// whether anything regressed beyond the threshold.
     pub fn check(&self, doc: &Document) -> bool {
-        let runs = doc.runs();
-        let this = Side::new(
-            "this run",
-            vec![0],
-            &runs
-                .first()
-                .map(|(_, r)| *r)
-                .into_iter()
-                .collect::<Vec<_>>(),
-        );
-        eprint!("{}", compare::table(&[self.side.clone(), this.clone()]));
-        let regs = compare::regressions(&self.side, &this, self.threshold);
-        if regs.is_empty() {
-            eprintln!(
-                "baseline check passed against '{}': no regression beyond {}% in IOPS, MiB/s or p99 latency",
-                self.reference, self.threshold
-            );
-        } else {
-            for r in &regs {
+        let this: Vec<(String, Side)> = match doc {
+            Document::Sweep(s) => s
+                .body
+                .points
+                .iter()
+                .map(|p| (point_name(p), Side::of_points("this sweep", vec![0], &[p])))
+                .collect(),
+            _ => {
+                let runs = doc.runs();
+                let first: Vec<&RunResult> = runs.first().map(|(_, r)| *r).into_iter().collect();
+                vec![(String::new(), Side::new("this run", vec![0], &first))]
+            }
+        };
+        let mut compared = 0;
+        let mut regressed = false;
+        for (name, this) in &this {
+            let Some((_, base)) = self.sides.iter().find(|(n, _)| n == name) else {
                 eprintln!(
-                    "REGRESSION: {} {:.1} -> {:.1} ({:+.1}%, threshold {}%)",
+                    "iosim: warning: point {name} is not in the baseline '{}': not compared",
+                    self.reference
+                );
+                continue;
+            };
+            compared += 1;
+            let point = if name.is_empty() {
+                String::new()
+            } else {
+                format!("point {name}: ")
+            };
+            if !name.is_empty() {
+                eprintln!("point {name}:");
+            }
+            eprint!("{}", compare::table(&[base.clone(), this.clone()]));
+            for r in compare::regressions(base, this, self.threshold) {
+                regressed = true;
+                eprintln!(
+                    "REGRESSION: {point}{} {:.1} -> {:.1} ({:+.1}%, threshold {}%)",
                     r.metric, r.base, r.value, r.rel_pct, self.threshold
                 );
             }
         }
-        !regs.is_empty()
+        if compared == 0 {
+            eprintln!(
+                "iosim: warning: no point of this sweep is in the baseline '{}': nothing was compared",
+                self.reference
+            );
+        } else if !regressed {
+            eprintln!(
+                "baseline check passed against '{}': no regression beyond {}% in IOPS, MiB/s or p99 latency",
+                self.reference, self.threshold
+            );
+        }
+        regressed
     }
 }
 

@@ -5,6 +5,7 @@ use super::{save, Ctx};
 use crate::cli::SweepArgs;
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
+use crate::outfile::{self, Existing};
 use crate::sweep::{self, studies, Combine, SweepPlan};
 
 /// Runs the sweep (or lists the studies), prints and saves it.
@@ -48,7 +49,7 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         knee_threshold: a.knee_threshold,
         study,
     };
-    let baseline = save::Baseline::resolve(&a.run.save.db, &a.run.guard)?;
+    let baseline = save::Baseline::resolve_sweep(&a.run.save.db, &a.run.guard)?;
     let opts = run_options(&a.run.out, ctx.stop.clone(), a.run.interval);
     crate::mpi::configure(&a.run.mpi);
     let header = Header::now();
@@ -58,19 +59,19 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     let interrupted = res.interrupted;
     let csv_written = match &a.csv {
-        Some(path) => std::fs::write(path, sweep::csv(&res))
-            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display())),
+        Some(path) => outfile::write(
+            path,
+            "CSV table",
+            sweep::csv(&res).as_bytes(),
+            Existing::Replace,
+        ),
         None => Ok(()),
     };
     let doc = Document::Sweep(Headed::new(header, res));
     let text = crate::document::render(&doc, a.run.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());
-    save::after_run(&a.run.save, baseline.as_ref(), &doc);
+    let regressed = save::after_run(&a.run.save, baseline.as_ref(), &doc);
     csv_written?;
     printed?;
-    Ok(if interrupted {
-        Outcome::Interrupted
-    } else {
-        Outcome::Success
-    })
+    Ok(Outcome::of_checked_run(interrupted, 0, regressed))
 }

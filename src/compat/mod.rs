@@ -377,9 +377,12 @@ pub fn exit_code(res: &RunResult) -> u8 {
 /// Writes the JSON document when `--json FILE` was given.
 pub fn write_json(path: Option<&Path>, res: &RunResult) -> anyhow::Result<()> {
     if let Some(p) = path {
-        std::fs::write(p, crate::report::json(res) + "\n").map_err(|e| {
-            anyhow::Error::new(e).context(format!("cannot write '{}'", p.display()))
-        })?;
+        crate::outfile::write(
+            p,
+            "JSON result",
+            (crate::report::json(res) + "\n").as_bytes(),
+            crate::outfile::Existing::Replace,
+        )?;
     }
     Ok(())
 }

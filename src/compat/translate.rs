@@ -184,8 +184,8 @@ fn shape_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
     }
 }
 
-/// `iosim translate sqlio|diskspd ...`: prints the command; returns the exit code.
-pub fn main(args: &[String]) -> anyhow::Result<u8> {
+/// `iosim translate sqlio|diskspd ...`: writes the command to `out`; returns the exit code.
+pub fn main(args: &[String], out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
     let (tool, rest) = match args.split_first() {
         Some((t, r)) => (t.as_str(), r),
         None => anyhow::bail!(crate::Error::BadWorkload(
@@ -234,9 +234,9 @@ pub fn main(args: &[String]) -> anyhow::Result<u8> {
     for line in &w.0 {
         notes.push(format!("warning {line}"));
     }
-    println!("{cmd}");
+    writeln!(out, "{cmd}")?;
     for n in notes {
-        println!("# note: {n}");
+        writeln!(out, "# note: {n}")?;
     }
     Ok(0)
 }

@@ -34,6 +34,8 @@ use serde::{Deserialize, Serialize};
 pub const ACKLOG_VERSION: u32 = 1;
 const HEADER_TAG: &str = "#iosim-acks";
 const END_TAG: &str = "#end";
+/// How the trailer's reason starts when an error stopped the writer.
+const ERROR_REASON: &str = "error: ";
 
 /// Errors reading an acknowledgement log.
 #[derive(Debug, thiserror::Error)]
@@ -159,13 +161,20 @@ pub struct AckHeader {
     pub targets: Vec<AckTarget>,
 }
 
-/// The trailer a writer that stopped normally appends.
+/// The trailer a writer that stopped on its own appends (at its duration,
+/// interrupted, or after an I/O error).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AckEnd {
     /// Records written.
     pub records: u64,
-    /// Why the writer stopped (duration, interrupted, error).
+    /// Why the writer stopped: `duration`, `interrupted`, or `error: ` and the error.
     pub reason: String,
+}
+
+/// The error that stopped the writer, from its trailer's `reason` (None when
+/// it stopped at its duration or was interrupted).
+pub fn stop_error(reason: &str) -> Option<&str> {
+    reason.strip_prefix(ERROR_REASON)
 }
 
 /// A log as read back.
@@ -219,9 +228,9 @@ impl AckWriter {
         }
     }
 
-    /// Creates (truncating) the log file at `path`.
-    pub fn create(path: &Path) -> std::io::Result<AckWriter> {
-        let f = File::create(path)?;
+    /// A writer to the log file `f` (opened by `crate::outfile`, which
+    /// decides what becomes of a file already there).
+    pub fn to_file(f: File) -> std::io::Result<AckWriter> {
         let out = Box::new(f.try_clone()?);
         Ok(AckWriter::new(Some(f), out))
     }
@@ -278,7 +287,12 @@ impl AckWriter {
         Ok(())
     }
 
-    /// Appends the trailer of a writer that stopped normally.
+    /// Appends the trailer of a writer stopped by `error` (read back by [`stop_error`]).
+    pub fn end_error(&mut self, error: &str) -> std::io::Result<()> {
+        self.end(&format!("{ERROR_REASON}{error}"))
+    }
+
+    /// Appends the trailer of a writer that stopped on its own.
     pub fn end(&mut self, reason: &str) -> std::io::Result<()> {
         let e = AckEnd {
             records: self.records(),
@@ -365,6 +379,8 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<AckLog, AckLogError> {
 
     let mut records = Vec::new();
     let mut end = None;
+    // The line of the writer's trailer: nothing follows it in an intact log.
+    let mut end_line = None;
     let mut damage = Vec::new();
     // Bad lines seen since the last good one: damage if a good line follows, a tail otherwise.
     let mut bad: Vec<(usize, usize)> = Vec::new();
@@ -374,6 +390,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<AckLog, AckLogError> {
         let rec = body.and_then(|b| {
             if let Some(j) = b.strip_prefix(END_TAG) {
                 end = serde_json::from_str::<AckEnd>(j.trim_start()).ok();
+                end_line = end.as_ref().map(|_| lineno);
                 return end.as_ref().map(|_| None);
             }
             parse_record(b).map(Some)
@@ -386,7 +403,12 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<AckLog, AckLogError> {
                         "line {l} (byte {o}) is damaged (its checksum does not match) and was not read; the acknowledgement it held is unknown"
                     ));
                 }
-                if let Some(r) = r {
+                if let (Some(r), Some(e)) = (r, end_line.filter(|&e| e < lineno)) {
+                    damage.push(format!(
+                        "line {lineno}: acknowledgement {} follows the writer's #end line (line {e}), after which the writer wrote nothing: not read (was another log appended?)",
+                        r.seq
+                    ));
+                } else if let Some(r) = r {
                     let want = records.last().map_or(1, |p: &AckRecord| p.seq + 1);
                     if r.seq != want {
                         damage.push(format!(
@@ -415,12 +437,31 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<AckLog, AckLogError> {
             bytes.len() - complete
         ));
     }
-    let truncated_tail = (!tail.is_empty()).then(|| {
-        format!(
+    let mut truncated_tail = None;
+    if let Some(e) = &end {
+        // A writer that wrote its trailer stopped on its own: it was not cut
+        // off mid-line, and the trailer counts what it wrote.
+        if !tail.is_empty() {
+            damage.push(format!(
+                "{} after the writer's #end line: the log was changed after the writer stopped",
+                tail.join(" and ")
+            ));
+        }
+        let last = records.last().map_or(0, |r| r.seq);
+        if e.records > last {
+            damage.push(format!(
+                "the writer's #end line counts {} acknowledgements, the log holds them up to {last}: records {}..{} are missing from the log",
+                e.records,
+                last + 1,
+                e.records
+            ));
+        }
+    } else if !tail.is_empty() {
+        truncated_tail = Some(format!(
             "{}: the writer stopped in the middle of writing it (a crash of the writer or its machine); ignored",
             tail.join(" and ")
-        )
-    });
+        ));
+    }
     Ok(AckLog {
         header,
         records,
@@ -578,6 +619,40 @@ mod tests {
     }
 
     #[test]
+    fn anything_after_the_trailer_is_damage() {
+        let full = log_of(6, true);
+        let text = String::from_utf8(full.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // The last record deleted: no gap, but the trailer counts 6.
+        let cut: String = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 6)
+            .map(|(_, l)| format!("{l}\n"))
+            .collect();
+        let l = parse(cut.as_bytes(), "t").unwrap();
+        assert_eq!(l.records.len(), 5);
+        assert_eq!(l.damage.len(), 1, "{:?}", l.damage);
+        assert!(l.damage[0].contains("records 6..6 are missing"));
+        // A partial line after the trailer is damage, not a crash's tail.
+        let mut b = full.clone();
+        b.extend_from_slice(b"7 0 p 8192");
+        let l = parse(&b, "t").unwrap();
+        assert!(l.truncated_tail.is_none());
+        assert!(
+            l.damage[0].contains("after the writer's #end line"),
+            "{:?}",
+            l.damage
+        );
+        // A second log appended: its records are not read.
+        let mut b = full.clone();
+        b.extend_from_slice(&log_of(2, false));
+        let l = parse(&b, "t").unwrap();
+        assert_eq!(l.records.len(), 6);
+        assert!(!l.damage.is_empty());
+    }
+
+    #[test]
     fn not_a_log_is_refused() {
         assert!(matches!(
             parse(b"hello\n", "x"),
@@ -593,7 +668,7 @@ mod tests {
     fn file_writer_syncs_and_reads_back() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("acks.log");
-        let mut w = AckWriter::create(&p).unwrap();
+        let mut w = AckWriter::to_file(File::create(&p).unwrap()).unwrap();
         w.header(&header()).unwrap();
         w.push(rec(1));
         w.commit().unwrap();

@@ -155,7 +155,8 @@ pub struct AckSummary {
     pub writer_started: String,
     /// Seconds from the writer's start to the last acknowledgement.
     pub writer_secs: f64,
-    /// The writer ended normally (no crash) and why.
+    /// The writer stopped on its own (no crash) and why: `duration`,
+    /// `interrupted`, or `error: ` and the I/O error that stopped it.
     pub writer_end: Option<String>,
     /// A partial last line, ignored.
     pub truncated_tail: Option<String>,
@@ -174,7 +175,8 @@ pub struct AckSummary {
 /// when, where and which iosim are in its header).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CrashVerdict {
-    /// PASS or FAIL.
+    /// PASS, FAIL, or INCOMPLETE (no failure, but the acknowledgement log is
+    /// damaged: the writes it lost could not be judged).
     pub verdict: String,
     /// Totals.
     pub counts: Counts,
@@ -192,6 +194,11 @@ impl CrashVerdict {
     /// True with zero lost, corrupt, misdirected, ordering and counted torn pages.
     pub fn passed(&self) -> bool {
         self.verdict == "PASS"
+    }
+
+    /// True when nothing failed but the acknowledgement log is damaged.
+    pub fn incomplete(&self) -> bool {
+        self.verdict == "INCOMPLETE"
     }
 }
 
@@ -365,8 +372,20 @@ pub fn verify(
                 .into(),
         );
     }
+    let verdict = if failed {
+        "FAIL"
+    } else if !damage.is_empty() {
+        notes.push(
+            "INCOMPLETE: the acknowledgement log is damaged (ACK LOG DAMAGED above), so the acknowledged writes it lost could not be judged; \
+             none of the others failed, but this is not a PASS. Verify again with an intact copy of the log, or repeat the test"
+                .into(),
+        );
+        "INCOMPLETE"
+    } else {
+        "PASS"
+    };
     Ok(CrashVerdict {
-        verdict: if failed { "FAIL" } else { "PASS" }.into(),
+        verdict: verdict.into(),
         counts,
         acks: AckSummary {
             path: acks.display().to_string(),
@@ -757,8 +776,11 @@ pub fn text(v: &CrashVerdict) -> String {
         a.host,
         a.writer_started,
         a.writer_secs,
-        match &a.writer_end {
-            Some(r) => format!("the writer stopped normally: {r}"),
+        match a.writer_end.as_deref() {
+            Some(r) => match acklog::stop_error(r) {
+                Some(e) => format!("the writer stopped after an I/O error: {e}"),
+                None => format!("the writer stopped normally: {r}"),
+            },
             None => "the writer did not stop normally: a crash".into(),
         }
     );
@@ -871,7 +893,7 @@ mod tests {
     fn every_class_is_found_on_the_right_page() {
         let d = tempfile::tempdir().unwrap();
         let (f, acks) = (d.path().join("f"), d.path().join("acks"));
-        let mut w = AckWriter::create(&acks).unwrap();
+        let mut w = AckWriter::to_file(File::create(&acks).unwrap()).unwrap();
         w.header(&AckHeader {
             run_seed: SEED,
             page_size: PAGE_SIZE as u32,

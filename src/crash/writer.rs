@@ -30,6 +30,7 @@ use rand::{Rng, SeedableRng};
 
 use super::acklog::{AckHeader, AckRecord, AckTarget, AckWriter, Mechanism, WriteKind};
 use crate::buf::AlignedBuf;
+use crate::outfile::{self, Existing};
 use crate::target::{self, PrepareOptions};
 use crate::verify::{self, PageId, PAGE_SIZE};
 use crate::workload::{CacheMode, RwMode, TargetSpec, WorkloadSpec};
@@ -99,6 +100,10 @@ pub fn parse_mix(s: &str) -> Result<Mix, String> {
     Ok(m)
 }
 
+/// Why an existing acknowledgement log is not overwritten, and what to do.
+const ACK_LOG_KEPT: &str = "may be the only record of the last power-cut test: verify it first \
+     (iosim crash verify --acks FILE), then give --force to overwrite it, or give --acks another name";
+
 /// What `iosim crash write` was asked to do.
 #[derive(Clone, Debug)]
 pub struct WriteConfig {
@@ -126,6 +131,8 @@ pub struct WriteConfig {
     pub seed: Option<u64>,
     /// Where the acknowledgements go (None: standard output).
     pub acks: Option<PathBuf>,
+    /// Overwrite an existing acknowledgement log (`--force`).
+    pub force: bool,
     /// No notes on stderr.
     pub quiet: bool,
 }
@@ -174,6 +181,126 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
     let seed = cfg
         .seed
         .unwrap_or_else(|| now_us() ^ u64::from(std::process::id()) << 40);
+    // The log first: an existing one (perhaps the only record of the last
+    // power cut) is refused before any target is touched.
+    let log_file = match &cfg.acks {
+        Some(p) => Some(outfile::create(
+            p,
+            "acknowledgement log",
+            if cfg.force {
+                Existing::Replace
+            } else {
+                Existing::Refuse(ACK_LOG_KEPT)
+            },
+        )?),
+        None => None,
+    };
+    let opened = open_targets(cfg);
+    let (mut tgts, claims, header_targets) = match opened {
+        Ok(t) => t,
+        Err(e) => {
+            // Nothing was written: the empty log this run created goes.
+            if let (Some(p), false) = (&cfg.acks, cfg.force) {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+    };
+    let log_name = cfg
+        .acks
+        .as_ref()
+        .map_or("standard output".to_string(), |p| {
+            format!("'{}'", p.display())
+        });
+    let log_error = |e: std::io::Error| {
+        anyhow::Error::new(e).context(format!(
+            "cannot write the acknowledgement log to {log_name}"
+        ))
+    };
+    let mut acks = match log_file {
+        Some(f) => AckWriter::to_file(f).map_err(log_error)?,
+        None => AckWriter::new(None, Box::new(std::io::stdout())),
+    };
+    let started_us = now_us();
+    acks.header(&AckHeader {
+        run_seed: seed,
+        page_size: PAGE_SIZE as u32,
+        started_us,
+        torn_protection: cfg.torn_protection,
+        mix: cfg.mix.to_string(),
+        profile: cfg.profile.clone(),
+        host: crate::sysmon::host::host_info().host,
+        iosim_version: env!("CARGO_PKG_VERSION").to_string(),
+        targets: header_targets,
+    })
+    .map_err(log_error)?;
+    if !cfg.quiet {
+        eprintln!(
+            "iosim crash write: writing {} target(s), mix {}; acknowledgements to {log_name}. Stop with Ctrl-C, or cut the power.",
+            tgts.len(),
+            cfg.mix,
+        );
+    }
+
+    let t0 = Instant::now();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut buf = AlignedBuf::new(PAGE_SIZE);
+    let mut sum = WriteSummary::default();
+    let total = cfg.mix.total();
+    let mut next = 0usize;
+    let result = loop {
+        if stop.load(Ordering::Relaxed) {
+            break Ok("interrupted");
+        }
+        if cfg.duration.is_some_and(|d| t0.elapsed() >= d) {
+            break Ok("duration");
+        }
+        let t = &mut tgts[next];
+        let ti = next as u32;
+        next = (next + 1) % cfg.targets.len();
+        let mut pick = rng.gen_range(0..total);
+        let kind = [cfg.mix.dsync, cfg.mix.fdatasync, cfg.mix.fsync, cfg.mix.log]
+            .iter()
+            .position(|&w| {
+                if pick < w {
+                    true
+                } else {
+                    pick -= w;
+                    false
+                }
+            })
+            .unwrap_or(3);
+        if let Err(e) = step(
+            t, ti, kind, seed, cfg, &mut rng, &mut buf, &mut acks, &mut sum,
+        ) {
+            break Err(e);
+        }
+    };
+    // A normal stop makes the batches in flight durable and says so.
+    let reason = match result {
+        Ok(r) => {
+            for (ti, t) in tgts.iter_mut().enumerate() {
+                sync_batch(t, ti as u32, Mechanism::Fdatasync, &mut acks, &mut sum)?;
+            }
+            r.to_string()
+        }
+        Err(e) => {
+            let _ = acks.end_error(&format!("{e:#}"));
+            return Err(e);
+        }
+    };
+    acks.end(&reason)?;
+    drop(claims);
+    sum.secs = t0.elapsed().as_secs_f64();
+    sum.reason = reason;
+    Ok(sum)
+}
+
+/// The targets, created or opened as `iosim run` would, with their layout
+/// and their claims (a block device held `O_EXCL`, kept for the run).
+type Opened = (Vec<Tgt>, Vec<Option<File>>, Vec<AckTarget>);
+
+fn open_targets(cfg: &WriteConfig) -> anyhow::Result<Opened> {
     let mut tgts = Vec::new();
     let mut claims = Vec::new();
     let mut header_targets = Vec::new();
@@ -243,91 +370,7 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
         // The target's claim (a block device held O_EXCL) lives as long as the run.
         claims.push(p.claim.take());
     }
-
-    let mut acks = match &cfg.acks {
-        Some(p) => AckWriter::create(p).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot create the acknowledgement log '{}': {e}",
-                p.display()
-            )
-        })?,
-        None => AckWriter::new(None, Box::new(std::io::stdout())),
-    };
-    let started_us = now_us();
-    acks.header(&AckHeader {
-        run_seed: seed,
-        page_size: PAGE_SIZE as u32,
-        started_us,
-        torn_protection: cfg.torn_protection,
-        mix: cfg.mix.to_string(),
-        profile: cfg.profile.clone(),
-        host: crate::sysmon::host::host_info().host,
-        iosim_version: env!("CARGO_PKG_VERSION").to_string(),
-        targets: header_targets,
-    })?;
-    if !cfg.quiet {
-        eprintln!(
-            "iosim crash write: writing {} target(s), mix {}; acknowledgements to {}. Stop with Ctrl-C, or cut the power.",
-            tgts.len(),
-            cfg.mix,
-            cfg.acks
-                .as_ref()
-                .map_or("standard output".to_string(), |p| p.display().to_string())
-        );
-    }
-
-    let t0 = Instant::now();
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let mut buf = AlignedBuf::new(PAGE_SIZE);
-    let mut sum = WriteSummary::default();
-    let total = cfg.mix.total();
-    let mut next = 0usize;
-    let result = loop {
-        if stop.load(Ordering::Relaxed) {
-            break Ok("interrupted");
-        }
-        if cfg.duration.is_some_and(|d| t0.elapsed() >= d) {
-            break Ok("duration");
-        }
-        let t = &mut tgts[next];
-        let ti = next as u32;
-        next = (next + 1) % cfg.targets.len();
-        let mut pick = rng.gen_range(0..total);
-        let kind = [cfg.mix.dsync, cfg.mix.fdatasync, cfg.mix.fsync, cfg.mix.log]
-            .iter()
-            .position(|&w| {
-                if pick < w {
-                    true
-                } else {
-                    pick -= w;
-                    false
-                }
-            })
-            .unwrap_or(3);
-        if let Err(e) = step(
-            t, ti, kind, seed, cfg, &mut rng, &mut buf, &mut acks, &mut sum,
-        ) {
-            break Err(e);
-        }
-    };
-    // A normal stop makes the batches in flight durable and says so.
-    let reason = match result {
-        Ok(r) => {
-            for (ti, t) in tgts.iter_mut().enumerate() {
-                sync_batch(t, ti as u32, Mechanism::Fdatasync, &mut acks, &mut sum)?;
-            }
-            r.to_string()
-        }
-        Err(e) => {
-            let _ = acks.end(&format!("error: {e:#}"));
-            return Err(e);
-        }
-    };
-    acks.end(&reason)?;
-    drop(claims);
-    sum.secs = t0.elapsed().as_secs_f64();
-    sum.reason = reason;
-    Ok(sum)
+    Ok((tgts, claims, header_targets))
 }
 
 /// One write (and, for a buffered write that fills a batch, its sync).

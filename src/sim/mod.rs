@@ -280,11 +280,14 @@ impl Shared {
                 rec.retries,
                 rec.recovered
             );
-            let written = crate::target::create_side_file(&dump, self.allow_destroy, "dump file")
-                .and_then(|mut f| {
-                    f.write_all(crate::verify::dump_text(&title, exp, got).as_bytes())?;
-                    Ok(())
-                });
+            let written = crate::outfile::write(
+                &dump,
+                "dump file",
+                crate::verify::dump_text(&title, exp, got).as_bytes(),
+                crate::outfile::Existing::IfIosims {
+                    allow_destroy: self.allow_destroy,
+                },
+            );
             match written {
                 Ok(()) => {
                     log.dumps_written += 1;
@@ -400,7 +403,13 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     // the data files' rules (create new, or reuse only what iosim made).
     let error_path = cfg.error_file.clone();
     let log_existed = error_path.exists();
-    let jsonl = crate::target::create_side_file(&error_path, opts.allow_destroy, "error log")?;
+    let jsonl = crate::outfile::create(
+        &error_path,
+        "error log",
+        crate::outfile::Existing::IfIosims {
+            allow_destroy: opts.allow_destroy,
+        },
+    )?;
     let mut files: Vec<SimFile> = Vec::new();
     for i in 0..cfg.files.len() {
         match files::open(&cfg, i, opts.allow_destroy) {

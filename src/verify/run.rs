@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -419,6 +418,9 @@ pub enum StateError {
         /// would be printed a second time in the error chain.)
         cause: std::io::Error,
     },
+    /// Saving it failed.
+    #[error(transparent)]
+    Save(#[from] crate::outfile::OutFileError),
     /// The file is not a state file or is damaged.
     #[error("verify state file '{path}' is damaged or not an iosim verify state ({why}): remove it to start a new one")]
     Damaged {
@@ -459,10 +461,6 @@ pub fn save_state(
     paths: &[String],
     tables: &[std::sync::Arc<GenTable>],
 ) -> Result<(), StateError> {
-    let io = |cause| StateError::Io {
-        path: path.to_path_buf(),
-        cause,
-    };
     let header = StateHeader {
         seed: tables.first().map_or(0, |t| t.seed),
         targets: tables
@@ -488,11 +486,11 @@ pub fn save_state(
     }
     let crc = crc32c::crc32c(&bytes);
     bytes.extend_from_slice(&crc.to_le_bytes());
-    let tmp = path.with_extension("tmp-iosim");
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(&bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    Ok(crate::outfile::replace_atomically(
+        path,
+        "verify state",
+        &bytes,
+    )?)
 }
 
 /// Loads a state file into `tables` (which must have its shape); returns its seed.

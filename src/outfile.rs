@@ -1,0 +1,255 @@
+//! Files iosim writes its results to at a path the user names (`--html`,
+//! `--out`, `--svg`, `--png`, `--csv`, `--series`, `--json`, matrix's
+//! `--out PREFIX`, `manpages DIR`, `--verify-state`, `crash write --acks`,
+//! capture's `-o NAME`, the simulator's `--log` and dump files). The one
+//! place that decides what becomes of a file already at that path
+//! ([`Existing`]), and the errors that name the path and say what to do
+//! (README, "Safety").
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// What becomes of a file already at the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Replaced (truncated and rewritten), as a shell's `>` does: reports,
+    /// charts, tables, man pages, a verify state. Devices and pipes
+    /// (`/dev/stdout`, `>(gzip)`) are written as they are.
+    Replace,
+    /// Refused, untouched; the file is created with `O_EXCL` (`create_new`),
+    /// so a file that appears meanwhile is refused too. The text says why the
+    /// file matters and what to do instead (a flag that forces it, another name).
+    Refuse(&'static str),
+    /// The rule of test files, for files beside a run (the simulator's error
+    /// log and dump files): a new file is created and marked as iosim's
+    /// (`user.iosim`); an existing one is reused (truncated) only when iosim
+    /// made it, or with `allow_destroy`.
+    IfIosims {
+        /// `--allow-destroy` was given.
+        allow_destroy: bool,
+    },
+}
+
+/// An output file that cannot be written; each message names the file and
+/// what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum OutFileError {
+    /// The path exists and [`Existing::Refuse`] keeps it.
+    #[error("refusing to overwrite the {what} '{path}': it exists and {why}", path = path.display())]
+    Exists {
+        /// What the file is ("acknowledgement log").
+        what: String,
+        /// The file.
+        path: PathBuf,
+        /// Why it is kept, and what to do instead.
+        why: &'static str,
+    },
+    /// The directory that should hold the file does not exist.
+    #[error("cannot write the {what} '{path}': the directory '{dir}' does not exist: create it first or choose another path", path = path.display(), dir = dir.display())]
+    NoDirectory {
+        /// What the file is.
+        what: String,
+        /// The file.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// [`Existing::IfIosims`]: the path is a directory, device or link.
+    #[error("the {what} '{path}' exists and is not a regular file: choose another path", path = path.display())]
+    NotAFile {
+        /// What the file is.
+        what: String,
+        /// The file.
+        path: PathBuf,
+    },
+    /// [`Existing::IfIosims`]: a file iosim did not create, without `--allow-destroy`.
+    #[error(transparent)]
+    WouldDestroy(crate::Error),
+    /// Creating or writing failed.
+    #[error("cannot write the {what} '{path}': {cause}: check the path, its directory's permissions and the free space", path = path.display())]
+    Io {
+        /// What the file is.
+        what: String,
+        /// The file.
+        path: PathBuf,
+        /// Why (not a thiserror `source`: the message names it, and a
+        /// source would be printed a second time in the error chain).
+        cause: io::Error,
+    },
+}
+
+fn io_error(what: &str, path: &Path, cause: io::Error) -> OutFileError {
+    if cause.kind() == io::ErrorKind::NotFound {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return OutFileError::NoDirectory {
+                what: what.to_string(),
+                path: path.to_path_buf(),
+                dir: dir.to_path_buf(),
+            };
+        }
+    }
+    OutFileError::Io {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        cause,
+    }
+}
+
+/// Opens the output file `path` (`what` it is, for messages) for writing,
+/// under the `existing` rule.
+pub fn create(path: &Path, what: &str, existing: Existing) -> Result<File, OutFileError> {
+    let err = |e| io_error(what, path, e);
+    match existing {
+        Existing::Replace => File::create(path).map_err(err),
+        Existing::Refuse(why) => match OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(f) => Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(OutFileError::Exists {
+                what: what.to_string(),
+                path: path.to_path_buf(),
+                why,
+            }),
+            Err(e) => Err(err(e)),
+        },
+        Existing::IfIosims { allow_destroy } => {
+            match OpenOptions::new().write(true).create_new(true).open(path) {
+                Ok(f) => {
+                    crate::target::mark_iosim_file(path);
+                    Ok(f)
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let meta = std::fs::symlink_metadata(path).map_err(err)?;
+                    if !meta.file_type().is_file() {
+                        return Err(OutFileError::NotAFile {
+                            what: what.to_string(),
+                            path: path.to_path_buf(),
+                        });
+                    }
+                    if !crate::target::is_iosim_file(path) && !allow_destroy {
+                        return Err(OutFileError::WouldDestroy(crate::Error::WouldDestroy(
+                            path.to_path_buf(),
+                            format!("it exists, was not created by iosim and would be overwritten as the {what} (or choose another path for it)"),
+                        )));
+                    }
+                    OpenOptions::new()
+                        .write(true)
+                        .truncate(true)
+                        .open(path)
+                        .map_err(err)
+                }
+                Err(e) => Err(err(e)),
+            }
+        }
+    }
+}
+
+/// Writes `bytes` as the whole output file `path` under the `existing` rule.
+pub fn write(
+    path: &Path,
+    what: &str,
+    bytes: &[u8],
+    existing: Existing,
+) -> Result<(), OutFileError> {
+    create(path, what, existing)?
+        .write_all(bytes)
+        .map_err(|e| io_error(what, path, e))
+}
+
+/// Replaces `path` with `bytes` all at once: written and synced to a new
+/// file beside it, then renamed over it, so a crash or a full disk leaves
+/// the old file or the new one, never half of one (a verify state).
+pub fn replace_atomically(path: &Path, what: &str, bytes: &[u8]) -> Result<(), OutFileError> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.iosim-{}.tmp", std::process::id()));
+    let res = create(&tmp, what, Existing::Refuse("is not iosim's: remove it"))
+        .and_then(|mut f| {
+            f.write_all(bytes)
+                .and_then(|()| f.sync_all())
+                .map_err(|e| io_error(what, &tmp, e))
+        })
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| io_error(what, path, e)));
+    if res.is_err() && !matches!(res, Err(OutFileError::Exists { .. })) {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEEP: Existing = Existing::Refuse("may be the only copy: choose another name");
+
+    #[test]
+    fn each_rule_on_an_existing_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.txt");
+        std::fs::write(&p, "old contents\n").unwrap();
+        // Replace: as a shell's `>`.
+        write(&p, "report", b"new\n", Existing::Replace).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new\n");
+        // Refuse: untouched, and the message names the file and what to do.
+        let e = write(&p, "acknowledgement log", b"x", KEEP).unwrap_err();
+        assert!(matches!(e, OutFileError::Exists { .. }));
+        let m = e.to_string();
+        assert!(
+            m.contains(&p.display().to_string()) && m.contains("choose another name"),
+            "{m}"
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"new\n");
+        // A new path is created under every rule.
+        let q = d.path().join("fresh");
+        write(&q, "log", b"1", KEEP).unwrap();
+        assert_eq!(std::fs::read(&q).unwrap(), b"1");
+        // Test-file rule: a file iosim did not make is refused without --allow-destroy.
+        let e = write(
+            &p,
+            "error log",
+            b"x",
+            Existing::IfIosims {
+                allow_destroy: false,
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("--allow-destroy") && e.contains("error log"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"new\n");
+        write(
+            &p,
+            "error log",
+            b"y",
+            Existing::IfIosims {
+                allow_destroy: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"y");
+        // A missing directory is named.
+        let e = write(&d.path().join("no/such"), "report", b"", Existing::Replace)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("directory") && e.contains("does not exist"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn atomic_replacement_leaves_no_temporary_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("state");
+        std::fs::write(&p, "old").unwrap();
+        replace_atomically(&p, "verify state", b"new").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+}
