@@ -9,8 +9,15 @@
 //! - The tour: every command line of every ```sh block is run, in order, as
 //!   a new user would type it (issue 23 found five that failed), on
 //!   temporary directories and loop devices, scaled down (see [`SCALE`]).
-//!   A line the test cannot run is listed in [`NOT_RUN`] with the reason; a
-//!   new README line is run unless it is listed there.
+//!   Each line runs through `sh -c` (pipes, redirections and `~` as typed)
+//!   in a fresh home, history and working directory; `/mnt/...` and
+//!   `/var/tmp/...` become directories under a temporary root, each
+//!   `/dev/...` a loop device, `examples/` the checkout's, the run ids of
+//!   `compare 12 15` stored runs, and [`SUBSTITUTE`] and [`ALONGSIDE`] say
+//!   what else the test does and why. A line the test cannot run is listed
+//!   in [`NOT_RUN`] with the reason; a new README line is run unless it is
+//!   listed there, and an entry that no longer names a README line fails.
+
 mod common;
 
 use std::collections::BTreeMap;
@@ -122,7 +129,7 @@ type Scaled = (&'static str, &'static str, bool);
 /// How the tour scales a command down: per iosim command, an option and
 /// the value it gets; `true` also adds the option when the line has none
 /// (its default is too big or too long for a test: a 1 GiB file, 10 s).
-/// A bare number after `-d` counts as `--duration`. SQLIO's `-sN` and
+/// `-d` counts as `--duration`. SQLIO's `-sN` and
 /// DiskSpd's `-dN` and `-cSIZE` are scaled in [`scale_word`].
 const SCALE: &[(&str, &[Scaled])] = &[
     (
