@@ -120,8 +120,9 @@ fn sim_refuses_to_truncate_a_user_file_at_its_error_log_path() {
     }
 }
 
-/// `--dir d --dir d` (or one FileName twice) would delete and truncate files
-/// in use: refused, and nothing is created.
+/// `--dir data=d --dir data=d/../d` (one data directory twice) or one
+/// FileName twice would delete and truncate files in use: refused, and
+/// nothing is created.
 #[test]
 fn sim_refuses_duplicate_directories_and_file_names() {
     let d = tempfile::tempdir().unwrap();
@@ -140,9 +141,9 @@ fn sim_refuses_duplicate_directories_and_file_names() {
             "--no-save",
             "--dir",
         ])
-        .arg(&dir)
+        .arg(format!("data={}", dir.display()))
         .arg("--dir")
-        .arg(&alias)
+        .arg(format!("data={}", alias.display()))
         .output()
         .unwrap();
     assert!(!out.status.success(), "must refuse");

@@ -6,16 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 mod common;
 
+/// The binary, with the history and working directory of every test's
+/// (common::iosim): the default error log never lands in the checkout.
 fn iosim() -> Command {
-    let mut c = Command::cargo_bin("iosim").unwrap();
-    // Never write history into the real data directory from a test.
-    c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
-    c
+    common::iosim()
 }
 
 /// A small configuration in `dir`: 8 MiB data file, 4 MiB log.

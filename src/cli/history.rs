@@ -4,6 +4,7 @@ use clap::Args;
 
 use super::db::DbArgs;
 use super::output::OutputFormat;
+use crate::document::Kind;
 
 /// `iosim history`.
 #[derive(Debug, Clone, Args)]
@@ -11,9 +12,9 @@ pub struct HistoryArgs {
     /// Database.
     #[command(flatten)]
     pub db: DbArgs,
-    /// Only this kind (run, quick, sweep, sim, ...).
-    #[arg(long)]
-    pub kind: Option<String>,
+    /// Only this kind of result (the command that made it).
+    #[arg(long, value_enum)]
+    pub kind: Option<Kind>,
     /// Target path contains.
     #[arg(long)]
     pub target: Option<String>,

@@ -70,7 +70,7 @@ impl Cli {
         if let Err(e) = typo_check(&args) {
             e.exit();
         }
-        Cli::parse_from_matches(Cli::command().get_matches_from(args))
+        Cli::parse_from_matches(command().get_matches_from(args))
     }
 
     /// Like [`Cli::parse_args`] for a given argument list (tests).
@@ -82,7 +82,7 @@ impl Cli {
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
         typo_check(&args)?;
         Ok(Cli::parse_from_matches(
-            Cli::command().try_get_matches_from(args)?,
+            command().try_get_matches_from(args)?,
         ))
     }
 
@@ -95,6 +95,13 @@ impl Cli {
     }
 }
 
+/// The whole command line as clap sees it: the derived [`Cli`] with the
+/// help that is written once for many options (the units of every
+/// duration). Parsing, completions and man pages all start here.
+pub fn command() -> clap::Command {
+    values::document_durations(Cli::command())
+}
+
 /// `iosim rn x.dat`: the default benchmark's optional DIR would take `rn`
 /// for a directory, so clap never says "did you mean". When the first
 /// argument is neither an option, a command nor an existing path, and clap
@@ -104,7 +111,7 @@ fn typo_check(args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
     let Some(first) = args.get(1).and_then(|a| a.to_str()) else {
         return Ok(());
     };
-    let full = Cli::command();
+    let full = command();
     if first.starts_with('-')
         || std::path::Path::new(first).exists()
         || full.find_subcommand(first).is_some()
@@ -283,5 +290,51 @@ mod tests {
         assert!(Cli::try_parse_args(["iosim", "/no/such/dir-xyz"]).is_ok());
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--frobnicate"]).is_err());
         assert!(Cli::try_parse_from(["iosim", "run", "x", "--duration", "forever"]).is_err());
+    }
+
+    /// Every option that takes a duration says which units it accepts, in
+    /// every command down to the nested ones (`crash write`).
+    #[test]
+    fn every_duration_option_documents_its_units() {
+        fn walk(cmd: &clap::Command, path: &str, found: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                if a.get_value_parser().type_id() == std::any::TypeId::of::<std::time::Duration>() {
+                    let name = format!("{path} --{}", a.get_id());
+                    for h in [a.get_help(), a.get_long_help()].into_iter().flatten() {
+                        assert!(
+                            h.to_string().contains(values::DURATION_UNITS),
+                            "{name}: {h}"
+                        );
+                    }
+                    assert!(a.get_help().is_some(), "{name}");
+                    found.push(name);
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), found);
+            }
+        }
+        let mut found = Vec::new();
+        walk(&command(), "iosim", &mut found);
+        for want in [
+            "iosim --duration",
+            "iosim run --duration",
+            "iosim run --think",
+            "iosim qualify --time",
+            "iosim sim --duration",
+            "iosim crash write --duration",
+        ] {
+            assert!(found.iter().any(|f| f == want), "{want} not in {found:?}");
+        }
+        // And the units said are the ones parsed.
+        for (text, secs) in [
+            ("500ms", 0.5),
+            ("90s", 90.0),
+            ("5min", 300.0),
+            ("2h", 7200.0),
+            ("7", 7.0),
+        ] {
+            assert_eq!(values::duration_arg(text).unwrap().as_secs_f64(), secs);
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 
+use crate::document::Kind;
 use crate::workload::{CacheMode, EngineKind, RwMode};
 
 /// Parses a size for clap.
@@ -13,9 +14,38 @@ pub fn size_arg(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s).map_err(|e| e.to_string())
 }
 
-/// Parses a duration for clap.
+/// Parses a duration for clap (what it accepts: [`DURATION_UNITS`]).
 pub fn duration_arg(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// What every duration option accepts ([`crate::units::parse_duration`]),
+/// said once and added to each one's help by [`document_durations`].
+pub const DURATION_UNITS: &str =
+    "Units: ms, s, m or min, h (500ms, 90s, 5min, 2h); a plain number is seconds.";
+
+/// Adds [`DURATION_UNITS`] to the help of every option that takes a
+/// duration, in `cmd` and all its subcommands.
+pub fn document_durations(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if a.get_value_parser().type_id() != std::any::TypeId::of::<Duration>() {
+            return a;
+        }
+        let with_units = |h: Option<&clap::builder::StyledStr>| {
+            let h = h.map(|h| h.to_string()).unwrap_or_default();
+            match h.trim_end() {
+                "" => DURATION_UNITS.to_string(),
+                t if t.ends_with('.') => format!("{t} {DURATION_UNITS}"),
+                t => format!("{t}. {DURATION_UNITS}"),
+            }
+        };
+        let help = with_units(a.get_help());
+        match a.get_long_help().map(|h| with_units(Some(h))) {
+            Some(long) => a.help(help).long_help(long),
+            None => a.help(help),
+        }
+    })
+    .mut_subcommands(document_durations)
 }
 
 /// A list of CPUs given as `0,2,4-7`.
@@ -158,6 +188,42 @@ impl ValueEnum for EngineKind {
     }
 }
 
+/// The kinds the history stores: every [`Kind`] but a comparison, which
+/// `iosim compare` prints and never stores.
+const STORED_KINDS: [Kind; 9] = [
+    Kind::Run,
+    Kind::Quick,
+    Kind::Sweep,
+    Kind::Profile,
+    Kind::Matrix,
+    Kind::Sim,
+    Kind::Qualify,
+    Kind::Replay,
+    Kind::Crash,
+];
+
+impl ValueEnum for Kind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &STORED_KINDS
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            Kind::Run => "iosim run, sqlio and diskspd",
+            Kind::Quick => "iosim quick (and iosim with no command)",
+            Kind::Sweep => "iosim sweep",
+            Kind::Profile => "iosim run --profile",
+            Kind::Matrix => "iosim matrix",
+            Kind::Sim => "iosim sim",
+            Kind::Compare => "iosim compare (printed, never stored)",
+            Kind::Qualify => "iosim qualify",
+            Kind::Replay => "iosim replay",
+            Kind::Crash => "iosim crash verify",
+        };
+        Some(PossibleValue::new(self.name()).help(help))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +233,15 @@ mod tests {
         assert_eq!(cpu_list_arg("0,2,4-6").unwrap(), vec![0, 2, 4, 5, 6]);
         assert!(cpu_list_arg("3-1").is_err());
         assert!(cpu_list_arg("x").is_err());
+    }
+
+    #[test]
+    fn history_kinds_are_every_stored_kind() {
+        let all: Vec<Kind> = Kind::ALL
+            .into_iter()
+            .filter(|k| *k != Kind::Compare)
+            .collect();
+        assert_eq!(STORED_KINDS.to_vec(), all);
     }
 
     #[test]

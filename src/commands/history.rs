@@ -26,7 +26,7 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e.into()),
     };
     let rows = store.list(&Filter {
-        kind: a.kind.clone(),
+        kind: a.kind.map(|k| k.name().to_string()),
         // A path that exists is matched as the history keeps it (canonical);
         // anything else as a substring of the stored paths.
         target: a.target.as_deref().map(|t| {

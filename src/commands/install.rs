@@ -1,21 +1,19 @@
 //! `iosim completions SHELL` and `iosim manpages DIR`: shell completion
 //! scripts and man pages generated from the clap definitions
-//! ([`crate::cli::Cli`]), so they always list the real commands and options.
+//! ([`crate::cli::command`]), so they always list the real commands and options.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use clap::CommandFactory;
 
 use super::Ctx;
 use crate::cli::install::{CompletionsArgs, ManpagesArgs, Shell};
-use crate::cli::Cli;
 use crate::outcome::Outcome;
 
 /// Writes the completion script for `a.shell` to `ctx.out`.
 pub fn completions(a: &CompletionsArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     use clap_complete::shells;
-    let mut cmd = Cli::command();
+    let mut cmd = crate::cli::command();
     let name = cmd.get_name().to_string();
     let out = &mut *ctx.out;
     // clap_complete's `generate` panics on a write error (a closed pipe);
@@ -50,7 +48,7 @@ pub fn manpages(a: &ManpagesArgs, _ctx: &mut Ctx) -> anyhow::Result<Outcome> {
 /// The man pages for `iosim` and each of its commands (recursively, so
 /// `iosim profile list` gets `iosim-profile-list.1`), written into `dir`.
 pub fn write_manpages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut cmd = Cli::command();
+    let mut cmd = crate::cli::command();
     // Builds the full tree: subcommands get their `iosim-` qualified names
     // and inherited settings, as `iosim help` sees them.
     cmd.build();

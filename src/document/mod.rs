@@ -131,20 +131,83 @@ pub enum Document {
     Crash(Headed<CrashVerdict>),
 }
 
+/// The kinds of [`Document`]: the `kind` tag of its JSON, the history's
+/// kind column, and the values of `iosim history --kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `iosim run`, `sqlio`, `diskspd`.
+    Run,
+    /// `iosim quick`.
+    Quick,
+    /// `iosim sweep`.
+    Sweep,
+    /// `iosim run --profile`.
+    Profile,
+    /// `iosim matrix`.
+    Matrix,
+    /// `iosim sim`.
+    Sim,
+    /// `iosim compare`.
+    Compare,
+    /// `iosim qualify`.
+    Qualify,
+    /// `iosim replay`.
+    Replay,
+    /// `iosim crash verify`.
+    Crash,
+}
+
+impl Kind {
+    /// Every kind, in the order of [`Document`]'s variants.
+    pub const ALL: [Kind; 10] = [
+        Kind::Run,
+        Kind::Quick,
+        Kind::Sweep,
+        Kind::Profile,
+        Kind::Matrix,
+        Kind::Sim,
+        Kind::Compare,
+        Kind::Qualify,
+        Kind::Replay,
+        Kind::Crash,
+    ];
+
+    /// The tag.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Quick => "quick",
+            Kind::Sweep => "sweep",
+            Kind::Profile => "profile",
+            Kind::Matrix => "matrix",
+            Kind::Sim => "sim",
+            Kind::Compare => "compare",
+            Kind::Qualify => "qualify",
+            Kind::Replay => "replay",
+            Kind::Crash => "crash",
+        }
+    }
+}
+
 impl Document {
     /// The `kind` tag (also the history's kind column).
     pub fn kind(&self) -> &'static str {
+        self.kind_of().name()
+    }
+
+    /// The kind of document.
+    pub fn kind_of(&self) -> Kind {
         match self {
-            Document::Run(_) => "run",
-            Document::Quick(_) => "quick",
-            Document::Sweep(_) => "sweep",
-            Document::Profile(_) => "profile",
-            Document::Matrix(_) => "matrix",
-            Document::Sim(_) => "sim",
-            Document::Compare(_) => "compare",
-            Document::Qualify(_) => "qualify",
-            Document::Replay(_) => "replay",
-            Document::Crash(_) => "crash",
+            Document::Run(_) => Kind::Run,
+            Document::Quick(_) => Kind::Quick,
+            Document::Sweep(_) => Kind::Sweep,
+            Document::Profile(_) => Kind::Profile,
+            Document::Matrix(_) => Kind::Matrix,
+            Document::Sim(_) => Kind::Sim,
+            Document::Compare(_) => Kind::Compare,
+            Document::Qualify(_) => Kind::Qualify,
+            Document::Replay(_) => Kind::Replay,
+            Document::Crash(_) => Kind::Crash,
         }
     }
 

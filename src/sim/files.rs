@@ -197,7 +197,9 @@ fn cache_mode(cfg: &SimConfig) -> CacheMode {
 /// What a `--dir` is for: both kinds of file, or only data or only log files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DirRole {
-    /// Data and log files (SQLIOSim's `-dir`).
+    /// A plain `DIR`: data and log files when alone (SQLIOSim's `-dir`);
+    /// among several, the last one without a `log=DIR` is the log's
+    /// ([`place_in_dirs`]).
     Any,
     /// Data files only (`--dir data=DIR`).
     Data,
@@ -217,12 +219,19 @@ pub fn parse_dir(text: &str) -> (DirRole, std::path::PathBuf) {
 }
 
 /// Places the configured files in the directories by role, so that every
-/// file is used and verified: each data directory (`data=DIR`, or a plain
-/// `DIR`) gets every data file, and the log files go to the `log=DIR`
-/// directories, or else to the first directory only (the log writer fills
-/// one log file before the next, as SQL Server does, so a copy of the log in
-/// every directory would sit unused and unverified). Returns the files and
-/// a note saying where the log went when that was not asked for.
+/// file is used and verified, as a DBA lays out a database:
+/// - `data=DIR` gets every data file and `log=DIR` the log files;
+/// - one plain `DIR` alone gets both (SQLIOSim's `-dir`);
+/// - without a `log=DIR`, the last plain `DIR` is the log's and any other
+///   plain `DIR` a data directory: `--dir /mnt/data --dir /mnt/log` puts the
+///   data file in /mnt/data and the log in /mnt/log;
+/// - with a `log=DIR`, every plain `DIR` is a data directory;
+/// - with only `data=DIR`s, the log goes to the first of them (one log
+///   file, not a copy per directory: the log writer fills one file before
+///   the next, as SQL Server does, so copies would sit unused and unverified).
+///
+/// Returns the files and a note saying where the log went when that was
+/// left to this rule among more than two directories.
 pub fn place_in_dirs(
     base: &[FileCfg],
     dirs: &[(DirRole, PathBuf)],
@@ -238,23 +247,38 @@ pub fn place_in_dirs(
             ..f.clone()
         }
     };
+    let has_log = dirs.iter().any(|(r, _)| *r == DirRole::Log);
+    // Without log=DIR, the last plain DIR holds the log (and only the log)
+    // when another directory holds the data.
+    let log_by_position = (!has_log && dirs.len() > 1)
+        .then(|| dirs.iter().rposition(|(r, _)| *r == DirRole::Any))
+        .flatten();
     let data_dirs: Vec<&PathBuf> = dirs
         .iter()
-        .filter(|(r, _)| *r != DirRole::Log)
-        .map(|(_, d)| d)
+        .enumerate()
+        .filter(|(i, (r, _))| *r != DirRole::Log && Some(*i) != log_by_position)
+        .map(|(_, (_, d))| d)
         .collect();
     if data_dirs.is_empty() {
         return Err(
             "every --dir is log=DIR: give a data=DIR (or a plain DIR) for the data files".into(),
         );
     }
-    let log_dirs: Vec<&PathBuf> = dirs
-        .iter()
-        .filter(|(r, _)| *r == DirRole::Log)
-        .map(|(_, d)| d)
-        .collect();
     let mut note = None;
-    let log_dirs = if log_dirs.is_empty() {
+    let log_dirs: Vec<&PathBuf> = if let Some(i) = log_by_position {
+        if dirs.len() > 2 {
+            note = Some(format!(
+                "the log file goes to {} (the last plain --dir) and the data files to the other directories: use --dir data=DIR and --dir log=DIR to place them otherwise",
+                dirs[i].1.display()
+            ));
+        }
+        vec![&dirs[i].1]
+    } else if has_log {
+        dirs.iter()
+            .filter(|(r, _)| *r == DirRole::Log)
+            .map(|(_, d)| d)
+            .collect()
+    } else {
         if data_dirs.len() > 1 {
             note = Some(format!(
                 "the log file goes to the first directory only ({}): a log fills one file before the next, so copies in the other directories would stay unused and unverified; use --dir log=DIR to place it",
@@ -262,8 +286,6 @@ pub fn place_in_dirs(
             ));
         }
         vec![data_dirs[0]]
-    } else {
-        log_dirs
     };
     let mut out = Vec::new();
     for d in &data_dirs {
@@ -499,16 +521,43 @@ mod tests {
         let (f, note) = place_in_dirs(&pair(), &[(DirRole::Any, a.clone())]).unwrap();
         assert_eq!(f.len(), 2);
         assert!(note.is_none());
-        // Two plain directories: data in each, the log once (every file used).
-        let (f, note) = place_in_dirs(
-            &pair(),
-            &[(DirRole::Any, a.clone()), (DirRole::Any, b.clone())],
-        )
-        .unwrap();
-        let logs: Vec<_> = f.iter().filter(|f| f.log_file).collect();
-        assert_eq!(f.len(), 3);
-        assert_eq!(logs.len(), 1);
-        assert!(logs[0].name.starts_with(&a));
+        // Where each file went: (data directories, log directories).
+        let placed = |dirs: &[(DirRole, PathBuf)]| {
+            let (f, note) = place_in_dirs(&pair(), dirs).unwrap();
+            let of = |log: bool| -> Vec<PathBuf> {
+                f.iter()
+                    .filter(|x| x.log_file == log)
+                    .map(|x| x.name.parent().unwrap().to_path_buf())
+                    .collect()
+            };
+            (of(false), of(true), note)
+        };
+        let c = PathBuf::from("/c");
+        // `--dir /a --dir /b`: data on /a, the log on /b, as a DBA reads it.
+        let (data, log, note) = placed(&[(DirRole::Any, a.clone()), (DirRole::Any, b.clone())]);
+        assert_eq!((data, log), (vec![a.clone()], vec![b.clone()]));
+        assert!(note.is_none());
+        // Three plain: data on the first two, the log on the last, said in a note.
+        let (data, log, note) = placed(&[
+            (DirRole::Any, a.clone()),
+            (DirRole::Any, b.clone()),
+            (DirRole::Any, c.clone()),
+        ]);
+        assert_eq!((data, log), (vec![a.clone(), b.clone()], vec![c.clone()]));
+        assert!(note.unwrap().contains("log=DIR"));
+        // data=/a and a plain /b: /b is the log's.
+        let (data, log, _) = placed(&[(DirRole::Data, a.clone()), (DirRole::Any, b.clone())]);
+        assert_eq!((data, log), (vec![a.clone()], vec![b.clone()]));
+        // log=/c given: every plain directory is a data directory.
+        let (data, log, _) = placed(&[
+            (DirRole::Any, a.clone()),
+            (DirRole::Any, b.clone()),
+            (DirRole::Log, c.clone()),
+        ]);
+        assert_eq!((data, log), (vec![a.clone(), b.clone()], vec![c]));
+        // Only data directories: the log once, in the first (every file used).
+        let (data, log, note) = placed(&[(DirRole::Data, a.clone()), (DirRole::Data, b.clone())]);
+        assert_eq!((data, log), (vec![a.clone(), b.clone()], vec![a.clone()]));
         assert!(note.unwrap().contains("log=DIR"));
         // Roles given: data on /a, log on /b.
         let (f, note) = place_in_dirs(

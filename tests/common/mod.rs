@@ -4,12 +4,26 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The iosim binary under test.
+/// The iosim binary under test, run in [`scratch_dir`] unless the test sets
+/// its own `current_dir`.
 pub fn iosim() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iosim"));
     // Never write history into the real data directory from a test.
     c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
+    c.current_dir(scratch_dir());
     c
+}
+
+/// The working directory of a command whose test gives none: never the
+/// checkout (cargo runs tests there), where what iosim writes to the current
+/// directory by default (the simulator's `sqliosim.log.xml`, the
+/// `iosim-unsaved-*.json` of a result the history could not store) would
+/// land in the working tree. `.ci/run` fails when the tests leave the
+/// working tree changed.
+pub fn scratch_dir() -> PathBuf {
+    let d = std::env::temp_dir().join("iosim-test-cwd");
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
 
 /// Runs `cmd`; fails the test with its stderr unless it succeeded; returns its stdout.
