@@ -12,95 +12,14 @@ use std::time::{Duration, Instant};
 use iosim::crash::acklog::{self, WriteKind};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_iosim");
+mod common;
+use common::FuseRig;
+
 const PY: &str = "/usr/bin/python3";
 const SIZE: &str = "16M";
 
 fn rig_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuse/rig.py")
-}
-
-/// Why the FUSE tests cannot run here, if they cannot.
-fn fuse_missing() -> Option<String> {
-    if !Path::new("/dev/fuse").exists() {
-        return Some("no /dev/fuse".into());
-    }
-    let py = Command::new(PY).args(["-c", "import fusepy"]).output();
-    if !py.is_ok_and(|o| o.status.success()) {
-        return Some(
-            "Debian's python3-fusepy is not installed (apt-get install -y fuse3 python3-fusepy)"
-                .into(),
-        );
-    }
-    if Command::new("fusermount3").arg("-V").output().is_err() {
-        return Some("fusermount3 (package fuse3) is not installed".into());
-    }
-    None
-}
-
-fn is_mounted(mnt: &Path) -> bool {
-    let m = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-    let want = mnt.to_string_lossy();
-    m.lines().any(|l| l.split(' ').nth(1) == Some(&*want))
-}
-
-/// A rig process and its mount; killed and unmounted on drop.
-struct Rig {
-    child: Child,
-    mnt: PathBuf,
-}
-
-impl Rig {
-    fn mount(back: &Path, mnt: &Path, mode: &str, journal: &Path) -> Rig {
-        let child = Command::new(PY)
-            .arg(rig_script())
-            .arg("mount")
-            .args([back, mnt])
-            .args(["--mode", mode, "--cache-writes", "32", "--journal"])
-            .arg(journal)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the FUSE rig");
-        let rig = Rig {
-            child,
-            mnt: mnt.to_path_buf(),
-        };
-        let t0 = Instant::now();
-        while !is_mounted(mnt) {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "the FUSE rig did not mount {}",
-                mnt.display()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        rig
-    }
-
-    /// Power loss: SIGKILL, then the mount is torn down.
-    fn crash(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-        unmount(&self.mnt);
-    }
-}
-
-impl Drop for Rig {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        unmount(&self.mnt);
-    }
-}
-
-fn unmount(mnt: &Path) {
-    if is_mounted(mnt) {
-        let _ = Command::new("fusermount3")
-            .arg("-u")
-            .arg("-z")
-            .arg(mnt)
-            .status();
-    }
 }
 
 fn run_ok(cmd: &mut Command) -> String {
@@ -115,7 +34,7 @@ fn run_ok(cmd: &mut Command) -> String {
 
 /// Starts the writer and waits until `lines` acknowledgements are in the log.
 fn write_until(target: &Path, acks: &Path, lines: usize) -> Child {
-    let mut w = Command::new(BIN)
+    let mut w = common::iosim()
         .args(["crash", "write", "-q", "--seed", "7", "--size", SIZE])
         .arg(target)
         .arg("--acks")
@@ -141,7 +60,7 @@ fn write_until(target: &Path, acks: &Path, lines: usize) -> Child {
 }
 
 fn verify(acks: &Path, targets: &[&Path]) -> Value {
-    let o = Command::new(BIN)
+    let o = common::iosim()
         .args(["crash", "verify", "-o", "json", "--no-save", "--acks"])
         .arg(acks)
         .args(targets)
@@ -183,27 +102,31 @@ struct Outcome {
 
 /// Write through the rig in `mode`, pull the plug, remount with no cache, verify, compare.
 fn crash_through_rig(mode: &str) -> Option<Outcome> {
-    if let Some(why) = fuse_missing() {
-        eprintln!("skipped: {why}");
-        return None;
-    }
     let d = tempfile::tempdir().unwrap();
     let (back, mnt) = (d.path().join("back"), d.path().join("mnt"));
     std::fs::create_dir_all(&back).unwrap();
     std::fs::create_dir_all(&mnt).unwrap();
     run_ok(
-        Command::new(BIN)
+        common::iosim()
             .args(["create", "-q", "--size", SIZE])
             .arg(back.join("f")),
     );
     let (journal, acks) = (d.path().join("journal"), d.path().join("acks.log"));
-    let rig = Rig::mount(&back, &mnt, mode, &journal);
+    let Some(rig) = FuseRig::mount(
+        &back,
+        &mnt,
+        &journal,
+        &["--mode", mode, "--cache-writes", "32"],
+    ) else {
+        return None;
+    };
     let mut writer = write_until(&mnt.join("f"), &acks, 600);
     rig.crash();
     let _ = writer.kill();
     writer.wait().unwrap();
 
-    let after = Rig::mount(&back, &mnt, "off", &d.path().join("journal2"));
+    let after = FuseRig::mount(&back, &mnt, &d.path().join("journal2"), &["--mode", "off"])
+        .expect("the rig mounted a moment ago");
     let verdict = verify(&acks, &[]);
     drop(after);
     let report: Value = serde_json::from_str(&run_ok(
@@ -456,7 +379,7 @@ fn profile_mix_and_the_verdict_in_the_history() {
         d.path().join("acks.log"),
         d.path().join("history.db"),
     );
-    let o = Command::new(BIN)
+    let o = common::iosim()
         .args(["crash", "write", "--seed", "3", "--size", SIZE])
         .args(["--duration", "1s", "--profile", "oltp-with-log", "--acks"])
         .arg(&acks)
@@ -483,7 +406,7 @@ fn profile_mix_and_the_verdict_in_the_history() {
         "write-through data pages and log appends only"
     );
     // --mix and --profile together are refused.
-    let o = Command::new(BIN)
+    let o = common::iosim()
         .args([
             "crash",
             "write",
@@ -499,7 +422,7 @@ fn profile_mix_and_the_verdict_in_the_history() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 
-    let o = Command::new(BIN)
+    let o = common::iosim()
         .args(["crash", "verify", "--db"])
         .arg(&db)
         .arg("--acks")
@@ -513,16 +436,16 @@ fn profile_mix_and_the_verdict_in_the_history() {
         String::from_utf8_lossy(&o.stderr)
     );
     let printed = String::from_utf8(o.stdout).unwrap();
-    let history = run_ok(Command::new(BIN).args(["history", "--db"]).arg(&db));
+    let history = run_ok(common::iosim().args(["history", "--db"]).arg(&db));
     assert!(history.contains("crash"), "{history}");
-    let shown = run_ok(Command::new(BIN).args(["show", "last", "--db"]).arg(&db));
+    let shown = run_ok(common::iosim().args(["show", "last", "--db"]).arg(&db));
     assert_eq!(
         shown, printed,
         "show prints the verdict as verify printed it"
     );
     assert!(shown.starts_with("iosim crash verify: PASS"), "{shown}");
     let v: Value = serde_json::from_str(&run_ok(
-        Command::new(BIN)
+        common::iosim()
             .args(["show", "last", "-o", "json", "--db"])
             .arg(&db),
     ))
@@ -535,7 +458,7 @@ fn profile_mix_and_the_verdict_in_the_history() {
 
 /// Runs `iosim crash write` for `secs` seconds onto `target`, its log at `acks`.
 fn write_for(target: &Path, acks: &Path, seed: &str, extra: &[&str]) -> std::process::Output {
-    Command::new(BIN)
+    common::iosim()
         .args(["crash", "write", "-q", "--seed", seed, "--size", SIZE])
         .args(["--duration", "1s", "--acks"])
         .arg(acks)
@@ -592,7 +515,7 @@ fn a_damaged_ack_log_is_incomplete_not_a_pass() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() > 20, "{} lines", lines.len());
     let verify_text = |log: &Path| {
-        let o = Command::new(BIN)
+        let o = common::iosim()
             .args(["crash", "verify", "--no-save", "--acks"])
             .arg(log)
             .output()
@@ -638,7 +561,7 @@ fn a_damaged_ack_log_is_incomplete_not_a_pass() {
         assert_eq!(code, Some(5), "{what}: {out}");
         assert!(out.contains("ACK LOG DAMAGED"), "{what}: {out}");
         assert!(out.ends_with("verdict: INCOMPLETE\n"), "{what}: {out}");
-        let o = Command::new(BIN)
+        let o = common::iosim()
             .args(["crash", "verify", "--no-save", "-o", "json", "--acks"])
             .arg(&damaged)
             .output()
@@ -660,21 +583,25 @@ fn a_damaged_ack_log_is_incomplete_not_a_pass() {
 /// I/O error, not that it "stopped normally".
 #[test]
 fn a_writer_stopped_by_an_io_error_is_reported_so() {
-    if let Some(why) = fuse_missing() {
-        eprintln!("skipped: {why}");
-        return;
-    }
     let d = tempfile::tempdir().unwrap();
     let (back, mnt) = (d.path().join("back"), d.path().join("mnt"));
     std::fs::create_dir_all(&back).unwrap();
     std::fs::create_dir_all(&mnt).unwrap();
     run_ok(
-        Command::new(BIN)
+        common::iosim()
             .args(["create", "-q", "--size", SIZE])
             .arg(back.join("f")),
     );
     let acks = d.path().join("acks.log");
-    let rig = Rig::mount(&back, &mnt, "honest", &d.path().join("journal"));
+    let journal = d.path().join("journal");
+    let Some(rig) = FuseRig::mount(
+        &back,
+        &mnt,
+        &journal,
+        &["--mode", "honest", "--cache-writes", "32"],
+    ) else {
+        return;
+    };
     let mut writer = write_until(&mnt.join("f"), &acks, 200);
     rig.crash();
     // The writer is left to find the cut itself.
@@ -690,8 +617,9 @@ fn a_writer_stopped_by_an_io_error_is_reported_so() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(1), "the writer stopped with an error");
-    let after = Rig::mount(&back, &mnt, "off", &d.path().join("journal2"));
-    let o = Command::new(BIN)
+    let after = FuseRig::mount(&back, &mnt, &d.path().join("journal2"), &["--mode", "off"])
+        .expect("the rig mounted a moment ago");
+    let o = common::iosim()
         .args(["crash", "verify", "--no-save", "--acks"])
         .arg(&acks)
         .output()

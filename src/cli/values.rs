@@ -188,19 +188,9 @@ impl ValueEnum for EngineKind {
     }
 }
 
-/// The kinds the history stores: every [`Kind`] but a comparison, which
-/// `iosim compare` prints and never stores.
-const STORED_KINDS: [Kind; 9] = [
-    Kind::Run,
-    Kind::Quick,
-    Kind::Sweep,
-    Kind::Profile,
-    Kind::Matrix,
-    Kind::Sim,
-    Kind::Qualify,
-    Kind::Replay,
-    Kind::Crash,
-];
+/// The kinds the history stores ([`Kind::is_stored`]), in [`Kind::ALL`]'s order.
+static STORED_KINDS: std::sync::LazyLock<Vec<Kind>> =
+    std::sync::LazyLock::new(|| Kind::ALL.into_iter().filter(|k| k.is_stored()).collect());
 
 impl ValueEnum for Kind {
     fn value_variants<'a>() -> &'a [Self] {
@@ -237,11 +227,12 @@ mod tests {
 
     #[test]
     fn history_kinds_are_every_stored_kind() {
-        let all: Vec<Kind> = Kind::ALL
-            .into_iter()
-            .filter(|k| *k != Kind::Compare)
-            .collect();
-        assert_eq!(STORED_KINDS.to_vec(), all);
+        assert_eq!(STORED_KINDS.len(), Kind::ALL.len() - 1);
+        assert!(!STORED_KINDS.contains(&Kind::Compare));
+        for k in STORED_KINDS.iter() {
+            assert_eq!(Kind::from_str(k.name(), false), Ok(*k), "{}", k.name());
+        }
+        assert!(Kind::from_str("compare", false).is_err());
     }
 
     #[test]

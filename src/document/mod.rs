@@ -172,6 +172,12 @@ impl Kind {
         Kind::Crash,
     ];
 
+    /// Whether the history stores documents of this kind: every kind but a
+    /// comparison, which `iosim compare` prints and never stores.
+    pub fn is_stored(self) -> bool {
+        self != Kind::Compare
+    }
+
     /// The tag.
     pub fn name(self) -> &'static str {
         match self {

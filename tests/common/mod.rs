@@ -220,6 +220,12 @@ impl FuseRig {
         Some(rig)
     }
 
+    /// Power loss: SIGKILL, then the mount is torn down (what the rig had
+    /// not written to `back` is gone).
+    pub fn crash(self) {
+        drop(self)
+    }
+
     fn mounted(&self) -> bool {
         let m = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
         let want = self.mnt.to_string_lossy();
