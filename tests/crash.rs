@@ -112,14 +112,12 @@ fn crash_through_rig(mode: &str) -> Option<Outcome> {
             .arg(back.join("f")),
     );
     let (journal, acks) = (d.path().join("journal"), d.path().join("acks.log"));
-    let Some(rig) = FuseRig::mount(
+    let rig = FuseRig::mount(
         &back,
         &mnt,
         &journal,
         &["--mode", mode, "--cache-writes", "32"],
-    ) else {
-        return None;
-    };
+    )?;
     let mut writer = write_until(&mnt.join("f"), &acks, 600);
     rig.crash();
     let _ = writer.kill();
