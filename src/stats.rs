@@ -306,6 +306,52 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     students_t(df).map_or(f64::NAN, |d| (2.0 * d.sf(t.abs())).clamp(0.0, 1.0))
 }
 
+/// Result of Welch's two-sample t-test.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Welch {
+    /// t statistic (b minus a).
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+/// Welch's t-test for a difference of means, unequal variances, from each
+/// side's (mean, sample standard deviation, count). Needs at least two
+/// samples on each side; `None` otherwise. The one implementation behind
+/// `iosim compare` and the sweep's knee.
+pub fn welch_summary(a: (f64, f64, usize), b: (f64, f64, usize)) -> Option<Welch> {
+    if a.2 < 2 || b.2 < 2 {
+        return None;
+    }
+    let (ma, va, na) = (a.0, a.1 * a.1, a.2 as f64);
+    let (mb, vb, nb) = (b.0, b.1 * b.1, b.2 as f64);
+    let (sa, sb) = (va / na, vb / nb);
+    let se2 = sa + sb;
+    if se2 == 0.0 {
+        // No variance at all: identical means are not different, distinct ones are.
+        let p = if ma == mb { 1.0 } else { 0.0 };
+        let t = if ma == mb {
+            0.0
+        } else {
+            f64::INFINITY.copysign(mb - ma)
+        };
+        return Some(Welch {
+            t,
+            df: na + nb - 2.0,
+            p,
+        });
+    }
+    let t = (mb - ma) / se2.sqrt();
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    Some(Welch {
+        t,
+        df,
+        p: t_two_sided_p(t, df),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

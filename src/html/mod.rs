@@ -422,19 +422,17 @@ pub struct Sweep {
     pub knee: Option<usize>,
 }
 
-/// The saturation knee of a sweep, by the same rule `iosim sweep` uses
-/// ([`crate::sweep::analysis::find_knee`] with its default threshold, on mean
-/// latency): the last point before more load stops buying throughput. None
-/// when the curve never flattens (or has fewer than three points).
+/// The saturation knee of a sweep, by the one rule `iosim sweep` uses
+/// ([`crate::sweep::analysis::judge_knee`] with its default threshold, on mean
+/// latency): the last point before more load stops buying throughput. The
+/// points here are means without their spread, so they count as single runs:
+/// the means decide. None when the curve never flattens (or has fewer than
+/// three points).
 pub fn knee(points: &[(f64, f64, f64, f64)]) -> Option<usize> {
     use crate::sweep::analysis::{find_knee, SeriesPoint, DEFAULT_KNEE_ELASTICITY};
     let series: Vec<SeriesPoint> = points
         .iter()
-        .map(|p| SeriesPoint {
-            load: p.0,
-            throughput: p.1,
-            latency: p.2,
-        })
+        .map(|p| SeriesPoint::single(p.0, p.1, p.2))
         .collect();
     find_knee(&series, DEFAULT_KNEE_ELASTICITY).map(|k| k.index)
 }
@@ -770,7 +768,7 @@ fn caption(id: &str) -> &'static str {
         "iops" => "Completed I/Os per second, per interval (one point per --interval).",
         "mibs" => "MiB per second, per interval.",
         "latency" => "Median and 99th-percentile latency in each interval.",
-        "sweep-iops" => "IOPS as load grows. The knee (as iosim sweep finds it) is the last point before more load stops buying throughput: a step that adds under 10% of its load increase in IOPS while latency keeps rising. Beyond it, more outstanding I/O mostly adds queueing.",
+        "sweep-iops" => "IOPS as load grows. The knee (as iosim sweep finds it) is the first point where the next step buys no significant IOPS (Welch's test over the repetitions, or under 10% of its load increase) while latency keeps rising, and no later point has over 15% more IOPS beyond the confidence intervals. Beyond it, more outstanding I/O mostly adds queueing.",
         "sweep-latency" => "Latency as load grows; past the knee it rises faster than throughput.",
         "cpu" => "Whole-run CPU use of the machine (and its busiest core): a core near 100% means the run measured the CPU, not the storage.",
         _ => "Per-interval counters recorded with the run.",
@@ -1105,11 +1103,7 @@ mod tests {
         ];
         let series: Vec<_> = pts
             .iter()
-            .map(|p| crate::sweep::analysis::SeriesPoint {
-                load: p.0,
-                throughput: p.1,
-                latency: p.2,
-            })
+            .map(|p| crate::sweep::analysis::SeriesPoint::single(p.0, p.1, p.2))
             .collect();
         let sweep = crate::sweep::analysis::find_knee(
             &series,

@@ -115,8 +115,6 @@ pub const LOG_WARN_MS: f64 = 2.0;
 pub const LOG_FAIL_MS: f64 = 4.0;
 /// Deep-queue throughput below this share of the location's sequential corner: warning.
 pub const DEEP_SHARE: f64 = 0.5;
-/// A knee is recommended as a limit only when the best IOPS of the sweep is within this factor of it.
-pub const KNEE_PLATEAU: f64 = 1.25;
 /// Commit latencies alone and beside data I/O that differ by more than this ratio differ measurably.
 pub const SHARED_LOG_RATIO: f64 = 1.2;
 
@@ -431,8 +429,13 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
     }
     for r in &f.roles {
         if let Some(k) = &r.knee {
-            // Only a real plateau: a knee far below the best IOPS is noise in the curve.
-            if k.before_last && k.iops > 0.0 && k.max_iops <= k.iops * KNEE_PLATEAU {
+            // The knee rule's own margin (one rule): a knee the sweep found
+            // always passes; one stored by an older iosim far below the best
+            // IOPS is noise in the curve and recommends nothing.
+            if k.before_last
+                && k.iops > 0.0
+                && k.max_iops <= k.iops * (1.0 + crate::sweep::analysis::KNEE_MARGIN)
+            {
                 out.push(format!(
                     "run with {}<={} on {}: beyond it latency grows {:.1}x for {:.0}% more IOPS",
                     k.param.to_uppercase(),

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::RunResult;
-use crate::stats::t_two_sided_p;
 use crate::stats::DirResult;
 use crate::sweep::PointResult;
 
@@ -76,54 +75,21 @@ pub const METRICS: [Metric; 7] = [
 /// The metrics `run --baseline` guards: throughput and tail latency.
 pub const GUARDED: [&str; 3] = ["IOPS", "MiB/s", "lat p99 us"];
 
-/// Result of Welch's two-sample t-test.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Welch {
-    /// t statistic (b minus a).
-    pub t: f64,
-    /// Welch–Satterthwaite degrees of freedom.
-    pub df: f64,
-    /// Two-sided p-value.
-    pub p: f64,
-}
+pub use crate::stats::Welch;
 
 /// Welch's t-test for a difference of means, unequal variances. Needs at
 /// least two samples on each side; `None` otherwise.
 pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
     let mv = |x: &[f64]| {
         let n = x.len() as f64;
         let m = x.iter().sum::<f64>() / n;
         let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
-        (m, v, n)
+        (m, v.sqrt(), x.len())
     };
-    let (ma, va, na) = mv(a);
-    let (mb, vb, nb) = mv(b);
-    let (sa, sb) = (va / na, vb / nb);
-    let se2 = sa + sb;
-    if se2 == 0.0 {
-        // No variance at all: identical means are not different, distinct ones are.
-        let p = if ma == mb { 1.0 } else { 0.0 };
-        let t = if ma == mb {
-            0.0
-        } else {
-            f64::INFINITY.copysign(mb - ma)
-        };
-        return Some(Welch {
-            t,
-            df: na + nb - 2.0,
-            p,
-        });
+    if a.len() < 2 || b.len() < 2 {
+        return None;
     }
-    let t = (mb - ma) / se2.sqrt();
-    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
-    Some(Welch {
-        t,
-        df,
-        p: t_two_sided_p(t, df),
-    })
+    crate::stats::welch_summary(mv(a), mv(b))
 }
 
 /// One compared set of runs: a run, or the repetitions of one test.
@@ -344,6 +310,7 @@ pub fn regressions(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regre
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::t_two_sided_p;
 
     #[test]
     fn p_values_match_tables() {

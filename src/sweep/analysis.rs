@@ -86,15 +86,61 @@ pub fn suggested_repeats(s: &Stat) -> usize {
     n.max(s.n + 1)
 }
 
+/// The knee margin: a point is not the knee while a later point's IOPS
+/// exceeds it by more than this share (15%) beyond both confidence intervals.
+/// It sits above the ±10% spread of a noisy point ([`NOISY_CV`]) and below the
+/// 25% that no knee may ever leave on the table.
+pub const KNEE_MARGIN: f64 = 0.15;
+
+/// Significance level of the Welch test that decides whether the step after a
+/// candidate knee gains anything (the level `iosim compare` reports against).
+pub const KNEE_ALPHA: f64 = 0.05;
+
+/// Most repetitions per point the knee rule ever suggests; where even this
+/// many would not decide, it says so instead of asking for hundreds.
+pub const MAX_DECIDING_REPEATS: usize = 10;
+
 /// One point of a one-dimensional series: load, throughput, latency.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SeriesPoint {
     /// Load (queue depth, threads, total outstanding I/O...).
     pub load: f64,
-    /// Throughput (IOPS or MB/s).
+    /// Throughput (IOPS or MB/s), the mean of the repetitions.
     pub throughput: f64,
+    /// Sample standard deviation of the throughput over the repetitions.
+    pub throughput_sd: f64,
+    /// Repetitions behind `throughput` (1: a single run, no confidence interval).
+    pub runs: usize,
     /// Latency (any one metric, e.g. mean or p99).
     pub latency: f64,
+}
+
+impl SeriesPoint {
+    /// A single-run point (no repetitions, so no confidence interval).
+    pub fn single(load: f64, throughput: f64, latency: f64) -> SeriesPoint {
+        SeriesPoint {
+            load,
+            throughput,
+            throughput_sd: 0.0,
+            runs: 1,
+            latency,
+        }
+    }
+
+    /// Half-width of the 95% confidence interval of the throughput; 0 for a
+    /// single run, whose interval is unknown (the rule then judges by the mean
+    /// alone and marks the knee unconfirmed).
+    fn ci95(&self) -> f64 {
+        if self.runs < 2 {
+            0.0
+        } else {
+            t_975(self.runs - 1) * self.throughput_sd / (self.runs as f64).sqrt()
+        }
+    }
+
+    fn repeated(&self) -> bool {
+        self.runs >= 2
+    }
 }
 
 /// Where more load stops buying throughput.
@@ -110,59 +156,225 @@ pub struct Knee {
     pub share_of_max: f64,
     /// How much latency grew from the knee to the last point (ratio; 1.0 = flat).
     pub latency_growth_after: f64,
+    /// True when every point it was judged on had repetitions (confidence
+    /// intervals known); false when single runs decided it by their means.
+    #[serde(default = "yes")]
+    pub confirmed: bool,
     /// Plain words.
     pub explanation: String,
 }
 
-/// Finds the saturation knee of a series ordered by increasing load.
+fn yes() -> bool {
+    true
+}
+
+/// What the knee rule concluded about a series.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KneeVerdict {
+    /// The curve flattens here.
+    At(Knee),
+    /// Throughput still rises beyond the margin up to the last load swept.
+    StillScales {
+        /// The last load swept.
+        last_load: f64,
+    },
+    /// Noise prevents a decision: a candidate's later IOPS may or may not
+    /// exceed it by more than the margin.
+    Undecided {
+        /// Index of the earliest undecided candidate.
+        index: usize,
+        /// Its load.
+        load: f64,
+        /// Repetitions per point that would decide it, at most
+        /// [`MAX_DECIDING_REPEATS`]; `None` when even that many would not.
+        repeats: Option<usize>,
+    },
+    /// Too few points (under three) or no throughput: nothing to judge.
+    TooShort,
+}
+
+impl KneeVerdict {
+    /// The knee, when there is one.
+    pub fn knee(self) -> Option<Knee> {
+        match self {
+            KneeVerdict::At(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// One plain-words line for the findings; `None` for a knee (its own
+    /// explanation says it) or a series too short to judge.
+    pub fn finding(&self) -> Option<String> {
+        match self {
+            KneeVerdict::At(_) | KneeVerdict::TooShort => None,
+            KneeVerdict::StillScales { last_load } => Some(format!(
+                "no knee up to load {}: the storage still scales (a later point always had over {:.0}% more throughput); extend the sweep to find where it saturates.",
+                trim(*last_load),
+                KNEE_MARGIN * 100.0
+            )),
+            KneeVerdict::Undecided {
+                load, repeats, ..
+            } => Some(match repeats {
+                Some(n) => format!(
+                    "knee undecided: the repetitions are too noisy to tell whether throughput flattens at load {}; --repeat {n} would decide it.",
+                    trim(*load)
+                ),
+                None => format!(
+                    "knee undecided: the repetitions are too noisy to tell whether throughput flattens at load {}, and even --repeat {MAX_DECIDING_REPEATS} would not decide it; quieten the system or run longer points.",
+                    trim(*load)
+                ),
+            }),
+        }
+    }
+}
+
+/// How a candidate fares against the points after it.
+enum Plateau {
+    /// No later mean exceeds it by more than the margin.
+    Holds,
+    /// A later point exceeds it by more than the margin beyond both intervals.
+    Broken,
+    /// A later mean exceeds it by more than the margin, but within the intervals.
+    Unclear { repeats: Option<usize> },
+}
+
+fn plateau(points: &[SeriesPoint], i: usize) -> Plateau {
+    let a = points[i];
+    let bar = |m: f64| m * (1.0 + KNEE_MARGIN);
+    let mut worst: Option<Option<usize>> = None;
+    for b in &points[i + 1..] {
+        if b.throughput <= bar(a.throughput) {
+            continue;
+        }
+        // Above the margin by the means: beyond the intervals too? (A single
+        // run has no interval, so its mean decides.)
+        if b.throughput - b.ci95() > bar(a.throughput + a.ci95()) {
+            return Plateau::Broken;
+        }
+        let n = deciding_repeats(&a, b);
+        worst = Some(match worst {
+            None => n,
+            Some(w) => w.zip(n).map(|(x, y)| x.max(y)),
+        });
+    }
+    match worst {
+        None => Plateau::Holds,
+        Some(repeats) => Plateau::Unclear { repeats },
+    }
+}
+
+/// Repetitions per point at which, with the spreads observed, `b`'s interval
+/// would clear `a`'s plus the margin; `None` past [`MAX_DECIDING_REPEATS`].
+fn deciding_repeats(a: &SeriesPoint, b: &SeriesPoint) -> Option<usize> {
+    let gap = b.throughput - a.throughput * (1.0 + KNEE_MARGIN);
+    let spread = a.throughput_sd * (1.0 + KNEE_MARGIN) + b.throughput_sd;
+    (a.runs.max(b.runs).max(2)..=MAX_DECIDING_REPEATS)
+        .find(|&n| t_975(n - 1) * spread / (n as f64).sqrt() < gap)
+}
+
+/// Whether the step from `a` to `b` buys nothing: its gain is not significant
+/// by Welch's test (both points repeated), or its elasticity (relative gain
+/// over relative load increase) is below `threshold`; and latency does not fall.
+fn flat_step(a: &SeriesPoint, b: &SeriesPoint, threshold: f64) -> bool {
+    let gain = (b.throughput - a.throughput) / a.throughput;
+    let more_load = (b.load - a.load) / a.load;
+    let negligible = gain / more_load < threshold;
+    let insignificant = crate::stats::welch_summary(
+        (a.throughput, a.throughput_sd, a.runs),
+        (b.throughput, b.throughput_sd, b.runs),
+    )
+    .is_some_and(|w| w.p >= KNEE_ALPHA);
+    (negligible || insignificant) && b.latency >= a.latency * 0.98
+}
+
+/// The one knee rule of iosim (the sweep, its reports and qualify all use it),
+/// on a series ordered by increasing load.
 ///
-/// The elasticity between two points is (relative throughput gain) /
-/// (relative load increase). The knee is the first point after which the
-/// elasticity stays below `threshold` for the next step while latency keeps
-/// growing (or at least does not fall). With `threshold` 0.1, a 10% rise in
-/// load that buys less than 1% more throughput ends the climb.
-pub fn find_knee(points: &[SeriesPoint], threshold: f64) -> Option<Knee> {
+/// Point `i` is the knee when
+/// 1. the step to the next point buys nothing: its gain is not significant by
+///    Welch's test at [`KNEE_ALPHA`] (both points repeated) or its elasticity
+///    is below `threshold` (0.1: a 10% rise in load buys under 1% more
+///    throughput), while latency does not fall; and
+/// 2. no later point's throughput exceeds it by more than [`KNEE_MARGIN`]
+///    (15%) beyond both 95% confidence intervals, and no later mean does either.
+///
+/// The first such point is the knee. A later mean above the margin that the
+/// intervals cannot separate leaves the candidate undecided, with the
+/// repetitions that would decide it. Single runs have no interval: their means
+/// decide, and the knee is marked unconfirmed. No knee is ever placed before
+/// a point with more than 15% (so never 25%) more mean throughput.
+pub fn judge_knee(points: &[SeriesPoint], threshold: f64) -> KneeVerdict {
     if points.len() < 3 {
-        return None;
+        return KneeVerdict::TooShort;
     }
     let max_t = points.iter().map(|p| p.throughput).fold(0.0, f64::max);
     if max_t <= 0.0 {
-        return None;
+        return KneeVerdict::TooShort;
     }
+    let mut undecided = None;
     for i in 0..points.len() - 1 {
         let (a, b) = (points[i], points[i + 1]);
         if a.load <= 0.0 || a.throughput <= 0.0 || b.load <= a.load {
             continue;
         }
+        if !flat_step(&a, &b, threshold) {
+            continue;
+        }
+        match plateau(points, i) {
+            Plateau::Broken => continue,
+            Plateau::Unclear { repeats } => {
+                undecided.get_or_insert((i, repeats));
+                continue;
+            }
+            Plateau::Holds => {}
+        }
         let gain = (b.throughput - a.throughput) / a.throughput;
         let more_load = (b.load - a.load) / a.load;
-        let elasticity = gain / more_load;
-        let latency_not_falling = b.latency >= a.latency * 0.98;
-        if elasticity < threshold && latency_not_falling {
-            let last = points[points.len() - 1];
-            let growth = if a.latency > 0.0 {
-                last.latency / a.latency
-            } else {
-                1.0
-            };
-            return Some(Knee {
-                index: i,
-                load: a.load,
-                throughput: a.throughput,
-                share_of_max: a.throughput / max_t,
-                latency_growth_after: growth,
-                explanation: format!(
-                    "throughput stops rising at load {}: going to {} adds {:+.1}% throughput for {:+.0}% load, while latency grows {:.2}x by the last point",
-                    trim(a.load),
-                    trim(b.load),
-                    gain * 100.0,
-                    more_load * 100.0,
-                    growth
-                ),
-            });
-        }
+        let last = points[points.len() - 1];
+        let growth = if a.latency > 0.0 {
+            last.latency / a.latency
+        } else {
+            1.0
+        };
+        let confirmed = points[i..].iter().all(SeriesPoint::repeated);
+        return KneeVerdict::At(Knee {
+            index: i,
+            load: a.load,
+            throughput: a.throughput,
+            share_of_max: a.throughput / max_t,
+            latency_growth_after: growth,
+            confirmed,
+            explanation: format!(
+                "throughput stops rising at load {}: going to {} adds {:+.1}% throughput for {:+.0}% load, no later point has over {:.0}% more, while latency grows {:.2}x by the last point{}",
+                trim(a.load),
+                trim(b.load),
+                gain * 100.0,
+                more_load * 100.0,
+                KNEE_MARGIN * 100.0,
+                growth,
+                if confirmed {
+                    ""
+                } else {
+                    "; single runs, no confidence interval: --repeat 3 would confirm it"
+                }
+            ),
+        });
     }
-    None
+    match undecided {
+        Some((index, repeats)) => KneeVerdict::Undecided {
+            index,
+            load: points[index].load,
+            repeats,
+        },
+        None => KneeVerdict::StillScales {
+            last_load: points[points.len() - 1].load,
+        },
+    }
+}
+
+/// The knee by [`judge_knee`], when there is one.
+pub fn find_knee(points: &[SeriesPoint], threshold: f64) -> Option<Knee> {
+    judge_knee(points, threshold).knee()
 }
 
 fn trim(v: f64) -> String {
@@ -225,11 +437,7 @@ mod tests {
             .map(|(i, &t)| {
                 let load = (i + 1) as f64;
                 // Little's law: latency = outstanding / throughput.
-                SeriesPoint {
-                    load,
-                    throughput: t,
-                    latency: load / t * 1e6,
-                }
+                SeriesPoint::single(load, t, load / t * 1e6)
             })
             .collect()
     }
@@ -249,11 +457,7 @@ mod tests {
             .iter()
             .map(|&l: &f64| {
                 let t = 100_000.0 * (1.0 - (-l / 4.0).exp());
-                SeriesPoint {
-                    load: l,
-                    throughput: t,
-                    latency: l / t,
-                }
+                SeriesPoint::single(l, t, l / t)
             })
             .collect();
         let k = find_knee(&pts, DEFAULT_KNEE_ELASTICITY).unwrap();
@@ -264,11 +468,7 @@ mod tests {
     #[test]
     fn linear_scaling_has_no_knee() {
         let pts: Vec<SeriesPoint> = (1..=8)
-            .map(|l| SeriesPoint {
-                load: l as f64,
-                throughput: 1000.0 * l as f64,
-                latency: 1.0,
-            })
+            .map(|l| SeriesPoint::single(l as f64, 1000.0 * l as f64, 1.0))
             .collect();
         assert!(find_knee(&pts, DEFAULT_KNEE_ELASTICITY).is_none());
     }
@@ -276,53 +476,161 @@ mod tests {
     #[test]
     fn a_dip_with_falling_latency_is_not_a_knee() {
         let pts = vec![
-            SeriesPoint {
-                load: 1.0,
-                throughput: 100.0,
-                latency: 10.0,
-            },
-            SeriesPoint {
-                load: 2.0,
-                throughput: 100.0,
-                latency: 5.0,
-            },
-            SeriesPoint {
-                load: 4.0,
-                throughput: 400.0,
-                latency: 5.0,
-            },
+            SeriesPoint::single(1.0, 100.0, 10.0),
+            SeriesPoint::single(2.0, 100.0, 5.0),
+            SeriesPoint::single(4.0, 400.0, 5.0),
         ];
         assert!(find_knee(&pts, DEFAULT_KNEE_ELASTICITY).is_none());
+    }
+
+    /// Queue depths 1..64 with their IOPS and, when `sd` is given, three
+    /// repetitions with that share of the mean as standard deviation; latency
+    /// by Little's law.
+    fn qd_curve(iops: &[f64], sd: Option<f64>) -> Vec<SeriesPoint> {
+        iops.iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let load = (1u32 << i) as f64;
+                SeriesPoint {
+                    load,
+                    throughput: t,
+                    throughput_sd: sd.map_or(0.0, |s| s * t),
+                    runs: if sd.is_some() { 3 } else { 1 },
+                    latency: load / t * 1e6,
+                }
+            })
+            .collect()
+    }
+
+    /// Issue 24's one-minute qualification: QD 2 measured below QD 1, then
+    /// IOPS rose fourfold. The old rule put the knee at QD 1.
+    const ISSUE24: [f64; 7] = [
+        11_700.0, 10_400.0, 19_000.0, 31_000.0, 44_900.0, 45_300.0, 45_600.0,
+    ];
+
+    fn never_before_a_quarter_more(pts: &[SeriesPoint], k: &Knee) {
+        assert!(
+            pts[k.index..]
+                .iter()
+                .all(|p| p.throughput <= k.throughput * 1.25),
+            "{}",
+            k.explanation
+        );
+    }
+
+    #[test]
+    fn issue24_dip_is_not_a_knee_single_runs() {
+        // Single runs: no confidence interval, the means decide and the knee
+        // is marked unconfirmed.
+        let pts = qd_curve(&ISSUE24, None);
+        let k = find_knee(&pts, DEFAULT_KNEE_ELASTICITY).unwrap();
+        assert_eq!(k.load, 16.0, "{}", k.explanation);
+        assert!(!k.confirmed);
+        assert!(k.explanation.contains("--repeat 3"), "{}", k.explanation);
+        never_before_a_quarter_more(&pts, &k);
+    }
+
+    #[test]
+    fn issue24_dip_is_not_a_knee_with_repetitions() {
+        let pts = qd_curve(&ISSUE24, Some(0.05));
+        let k = find_knee(&pts, DEFAULT_KNEE_ELASTICITY).unwrap();
+        assert_eq!(k.load, 16.0, "{}", k.explanation);
+        assert!(k.confirmed);
+        never_before_a_quarter_more(&pts, &k);
+    }
+
+    #[test]
+    fn a_curve_that_flattens_has_its_knee_where_it_flattens() {
+        let pts = qd_curve(
+            &[10_000.0, 19_000.0, 34_000.0, 45_000.0, 46_000.0, 46_500.0],
+            Some(0.02),
+        );
+        let k = find_knee(&pts, DEFAULT_KNEE_ELASTICITY).unwrap();
+        assert_eq!(k.load, 8.0, "{}", k.explanation);
+        assert!(k.confirmed);
+    }
+
+    #[test]
+    fn a_linear_curve_still_scales() {
+        let pts = qd_curve(
+            &[1e3, 2e3, 4e3, 8e3, 16e3, 32e3, 64e3].map(|t| t * 1.0),
+            Some(0.03),
+        );
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY);
+        assert_eq!(v, KneeVerdict::StillScales { last_load: 64.0 });
+        let f = v.finding().unwrap();
+        assert!(
+            f.contains("no knee up to load 64: the storage still scales"),
+            "{f}"
+        );
+    }
+
+    #[test]
+    fn noise_asks_for_the_repetitions_that_decide() {
+        // QD 1 to 2 gains nothing significant, but QD 4's mean is 30% over
+        // QD 1 with intervals too wide to tell it from 15%.
+        let mut pts = qd_curve(&[20_000.0, 21_000.0, 26_000.0], Some(0.0));
+        for (p, sd) in pts.iter_mut().zip([1_000.0, 1_000.0, 1_000.0]) {
+            p.throughput_sd = sd;
+        }
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY);
+        assert_eq!(
+            v,
+            KneeVerdict::Undecided {
+                index: 0,
+                load: 1.0,
+                repeats: Some(5)
+            }
+        );
+        assert!(v.finding().unwrap().contains("--repeat 5"));
+        // Three times the spread: even the cap would not decide.
+        for p in &mut pts {
+            p.throughput_sd = 3_000.0;
+        }
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY);
+        assert!(
+            matches!(v, KneeVerdict::Undecided { repeats: None, .. }),
+            "{v:?}"
+        );
+        let f = v.finding().unwrap();
+        assert!(
+            f.contains(&format!("even --repeat {MAX_DECIDING_REPEATS} would not")),
+            "{f}"
+        );
+    }
+
+    #[test]
+    fn the_documented_vm_sweep_has_its_knee_at_32() {
+        // docs/qualify-storage.md's recorded QD sweep (3 repetitions): QD 8
+        // and 16 gain little to the next step, but QD 64 has 31% and 20%
+        // more IOPS; only QD 32 has nothing over 15% after it.
+        let m = [
+            32_075.0, 48_835.0, 60_280.0, 72_666.0, 79_534.0, 91_203.0, 95_272.0,
+        ];
+        let sd = [1_221.0, 687.0, 2_726.0, 3_466.0, 7_660.0, 12_643.0, 4_433.0];
+        let lat = [31.05, 40.74, 66.08, 110.0, 201.0, 354.0, 668.0];
+        let pts: Vec<SeriesPoint> = (0..7)
+            .map(|i| SeriesPoint {
+                load: (1u32 << i) as f64,
+                throughput: m[i],
+                throughput_sd: sd[i],
+                runs: 3,
+                latency: lat[i],
+            })
+            .collect();
+        let k = find_knee(&pts, DEFAULT_KNEE_ELASTICITY).unwrap();
+        assert_eq!(k.load, 32.0, "{}", k.explanation);
+        assert!(k.explanation.contains("+4.5%") && k.explanation.contains("1.89x"));
     }
 
     #[test]
     fn recommendation_under_a_latency_limit() {
         let pts = vec![
-            SeriesPoint {
-                load: 1.0,
-                throughput: 10_000.0,
-                latency: 0.1,
-            },
-            SeriesPoint {
-                load: 2.0,
-                throughput: 18_000.0,
-                latency: 0.2,
-            },
-            SeriesPoint {
-                load: 4.0,
-                throughput: 30_000.0,
-                latency: 0.5,
-            },
-            SeriesPoint {
-                load: 8.0,
-                throughput: 30_100.0,
-                latency: 1.0,
-            },
-            SeriesPoint {
-                load: 16.0,
-                throughput: 31_000.0,
-                latency: 2.0,
-            },
+            SeriesPoint::single(1.0, 10_000.0, 0.1),
+            SeriesPoint::single(2.0, 18_000.0, 0.2),
+            SeriesPoint::single(4.0, 30_000.0, 0.5),
+            SeriesPoint::single(8.0, 30_100.0, 1.0),
+            SeriesPoint::single(16.0, 31_000.0, 2.0),
         ];
         assert_eq!(recommend(&pts, 0.6), Some(2));
         // 30,100 is within 1% of 30,000: the lighter load wins.

@@ -23,7 +23,9 @@ use serde::{Deserialize, Serialize};
 use crate::runner::{RunOptions, RunResult};
 use crate::units::{format_size_arg, parse_size};
 use crate::workload::{BsSplit, Distribution, RwMode, WorkloadSpec};
-use analysis::{find_knee, is_noisy, recommend, suggested_repeats, Knee, SeriesPoint, Stat};
+use analysis::{
+    is_noisy, judge_knee, recommend, suggested_repeats, Knee, KneeVerdict, SeriesPoint, Stat,
+};
 
 /// A parameter a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -521,27 +523,30 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
         .map(|p| SeriesPoint {
             load: p.outstanding as f64,
             throughput: p.iops.mean,
+            throughput_sd: p.iops.sd,
+            runs: p.iops.n,
             latency: lat(p),
         })
         .collect();
     // A knee needs load that only grows along the run order.
     let monotonic = series.windows(2).all(|w| w[1].load > w[0].load);
-    let knee = if monotonic {
-        find_knee(&series, plan.knee_threshold)
+    let verdict = if monotonic {
+        judge_knee(&series, plan.knee_threshold)
     } else {
-        None
+        KneeVerdict::TooShort
     };
     let recommended = plan.max_latency_us.and_then(|m| recommend(&series, m));
     let mut findings = Vec::new();
-    if let Some(k) = &knee {
+    if let KneeVerdict::At(k) = &verdict {
         findings.push(format!(
             "knee: {} ({}).",
             describe_point(&points[k.index]),
             k.explanation
         ));
-    } else if monotonic && points.len() >= 3 {
-        findings.push("no knee: throughput was still rising at the last point; extend the sweep to find where it saturates.".into());
+    } else if let Some(f) = verdict.finding() {
+        findings.push(f);
     }
+    let knee = verdict.knee();
     if let Some(m) = plan.max_latency_us {
         let metric = if plan.use_p99 { "p99" } else { "mean" };
         match recommended {
