@@ -32,6 +32,20 @@ fn run_ok(cmd: &mut Command) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// The rig's backing directory (holding iosim's test file `f`) and its
+/// mount point, made under `dir`.
+fn rig_dirs(dir: &Path) -> (PathBuf, PathBuf) {
+    let (back, mnt) = (dir.join("back"), dir.join("mnt"));
+    std::fs::create_dir_all(&back).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    run_ok(
+        common::iosim()
+            .args(["create", "-q", "--size", SIZE])
+            .arg(back.join("f")),
+    );
+    (back, mnt)
+}
+
 /// Starts the writer and waits until `lines` acknowledgements are in the log.
 fn write_until(target: &Path, acks: &Path, lines: usize) -> Child {
     let mut w = common::iosim()
@@ -103,14 +117,7 @@ struct Outcome {
 /// Write through the rig in `mode`, pull the plug, remount with no cache, verify, compare.
 fn crash_through_rig(mode: &str) -> Option<Outcome> {
     let d = tempfile::tempdir().unwrap();
-    let (back, mnt) = (d.path().join("back"), d.path().join("mnt"));
-    std::fs::create_dir_all(&back).unwrap();
-    std::fs::create_dir_all(&mnt).unwrap();
-    run_ok(
-        common::iosim()
-            .args(["create", "-q", "--size", SIZE])
-            .arg(back.join("f")),
-    );
+    let (back, mnt) = rig_dirs(d.path());
     let (journal, acks) = (d.path().join("journal"), d.path().join("acks.log"));
     let rig = FuseRig::mount(
         &back,
@@ -582,14 +589,7 @@ fn a_damaged_ack_log_is_incomplete_not_a_pass() {
 #[test]
 fn a_writer_stopped_by_an_io_error_is_reported_so() {
     let d = tempfile::tempdir().unwrap();
-    let (back, mnt) = (d.path().join("back"), d.path().join("mnt"));
-    std::fs::create_dir_all(&back).unwrap();
-    std::fs::create_dir_all(&mnt).unwrap();
-    run_ok(
-        common::iosim()
-            .args(["create", "-q", "--size", SIZE])
-            .arg(back.join("f")),
-    );
+    let (back, mnt) = rig_dirs(d.path());
     let acks = d.path().join("acks.log");
     let journal = d.path().join("journal");
     let Some(rig) = FuseRig::mount(
