@@ -23,6 +23,12 @@ pub fn badge(v: super::rules::Verdict) -> String {
 /// The verdict section: roles, reasons, recommendations, baseline.
 pub fn section(r: &QualifyResult) -> String {
     let mut s = String::from("<section id=\"verdict\"><h2>Verdict</h2>\n");
+    let _ = writeln!(
+        s,
+        "<p>Judged by the <b>{}</b> latency table (<code>--rules {}</code>).</p>",
+        r.rules.name(),
+        r.rules.name()
+    );
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
     }
