@@ -1137,6 +1137,10 @@ fn stalled_io_is_reported_as_outstanding() {
             .unwrap()
             >= 2_500_000.0
     );
+    // Counted from the file's latency histograms: one I/O over 1 s, none over 15 s.
+    assert_eq!(file(&v, 1)["slow_ios"]["over_1s"], 1, "{:#}", file(&v, 1));
+    assert_eq!(file(&v, 1)["slow_ios"]["over_15s"], 0);
+    assert_eq!(file(&v, 2)["slow_ios"]["over_1s"], 0);
 }
 
 #[test]
