@@ -559,12 +559,31 @@ impl SlowIos {
 /// straddles the window's end is a stall all the same.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SlowAfterWindow {
-    /// Of them, over 1 s.
-    pub over_1s: u64,
-    /// Of them, over 15 s.
-    pub over_15s: u64,
-    /// The slowest, µs.
+    /// Of them, over 1 s and over 15 s.
+    #[serde(flatten)]
+    pub ios: SlowIos,
+    /// The slowest I/O in flight when the window closed, µs.
     pub max_us: f64,
+}
+
+impl SlowAfterWindow {
+    /// Times one I/O that completed after the window closed.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.ios.count(ns, 1);
+        self.max_us = self.max_us.max(ns as f64 / 1000.0);
+    }
+
+    /// Adds `o` (another thread's or rank's).
+    pub fn merge(&mut self, o: &SlowAfterWindow) {
+        self.ios.add(o.ios);
+        self.max_us = self.max_us.max(o.max_us);
+    }
+
+    /// Itself when any of them took over 1 s (what a result keeps).
+    pub fn if_slow(self) -> Option<SlowAfterWindow> {
+        (self.ios.over_1s > 0).then_some(self)
+    }
 }
 
 /// Decodes [`encode_histogram`]'s output.
@@ -608,6 +627,20 @@ mod encode_tests {
         assert_eq!(twice.over_1s, 6);
         twice.add(slow);
         assert_eq!(twice.over_15s, 3);
+        // I/Os timed past a window's end: counted the same way, in the run's JSON flat.
+        let mut late = SlowAfterWindow::default();
+        late.record(300_000);
+        assert_eq!(late.if_slow(), None);
+        late.record(16_000_000_000);
+        let mut other = SlowAfterWindow::default();
+        other.record(1_500_000_000);
+        late.merge(&other);
+        assert_eq!((late.ios.over_1s, late.ios.over_15s), (2, 1));
+        assert_eq!(late.max_us, 16_000_000.0);
+        assert_eq!(
+            serde_json::to_value(late.if_slow().unwrap()).unwrap(),
+            serde_json::json!({"over_1s": 2, "over_15s": 1, "max_us": 16_000_000.0})
+        );
     }
 
     #[test]

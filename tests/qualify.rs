@@ -430,9 +430,10 @@ fn a_size_too_small_for_qualify_is_refused_before_any_file_is_made() {
 /// measures, and the `slow-io` rule warns with Microsoft's source; none is
 /// over 15 s, so no `stalled-io`. FUSE takes O_DIRECT here (the rig mounts
 /// with direct_io), so qualify runs on it as on a disk. With a 20 s budget
-/// no measured window lasts 1.2 s, so every stall a measurement counts was
-/// in flight when its window closed: the count depends on those being timed
-/// to completion (`slow_after_window`), not only on the histograms.
+/// no measured window is much longer than a second, so nearly every stall
+/// a measurement counts was in flight when its window closed: the count
+/// depends on those being timed to completion (`slow_after_window`), not
+/// only on the histograms.
 #[test]
 fn reads_that_stall_over_a_second_warn_in_the_verdict() {
     let d = tempfile::tempdir().unwrap();

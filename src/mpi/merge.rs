@@ -405,14 +405,14 @@ pub fn merge(
         }
     }
     merged.warnings = merged_warnings(&reports);
-    merged.slow_after_window = reports
+    let mut late = stats::SlowAfterWindow::default();
+    for r in reports
         .iter()
-        .filter_map(|r| r.result.slow_after_window)
-        .reduce(|a, b| stats::SlowAfterWindow {
-            over_1s: a.over_1s + b.over_1s,
-            over_15s: a.over_15s + b.over_15s,
-            max_us: a.max_us.max(b.max_us),
-        });
+        .filter_map(|r| r.result.slow_after_window.as_ref())
+    {
+        late.merge(r);
+    }
+    merged.slow_after_window = late.if_slow();
     merged.cpu.process_pct_of_one_core = if window > 0.0 {
         100.0 * (merged.cpu.user_s + merged.cpu.sys_s) / window
     } else {

@@ -182,10 +182,7 @@ fn run_slow_ios(r: &RunResult) -> SlowIos {
         SlowIos::default()
     };
     if let Some(late) = &r.slow_after_window {
-        s.add(SlowIos {
-            over_1s: late.over_1s,
-            over_15s: late.over_15s,
-        });
+        s.add(late.ios);
     }
     s
 }

@@ -239,9 +239,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
     let shape = shape_result(&spec, outs, secs, &m.total);
     let mut late = crate::stats::SlowAfterWindow::default();
     for o in outs {
-        late.over_1s += o.late.0.over_1s;
-        late.over_15s += o.late.0.over_15s;
-        late.max_us = late.max_us.max(o.late.1 as f64 / 1000.0);
+        late.merge(&o.late);
     }
     RunResult {
         schema_version: SCHEMA_VERSION,
@@ -270,7 +268,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         shape,
         verify: None,
         window: wall_window(window, unix_offset_ns),
-        slow_after_window: (late.over_1s > 0).then_some(late),
+        slow_after_window: late.if_slow(),
     }
 }
 
