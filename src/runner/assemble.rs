@@ -241,6 +241,14 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
     for o in outs {
         late.merge(&o.late);
     }
+    if let Some(l) = late.if_slow() {
+        notes.push(format!(
+            "{} I/O(s) in flight when the measured window closed took over 1 s ({} over 15 s, the slowest {:.2} s): they are not in the statistics, which describe the window (slow_after_window in the JSON)",
+            l.ios.over_1s,
+            l.ios.over_15s,
+            l.max_us / 1e6
+        ));
+    }
     RunResult {
         schema_version: SCHEMA_VERSION,
         iosim_version: env!("CARGO_PKG_VERSION").to_string(),
