@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
-use crate::sweep::analysis::Stat;
+use crate::sweep::analysis::{Stat, MAX_DECIDING_REPEATS};
 use crate::verdict::{Direction, Role};
 use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, WorkloadSpec};
 use rules::{Facts, KneeFact, LatencyFact, RoleFacts, RoleVerdict, ThroughputFact, Verdict};
@@ -525,6 +525,99 @@ fn base_spec(cfg: &QualifyConfig, duration: Duration) -> WorkloadSpec {
     }
 }
 
+/// Each sweep point's run aims for this long when the budget gives the
+/// sweeps more repetitions than three.
+pub const SWEEP_RUN_TARGET: Duration = Duration::from_secs(3);
+
+/// Repetitions per sweep point: as many as the sweeps' share of the budget
+/// gives with runs of [`SWEEP_RUN_TARGET`], up to the sweep's cap
+/// ([`MAX_DECIDING_REPEATS`]); at least three of a second or more, else two.
+/// A larger `--time` buys repetitions, which is how a knee the noise left
+/// undecided gets decided ([`knee_line`] says which budget would).
+pub fn sweep_repeats(slot: Duration, points: usize) -> usize {
+    let fits = |r: usize, run: Duration| per_run(slot, points * r) >= run;
+    match (3..=MAX_DECIDING_REPEATS)
+        .rev()
+        .find(|&r| fits(r, SWEEP_RUN_TARGET))
+    {
+        Some(r) => r,
+        None if fits(3, Duration::from_secs(1)) => 3,
+        None => 2,
+    }
+}
+
+/// The smallest whole-minute budget whose sweeps get `repeats` repetitions
+/// of each of `points` points (by [`sweep_repeats`] on the sweeps' share).
+pub fn budget_for_repeats(repeats: usize, points: usize) -> Option<Duration> {
+    let share = STAGES
+        .iter()
+        .find(|s| s.0 == "sweeps")
+        .map_or(0.35, |s| s.1);
+    (1..=24 * 60)
+        .map(|m| Duration::from_secs(m * 60))
+        .find(|t| sweep_repeats(t.mul_f64(share), points) >= repeats)
+}
+
+/// What the knee rule concluded on one of the qualification's sweeps, in
+/// words: the knee, "no knee: still scales", or undecided with the budget
+/// that would decide it (qualify has no --repeat: its repetitions grow with
+/// --time). `None` when the sweep was not judged.
+pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
+    use crate::sweep::analysis::KneeStatus;
+    let res = &s.result;
+    let param = s.param.to_uppercase();
+    let at = |load: f64| {
+        res.points
+            .iter()
+            .find(|p| p.outstanding as f64 == load)
+            .and_then(|p| p.params.get(&s.param).cloned())
+            .unwrap_or_else(|| format!("{load}"))
+    };
+    let points: usize = r.sweeps.iter().map(|s| s.result.points.len()).sum();
+    let budget = |n: usize| {
+        budget_for_repeats(n, points)
+            .map(crate::units::format_duration_arg)
+            .unwrap_or_else(|| "more than a day".into())
+    };
+    Some(match &res.knee_status {
+        KneeStatus::Found => {
+            let k = res.knee.as_ref()?;
+            let p = res.points.get(k.index)?;
+            format!(
+                "knee at {param} {}: {} IOPS, {:.0}% of the best; {}",
+                p.params.get(&s.param).cloned().unwrap_or_default(),
+                p.iops.show(),
+                k.share_of_max * 100.0,
+                k.explanation
+            )
+        }
+        KneeStatus::StillScales { last_load } => format!(
+            "no knee up to {param} {}: the storage still scales (a later point always had over {:.0}% more IOPS)",
+            at(*last_load),
+            crate::sweep::analysis::KNEE_MARGIN * 100.0
+        ),
+        KneeStatus::Undecided {
+            load,
+            repeats: Some(n),
+            ..
+        } => format!(
+            "knee undecided at {param} {}: {} repetitions are too noisy to tell whether IOPS flattens there; --time {} gives the sweeps {n}, enough to decide it",
+            at(*load),
+            res.repeat,
+            budget(*n)
+        ),
+        KneeStatus::Undecided {
+            load, max_repeats, ..
+        } => format!(
+            "knee undecided at {param} {}: {} repetitions are too noisy to tell whether IOPS flattens there, and even {max_repeats} (--time {}) would not decide it: quieten the system and qualify again",
+            at(*load),
+            res.repeat,
+            budget(*max_repeats)
+        ),
+        KneeStatus::NotJudged => return None,
+    })
+}
+
 /// The sweeps of a role: the pattern the database uses there, over queue depth and threads.
 pub fn sweep_shape(role: Role) -> (RwMode, u64, &'static str, &'static str) {
     match role {
@@ -834,12 +927,7 @@ fn stage_sweeps(
         }
     }
     let points: usize = plans.iter().map(|p| p.1.values.len()).sum();
-    // Three repetitions when each still gets a second or more, else two.
-    let repeat = if per_run(slot, points * 3) >= Duration::from_secs(1) {
-        3
-    } else {
-        2
-    };
+    let repeat = sweep_repeats(slot, points);
     let duration = per_run(slot, points * repeat);
     let mut runs = 0;
     for (l, axis, rw, bs, fixed_qd) in plans {
@@ -869,6 +957,7 @@ fn stage_sweeps(
             use_p99: false,
             knee_threshold: crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY,
             study: None,
+            max_repeats: MAX_DECIDING_REPEATS,
         };
         let role = l.role;
         let mut seen = Vec::new();
@@ -1418,6 +1507,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("directory"));
+    }
+
+    #[test]
+    fn the_budget_buys_sweep_repetitions() {
+        // 20 points (data and log, queue depth and threads) as qualify sweeps them.
+        let sweeps = |t: u64| sweep_repeats(Duration::from_secs(t).mul_f64(0.35), 20);
+        assert_eq!(sweeps(10), 2);
+        assert_eq!(sweeps(600), 3);
+        assert!(sweeps(30 * 60) > 3, "{}", sweeps(30 * 60));
+        assert_eq!(sweeps(24 * 3600), MAX_DECIDING_REPEATS);
+        // The budget named for n repetitions gives n, and a minute less does not.
+        for n in 4..=MAX_DECIDING_REPEATS {
+            let t = budget_for_repeats(n, 20).unwrap();
+            assert!(sweeps(t.as_secs()) >= n);
+            assert!(sweeps(t.as_secs() - 60) < n, "{n}: {t:?}");
+        }
     }
 
     #[test]

@@ -139,6 +139,9 @@ pub fn text(r: &QualifyResult) -> String {
                 if knee { "  <- knee" } else { "" }
             );
         }
+        if let Some(line) = super::knee_line(r, sw) {
+            let _ = writeln!(s, "  {line}");
+        }
     }
     let _ = writeln!(s, "\nDatabase profiles:");
     let _ = writeln!(

@@ -24,7 +24,8 @@ use crate::runner::{RunOptions, RunResult};
 use crate::units::{format_size_arg, parse_size};
 use crate::workload::{BsSplit, Distribution, RwMode, WorkloadSpec};
 use analysis::{
-    is_noisy, judge_knee, recommend, suggested_repeats, Knee, KneeVerdict, SeriesPoint, Stat,
+    is_noisy, judge_knee, recommend, suggested_repeats, Knee, KneeStatus, KneeVerdict, SeriesPoint,
+    Stat,
 };
 
 /// A parameter a sweep can vary.
@@ -379,6 +380,10 @@ pub struct SweepResult {
     pub points: Vec<PointResult>,
     /// Where throughput stops rising (only for a single numeric axis or a zip).
     pub knee: Option<Knee>,
+    /// What the knee rule concluded: found, still scales, undecided (with
+    /// the repetitions that would decide it) or not judged.
+    #[serde(default)]
+    pub knee_status: KneeStatus,
     /// Latency limit asked for, µs (applied to `latency_metric`).
     pub max_latency_us: Option<f64>,
     /// `mean` or `p99`.
@@ -412,6 +417,9 @@ pub struct SweepPlan {
     pub knee_threshold: f64,
     /// Study name.
     pub study: Option<String>,
+    /// Most repetitions per point any suggestion may ask for (what the
+    /// caller's time allows; [`analysis::MAX_DECIDING_REPEATS`] for `iosim sweep`).
+    pub max_repeats: usize,
 }
 
 /// Runs a sweep. `each` is called after every repetition (for saving or printing).
@@ -531,7 +539,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     // A knee needs load that only grows along the run order.
     let monotonic = series.windows(2).all(|w| w[1].load > w[0].load);
     let verdict = if monotonic {
-        judge_knee(&series, plan.knee_threshold)
+        judge_knee(&series, plan.knee_threshold, plan.max_repeats)
     } else {
         KneeVerdict::TooShort
     };
@@ -546,6 +554,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     } else if let Some(f) = verdict.finding() {
         findings.push(f);
     }
+    let knee_status = KneeStatus::from(&verdict);
     let knee = verdict.knee();
     if let Some(m) = plan.max_latency_us {
         let metric = if plan.use_p99 { "p99" } else { "mean" };
@@ -569,12 +578,19 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
             ));
         }
         if p.noisy {
-            findings.push(format!(
-                "{}: noisy (IOPS cv {:.0}%): run with --repeat {} for a ±5% confidence interval.",
-                describe_point(p),
-                p.iops.cv * 100.0,
-                p.suggested_repeats.unwrap_or(3)
-            ));
+            findings.push(match p.suggested_repeats.unwrap_or(3) {
+                n if n <= plan.max_repeats => format!(
+                    "{}: noisy (IOPS cv {:.0}%): run with --repeat {n} for a ±5% confidence interval.",
+                    describe_point(p),
+                    p.iops.cv * 100.0,
+                ),
+                n => format!(
+                    "{}: noisy (IOPS cv {:.0}%): a ±5% confidence interval would take {n} repetitions, more than the {} this sweep allows; quieten the system or run longer points.",
+                    describe_point(p),
+                    p.iops.cv * 100.0,
+                    plan.max_repeats
+                ),
+            });
         }
     }
     SweepResult {
@@ -584,6 +600,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
         combine: plan.combine,
         repeat: plan.repeat.max(1),
         points,
+        knee_status,
         knee,
         max_latency_us: plan.max_latency_us,
         latency_metric: if plan.use_p99 {
@@ -914,6 +931,7 @@ mod tests {
             use_p99: false,
             knee_threshold: analysis::DEFAULT_KNEE_ELASTICITY,
             study: None,
+            max_repeats: analysis::MAX_DECIDING_REPEATS,
         };
         let pts = vec![
             point(1, &[10_000.0; 3], 100.0),
