@@ -3,12 +3,32 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use clap::builder::PossibleValue;
+use clap::{Args, ValueEnum};
 
 use super::db::SaveArgs;
 use super::output::OutputArgs;
 use super::values::{duration_arg, size_arg};
+use crate::qualify::rules::RuleSet;
 use crate::workload::EngineKind;
+
+impl ValueEnum for RuleSet {
+    fn value_variants<'a>() -> &'a [Self] {
+        &RuleSet::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            RuleSet::Classic => {
+                "Limits any healthy array meets, disk or flash: data means 10/20 ms, log writes 2/4 ms (default)"
+            }
+            RuleSet::Flash => {
+                "Flash-era storage: data means 1/5 ms, log writes 1/2 ms, shorter tails"
+            }
+        };
+        Some(PossibleValue::new(self.name()).help(help))
+    }
+}
 
 /// `iosim qualify`.
 #[derive(Debug, Clone, Args)]
@@ -41,6 +61,11 @@ pub struct QualifyArgs {
     /// I/O engine.
     #[arg(long, value_enum, default_value_t = EngineKind::Auto)]
     pub engine: EngineKind,
+
+    /// The latency table of the verdict (means, p99, p99.9, maximum; docs/qualify-storage.md).
+    /// I/Os over 1 s warn and over 15 s are NOT FIT with either.
+    #[arg(long, value_enum, default_value_t = RuleSet::Classic)]
+    pub rules: RuleSet,
 
     /// Also write a self-contained HTML report (verdict first, then the evidence with charts).
     #[arg(long, value_name = "FILE")]

@@ -103,6 +103,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         allow_destroy: a.allow_destroy,
         keep_files: a.keep_files,
         progress: !a.out.quiet,
+        rules: a.rules,
     };
     let header = Header::now();
     let mut res = qualify::run(&cfg, &opts)?;

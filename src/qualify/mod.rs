@@ -23,10 +23,14 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
+use crate::stats::SlowIos;
 use crate::sweep::analysis::{Stat, MAX_DECIDING_REPEATS};
 use crate::verdict::{Direction, Role};
 use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, WorkloadSpec};
-use rules::{Facts, KneeFact, LatencyFact, RoleFacts, RoleVerdict, ThroughputFact, Verdict};
+use rules::{
+    Facts, KneeFact, LatencyFact, RoleFacts, RoleVerdict, RuleSet, SimSlowFact, SlowFact, TailFact,
+    ThroughputFact, Verdict,
+};
 
 /// Where one role goes, as given.
 #[derive(Clone, Debug)]
@@ -54,6 +58,8 @@ pub struct QualifyConfig {
     pub keep_files: bool,
     /// Stage lines on stderr.
     pub progress: bool,
+    /// The latency table the verdict uses.
+    pub rules: RuleSet,
 }
 
 /// A role bound to its test target.
@@ -115,6 +121,18 @@ pub struct Measure {
     pub write_mean_us: Option<f64>,
     /// p99 latency of all I/O, µs.
     pub p99_us: f64,
+    /// p99.9 latency of all I/O, µs (0 in results from before it was kept).
+    #[serde(default)]
+    pub p999_us: f64,
+    /// Maximum latency, µs (0 in results from before it was kept).
+    #[serde(default)]
+    pub max_us: f64,
+    /// I/Os that took over 1 s.
+    #[serde(default)]
+    pub ios_over_1s: u64,
+    /// I/Os that took over 15 s (SQL Server's error 833).
+    #[serde(default)]
+    pub ios_over_15s: u64,
     /// I/O errors.
     pub errors: u64,
 }
@@ -122,6 +140,7 @@ pub struct Measure {
 impl Measure {
     fn of(name: &str, role: Role, r: &RunResult) -> Measure {
         let t = &r.total;
+        let slow = run_slow_ios(r);
         Measure {
             name: name.into(),
             role,
@@ -139,7 +158,56 @@ impl Measure {
             read_mean_us: (t.read.ios > 0).then_some(t.read.latency_us.mean),
             write_mean_us: (t.write.ios > 0).then_some(t.write.latency_us.mean),
             p99_us: t.total.latency_us.p("p99"),
+            p999_us: t.total.latency_us.p("p99.9"),
+            max_us: t.total.latency_us.max,
+            ios_over_1s: slow.over_1s,
+            ios_over_15s: slow.over_15s,
             errors: r.errors.count,
+        }
+    }
+
+    /// I/Os it completed.
+    pub fn ios(&self) -> u64 {
+        (self.iops * self.duration_s).round() as u64
+    }
+}
+
+/// A run's I/Os over 1 s and 15 s, from its stored latency histograms.
+fn run_slow_ios(r: &RunResult) -> SlowIos {
+    if r.total.total.latency_us.max <= crate::stats::SLOW_IO_NS as f64 / 1000.0 {
+        return SlowIos::default();
+    }
+    SlowIos::of_encoded(&[&r.histograms.read, &r.histograms.write])
+}
+
+/// The slowest I/O seen on one role's location over the quick corners,
+/// sweeps and profiles (the simulator's are in [`SimSummary`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleStalls {
+    /// Role.
+    pub role: Role,
+    /// I/Os counted.
+    pub ios: u64,
+    /// Of them, over 1 s.
+    pub ios_over_1s: u64,
+    /// Of them, over 15 s.
+    pub ios_over_15s: u64,
+    /// The slowest, µs.
+    pub max_us: f64,
+    /// The measurement it was in.
+    pub max_in: String,
+}
+
+impl RoleStalls {
+    fn add(&mut self, what: &str, r: &RunResult) {
+        let t = &r.total.total;
+        let slow = run_slow_ios(r);
+        self.ios += t.ios;
+        self.ios_over_1s += slow.over_1s;
+        self.ios_over_15s += slow.over_15s;
+        if t.ios > 0 && t.latency_us.max > self.max_us {
+            self.max_us = t.latency_us.max;
+            self.max_in = what.to_string();
         }
     }
 }
@@ -191,6 +259,9 @@ pub struct SimSummary {
     pub error_log: Option<String>,
     /// Interrupted.
     pub interrupted: bool,
+    /// The simulator's long-I/O monitor's warnings (I/Os outstanding over 15 s).
+    #[serde(default)]
+    pub long_io_warnings: u64,
 }
 
 /// One file of the simulator pass.
@@ -210,6 +281,15 @@ pub struct SimFileSummary {
     pub write_mean_us: f64,
     /// Errors found in it.
     pub errors: u64,
+    /// Maximum latency, µs (0 in results from before it was kept).
+    #[serde(default)]
+    pub max_us: f64,
+    /// Completed I/Os over 1 s.
+    #[serde(default)]
+    pub ios_over_1s: u64,
+    /// Completed I/Os over 15 s.
+    #[serde(default)]
+    pub ios_over_15s: u64,
 }
 
 /// A self-check finding over the whole qualification.
@@ -250,6 +330,9 @@ pub struct BaselineComparison {
 pub struct QualifyResult {
     /// Overall verdict.
     pub overall: Verdict,
+    /// The latency table that judged it (`classic` in results from before there was a choice).
+    #[serde(default)]
+    pub rules: RuleSet,
     /// The self-checks found nothing that makes the numbers untrue.
     pub trustworthy: bool,
     /// Per role.
@@ -276,6 +359,9 @@ pub struct QualifyResult {
     pub sim: Option<SimSummary>,
     /// Self-check findings.
     pub checks: Vec<CheckFinding>,
+    /// Per role: the slowest I/O and the I/Os over 1 s and 15 s in the measurements.
+    #[serde(default)]
+    pub stalls: Vec<RoleStalls>,
     /// Comparison with an earlier qualification.
     pub baseline: Option<BaselineComparison>,
     /// Notes.
@@ -499,19 +585,40 @@ struct Collected {
     warnings: Vec<(Role, String, String)>,
     /// Errors per role.
     errors: Vec<(Role, u64)>,
+    /// Slow I/Os per role.
+    stalls: Vec<RoleStalls>,
     notes: Vec<String>,
     left: Vec<String>,
     interrupted: bool,
 }
 
 impl Collected {
-    fn run(&mut self, role: Role, r: &RunResult) {
+    fn run(&mut self, role: Role, what: &str, r: &RunResult) {
         for w in &r.warnings {
             self.warnings
                 .push((role, w.code.clone(), w.message.clone()));
         }
         self.errors.push((role, r.errors.count));
         self.interrupted |= r.interrupted;
+        self.stall(role, what, r);
+    }
+
+    fn stall(&mut self, role: Role, what: &str, r: &RunResult) {
+        let i = match self.stalls.iter().position(|s| s.role == role) {
+            Some(i) => i,
+            None => {
+                self.stalls.push(RoleStalls {
+                    role,
+                    ios: 0,
+                    ios_over_1s: 0,
+                    ios_over_15s: 0,
+                    max_us: 0.0,
+                    max_in: String::new(),
+                });
+                self.stalls.len() - 1
+            }
+        };
+        self.stalls[i].add(what, r);
     }
 }
 
@@ -838,6 +945,7 @@ fn qualify(
 
     let mut res = QualifyResult {
         overall: Verdict::Fit,
+        rules: cfg.rules,
         trustworthy: true,
         verdicts: Vec::new(),
         recommendations: Vec::new(),
@@ -851,6 +959,7 @@ fn qualify(
         profiles: c.profiles,
         sim: c.sim,
         checks: Vec::new(),
+        stalls: c.stalls,
         baseline: None,
         notes: c.notes,
         left_on_disk: c.left,
@@ -893,7 +1002,8 @@ fn stage_quick(
             opts,
         )?;
         for t in &q.tests {
-            c.run(l.role, &t.result);
+            let name = format!("quick {}", t.name);
+            c.run(l.role, &name, &t.result);
             c.quick.push(Measure::of(&t.name, l.role, &t.result));
             runs += 1;
         }
@@ -962,6 +1072,7 @@ fn stage_sweeps(
         let role = l.role;
         let mut seen = Vec::new();
         let res = crate::sweep::run(&plan, opts, |_, _, r| {
+            c.stall(role, &format!("sweep {}", r.config.describe()), r);
             seen.push((
                 r.warnings
                     .iter()
@@ -1041,10 +1152,11 @@ fn stage_profiles(
                 .iter()
                 .find(|l| Some(&l.target) == o.result.config.targets.first().map(|t| &t.path))
                 .map_or(o.role, |l| l.role);
-            c.run(role, &o.result);
+            let what = format!("{name} {}", o.name);
+            c.run(role, &what, &o.result);
             c.profiles.push(ProfileMeasure {
                 profile: name.clone(),
-                measure: Measure::of(&format!("{name} {}", o.name), role, &o.result),
+                measure: Measure::of(&what, role, &o.result),
                 tables: crate::verdict::text_lines(&o.verdicts),
                 deep_queue: is_deep_queue(&name, &o.name),
             });
@@ -1177,6 +1289,9 @@ fn stage_sim(
                 .iter()
                 .find(|x| x.0 == f.path)
                 .map_or(0, |x| x.1),
+            max_us: f.stats.total.latency_us.max,
+            ios_over_1s: f.slow_ios.over_1s,
+            ios_over_15s: f.slow_ios.over_15s,
         })
         .collect();
     let error_log = if r.errors.count > 0 {
@@ -1210,6 +1325,7 @@ fn stage_sim(
         files,
         error_log,
         interrupted: r.interrupted,
+        long_io_warnings: r.long_io_warnings,
     });
     Ok((1, summary))
 }
@@ -1296,6 +1412,7 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
         let role = l.role;
         let mut latency = Vec::new();
         let mut throughput = Vec::new();
+        let mut tails = Vec::new();
         for p in r.profiles.iter().filter(|p| p.measure.role == role) {
             let m = &p.measure;
             if p.deep_queue {
@@ -1321,6 +1438,15 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
                     });
                 }
                 continue;
+            }
+            if m.max_us > 0.0 && (role != Role::Log || m.read_mean_us.is_none()) {
+                tails.push(TailFact {
+                    what: m.name.clone(),
+                    ios: m.ios(),
+                    p99_us: m.p99_us,
+                    p999_us: m.p999_us,
+                    max_us: m.max_us,
+                });
             }
             for (d, v) in [
                 (Direction::Read, m.read_mean_us),
@@ -1360,6 +1486,17 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
                     0
                 }
         });
+        let slow = r
+            .stalls
+            .iter()
+            .find(|s| s.role == role)
+            .map(|s| SlowFact {
+                over_1s: s.ios_over_1s,
+                over_15s: s.ios_over_15s,
+                max_us: s.max_us,
+                max_in: s.max_in.clone(),
+            })
+            .unwrap_or_default();
         roles.push(RoleFacts {
             role,
             latency,
@@ -1368,6 +1505,9 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
             io_errors: errors.iter().filter(|e| e.0 == role).map(|e| e.1).sum(),
             untrusted,
             sim_errors,
+            tails,
+            slow,
+            sim_slow: sim_slow(r, role),
         });
     }
     let find = |name: &str| {
@@ -1389,7 +1529,29 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
         log_shares_data: matches!((data, log), (Some(d), Some(l)) if shares_device(d, l)),
         commit_alone_us: find("log-writer commit-4k"),
         commit_with_data_us: find("oltp-with-log log-4k"),
+        rules: r.rules,
     }
+}
+
+/// What the simulator saw of slow I/O on `role`'s file. Its long-I/O
+/// monitor does not know which file an outstanding I/O was on: when no
+/// file's completed I/Os explain its warnings (none over 15 s), they count
+/// against every role the simulator ran on.
+fn sim_slow(r: &QualifyResult, role: Role) -> SimSlowFact {
+    let Some(s) = &r.sim else {
+        return SimSlowFact::default();
+    };
+    let mut f = SimSlowFact::default();
+    for x in s.files.iter().filter(|x| x.role == role) {
+        f.over_1s += x.ios_over_1s;
+        f.over_15s += x.ios_over_15s;
+        f.max_us = f.max_us.max(x.max_us);
+    }
+    let explained = s.files.iter().any(|x| x.ios_over_15s > 0);
+    if !explained && s.files.iter().any(|x| x.role == role) {
+        f.long_io_warnings = s.long_io_warnings;
+    }
+    f
 }
 
 /// Compares a qualification with an earlier one.
@@ -1490,6 +1652,7 @@ mod tests {
             allow_destroy: false,
             keep_files: false,
             progress: false,
+            rules: RuleSet::Classic,
         };
         let l = locations(&cfg).unwrap();
         assert_eq!(l.len(), 2);

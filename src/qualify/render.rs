@@ -13,8 +13,9 @@ pub fn text(r: &QualifyResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "iosim qualify: {}{}",
+        "iosim qualify: {} (rules: {}){}",
         r.overall.label(),
+        r.rules.name(),
         if r.trustworthy {
             ""
         } else {
@@ -97,20 +98,21 @@ pub fn text(r: &QualifyResult) -> String {
     let _ = writeln!(s, "\nQuick corners:");
     let _ = writeln!(
         s,
-        "  {:<7} {:<20}{:>11}{:>10}{:>11}{:>11}{:>10}",
-        "role", "test", "MiB/s", "IOPS", "read(us)", "write(us)", "p99(us)"
+        "  {:<7} {:<20}{:>11}{:>10}{:>11}{:>11}{:>10}{:>10}",
+        "role", "test", "MiB/s", "IOPS", "read(us)", "write(us)", "p99(us)", "max(us)"
     );
     for m in &r.quick {
         let _ = writeln!(
             s,
-            "  {:<7} {:<20}{:>11.1}{:>10.0}{:>11}{:>11}{:>10.0}",
+            "  {:<7} {:<20}{:>11.1}{:>10.0}{:>11}{:>11}{:>10.0}{:>10.0}",
             m.role.name(),
             m.name,
             m.mib_per_sec,
             m.iops,
             us(m.read_mean_us),
             us(m.write_mean_us),
-            m.p99_us
+            m.p99_us,
+            m.max_us
         );
     }
     for sw in &r.sweeps {
@@ -146,14 +148,22 @@ pub fn text(r: &QualifyResult) -> String {
     let _ = writeln!(s, "\nDatabase profiles:");
     let _ = writeln!(
         s,
-        "  {:<34} {:<7}{:>10}{:>10}{:>11}{:>11}{:>10}",
-        "workload", "role", "IOPS", "MiB/s", "read(us)", "write(us)", "p99(us)"
+        "  {:<34} {:<7}{:>10}{:>10}{:>11}{:>11}{:>10}{:>11}{:>10}",
+        "workload",
+        "role",
+        "IOPS",
+        "MiB/s",
+        "read(us)",
+        "write(us)",
+        "p99(us)",
+        "p99.9(us)",
+        "max(us)"
     );
     for p in &r.profiles {
         let m = &p.measure;
         let _ = writeln!(
             s,
-            "  {:<34} {:<7}{:>10.0}{:>10.1}{:>11}{:>11}{:>10.0}{}",
+            "  {:<34} {:<7}{:>10.0}{:>10.1}{:>11}{:>11}{:>10.0}{:>11.0}{:>10.0}{}",
             m.name,
             m.role.name(),
             m.iops,
@@ -161,12 +171,29 @@ pub fn text(r: &QualifyResult) -> String {
             us(m.read_mean_us),
             us(m.write_mean_us),
             m.p99_us,
+            m.p999_us,
+            m.max_us,
             if p.deep_queue {
                 "  (deep queue: judged by throughput and the knee)"
             } else {
                 ""
             }
         );
+    }
+    if !r.stalls.is_empty() {
+        let _ = writeln!(s, "\nSlowest I/O (quick corners, sweeps and profiles):");
+        for st in &r.stalls {
+            let _ = writeln!(
+                s,
+                "  {:<7} {:.1} ms in {}; {} of {} I/Os over 1 s, {} over 15 s",
+                st.role.name(),
+                st.max_us / 1000.0,
+                st.max_in,
+                st.ios_over_1s,
+                st.ios,
+                st.ios_over_15s
+            );
+        }
     }
     if let Some(sim) = &r.sim {
         let _ = writeln!(
@@ -193,14 +220,23 @@ pub fn text(r: &QualifyResult) -> String {
         for f in &sim.files {
             let _ = writeln!(
                 s,
-                "  {:<4} {:<7} {:>9.0} IOPS  read {:>8.0} us  write {:>8.0} us  errors {}  {}",
+                "  {:<4} {:<7} {:>9.0} IOPS  read {:>8.0} us  write {:>8.0} us  max {:>9.0} us  over 1 s {}  errors {}  {}",
                 f.kind,
                 f.role.name(),
                 f.iops,
                 f.read_mean_us,
                 f.write_mean_us,
+                f.max_us,
+                f.ios_over_1s,
                 f.errors,
                 f.path
+            );
+        }
+        if sim.long_io_warnings > 0 {
+            let _ = writeln!(
+                s,
+                "  long-I/O monitor: {} warning(s) of I/O requests outstanding for more than 15 s",
+                sim.long_io_warnings
             );
         }
         if let Some(l) = &sim.error_log {

@@ -12,10 +12,19 @@
 //! | `log-latency` | mean write latency of the log workloads (commits, log blocks) | above 2 ms | above 4 ms | [Log-vs-data], [MS-2012] |
 //! | `knee-latency` | mean latency at the queue-depth sweep's knee (deep-queue work is judged there, not by its queueing mean) | above 10 ms | above 20 ms | [Randal], [DiskSpd-SQL] |
 //! | `deep-throughput` | throughput of a deep-queue workload (read-ahead, backup, restore, bulk) against the location's own sequential corner | below half of it | - | [DiskSpd-SQL] |
+//! | `tail-p99`, `tail-p99.9`, `tail-max` | p99, p99.9 and maximum latency of the latency-bound workloads (the worst one of a workload is reported) | see [`RuleTable`] | see [`RuleTable`] | [Randal], [DiskSpd-SQL] |
+//! | `slow-io` | I/Os over 1 s in any measurement on the role's location | any | - | [MS-IO] |
+//! | `stalled-io` | I/Os over 15 s in any measurement on the role's location | - | any | [MS-833] |
+//! | `sim-slow-io` | simulator I/Os over 1 s on the role's file | any | - | [MS-IO] |
+//! | `sim-long-io` | simulator I/Os over 15 s on the role's file, or its long-I/O monitor's warnings | - | any | [SQLIOSim], [MS-833] |
 //! | `io-errors` | any I/O error in any run on the role's location | - | any | [SQLIOSim] |
 //! | `sim-errors` | any error the simulator's page and log checks found | - | any | [SQLIOSim] |
 //! | `sim-missing` | the simulator did not complete a cycle | yes | - | [SQLIOSim] |
 //! | `untrusted` | a self-check says the numbers measure something else (a cache, the CPU, holes...) | yes | - | iosim self-checks |
+//!
+//! The latency limits (means, tails, knee) come from one of two tables,
+//! [`RuleSet::Classic`] (the default) and [`RuleSet::Flash`] (`--rules
+//! flash`, stricter); the slow- and stalled-I/O counts are the same in both.
 
 use serde::{Deserialize, Serialize};
 
@@ -70,7 +79,7 @@ pub struct Source {
 /// Paul Randal's latency table.
 pub const RANDAL: Source = Source {
     tag: "[Randal]",
-    title: "Paul Randal, Are I/O latencies killing your performance? (SQLskills): 10-20 ms poor, 20-100 ms bad",
+    title: "Paul Randal, Are I/O latencies killing your performance? (SQLskills): excellent <1 ms, very good <5, good 5-10, poor 10-20, bad 20-100, shockingly bad 100-500, WOW >500",
     url: "https://www.sqlskills.com/blogs/paul/are-io-latencies-killing-your-performance/",
 };
 /// The DiskSpd-for-SQL white paper's table.
@@ -98,6 +107,30 @@ pub const SQLIOSIM: Source = Source {
     title: "Microsoft, Use the SQLIOSim utility to simulate SQL Server activity on a disk subsystem: any error it reports is a problem of the I/O path to fix before the database goes there",
     url: "https://learn.microsoft.com/en-us/troubleshoot/sql/tools/sqliosim-utility-simulate-activity-disk-subsystem",
 };
+/// SQL Server's error 833.
+pub const MS_833: Source = Source {
+    tag: "[MS-833]",
+    title: "Microsoft, MSSQLSERVER_833: SQL Server has encountered occurrence(s) of I/O requests taking longer than 15 seconds to complete (a stalled I/O, a problem of the I/O subsystem)",
+    url: "https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/mssqlserver-833-database-engine-error",
+};
+/// Microsoft's article on slow I/O.
+pub const MS_IO: Source = Source {
+    tag: "[MS-IO]",
+    title: "Microsoft, Troubleshoot slow SQL Server performance caused by I/O issues: I/O waits consistently above 10-15 ms are a bottleneck; I/O requests taking over one second are cases that need optimization",
+    url: "https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/troubleshoot-sql-io-performance",
+};
+/// Dell's all-flash latency for SQL Server.
+pub const DELL_FLASH: Source = Source {
+    tag: "[Dell-flash]",
+    title: "Dell EMC, Ready Solutions for Microsoft SQL: Design for Dell EMC XtremIO, Read and write latency: the gold standard for all-flash arrays is an average of 1 ms or less for all physical database operations",
+    url: "https://infohub.delltechnologies.com/l/reference-architecture-guide-ready-solutions-for-microsoft-sql-design-for-dell-emc-xtremio-1/read-and-write-latency-12/",
+};
+/// Azure's flash disks for SQL Server.
+pub const AZURE_PV2: Source = Source {
+    tag: "[Azure-PremiumV2]",
+    title: "Microsoft, Deploy a Premium SSD v2 (Azure): flash disks for SQL Server and other IO-intense workloads that require sub-millisecond disk latencies",
+    url: "https://learn.microsoft.com/en-us/azure/virtual-machines/disks-deploy-premium-v2",
+};
 /// iosim's own self-checks.
 pub const SELF_CHECK: Source = Source {
     tag: "[iosim self-check]",
@@ -117,6 +150,110 @@ pub const LOG_FAIL_MS: f64 = 4.0;
 pub const DEEP_SHARE: f64 = 0.5;
 /// Commit latencies alone and beside data I/O that differ by more than this ratio differ measurably.
 pub const SHARED_LOG_RATIO: f64 = 1.2;
+/// p99 is judged on a workload with at least this many I/Os.
+pub const MIN_IOS_P99: u64 = 100;
+/// p99.9 is judged on a workload with at least this many I/Os (with fewer it is the maximum).
+pub const MIN_IOS_P999: u64 = 1000;
+
+/// A limit in ms: above it, a reason of this level citing this source.
+pub type Band = (f64, Level, Source);
+
+/// Which latency table judges the measurements (`iosim qualify --rules`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleSet {
+    /// The table of the SQL Server guidance of the disk-array era: limits any
+    /// healthy array meets, disk or flash (the default).
+    #[default]
+    Classic,
+    /// Flash-era storage: millisecond means, short tails.
+    Flash,
+}
+
+impl RuleSet {
+    /// Every table.
+    pub const ALL: [RuleSet; 2] = [RuleSet::Classic, RuleSet::Flash];
+
+    /// Its name (`--rules NAME`, JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleSet::Classic => "classic",
+            RuleSet::Flash => "flash",
+        }
+    }
+
+    /// Its limits.
+    pub fn table(self) -> &'static RuleTable {
+        match self {
+            RuleSet::Classic => &CLASSIC,
+            RuleSet::Flash => &FLASH,
+        }
+    }
+}
+
+/// One table of latency limits; each list worst first (highest limit first).
+#[derive(Debug)]
+pub struct RuleTable {
+    /// Mean latency of the latency-bound data and tempdb workloads, and at the sweep's knee.
+    pub data_mean: &'static [Band],
+    /// Mean write latency of the log workloads.
+    pub log_mean: &'static [Band],
+    /// p99 of the latency-bound data and tempdb workloads.
+    pub data_p99: &'static [Band],
+    /// p99.9 of the latency-bound data and tempdb workloads.
+    pub data_p999: &'static [Band],
+    /// p99 of the log workloads.
+    pub log_p99: &'static [Band],
+    /// p99.9 of the log workloads.
+    pub log_p999: &'static [Band],
+    /// Maximum latency of any latency-bound workload.
+    pub max: &'static [Band],
+}
+
+/// The classic table: Randal's and the DiskSpd paper's bands; a tail is
+/// judged by the band its 1-in-100 or 1-in-1000 I/O falls in.
+pub const CLASSIC: RuleTable = RuleTable {
+    data_mean: &[
+        (DATA_FAIL_MS, Level::Fail, DISKSPD_SQL),
+        (DATA_WARN_MS, Level::Warning, RANDAL),
+    ],
+    log_mean: &[
+        (LOG_FAIL_MS, Level::Fail, MS_2012),
+        (LOG_WARN_MS, Level::Warning, LOG_VS_DATA),
+    ],
+    data_p99: &[
+        (500.0, Level::Fail, RANDAL),
+        (100.0, Level::Warning, RANDAL),
+    ],
+    data_p999: &[(500.0, Level::Warning, RANDAL)],
+    log_p99: &[
+        (100.0, Level::Fail, RANDAL),
+        (20.0, Level::Warning, DISKSPD_SQL),
+    ],
+    log_p999: &[(100.0, Level::Warning, RANDAL)],
+    max: &[(500.0, Level::Warning, RANDAL)],
+};
+
+/// The flash table: a 1 ms mean (all-flash arrays, Azure's flash disks),
+/// tails a band or two stricter than the classic table's.
+pub const FLASH: RuleTable = RuleTable {
+    data_mean: &[
+        (5.0, Level::Fail, RANDAL),
+        (1.0, Level::Warning, DELL_FLASH),
+    ],
+    log_mean: &[
+        (2.0, Level::Fail, MS_2012),
+        (1.0, Level::Warning, AZURE_PV2),
+    ],
+    data_p99: &[(100.0, Level::Fail, RANDAL), (10.0, Level::Warning, RANDAL)],
+    data_p999: &[(20.0, Level::Warning, DISKSPD_SQL)],
+    log_p99: &[
+        (20.0, Level::Fail, DISKSPD_SQL),
+        (5.0, Level::Warning, RANDAL),
+    ],
+    log_p999: &[(10.0, Level::Warning, RANDAL)],
+    max: &[(100.0, Level::Warning, RANDAL)],
+};
 
 /// One reason of a verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -223,6 +360,47 @@ pub struct ThroughputFact {
     pub reference_mib_s: f64,
 }
 
+/// The tail of a latency-bound workload (reads and writes together).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TailFact {
+    /// What ran (`oltp-with-log data-8k`).
+    pub what: String,
+    /// I/Os it completed.
+    pub ios: u64,
+    /// p99 latency, µs.
+    pub p99_us: f64,
+    /// p99.9 latency, µs.
+    pub p999_us: f64,
+    /// Maximum latency, µs.
+    pub max_us: f64,
+}
+
+/// Slow I/Os on a location, over every measurement (quick corners, sweeps, profiles).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SlowFact {
+    /// I/Os over 1 s.
+    pub over_1s: u64,
+    /// I/Os over 15 s.
+    pub over_15s: u64,
+    /// The slowest I/O, µs.
+    pub max_us: f64,
+    /// The measurement it was in.
+    pub max_in: String,
+}
+
+/// What the simulator saw of slow I/O on a location's file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SimSlowFact {
+    /// Completed I/Os over 1 s.
+    pub over_1s: u64,
+    /// Completed I/Os over 15 s.
+    pub over_15s: u64,
+    /// The long-I/O monitor's warnings (I/Os outstanding over 15 s, whichever file).
+    pub long_io_warnings: u64,
+    /// The slowest completed I/O, µs.
+    pub max_us: f64,
+}
+
 /// What the rules look at for one role.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoleFacts {
@@ -240,6 +418,12 @@ pub struct RoleFacts {
     pub untrusted: Vec<(String, String)>,
     /// Simulator errors on this location's files.
     pub sim_errors: u64,
+    /// Tails of the latency-bound workloads.
+    pub tails: Vec<TailFact>,
+    /// Slow I/Os in the measurements.
+    pub slow: SlowFact,
+    /// Slow I/Os the simulator saw.
+    pub sim_slow: SimSlowFact,
 }
 
 /// Everything the rules look at.
@@ -257,6 +441,8 @@ pub struct Facts {
     pub commit_alone_us: Option<f64>,
     /// Commit latency beside data I/O (oltp-with-log), µs.
     pub commit_with_data_us: Option<f64>,
+    /// The latency table.
+    pub rules: RuleSet,
 }
 
 fn ms(us: f64) -> String {
@@ -275,10 +461,16 @@ fn dir(d: Direction) -> &'static str {
     }
 }
 
-/// Judges one role.
+/// Judges one role by the classic table.
 pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
+    judge_role_with(f, sim_completed, RuleSet::Classic)
+}
+
+/// Judges one role by the table `rules`.
+pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSet) -> RoleVerdict {
     let mut r = Vec::new();
     let role = f.role;
+    let t = rules.table();
     for l in &f.latency {
         let m = l.mean_us / 1000.0;
         let measured = format!("{} {} mean {}", l.what, dir(l.direction), ms(l.mean_us));
@@ -286,21 +478,20 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
             if l.direction != Direction::Write {
                 continue;
             }
-            let limits = [
-                (LOG_FAIL_MS, Level::Fail, MS_2012),
-                (LOG_WARN_MS, Level::Warning, LOG_VS_DATA),
-            ];
             r.extend(banded(
                 role,
                 "log-latency",
                 m,
                 measured,
                 " for log writes",
-                limits,
+                t.log_mean,
             ));
         } else {
-            r.extend(banded(role, "data-latency", m, measured, "", data_limits()));
+            r.extend(banded(role, "data-latency", m, measured, "", t.data_mean));
         }
+    }
+    for tail in &f.tails {
+        r.extend(tail_reason(role, tail, t));
     }
     if let Some(k) = &f.knee {
         let m = k.mean_us / 1000.0;
@@ -311,8 +502,9 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
             k.iops,
             ms(k.mean_us)
         );
-        r.extend(banded(role, "knee-latency", m, measured, "", data_limits()));
+        r.extend(banded(role, "knee-latency", m, measured, "", t.data_mean));
     }
+    r.extend(slow_reasons(role, &f.slow, &f.sim_slow));
     for t in &f.throughput {
         if t.reference_mib_s > 0.0 && t.mib_s < DEEP_SHARE * t.reference_mib_s {
             r.push(Reason::new(
@@ -387,12 +579,151 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
     }
 }
 
+/// The worst tail reason of one latency-bound workload: its p99, p99.9 or
+/// maximum against the table, a failure before a warning, p99 before p99.9
+/// before the maximum (one line per workload, the most telling).
+fn tail_reason(role: Role, f: &TailFact, t: &RuleTable) -> Option<Reason> {
+    let (p99, p999) = if role == Role::Log {
+        (t.log_p99, t.log_p999)
+    } else {
+        (t.data_p99, t.data_p999)
+    };
+    let stats = [
+        (
+            "tail-p99",
+            "p99",
+            f.p99_us,
+            p99,
+            f.ios >= MIN_IOS_P99,
+            " (1 I/O in 100)",
+        ),
+        (
+            "tail-p99.9",
+            "p99.9",
+            f.p999_us,
+            p999,
+            f.ios >= MIN_IOS_P999,
+            " (1 I/O in 1000)",
+        ),
+        (
+            "tail-max",
+            "max",
+            f.max_us,
+            t.max,
+            f.ios > 0,
+            " (the slowest I/O)",
+        ),
+    ];
+    let mut found: Vec<(Level, Reason)> = Vec::new();
+    for (rule, label, us, bands, judged, what) in stats {
+        if !judged {
+            continue;
+        }
+        let measured = format!("{} {label} {}", f.what, ms(us));
+        if let Some(x) = banded(role, rule, us / 1000.0, measured, what, bands) {
+            found.push((x.level, x));
+        }
+    }
+    // The first of the worst level: max_by_key keeps the last of equals.
+    found.reverse();
+    found.into_iter().max_by_key(|x| x.0).map(|x| x.1)
+}
+
+fn secs(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else {
+        ms(us)
+    }
+}
+
+/// The slow- and stalled-I/O reasons: over 15 s fails (SQL Server's error
+/// 833), over 1 s warns (Microsoft: such systems need optimization); the
+/// simulator's the same, with its long-I/O monitor.
+fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
+    let mut r = Vec::new();
+    let slowest = || {
+        format!(
+            "slowest {}{}",
+            secs(m.max_us),
+            if m.max_in.is_empty() {
+                String::new()
+            } else {
+                format!(", in {}", m.max_in)
+            }
+        )
+    };
+    if m.over_15s > 0 {
+        r.push(Reason::new(
+            role,
+            Level::Fail,
+            "stalled-io",
+            format!(
+                "{} I/O(s) over 15 s in the measurements on this location ({})",
+                m.over_15s,
+                slowest()
+            ),
+            "any I/O over 15 s: SQL Server logs error 833 for it".into(),
+            MS_833,
+        ));
+    } else if m.over_1s > 0 {
+        r.push(Reason::new(
+            role,
+            Level::Warning,
+            "slow-io",
+            format!(
+                "{} I/O(s) over 1 s in the measurements on this location ({})",
+                m.over_1s,
+                slowest()
+            ),
+            "any I/O over 1 s: a stall the database's users wait for".into(),
+            MS_IO,
+        ));
+    }
+    if sim.over_15s > 0 || sim.long_io_warnings > 0 {
+        let measured = if sim.over_15s > 0 {
+            format!(
+                "the simulator saw {} I/O(s) over 15 s on this location's file (slowest {})",
+                sim.over_15s,
+                secs(sim.max_us)
+            )
+        } else {
+            format!(
+                "the simulator warned {} time(s) that I/O requests were outstanding for more than 15 s",
+                sim.long_io_warnings
+            )
+        };
+        r.push(Reason::new(
+            role,
+            Level::Fail,
+            "sim-long-io",
+            measured,
+            "any I/O over 15 s (SQLIOSim's long-I/O warning; SQL Server error 833)".into(),
+            SQLIOSIM,
+        ));
+    } else if sim.over_1s > 0 {
+        r.push(Reason::new(
+            role,
+            Level::Warning,
+            "sim-slow-io",
+            format!(
+                "the simulator saw {} I/O(s) over 1 s on this location's file (slowest {})",
+                sim.over_1s,
+                secs(sim.max_us)
+            ),
+            "any I/O over 1 s: a stall the database's users wait for".into(),
+            MS_IO,
+        ));
+    }
+    r
+}
+
 /// The verdicts: per role, overall, and whether the numbers can be trusted.
 pub fn judge(f: &Facts) -> (Vec<RoleVerdict>, Verdict, bool) {
     let roles: Vec<RoleVerdict> = f
         .roles
         .iter()
-        .map(|r| judge_role(r, f.sim_completed))
+        .map(|r| judge_role_with(r, f.sim_completed, f.rules))
         .collect();
     let overall = roles
         .iter()
@@ -460,25 +791,17 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
     out
 }
 
-/// The data-file latency bands: fail above [`DATA_FAIL_MS`], warn above [`DATA_WARN_MS`].
-fn data_limits() -> [(f64, Level, Source); 2] {
-    [
-        (DATA_FAIL_MS, Level::Fail, DISKSPD_SQL),
-        (DATA_WARN_MS, Level::Warning, RANDAL),
-    ]
-}
-
-/// The reason (if any) for a mean latency of `m` ms against `limits`,
-/// worst first: the first limit it is above decides the level and source.
+/// The reason (if any) for a latency of `m` ms against `limits`, worst
+/// first: the first limit it is above decides the level and source.
 fn banded(
     role: Role,
     rule: &str,
     m: f64,
     measured: String,
     what: &str,
-    limits: [(f64, Level, Source); 2],
+    limits: &[Band],
 ) -> Option<Reason> {
-    let (limit, level, source) = limits.into_iter().find(|(limit, _, _)| m > *limit)?;
+    let &(limit, level, source) = limits.iter().find(|(limit, _, _)| m > *limit)?;
     Some(Reason::new(
         role,
         level,
@@ -502,6 +825,9 @@ mod tests {
             io_errors: 0,
             untrusted: vec![],
             sim_errors: 0,
+            tails: vec![],
+            slow: SlowFact::default(),
+            sim_slow: SimSlowFact::default(),
         }
     }
 
@@ -521,6 +847,17 @@ mod tests {
             log_shares_data: false,
             commit_alone_us: None,
             commit_with_data_us: None,
+            rules: RuleSet::Classic,
+        }
+    }
+
+    fn tail(what: &str, ios: u64, p99_ms: f64, p999_ms: f64, max_ms: f64) -> TailFact {
+        TailFact {
+            what: what.into(),
+            ios,
+            p99_us: p99_ms * 1000.0,
+            p999_us: p999_ms * 1000.0,
+            max_us: max_ms * 1000.0,
         }
     }
 
@@ -701,5 +1038,226 @@ mod tests {
         assert!(recommendations(&f).is_empty());
         f.sim_errors_by_class = vec![("torn_page".into(), 2)];
         assert!(recommendations(&f)[0].contains("2 torn_page"));
+    }
+
+    #[test]
+    fn tails_of_data_pages_warn_then_fail_one_line_per_workload() {
+        let mut d = role(Role::Data);
+        // Issue 24: a 1.5 ms mean with a 482 ms maximum passes the classic means.
+        d.latency.push(lat("oltp data-8k", Direction::Read, 1.5));
+        d.tails.push(tail("oltp data-8k", 50_000, 4.0, 60.0, 482.0));
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        // ... and not the flash table's maximum.
+        let v = judge_role_with(&d, None, RuleSet::Flash);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings, "{v:?}");
+        let r: Vec<&str> = v.reasons.iter().map(|r| r.rule.as_str()).collect();
+        assert_eq!(
+            r,
+            ["data-latency", "tail-p99.9"],
+            "p99.9 60 ms > 20 ms comes before the max"
+        );
+        // Classic p99 above 100 ms warns, above 500 ms fails.
+        d.tails[0] = tail("oltp data-8k", 50_000, 150.0, 300.0, 480.0);
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        assert_eq!(v.reasons.len(), 1, "one line per workload: {v:?}");
+        assert_eq!(v.reasons[0].rule, "tail-p99");
+        let line = v.reasons[0].line();
+        assert!(
+            line.contains("oltp data-8k p99 150.0 ms: above 100 ms (1 I/O in 100)"),
+            "{line}"
+        );
+        assert_eq!(v.reasons[0].source_tag, "[Randal]");
+        d.tails[0] = tail("oltp data-8k", 50_000, 600.0, 700.0, 900.0);
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::NotFit);
+        assert_eq!(v.reasons[0].rule, "tail-p99");
+        // p99.9 and the maximum warn on their own.
+        d.tails[0] = tail("oltp data-8k", 50_000, 20.0, 520.0, 530.0);
+        let v = judge_role(&d, None);
+        assert_eq!(v.reasons[0].rule, "tail-p99.9");
+        d.tails[0] = tail("oltp data-8k", 50_000, 20.0, 90.0, 530.0);
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        assert_eq!(v.reasons[0].rule, "tail-max");
+        // Too few I/Os for a percentile: only the maximum is judged.
+        d.tails[0] = tail("oltp data-8k", 50, 600.0, 600.0, 400.0);
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+    }
+
+    #[test]
+    fn tails_of_log_writes_have_their_own_limits() {
+        let mut l = role(Role::Log);
+        l.tails
+            .push(tail("log-writer commit-4k", 5_000, 15.0, 40.0, 90.0));
+        assert_eq!(judge_role(&l, None).verdict, Verdict::Fit);
+        l.tails[0].p99_us = 25_000.0;
+        let v = judge_role(&l, None);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        assert_eq!(v.reasons[0].rule, "tail-p99");
+        assert_eq!(v.reasons[0].source_tag, "[DiskSpd-SQL]");
+        l.tails[0].p99_us = 120_000.0;
+        assert_eq!(judge_role(&l, None).verdict, Verdict::NotFit);
+        // The same commits under the flash table.
+        let mut l = role(Role::Log);
+        l.tails
+            .push(tail("log-writer commit-4k", 5_000, 3.0, 8.0, 90.0));
+        assert_eq!(
+            judge_role_with(&l, None, RuleSet::Flash).verdict,
+            Verdict::Fit
+        );
+        l.tails[0].p99_us = 6_000.0;
+        let v = judge_role_with(&l, None, RuleSet::Flash);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        l.tails[0].p99_us = 21_000.0;
+        assert_eq!(
+            judge_role_with(&l, None, RuleSet::Flash).verdict,
+            Verdict::NotFit
+        );
+    }
+
+    #[test]
+    fn the_flash_table_is_stricter_on_means() {
+        let mut d = role(Role::Data);
+        d.latency.push(lat("oltp data-8k", Direction::Read, 0.9));
+        let mut l = role(Role::Log);
+        l.latency.push(lat("commit-4k", Direction::Write, 0.9));
+        for f in [&d, &l] {
+            assert_eq!(
+                judge_role_with(f, None, RuleSet::Flash).verdict,
+                Verdict::Fit
+            );
+        }
+        d.latency[0].mean_us = 3_000.0;
+        l.latency[0].mean_us = 1_500.0;
+        let (vd, vl) = (
+            judge_role_with(&d, None, RuleSet::Flash),
+            judge_role_with(&l, None, RuleSet::Flash),
+        );
+        assert_eq!(vd.verdict, Verdict::FitWithWarnings);
+        assert_eq!(vd.reasons[0].source_tag, "[Dell-flash]");
+        assert_eq!(vl.verdict, Verdict::FitWithWarnings);
+        assert_eq!(vl.reasons[0].source_tag, "[Azure-PremiumV2]");
+        // Fit by the classic table.
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        assert_eq!(judge_role(&l, None).verdict, Verdict::Fit);
+        d.latency[0].mean_us = 6_000.0;
+        l.latency[0].mean_us = 2_500.0;
+        assert_eq!(
+            judge_role_with(&d, None, RuleSet::Flash).verdict,
+            Verdict::NotFit
+        );
+        assert_eq!(
+            judge_role_with(&l, None, RuleSet::Flash).verdict,
+            Verdict::NotFit
+        );
+        // judge() uses the table the facts name.
+        let mut f = facts(vec![d]);
+        assert_eq!(judge(&f).1, Verdict::Fit);
+        f.rules = RuleSet::Flash;
+        assert_eq!(judge(&f).1, Verdict::NotFit);
+    }
+
+    #[test]
+    fn slow_ios_warn_and_stalls_over_15_s_are_not_fit() {
+        let mut d = role(Role::Data);
+        assert!(judge_role(&d, None).reasons.is_empty());
+        d.slow = SlowFact {
+            over_1s: 3,
+            over_15s: 0,
+            max_us: 1_210_000.0,
+            max_in: "quick rand read 4K QD32".into(),
+        };
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        assert_eq!(v.reasons[0].rule, "slow-io");
+        assert_eq!(v.reasons[0].source_tag, "[MS-IO]");
+        assert_eq!(
+            v.reasons[0].measured,
+            "3 I/O(s) over 1 s in the measurements on this location (slowest 1.21 s, in quick rand read 4K QD32)"
+        );
+        d.slow.over_1s = 4;
+        d.slow.over_15s = 1;
+        d.slow.max_us = 16_000_000.0;
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::NotFit);
+        assert_eq!(
+            v.reasons.len(),
+            1,
+            "the stall, not also the slow I/Os: {v:?}"
+        );
+        assert_eq!(v.reasons[0].rule, "stalled-io");
+        assert_eq!(v.reasons[0].source_tag, "[MS-833]");
+        assert!(v.reasons[0].line().contains("error 833"));
+        // Both tables count the same.
+        assert_eq!(
+            judge_role_with(&d, None, RuleSet::Flash).verdict,
+            Verdict::NotFit
+        );
+    }
+
+    #[test]
+    fn the_simulators_long_ios_join_the_verdict() {
+        let mut d = role(Role::Data);
+        d.sim_slow = SimSlowFact {
+            over_1s: 2,
+            over_15s: 0,
+            long_io_warnings: 0,
+            max_us: 1_500_000.0,
+        };
+        let v = judge_role(&d, Some(true));
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        assert_eq!(v.reasons[0].rule, "sim-slow-io");
+        d.sim_slow.over_15s = 1;
+        d.sim_slow.max_us = 17_000_000.0;
+        let v = judge_role(&d, Some(true));
+        assert_eq!(v.verdict, Verdict::NotFit);
+        assert_eq!(v.reasons.len(), 1);
+        assert_eq!(v.reasons[0].rule, "sim-long-io");
+        assert_eq!(v.reasons[0].source_tag, "[SQLIOSim]");
+        assert!(v.reasons[0].measured.contains("slowest 17.00 s"), "{v:?}");
+        // The monitor alone (an I/O outstanding over 15 s).
+        let mut l = role(Role::Log);
+        l.sim_slow.long_io_warnings = 2;
+        let v = judge_role(&l, Some(true));
+        assert_eq!(v.verdict, Verdict::NotFit);
+        assert!(v.reasons[0].measured.contains("warned 2 time(s)"), "{v:?}");
+    }
+
+    #[test]
+    fn rule_tables_list_limits_worst_first() {
+        for set in RuleSet::ALL {
+            let t = set.table();
+            for bands in [
+                t.data_mean,
+                t.log_mean,
+                t.data_p99,
+                t.data_p999,
+                t.log_p99,
+                t.log_p999,
+                t.max,
+            ] {
+                assert!(!bands.is_empty());
+                assert!(bands
+                    .windows(2)
+                    .all(|w| w[0].0 > w[1].0 && w[0].1 >= w[1].1));
+            }
+            // The flash table is never laxer than the classic one.
+            let c = RuleSet::Classic.table();
+            if set == RuleSet::Flash {
+                for (f, c) in [
+                    (t.data_mean, c.data_mean),
+                    (t.log_mean, c.log_mean),
+                    (t.data_p99, c.data_p99),
+                    (t.data_p999, c.data_p999),
+                    (t.log_p99, c.log_p99),
+                    (t.log_p999, c.log_p999),
+                    (t.max, c.max),
+                ] {
+                    assert!(f.last().unwrap().0 <= c.last().unwrap().0);
+                }
+            }
+        }
+        assert_eq!(serde_json::to_string(&RuleSet::Flash).unwrap(), "\"flash\"");
     }
 }

@@ -59,6 +59,10 @@ pub struct FileSummary {
     pub total_io_time_ms: u64,
     /// IOPS, MiB/s, latency percentiles over the whole run.
     pub stats: RwResult,
+    /// Completed I/Os slower than 1 s and 15 s (SQL Server's error 833), from
+    /// the latency histograms (0 in results from before they were counted).
+    #[serde(default)]
+    pub slow_ios: crate::stats::SlowIos,
 }
 
 /// Statistics of one kind of user.
@@ -189,6 +193,7 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
             gather_writes: f.ctr.gather_writes.load(Ordering::Relaxed),
             total_io_time_ms: f.ctr.total_io_ns.load(Ordering::Relaxed) / 1_000_000,
             stats: per_file[i].summarize(duration_s),
+            slow_ios: per_file[i].slow_ios(),
         })
         .collect();
     let log = sh.errors.lock().expect("error log lock");
@@ -353,6 +358,13 @@ pub fn text(r: &SimResult) -> String {
         );
     }
     let _ = writeln!(s, "{}", row("total", String::new(), &r.total));
+    for f in r.files.iter().filter(|f| f.slow_ios.over_1s > 0) {
+        let _ = writeln!(
+            s,
+            "File{} {}: {} I/O(s) over 1 s, {} over 15 s (SQL Server's error 833 threshold)",
+            f.id, f.kind, f.slow_ios.over_1s, f.slow_ios.over_15s
+        );
+    }
     let _ = writeln!(s, "\nErrors: {}", r.errors.count);
     for (c, n) in &r.errors.by_class {
         let _ = writeln!(s, "  {c:<18} {n}");
