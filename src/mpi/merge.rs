@@ -309,6 +309,8 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                 file_sparse: false,
                 zero_filled: false,
                 direct_unavailable: false,
+                loop_backing: None,
+                unwritten: None,
             };
             for w in self_check(&input) {
                 if DEVICE_CHECKS.contains(&w.code.as_str()) {

@@ -373,7 +373,7 @@ pub struct QualifyResult {
 }
 
 /// Self-check codes that mean the numbers measure something other than the storage.
-pub const UNTRUSTED_CODES: [&str; 8] = [
+pub const UNTRUSTED_CODES: [&str; 10] = [
     "cache_answered_reads",
     "writes_missed_device",
     "writes_still_cached",
@@ -382,6 +382,8 @@ pub const UNTRUSTED_CODES: [&str; 8] = [
     "sparse_test_file",
     "zero_filled_test_file",
     "direct_io_unavailable",
+    "loop_backing_cached",
+    "unwritten_device",
 ];
 
 /// The stages and their fixed shares of the budget.

@@ -1,7 +1,7 @@
 //! After a run: merge what the workers measured into one [`RunResult`].
 
 use crate::stats::RwStats;
-use crate::sysmon::check::{self_checks, Warning};
+use crate::sysmon::check::{self_checks, TargetContent, Warning};
 use crate::sysmon::mounts::Resolution;
 use crate::sysmon::sampler::MonitorReport;
 use crate::target::{PreparedTarget, TargetKind};
@@ -24,8 +24,8 @@ pub(super) struct RunFacts {
     pub interrupted: bool,
     pub targets: Vec<PreparedTarget>,
     pub resolutions: Vec<Resolution>,
-    /// Per target: (sparse, zero-filled), checked before the run.
-    pub content: Vec<(bool, bool)>,
+    /// Per target: what it holds, looked at before the run.
+    pub content: Vec<TargetContent>,
     pub monitor: MonitorReport,
     pub series: Series,
     /// The shared window, `[start, end)` in clock ns (`u64::MAX`: never opened).

@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use crate::clock::now_ns;
 use crate::stats::RwStats;
-use crate::sysmon::check;
+use crate::sysmon::check::{self, TargetContent};
 use crate::sysmon::mounts::{self, Resolution};
 use crate::sysmon::sampler::{Monitor, MonitorReport};
 use crate::target::{PreparedTarget, TargetKind};
@@ -180,10 +180,19 @@ fn run_loads(
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
     let crew = Crew::spawn(&mut loads, opts, interval_ns)?;
 
-    let content: Vec<Vec<(bool, bool)>> =
-        loads.iter().map(|l| content_checks(&l.targets)).collect();
     let resolutions: Vec<Vec<Resolution>> =
         loads.iter().map(|l| resolve_devices(&l.targets)).collect();
+    let content: Vec<Vec<TargetContent>> = loads
+        .iter()
+        .zip(&resolutions)
+        .map(|(l, res)| {
+            l.targets
+                .iter()
+                .zip(res)
+                .map(|(t, r)| check::examine(t, r))
+                .collect()
+        })
+        .collect();
     let monitor = start_monitor(resolutions.iter().flatten(), interval, opts.sync.as_deref());
 
     let aggs = loads
@@ -348,21 +357,6 @@ fn own_devices(mon: &MonitorReport, own: &[Resolution], all: &[Vec<Resolution>])
     m.devices.retain(|d| keep(&d.name));
     m.missing.retain(|n| keep(n));
     m
-}
-
-/// What the test files hold, checked before the run (sparse or zero-filled
-/// files flatter reads): per target, (sparse, zero-filled).
-fn content_checks(targets: &[PreparedTarget]) -> Vec<(bool, bool)> {
-    targets
-        .iter()
-        .map(|t| match t.kind {
-            TargetKind::File => (
-                check::file_is_sparse(&t.path).unwrap_or(false),
-                check::looks_zero_filled(&t.path, 16).unwrap_or(false),
-            ),
-            _ => (false, false),
-        })
-        .collect()
 }
 
 /// Which block device each target lives on (or why none).

@@ -2,9 +2,11 @@
 //! anything making the result measure something other than storage?
 //!
 //! [`self_check`] is pure: the runner gathers a [`CheckInput`] (issued I/O,
-//! the device's whole-run counters for the same window, CPU, file facts) and
-//! gets back plain-words [`Warning`]s. [`file_is_sparse`] and
-//! [`looks_zero_filled`] gather the file facts.
+//! the device's whole-run counters for the same window, those of the device
+//! under a loop device's backing file, CPU, content facts) and gets back
+//! plain-words [`Warning`]s. [`examine`] gathers the content facts before a
+//! run ([`file_is_sparse`], [`looks_zero_filled`] for test files; holes or
+//! zeros at sampled places of a block device's region).
 
 use std::fs::File;
 use std::io;
@@ -15,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::diskstats::DeviceCounters;
 use super::host::HostInfo;
-use super::mounts::Resolution;
+use super::mounts::{DeviceInfo, Resolution};
 use super::sampler::MonitorReport;
 use crate::stats::RwStats;
 use crate::target::{PreparedTarget, TargetKind};
@@ -49,6 +51,95 @@ pub const CPU_BOUND_PCT: f64 = 95.0;
 /// A buffered test file smaller than this multiple of physical memory can sit
 /// wholly in the page cache.
 pub const BUFFERED_MEMORY_FACTOR: f64 = 1.0;
+
+/// How many places (4 KiB blocks spread evenly over the region used, first
+/// and last included) of a block device are looked at for never-written
+/// blocks before a run: 64 holes looked up, or 64 direct 4 KiB reads, take
+/// milliseconds.
+pub const DEVICE_SAMPLES: usize = 64;
+
+/// A block device with at least this share of its sampled places never
+/// written is named `unwritten_device`: a quarter of the reads answered
+/// without the media already lifts IOPS by a third.
+pub const UNWRITTEN_SHARE: f64 = 0.25;
+
+/// How iosim saw that places of a block device were never written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnwrittenEvidence {
+    /// A loop device: the places are holes (or unwritten extents) of this
+    /// backing file, found with `SEEK_DATA` without reading anything.
+    BackingHoles(String),
+    /// The places read back as all-zero 4 KiB blocks (direct reads).
+    ZeroBlocks,
+}
+
+/// What the sampled places of a block device's region showed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unwritten {
+    /// How it was seen.
+    pub evidence: UnwrittenEvidence,
+    /// Places looked at.
+    pub sampled: usize,
+    /// Of them, never written (holes or all zeros).
+    pub unwritten: usize,
+}
+
+impl Unwritten {
+    /// Share of the sampled places never written, 0 to 1.
+    pub fn share(&self) -> f64 {
+        if self.sampled == 0 {
+            0.0
+        } else {
+            self.unwritten as f64 / self.sampled as f64
+        }
+    }
+}
+
+/// What a target holds, looked at before the run: sparse or zero-filled test
+/// files and never-written devices make reads faster than storage.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetContent {
+    /// The test file has holes.
+    pub sparse: bool,
+    /// The test file reads back as zeros.
+    pub zero_filled: bool,
+    /// A block device: its sampled places never written.
+    pub unwritten: Option<Unwritten>,
+}
+
+/// A loop device's backing file, as the checks see it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoopCheck {
+    /// The loop device (`loop0`, also for its partitions), for `losetup`.
+    pub loop_device: String,
+    /// Its backing file.
+    pub file: String,
+    /// `loop/dio`: the backing file is opened with O_DIRECT.
+    pub direct_io: bool,
+    /// The backing file lives in memory (tmpfs).
+    pub in_memory: bool,
+    /// Kernel name of the block device holding the backing file.
+    pub holder_name: Option<String>,
+    /// That device's counters over the same window as the loop device's.
+    pub holder: Option<DeviceCounters>,
+}
+
+impl LoopCheck {
+    /// The loop facts of `d`, with the holder's counters from `mon`; None
+    /// for a device that is not a loop device.
+    pub fn of(d: &DeviceInfo, mon: &MonitorReport) -> Option<LoopCheck> {
+        let lb = d.loop_backing.as_ref()?;
+        let holder = lb.holder_device();
+        Some(LoopCheck {
+            loop_device: d.disk.clone(),
+            file: d.backing_file.clone().unwrap_or_default(),
+            direct_io: lb.direct_io,
+            in_memory: lb.in_memory(),
+            holder_name: holder.map(|h| h.name.clone()),
+            holder: holder.and_then(|h| mon.device(&h.name)).cloned(),
+        })
+    }
+}
 
 /// Everything the checks look at. Issued counts and device counters must
 /// cover the same window (the measured time, warmup excluded).
@@ -88,6 +179,11 @@ pub struct CheckInput {
     pub zero_filled: bool,
     /// O_DIRECT was asked for but the filesystem refused it.
     pub direct_unavailable: bool,
+    /// The device is a loop device: its backing file and what reached the
+    /// device under it.
+    pub loop_backing: Option<LoopCheck>,
+    /// A block device target: its sampled places never written.
+    pub unwritten: Option<Unwritten>,
 }
 
 /// A finding, in plain words.
@@ -208,6 +304,11 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
         }
     }
 
+    // (h) A loop device whose backing file is cached by the host, or in memory.
+    if let Some(w) = loop_backing_cached(i, writes_must_reach) {
+        out.push(w);
+    }
+
     // (b) Buffered mode, file fits in memory.
     if !direct
         && i.mem_total_bytes > 0
@@ -261,6 +362,36 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
         ));
     }
 
+    // (i) A block device read where it was never written.
+    if let Some(u) = &i.unwritten {
+        if i.kind == TargetKind::BlockDevice
+            && i.issued_reads >= MIN_IOS_TO_COMPARE
+            && u.share() >= UNWRITTEN_SHARE
+        {
+            let (places, why) = match &u.evidence {
+                UnwrittenEvidence::BackingHoles(file) => (
+                    format!("are holes in its backing file {file}"),
+                    "holes read as zeros without touching storage, so read results show holes, not the device",
+                ),
+                UnwrittenEvidence::ZeroBlocks => (
+                    "read back as zeros".to_string(),
+                    "a thin-provisioned, sparse or trimmed device answers never-written blocks without reading media, so read results may show holes",
+                ),
+            };
+            out.push(warn(
+                "unwritten_device",
+                format!(
+                    "{}: {} of {} places sampled across the {} iosim used {places}: {why}. Write it whole first (`iosim precondition {} --allow-destroy`) and measure again.",
+                    i.target,
+                    u.unwritten,
+                    u.sampled,
+                    format_size(i.target_size),
+                    i.target
+                ),
+            ));
+        }
+    }
+
     // (f) Direct requested, not possible.
     if i.direct_unavailable {
         out.push(warn(
@@ -288,6 +419,79 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
     out
 }
 
+/// `loop_backing_cached`: the loop device served reads (or writes that must
+/// reach storage) that the device holding its backing file did not see,
+/// because the loop driver goes through the host's page cache (`loop/dio` 0),
+/// or the backing file is in memory.
+fn loop_backing_cached(i: &CheckInput, writes_must_reach: bool) -> Option<Warning> {
+    let lb = i.loop_backing.as_ref()?;
+    let d = i.device.as_ref()?;
+    let dev = format!("/dev/{}", lb.loop_device);
+    if lb.in_memory {
+        if i.issued_reads + i.issued_writes < MIN_IOS_TO_COMPARE {
+            return None;
+        }
+        return Some(warn(
+            "loop_backing_cached",
+            format!(
+                "{} is a loop device over {}, which is in memory (tmpfs): its I/O never reaches storage, so results show memory speed. Put the backing file on a disk filesystem (`losetup --direct-io=on`) or test a real device.",
+                lb.loop_device, lb.file
+            ),
+        ));
+    }
+    if lb.direct_io {
+        return None;
+    }
+    let (holder_name, h) = (lb.holder_name.as_deref()?, lb.holder.as_ref()?);
+    let short = |served: u64, seen: u64| (seen as f64) < DEVICE_SHORTFALL_FRACTION * served as f64;
+    let (mut served, mut seen) = (Vec::new(), Vec::new());
+    if i.issued_reads >= MIN_IOS_TO_COMPARE
+        && d.reads >= MIN_IOS_TO_COMPARE
+        && short(d.read_bytes, h.read_bytes)
+    {
+        served.push(format!("served {} of reads", format_size(d.read_bytes)));
+        seen.push(format!(
+            "read {} ({:.0}%)",
+            format_size(h.read_bytes),
+            pct(h.read_bytes, d.read_bytes)
+        ));
+    }
+    if writes_must_reach
+        && i.issued_writes >= MIN_IOS_TO_COMPARE
+        && d.writes >= MIN_IOS_TO_COMPARE
+        && short(d.write_bytes, h.write_bytes)
+    {
+        served.push(format!("wrote {}", format_size(d.write_bytes)));
+        seen.push(format!(
+            "wrote {} ({:.0}%)",
+            format_size(h.write_bytes),
+            pct(h.write_bytes, d.write_bytes)
+        ));
+    }
+    if served.is_empty() {
+        return None;
+    }
+    let holes = if i
+        .unwritten
+        .as_ref()
+        .is_some_and(|u| u.share() >= UNWRITTEN_SHARE)
+    {
+        " (and holes in the file: see unwritten_device)"
+    } else {
+        ""
+    };
+    Some(warn(
+        "loop_backing_cached",
+        format!(
+            "{} goes through the host's page cache to its backing file {} (loop/dio is 0): it {}, and {holder_name}, which holds the file, {}; the host's memory{holes} answered the rest, so results show memory speed. Run `losetup --direct-io=on {dev}` and measure again.",
+            lb.loop_device,
+            lb.file,
+            served.join(" and "),
+            seen.join(" and ")
+        ),
+    ))
+}
+
 /// True when `path` (a regular file) has fewer bytes allocated than its size:
 /// it has holes (or the filesystem compresses it). Block devices are never sparse.
 pub fn file_is_sparse(path: &Path) -> io::Result<bool> {
@@ -298,37 +502,162 @@ pub fn file_is_sparse(path: &Path) -> io::Result<bool> {
     Ok(m.blocks().saturating_mul(512) < m.size())
 }
 
+/// Size of the blocks looked at for zeros and holes.
+const SAMPLE_BLOCK: u64 = 4096;
+
+/// Offsets of `samples` 4 KiB blocks spread evenly over `[start, start +
+/// len)`, the first and last block included; none when `len` is 0.
+fn sample_offsets(start: u64, len: u64, samples: usize) -> impl Iterator<Item = u64> {
+    let first = start / SAMPLE_BLOCK;
+    let last = start.saturating_add(len).saturating_sub(1) / SAMPLE_BLOCK;
+    let n = if len == 0 { 0 } else { samples.max(1) as u64 };
+    (0..n).map(move |k| {
+        let blk = if n == 1 {
+            first
+        } else {
+            first + (last - first) * k / (n - 1)
+        };
+        blk * SAMPLE_BLOCK
+    })
+}
+
 /// Reads `samples` 4 KiB blocks spread evenly over `path` (first and last
 /// included) and says whether every one is all zeros. An empty file is not
-/// zero-filled. Uses ordinary buffered `pread`s: a few pages, negligible next
-/// to a run.
+/// zero-filled. Uses ordinary buffered `pread`s for files: a few pages,
+/// negligible next to a run.
 pub fn looks_zero_filled(path: &Path, samples: usize) -> io::Result<bool> {
-    const BLOCK: u64 = 4096;
+    let size = target_size(path)?;
+    let (zero, sampled) = zero_blocks(path, 0, size, samples)?;
+    Ok(sampled > 0 && zero == sampled)
+}
+
+/// Size of a file or block device, bytes.
+fn target_size(path: &Path) -> io::Result<u64> {
     let f = File::open(path)?;
     let m = f.metadata()?;
-    let size = if m.file_type().is_block_device() {
-        crate::target::device_size(&f)?
+    if m.file_type().is_block_device() {
+        crate::target::device_size(&f)
     } else {
-        m.len()
-    };
-    if size == 0 {
-        return Ok(false);
+        Ok(m.len())
     }
-    let samples = samples.max(1) as u64;
-    let last = size.saturating_sub(1) / BLOCK * BLOCK;
-    let mut buf = vec![0u8; BLOCK as usize];
-    for k in 0..samples {
-        let off = if samples == 1 {
-            0
-        } else {
-            (last / BLOCK * k / (samples - 1)) * BLOCK
-        };
-        let n = f.read_at(&mut buf, off)?;
-        if buf[..n].iter().any(|&b| b != 0) {
-            return Ok(false);
+}
+
+/// Of `samples` 4 KiB blocks spread evenly over `[start, start + len)` of
+/// `path`, how many read back all zeros: (zero, sampled). Only reads. A block
+/// device is read with O_DIRECT (nothing enters or comes from its page cache,
+/// no readahead), falling back to buffered reads where O_DIRECT is refused;
+/// a block past the end reads as nothing, which counts as zeros.
+pub fn zero_blocks(
+    path: &Path,
+    start: u64,
+    len: u64,
+    samples: usize,
+) -> io::Result<(usize, usize)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let device = std::fs::metadata(path)?.file_type().is_block_device();
+    let direct = device
+        .then(|| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(path)
+                .ok()
+        })
+        .flatten();
+    let (f, direct) = match direct {
+        Some(f) => (f, true),
+        None => (File::open(path)?, false),
+    };
+    let mut aligned = crate::buf::AlignedBuf::new(SAMPLE_BLOCK as usize);
+    let mut plain = vec![0u8; SAMPLE_BLOCK as usize];
+    let buf = if direct {
+        &mut aligned.as_mut_slice()[..SAMPLE_BLOCK as usize]
+    } else {
+        &mut plain[..]
+    };
+    let (mut zero, mut sampled) = (0, 0);
+    for off in sample_offsets(start, len, samples) {
+        let n = f.read_at(buf, off)?;
+        sampled += 1;
+        if buf[..n].iter().all(|&b| b == 0) {
+            zero += 1;
         }
     }
-    Ok(true)
+    Ok((zero, sampled))
+}
+
+/// Of `samples` places (4 KiB blocks spread evenly over `[start, start +
+/// len)` of the file `path`, first and last included), how many are holes,
+/// unwritten extents or past its end: places that read as zeros without any
+/// device I/O: (holes, sampled). Found with `lseek(SEEK_DATA)`, reading nothing; a filesystem
+/// without it reports every place as data.
+pub fn count_holes(
+    path: &Path,
+    start: u64,
+    len: u64,
+    samples: usize,
+) -> io::Result<(usize, usize)> {
+    use rustix::fs::{seek, SeekFrom};
+    let f = File::open(path)?;
+    let (mut holes, mut sampled) = (0, 0);
+    for off in sample_offsets(start, len, samples) {
+        sampled += 1;
+        let hole = match seek(&f, SeekFrom::Data(off)) {
+            Ok(data) => data > off,
+            // No data at or after `off` (or `off` is past the end).
+            Err(rustix::io::Errno::NXIO) => true,
+            Err(e) => return Err(e.into()),
+        };
+        holes += usize::from(hole);
+    }
+    Ok((holes, sampled))
+}
+
+/// What `t` holds, looked at before a run: a test file's holes and zeros
+/// ([`file_is_sparse`], [`looks_zero_filled`]); for a block device,
+/// [`DEVICE_SAMPLES`] places of its region: holes of the backing file for a
+/// loop device (no I/O on the device, whose counters the run compares), zero
+/// blocks read directly for any other device. What cannot be looked at is
+/// left out.
+pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
+    match t.kind {
+        TargetKind::File => TargetContent {
+            sparse: file_is_sparse(&t.path).unwrap_or(false),
+            zero_filled: looks_zero_filled(&t.path, 16).unwrap_or(false),
+            unwritten: None,
+        },
+        TargetKind::BlockDevice => {
+            let dev = res.device();
+            let unwritten =
+                match dev.and_then(|d| d.loop_backing.as_ref().zip(d.backing_file.as_ref())) {
+                    // A deleted backing file cannot be opened by its name: not looked at.
+                    Some((lb, file)) => count_holes(
+                        Path::new(file),
+                        lb.offset.saturating_add(t.region_start),
+                        t.region_len,
+                        DEVICE_SAMPLES,
+                    )
+                    .ok()
+                    .map(|(holes, sampled)| Unwritten {
+                        evidence: UnwrittenEvidence::BackingHoles(file.clone()),
+                        sampled,
+                        unwritten: holes,
+                    }),
+                    None => zero_blocks(&t.path, t.region_start, t.region_len, DEVICE_SAMPLES)
+                        .ok()
+                        .map(|(zero, sampled)| Unwritten {
+                            evidence: UnwrittenEvidence::ZeroBlocks,
+                            sampled,
+                            unwritten: zero,
+                        }),
+                };
+            TargetContent {
+                unwritten,
+                ..Default::default()
+            }
+        }
+        TargetKind::Null => TargetContent::default(),
+    }
 }
 
 /// Checks the results of a run against the device counters, once per device:
@@ -342,7 +671,7 @@ pub fn self_checks(
     targets: &[PreparedTarget],
     resolutions: &[Resolution],
     per_target: &[RwStats],
-    content: &[(bool, bool)],
+    content: &[TargetContent],
     elsewhere: &[(String, RwStats)],
     mon: &MonitorReport,
     max_core: f64,
@@ -367,6 +696,7 @@ pub fn self_checks(
         let mut issued = RwStats::default();
         let mut size = 0;
         let (mut sparse, mut zero) = (false, false);
+        let mut unwritten: Option<Unwritten> = None;
         for (j, u) in targets.iter().enumerate() {
             let same = match (&resolutions[j], &resolutions[i]) {
                 (Resolution::Device(a), Resolution::Device(b)) => a.name == b.name,
@@ -375,8 +705,14 @@ pub fn self_checks(
             if same {
                 issued.merge(&per_target[j]);
                 size += u.region_len;
-                sparse |= content[j].0;
-                zero |= content[j].1;
+                sparse |= content[j].sparse;
+                zero |= content[j].zero_filled;
+                // The target with the most never-written places speaks for the device.
+                if let Some(u) = &content[j].unwritten {
+                    if unwritten.as_ref().is_none_or(|w| u.share() > w.share()) {
+                        unwritten = Some(u.clone());
+                    }
+                }
             }
         }
         // Other workloads of the run on the same device: its counters hold their I/O too.
@@ -387,6 +723,7 @@ pub fn self_checks(
             Resolution::Device(d) => (Some(d.name.clone()), mon.device(&d.name).cloned(), None),
             Resolution::NoDevice { reason, .. } => (None, None, Some(reason.clone())),
         };
+        let loop_backing = resolutions[i].device().and_then(|d| LoopCheck::of(d, mon));
         let input = CheckInput {
             target: t.path.display().to_string(),
             kind: t.kind,
@@ -405,6 +742,8 @@ pub fn self_checks(
             file_sparse: sparse,
             zero_filled: zero,
             direct_unavailable: false,
+            loop_backing,
+            unwritten,
         };
         for w in self_check(&input) {
             if !out
@@ -461,6 +800,8 @@ mod tests {
             file_sparse: false,
             zero_filled: false,
             direct_unavailable: false,
+            loop_backing: None,
+            unwritten: None,
         }
     }
 
@@ -676,5 +1017,272 @@ mod tests {
         let e = dir.path().join("empty");
         std::fs::write(&e, b"").unwrap();
         assert!(!looks_zero_filled(&e, 8).unwrap());
+    }
+
+    /// A direct random-read run on loop0, whose backing file is on vda.
+    fn on_loop(direct_io: bool, holder: Option<DeviceCounters>) -> CheckInput {
+        let mut i = clean();
+        i.target = "/dev/loop0".into();
+        i.kind = TargetKind::BlockDevice;
+        i.issued_writes = 0;
+        i.issued_write_bytes = 0;
+        i.device_name = Some("loop0".into());
+        i.device = Some(dev(10_000, 10_000 * 4096, 0, 0));
+        i.loop_backing = Some(LoopCheck {
+            loop_device: "loop0".into(),
+            file: "/var/tmp/disk.img".into(),
+            direct_io,
+            in_memory: false,
+            holder_name: Some("vda".into()),
+            holder,
+        });
+        i
+    }
+
+    #[test]
+    fn loop_over_a_cached_file_is_named() {
+        // The DBA's case: the loop device saw every read, vda almost none.
+        let i = on_loop(false, Some(dev(40, 40 * 4096, 12, 48 * 4096)));
+        let w = self_check(&i);
+        assert_eq!(codes(&w), vec!["loop_backing_cached"]);
+        let m = &w[0].message;
+        assert!(m.starts_with("loop0 goes through the host's page cache to its backing file /var/tmp/disk.img (loop/dio is 0): it served 39.06MiB of reads, and vda, which holds the file, read 160KiB (0%)"), "{m}");
+        assert!(m.contains("`losetup --direct-io=on /dev/loop0`"), "{m}");
+        // 89% of the bytes reached vda: still named; 91%: not.
+        let i = on_loop(false, Some(dev(8_900, 8_900 * 4096, 0, 0)));
+        assert_eq!(codes(&self_check(&i)), vec!["loop_backing_cached"]);
+        let i = on_loop(false, Some(dev(9_100, 9_100 * 4096, 0, 0)));
+        assert!(self_check(&i).is_empty());
+        // With direct I/O the loop driver bypasses the cache: not judged.
+        let i = on_loop(true, Some(dev(0, 0, 0, 0)));
+        assert!(self_check(&i).is_empty());
+        // No counters for the holder, or too few reads: nothing to compare.
+        assert!(self_check(&on_loop(false, None)).is_empty());
+        let mut i = on_loop(false, Some(dev(0, 0, 0, 0)));
+        i.issued_reads = 10;
+        i.issued_read_bytes = 40960;
+        i.device = Some(dev(10, 40960, 0, 0));
+        assert!(self_check(&i).is_empty());
+    }
+
+    #[test]
+    fn loop_writes_that_stay_in_the_host_cache_are_named() {
+        let mut i = on_loop(false, Some(dev(10_000, 10_000 * 4096, 0, 0)));
+        i.issued_writes = 5_000;
+        i.issued_write_bytes = 5_000 * 4096;
+        i.device = Some(dev(10_000, 10_000 * 4096, 5_000, 5_000 * 4096));
+        let w = self_check(&i);
+        assert_eq!(codes(&w), vec!["loop_backing_cached"]);
+        assert!(
+            w[0].message
+                .contains("it wrote 19.53MiB, and vda, which holds the file, wrote 0B (0%)"),
+            "{}",
+            w[0].message
+        );
+        // Buffered writes may stay in memory: writes_still_cached's business.
+        i.cache = CacheMode::Buffered;
+        i.target_size = 64 * GIB;
+        assert!(!codes(&self_check(&i)).contains(&"loop_backing_cached"));
+    }
+
+    #[test]
+    fn loop_over_a_file_in_memory_is_named_whatever_dio_says() {
+        for dio in [false, true] {
+            let mut i = on_loop(dio, None);
+            let lb = i.loop_backing.as_mut().unwrap();
+            lb.in_memory = true;
+            lb.holder_name = None;
+            let w = self_check(&i);
+            assert_eq!(codes(&w), vec!["loop_backing_cached"]);
+            assert!(
+                w[0].message.contains("in memory (tmpfs)"),
+                "{}",
+                w[0].message
+            );
+        }
+    }
+
+    #[test]
+    fn never_written_device_is_named() {
+        let mut i = on_loop(true, Some(dev(10_000, 10_000 * 4096, 0, 0)));
+        i.target_size = 64 * MIB;
+        i.unwritten = Some(Unwritten {
+            evidence: UnwrittenEvidence::BackingHoles("/var/tmp/disk.img".into()),
+            sampled: 64,
+            unwritten: 64,
+        });
+        let w = self_check(&i);
+        assert_eq!(codes(&w), vec!["unwritten_device"]);
+        assert_eq!(
+            w[0].message,
+            "/dev/loop0: 64 of 64 places sampled across the 64MiB iosim used are holes in its backing file /var/tmp/disk.img: holes read as zeros without touching storage, so read results show holes, not the device. Write it whole first (`iosim precondition /dev/loop0 --allow-destroy`) and measure again."
+        );
+        // Zeros read back from a device that is not a loop device.
+        i.loop_backing = None;
+        i.unwritten = Some(Unwritten {
+            evidence: UnwrittenEvidence::ZeroBlocks,
+            sampled: 64,
+            unwritten: 16,
+        });
+        let w = self_check(&i);
+        assert_eq!(codes(&w), vec!["unwritten_device"]);
+        assert!(w[0].message.contains("16 of 64 places"), "{}", w[0].message);
+        assert!(
+            w[0].message.contains("read back as zeros"),
+            "{}",
+            w[0].message
+        );
+        // Under a quarter: not named.
+        i.unwritten.as_mut().unwrap().unwritten = 15;
+        assert!(self_check(&i).is_empty());
+        // A run that only writes reads no holes.
+        i.unwritten.as_mut().unwrap().unwritten = 64;
+        i.issued_reads = 0;
+        i.issued_read_bytes = 0;
+        i.issued_writes = 10_000;
+        i.issued_write_bytes = 10_000 * 4096;
+        i.device = Some(dev(0, 0, 10_000, 10_000 * 4096));
+        assert!(self_check(&i).is_empty());
+    }
+
+    #[test]
+    fn cached_loop_over_holes_says_both() {
+        let mut i = on_loop(false, Some(dev(0, 0, 0, 0)));
+        i.unwritten = Some(Unwritten {
+            evidence: UnwrittenEvidence::BackingHoles("/var/tmp/disk.img".into()),
+            sampled: 64,
+            unwritten: 64,
+        });
+        let w = self_check(&i);
+        assert_eq!(codes(&w), vec!["loop_backing_cached", "unwritten_device"]);
+        assert!(w[0]
+            .message
+            .contains("(and holes in the file: see unwritten_device)"));
+    }
+
+    #[test]
+    fn sample_places_cover_the_region() {
+        let v: Vec<u64> = sample_offsets(0, 1 << 20, 4).collect();
+        assert_eq!(v, vec![0, 85 * 4096, 170 * 4096, 255 * 4096]);
+        // A region that starts inside: its first and last blocks.
+        let v: Vec<u64> = sample_offsets(64 << 10, 128 << 10, 2).collect();
+        assert_eq!(v, vec![64 << 10, (192 << 10) - 4096]);
+        assert_eq!(sample_offsets(0, 4096, 8).count(), 8);
+        assert_eq!(sample_offsets(0, 0, 8).count(), 0);
+    }
+
+    #[test]
+    fn holes_and_zero_blocks_in_a_region() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("half");
+        let f = File::create(&p).unwrap();
+        f.set_len(16 * MIB).unwrap();
+        // Random data in the first half only.
+        let data: Vec<u8> = (0..(8 * MIB) as u32)
+            .map(|x| (x.wrapping_mul(2_654_435_761) >> 24) as u8 | 1)
+            .collect();
+        f.write_at(&data, 0).unwrap();
+        f.sync_all().unwrap();
+        let (holes, n) = count_holes(&p, 0, 16 * MIB, 16).unwrap();
+        assert_eq!(n, 16);
+        // Places 0..=7 lie in the first 8 MiB (place k at k * 16 MiB / 15).
+        assert_eq!(holes, 8, "places in the unwritten half");
+        assert_eq!(count_holes(&p, 0, 8 * MIB, 16).unwrap(), (0, 16));
+        // Past the end reads as zeros without the device: a hole.
+        assert_eq!(count_holes(&p, 16 * MIB, MIB, 4).unwrap(), (4, 4));
+        assert_eq!(zero_blocks(&p, 0, 16 * MIB, 16).unwrap(), (8, 16));
+        assert_eq!(zero_blocks(&p, 8 * MIB, 8 * MIB, 8).unwrap(), (8, 8));
+        assert!(count_holes(&dir.path().join("none"), 0, 1, 1).is_err());
+    }
+
+    fn device_target(path: &Path, len: u64) -> PreparedTarget {
+        PreparedTarget {
+            path: path.to_path_buf(),
+            kind: TargetKind::BlockDevice,
+            size: len,
+            region_start: 0,
+            region_len: len,
+            created: false,
+            made: false,
+            dio_align: 512,
+            notes: Vec::new(),
+            claim: None,
+        }
+    }
+
+    /// Detaches a loop device when the test ends, however it ends.
+    struct LoopGuard(String);
+
+    impl Drop for LoopGuard {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup")
+                .args(["-d", &self.0])
+                .status();
+        }
+    }
+
+    /// `examine` on a real loop device over a sparse file: holes found in
+    /// the backing file; the same device taken for one that is not a loop
+    /// device is read (O_DIRECT) and reads back as zeros; once written, neither.
+    #[test]
+    fn examine_finds_a_never_written_loop_device() {
+        use std::process::Command;
+        if !rustix::process::geteuid().is_root()
+            || Command::new("losetup").arg("--version").output().is_err()
+        {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "examine_finds_a_never_written_loop_device needs root and losetup in CI"
+            );
+            eprintln!("skipped examine_finds_a_never_written_loop_device: needs root and losetup");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("loop.img");
+        File::create(&img).unwrap().set_len(16 * MIB).unwrap();
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let devpath = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let _guard = LoopGuard(devpath.clone());
+        let res = crate::sysmon::mounts::resolve_target(Path::new(&devpath));
+        let lb = res.device().and_then(|d| d.loop_backing.clone()).unwrap();
+        assert!(!lb.direct_io, "losetup's default");
+        assert!(lb.holder_device().is_some() || lb.in_memory(), "{lb:?}");
+        let t = device_target(Path::new(&devpath), 16 * MIB);
+        let c = examine(&t, &res);
+        let u = c.unwritten.expect("looked at");
+        assert_eq!(
+            u.evidence,
+            UnwrittenEvidence::BackingHoles(img.display().to_string())
+        );
+        assert_eq!((u.unwritten, u.sampled), (DEVICE_SAMPLES, DEVICE_SAMPLES));
+        let other = Resolution::NoDevice {
+            fs_type: String::new(),
+            reason: "taken for another device".into(),
+        };
+        let u = examine(&t, &other).unwritten.unwrap();
+        assert_eq!(u.evidence, UnwrittenEvidence::ZeroBlocks);
+        assert_eq!((u.unwritten, u.sampled), (DEVICE_SAMPLES, DEVICE_SAMPLES));
+        // Written whole through the device.
+        let data: Vec<u8> = (0..(16 * MIB) as u32)
+            .map(|x| (x.wrapping_mul(2_654_435_761) >> 24) as u8 | 1)
+            .collect();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&devpath)
+            .unwrap();
+        f.write_at(&data, 0).unwrap();
+        f.sync_all().unwrap();
+        drop(f);
+        assert_eq!(examine(&t, &res).unwritten.unwrap().unwritten, 0);
+        assert_eq!(examine(&t, &other).unwritten.unwrap().unwritten, 0);
     }
 }

@@ -660,6 +660,8 @@ mod tests {
             file_sparse: false,
             zero_filled: false,
             direct_unavailable: false,
+            loop_backing: None,
+            unwritten: None,
         });
         assert!(warnings.is_empty(), "{warnings:?}");
     }
@@ -788,6 +790,8 @@ mod tests {
             file_sparse: false,
             zero_filled: false,
             direct_unavailable: false,
+            loop_backing: None,
+            unwritten: None,
         });
         let codes: Vec<&str> = w.iter().map(|w| w.code.as_str()).collect();
         assert!(codes.contains(&"cache_answered_reads"), "{w:?}");

@@ -70,6 +70,12 @@ impl LoopDev {
         LoopDev::new_in(&std::env::temp_dir(), size)
     }
 
+    /// The backing file.
+    #[allow(dead_code)]
+    pub fn backing(&self) -> PathBuf {
+        self._dir.path().join("loop.img")
+    }
+
     /// The device's `major:minor` (as cgroup and sysfs files name it).
     #[allow(dead_code)]
     pub fn major_minor(&self) -> String {
@@ -124,6 +130,16 @@ impl Drop for LoopDev {
     fn drop(&mut self) {
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
     }
+}
+
+/// Ends a test that cannot run here, with `why` printed; under CI
+/// (`CI=true`) a skipped test fails instead.
+pub fn skip(why: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true, and this test cannot run: {why}"
+    );
+    eprintln!("skipped: {why}");
 }
 
 /// Completed reads and writes of `dev` (kernel name) from /proc/diskstats.
