@@ -229,3 +229,72 @@ fn a_never_written_loop_device_is_named_until_written() {
     let c = codes(&r);
     assert!(!c.contains(&"unwritten_device".to_string()), "{c:?}");
 }
+
+/// Unmounts a test mount when the test ends, however it ends.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The DBA's other setup: a test file on ext4 on a loop device (a
+/// "loop-mounted volume") whose backing file is cached by the host. The
+/// file's reads reach the loop device, so only the holder's counters show it.
+#[test]
+fn a_file_on_a_loop_mounted_volume_is_named_too() {
+    if !common::have("mkfs.ext4") || !common::have("mount") {
+        return common::skip("mkfs.ext4 or mount is not installed");
+    }
+    let Some(lo) = loop_in(&std::env::temp_dir()) else {
+        return;
+    };
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&lo.dev)
+        .output()
+        .unwrap();
+    assert!(
+        mkfs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mkfs.stderr)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let out = Command::new("mount")
+        .arg(&lo.dev)
+        .arg(&mnt)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return common::skip(&format!(
+            "mount failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let _m = Mounted(mnt.clone());
+    let file = mnt.join("t.dat");
+    let r = common::run_json(&[
+        "run",
+        file.to_str().unwrap(),
+        "--size",
+        "16M",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--cache",
+        "direct",
+        "--duration",
+        "1s",
+        "--no-save",
+    ]);
+    assert_eq!(r["devices"][0]["name"], lo.name.as_str());
+    let c = codes(&r);
+    assert!(c.contains(&"loop_backing_cached".to_string()), "{c:?}");
+    assert!(!c.contains(&"unwritten_device".to_string()), "{c:?}");
+}

@@ -445,10 +445,10 @@ fn loop_backing_cached(i: &CheckInput, writes_must_reach: bool) -> Option<Warnin
     let (holder_name, h) = (lb.holder_name.as_deref()?, lb.holder.as_ref()?);
     let short = |served: u64, seen: u64| (seen as f64) < DEVICE_SHORTFALL_FRACTION * served as f64;
     let (mut served, mut seen) = (Vec::new(), Vec::new());
-    if i.issued_reads >= MIN_IOS_TO_COMPARE
+    let reads_short = i.issued_reads >= MIN_IOS_TO_COMPARE
         && d.reads >= MIN_IOS_TO_COMPARE
-        && short(d.read_bytes, h.read_bytes)
-    {
+        && short(d.read_bytes, h.read_bytes);
+    if reads_short {
         served.push(format!("served {} of reads", format_size(d.read_bytes)));
         seen.push(format!(
             "read {} ({:.0}%)",
@@ -471,19 +471,19 @@ fn loop_backing_cached(i: &CheckInput, writes_must_reach: bool) -> Option<Warnin
     if served.is_empty() {
         return None;
     }
-    let holes = if i
-        .unwritten
-        .as_ref()
-        .is_some_and(|u| u.share() >= UNWRITTEN_SHARE)
-    {
-        " (and holes in the file: see unwritten_device)"
+    // Holes of a sparse backing file read without the device too.
+    let holes = if reads_short {
+        i.unwritten
+            .as_ref()
+            .filter(|u| u.share() >= UNWRITTEN_SHARE)
+            .map_or("", |_| " (or holes in the file: see unwritten_device)")
     } else {
         ""
     };
     Some(warn(
         "loop_backing_cached",
         format!(
-            "{} goes through the host's page cache to its backing file {} (loop/dio is 0): it {}, and {holder_name}, which holds the file, {}; the host's memory{holes} answered the rest, so results show memory speed. Run `losetup --direct-io=on {dev}` and measure again.",
+            "{} goes through the host's page cache to its backing file {} (loop/dio is 0): it {}, and {holder_name}, which holds the file, {}; the rest was the host's memory{holes}, so results show memory speed. Run `losetup --direct-io=on {dev}` and measure again.",
             lb.loop_device,
             lb.file,
             served.join(" and "),
@@ -1155,9 +1155,9 @@ mod tests {
         });
         let w = self_check(&i);
         assert_eq!(codes(&w), vec!["loop_backing_cached", "unwritten_device"]);
-        assert!(w[0]
-            .message
-            .contains("(and holes in the file: see unwritten_device)"));
+        assert!(w[0].message.contains(
+            "the rest was the host's memory (or holes in the file: see unwritten_device)"
+        ));
     }
 
     #[test]
