@@ -312,8 +312,6 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                 no_device_reason: None,
                 target_size: 0,
                 mem_total_bytes: 0,
-                max_core_busy_pct: 0.0,
-                busiest_core: None,
                 file_sparse: false,
                 zero_filled: false,
                 direct_unavailable: false,

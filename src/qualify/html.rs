@@ -244,6 +244,9 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
             },
             esc(&c.message)
         );
+        if let Some(a) = &c.cpu {
+            s.push_str(&super::verdict_html::cpu_detail(a));
+        }
     }
     s.push_str("</ul>\n");
     for n in &r.notes {

@@ -25,6 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::runner::{RunOptions, RunResult};
 use crate::stats::SlowIos;
 use crate::sweep::analysis::{Stat, MAX_DECIDING_REPEATS};
+use crate::sysmon::check::CpuCause;
+use crate::sysmon::procs::CpuAttribution;
 use crate::verdict::{Direction, Role};
 use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, WorkloadSpec};
 use rules::{
@@ -305,6 +307,9 @@ pub struct CheckFinding {
     pub runs: usize,
     /// It makes the numbers untrustworthy.
     pub untrusted: bool,
+    /// A CPU finding: who used the CPU in the run that showed it most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuAttribution>,
 }
 
 /// The comparison with an earlier qualification.
@@ -372,13 +377,16 @@ pub struct QualifyResult {
     pub interrupted: bool,
 }
 
-/// Self-check codes that mean the numbers measure something other than the storage.
-pub const UNTRUSTED_CODES: [&str; 10] = [
+/// Self-check codes that mean the numbers measure something other than the
+/// storage. A CPU kept busy by the kernel's I/O path (`cpu_busy_io_path`) is
+/// not one: that is part of the storage's cost.
+pub const UNTRUSTED_CODES: [&str; 11] = [
     "cache_answered_reads",
     "writes_missed_device",
     "writes_still_cached",
     "buffered_fits_in_memory",
-    "cpu_bound",
+    CpuCause::Iosim.code(),
+    CpuCause::Others.code(),
     "sparse_test_file",
     "zero_filled_test_file",
     "direct_io_unavailable",
@@ -585,6 +593,8 @@ struct Collected {
     sim: Option<SimSummary>,
     /// (role, code, message) of every run's self-check warnings.
     warnings: Vec<(Role, String, String)>,
+    /// Who used the CPU in the runs with a CPU finding.
+    cpu: Vec<(Role, CpuCause, CpuAttribution)>,
     /// Errors per role.
     errors: Vec<(Role, u64)>,
     /// Slow I/Os per role.
@@ -595,11 +605,18 @@ struct Collected {
 }
 
 impl Collected {
+    fn cpu_of(&mut self, role: Role, cpu: &crate::runner::CpuResult) {
+        if let (Some(cause), Some(a)) = (cpu.cause, &cpu.attribution) {
+            self.cpu.push((role, cause, a.clone()));
+        }
+    }
+
     fn run(&mut self, role: Role, what: &str, r: &RunResult) {
         for w in &r.warnings {
             self.warnings
                 .push((role, w.code.clone(), w.message.clone()));
         }
+        self.cpu_of(role, &r.cpu);
         self.errors.push((role, r.errors.count));
         self.interrupted |= r.interrupted;
         self.stall(role, what, r);
@@ -725,6 +742,42 @@ pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
         ),
         KneeStatus::NotJudged => return None,
     })
+}
+
+/// Worker threads per core the threads sweeps go up to. The sweeps run QD 4
+/// per thread, so a thread waits for its I/O part of the time and two share a
+/// core without waiting for each other; beyond that they queue for the CPU
+/// and the sweep measures the machine, not the storage (on a 2-vCPU VM, 8
+/// threads waited for a core about 19% of their time, 1 or 2 threads 5 to
+/// 12%). Queue depths need no such cap: one thread drives any depth.
+pub const SWEEP_THREADS_PER_CORE: u64 = 2;
+
+/// Drops the values of a threads axis beyond [`SWEEP_THREADS_PER_CORE`] per
+/// core of a machine with `cores` cores (keeping at least one value); the
+/// note saying so when any were dropped.
+pub fn fit_threads_axis(axis: &mut crate::sweep::Axis, cores: usize, role: Role) -> Option<String> {
+    use crate::sweep::Value;
+    let cap = SWEEP_THREADS_PER_CORE * cores.max(1) as u64;
+    let before = axis.values.clone();
+    axis.values
+        .retain(|v| matches!(v, Value::Num(n) if *n <= cap));
+    if axis.values.is_empty() {
+        axis.values = before.into_iter().take(1).collect();
+        return None;
+    }
+    if axis.values.len() == before.len() {
+        return None;
+    }
+    let show = |v: &[Value]| match v.last() {
+        Some(Value::Num(n)) => n.to_string(),
+        _ => "?".into(),
+    };
+    Some(format!(
+        "the {} threads sweep stops at {} threads, not {}: {SWEEP_THREADS_PER_CORE} per core on this {cores}-core machine (more would wait for each other's CPU and measure the machine, not the storage)",
+        role.name(),
+        show(&axis.values),
+        show(&before),
+    ))
 }
 
 /// The sweeps of a role: the pattern the database uses there, over queue depth and threads.
@@ -968,6 +1021,7 @@ fn qualify(
         interrupted: c.interrupted,
     };
     res.checks = findings(&c.warnings);
+    attach_cpu(&mut res.checks, &c.cpu);
     let facts = facts(&res, &c.errors);
     let (verdicts, overall, trustworthy) = rules::judge(&facts);
     res.verdicts = verdicts;
@@ -1031,10 +1085,14 @@ fn stage_sweeps(
     c: &mut Collected,
 ) -> anyhow::Result<(usize, String)> {
     let mut plans = Vec::new();
+    let cores = crate::sysmon::host::host_info().cpus;
     for l in locs {
         let (rw, bs, qd, threads) = sweep_shape(l.role);
         for (axis, fixed_qd) in [(qd, 1), (threads, 4)] {
-            let axis = crate::sweep::parse_axis(axis).map_err(anyhow::Error::msg)?;
+            let mut axis = crate::sweep::parse_axis(axis).map_err(anyhow::Error::msg)?;
+            if axis.param == crate::sweep::Param::Threads {
+                c.notes.extend(fit_threads_axis(&mut axis, cores, l.role));
+            }
             plans.push((l, axis, rw, bs, fixed_qd));
         }
     }
@@ -1082,12 +1140,14 @@ fn stage_sweeps(
                     .collect::<Vec<_>>(),
                 r.errors.count,
                 r.interrupted,
+                r.cpu.clone(),
             ));
         })?;
-        for (ws, errs, intr) in seen {
+        for (ws, errs, intr, cpu) in seen {
             for (code, msg) in ws {
                 c.warnings.push((role, code, msg));
             }
+            c.cpu_of(role, &cpu);
             c.errors.push((role, errs));
             c.interrupted |= intr;
             runs += 1;
@@ -1381,10 +1441,28 @@ pub fn findings(ws: &[(Role, String, String)]) -> Vec<CheckFinding> {
                 message: msg.clone(),
                 runs: 1,
                 untrusted: UNTRUSTED_CODES.contains(&code.as_str()),
+                cpu: None,
             }),
         }
     }
     out
+}
+
+/// Gives each CPU finding who used the CPU in the run of its role that
+/// showed its cause most (iosim's share, the others', or the I/O path's).
+pub fn attach_cpu(checks: &mut [CheckFinding], cpu: &[(Role, CpuCause, CpuAttribution)]) {
+    for f in checks.iter_mut() {
+        let weight = |c: CpuCause, a: &CpuAttribution| match c {
+            CpuCause::Iosim => a.iosim_pct,
+            CpuCause::Others => a.others_pct,
+            CpuCause::IoPath => a.io_path_pct,
+        };
+        f.cpu = cpu
+            .iter()
+            .filter(|(role, c, _)| *role == f.role && c.code() == f.code)
+            .max_by(|x, y| weight(x.1, &x.2).total_cmp(&weight(y.1, &y.2)))
+            .map(|(_, _, a)| a.clone());
+    }
 }
 
 fn knee_fact(s: &RoleSweep) -> Option<KneeFact> {

@@ -261,6 +261,9 @@ pub fn text(r: &QualifyResult) -> String {
             },
             c.message
         );
+        if let Some(a) = &c.cpu {
+            let _ = writeln!(s, "          who used the CPU: {}", a.summary());
+        }
     }
     for n in &r.notes {
         let _ = writeln!(s, "Note: {n}");

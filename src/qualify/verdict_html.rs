@@ -112,3 +112,42 @@ pub fn stages_table(r: &QualifyResult) -> String {
     s.push_str("</table>");
     s
 }
+
+/// Who used the CPU in a run with a CPU finding, as an expandable table:
+/// iosim's threads, the kernel's I/O path and other processes by name.
+pub fn cpu_detail(a: &crate::sysmon::procs::CpuAttribution) -> String {
+    let mut s = String::from("<details class=\"cpu\"><summary>who used the CPU</summary><table><tr><th class=\"l\">who</th><th>% of the machine</th></tr>");
+    let mut row = |who: &str, pct: f64, part: bool| {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\"{}>{}</td><td>{pct:.1}</td></tr>",
+            if part {
+                " style=\"padding-left:1.5em\""
+            } else {
+                ""
+            },
+            esc(who)
+        );
+    };
+    row("iosim's own threads", a.iosim_pct, false);
+    row("the kernel's I/O path", a.io_path_pct, false);
+    row("interrupts", a.irq_pct, true);
+    for t in &a.io_path {
+        row(&format!("{} ({})", t.name, t.tasks), t.pct, true);
+    }
+    row("other processes", a.others_pct, false);
+    for t in &a.others {
+        row(&format!("{} ({})", t.name, t.tasks), t.pct, true);
+    }
+    let _ = write!(
+        s,
+        "</table><p class=\"note\">{} core(s), {:.1} s measured, machine {:.0}% busy{}.</p></details>",
+        a.cores,
+        a.window_s,
+        a.busy_pct,
+        a.worker_wait_pct
+            .map(|w| format!("; iosim's {} worker thread(s) waited for a core {w:.0}% of their time", a.workers))
+            .unwrap_or_default()
+    );
+    s
+}

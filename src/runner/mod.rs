@@ -204,8 +204,17 @@ fn run_loads(
     let unix_offset_ns = unix_offset_ns();
     // A worker's failure (a panic) first: the main thread's may follow from it.
     let joined = crew.join(loads.len())?;
-    let (series, mon) = driven?;
+    let (series, mut mon) = driven?;
     let interrupted = opts.stop.load(Ordering::Relaxed);
+    if let Some(a) = &mut mon.attribution {
+        // Every workload's workers: the window and the machine are shared.
+        let waits: Vec<Option<(u64, u64)>> = joined
+            .iter()
+            .flat_map(|(outs, _)| outs.iter())
+            .map(|o| o.wait_ns.map(|w| (w, o.duration_ns)))
+            .collect();
+        a.set_workers(&waits);
+    }
 
     let merged: Vec<Merged> = loads
         .iter()

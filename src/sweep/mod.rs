@@ -21,6 +21,7 @@ use crate::csvout::Fixed;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
+use crate::sysmon::check::{CpuCause, CPU_LIMITED_CODES};
 use crate::units::{format_size_arg, parse_size};
 use crate::workload::{BsSplit, Distribution, RwMode, WorkloadSpec};
 use analysis::{
@@ -351,7 +352,9 @@ pub struct PointResult {
     pub lat_p99_us: Stat,
     /// Maximum latency, µs.
     pub lat_max_us: Stat,
-    /// Repetitions whose run was CPU-bound (a core >= 95% busy).
+    /// Repetitions whose run was limited by the CPU: iosim's own threads
+    /// saturated their cores, or other processes took CPU they needed
+    /// (results stored before iosim told these apart: a core >= 95% busy).
     pub cpu_bound_runs: usize,
     /// Busiest core over the repetitions, %.
     pub max_core_busy_pct: f64,
@@ -485,7 +488,12 @@ pub fn summarize_point(p: &Point, spec: &WorkloadSpec, runs: &[RunResult]) -> Po
     let iops = get(&|r| r.total.total.iops);
     let cpu_bound_runs = runs
         .iter()
-        .filter(|r| r.warnings.iter().any(|w| w.code == "cpu_bound") || r.cpu.cpu_bound)
+        .filter(|r| {
+            r.cpu.cpu_bound
+                || r.warnings
+                    .iter()
+                    .any(|w| CPU_LIMITED_CODES.contains(&w.code.as_str()))
+        })
         .count();
     let mut warnings: Vec<String> = runs
         .iter()
@@ -571,10 +579,28 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     }
     for p in &points {
         if p.cpu_bound_runs > 0 {
+            let has = |c: CpuCause| p.warnings.iter().any(|w| w == c.code());
+            let (why, what_to_do) = if has(CpuCause::Others) {
+                (
+                    "other processes took CPU it needed".to_string(),
+                    "stop them and measure again",
+                )
+            } else if has(CpuCause::Iosim) {
+                (
+                    "iosim's own threads saturated their cores".to_string(),
+                    "spread the load over more cores, or use larger blocks",
+                )
+            } else {
+                // Results stored before the causes were told apart.
+                (
+                    format!("a core reached {:.0}%", p.max_core_busy_pct),
+                    "spread the load over more threads or cores",
+                )
+            };
             findings.push(format!(
-                "{}: CPU-bound (a core reached {:.0}%): the storage may do more than this point shows; spread the load over more threads or cores.",
+                "{}: CPU-bound in {} run(s) ({why}): the storage may do more than this point shows; {what_to_do}.",
                 describe_point(p),
-                p.max_core_busy_pct
+                p.cpu_bound_runs,
             ));
         }
         if p.noisy {

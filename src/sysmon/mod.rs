@@ -1,4 +1,5 @@
 //! System monitors: CPU time from `/proc/stat` and the process's own CPU use,
+//! who used the CPU (iosim, the kernel's I/O path, other processes),
 //! block device counters from `/proc/diskstats`, which device a target lives
 //! on, a background sampler, and self-checks of iosim's numbers against the
 //! kernel's.
@@ -12,4 +13,5 @@ pub mod cpu;
 pub mod diskstats;
 pub mod host;
 pub mod mounts;
+pub mod procs;
 pub mod sampler;
