@@ -1,6 +1,6 @@
 //! System monitors: CPU time from `/proc/stat` and the process's own CPU use,
 //! block device counters from `/proc/diskstats`, which device a target lives
-//! on, a background sampler, and self-checks of iosim's numbers against the
+//! on (and, for reports, what that storage is: [`storage`]), a background sampler, and self-checks of iosim's numbers against the
 //! kernel's.
 //!
 //! Parsers are pure functions over the text of the `/proc` files, tested on
@@ -13,3 +13,4 @@ pub mod diskstats;
 pub mod host;
 pub mod mounts;
 pub mod sampler;
+pub mod storage;
