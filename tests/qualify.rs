@@ -1,8 +1,12 @@
 //! `iosim qualify` end to end on two loop devices (data and log) it creates
-//! and detaches: the stages ran, the JSON document's shape, the HTML report
-//! in headless Chromium (verdict section and every chart), and a log device
-//! slowed by the kernel's block throttle (cgroup v1 blkio, 50 writes per
-//! second) turns the log verdict to NOT FIT with the log-latency reason.
+//! and detaches: the stages ran, the JSON document's shape (the system under
+//! test with each loop device's backing file), the HTML report in headless
+//! Chromium after the file was moved to another directory (verdict section,
+//! every chart drawn with its numbers table, every link absolute or an
+//! anchor of the page), and a log device slowed by the kernel's block
+//! throttle (cgroup v1 blkio, 50 writes per second) turns the log verdict to
+//! NOT FIT with the log-latency reason. A short qualification of a
+//! directory checks the moved report where no loop device can be made.
 //!
 //! The loop devices' backing files live in /dev/shm (tmpfs): a flush costs
 //! nothing there, so the unthrottled log is fast and the only slowness the
@@ -128,8 +132,9 @@ fn browser(bin: &Path, profile: &Path) -> Command {
     c
 }
 
-const CHARTS: [&str; 7] = [
-    "quick",
+const CHARTS: [&str; 8] = [
+    "quick-iops",
+    "quick-mibs",
     "sweep-qd-iops",
     "sweep-qd-latency",
     "sweep-threads-iops",
@@ -219,25 +224,104 @@ fn check_stages(doc: &Value, err: &str) {
     );
     for v in doc["verdicts"].as_array().unwrap() {
         for r in v["reasons"].as_array().unwrap() {
-            for k in ["measured", "limit", "rule", "source_tag", "url"] {
+            for k in ["measured", "limit", "rule", "source_tag", "source"] {
                 assert!(!r[k].as_str().unwrap().is_empty(), "{r}");
             }
+            let url = r["url"].as_str().unwrap();
+            assert!(
+                url.is_empty() || url.starts_with("https://") || url.starts_with("http://"),
+                "a source's address is absolute or there is none: {r}"
+            );
         }
     }
     assert!(doc["left_on_disk"].as_array().unwrap().is_empty());
+    check_system_and_references(doc);
 }
 
+/// The system under test and the references, as every qualification keeps them.
+fn check_system_and_references(doc: &Value) {
+    let sys = &doc["system"];
+    assert!(!sys["host"]["kernel"].as_str().unwrap().is_empty(), "{sys}");
+    assert!(sys["host"]["cpus"].as_u64().unwrap() >= 1, "{sys}");
+    assert!(
+        sys["host"]["mem_total_bytes"].as_u64().unwrap() > 0,
+        "{sys}"
+    );
+    assert!(!sys["iosim_version"].as_str().unwrap().is_empty());
+    let stages: Vec<&str> = sys["cache"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["quick corners", "sweeps", "profiles", "simulator"]);
+    let roles: Vec<&str> = sys["locations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["data", "log"], "{sys}");
+    for l in sys["locations"].as_array().unwrap() {
+        assert!(l["test_bytes"].as_u64().unwrap() > 0, "{l}");
+        assert!(l["storage"]["device"]["kind"].is_string(), "{l}");
+    }
+    let refs = doc["references"].as_array().unwrap();
+    for tag in [
+        "[Randal]",
+        "[DiskSpd-SQL]",
+        "[MS-2012]",
+        "[SQLIOSim]",
+        "[Log-vs-data]",
+    ] {
+        let r = refs
+            .iter()
+            .find(|r| r["tag"] == tag)
+            .unwrap_or_else(|| panic!("{tag} missing from the references"));
+        let url = r["url"].as_str().unwrap();
+        assert!(
+            url.is_empty() || url.starts_with("https://") || url.starts_with("http://"),
+            "{r}"
+        );
+        assert!(!r["title"].as_str().unwrap().is_empty(), "{r}");
+    }
+}
+
+/// The report as a reader gets it: copied into another directory (the one
+/// it was written to is gone), then loaded there by a browser.
 fn check_html(html: &Path, dir: &Path) {
+    let moved_dir = dir.join("mailed");
+    std::fs::create_dir_all(&moved_dir).unwrap();
+    let moved = moved_dir.join("report.html");
+    std::fs::copy(html, &moved).unwrap();
+    std::fs::remove_file(html).unwrap();
+    let html = moved.as_path();
     let text = std::fs::read_to_string(html).unwrap();
-    let verdict = text.find("id=\"verdict\"").expect("verdict section");
-    let evidence = text.find("id=\"evidence\"").expect("evidence section");
-    assert!(verdict < evidence, "the verdict comes first");
+    let at = |id: &str| {
+        text.find(&format!("<section id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no {id} section"))
+    };
+    assert!(at("verdict") < at("system"), "the verdict comes first");
+    assert!(at("system") < at("evidence"));
+    assert!(at("evidence") < at("references"));
+    for role in ["data", "log"] {
+        assert!(
+            text.contains(&format!("data-sut=\"{role}\"")),
+            "no system-under-test table for {role}"
+        );
+    }
+    let tables = common::html_attrs(&text, "data-for");
     for id in CHARTS {
         assert!(
             text.contains(&format!("data-chart=\"{id}\"")),
             "chart {id} missing"
         );
+        assert!(
+            tables.iter().any(|t| t.split(' ').any(|x| x == id)),
+            "chart {id} has no numbers table under it"
+        );
     }
+    assert_eq!(common::broken_links(&text), Vec::<String>::new());
     let Some(bin) = chromium() else {
         println!("SKIPPED (browser part): chromium is not installed");
         return;
@@ -250,6 +334,26 @@ fn check_html(html: &Path, dir: &Path) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let dom = String::from_utf8_lossy(&o.stdout);
     assert!(dom.contains("id=\"verdict\""));
+    // The page's own check: every chart drawn, with content, no script error.
+    let attr = |name: &str| {
+        common::html_attrs(&dom, name)
+            .first()
+            .map(|s| s.to_string())
+    };
+    let total: usize = attr("data-charts-total")
+        .expect("the chart check ran")
+        .parse()
+        .unwrap();
+    assert_eq!(total, CHARTS.len(), "charts in the page");
+    assert_eq!(
+        attr("data-charts-ok").as_deref(),
+        Some(total.to_string().as_str()),
+        "charts without content: {:?}",
+        attr("data-charts-bad")
+    );
+    assert_eq!(attr("data-js-error"), None);
+    // After the browser built the page, every link still travels.
+    assert_eq!(common::broken_links(&dom), Vec::<String>::new());
     for id in CHARTS {
         let at = dom
             .find(&format!("data-chart=\"{id}\""))
@@ -297,6 +401,30 @@ fn qualify_two_loop_devices_and_a_throttled_log() {
     ));
     let (doc, err) = run(cmd);
     check_document(&doc, &err);
+    // Each location is a loop device over a file in /dev/shm: the system
+    // under test names the device, its backing file and what holds that.
+    for (i, dev) in [&data, &log].iter().enumerate() {
+        let st = &doc["system"]["locations"][i]["storage"];
+        let name = dev.dev.file_name().unwrap().to_str().unwrap();
+        assert_eq!(st["device"]["name"], name, "{st}");
+        let below = &st["underlying"][0];
+        assert_eq!(below["layer"], "backing_file", "{st}");
+        assert_eq!(below["above"], name, "{st}");
+        assert!(
+            below["backing_file"]
+                .as_str()
+                .unwrap()
+                .starts_with("/dev/shm/"),
+            "{st}"
+        );
+        assert_eq!(below["device"]["kind"], "no_device", "tmpfs: {st}");
+        assert_eq!(below["device"]["fs_type"], "tmpfs", "{st}");
+        assert_eq!(
+            doc["system"]["locations"][i]["test_bytes"],
+            [192u64 << 20, 96 << 20][i],
+            "a device is measured whole"
+        );
+    }
     assert!(
         role(&doc, "log")["reasons"]
             .as_array()
@@ -353,6 +481,60 @@ fn qualify_two_loop_devices_and_a_throttled_log() {
         .unwrap()
         .iter()
         .any(|r| r[0] == "log" && r[2] == "NOT FIT"));
+}
+
+/// A short qualification of a directory (no root, no loop device): its
+/// report, moved to another directory, keeps every link and chart, says what
+/// storage it measured and lists its sources; the text says the same.
+#[test]
+fn a_report_moved_to_another_directory_keeps_its_links_and_charts() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let html = d.path().join("report.html");
+    let out = common::iosim()
+        .args(["qualify", "--data"])
+        .arg(&data)
+        .args([
+            "--time",
+            "10s",
+            "--size",
+            "16M",
+            "--no-save",
+            "-o",
+            "json",
+            "--html",
+        ])
+        .arg(&html)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "iosim qualify failed: {err}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_system_and_references(&doc);
+    let loc = &doc["system"]["locations"][0];
+    assert_eq!(loc["test_bytes"], 16 << 20, "{loc}");
+    assert!(
+        loc["storage"]["space"]["size_bytes"].as_u64().unwrap() > 0,
+        "a directory's filesystem has a size: {loc}"
+    );
+    assert!(loc["storage"]["mount"]["fs_type"].is_string(), "{loc}");
+    check_html(&html, d.path());
+    // The text: the same sections, in the same order, no relative address.
+    let t = {
+        let doc = iosim::document::Document::from_value(doc).unwrap();
+        iosim::document::render(&doc, iosim::report::OutputFormat::Text).unwrap()
+    };
+    let at = |h: &str| t.find(h).unwrap_or_else(|| panic!("no {h:?} in\n{t}"));
+    assert!(at("iosim qualify: ") < at("\nSystem under test:\n"));
+    assert!(at("\nSystem under test:\n") < at("\nEvidence ("));
+    assert!(at("\nEvidence (") < at("\nReferences ("));
+    assert!(t.contains("  filesystem   "), "{t}");
+    assert!(t.contains("  total   "), "the stages' total: {t}");
+    assert!(!t.contains("<docs/"), "{t}");
 }
 
 #[test]

@@ -887,7 +887,19 @@ fn qualify_results_in_history_and_report() {
         )),
         "{html}"
     );
-    assert!(html.contains("<section id=\"verdict\">"));
+    // Its verdict and references, with ids of their own (a report may hold
+    // several qualifications): each reason's source links to its reference.
+    assert!(html.contains(&format!("<section id=\"q{id}-verdict\">")));
+    assert!(html.contains(&format!("<section id=\"q{id}-references\">")));
+    assert!(html.contains(&format!("<tr id=\"q{id}-ref-randal\">")));
+    for anchor in html.split("href=\"#").skip(1) {
+        let anchor = anchor.split('"').next().unwrap();
+        assert!(
+            html.contains(&format!(" id=\"{anchor}\"")),
+            "#{anchor} names nothing in the report"
+        );
+    }
+    assert!(!html.contains("href=\"docs/"), "no relative link");
     for v in doc["verdicts"].as_array().unwrap() {
         assert!(
             html.contains(&format!("data-role=\"{}\"", v["role"].as_str().unwrap())),

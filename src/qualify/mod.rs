@@ -11,8 +11,10 @@
 //! need ([`rules`]) and renders the result ([`render`]: text; [`html`]: the report).
 
 pub mod html;
+pub mod references;
 pub mod render;
 pub mod rules;
+pub mod system;
 pub mod verdict_html;
 
 use std::os::unix::fs::FileTypeExt;
@@ -352,6 +354,10 @@ pub struct QualifyResult {
     pub measure_s: f64,
     /// Locations.
     pub locations: Vec<Location>,
+    /// The system under test: host, iosim, test files, cache modes and each
+    /// location's storage, gathered before the test files were made.
+    #[serde(default)]
+    pub system: system::SystemUnderTest,
     /// Stages.
     pub stages: Vec<StageRecord>,
     /// Quick corners per location.
@@ -375,6 +381,9 @@ pub struct QualifyResult {
     pub left_on_disk: Vec<String>,
     /// Ctrl-C stopped it.
     pub interrupted: bool,
+    /// The sources the rules and tables cite, with their addresses.
+    #[serde(default)]
+    pub references: Vec<references::Reference>,
 }
 
 /// Self-check codes that mean the numbers measure something other than the
@@ -402,6 +411,37 @@ pub const STAGES: [(&str, f64); 5] = [
     ("simulator", 0.20),
     ("self-checks", 0.05),
 ];
+
+/// How the quick corners open their files (the corners of `iosim quick`).
+pub const QUICK_CACHE: CacheMode = CacheMode::Direct;
+/// How the sweeps open their files (and the profiles, unless a workload says
+/// otherwise): as SQL Server opens its files.
+pub const MEASURE_CACHE: CacheMode = CacheMode::DirectWritethrough;
+
+/// How each stage opens its files, for the report.
+fn stage_caches(locs: &[Location]) -> anyhow::Result<Vec<system::StageCache>> {
+    let mut profiles: Vec<CacheMode> = Vec::new();
+    for (name, _) in profile_list(locs) {
+        for w in &crate::profile::Profile::load(name)?.workloads {
+            if !profiles.contains(&w.cache) {
+                profiles.push(w.cache);
+            }
+        }
+    }
+    let sim = crate::sim::files::cache_mode(&crate::sim::config::SimConfig::default());
+    Ok([
+        ("quick corners", vec![QUICK_CACHE]),
+        ("sweeps", vec![MEASURE_CACHE]),
+        ("profiles", profiles),
+        ("simulator", vec![sim]),
+    ]
+    .into_iter()
+    .map(|(stage, cache)| system::StageCache {
+        stage: stage.into(),
+        cache,
+    })
+    .collect())
+}
 
 /// Shortest measured time of one run, whatever the budget.
 pub const MIN_RUN: Duration = Duration::from_millis(100);
@@ -645,7 +685,7 @@ fn base_spec(cfg: &QualifyConfig, duration: Duration) -> WorkloadSpec {
     WorkloadSpec {
         duration,
         engine: cfg.engine,
-        cache: CacheMode::DirectWritethrough,
+        cache: MEASURE_CACHE,
         allow_destroy: cfg.allow_destroy,
         ..WorkloadSpec::default()
     }
@@ -873,6 +913,7 @@ fn qualify(
             .into());
         }
     }
+    let system = system::gather(&locs, cfg.size, cfg.engine, stage_caches(&locs)?);
     let quiet = RunOptions {
         progress: false,
         ..opts.clone()
@@ -1008,6 +1049,7 @@ fn qualify(
         setup_s,
         measure_s,
         locations: locs,
+        system,
         stages,
         quick: c.quick,
         sweeps: c.sweeps,
@@ -1019,6 +1061,7 @@ fn qualify(
         notes: c.notes,
         left_on_disk: c.left,
         interrupted: c.interrupted,
+        references: Vec::new(),
     };
     res.checks = findings(&c.warnings);
     attach_cpu(&mut res.checks, &c.cpu);
@@ -1028,6 +1071,7 @@ fn qualify(
     res.overall = overall;
     res.trustworthy = trustworthy;
     res.recommendations = rules::recommendations(&facts);
+    res.references = references::collect(&res);
     if res.interrupted {
         res.notes
             .push("interrupted: the verdicts judge only what was measured before Ctrl-C".into());
@@ -1052,7 +1096,7 @@ fn stage_quick(
                 size: cfg.size,
                 duration,
                 engine: cfg.engine,
-                cache: CacheMode::Direct,
+                cache: QUICK_CACHE,
                 allow_destroy: cfg.allow_destroy,
             },
             opts,

@@ -1,6 +1,7 @@
 //! The qualification's verdict rules: measured facts in, one verdict per role
 //! and overall out, each reason one line with the figure, the rule and its
-//! public source (docs/references.md), plus recommendations computed from the
+//! public source (docs/references.md; [`SOURCES`] lists them all, for the
+//! report's references), plus recommendations computed from the
 //! measurements.
 //!
 //! The rules are pure functions of [`Facts`], so each one is tested on fixed
@@ -76,6 +77,13 @@ pub struct Source {
     pub url: &'static str,
 }
 
+/// True for an address that works wherever a report is read (`https://`,
+/// `http://`); a relative one (`docs/sysmon.md`, stored by older iosim) is
+/// never shown.
+pub fn is_absolute(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
+}
+
 /// Paul Randal's latency table.
 pub const RANDAL: Source = Source {
     tag: "[Randal]",
@@ -94,12 +102,12 @@ pub const MS_2012: Source = Source {
     title: "Microsoft field guidance 2012 (Dave Wentzel, Latency and IOPs): cached writes <1 ms excellent, <2 good, <4 fair, 4 ms and above poor",
     url: "http://davewentzel.com/content/latency-and-iops/",
 };
-/// The log/data rule of thumb.
+/// The log/data rule of thumb (no address: its original was not located).
 pub const LOG_VS_DATA: Source = Source {
     tag: "[Log-vs-data]",
     title:
         "rule of thumb in SQL Server guidance (original not located): log files 0-2 ms acceptable",
-    url: "docs/references.md",
+    url: "",
 };
 /// Microsoft's SQLIOSim article.
 pub const SQLIOSIM: Source = Source {
@@ -131,12 +139,28 @@ pub const AZURE_PV2: Source = Source {
     title: "Microsoft, Deploy a Premium SSD v2 (Azure): flash disks for SQL Server and other IO-intense workloads that require sub-millisecond disk latencies",
     url: "https://learn.microsoft.com/en-us/azure/virtual-machines/disks-deploy-premium-v2",
 };
-/// iosim's own self-checks.
+/// iosim's own self-checks (no address: the report's self-checks section
+/// shows what they found).
 pub const SELF_CHECK: Source = Source {
     tag: "[iosim self-check]",
-    title: "iosim compares what it issued with the kernel's device counters, CPU use and the test file's content",
-    url: "docs/sysmon.md",
+    title: "iosim compares what it issued with the kernel's device counters, CPU use and the test file's content (the self-checks section of the report lists what it found)",
+    url: "",
 };
+
+/// Every source the rules and the latency tables cite: the report's
+/// references list. A new `Source` above belongs here too (a test checks).
+pub const SOURCES: &[Source] = &[
+    RANDAL,
+    DISKSPD_SQL,
+    MS_IO,
+    MS_2012,
+    LOG_VS_DATA,
+    SQLIOSIM,
+    MS_833,
+    DELL_FLASH,
+    AZURE_PV2,
+    SELF_CHECK,
+];
 
 /// Data-file latency: warning above (ms).
 pub const DATA_WARN_MS: f64 = 10.0;
@@ -297,11 +321,20 @@ impl Reason {
         }
     }
 
-    /// One line: figure, rule, source.
+    /// One line: figure, rule, source (with its address when it has one).
     pub fn line(&self) -> String {
         format!(
-            "{}: {} ({} {}: {} <{}>)",
-            self.measured, self.limit, self.rule, self.source_tag, self.source, self.url
+            "{}: {} ({} {}: {}{})",
+            self.measured,
+            self.limit,
+            self.rule,
+            self.source_tag,
+            self.source,
+            if is_absolute(&self.url) {
+                format!(" <{}>", self.url)
+            } else {
+                String::new()
+            }
         )
     }
 }
@@ -988,6 +1021,49 @@ mod tests {
         assert!(recommendations(&f)
             .iter()
             .any(|r| r.contains("not trustworthy")));
+    }
+
+    #[test]
+    fn every_source_is_listed_with_an_absolute_address_or_none() {
+        // Each `pub const NAME: Source` of this file is in SOURCES, so the
+        // report's references list every source a rule can cite.
+        let text = include_str!("rules.rs");
+        let list_at = text.find("pub const SOURCES").unwrap();
+        let list = &text[list_at..list_at + text[list_at..].find("];").unwrap()];
+        for line in text.lines() {
+            let Some(name) = line
+                .strip_prefix("pub const ")
+                .and_then(|l| l.strip_suffix(": Source = Source {"))
+            else {
+                continue;
+            };
+            assert!(
+                list.contains(&format!("    {name},")),
+                "add {name} to SOURCES (the report's references list)"
+            );
+        }
+        let mut tags: Vec<&str> = SOURCES.iter().map(|s| s.tag).collect();
+        tags.sort();
+        tags.dedup();
+        assert_eq!(tags.len(), SOURCES.len(), "one entry per tag");
+        for s in SOURCES {
+            assert!(
+                s.url.is_empty() || is_absolute(s.url),
+                "{}: a report that travels has no relative link: {}",
+                s.tag,
+                s.url
+            );
+            assert!(s.tag.starts_with('[') && s.tag.ends_with(']'), "{}", s.tag);
+        }
+        let r = Reason::new(
+            Role::Log,
+            Level::Warning,
+            "log-latency",
+            "x".into(),
+            "y".into(),
+            LOG_VS_DATA,
+        );
+        assert!(!r.line().contains('<'), "no empty address: {}", r.line());
     }
 
     #[test]

@@ -20,9 +20,12 @@ pub fn badge(v: super::rules::Verdict) -> String {
     format!("<span class=\"v {class}\">{}</span>", v.label())
 }
 
-/// The verdict section: roles, reasons, recommendations, baseline.
-pub fn section(r: &QualifyResult) -> String {
-    let mut s = String::from("<section id=\"verdict\"><h2>Verdict</h2>\n");
+/// The verdict section: roles, reasons, recommendations, baseline. Each
+/// reason's source tag links to its row in the references section, whose
+/// ids start with `prefix` ([`super::references::html`]); a source's own
+/// address is linked only when it is absolute.
+pub fn section(r: &QualifyResult, prefix: &str) -> String {
+    let mut s = format!("<section id=\"{prefix}verdict\"><h2>Verdict</h2>\n");
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
     }
@@ -39,14 +42,18 @@ pub fn section(r: &QualifyResult) -> String {
             .iter()
             .map(|x| {
                 format!(
-                    "<li>{}: {} ({} {}: {} <a href=\"{}\">{}</a>)</li>",
+                    "<li>{}: {} ({} <a href=\"#{prefix}{}\">{}</a>: {}{})</li>",
                     esc(&x.measured),
                     esc(&x.limit),
                     esc(&x.rule),
+                    super::references::anchor(&x.source_tag),
                     esc(&x.source_tag),
                     esc(&x.source),
-                    esc(&x.url),
-                    esc(&x.url)
+                    if super::rules::is_absolute(&x.url) {
+                        format!(" <a href=\"{0}\">{0}</a>", esc(&x.url))
+                    } else {
+                        String::new()
+                    }
                 )
             })
             .collect();
@@ -109,7 +116,14 @@ pub fn stages_table(r: &QualifyResult) -> String {
             esc(&st.summary)
         );
     }
-    s.push_str("</table>");
+    let _ = write!(
+        s,
+        "<tr><th class=\"l\">total</th><th>{:.1}</th><th>{:.1}</th><th>{}</th><th class=\"l\">set-up before the budget: {:.1} s</th></tr></table>",
+        r.time_budget_s,
+        r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
+        r.stages.iter().map(|st| st.runs).sum::<usize>(),
+        r.setup_s
+    );
     s
 }
 

@@ -45,6 +45,16 @@ impl Stat {
         }
     }
 
+    /// The half-width of the 95% confidence interval as a share of the
+    /// mean (`±4.2`, in percent), or `-` without repetitions.
+    pub fn ci_pct(&self) -> String {
+        if self.mean > 0.0 && self.n > 1 {
+            format!("±{:.1}", 100.0 * self.ci95 / self.mean)
+        } else {
+            "-".into()
+        }
+    }
+
     /// `mean ± sd` with a precision suited to the magnitude.
     pub fn show(&self) -> String {
         // One precision for both numbers, chosen by the mean's magnitude.

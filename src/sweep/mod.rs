@@ -700,11 +700,7 @@ pub fn text(r: &SweepResult) -> String {
         if p.noisy {
             flags.push("noisy");
         }
-        let ci = if p.iops.mean > 0.0 && p.iops.n > 1 {
-            format!("±{:.1}", 100.0 * p.iops.ci95 / p.iops.mean)
-        } else {
-            "-".into()
-        };
+        let ci = p.iops.ci_pct();
         let _ = writeln!(
             s,
             "{row}{:>6}{:>18}{:>14}{:>16}{:>16}{:>16}{:>10}  {}",

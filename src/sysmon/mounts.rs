@@ -123,7 +123,8 @@ impl SysEnv {
         }
     }
 
-    fn mounts(&self) -> Vec<MountInfo> {
+    /// The mount table, parsed (empty when unreadable).
+    pub fn mounts(&self) -> Vec<MountInfo> {
         std::fs::read_to_string(&self.mountinfo)
             .map(|t| parse_mountinfo(&t))
             .unwrap_or_default()
@@ -153,6 +154,13 @@ pub struct DeviceInfo {
     /// Device model (`/sys/block/DISK/device/model`), when the driver gives one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub model: Option<String>,
+    /// Device vendor (`/sys/block/DISK/device/vendor`: `ATA`, `NETAPP`, or a
+    /// PCI vendor id such as `0x1af4` for virtio), when the driver gives one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub vendor: Option<String>,
+    /// Driver of the disk (`sd`, `virtio_blk`, `nvme`), when sysfs names one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub driver: Option<String>,
     /// Size of `name`, bytes.
     pub size_bytes: u64,
     /// The kernel believes the disk spins (`queue/rotational`).
@@ -572,20 +580,39 @@ pub fn find_mount<'a>(
     best(true).or_else(|| best(false))
 }
 
+impl MountInfo {
+    /// Its options as one list: per-mount options, then the superblock
+    /// options not already among them (`rw,relatime,errors=remount-ro`).
+    pub fn options(&self) -> String {
+        let mut opts: Vec<&str> = self
+            .mount_options
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .collect();
+        for o in self.super_options.split(',') {
+            if !o.is_empty() && !opts.contains(&o) {
+                opts.push(o);
+            }
+        }
+        opts.join(",")
+    }
+}
+
 fn set_mount(info: &mut DeviceInfo, m: &MountInfo) {
     info.fs_type = Some(m.fs_type.clone());
     info.mount_point = Some(m.mount_point.clone());
-    let mut opts: Vec<&str> = m
-        .mount_options
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .collect();
-    for o in m.super_options.split(',') {
-        if !o.is_empty() && !opts.contains(&o) {
-            opts.push(o);
-        }
+    info.mount_options = Some(m.options());
+}
+
+/// Describes a block device by its kernel name (`sda`, `sda2`, `dm-0`), as
+/// `/sys/class/block/NAME` shows it; None when sysfs does not list it.
+pub fn describe_name(name: &str, env: &SysEnv) -> Option<DeviceInfo> {
+    if name.is_empty() || name.contains('/') {
+        return None;
     }
-    info.mount_options = Some(opts.join(","));
+    let dir = std::fs::canonicalize(env.sys_root.join("class/block").join(name)).ok()?;
+    let (major, minor) = read_devnum(&dir).unwrap_or((0, 0));
+    Some(describe_block(&dir, major, minor, env))
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -714,6 +741,10 @@ fn describe_block(dir: &Path, major: u32, minor: u32, _env: &SysEnv) -> DeviceIn
         disk,
         partition,
         model: read_trim(&disk_dir.join("device/model")),
+        vendor: read_trim(&disk_dir.join("device/vendor")),
+        driver: std::fs::read_link(disk_dir.join("device/driver"))
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())),
         size_bytes: read_u64(&dir.join("size")).unwrap_or(0) * 512,
         rotational: read_trim(&q.join("rotational")).as_deref() == Some("1"),
         logical_block_size: read_u64(&q.join("logical_block_size")).unwrap_or(0),

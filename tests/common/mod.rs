@@ -287,3 +287,34 @@ pub fn output_within(
     let took = t0.elapsed();
     Some((child.wait_with_output().unwrap(), took))
 }
+
+/// Every value of attribute `name` in an HTML text (as a browser's
+/// `--dump-dom` or iosim writes it: double quotes).
+pub fn html_attrs<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+    let key = format!(" {name}=\"");
+    html.split(&key)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap_or(""))
+        .collect()
+}
+
+/// The links of a page that break when its file is moved or mailed: every
+/// `href` that is neither an absolute address (`https://`, `http://`) nor
+/// an in-page `#anchor` naming an element of the page, and every `src`.
+pub fn broken_links(html: &str) -> Vec<String> {
+    let ids = html_attrs(html, "id");
+    let mut bad: Vec<String> = html_attrs(html, "href")
+        .into_iter()
+        .filter(|h| match h.strip_prefix('#') {
+            Some(a) => !ids.contains(&a),
+            None => !(h.starts_with("https://") || h.starts_with("http://")),
+        })
+        .map(|h| format!("href={h}"))
+        .collect();
+    bad.extend(
+        html_attrs(html, "src")
+            .into_iter()
+            .map(|s| format!("src={s}")),
+    );
+    bad
+}
