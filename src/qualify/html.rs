@@ -184,9 +184,9 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosim qualify: {}</title><style>{CSS}{}</style></head><body>\n\
          <h1>Storage qualification: {}</h1><p class=\"note\">iosim {} on {}, started {} (UTC); budget {:.0} s, measured {:.1} s, set-up {:.1} s. Self-contained: no network needed.</p>\n",
-        r.overall.label(),
+        r.headline(),
         super::verdict_html::CSS,
-        super::verdict_html::badge(r.overall),
+        super::verdict_html::overall_badge(r),
         esc(&h.iosim_version),
         esc(&h.host),
         esc(&h.started_at),

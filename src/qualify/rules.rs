@@ -16,6 +16,7 @@
 //! | `sim-errors` | any error the simulator's page and log checks found | - | any | [SQLIOSim] |
 //! | `sim-missing` | the simulator did not complete a cycle | yes | - | [SQLIOSim] |
 //! | `untrusted` | a self-check says the numbers measure something else (a cache, the CPU, holes...) | yes | - | iosim self-checks |
+//! | `cache-sized-test` | the test file (or device) against the cache in front of the disks: under 3x `--cache-size`, or without it under this host's memory | yes | - | [Marks-cache] |
 
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +105,20 @@ pub const SELF_CHECK: Source = Source {
     title: "iosim compares what it issued with the kernel's device counters, CPU use and the test file's content",
     url: "docs/sysmon.md",
 };
+
+/// Howard Marks on measuring storage, not its cache.
+pub const MARKS_CACHE: Source = Source {
+    tag: "[Marks-cache]",
+    title: "Howard Marks, Most Of Our Benchmarks Are Broken (Network Computing, 2011): run the benchmark across a data set at least several times the size of the cache, so that a fast cache is not seen as a fast storage system",
+    url: "https://www.networkcomputing.com/data-centers/most-our-benchmarks-are-broken",
+};
+
+/// A test file under this many times the cache the user gave (`--cache-size`)
+/// may be measuring the cache ("at least several times" [Marks-cache]).
+pub const CACHE_MULTIPLE: u64 = 3;
+/// Without `--cache-size`, a test file under this many times the host's
+/// memory (the one cache size iosim can read) gets the same warning.
+pub const HOST_MEMORY_MULTIPLE: u64 = 1;
 
 /// Data-file latency: warning above (ms).
 pub const DATA_WARN_MS: f64 = 10.0;
@@ -223,6 +238,48 @@ pub struct ThroughputFact {
     pub reference_mib_s: f64,
 }
 
+/// A location's test file (or device) against the cache in front of the disks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheFact {
+    /// Size of the file or device measured, bytes.
+    pub size: u64,
+    /// A device used whole, not a test file.
+    pub device: bool,
+    /// The cache the user gave (`--cache-size`), bytes.
+    pub given: Option<u64>,
+    /// This host's memory, bytes (held against without `given`).
+    pub host_memory: u64,
+}
+
+impl CacheFact {
+    /// The size under which the numbers may describe a cache, and what it is,
+    /// in words (None when nothing is known to hold it against).
+    pub fn limit(&self) -> Option<(u64, String)> {
+        let size = crate::units::format_size;
+        match self.given {
+            Some(c) if c > 0 => Some((
+                c.saturating_mul(CACHE_MULTIPLE),
+                format!("{CACHE_MULTIPLE}x the {} cache given with --cache-size", size(c)),
+            )),
+            Some(_) => None,
+            None if self.host_memory > 0 => Some((
+                self.host_memory.saturating_mul(HOST_MEMORY_MULTIPLE),
+                format!(
+                    "this host's memory ({}), held against when --cache-size does not give the array's cache",
+                    size(self.host_memory)
+                ),
+            )),
+            None => None,
+        }
+    }
+
+    /// The size under which it fires, when it fires.
+    pub fn fires(&self) -> Option<(u64, String)> {
+        self.limit()
+            .filter(|(l, _)| self.size > 0 && self.size < *l)
+    }
+}
+
 /// What the rules look at for one role.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoleFacts {
@@ -240,6 +297,8 @@ pub struct RoleFacts {
     pub untrusted: Vec<(String, String)>,
     /// Simulator errors on this location's files.
     pub sim_errors: u64,
+    /// The test file against the cache (None: its size is not known).
+    pub cache: Option<CacheFact>,
 }
 
 /// Everything the rules look at.
@@ -363,6 +422,22 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
             SQLIOSIM,
         ));
     }
+    if let Some(c) = &f.cache {
+        if let Some((_, what)) = c.fires() {
+            r.push(Reason::new(
+                role,
+                Level::Warning,
+                "cache-sized-test",
+                format!(
+                    "{} of {}",
+                    if c.device { "device" } else { "test file" },
+                    crate::units::format_size(c.size)
+                ),
+                format!("smaller than {what}: the numbers may describe a cache, not the disks"),
+                MARKS_CACHE,
+            ));
+        }
+    }
     for (code, msg) in &f.untrusted {
         r.push(Reason::new(
             role,
@@ -447,6 +522,44 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             }
         }
     }
+    // One recommendation per size of test file (data and log files are alike).
+    let mut small: Vec<(&CacheFact, u64, String, Vec<&str>)> = Vec::new();
+    for r in &f.roles {
+        let Some(c) = &r.cache else { continue };
+        let Some((limit, what)) = c.fires() else {
+            continue;
+        };
+        match small
+            .iter_mut()
+            .find(|x| x.0.device == c.device && x.0.size == c.size && x.1 == limit)
+        {
+            Some(x) => x.3.push(r.role.name()),
+            None => small.push((c, limit, what, vec![r.role.name()])),
+        }
+    }
+    for (c, limit, what, roles) in small {
+        let or_give = if c.given.is_none() {
+            ", or give the array's cache with --cache-size"
+        } else {
+            ""
+        };
+        let (s, each, are) = if roles.len() > 1 {
+            ("s", " each", "are")
+        } else {
+            ("", "", "is")
+        };
+        let size = crate::units::format_size(c.size);
+        let roles = roles.join(" and ");
+        out.push(if c.device {
+            format!("the {roles} device{s} ({size}{each}) {are} smaller than {what}: the numbers may be the cache's; qualify a larger device{or_give}")
+        } else {
+            let unit = if limit >= 1 << 30 { 1 << 30 } else { 1 << 20 };
+            format!(
+                "qualify again with --size {} or more: the {roles} test file{s} ({size}{each}) {are} smaller than {what}{or_give}",
+                crate::units::format_size_arg(limit.next_multiple_of(unit))
+            )
+        });
+    }
     for r in &f.roles {
         if !r.untrusted.is_empty() {
             let codes: Vec<&str> = r.untrusted.iter().map(|(c, _)| c.as_str()).collect();
@@ -502,6 +615,7 @@ mod tests {
             io_errors: 0,
             untrusted: vec![],
             sim_errors: 0,
+            cache: None,
         }
     }
 
