@@ -177,13 +177,17 @@ pub fn compare(
         }
     }
     let mut caveat = CAVEAT.to_string();
-    for (which, r) in [("the earlier", then), ("this", now)] {
-        if r.preliminary {
-            let _ = write!(
-                caveat,
-                "; {which} qualification is PRELIMINARY (its budget was under its minimum): its figures are a first look"
-            );
-        }
+    let which = match (then.preliminary, now.preliminary) {
+        (true, true) => Some("both qualifications are"),
+        (true, false) => Some("the earlier qualification is"),
+        (false, true) => Some("this qualification is"),
+        (false, false) => None,
+    };
+    if let Some(which) = which {
+        let _ = write!(
+            caveat,
+            "; {which} PRELIMINARY (a budget under the minimum): a first look, not figures to hold a storage to"
+        );
     }
     BaselineComparison {
         id: then_id,
@@ -266,11 +270,10 @@ pub fn text(b: &BaselineComparison) -> String {
     let _ = writeln!(
         s,
         "{} qualification {} of {} (then {}{}):",
-        if b.now_id.is_some() {
-            "Compared with"
-        } else {
-            "Against"
-        },
+        b.now_id.map_or_else(
+            || "Against".to_string(),
+            |n| format!("Qualification {n} against")
+        ),
         b.id,
         b.started_at,
         b.overall.label(),
@@ -406,7 +409,7 @@ mod tests {
         assert!(text(&b).contains("No regression beyond 10%"));
         let b = compare(7, "", &then, Some(8), &now, None);
         assert!(b.regressions.is_empty() && b.workloads.iter().all(|c| !c.regressed));
-        assert!(text(&b).starts_with("Compared with qualification 7"));
+        assert!(text(&b).starts_with("Qualification 8 against qualification 7"));
         // Faster is no regression however far.
         let b = compare(7, "", &now, None, &then, Some(1.0));
         assert!(b.regressions.is_empty(), "{:?}", b.regressions);

@@ -36,6 +36,8 @@ struct Row<'a> {
     lat_p99_us: Fixed<2>,
     /// I/O errors (empty for a sweep point: its runs' errors judge the role).
     errors: Option<u64>,
+    /// The sweep's knee (sweep points only).
+    knee: Option<bool>,
 }
 
 fn measure_row(kind: MeasureKind, m: &Measure) -> Row<'_> {
@@ -56,27 +58,39 @@ fn measure_row(kind: MeasureKind, m: &Measure) -> Row<'_> {
         lat_mean_ci95_us: None,
         lat_p99_us: Fixed(m.p99_us),
         errors: Some(m.errors),
+        knee: None,
     }
+}
+
+/// A sweep point's name (`qd=8`) and its workload in words (the sweep's
+/// base with the point's setting).
+fn point(s: &super::RoleSweep, p: &crate::sweep::PointResult) -> (String, String) {
+    let name = format!(
+        "{}={}",
+        s.param,
+        p.params.get(&s.param).map_or("", String::as_str)
+    );
+    let workload = crate::sweep::parse_axis(&name)
+        .ok()
+        .and_then(|a| {
+            Some(crate::sweep::Point::from([(
+                a.param,
+                a.values.first()?.clone(),
+            )]))
+        })
+        .map_or_else(
+            || s.workload.clone(),
+            |pt| crate::sweep::apply(&s.result.base, &pt).describe(),
+        );
+    (name, workload)
 }
 
 /// The qualification's measurements as CSV, one row each, with a header.
 pub fn csv(r: &QualifyResult) -> String {
-    let names: Vec<Vec<String>> = r
+    let names: Vec<Vec<(String, String)>> = r
         .sweeps
         .iter()
-        .map(|s| {
-            s.result
-                .points
-                .iter()
-                .map(|p| {
-                    format!(
-                        "{}={}",
-                        s.param,
-                        p.params.get(&s.param).map_or("", String::as_str)
-                    )
-                })
-                .collect()
-        })
+        .map(|s| s.result.points.iter().map(|p| point(s, p)).collect())
         .collect();
     let mut rows: Vec<Row<'_>> = r
         .quick
@@ -84,13 +98,13 @@ pub fn csv(r: &QualifyResult) -> String {
         .map(|m| measure_row(MeasureKind::Corner, m))
         .collect();
     for (s, names) in r.sweeps.iter().zip(&names) {
-        for (p, name) in s.result.points.iter().zip(names) {
+        for (i, (p, (name, workload))) in s.result.points.iter().zip(names).enumerate() {
             let ci = |st: &crate::sweep::analysis::Stat| (st.n > 1).then_some(Fixed(st.ci95));
             rows.push(Row {
                 kind: MeasureKind::Sweep.name(),
                 role: s.role.name(),
                 name,
-                workload: &s.workload,
+                workload,
                 bs: s.result.base.bs,
                 repetitions: p.iops.n,
                 duration_s: Fixed(s.result.base.duration.as_secs_f64()),
@@ -103,6 +117,7 @@ pub fn csv(r: &QualifyResult) -> String {
                 lat_mean_ci95_us: ci(&p.lat_mean_us),
                 lat_p99_us: Fixed(p.lat_p99_us.mean),
                 errors: None,
+                knee: Some(s.result.knee.as_ref().is_some_and(|k| k.index == i)),
             });
         }
     }

@@ -1650,6 +1650,59 @@ mod tests {
     }
 
     #[test]
+    fn the_minimum_budget_gives_each_run_a_second_and_each_point_two_repetitions() {
+        let d = Duration::from_millis(1234);
+        let back = per_run(slot_for(d, 40), 40);
+        assert!(
+            (back.as_secs_f64() - d.as_secs_f64()).abs() < 1e-9,
+            "{back:?}"
+        );
+        // Data and log in one directory: 2 targets x 5 corners, 20 sweep
+        // points x 2, the profiles' phases. The sweeps decide: 40 runs of
+        // 1 s in 35% of the budget.
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            cache_size: None,
+        };
+        let planned = planned_runs(&locations(&cfg).unwrap()).unwrap();
+        assert_eq!(planned[0], ("quick corners", 0.10, 10));
+        assert_eq!(planned[1], ("sweeps", 0.35, 40));
+        let min = minimum_budget(&planned);
+        assert_eq!(min, Duration::from_secs(131), "{planned:?}");
+        // At the minimum every stage's runs measure a second or more; a
+        // second less and the sweeps' do not.
+        for (_, share, runs) in &planned {
+            assert!(per_run(min.mul_f64(*share), *runs) >= MEANINGFUL_RUN);
+        }
+        let less = min - Duration::from_secs(1);
+        assert!(per_run(less.mul_f64(0.35), 40) < MEANINGFUL_RUN);
+        // More roles, more points: a larger minimum.
+        let t = tempfile::tempdir().unwrap();
+        let mut more = cfg.clone();
+        more.roles.push(RoleArg {
+            role: Role::Tempdb,
+            path: t.path().into(),
+        });
+        assert!(minimum_budget(&planned_runs(&locations(&more).unwrap()).unwrap()) > min);
+        let note = preliminary_note(Duration::from_secs(10), min);
+        assert!(
+            note.starts_with("PRELIMINARY: a budget of 10s is under the 131s"),
+            "{note}"
+        );
+        assert!(note.contains("--time 131s"), "{note}");
+    }
+
+    #[test]
     fn deep_queue_workloads_are_named() {
         assert!(is_deep_queue("read-ahead", "scan-512k"));
         assert!(is_deep_queue("backup", "write-backup-1m"));

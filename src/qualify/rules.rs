@@ -259,13 +259,16 @@ impl CacheFact {
         match self.given {
             Some(c) if c > 0 => Some((
                 c.saturating_mul(CACHE_MULTIPLE),
-                format!("{CACHE_MULTIPLE}x the {} cache given with --cache-size", size(c)),
+                format!(
+                    "{CACHE_MULTIPLE}x the {} cache given with --cache-size",
+                    size(c)
+                ),
             )),
             Some(_) => None,
             None if self.host_memory > 0 => Some((
                 self.host_memory.saturating_mul(HOST_MEMORY_MULTIPLE),
                 format!(
-                    "this host's memory ({}), held against when --cache-size does not give the array's cache",
+                    "this host's memory ({}; no --cache-size given)",
                     size(self.host_memory)
                 ),
             )),
@@ -765,6 +768,71 @@ mod tests {
         assert!(recommendations(&f)
             .iter()
             .any(|r| r.contains("not trustworthy")));
+    }
+
+    #[test]
+    fn a_test_file_a_cache_can_hold_warns() {
+        const G: u64 = 1 << 30;
+        let mut d = role(Role::Data);
+        d.cache = Some(CacheFact {
+            size: G,
+            device: false,
+            given: None,
+            host_memory: 24 * G,
+        });
+        let mut l = d.clone();
+        l.role = Role::Log;
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        let line = v.reasons[0].line();
+        assert!(
+            line.starts_with("test file of 1GiB: smaller than this host's memory (24GiB; no --cache-size given): the numbers may describe a cache"),
+            "{line}"
+        );
+        assert!(line.contains("cache-sized-test [Marks-cache]"), "{line}");
+        let rs = recommendations(&facts(vec![d.clone(), l]));
+        assert_eq!(
+            rs,
+            ["qualify again with --size 24G or more: the data and log test files (1GiB each) are smaller than this host's memory (24GiB; no --cache-size given), or give the array's cache with --cache-size"]
+        );
+        // As large as the host's memory: no warning.
+        d.cache.as_mut().unwrap().size = 24 * G;
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        // The array's cache given: three times it, and the host's memory no longer counts.
+        d.cache.as_mut().unwrap().given = Some(16 * G);
+        let v = judge_role(&d, None);
+        assert!(
+            v.reasons[0]
+                .limit
+                .starts_with("smaller than 3x the 16GiB cache given with --cache-size"),
+            "{:?}",
+            v.reasons
+        );
+        assert_eq!(
+            recommendations(&facts(vec![d.clone()])),
+            ["qualify again with --size 48G or more: the data test file (24GiB) is smaller than 3x the 16GiB cache given with --cache-size"]
+        );
+        d.cache.as_mut().unwrap().size = 48 * G;
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        d.cache.as_mut().unwrap().size = 100 << 20;
+        d.cache.as_mut().unwrap().given = Some(0);
+        assert_eq!(
+            judge_role(&d, None).verdict,
+            Verdict::Fit,
+            "--cache-size 0: no cache"
+        );
+        // A device used whole.
+        let c = CacheFact {
+            size: 96 << 20,
+            device: true,
+            given: Some(64 << 20),
+            host_memory: 0,
+        };
+        assert_eq!(c.fires().unwrap().0, 192 << 20);
+        d.cache = Some(c);
+        assert!(judge_role(&d, None).reasons[0]
+            .measured
+            .starts_with("device of 96MiB"));
     }
 
     #[test]
