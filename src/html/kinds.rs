@@ -94,7 +94,7 @@ fn qualify_section(
         "<h2 class=\"qualify\" data-verdict=\"{}\">Qualification #{}: {}</h2><p class=\"note\">Started {} (UTC) on {}; {}; budget {:.0} s, measured {:.1} s.{}</p>",
         r.overall.label(),
         run.row.id,
-        verdict_html::badge(r.overall),
+        verdict_html::overall_badge(r),
         esc(&h.started_at),
         esc(&h.host),
         esc(&r

@@ -397,10 +397,10 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
          <script>{}</script><style>{CSS}{}</style></head><body>\n\
          <h1>Storage qualification: {}</h1><p class=\"note\">iosim {} on {}, started {} (UTC); budget {:.0} s, measured {:.1} s, set-up {:.1} s. Self-contained: no network needed, and no link depends on where the file is.</p>\n\
          <nav class=\"toc\"><a href=\"#verdict\">Verdict</a><a href=\"#system\">System under test</a><a href=\"#evidence\">Evidence</a><a href=\"#self-checks\">Self-checks</a><a href=\"#references\">References</a></nav>\n",
-        r.overall.label(),
+        r.headline(),
         crate::html::JS_ERRORS,
         super::verdict_html::CSS,
-        super::verdict_html::badge(r.overall),
+        super::verdict_html::overall_badge(r),
         esc(&h.iosim_version),
         esc(&h.host),
         esc(&h.started_at),

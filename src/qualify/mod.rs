@@ -10,6 +10,8 @@
 //! binds locations to roles, splits the budget, keeps the figures the rules
 //! need ([`rules`]) and renders the result ([`render`]: text; [`html`]: the report).
 
+pub mod compare;
+pub mod csv;
 pub mod html;
 pub mod references;
 pub mod render;
@@ -64,6 +66,8 @@ pub struct QualifyConfig {
     pub progress: bool,
     /// The latency table the verdict uses.
     pub rules: RuleSet,
+    /// The cache in front of the disks, as the user gave it (`--cache-size`).
+    pub cache_size: Option<u64>,
 }
 
 /// A role bound to its test target.
@@ -83,6 +87,9 @@ pub struct Location {
     pub created: bool,
     /// Not given: placed beside the data.
     pub derived: bool,
+    /// Size of the file or device measured, bytes (0: not known, stored by an older iosim).
+    #[serde(default)]
+    pub size: u64,
 }
 
 /// One stage's time.
@@ -329,6 +336,105 @@ pub struct BaselineComparison {
     pub changes: Vec<String>,
     /// A caveat: one qualification each cannot tell a regression from noise.
     pub caveat: String,
+    /// The qualification compared with it (None: the one just measured).
+    #[serde(default)]
+    pub now_id: Option<i64>,
+    /// Its overall verdict.
+    #[serde(default)]
+    pub now_overall: Option<Verdict>,
+    /// Each workload's IOPS and mean latency then and now, with the
+    /// repetitions' confidence where there are some.
+    #[serde(default)]
+    pub workloads: Vec<Change>,
+    /// The allowed regression, percent (`--threshold`).
+    #[serde(default)]
+    pub threshold_pct: Option<f64>,
+    /// What regressed: a role's verdict that got worse, a figure worse beyond the threshold.
+    #[serde(default)]
+    pub regressions: Vec<String>,
+}
+
+/// Which measurement of a qualification a compared workload is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeasureKind {
+    /// A quick corner.
+    Corner,
+    /// A point of a queue-depth or thread sweep (mean of its repetitions).
+    Sweep,
+    /// A database profile's workload.
+    Profile,
+}
+
+impl MeasureKind {
+    /// As printed and in the CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            MeasureKind::Corner => "corner",
+            MeasureKind::Sweep => "sweep",
+            MeasureKind::Profile => "profile",
+        }
+    }
+}
+
+/// A figure compared between two qualifications.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeMetric {
+    /// I/Os per second: higher is better.
+    Iops,
+    /// Mean read latency, µs.
+    ReadMeanUs,
+    /// Mean write latency, µs.
+    WriteMeanUs,
+    /// Mean latency of all I/O (a sweep point), µs.
+    MeanUs,
+}
+
+impl ChangeMetric {
+    /// As printed.
+    pub fn label(self) -> &'static str {
+        match self {
+            ChangeMetric::Iops => "IOPS",
+            ChangeMetric::ReadMeanUs => "read mean us",
+            ChangeMetric::WriteMeanUs => "write mean us",
+            ChangeMetric::MeanUs => "mean us",
+        }
+    }
+
+    /// Larger is better (throughput), not worse (latency).
+    pub fn higher_is_better(self) -> bool {
+        self == ChangeMetric::Iops
+    }
+}
+
+/// One workload's figure in two qualifications.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Corner, sweep point or profile workload.
+    pub kind: MeasureKind,
+    /// Role of its location.
+    pub role: Role,
+    /// Its name (`rand read 4K QD32`, `qd=8`, `oltp-with-log data-8k`).
+    pub name: String,
+    /// The figure.
+    pub metric: ChangeMetric,
+    /// Then (the mean of the repetitions of a sweep point).
+    pub then: f64,
+    /// Now.
+    pub now: f64,
+    /// Half-width of the 95% confidence interval then, over the repetitions (None: one measurement).
+    pub then_ci95: Option<f64>,
+    /// The same, now.
+    pub now_ci95: Option<f64>,
+    /// (now - then) / then, percent (None when then is 0).
+    pub rel_pct: Option<f64>,
+    /// Welch's test of the difference, when both sides have two or more repetitions.
+    pub welch: Option<crate::stats::Welch>,
+    /// For the worse.
+    pub worse: bool,
+    /// Worse beyond the threshold, and not within the repetitions' noise.
+    pub regressed: bool,
 }
 
 /// The whole qualification: the body of one stored document
@@ -384,6 +490,55 @@ pub struct QualifyResult {
     /// The sources the rules and tables cite, with their addresses.
     #[serde(default)]
     pub references: Vec<references::Reference>,
+    /// The budget is under [`minimum_budget`]: a first look, not a verdict to act on.
+    #[serde(default)]
+    pub preliminary: bool,
+    /// The least budget whose measurements mean something for these roles, s ([`minimum_budget`]).
+    #[serde(default)]
+    pub minimum_budget_s: f64,
+    /// Size of the test files created in directories (`--size`), bytes.
+    #[serde(default)]
+    pub test_file_size: u64,
+    /// The cache in front of the disks, as given (`--cache-size`), bytes.
+    #[serde(default)]
+    pub cache_size: Option<u64>,
+    /// This host's memory, bytes: the cache the test files are held against without `--cache-size`.
+    #[serde(default)]
+    pub host_memory: u64,
+}
+
+impl QualifyResult {
+    /// The overall verdict as the first line, the history and the report's
+    /// title say it: `NOT FIT`, or `PRELIMINARY NOT FIT` under the minimum budget.
+    pub fn headline(&self) -> String {
+        format!(
+            "{}{}",
+            if self.preliminary { "PRELIMINARY " } else { "" },
+            self.overall.label()
+        )
+    }
+
+    /// Size of the test files it created in directories (None when it
+    /// measured devices only, or an older iosim did not record it).
+    pub fn file_size(&self) -> Option<u64> {
+        (self.test_file_size > 0 && self.locations.iter().any(|l| !l.device))
+            .then_some(self.test_file_size)
+    }
+
+    /// Budget and test-file size in a few words, for listings
+    /// (`budget 10m, files 1GiB`, `budget 30m, devices`).
+    pub fn limits_line(&self) -> String {
+        let budget = crate::units::format_duration_arg(std::time::Duration::from_secs_f64(
+            self.time_budget_s,
+        ));
+        match self.file_size() {
+            Some(sz) => format!("budget {budget}, files {}", crate::units::format_size(sz)),
+            None if self.locations.iter().all(|l| l.device) && !self.locations.is_empty() => {
+                format!("budget {budget}, devices")
+            }
+            None => format!("budget {budget}"),
+        }
+    }
 }
 
 /// Self-check codes that mean the numbers measure something other than the
@@ -492,11 +647,105 @@ impl Budget {
     }
 }
 
+/// Share of each run's slot that is measured ([`per_run`]); the rest is set-up and analysis.
+const MEASURED_SHARE: f64 = 0.9;
+/// Set-up and analysis kept for each run besides [`MEASURED_SHARE`], s.
+const RUN_OVERHEAD_S: f64 = 0.03;
+
 /// Measured time of each of `runs` runs sharing `slot` (some of it is set-up
 /// and analysis of each run: 10% and 30 ms are kept for that).
 pub fn per_run(slot: Duration, runs: usize) -> Duration {
     let each = slot.as_secs_f64() / runs.max(1) as f64;
-    Duration::from_secs_f64((each * 0.9 - 0.03).max(0.0)).max(MIN_RUN)
+    Duration::from_secs_f64((each * MEASURED_SHARE - RUN_OVERHEAD_S).max(0.0)).max(MIN_RUN)
+}
+
+/// The slot in which `runs` runs each measure `each`: the inverse of [`per_run`].
+pub fn slot_for(each: Duration, runs: usize) -> Duration {
+    Duration::from_secs_f64(runs as f64 * (each.as_secs_f64() + RUN_OVERHEAD_S) / MEASURED_SHARE)
+}
+
+/// The shortest measurement whose numbers mean something: under a second, a
+/// run's start (threads, the queue filling, cold paths) is a visible part of
+/// it, and what a device does every second or so (flushes, garbage
+/// collection, an array destaging its cache) is not sampled.
+pub const MEANINGFUL_RUN: Duration = Duration::from_secs(1);
+
+/// The fewest repetitions of a sweep point that show its spread (a
+/// confidence interval, the knee's test, `compare`'s Welch test need two).
+pub const MIN_REPEAT: usize = 2;
+
+/// The runs each measuring stage makes for these locations, with the
+/// stage's share: the quick corners on each distinct target, every sweep
+/// point [`MIN_REPEAT`] times, every phase of the profiles that fit the roles.
+pub fn planned_runs(locs: &[Location]) -> anyhow::Result<Vec<(&'static str, f64, usize)>> {
+    let mut targets: Vec<&Path> = Vec::new();
+    for l in locs {
+        if !targets.contains(&l.target.as_path()) {
+            targets.push(&l.target);
+        }
+    }
+    let mut points = 0;
+    for l in locs {
+        let (_, _, qd, threads) = sweep_shape(l.role);
+        for axis in [qd, threads] {
+            points += crate::sweep::parse_axis(axis)
+                .map_err(anyhow::Error::msg)?
+                .values
+                .len();
+        }
+    }
+    let mut phases = 0;
+    for (name, _) in profile_list(locs) {
+        phases += crate::profile::Profile::load(name)?.phases().len();
+    }
+    let share = |name: &str| STAGES.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
+    Ok(vec![
+        (
+            "quick corners",
+            share("quick corners"),
+            crate::quick::SUITE.len() * targets.len(),
+        ),
+        ("sweeps", share("sweeps"), points * MIN_REPEAT),
+        ("profiles", share("profiles"), phases),
+    ])
+}
+
+/// The least budget (whole seconds) that gives every run of
+/// [`planned_runs`] [`MEANINGFUL_RUN`] of measuring, each stage within its
+/// share. A qualification with less is PRELIMINARY: the simulator and the
+/// self-checks are not counted (the simulator sizes its cycle to its share,
+/// and `sim-missing` says when it could not complete one).
+pub fn minimum_budget(planned: &[(&str, f64, usize)]) -> Duration {
+    let need = planned
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|p| slot_for(MEANINGFUL_RUN, p.2).as_secs_f64() / p.1)
+        .fold(0.0, f64::max);
+    Duration::from_secs(need.ceil() as u64)
+}
+
+/// Why a qualification is PRELIMINARY, and what to do about it.
+pub fn preliminary_note(budget: Duration, minimum: Duration) -> String {
+    let arg = crate::units::format_duration_arg;
+    format!(
+        "PRELIMINARY: a budget of {} is under the {} these roles need for every measurement to last {} and every sweep point to be measured {} times; the verdict and recommendations are a first look: qualify again with --time {} or more before acting on them",
+        arg(budget),
+        arg(minimum),
+        arg(MEANINGFUL_RUN),
+        MIN_REPEAT,
+        arg(minimum)
+    )
+}
+
+/// Size of a location's file or device now (0 when it cannot be read).
+fn target_size(l: &Location) -> u64 {
+    if l.device {
+        std::fs::File::open(&l.target)
+            .and_then(|f| crate::target::device_size(&f))
+            .unwrap_or(0)
+    } else {
+        std::fs::metadata(&l.target).map_or(0, |m| m.len())
+    }
 }
 
 fn is_block_device(p: &Path) -> bool {
@@ -563,6 +812,7 @@ pub fn locations(cfg: &QualifyConfig) -> anyhow::Result<Vec<Location>> {
             device,
             created: false,
             derived: false,
+            size: 0,
         });
     }
     let data = out
@@ -586,6 +836,7 @@ pub fn locations(cfg: &QualifyConfig) -> anyhow::Result<Vec<Location>> {
             device: false,
             created: false,
             derived: true,
+            size: 0,
         });
     }
     out.sort_by_key(|l| role_order(l.role));
@@ -923,6 +1174,11 @@ fn qualify(
         total: cfg.time,
     };
     let mut c = Collected::default();
+    let minimum = minimum_budget(&planned_runs(&locs)?);
+    let preliminary = cfg.time < minimum;
+    if preliminary && cfg.progress {
+        eprintln!("[qualify] {}", preliminary_note(cfg.time, minimum));
+    }
 
     // Set-up: the test files, before the budget starts.
     let t_setup = Instant::now();
@@ -958,6 +1214,9 @@ fn qualify(
         l.created = true;
     }
     let setup_s = t_setup.elapsed().as_secs_f64();
+    for l in locs.iter_mut() {
+        l.size = target_size(l);
+    }
     let mut budget = Budget::new(cfg.time);
     let mut stages = Vec::new();
     progress.line(
@@ -1062,6 +1321,11 @@ fn qualify(
         left_on_disk: c.left,
         interrupted: c.interrupted,
         references: Vec::new(),
+        preliminary,
+        minimum_budget_s: minimum.as_secs_f64(),
+        test_file_size: cfg.size,
+        cache_size: cfg.cache_size,
+        host_memory: crate::sysmon::host::host_info().mem_total_bytes,
     };
     res.checks = findings(&c.warnings);
     attach_cpu(&mut res.checks, &c.cpu);
@@ -1072,6 +1336,17 @@ fn qualify(
     res.trustworthy = trustworthy;
     res.recommendations = rules::recommendations(&facts);
     res.references = references::collect(&res);
+    if preliminary && !res.recommendations.is_empty() {
+        let arg = crate::units::format_duration_arg;
+        res.recommendations.insert(
+            0,
+            format!(
+                "qualify again with --time {} or more before acting on the recommendations below: they come from a PRELIMINARY run of {}",
+                arg(minimum),
+                arg(cfg.time)
+            ),
+        );
+    }
     if res.interrupted {
         res.notes
             .push("interrupted: the verdicts judge only what was measured before Ctrl-C".into());
@@ -1632,6 +1907,12 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
             tails,
             slow,
             sim_slow: sim_slow(r, role),
+            cache: (l.size > 0).then_some(rules::CacheFact {
+                size: l.size,
+                device: l.device,
+                given: r.cache_size,
+                host_memory: r.host_memory,
+            }),
         });
     }
     let find = |name: &str| {
@@ -1676,59 +1957,6 @@ fn sim_slow(r: &QualifyResult, role: Role) -> SimSlowFact {
         f.long_io_warnings = s.long_io_warnings;
     }
     f
-}
-
-/// Compares a qualification with an earlier one.
-pub fn compare(
-    id: i64,
-    started_at: &str,
-    then: &QualifyResult,
-    now: &QualifyResult,
-) -> BaselineComparison {
-    let mut changes = Vec::new();
-    for p in &now.profiles {
-        let Some(b) = then
-            .profiles
-            .iter()
-            .find(|b| b.measure.name == p.measure.name)
-        else {
-            continue;
-        };
-        let (a, n) = (&b.measure, &p.measure);
-        let pct = |x: f64, y: f64| if x > 0.0 { (y / x - 1.0) * 100.0 } else { 0.0 };
-        let mut parts = vec![format!(
-            "IOPS {:.0} -> {:.0} ({:+.0}%)",
-            a.iops,
-            n.iops,
-            pct(a.iops, n.iops)
-        )];
-        for (what, x, y) in [
-            ("read mean", a.read_mean_us, n.read_mean_us),
-            ("write mean", a.write_mean_us, n.write_mean_us),
-        ] {
-            if let (Some(x), Some(y)) = (x, y) {
-                parts.push(format!("{what} {x:.0} -> {y:.0} us ({:+.0}%)", pct(x, y)));
-            }
-        }
-        changes.push(format!("{}: {}", n.name, parts.join(", ")));
-    }
-    BaselineComparison {
-        id,
-        started_at: started_at.to_string(),
-        overall: then.overall,
-        roles: now
-            .verdicts
-            .iter()
-            .filter_map(|v| {
-                then.verdicts
-                    .iter()
-                    .find(|b| b.role == v.role)
-                    .map(|b| (v.role, b.verdict, v.verdict))
-            })
-            .collect(),
-        changes,
-        caveat: "one qualification against one other cannot tell a regression from noise: a difference within a few percent may be neither; the sweeps' confidence intervals show the noise".into(),
-    }
 }
 
 /// The repetitions' mean ± 95% interval, for reports.
@@ -1777,6 +2005,7 @@ mod tests {
             keep_files: false,
             progress: false,
             rules: RuleSet::Classic,
+            cache_size: None,
         };
         let l = locations(&cfg).unwrap();
         assert_eq!(l.len(), 2);
@@ -1810,6 +2039,60 @@ mod tests {
             assert!(sweeps(t.as_secs()) >= n);
             assert!(sweeps(t.as_secs() - 60) < n, "{n}: {t:?}");
         }
+    }
+
+    #[test]
+    fn the_minimum_budget_gives_each_run_a_second_and_each_point_two_repetitions() {
+        let d = Duration::from_millis(1234);
+        let back = per_run(slot_for(d, 40), 40);
+        assert!(
+            (back.as_secs_f64() - d.as_secs_f64()).abs() < 1e-9,
+            "{back:?}"
+        );
+        // Data and log in one directory: 2 targets x 5 corners, 20 sweep
+        // points x 2, the profiles' phases. The sweeps decide: 40 runs of
+        // 1 s in 35% of the budget.
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+        };
+        let planned = planned_runs(&locations(&cfg).unwrap()).unwrap();
+        assert_eq!(planned[0], ("quick corners", 0.10, 10));
+        assert_eq!(planned[1], ("sweeps", 0.35, 40));
+        let min = minimum_budget(&planned);
+        assert_eq!(min, Duration::from_secs(131), "{planned:?}");
+        // At the minimum every stage's runs measure a second or more; a
+        // second less and the sweeps' do not.
+        for (_, share, runs) in &planned {
+            assert!(per_run(min.mul_f64(*share), *runs) >= MEANINGFUL_RUN);
+        }
+        let less = min - Duration::from_secs(1);
+        assert!(per_run(less.mul_f64(0.35), 40) < MEANINGFUL_RUN);
+        // More roles, more points: a larger minimum.
+        let t = tempfile::tempdir().unwrap();
+        let mut more = cfg.clone();
+        more.roles.push(RoleArg {
+            role: Role::Tempdb,
+            path: t.path().into(),
+        });
+        assert!(minimum_budget(&planned_runs(&locations(&more).unwrap()).unwrap()) > min);
+        let note = preliminary_note(Duration::from_secs(10), min);
+        assert!(
+            note.starts_with("PRELIMINARY: a budget of 10s is under the 131s"),
+            "{note}"
+        );
+        assert!(note.contains("--time 131s"), "{note}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub fn text(r: &QualifyResult) -> String {
     let _ = writeln!(
         s,
         "iosim qualify: {} (rules: {}){}",
-        r.overall.label(),
+        r.headline(),
         r.rules.name(),
         if r.trustworthy {
             ""
@@ -22,6 +22,16 @@ pub fn text(r: &QualifyResult) -> String {
             "  (NUMBERS NOT TRUSTWORTHY: see the self-checks)"
         }
     );
+    if r.preliminary {
+        let _ = writeln!(
+            s,
+            "  {}",
+            super::preliminary_note(
+                std::time::Duration::from_secs_f64(r.time_budget_s),
+                std::time::Duration::from_secs_f64(r.minimum_budget_s)
+            )
+        );
+    }
     for v in &r.verdicts {
         let loc = r.locations.iter().find(|l| l.role == v.role);
         let _ = writeln!(
@@ -60,26 +70,8 @@ pub fn text(r: &QualifyResult) -> String {
         }
     }
     if let Some(b) = &r.baseline {
-        let _ = writeln!(
-            s,
-            "\nAgainst qualification {} of {} (then {}):",
-            b.id,
-            b.started_at,
-            b.overall.label()
-        );
-        for (role, then, now) in &b.roles {
-            let _ = writeln!(
-                s,
-                "  {:<7} {} -> {}",
-                role.name(),
-                then.label(),
-                now.label()
-            );
-        }
-        for c in &b.changes {
-            let _ = writeln!(s, "  {c}");
-        }
-        let _ = writeln!(s, "  note: {}", b.caveat);
+        s.push('\n');
+        s.push_str(&super::compare::text(b));
     }
 
     let sut = super::system::text(&r.system, r.time_budget_s);

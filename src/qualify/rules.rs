@@ -26,6 +26,7 @@
 //! The latency limits (means, tails, knee) come from one of two tables,
 //! [`RuleSet::Classic`] (the default) and [`RuleSet::Flash`] (`--rules
 //! flash`, stricter); the slow- and stalled-I/O counts are the same in both.
+//! | `cache-sized-test` | the test file (or device) against the cache in front of the disks: under 3x `--cache-size`, or without it under this host's memory | yes | - | [Marks-cache] |
 
 use serde::{Deserialize, Serialize};
 
@@ -159,8 +160,22 @@ pub const SOURCES: &[Source] = &[
     MS_833,
     DELL_FLASH,
     AZURE_PV2,
+    MARKS_CACHE,
     SELF_CHECK,
 ];
+/// Howard Marks on measuring storage, not its cache.
+pub const MARKS_CACHE: Source = Source {
+    tag: "[Marks-cache]",
+    title: "Howard Marks, Most Of Our Benchmarks Are Broken (Network Computing, 2011): run the benchmark across a data set at least several times the size of the cache, so that a fast cache is not seen as a fast storage system",
+    url: "https://www.networkcomputing.com/data-centers/most-our-benchmarks-are-broken",
+};
+
+/// A test file under this many times the cache the user gave (`--cache-size`)
+/// may be measuring the cache ("at least several times" [Marks-cache]).
+pub const CACHE_MULTIPLE: u64 = 3;
+/// Without `--cache-size`, a test file under this many times the host's
+/// memory (the one cache size iosim can read) gets the same warning.
+pub const HOST_MEMORY_MULTIPLE: u64 = 1;
 
 /// Data-file latency: warning above (ms).
 pub const DATA_WARN_MS: f64 = 10.0;
@@ -434,6 +449,51 @@ pub struct SimSlowFact {
     pub max_us: f64,
 }
 
+/// A location's test file (or device) against the cache in front of the disks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheFact {
+    /// Size of the file or device measured, bytes.
+    pub size: u64,
+    /// A device used whole, not a test file.
+    pub device: bool,
+    /// The cache the user gave (`--cache-size`), bytes.
+    pub given: Option<u64>,
+    /// This host's memory, bytes (held against without `given`).
+    pub host_memory: u64,
+}
+
+impl CacheFact {
+    /// The size under which the numbers may describe a cache, and what it is,
+    /// in words (None when nothing is known to hold it against).
+    pub fn limit(&self) -> Option<(u64, String)> {
+        let size = crate::units::format_size;
+        match self.given {
+            Some(c) if c > 0 => Some((
+                c.saturating_mul(CACHE_MULTIPLE),
+                format!(
+                    "{CACHE_MULTIPLE}x the {} cache given with --cache-size",
+                    size(c)
+                ),
+            )),
+            Some(_) => None,
+            None if self.host_memory > 0 => Some((
+                self.host_memory.saturating_mul(HOST_MEMORY_MULTIPLE),
+                format!(
+                    "this host's memory ({}; no --cache-size given)",
+                    size(self.host_memory)
+                ),
+            )),
+            None => None,
+        }
+    }
+
+    /// The size under which it fires, when it fires.
+    pub fn fires(&self) -> Option<(u64, String)> {
+        self.limit()
+            .filter(|(l, _)| self.size > 0 && self.size < *l)
+    }
+}
+
 /// What the rules look at for one role.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoleFacts {
@@ -457,6 +517,8 @@ pub struct RoleFacts {
     pub slow: SlowFact,
     /// Slow I/Os the simulator saw.
     pub sim_slow: SimSlowFact,
+    /// The test file against the cache (None: its size is not known).
+    pub cache: Option<CacheFact>,
 }
 
 /// Everything the rules look at.
@@ -587,6 +649,22 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             "pages written here were not all verified".into(),
             SQLIOSIM,
         ));
+    }
+    if let Some(c) = &f.cache {
+        if let Some((_, what)) = c.fires() {
+            r.push(Reason::new(
+                role,
+                Level::Warning,
+                "cache-sized-test",
+                format!(
+                    "{} of {}",
+                    if c.device { "device" } else { "test file" },
+                    crate::units::format_size(c.size)
+                ),
+                format!("smaller than {what}: the numbers may describe a cache, not the disks"),
+                MARKS_CACHE,
+            ));
+        }
     }
     for (code, msg) in &f.untrusted {
         r.push(Reason::new(
@@ -811,6 +889,44 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             }
         }
     }
+    // One recommendation per size of test file (data and log files are alike).
+    let mut small: Vec<(&CacheFact, u64, String, Vec<&str>)> = Vec::new();
+    for r in &f.roles {
+        let Some(c) = &r.cache else { continue };
+        let Some((limit, what)) = c.fires() else {
+            continue;
+        };
+        match small
+            .iter_mut()
+            .find(|x| x.0.device == c.device && x.0.size == c.size && x.1 == limit)
+        {
+            Some(x) => x.3.push(r.role.name()),
+            None => small.push((c, limit, what, vec![r.role.name()])),
+        }
+    }
+    for (c, limit, what, roles) in small {
+        let or_give = if c.given.is_none() {
+            ", or give the array's cache with --cache-size"
+        } else {
+            ""
+        };
+        let (s, each, are) = if roles.len() > 1 {
+            ("s", " each", "are")
+        } else {
+            ("", "", "is")
+        };
+        let size = crate::units::format_size(c.size);
+        let roles = roles.join(" and ");
+        out.push(if c.device {
+            format!("the {roles} device{s} ({size}{each}) {are} smaller than {what}: the numbers may be the cache's; qualify a larger device{or_give}")
+        } else {
+            let unit = if limit >= 1 << 30 { 1 << 30 } else { 1 << 20 };
+            format!(
+                "qualify again with --size {} or more: the {roles} test file{s} ({size}{each}) {are} smaller than {what}{or_give}",
+                crate::units::format_size_arg(limit.next_multiple_of(unit))
+            )
+        });
+    }
     for r in &f.roles {
         if !r.untrusted.is_empty() {
             let codes: Vec<&str> = r.untrusted.iter().map(|(c, _)| c.as_str()).collect();
@@ -861,6 +977,7 @@ mod tests {
             tails: vec![],
             slow: SlowFact::default(),
             sim_slow: SimSlowFact::default(),
+            cache: None,
         }
     }
 
@@ -1064,6 +1181,71 @@ mod tests {
             LOG_VS_DATA,
         );
         assert!(!r.line().contains('<'), "no empty address: {}", r.line());
+    }
+
+    #[test]
+    fn a_test_file_a_cache_can_hold_warns() {
+        const G: u64 = 1 << 30;
+        let mut d = role(Role::Data);
+        d.cache = Some(CacheFact {
+            size: G,
+            device: false,
+            given: None,
+            host_memory: 24 * G,
+        });
+        let mut l = d.clone();
+        l.role = Role::Log;
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        let line = v.reasons[0].line();
+        assert!(
+            line.starts_with("test file of 1GiB: smaller than this host's memory (24GiB; no --cache-size given): the numbers may describe a cache"),
+            "{line}"
+        );
+        assert!(line.contains("cache-sized-test [Marks-cache]"), "{line}");
+        let rs = recommendations(&facts(vec![d.clone(), l]));
+        assert_eq!(
+            rs,
+            ["qualify again with --size 24G or more: the data and log test files (1GiB each) are smaller than this host's memory (24GiB; no --cache-size given), or give the array's cache with --cache-size"]
+        );
+        // As large as the host's memory: no warning.
+        d.cache.as_mut().unwrap().size = 24 * G;
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        // The array's cache given: three times it, and the host's memory no longer counts.
+        d.cache.as_mut().unwrap().given = Some(16 * G);
+        let v = judge_role(&d, None);
+        assert!(
+            v.reasons[0]
+                .limit
+                .starts_with("smaller than 3x the 16GiB cache given with --cache-size"),
+            "{:?}",
+            v.reasons
+        );
+        assert_eq!(
+            recommendations(&facts(vec![d.clone()])),
+            ["qualify again with --size 48G or more: the data test file (24GiB) is smaller than 3x the 16GiB cache given with --cache-size"]
+        );
+        d.cache.as_mut().unwrap().size = 48 * G;
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        d.cache.as_mut().unwrap().size = 100 << 20;
+        d.cache.as_mut().unwrap().given = Some(0);
+        assert_eq!(
+            judge_role(&d, None).verdict,
+            Verdict::Fit,
+            "--cache-size 0: no cache"
+        );
+        // A device used whole.
+        let c = CacheFact {
+            size: 96 << 20,
+            device: true,
+            given: Some(64 << 20),
+            host_memory: 0,
+        };
+        assert_eq!(c.fires().unwrap().0, 192 << 20);
+        d.cache = Some(c);
+        assert!(judge_role(&d, None).reasons[0]
+            .measured
+            .starts_with("device of 96MiB"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::QualifyResult;
 use crate::text::escape_xml as esc;
 
 /// The CSS of the verdict badges.
-pub const CSS: &str = ".v{font-weight:bold;padding:2px 8px;border-radius:3px}.FIT{background:#d8f0d8;color:#060}.WARN{background:#fff0c0;color:#750}.NOT{background:#f8d0d0;color:#900}";
+pub const CSS: &str = ".v{font-weight:bold;padding:2px 8px;border-radius:3px}.FIT{background:#d8f0d8;color:#060}.WARN{background:#fff0c0;color:#750}.NOT{background:#f8d0d0;color:#900}.PRELIM{background:#dde3f8;color:#223a8a}";
 
 /// A verdict as a coloured badge.
 pub fn badge(v: super::rules::Verdict) -> String {
@@ -20,12 +20,29 @@ pub fn badge(v: super::rules::Verdict) -> String {
     format!("<span class=\"v {class}\">{}</span>", v.label())
 }
 
+/// The overall verdict as badges: PRELIMINARY (under the minimum budget) before the verdict.
+pub fn overall_badge(r: &QualifyResult) -> String {
+    let v = badge(r.overall);
+    if r.preliminary {
+        format!("<span class=\"v PRELIM\" data-preliminary=\"true\">PRELIMINARY</span> {v}")
+    } else {
+        v
+    }
+}
+
 /// The verdict section: roles, reasons, recommendations, baseline. Each
 /// reason's source tag links to its row in the references section, whose
 /// ids start with `prefix` ([`super::references::html`]); a source's own
 /// address is linked only when it is absolute.
 pub fn section(r: &QualifyResult, prefix: &str) -> String {
     let mut s = format!("<section id=\"{prefix}verdict\"><h2>Verdict</h2>\n");
+    if r.preliminary {
+        let note = super::preliminary_note(
+            std::time::Duration::from_secs_f64(r.time_budget_s),
+            std::time::Duration::from_secs_f64(r.minimum_budget_s),
+        );
+        let _ = writeln!(s, "<p class=\"v PRELIM\">{}</p>", esc(&note));
+    }
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
     }
@@ -95,7 +112,22 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
         for c in &b.changes {
             let _ = write!(s, "<li>{}</li>", esc(c));
         }
-        let _ = write!(s, "</ul><p class=\"note\">{}</p>", esc(&b.caveat));
+        s.push_str("</ul>");
+        if let Some(t) = b.threshold_pct {
+            if b.regressions.is_empty() {
+                let _ = write!(s, "<p>No regression beyond {t}%.</p>");
+            } else {
+                let _ = write!(
+                    s,
+                    "<p class=\"v NOT\">Regressions beyond {t}%:</p><ul class=\"regressions\">"
+                );
+                for r in &b.regressions {
+                    let _ = write!(s, "<li>{}</li>", esc(r));
+                }
+                s.push_str("</ul>");
+            }
+        }
+        let _ = write!(s, "<p class=\"note\">{}</p>", esc(&b.caveat));
     }
     s.push_str("</section>\n");
     s

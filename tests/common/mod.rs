@@ -318,3 +318,25 @@ pub fn broken_links(html: &str) -> Vec<String> {
     );
     bad
 }
+
+/// A stored qualification: tests/fixtures/csv/qualify.json (a 10 s
+/// qualification of a directory on this project's VM, PRELIMINARY, data and
+/// log in `/data`), edited by `edit`, saved to the history `db` with
+/// `label`. Returns its run id.
+pub fn stored_qualification(
+    db: &Path,
+    label: &str,
+    edit: impl FnOnce(&mut iosim::qualify::QualifyResult),
+) -> i64 {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/csv/qualify.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut doc: iosim::document::Document = serde_json::from_value(v).unwrap();
+    let iosim::document::Document::Qualify(q) = &mut doc else {
+        panic!("the fixture is a qualification");
+    };
+    edit(&mut q.body);
+    iosim::store::Store::open(db)
+        .unwrap()
+        .save_document(&doc, Some(label), None)
+        .unwrap()
+}
