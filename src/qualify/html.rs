@@ -380,7 +380,7 @@ pub fn figures(r: &QualifyResult) -> Vec<Figure> {
 }
 
 const CSS: &str = "body{font-family:DejaVu Sans,Liberation Sans,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\
-h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}\
+h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px}\
 table{border-collapse:collapse;font-size:12px;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}\
 th{background:#f3f3f3}td.l,th.l{text-align:left}caption{text-align:left;font-size:12px;font-weight:bold;padding:4px 0}\
 tr.knee td{background:#fff6d8}table.sut th{width:110px;vertical-align:top}table.sut{display:inline-table;margin-right:16px;vertical-align:top;max-width:680px}\

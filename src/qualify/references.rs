@@ -127,7 +127,7 @@ pub fn html(refs: &[Reference], prefix: &str) -> String {
             esc(&x.tag),
             esc(&x.title),
             if x.url.is_empty() {
-                "none: see the source's words".to_string()
+                "no public address".to_string()
             } else {
                 format!("<a href=\"{0}\">{0}</a>", esc(&x.url))
             },

@@ -122,11 +122,12 @@ pub fn device_words(d: &DeviceInfo) -> String {
     if let Some(n) = &d.dm_name {
         parts.push(format!("device-mapper {n}"));
     }
-    match (&d.model, &d.vendor) {
-        (Some(m), Some(v)) => parts.push(format!("model {m}, vendor {}", vendor_words(v))),
-        (Some(m), None) => parts.push(format!("model {m}")),
-        (None, Some(v)) => parts.push(format!("vendor {} (no model given)", vendor_words(v))),
-        (None, None) => parts.push("no model given".into()),
+    parts.push(match &d.model {
+        Some(m) => format!("model {m}"),
+        None => "no model given".into(),
+    });
+    if let Some(v) = &d.vendor {
+        parts.push(format!("vendor {}", vendor_words(v)));
     }
     if let Some(dr) = &d.driver {
         parts.push(format!("driver {dr}"));
@@ -173,8 +174,20 @@ fn resolution_words(r: &Resolution) -> String {
 fn underlying_words(u: &Underlying) -> String {
     match &u.backing_file {
         Some(f) => format!(
-            "{f}, the backing file of {}, is on {}",
+            "{f}, the backing file of {}, is on {}{}",
             u.above,
+            match u.device.device() {
+                Some(DeviceInfo {
+                    fs_type: Some(t),
+                    mount_point: Some(m),
+                    mount_options,
+                    ..
+                }) => format!(
+                    "{t} on {m} (options {}), on ",
+                    mount_options.as_deref().unwrap_or("?")
+                ),
+                _ => String::new(),
+            },
             resolution_words(&u.device)
         ),
         None => format!(
@@ -288,15 +301,22 @@ pub fn host_rows(s: &SystemUnderTest, budget_s: f64) -> Vec<(String, String)> {
         ),
         (
             "test files".to_string(),
-            format!(
-                "{} in each directory (--size); a device is measured whole",
-                format_size(s.test_file_bytes)
-            ),
+            if s.locations.iter().all(|l| l.device) {
+                "none: every location is a block device, measured whole".to_string()
+            } else {
+                format!(
+                    "{} in each directory (--size); a block device is measured whole",
+                    format_size(s.test_file_bytes)
+                )
+            },
         ),
     ];
     for c in &s.cache {
         let modes: Vec<&str> = c.cache.iter().map(|m| cache_words(*m)).collect();
-        rows.push((format!("cache: {}", c.stage), modes.join("; ")));
+        rows.push((
+            "cache".to_string(),
+            format!("{}: {}", c.stage, modes.join("; ")),
+        ));
     }
     rows.push((
         "budget".to_string(),
@@ -449,10 +469,10 @@ mod tests {
             "  CPU          AMD EPYC (2 logical CPUs online)\n",
             "  memory       24GiB\n",
             "  iosim        9.9.9, engine auto\n",
-            "  cache: sweeps direct-writethrough (O_DIRECT and O_DSYNC",
+            "  cache        sweeps: direct-writethrough (O_DIRECT and O_DSYNC",
             "  budget       600 s (--time)",
             "  data         /srv/iosim-qualify-data.dat (64MiB test file)\n",
-            "  device       /dev/vda1, partition of vda, vendor 0x1af4 (virtio: the paravirtual disk of KVM/QEMU) (no model given), driver virtio_blk, 20GiB, not rotational, scheduler mq-deadline, sectors 512/512 B logical/physical\n",
+            "  device       /dev/vda1, partition of vda, no model given, vendor 0x1af4 (virtio: the paravirtual disk of KVM/QEMU), driver virtio_blk, 20GiB, not rotational, scheduler mq-deadline, sectors 512/512 B logical/physical\n",
             "  under it     whole disk of vda1: /dev/vda, no model given, 40GiB, rotational\n",
             "  filesystem   ext4 on / from /dev/vda1, options rw,relatime,errors=remount-ro\n",
             "  space        20GiB in all, 5GiB free (4GiB available to users), 4096 B blocks, 50 inodes free\n",
@@ -480,6 +500,22 @@ mod tests {
         assert_eq!(
             underlying_words(&u),
             "/dev/shm/img, the backing file of loop3, is on no block device (tmpfs): in memory"
+        );
+        let on_disk = Underlying {
+            device: Resolution::Device(DeviceInfo {
+                fs_type: Some("ext4".into()),
+                mount_point: Some("/".into()),
+                mount_options: Some("rw,relatime".into()),
+                ..disk()
+            }),
+            ..u
+        };
+        assert!(
+            underlying_words(&on_disk).starts_with(
+                "/dev/shm/img, the backing file of loop3, is on ext4 on / (options rw,relatime), on /dev/vda1, partition of vda,"
+            ),
+            "{}",
+            underlying_words(&on_disk)
         );
     }
 
