@@ -11,7 +11,8 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -735,6 +736,41 @@ pub fn count_holes(
     Ok((holes, sampled))
 }
 
+/// Regions of block devices (path, start, length) whose sampled places
+/// were found written (under [`UNWRITTEN_SHARE`] zeros) by this process. iosim
+/// never discards, so they stay written: the many short runs of a sweep or a
+/// qualification on one device read its places once, not once per run (64
+/// reads are half a second on a disk that seeks).
+static WRITTEN_REGIONS: Mutex<Vec<(PathBuf, u64, u64, Unwritten)>> = Mutex::new(Vec::new());
+
+/// Zero blocks at [`DEVICE_SAMPLES`] places of a block device target's
+/// region, remembered once the region is found written.
+fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
+    let key = |w: &(PathBuf, u64, u64, Unwritten)| {
+        w.0 == t.path && w.1 == t.region_start && w.2 == t.region_len
+    };
+    if let Some(known) = WRITTEN_REGIONS
+        .lock()
+        .ok()
+        .and_then(|v| v.iter().find(|w| key(w)).map(|w| w.3.clone()))
+    {
+        return Some(known);
+    }
+    let (zero, sampled) =
+        zero_blocks(&t.path, t.region_start, t.region_len, DEVICE_SAMPLES).ok()?;
+    let u = Unwritten {
+        evidence: UnwrittenEvidence::ZeroBlocks,
+        sampled,
+        unwritten: zero,
+    };
+    if u.share() < UNWRITTEN_SHARE {
+        if let Ok(mut v) = WRITTEN_REGIONS.lock() {
+            v.push((t.path.clone(), t.region_start, t.region_len, u.clone()));
+        }
+    }
+    Some(u)
+}
+
 /// What `t` holds, looked at before a run: a test file's holes and zeros
 /// ([`file_is_sparse`], [`looks_zero_filled`]); for a block device,
 /// [`DEVICE_SAMPLES`] places of its region: holes of the backing file for a
@@ -765,13 +801,7 @@ pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
                         sampled,
                         unwritten: holes,
                     }),
-                    None => zero_blocks(&t.path, t.region_start, t.region_len, DEVICE_SAMPLES)
-                        .ok()
-                        .map(|(zero, sampled)| Unwritten {
-                            evidence: UnwrittenEvidence::ZeroBlocks,
-                            sampled,
-                            unwritten: zero,
-                        }),
+                    None => sampled_zeros(t),
                 };
             TargetContent {
                 unwritten,
@@ -1428,6 +1458,26 @@ mod tests {
             notes: Vec::new(),
             claim: None,
         }
+    }
+
+    #[test]
+    fn a_region_found_written_is_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("dev");
+        std::fs::write(&p, vec![0u8; MIB as usize]).unwrap();
+        let t = device_target(&p, MIB);
+        // All zeros: not remembered, read again next time.
+        assert_eq!(sampled_zeros(&t).unwrap().unwritten, DEVICE_SAMPLES);
+        let data: Vec<u8> = (0..MIB as u32).map(|x| (x % 251) as u8 + 1).collect();
+        std::fs::write(&p, &data).unwrap();
+        assert_eq!(sampled_zeros(&t).unwrap().unwritten, 0);
+        // Written: remembered, so zeros written since are not seen.
+        std::fs::write(&p, vec![0u8; MIB as usize]).unwrap();
+        assert_eq!(sampled_zeros(&t).unwrap().unwritten, 0);
+        // Another region of the same path is read.
+        let mut half = t;
+        half.region_len = MIB / 2;
+        assert_eq!(sampled_zeros(&half).unwrap().unwritten, DEVICE_SAMPLES);
     }
 
     /// Detaches a loop device when the test ends, however it ends.
