@@ -320,7 +320,9 @@ fn top(mut groups: Vec<(String, usize, bool, u64)>, total: u64) -> Vec<TaskShare
             name,
             tasks,
             kernel,
-            pct: 100.0 * t as f64 / total as f64,
+            // Per-task times are truncated to ticks at both ends: in a short
+            // window a group can come out above the whole machine.
+            pct: (100.0 * t as f64 / total as f64).min(100.0),
         })
         .collect()
 }
@@ -435,7 +437,7 @@ pub fn attribute(
         iosim_pct: pct(iosim),
         io_path_pct: pct(irq + io_threads),
         irq_pct: pct(irq),
-        others_pct: pct(others + steal),
+        others_pct: pct((others + steal).min(total)),
         steal_pct: pct(steal),
         io_path: top(io_groups, total),
         others: top(other_groups, total),
