@@ -240,6 +240,23 @@ fn check_stages(doc: &Value, err: &str) {
         }
     }
     assert!(doc["left_on_disk"].as_array().unwrap().is_empty());
+    // The threads sweeps fit the cores, and say so where they were cut.
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let notes = doc["notes"].to_string();
+    assert_eq!(
+        cores < 4,
+        notes.contains("the data threads sweep stops at"),
+        "{cores} cores: {notes}"
+    );
+    // CPU findings name their cause and carry who used the CPU.
+    for c in doc["checks"].as_array().unwrap() {
+        let code = c["code"].as_str().unwrap();
+        assert_ne!(code, "cpu_bound", "the single CPU code is gone: {c}");
+        if code.starts_with("cpu_") {
+            assert_eq!(c["cpu"]["cores"].as_u64(), Some(cores as u64), "{c}");
+            assert_eq!(c["untrusted"], code != "cpu_busy_io_path", "{c}");
+        }
+    }
     check_system_and_references(doc);
 }
 

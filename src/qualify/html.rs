@@ -432,7 +432,7 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
     for c in &r.checks {
         let _ = write!(
             s,
-            "<li>{} <b>{}</b> ({} runs{}): {}</li>",
+            "<li>{} <b>{}</b> ({} runs{}): {}{}</li>",
             c.role.name(),
             esc(&c.code),
             c.runs,
@@ -441,11 +441,12 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
             } else {
                 ""
             },
-            esc(&c.message)
+            esc(&c.message),
+            c.cpu
+                .as_ref()
+                .map(super::verdict_html::cpu_detail)
+                .unwrap_or_default()
         );
-        if let Some(a) = &c.cpu {
-            s.push_str(&super::verdict_html::cpu_detail(a));
-        }
     }
     s.push_str("</ul>\n");
     for n in &r.notes {

@@ -1769,19 +1769,15 @@ pub fn findings(ws: &[(Role, String, String)]) -> Vec<CheckFinding> {
     out
 }
 
-/// Gives each CPU finding who used the CPU in the run of its role that
-/// showed its cause most (iosim's share, the others', or the I/O path's).
+/// Gives each CPU finding who used the CPU in the longest run of its role
+/// that showed it: the shares of a short run are coarse (the kernel counts
+/// CPU time in 10 ms ticks), and the longest is the least noisy.
 pub fn attach_cpu(checks: &mut [CheckFinding], cpu: &[(Role, CpuCause, CpuAttribution)]) {
     for f in checks.iter_mut() {
-        let weight = |c: CpuCause, a: &CpuAttribution| match c {
-            CpuCause::Iosim => a.iosim_pct,
-            CpuCause::Others => a.others_pct,
-            CpuCause::IoPath => a.io_path_pct,
-        };
         f.cpu = cpu
             .iter()
             .filter(|(role, c, _)| *role == f.role && c.code() == f.code)
-            .max_by(|x, y| weight(x.1, &x.2).total_cmp(&weight(y.1, &y.2)))
+            .max_by(|x, y| x.2.window_s.total_cmp(&y.2.window_s))
             .map(|(_, _, a)| a.clone());
     }
 }
@@ -2103,5 +2099,82 @@ mod tests {
         assert!(is_deep_queue("backup", "write-backup-1m"));
         assert!(!is_deep_queue("oltp-with-log", "data-8k"));
         assert!(!is_deep_queue("bulk-insert", "log-60k"));
+    }
+
+    #[test]
+    fn threads_sweeps_fit_the_cores() {
+        let axis = |role| crate::sweep::parse_axis(sweep_shape(role).3).unwrap();
+        let nums = |a: &crate::sweep::Axis| {
+            a.values
+                .iter()
+                .map(|v| match v {
+                    crate::sweep::Value::Num(n) => *n,
+                    _ => 0,
+                })
+                .collect::<Vec<_>>()
+        };
+        // Two cores: data's 1..8 stops at 4, and says so.
+        let mut a = axis(Role::Data);
+        let note = fit_threads_axis(&mut a, 2, Role::Data).unwrap();
+        assert_eq!(nums(&a), [1, 2, 4]);
+        assert_eq!(
+            note,
+            "the data threads sweep stops at 4 threads, not 8: 2 per core on this 2-core machine (more would wait for each other's CPU and measure the machine, not the storage)"
+        );
+        // The log's 1..4 fits two cores: no note.
+        let mut a = axis(Role::Log);
+        assert_eq!(fit_threads_axis(&mut a, 2, Role::Log), None);
+        assert_eq!(nums(&a), [1, 2, 4]);
+        // Four cores and more: the whole axis.
+        let mut a = axis(Role::Data);
+        assert_eq!(fit_threads_axis(&mut a, 4, Role::Data), None);
+        assert_eq!(nums(&a), [1, 2, 4, 8]);
+        // One core: 1 and 2.
+        let mut a = axis(Role::Tempdb);
+        assert!(fit_threads_axis(&mut a, 1, Role::Tempdb).is_some());
+        assert_eq!(nums(&a), [1, 2]);
+    }
+
+    #[test]
+    fn cpu_findings_are_untrusted_by_cause_and_carry_who_used_it() {
+        let ws = vec![
+            (
+                Role::Data,
+                "cpu_taken_by_others".to_string(),
+                "x".to_string(),
+            ),
+            (
+                Role::Data,
+                "cpu_taken_by_others".to_string(),
+                "y".to_string(),
+            ),
+            (Role::Log, "cpu_busy_io_path".to_string(), "z".to_string()),
+            (Role::Log, "cpu_bound_iosim".to_string(), "w".to_string()),
+        ];
+        let mut f = findings(&ws);
+        assert_eq!(f.len(), 3);
+        assert_eq!((f[0].runs, f[0].untrusted), (2, true));
+        assert!(!f[1].untrusted, "the I/O path is the storage's cost");
+        assert!(f[2].untrusted);
+        let a = |others: f64, window_s: f64| CpuAttribution {
+            others_pct: others,
+            cores: 2,
+            window_s,
+            ..Default::default()
+        };
+        attach_cpu(
+            &mut f,
+            &[
+                (Role::Data, CpuCause::Others, a(30.0, 1.0)),
+                (Role::Data, CpuCause::Others, a(90.0, 0.1)),
+                (Role::Log, CpuCause::Others, a(90.0, 2.0)),
+            ],
+        );
+        assert_eq!(
+            f[0].cpu.as_ref().unwrap().others_pct,
+            30.0,
+            "the longest run"
+        );
+        assert!(f[1].cpu.is_none() && f[2].cpu.is_none());
     }
 }

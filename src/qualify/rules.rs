@@ -927,15 +927,23 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             )
         });
     }
+    // Once per set of findings: roles with the same ones share the line.
+    let mut untrusted: Vec<(Vec<&str>, String)> = Vec::new();
     for r in &f.roles {
-        if !r.untrusted.is_empty() {
-            let codes: Vec<&str> = r.untrusted.iter().map(|(c, _)| c.as_str()).collect();
-            out.push(format!(
-                "the numbers for {} are not trustworthy ({}): fix what the self-check says and qualify again before deciding",
-                r.role.name(),
-                codes.join(", ")
-            ));
+        let codes: Vec<&str> = r.untrusted.iter().map(|(c, _)| c.as_str()).collect();
+        if codes.is_empty() {
+            continue;
         }
+        match untrusted.iter_mut().find(|(c, _)| *c == codes) {
+            Some((_, roles)) => *roles = format!("{roles} and {}", r.role.name()),
+            None => untrusted.push((codes, r.role.name().to_string())),
+        }
+    }
+    for (codes, roles) in untrusted {
+        out.push(format!(
+            "the numbers for {roles} are not trustworthy ({}): fix what the self-check says and qualify again before deciding",
+            codes.join(", ")
+        ));
     }
     out
 }
@@ -1138,6 +1146,25 @@ mod tests {
         assert!(recommendations(&f)
             .iter()
             .any(|r| r.contains("not trustworthy")));
+        // Two roles with the same finding: one recommendation.
+        let mut l = role(Role::Log);
+        l.untrusted
+            .push(("cache_answered_reads".into(), "a cache answered".into()));
+        let mut d = role(Role::Data);
+        d.untrusted
+            .push(("cache_answered_reads".into(), "a cache answered".into()));
+        let r: Vec<String> = recommendations(&facts(vec![d, l]))
+            .into_iter()
+            .filter(|r| r.contains("not trustworthy"))
+            .collect();
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(
+            r[0].starts_with(
+                "the numbers for data and log are not trustworthy (cache_answered_reads)"
+            ),
+            "{}",
+            r[0]
+        );
     }
 
     #[test]

@@ -262,18 +262,14 @@ impl CpuAttribution {
     /// (rustc 30%, yes 25%) of 2 cores; iosim's threads waited for a core 40%
     /// of the time`.
     pub fn summary(&self) -> String {
-        let list = |v: &[TaskShare]| {
-            v.iter()
-                .map(|s| format!("{} {:.0}%", s.name, s.pct))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let list = |v: &[TaskShare]| shares_text(v, TOP);
         let mut s = format!(
             "iosim {:.0}%, kernel I/O path {:.0}% (interrupts {:.0}%), others {:.0}%",
             self.iosim_pct, self.io_path_pct, self.irq_pct, self.others_pct
         );
-        if !self.others.is_empty() {
-            s.push_str(&format!(" ({})", list(&self.others)));
+        let others = list(&self.others);
+        if !others.is_empty() {
+            s.push_str(&format!(" ({others})"));
         }
         s.push_str(&format!(" of {} core(s)", self.cores));
         if let Some(w) = self.worker_wait_pct {
@@ -294,6 +290,17 @@ impl CpuAttribution {
             (d > 0).then(|| (100.0 * w as f64 / d as f64).min(100.0))
         });
     }
+}
+
+/// Up to `n` names with their shares, `yes 48%, rustc 12%`, leaving out
+/// those under 1%.
+pub fn shares_text(list: &[TaskShare], n: usize) -> String {
+    list.iter()
+        .filter(|s| s.pct >= 1.0)
+        .take(n)
+        .map(|s| format!("{} {:.0}%", s.name, s.pct))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Adds `ticks` under `name` in `groups`.
@@ -320,7 +327,9 @@ fn top(mut groups: Vec<(String, usize, bool, u64)>, total: u64) -> Vec<TaskShare
             name,
             tasks,
             kernel,
-            pct: 100.0 * t as f64 / total as f64,
+            // Per-task times are truncated to ticks at both ends: in a short
+            // window a group can come out above the whole machine.
+            pct: (100.0 * t as f64 / total as f64).min(100.0),
         })
         .collect()
 }
@@ -435,7 +444,7 @@ pub fn attribute(
         iosim_pct: pct(iosim),
         io_path_pct: pct(irq + io_threads),
         irq_pct: pct(irq),
-        others_pct: pct(others + steal),
+        others_pct: pct((others + steal).min(total)),
         steal_pct: pct(steal),
         io_path: top(io_groups, total),
         others: top(other_groups, total),
@@ -613,7 +622,7 @@ mod tests {
         assert!((r.cores_of(r.others_pct) - 0.91).abs() < 1e-9);
         assert_eq!(
             r.summary(),
-            "iosim 28%, kernel I/O path 21% (interrupts 4%), others 46% (yes 30%, make 13%, other virtual machines (steal) 2%, rcu_preempt 0%) of 2 core(s)"
+            "iosim 28%, kernel I/O path 21% (interrupts 4%), others 46% (yes 30%, make 13%, other virtual machines (steal) 2%) of 2 core(s)"
         );
     }
 
