@@ -516,16 +516,23 @@ impl SlowIos {
             return s;
         }
         for v in h.iter_recorded() {
-            let ns = h.median_equivalent(v.value_iterated_to());
-            let n = v.count_at_value();
-            if ns > SLOW_IO_NS {
-                s.over_1s += n;
-            }
-            if ns > STALLED_IO_NS {
-                s.over_15s += n;
-            }
+            s.count(
+                h.median_equivalent(v.value_iterated_to()),
+                v.count_at_value(),
+            );
         }
         s
+    }
+
+    /// Counts `n` I/Os of `ns` nanoseconds each.
+    #[inline]
+    pub fn count(&mut self, ns: u64, n: u64) {
+        if ns > SLOW_IO_NS {
+            self.over_1s += n;
+            if ns > STALLED_IO_NS {
+                self.over_15s += n;
+            }
+        }
     }
 
     /// The counts of a run's stored histograms (read and write, [`encode_histogram`]'s form);
@@ -545,6 +552,19 @@ impl SlowIos {
         self.over_1s += o.over_1s;
         self.over_15s += o.over_15s;
     }
+}
+
+/// I/Os in flight when a run's measured window closed that took over 1 s:
+/// in no statistic of the run (those describe the window), but a stall that
+/// straddles the window's end is a stall all the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SlowAfterWindow {
+    /// Of them, over 1 s.
+    pub over_1s: u64,
+    /// Of them, over 15 s.
+    pub over_15s: u64,
+    /// The slowest, µs.
+    pub max_us: f64,
 }
 
 /// Decodes [`encode_histogram`]'s output.

@@ -1344,6 +1344,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
         shape: None,
         verify: None,
         window: None,
+        slow_after_window: None,
     }
 }
 

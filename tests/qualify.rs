@@ -11,6 +11,9 @@
 //! The loop devices' backing files live in /dev/shm (tmpfs): a flush costs
 //! nothing there, so the unthrottled log is fast and the only slowness the
 //! second run sees is the throttle. No assertion depends on elapsed time.
+//!
+//! Stalls: a directory on the FUSE rig (tests/fuse/rig.py) whose every
+//! 5000th read pauses 1.2 s gives a verdict with the I/Os over 1 s counted.
 
 mod common;
 
@@ -19,7 +22,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use common::LoopDev;
+use common::{FuseRig, LoopDev};
 
 /// A loop device over a file in /dev/shm (fast whatever the disk does), detached on drop.
 fn shm_loop(size: u64) -> Option<LoopDev> {
@@ -847,4 +850,124 @@ fn qualify_baseline_exits_4_on_a_regression_beyond_the_threshold() {
     assert_eq!(doc["baseline"]["threshold_pct"], 5.0);
     assert_eq!(doc["baseline"]["regressions"], serde_json::json!([]));
     assert!(!doc["baseline"]["workloads"].as_array().unwrap().is_empty());
+}
+
+/// Issue 24: stalls reach the verdict. A directory on the FUSE rig whose
+/// every 5000th read waits 1.2 s (and everything queued behind it: the rig
+/// serves one request at a time): the I/Os over 1 s are counted in the
+/// measures, and the `slow-io` rule warns with Microsoft's source; none is
+/// over 15 s, so no `stalled-io`. FUSE takes O_DIRECT here (the rig mounts
+/// with direct_io), so qualify runs on it as on a disk.
+#[test]
+fn reads_that_stall_over_a_second_warn_in_the_verdict() {
+    let d = tempfile::tempdir().unwrap();
+    let (back, mnt, journal) = (
+        d.path().join("back"),
+        d.path().join("mnt"),
+        d.path().join("journal"),
+    );
+    std::fs::create_dir(&back).unwrap();
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(rig) = FuseRig::mount(
+        &back,
+        &mnt,
+        &journal,
+        &[
+            "--mode",
+            "off",
+            "--stall-every",
+            "5000",
+            "--stall-ms",
+            "1200",
+        ],
+    ) else {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v != "true"),
+            "CI=true: the FUSE rig must run here (apt-get install -y fuse3 python3-fusepy)"
+        );
+        return;
+    };
+    let out = common::iosim()
+        .args(["qualify", "--data"])
+        .arg(&mnt)
+        .args([
+            "--time",
+            "20s",
+            "--size",
+            "16M",
+            "--no-save",
+            "-q",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    drop(rig);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "iosim qualify failed: {err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pauses = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""ev":"p""#))
+        .count();
+    assert!(pauses > 0, "the rig never paused");
+    assert_eq!(doc["rules"], "classic");
+    assert_ne!(doc["overall"], "FIT", "{}", doc["verdicts"]);
+    // The measures count them, from the histograms and the I/Os in flight
+    // when a window closed.
+    let stalls = doc["stalls"].as_array().unwrap();
+    let counted: u64 = stalls
+        .iter()
+        .map(|s| s["ios_over_1s"].as_u64().unwrap())
+        .sum();
+    assert!(counted > 0, "{stalls:?}");
+    assert!(stalls.iter().all(|s| s["ios_over_15s"] == 0), "{stalls:?}");
+    let slowest = stalls
+        .iter()
+        .map(|s| s["max_us"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(slowest >= 1.2e6, "the slowest I/O took {slowest} us");
+    let measures: u64 = doc["quick"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            doc["profiles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| &p["measure"]),
+        )
+        .map(|m| m["ios_over_1s"].as_u64().unwrap())
+        .sum();
+    assert!(measures <= counted, "{measures} of {counted}");
+    // ... and the verdict says so, with its source.
+    let reasons: Vec<&Value> = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|v| v["reasons"].as_array().unwrap())
+        .collect();
+    let slow = reasons
+        .iter()
+        .find(|r| r["rule"] == "slow-io")
+        .unwrap_or_else(|| panic!("no slow-io reason: {reasons:?}"));
+    assert_eq!(slow["level"], "warning");
+    assert_eq!(slow["source_tag"], "[MS-IO]");
+    assert!(
+        slow["measured"]
+            .as_str()
+            .unwrap()
+            .contains("over 1 s in the measurements on this location (slowest 1.2"),
+        "{slow}"
+    );
+    assert!(reasons
+        .iter()
+        .all(|r| r["rule"] != "stalled-io" && r["rule"] != "sim-long-io"));
+    let left: Vec<_> = std::fs::read_dir(&back)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -137,10 +137,11 @@ pub struct Measure {
     /// p99.9 latency of all I/O, µs (0 in results from before it was kept).
     #[serde(default)]
     pub p999_us: f64,
-    /// Maximum latency, µs (0 in results from before it was kept).
+    /// Maximum latency, µs, the I/Os in flight when the measured window
+    /// closed included (0 in results from before it was kept).
     #[serde(default)]
     pub max_us: f64,
-    /// I/Os that took over 1 s.
+    /// I/Os that took over 1 s (those in flight when the window closed included).
     #[serde(default)]
     pub ios_over_1s: u64,
     /// I/Os that took over 15 s (SQL Server's error 833).
@@ -172,7 +173,7 @@ impl Measure {
             write_mean_us: (t.write.ios > 0).then_some(t.write.latency_us.mean),
             p99_us: t.total.latency_us.p("p99"),
             p999_us: t.total.latency_us.p("p99.9"),
-            max_us: t.total.latency_us.max,
+            max_us: run_max_us(r),
             ios_over_1s: slow.over_1s,
             ios_over_15s: slow.over_15s,
             errors: r.errors.count,
@@ -185,12 +186,27 @@ impl Measure {
     }
 }
 
-/// A run's I/Os over 1 s and 15 s, from its stored latency histograms.
+/// A run's I/Os over 1 s and 15 s: its stored latency histograms (the
+/// measured window), plus those still in flight when the window closed.
 fn run_slow_ios(r: &RunResult) -> SlowIos {
-    if r.total.total.latency_us.max <= crate::stats::SLOW_IO_NS as f64 / 1000.0 {
-        return SlowIos::default();
+    let mut s = if r.total.total.latency_us.max > crate::stats::SLOW_IO_NS as f64 / 1000.0 {
+        SlowIos::of_encoded(&[&r.histograms.read, &r.histograms.write])
+    } else {
+        SlowIos::default()
+    };
+    if let Some(late) = &r.slow_after_window {
+        s.add(SlowIos {
+            over_1s: late.over_1s,
+            over_15s: late.over_15s,
+        });
     }
-    SlowIos::of_encoded(&[&r.histograms.read, &r.histograms.write])
+    s
+}
+
+/// A run's slowest I/O, µs, those in flight when its window closed included.
+fn run_max_us(r: &RunResult) -> f64 {
+    let late = r.slow_after_window.map_or(0.0, |l| l.max_us);
+    r.total.total.latency_us.max.max(late)
 }
 
 /// The slowest I/O seen on one role's location over the quick corners,
@@ -213,13 +229,13 @@ pub struct RoleStalls {
 
 impl RoleStalls {
     fn add(&mut self, what: &str, r: &RunResult) {
-        let t = &r.total.total;
         let slow = run_slow_ios(r);
-        self.ios += t.ios;
+        let max = run_max_us(r);
+        self.ios += r.total.total.ios;
         self.ios_over_1s += slow.over_1s;
         self.ios_over_15s += slow.over_15s;
-        if t.ios > 0 && t.latency_us.max > self.max_us {
-            self.max_us = t.latency_us.max;
+        if max > self.max_us {
+            self.max_us = max;
             self.max_in = what.to_string();
         }
     }
@@ -1677,6 +1693,16 @@ fn stage_sim(
             ios_over_15s: f.slow_ios.over_15s,
         })
         .collect();
+    for f in r.files.iter().filter(|f| Path::new(&f.path).is_file()) {
+        // DeleteFilesAtShutdown failed (the simulator warned why).
+        let why = r
+            .warnings
+            .iter()
+            .find(|w| w.contains(&f.path))
+            .map_or_else(|| "not deleted".to_string(), |w| w.clone());
+        c.left
+            .push(format!("{} (the simulator's file: {why})", f.path));
+    }
     let error_log = if r.errors.count > 0 {
         c.left.push(format!(
             "{} (the simulator's error log)",
@@ -2176,5 +2202,178 @@ mod tests {
             "the longest run"
         );
         assert!(f[1].cpu.is_none() && f[2].cpu.is_none());
+    }
+
+    fn measure(name: &str, role: Role) -> Measure {
+        Measure {
+            name: name.into(),
+            role,
+            path: "/x".into(),
+            workload: "w".into(),
+            bs: 8192,
+            duration_s: 10.0,
+            iops: 1000.0,
+            mib_per_sec: 7.8,
+            read_mean_us: Some(1500.0),
+            write_mean_us: None,
+            p99_us: 4000.0,
+            p999_us: 60_000.0,
+            max_us: 482_000.0,
+            ios_over_1s: 0,
+            ios_over_15s: 0,
+            errors: 0,
+        }
+    }
+
+    fn result() -> QualifyResult {
+        let loc = |role: Role| Location {
+            role,
+            given: "/d".into(),
+            target: format!("/d/iosim-qualify-{}.dat", role.name()).into(),
+            device: false,
+            block_device: None,
+            created: true,
+            derived: role == Role::Log,
+            size: 64 << 20,
+        };
+        let sim_file = |kind: &str, role: Role, over_15s: u64| SimFileSummary {
+            path: format!("/d/sim.{kind}"),
+            kind: kind.into(),
+            role,
+            iops: 100.0,
+            read_mean_us: 500.0,
+            write_mean_us: 500.0,
+            errors: 0,
+            max_us: if over_15s > 0 { 16e6 } else { 2e3 },
+            ios_over_1s: over_15s,
+            ios_over_15s: over_15s,
+        };
+        QualifyResult {
+            overall: Verdict::Fit,
+            rules: RuleSet::Flash,
+            trustworthy: true,
+            verdicts: vec![],
+            recommendations: vec![],
+            time_budget_s: 60.0,
+            setup_s: 1.0,
+            measure_s: 60.0,
+            locations: vec![loc(Role::Data), loc(Role::Log)],
+            stages: vec![],
+            quick: vec![],
+            sweeps: vec![],
+            profiles: vec![ProfileMeasure {
+                profile: "oltp-with-log".into(),
+                measure: measure("oltp-with-log data-8k", Role::Data),
+                tables: vec![],
+                deep_queue: false,
+            }],
+            sim: Some(SimSummary {
+                duration_s: 10.0,
+                cycles: 1,
+                pages_verified: 10,
+                log_blocks_verified: 10,
+                errors: 0,
+                errors_by_class: vec![],
+                files: vec![
+                    sim_file("mdx", Role::Data, 0),
+                    sim_file("ldx", Role::Log, 0),
+                ],
+                error_log: None,
+                interrupted: false,
+                long_io_warnings: 0,
+            }),
+            checks: vec![],
+            stalls: vec![RoleStalls {
+                role: Role::Data,
+                ios: 50_000,
+                ios_over_1s: 2,
+                ios_over_15s: 0,
+                max_us: 1_250_000.0,
+                max_in: "quick rand read 4K QD32".into(),
+            }],
+            baseline: None,
+            notes: vec![],
+            left_on_disk: vec![],
+            interrupted: false,
+            system: Default::default(),
+            references: vec![],
+            preliminary: false,
+            minimum_budget_s: 0.0,
+            test_file_size: 64 << 20,
+            cache_size: Some(0),
+            host_memory: 0,
+        }
+    }
+
+    #[test]
+    fn facts_carry_tails_stalls_and_the_simulators_long_ios() {
+        let mut r = result();
+        let f = facts(&r, &[]);
+        assert_eq!(f.rules, RuleSet::Flash);
+        let d = &f.roles[0];
+        assert_eq!(d.role, Role::Data);
+        assert_eq!(d.tails.len(), 1);
+        assert_eq!(d.tails[0].ios, 10_000);
+        assert_eq!(d.tails[0].max_us, 482_000.0);
+        assert_eq!(d.slow.over_1s, 2);
+        assert_eq!(d.slow.max_in, "quick rand read 4K QD32");
+        assert_eq!(f.roles[1].slow, SlowFact::default());
+        let (v, overall, _) = rules::judge(&f);
+        let data: Vec<&str> = v[0].reasons.iter().map(|x| x.rule.as_str()).collect();
+        assert_eq!(data, ["data-latency", "tail-p99.9", "slow-io"]);
+        assert_eq!(overall, Verdict::FitWithWarnings);
+        // The simulator's monitor warned, and the data file had the stall: data only.
+        let sim = r.sim.as_mut().unwrap();
+        sim.long_io_warnings = 3;
+        sim.files[0] = SimFileSummary {
+            ios_over_1s: 1,
+            ios_over_15s: 1,
+            max_us: 16e6,
+            ..sim.files[0].clone()
+        };
+        let f = facts(&r, &[]);
+        assert_eq!(f.roles[0].sim_slow.over_15s, 1);
+        assert_eq!(
+            f.roles[0].sim_slow.long_io_warnings, 0,
+            "explained by the file"
+        );
+        assert_eq!(
+            f.roles[1].sim_slow.over_1s + f.roles[1].sim_slow.long_io_warnings,
+            0
+        );
+        let (v, overall, _) = rules::judge(&f);
+        assert_eq!(overall, Verdict::NotFit);
+        assert!(v[0].reasons.iter().any(|x| x.rule == "sim-long-io"));
+        assert_eq!(v[1].verdict, Verdict::Fit);
+        // Warnings no file explains count against both roles.
+        r.sim.as_mut().unwrap().files[0].ios_over_15s = 0;
+        let f = facts(&r, &[]);
+        assert_eq!(f.roles[0].sim_slow.long_io_warnings, 3);
+        assert_eq!(f.roles[1].sim_slow.long_io_warnings, 3);
+    }
+
+    #[test]
+    fn documents_stored_before_the_tails_still_load() {
+        let mut v = serde_json::to_value(result()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("rules");
+        o.remove("stalls");
+        for k in ["p999_us", "max_us", "ios_over_1s", "ios_over_15s"] {
+            o["profiles"][0]["measure"]
+                .as_object_mut()
+                .unwrap()
+                .remove(k);
+        }
+        o["sim"].as_object_mut().unwrap().remove("long_io_warnings");
+        for k in ["max_us", "ios_over_1s", "ios_over_15s"] {
+            o["sim"]["files"][0].as_object_mut().unwrap().remove(k);
+        }
+        let old: QualifyResult = serde_json::from_value(v).unwrap();
+        assert_eq!(old.rules, RuleSet::Classic);
+        assert!(old.stalls.is_empty());
+        assert_eq!(old.profiles[0].measure.max_us, 0.0);
+        // Without the figures no tail rule fires.
+        let f = facts(&old, &[]);
+        assert!(f.roles[0].tails.is_empty());
     }
 }

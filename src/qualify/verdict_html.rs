@@ -43,6 +43,12 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
         );
         let _ = writeln!(s, "<p class=\"v PRELIM\">{}</p>", esc(&note));
     }
+    let _ = writeln!(
+        s,
+        "<p>Judged by the <b>{}</b> latency table (<code>--rules {}</code>).</p>",
+        r.rules.name(),
+        r.rules.name()
+    );
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
     }

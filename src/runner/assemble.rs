@@ -254,6 +254,12 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
     warnings.extend(cpu_warning);
     warnings.extend(window_warnings(outs, window));
     let shape = shape_result(&spec, outs, secs, &m.total);
+    let mut late = crate::stats::SlowAfterWindow::default();
+    for o in outs {
+        late.over_1s += o.late.0.over_1s;
+        late.over_15s += o.late.0.over_15s;
+        late.max_us = late.max_us.max(o.late.1 as f64 / 1000.0);
+    }
     RunResult {
         schema_version: SCHEMA_VERSION,
         iosim_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -281,6 +287,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         shape,
         verify: None,
         window: wall_window(window, unix_offset_ns),
+        slow_after_window: (late.over_1s > 0).then_some(late),
     }
 }
 

@@ -256,6 +256,10 @@ pub struct RunResult {
     /// in results saved before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<MeasuredWindow>,
+    /// I/Os in flight when the window closed that took over 1 s (in no
+    /// statistic above); absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_after_window: Option<crate::stats::SlowAfterWindow>,
 }
 
 /// The measured window `[start, end)`, wall clock, nanoseconds since the Unix

@@ -18,7 +18,7 @@ use anyhow::Context;
 
 use crate::clock::{now_ns, MAX_NAP_NS};
 use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
-use crate::stats::RwStats;
+use crate::stats::{RwStats, SlowIos};
 use crate::sysmon::{cpu, procs};
 use crate::workload::data::WriteData;
 use crate::workload::measured::ShapeStats;
@@ -91,6 +91,8 @@ pub(super) struct WorkerOut {
     pub slots: u64,
     /// What `--verify` checked.
     pub verify: Option<crate::verify::run::VerifyCounts>,
+    /// I/Os in flight when the window closed that took over 1 s, and the slowest of those in flight then (ns).
+    pub late: (SlowIos, u64),
 }
 
 /// The body of a worker thread.
@@ -398,6 +400,8 @@ struct Worker<'a> {
     verify: Option<VerifyHook>,
     /// Every block drawn for a write was busy: let the slot wait.
     blocked: bool,
+    /// I/Os completed after the window closed, over 1 s and 15 s, and the slowest (ns).
+    late: (SlowIos, u64),
 }
 
 impl<'a> Worker<'a> {
@@ -454,6 +458,7 @@ impl<'a> Worker<'a> {
                 VerifyHook::new(v, plan.target, fd, slots)
             }),
             blocked: false,
+            late: (SlowIos::default(), 0),
         }
     }
 
@@ -638,6 +643,12 @@ impl<'a> Worker<'a> {
                         now.saturating_sub(self.io.intended_ts[s]),
                     );
                     self.measured_ios += 1;
+                } else if self.stopping && self.win.measuring {
+                    // In flight when the window closed: in no statistic, but
+                    // a stall past the end is a stall (issue 24).
+                    let lat = now.saturating_sub(self.io.submit_ts[s]);
+                    self.late.0.count(lat, 1);
+                    self.late.1 = self.late.1.max(lat);
                 }
             } else {
                 self.failed(s, c.result);
@@ -811,6 +822,7 @@ impl<'a> Worker<'a> {
             slots: self.gen.slots(),
             shape: self.shape,
             verify: self.verify.map(|v| v.counts),
+            late: self.late,
         }
     }
 }

@@ -2,7 +2,7 @@
 """A FUSE filesystem with a volatile write cache, for iosim's crash tests.
 
     rig.py mount BACKING MOUNTPOINT --mode MODE --journal FILE [--cache-writes N] [--seed S]
-                 [--zero-first-read NAME:OFFSET:LENGTH[,...]]
+                 [--zero-first-read NAME:OFFSET:LENGTH[,...]] [--stall-every N --stall-ms MS]
     rig.py report BACKING --journal FILE        (JSON on stdout)
 
 Files live in the directory BACKING (the "disk"). Writes go to an in-memory
@@ -29,6 +29,11 @@ in the read path: the first read of file NAME that overlaps bytes
 [OFFSET, OFFSET+LENGTH) returns zeros there; the data stays in BACKING and
 later reads return it (a "z" event in the journal records each).
 
+--stall-every N --stall-ms MS is a stalling device: every Nth read (of any
+file) waits MS milliseconds before it is answered, and since the rig serves
+one request at a time, everything else waits with it (a "p" event in the
+journal records each pause).
+
 Every event is appended to the journal (a file outside BACKING) before the
 operation returns, one JSON object a line, with os.write so it survives the
 SIGKILL: "w" a write (n, path, offset, length, crc32, head = first 32 bytes in
@@ -52,6 +57,7 @@ import random
 import stat
 import sys
 import threading
+import time
 import zlib
 
 SYNC_FLAGS = os.O_DSYNC | os.O_SYNC
@@ -65,7 +71,7 @@ class Journal:
         os.write(self.fd, (json.dumps(ev, separators=(",", ":")) + "\n").encode())
 
 
-def make_ops(backing, mode, journal, capacity, seed, zero_reads):
+def make_ops(backing, mode, journal, capacity, seed, zero_reads, stall_every=0, stall_ms=0):
     from fusepy import FuseOSError, Operations
 
     class Rig(Operations):
@@ -77,6 +83,7 @@ def make_ops(backing, mode, journal, capacity, seed, zero_reads):
             self.next_fh = 1
             self.rng = random.Random(seed)
             self.zero_reads = list(zero_reads)  # [name, offset, length], dropped once fired
+            self.reads = 0
 
         def real(self, path):
             return os.path.join(backing, path.lstrip("/"))
@@ -88,7 +95,8 @@ def make_ops(backing, mode, journal, capacity, seed, zero_reads):
             except OSError as e:
                 raise FuseOSError(e.errno)
             d = {k: getattr(st, k) for k in ("st_mode", "st_nlink", "st_uid", "st_gid",
-                                               "st_size", "st_atime", "st_mtime", "st_ctime")}
+                                               "st_size", "st_atime", "st_mtime", "st_ctime",
+                                               "st_blocks")}
             end = max((c[2] + len(c[3]) for c in self.cache if c[1] == path), default=0)
             d["st_size"] = max(d["st_size"], end)
             return d
@@ -155,6 +163,10 @@ def make_ops(backing, mode, journal, capacity, seed, zero_reads):
 
         # -- data ---------------------------------------------------------
         def read(self, path, size, offset, fh):
+            self.reads += 1
+            if stall_every and self.reads % stall_every == 0:
+                journal.log(ev="p", p=path, o=offset, ms=stall_ms)
+                time.sleep(stall_ms / 1000.0)
             with self.mtx:
                 fd = self.fhs[fh][1]
                 buf = bytearray(os.pread(fd, size, offset))
@@ -248,8 +260,12 @@ def cmd_mount(args):
     journal.log(ev="mount", mode=mode, pid=os.getpid())
     ops = make_ops(os.path.abspath(backing), mode, journal,
                    int(opts.get("--cache-writes", "64")), int(opts.get("--seed", "1")),
-                   zero_reads)
-    FUSE(ops, mnt, foreground=True, nothreads=True, direct_io=True, fsname="iosimrig")
+                   zero_reads, int(opts.get("--stall-every", "0")),
+                   int(opts.get("--stall-ms", "0")))
+    # hard_remove: unlinking a file that is still open removes it (libfuse
+    # would otherwise rename it to .fuse_hidden*, which this rig does not do).
+    FUSE(ops, mnt, foreground=True, nothreads=True, direct_io=True, hard_remove=True,
+         fsname="iosimrig")
 
 
 def cmd_report(args):
