@@ -96,7 +96,7 @@ fn corners_table(quick: &[Measure], for_ids: &str) -> String {
 /// A sweep's numbers: each point's IOPS (mean, 95% confidence interval and
 /// sd over the repetitions), MiB/s and latency, with the knee marked, and
 /// the sweep's findings.
-fn sweep_table(sw: &RoleSweep, for_ids: &str) -> String {
+fn sweep_table(q: &QualifyResult, sw: &RoleSweep, for_ids: &str) -> String {
     let r = &sw.result;
     let mut s = format!(
         "<table class=\"numbers\" data-for=\"{for_ids}\"><caption class=\"l\">{}: {} ({} repetition(s) per point)</caption>\
@@ -145,8 +145,8 @@ fn sweep_table(sw: &RoleSweep, for_ids: &str) -> String {
         );
     }
     s.push_str("</table>");
-    if let Some(k) = &r.knee {
-        let _ = write!(s, "<p class=\"note\">{}</p>", esc(&k.explanation));
+    if let Some(line) = super::knee_line(q, sw) {
+        let _ = write!(s, "<p class=\"note knee-line\">{}</p>", esc(&line));
     }
     if !r.findings.is_empty() {
         let _ = write!(
@@ -320,7 +320,7 @@ pub fn figures(r: &QualifyResult) -> Vec<Figure> {
             id: lat.id.clone(),
             caption: format!("Latency over {what}: mean solid, p99 dashed. Past the knee it grows faster than throughput."),
             svg: svg::render(&lat, W, H),
-            table: Some(sw.iter().map(|s| sweep_table(s, &for_ids)).collect()),
+            table: Some(sw.iter().map(|s| sweep_table(r, s, &for_ids)).collect()),
         });
     }
     if !r.profiles.is_empty() {
