@@ -12,7 +12,7 @@ pub enum Outcome {
     Usage,
     /// A run completed but saw I/O errors.
     IoErrors,
-    /// `--baseline` found a regression beyond `--threshold`.
+    /// `--baseline` (or `compare --threshold`) found a regression beyond `--threshold`.
     Regressed,
     /// A check could not judge all it was given and found no failure in the
     /// rest (`crash verify` with a damaged acknowledgement log): not a pass.
@@ -37,7 +37,7 @@ pub const EXIT_CODES: [(Outcome, u8, &str); 8] = [
     (
         Outcome::Regressed,
         4,
-        "--baseline found a regression beyond --threshold",
+        "--baseline (run, sweep, qualify) or compare --threshold found a regression beyond the threshold",
     ),
     (
         Outcome::Incomplete,

@@ -145,6 +145,9 @@ pub fn text(r: &RunResult) -> String {
         );
     }
     s.push('\n');
+    if let Some(a) = &r.cpu.attribution {
+        let _ = writeln!(s, "cpu use: {}", a.summary());
+    }
     for (t, d) in r.targets.iter().zip(&r.devices) {
         match d {
             crate::sysmon::mounts::Resolution::Device(info) => {

@@ -1318,6 +1318,8 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
             ],
             max_core_busy_pct: 40.0,
             cpu_bound: false,
+            cause: None,
+            attribution: None,
         },
         errors: ErrorSummary::default(),
         series: Series {

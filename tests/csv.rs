@@ -82,3 +82,37 @@ fn matrix_grids_in_orions_layout() {
     check("matrix_mbps", &grid_csv(&m, Metric::LargeMbps));
     check("matrix_lat", &grid_csv(&m, Metric::SmallLatency));
 }
+
+/// `iosim qualify -o csv` (issue 24: listed in --help but refused): one row
+/// per measurement, the corners, every sweep point with its repetitions'
+/// confidence interval and knee, every profile workload.
+#[test]
+fn qualify_csv_one_row_per_measurement() {
+    let doc: iosim::document::Document = fixture("qualify");
+    let iosim::document::Document::Qualify(q) = &doc else {
+        panic!("a qualification");
+    };
+    let out = iosim::document::render(&doc, iosim::report::OutputFormat::Csv).unwrap();
+    let mut r = csv::Reader::from_reader(out.as_bytes());
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let points: usize = q.body.sweeps.iter().map(|s| s.result.points.len()).sum();
+    assert_eq!(
+        rows.len(),
+        q.body.quick.len() + points + q.body.profiles.len()
+    );
+    let sweep = rows
+        .iter()
+        .find(|r| &r[0] == "sweep" && &r[2] == "qd=8")
+        .unwrap();
+    assert!(sweep[3].starts_with("randread 8KiB qd8 "), "{sweep:?}");
+    assert!(!sweep[8].is_empty(), "the IOPS confidence interval");
+    assert_eq!(
+        rows.iter().filter(|r| &r[16] == "true").count(),
+        q.body
+            .sweeps
+            .iter()
+            .filter(|s| s.result.knee.is_some())
+            .count()
+    );
+    check("qualify", &out);
+}

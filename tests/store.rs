@@ -3,6 +3,8 @@
 //! database never loses the run just measured. Every test uses its own
 //! database in a temp dir (and XDG_DATA_HOME points into it too).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -861,8 +863,12 @@ fn qualify_results_in_history_and_report() {
         .lines()
         .find(|l| l.trim_start().starts_with(&format!("{id} ")))
         .unwrap();
+    // A 10 s budget is under the minimum: PRELIMINARY, with the budget and file size.
     assert!(
-        line.contains(&format!("{label}: {}", canon.display())),
+        line.contains(&format!(
+            "PRELIMINARY {label} (budget 10s, files 16MiB): {}",
+            canon.display()
+        )),
         "{line}"
     );
     // Found by its target.
@@ -887,7 +893,19 @@ fn qualify_results_in_history_and_report() {
         )),
         "{html}"
     );
-    assert!(html.contains("<section id=\"verdict\">"));
+    // Its verdict and references, with ids of their own (a report may hold
+    // several qualifications): each reason's source links to its reference.
+    assert!(html.contains(&format!("<section id=\"q{id}-verdict\">")));
+    assert!(html.contains(&format!("<section id=\"q{id}-references\">")));
+    assert!(html.contains(&format!("<tr id=\"q{id}-ref-randal\">")));
+    for anchor in html.split("href=\"#").skip(1) {
+        let anchor = anchor.split('"').next().unwrap();
+        assert!(
+            html.contains(&format!(" id=\"{anchor}\"")),
+            "#{anchor} names nothing in the report"
+        );
+    }
+    assert!(!html.contains("href=\"docs/"), "no relative link");
     for v in doc["verdicts"].as_array().unwrap() {
         assert!(
             html.contains(&format!("data-role=\"{}\"", v["role"].as_str().unwrap())),
@@ -955,4 +973,179 @@ fn f64_options_refuse_nan_and_infinities() {
         assert!(!db.exists(), "{args:?}: nothing is stored");
         assert!(!d.path().join("t.dat").exists(), "{args:?}: nothing runs");
     }
+}
+
+/// Issue 24: `compare` of two stored qualifications printed "a document
+/// without run results" and exited 0. It shows each role's verdict then and
+/// now and each workload's change (with Welch's test on the sweep points'
+/// repetitions), and with `--threshold` exits 4 on a regression. The second
+/// qualification is the first with its log commits made twice as slow and
+/// the log judged NOT FIT: an honest regression, known in advance.
+#[test]
+fn qualifications_are_compared_verdict_by_verdict_and_guarded() {
+    use iosim::qualify::rules::Verdict;
+    use iosim::verdict::Role;
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let before = common::stored_qualification(&db, "before", |_| {});
+    let after = common::stored_qualification(&db, "after", |q| {
+        for p in q
+            .profiles
+            .iter_mut()
+            .filter(|p| p.measure.role == Role::Log)
+        {
+            p.measure.iops /= 2.0;
+            p.measure.write_mean_us = p.measure.write_mean_us.map(|w| w * 2.0);
+        }
+        for v in q.verdicts.iter_mut().filter(|v| v.role == Role::Log) {
+            v.verdict = Verdict::NotFit;
+        }
+        q.overall = Verdict::NotFit;
+    });
+    let (a, b) = (before.to_string(), after.to_string());
+
+    // The history lists each qualification's budget, file size and verdict.
+    let h = iosim(d.path(), &["history", "--db", dbs]);
+    let line = h
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{after} ")))
+        .unwrap();
+    assert!(
+        line.contains("PRELIMINARY NOT FIT (budget 10s, files 16MiB): /data"),
+        "{line}"
+    );
+    let j: Value =
+        serde_json::from_str(&iosim(d.path(), &["history", "--db", dbs, "-o", "json"]).stdout)
+            .unwrap();
+    assert_eq!(j[0]["budget_s"], 10.0);
+    assert_eq!(j[0]["test_file_size"], 16 << 20);
+    assert_eq!(j[0]["preliminary"], true);
+    assert_eq!(j[0]["verdict"], "NOT FIT");
+    let c = iosim(d.path(), &["history", "--db", dbs, "-o", "csv"]);
+    let mut rows = csv::Reader::from_reader(c.stdout.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let row = rows.records().next().unwrap().unwrap();
+    let col = |name: &str| &row[header.iter().position(|h| h == name).unwrap()];
+    assert_eq!(
+        (col("budget_s"), col("test_file_size"), col("preliminary")),
+        ("10", "16777216", "true")
+    );
+
+    // Without --threshold: the comparison, exit 0.
+    let r = iosim(d.path(), &["compare", "--db", dbs, &a, &b]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let t = &r.stdout;
+    assert!(!t.contains("without run results"), "{t}");
+    assert!(
+        t.starts_with(&format!(
+            "Qualification {after} against qualification {before} of "
+        )),
+        "{t}"
+    );
+    assert!(
+        t.contains("  log     FIT WITH WARNINGS -> NOT FIT\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  data    FIT WITH WARNINGS -> FIT WITH WARNINGS\n"),
+        "{t}"
+    );
+    let commit = t
+        .lines()
+        .find(|l| l.contains("profile  log-writer commit-4k: IOPS"))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(
+        commit.contains("(-50.0%)") && commit.contains("(+100.0%)"),
+        "{commit}"
+    );
+    assert!(
+        t.contains("sweep    qd=8: IOPS") && t.contains("within the noise, p = 1.00"),
+        "the sweep points, unchanged, are tested on their repetitions: {t}"
+    );
+    assert!(t.contains("both qualifications are PRELIMINARY"), "{t}");
+    assert!(!t.contains("REGRESSION"), "{t}");
+
+    // With --threshold: exit 4, and what regressed.
+    let r = iosim(
+        d.path(),
+        &["compare", "--db", dbs, &a, &b, "--threshold", "10"],
+    );
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("REGRESSIONS beyond 10%:\n    log verdict FIT WITH WARNINGS -> NOT FIT\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("    log profile log-writer commit-4k IOPS ")
+            && r.stdout.contains("(-50.0%, threshold 10%)"),
+        "{}",
+        r.stdout
+    );
+    let j = iosim(
+        d.path(),
+        &[
+            "compare",
+            "--db",
+            dbs,
+            &a,
+            &b,
+            "--threshold",
+            "10",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(j.code, 4);
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    let q = &v["qualifications"][0];
+    assert_eq!(q["id"], before);
+    assert_eq!(q["now_id"], after);
+    assert_eq!(q["threshold_pct"], 10.0);
+    let sweep = q["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "sweep")
+        .unwrap();
+    assert!(
+        sweep["then_ci95"].as_f64().is_some() && sweep["welch"]["p"].as_f64().is_some(),
+        "{sweep}"
+    );
+    // Faster, or the same: no regression, exit 0.
+    for (x, y) in [(&b, &a), (&a, &a)] {
+        let r = iosim(
+            d.path(),
+            &["compare", "--db", dbs, x, y, "--threshold", "10"],
+        );
+        assert_eq!(r.code, 0, "{x} {y}: {}", r.stdout);
+        assert!(
+            r.stdout.contains("No regression beyond 10%"),
+            "{}",
+            r.stdout
+        );
+    }
+    // A qualification with a run: not comparable, and said why.
+    let run = saved_id(&null_run(d.path(), &db, &[])).to_string();
+    let r = iosim(d.path(), &["compare", "--db", dbs, &run, &a]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "run {before} is a qualification: it is compared only with another qualification"
+        )),
+        "{}",
+        r.stderr
+    );
+    // A label naming two qualifications is refused with what to give instead.
+    common::stored_qualification(&db, "before", |_| {});
+    let r = iosim(d.path(), &["compare", "--db", dbs, "label:before", &b]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("'label:before' names 2 qualifications"),
+        "{}",
+        r.stderr
+    );
 }

@@ -66,6 +66,11 @@ pub struct CompareArgs {
     /// Two or more runs; the first is the reference. `label:NAME` or `group:N` are repetitions.
     #[arg(required = true, num_args = 2..)]
     pub runs: Vec<String>,
+    /// Exit 4 if a later run regressed against the first beyond PCT percent: IOPS, MiB/s or
+    /// p99 latency, as `run --baseline` checks; for qualifications, a role's verdict that got
+    /// worse or a workload's IOPS or mean latency.
+    #[arg(long, value_name = "PCT", value_parser = super::values::non_negative_arg)]
+    pub threshold: Option<f64>,
     /// Output format (text or json).
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,

@@ -66,15 +66,25 @@ pub struct QualifyArgs {
     /// I/Os over 1 s warn and over 15 s are NOT FIT with either.
     #[arg(long, value_enum, default_value_t = RuleSet::Classic)]
     pub rules: RuleSet,
+    /// The cache in front of the disks (a SAN array's, a RAID controller's): a test file or
+    /// device under 3 times it gets a warning that the numbers may describe the cache
+    /// (without it, the file is held against this host's memory).
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub cache_size: Option<u64>,
 
     /// Also write a self-contained HTML report (verdict first, then the evidence with charts).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
     /// Compare with an earlier qualification: a run id, or `latest` (the newest stored
-    /// qualification). Resolved before anything runs.
+    /// qualification). Resolved before anything runs. Exit 4 if a role's verdict got worse,
+    /// or a workload's IOPS or mean latency got worse by more than --threshold.
     #[arg(long, value_name = "ID|latest")]
     pub baseline: Option<String>,
+
+    /// Allowed regression for --baseline, percent.
+    #[arg(long, value_name = "PCT", default_value_t = 10.0, value_parser = super::values::non_negative_arg)]
+    pub threshold: f64,
 
     /// Keep the test files created in the directories (default: removed at the end).
     #[arg(long)]

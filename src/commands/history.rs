@@ -6,9 +6,40 @@ use serde_json::Value;
 
 use super::Ctx;
 use crate::cli::{HistoryArgs, OutputFormat};
+use crate::document::Document;
 use crate::outcome::Outcome;
 use crate::store::render::{csv_field, summary};
 use crate::store::Filter;
+
+/// What a listing shows of a stored document: IOPS, MiB/s and p99 of a
+/// single run, a verdict, a qualification's limits.
+type RowFacts = ([Option<f64>; 3], Option<String>, Option<Qualified>);
+
+/// What the history lists of a qualification besides its verdict.
+#[derive(Clone)]
+struct Qualified {
+    /// `PRELIMINARY NOT FIT`, `FIT`.
+    headline: String,
+    /// `budget 10m, files 1GiB`.
+    limits: String,
+    budget_s: f64,
+    file_size: Option<u64>,
+    preliminary: bool,
+}
+
+fn qualified(d: &Document) -> Option<Qualified> {
+    let Document::Qualify(q) = d else {
+        return None;
+    };
+    let r = &q.body;
+    Some(Qualified {
+        headline: r.headline(),
+        limits: r.limits_line(),
+        budget_s: r.time_budget_s,
+        file_size: r.file_size(),
+        preliminary: r.preliminary,
+    })
+}
 
 /// `iosim history`.
 pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
@@ -45,39 +76,45 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         limit: a.limit,
     })?;
     let mut text = String::new();
-    // From each typed document: IOPS, MiB/s and p99 of a single run, and
-    // the verdict of a kind that judges (qualify).
-    let facts: Vec<([Option<f64>; 3], Option<String>)> = rows
+    // From each typed document: IOPS, MiB/s and p99 of a single run, the
+    // verdict of a kind that judges (qualify), and a qualification's budget,
+    // test-file size and whether it was PRELIMINARY.
+    let facts: Vec<RowFacts> = rows
         .iter()
         .map(|r| {
             store.get(r.id).map(|s| {
-                s.document()
-                    .map_or(([None; 3], None), |d| (summary(&d), d.verdict()))
+                s.document().map_or(([None; 3], None, None), |d| {
+                    (summary(&d), d.verdict(), qualified(&d))
+                })
             })
         })
         .collect::<Result<_, _>>()?;
     let sums: Vec<[Option<f64>; 3]> = facts.iter().map(|f| f.0).collect();
+    let quals: Vec<Option<Qualified>> = facts.iter().map(|f| f.2.clone()).collect();
     let verdicts: Vec<Option<String>> = facts.into_iter().map(|f| f.1).collect();
     let f = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
     match a.output {
         OutputFormat::Json => {
             let items: Vec<Value> = rows
                 .iter()
-                .zip(sums.iter().zip(&verdicts))
-                .map(|(r, (s, verdict))| {
+                .zip(sums.iter().zip(&verdicts).zip(&quals))
+                .map(|(r, ((s, verdict), q))| {
                     let mut v = serde_json::to_value(r).unwrap_or_default();
                     v["iops"] = s[0].into();
                     v["mib_per_sec"] = s[1].into();
                     v["lat_p99_us"] = s[2].into();
                     v["verdict"] = verdict.clone().into();
+                    v["budget_s"] = q.as_ref().map(|q| q.budget_s).into();
+                    v["test_file_size"] = q.as_ref().and_then(|q| q.file_size).into();
+                    v["preliminary"] = q.as_ref().map(|q| q.preliminary).into();
                     v
                 })
                 .collect();
             text = serde_json::to_string_pretty(&items)? + "\n";
         }
         OutputFormat::Csv => {
-            text.push_str("id,kind,started_at,label,host,targets,device,profile,iosim_version,group,iops,mib_s,lat_p99_us,verdict\n");
-            for (r, (s, verdict)) in rows.iter().zip(sums.iter().zip(&verdicts)) {
+            text.push_str("id,kind,started_at,label,host,targets,device,profile,iosim_version,group,iops,mib_s,lat_p99_us,verdict,budget_s,test_file_size,preliminary\n");
+            for (r, ((s, verdict), q)) in rows.iter().zip(sums.iter().zip(&verdicts).zip(&quals)) {
                 let cells = [
                     r.id.to_string(),
                     r.kind.clone(),
@@ -93,6 +130,16 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                     f(s[1]),
                     f(s[2]),
                     verdict.clone().unwrap_or_default(),
+                    q.as_ref()
+                        .map(|q| format!("{:.0}", q.budget_s))
+                        .unwrap_or_default(),
+                    q.as_ref()
+                        .and_then(|q| q.file_size)
+                        .map(|z| z.to_string())
+                        .unwrap_or_default(),
+                    q.as_ref()
+                        .map(|q| q.preliminary.to_string())
+                        .unwrap_or_default(),
                 ];
                 let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
                 text.push_str(&line.join(","));
@@ -109,7 +156,7 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 "{:>5}  {:<7} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  targets / device / profile",
                 "id", "kind", "started (UTC)", "label", "host", "IOPS", "MiB/s", "p99 us"
             );
-            for (r, (s, verdict)) in rows.iter().zip(sums.iter().zip(&verdicts)) {
+            for (r, ((s, verdict), q)) in rows.iter().zip(sums.iter().zip(&verdicts).zip(&quals)) {
                 let mut what = r.targets.join(" ");
                 for x in [&r.device, &r.profile].into_iter().flatten() {
                     let _ = write!(what, " [{x}]");
@@ -117,8 +164,10 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 if let Some(g) = r.group {
                     let _ = write!(what, " (group {g})");
                 }
-                if let Some(v) = verdict {
-                    what = format!("{v}: {what}");
+                match (verdict, q) {
+                    (Some(_), Some(q)) => what = format!("{} ({}): {what}", q.headline, q.limits),
+                    (Some(v), None) => what = format!("{v}: {what}"),
+                    _ => {}
                 }
                 let _ = writeln!(
                     text,

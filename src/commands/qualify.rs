@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::options::run_options;
 use super::{save, Ctx};
-use crate::cli::{OutputFormat, QualifyArgs};
+use crate::cli::QualifyArgs;
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 use crate::outfile::{self, Existing};
@@ -55,11 +55,6 @@ fn resolve_baseline(a: &QualifyArgs, reference: &str) -> anyhow::Result<Stored> 
 
 /// Resolves the baseline, runs the qualification, prints, writes the HTML, saves.
 pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    if a.out.output == OutputFormat::Csv {
-        anyhow::bail!(
-            "iosim qualify prints text or json: use -o text or -o json (and --html FILE for the report)"
-        );
-    }
     if a.time < Duration::from_secs(10) {
         anyhow::bail!(
             "--time {}: give the qualification at least 10s (10m, 30m or 2h are the usual budgets)",
@@ -104,12 +99,28 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         keep_files: a.keep_files,
         progress: !a.out.quiet,
         rules: a.rules,
+        cache_size: a.cache_size,
     };
     let header = Header::now();
     let mut res = qualify::run(&cfg, &opts)?;
     if let Some((id, started_at, then)) = &baseline {
-        res.baseline = Some(qualify::compare(*id, started_at, then, &res));
+        let b = qualify::compare::compare(*id, started_at, then, None, &res, Some(a.threshold));
+        // On stderr too, as `run --baseline` says it, whatever the output format.
+        for r in &b.regressions {
+            eprintln!("REGRESSION: {r}");
+        }
+        if b.regressions.is_empty() {
+            eprintln!(
+                "baseline check passed against qualification {id}: no role's verdict got worse, no IOPS or mean latency worse by more than {}%",
+                a.threshold
+            );
+        }
+        res.baseline = Some(b);
     }
+    let regressed = res
+        .baseline
+        .as_ref()
+        .is_some_and(|b| !b.regressions.is_empty());
     let errors: u64 = res.sim.as_ref().map_or(0, |s| s.errors)
         + res
             .verdicts
@@ -137,5 +148,5 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     save::save_result(&a.save, &doc);
     written?;
     printed?;
-    Ok(Outcome::of_run(interrupted, errors))
+    Ok(Outcome::of_checked_run(interrupted, errors, regressed))
 }

@@ -48,6 +48,7 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         use_p99: a.p99,
         knee_threshold: a.knee_threshold,
         study,
+        max_repeats: crate::sweep::analysis::MAX_DECIDING_REPEATS.max(a.repeat),
     };
     let baseline = save::Baseline::resolve_sweep(&a.run.save.db, &a.run.guard)?;
     let opts = run_options(&a.run.out, ctx.stop.clone(), a.run.interval);

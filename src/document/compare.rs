@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::qualify::BaselineComparison;
 use crate::store::compare::{Diff, Side};
 
 /// One compared scope (a run's whole result is scope "", a quick suite has
@@ -27,6 +28,27 @@ pub struct Comparison {
     pub not_comparable: Vec<i64>,
     /// What makes the comparison doubtful (different workloads, single runs).
     pub warnings: Vec<String>,
+    /// Qualifications: each later one against the first (verdicts, workloads, regressions).
+    #[serde(default)]
+    pub qualifications: Vec<BaselineComparison>,
+    /// The allowed regression (`--threshold`), percent.
+    #[serde(default)]
+    pub threshold_pct: Option<f64>,
+    /// What regressed beyond the threshold in the run and sweep scopes (a
+    /// qualification's regressions are in its comparison).
+    #[serde(default)]
+    pub regressions: Vec<String>,
+}
+
+impl Comparison {
+    /// Anything regressed beyond `--threshold`.
+    pub fn regressed(&self) -> bool {
+        !self.regressions.is_empty()
+            || self
+                .qualifications
+                .iter()
+                .any(|q| !q.regressions.is_empty())
+    }
 }
 
 /// The side-by-side tables `iosim compare` prints, one per scope.
@@ -41,6 +63,23 @@ pub fn text(c: &Comparison) -> String {
         }
         s.push_str(&crate::store::compare::table(&sc.sides));
         s.push('\n');
+    }
+    for q in &c.qualifications {
+        s.push_str(&crate::qualify::compare::text(q));
+        s.push('\n');
+    }
+    if let Some(t) = c.threshold_pct {
+        if !c.scopes.is_empty() {
+            if c.regressions.is_empty() {
+                s.push_str(&format!(
+                    "No regression beyond {t}% in IOPS, MiB/s or p99 latency.\n"
+                ));
+            } else {
+                for r in &c.regressions {
+                    s.push_str(&format!("REGRESSION: {r}\n"));
+                }
+            }
+        }
     }
     for id in &c.not_comparable {
         s.push_str(&format!(

@@ -16,7 +16,7 @@ pub trait Exporter {
 pub struct TextExporter;
 /// The versioned JSON document (docs/json-schema.md).
 pub struct JsonExporter;
-/// CSV rows (one per target, test, point or workload).
+/// CSV rows (one per target, test, point, workload or measurement of a qualification).
 pub struct CsvExporter;
 
 /// The exporter of an output format.
@@ -76,7 +76,8 @@ impl Exporter for CsvExporter {
                 crate::matrix::grid_csv(&m.body, crate::matrix::Metric::SmallIops)
             }
             Document::Replay(r) => r.body.csv(),
-            Document::Sim(_) | Document::Compare(_) | Document::Qualify(_) | Document::Crash(_) => {
+            Document::Qualify(q) => crate::qualify::csv::csv(&q.body),
+            Document::Sim(_) | Document::Compare(_) | Document::Crash(_) => {
                 anyhow::bail!(
                     "a '{}' result prints as text or JSON: use -o text or -o json",
                     doc.kind()

@@ -94,7 +94,7 @@ fn qualify_section(
         "<h2 class=\"qualify\" data-verdict=\"{}\">Qualification #{}: {}</h2><p class=\"note\">Started {} (UTC) on {}; {}; budget {:.0} s, measured {:.1} s.{}</p>",
         r.overall.label(),
         run.row.id,
-        verdict_html::badge(r.overall),
+        verdict_html::overall_badge(r),
         esc(&h.started_at),
         esc(&h.host),
         esc(&r
@@ -107,9 +107,14 @@ fn qualify_section(
         r.measure_s,
         if r.interrupted { " Interrupted." } else { "" }
     );
-    s.push_str(&verdict_html::section(r));
+    let prefix = format!("q{}-", run.row.id);
+    s.push_str(&verdict_html::section(r, &prefix));
     s.push_str(&verdict_html::stages_table(r));
     s.push_str("<p class=\"note\">The evidence behind these verdicts, with its charts, is in the qualification's own report: <code>iosim qualify ... --html FILE</code>.</p>\n");
+    s.push_str(&crate::qualify::references::html(
+        &crate::qualify::references::collect(r),
+        &prefix,
+    ));
 }
 
 fn sweep_section(s: &mut String, id: i64, r: &SweepResult) {

@@ -746,7 +746,8 @@ figure{display:inline-block;margin:10px 10px 10px 0;vertical-align:top}table.leg
 
 /// Checks the charts after the page is drawn and sets `data-charts-ok` (the
 /// number drawn with content) on <body>; the browser test reads it.
-const JS_CHECK: &str = "(function(){var ok=0,bad=[],all=document.querySelectorAll('svg.chart');\
+pub const JS_CHECK: &str =
+    "(function(){var ok=0,bad=[],all=document.querySelectorAll('svg.chart');\
 for(var i=0;i<all.length;i++){var s=all[i],n=s.querySelectorAll('.series').length,b=null;\
 try{b=s.getBBox();}catch(e){}if(n>0&&b&&b.width>0&&b.height>0){ok++;}else{bad.push(s.id);}}\
 document.body.setAttribute('data-charts-total',String(all.length));\
@@ -755,7 +756,7 @@ if(bad.length){document.body.setAttribute('data-charts-bad',bad.join(' '));}})()
 
 /// Records uncaught errors and console.error calls as attributes on <html>
 /// (headless Chromium does not always log console messages to stderr).
-const JS_ERRORS: &str = "window.addEventListener('error',function(e){document.documentElement.setAttribute('data-js-error',String(e.message));});\
+pub const JS_ERRORS: &str = "window.addEventListener('error',function(e){document.documentElement.setAttribute('data-js-error',String(e.message));});\
 (function(){var ce=console.error;console.error=function(){var d=document.documentElement;\
 d.setAttribute('data-console-errors',String(Number(d.getAttribute('data-console-errors')||0)+1));\
 return ce.apply(console,arguments);};})();";

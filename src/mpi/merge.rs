@@ -278,10 +278,15 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
         }
         for d in &r.result.monitor.devices {
             let mut issued = RwStats::default();
+            // Only the devices the targets are on: a partition's whole disk
+            // and the device under a loop device's backing file are watched
+            // too, but no target's I/O is counted against them.
+            let mut anyone = false;
             let host_ranks = reports.iter().filter(|x| x.who.host == r.who.host);
             for x in host_ranks {
                 for (t, res) in x.result.targets.iter().zip(&x.result.devices) {
                     if res.device().is_some_and(|dev| dev.name == d.name) {
+                        anyone = true;
                         let add = |s: &mut DirStats, dr: &DirResult| {
                             s.ios += dr.ios;
                             s.bytes += dr.bytes;
@@ -290,6 +295,9 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                         add(&mut issued.write, &t.result.write);
                     }
                 }
+            }
+            if !anyone {
+                continue;
             }
             let input = CheckInput {
                 target: format!("the targets of host {}", r.who.host),
@@ -304,11 +312,11 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                 no_device_reason: None,
                 target_size: 0,
                 mem_total_bytes: 0,
-                max_core_busy_pct: 0.0,
-                busiest_core: None,
                 file_sparse: false,
                 zero_filled: false,
                 direct_unavailable: false,
+                loop_backing: None,
+                unwritten: None,
             };
             for w in self_check(&input) {
                 if DEVICE_CHECKS.contains(&w.code.as_str()) {
@@ -1027,7 +1035,18 @@ mod tests {
             },
             series: Vec::new(),
         };
-        reports[0].result.monitor.devices = vec![device(2 * per_rank_bytes)];
+        // vdy holds a loop device's backing file (or is vdz's whole disk):
+        // watched, written to, but the targets' I/O is not held against it.
+        let holder = DeviceSeries {
+            name: "vdy".into(),
+            whole: crate::sysmon::diskstats::DeviceCounters {
+                writes: 4000,
+                write_bytes: 100 << 20,
+                ..Default::default()
+            },
+            series: Vec::new(),
+        };
+        reports[0].result.monitor.devices = vec![device(2 * per_rank_bytes), holder];
         let w = merged_warnings(&reports);
         assert!(w.is_empty(), "{w:?}");
         reports[0].result.monitor.devices = vec![device(per_rank_bytes / 2)];

@@ -8,11 +8,17 @@
 //! simulator with page verification ([`crate::sim`]) and the self-checks the
 //! runner performs on every run ([`crate::sysmon::check`]). This module only
 //! binds locations to roles, splits the budget, keeps the figures the rules
-//! need ([`rules`]) and renders the result ([`render`]: text; [`html`]: the report).
+//! need ([`rules`]) and renders the result ([`render`]: text; [`html`]: the
+//! report), with the system under test ([`system`]) and the sources the rules
+//! cite ([`references`]) in both.
 
+pub mod compare;
+pub mod csv;
 pub mod html;
+pub mod references;
 pub mod render;
 pub mod rules;
+pub mod system;
 pub mod verdict_html;
 
 use std::os::unix::fs::FileTypeExt;
@@ -24,7 +30,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
 use crate::stats::SlowIos;
-use crate::sweep::analysis::Stat;
+use crate::sweep::analysis::{Stat, MAX_DECIDING_REPEATS};
+use crate::sysmon::check::CpuCause;
+use crate::sysmon::procs::CpuAttribution;
 use crate::verdict::{Direction, Role};
 use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, WorkloadSpec};
 use rules::{
@@ -60,6 +68,8 @@ pub struct QualifyConfig {
     pub progress: bool,
     /// The latency table the verdict uses.
     pub rules: RuleSet,
+    /// The cache in front of the disks, as the user gave it (`--cache-size`).
+    pub cache_size: Option<u64>,
 }
 
 /// A role bound to its test target.
@@ -79,6 +89,9 @@ pub struct Location {
     pub created: bool,
     /// Not given: placed beside the data.
     pub derived: bool,
+    /// Size of the file or device measured, bytes (0: not known, stored by an older iosim).
+    #[serde(default)]
+    pub size: u64,
 }
 
 /// One stage's time.
@@ -318,6 +331,9 @@ pub struct CheckFinding {
     pub runs: usize,
     /// It makes the numbers untrustworthy.
     pub untrusted: bool,
+    /// A CPU finding: who used the CPU in the run that showed it most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuAttribution>,
 }
 
 /// The comparison with an earlier qualification.
@@ -335,6 +351,105 @@ pub struct BaselineComparison {
     pub changes: Vec<String>,
     /// A caveat: one qualification each cannot tell a regression from noise.
     pub caveat: String,
+    /// The qualification compared with it (None: the one just measured).
+    #[serde(default)]
+    pub now_id: Option<i64>,
+    /// Its overall verdict.
+    #[serde(default)]
+    pub now_overall: Option<Verdict>,
+    /// Each workload's IOPS and mean latency then and now, with the
+    /// repetitions' confidence where there are some.
+    #[serde(default)]
+    pub workloads: Vec<Change>,
+    /// The allowed regression, percent (`--threshold`).
+    #[serde(default)]
+    pub threshold_pct: Option<f64>,
+    /// What regressed: a role's verdict that got worse, a figure worse beyond the threshold.
+    #[serde(default)]
+    pub regressions: Vec<String>,
+}
+
+/// Which measurement of a qualification a compared workload is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeasureKind {
+    /// A quick corner.
+    Corner,
+    /// A point of a queue-depth or thread sweep (mean of its repetitions).
+    Sweep,
+    /// A database profile's workload.
+    Profile,
+}
+
+impl MeasureKind {
+    /// As printed and in the CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            MeasureKind::Corner => "corner",
+            MeasureKind::Sweep => "sweep",
+            MeasureKind::Profile => "profile",
+        }
+    }
+}
+
+/// A figure compared between two qualifications.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeMetric {
+    /// I/Os per second: higher is better.
+    Iops,
+    /// Mean read latency, µs.
+    ReadMeanUs,
+    /// Mean write latency, µs.
+    WriteMeanUs,
+    /// Mean latency of all I/O (a sweep point), µs.
+    MeanUs,
+}
+
+impl ChangeMetric {
+    /// As printed.
+    pub fn label(self) -> &'static str {
+        match self {
+            ChangeMetric::Iops => "IOPS",
+            ChangeMetric::ReadMeanUs => "read mean us",
+            ChangeMetric::WriteMeanUs => "write mean us",
+            ChangeMetric::MeanUs => "mean us",
+        }
+    }
+
+    /// Larger is better (throughput), not worse (latency).
+    pub fn higher_is_better(self) -> bool {
+        self == ChangeMetric::Iops
+    }
+}
+
+/// One workload's figure in two qualifications.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Corner, sweep point or profile workload.
+    pub kind: MeasureKind,
+    /// Role of its location.
+    pub role: Role,
+    /// Its name (`rand read 4K QD32`, `qd=8`, `oltp-with-log data-8k`).
+    pub name: String,
+    /// The figure.
+    pub metric: ChangeMetric,
+    /// Then (the mean of the repetitions of a sweep point).
+    pub then: f64,
+    /// Now.
+    pub now: f64,
+    /// Half-width of the 95% confidence interval then, over the repetitions (None: one measurement).
+    pub then_ci95: Option<f64>,
+    /// The same, now.
+    pub now_ci95: Option<f64>,
+    /// (now - then) / then, percent (None when then is 0).
+    pub rel_pct: Option<f64>,
+    /// Welch's test of the difference, when both sides have two or more repetitions.
+    pub welch: Option<crate::stats::Welch>,
+    /// For the worse.
+    pub worse: bool,
+    /// Worse beyond the threshold, and not within the repetitions' noise.
+    pub regressed: bool,
 }
 
 /// The whole qualification: the body of one stored document
@@ -360,6 +475,10 @@ pub struct QualifyResult {
     pub measure_s: f64,
     /// Locations.
     pub locations: Vec<Location>,
+    /// The system under test: host, iosim, test files, cache modes and each
+    /// location's storage, gathered before the test files were made.
+    #[serde(default)]
+    pub system: system::SystemUnderTest,
     /// Stages.
     pub stages: Vec<StageRecord>,
     /// Quick corners per location.
@@ -383,18 +502,75 @@ pub struct QualifyResult {
     pub left_on_disk: Vec<String>,
     /// Ctrl-C stopped it.
     pub interrupted: bool,
+    /// The sources the rules and tables cite, with their addresses.
+    #[serde(default)]
+    pub references: Vec<references::Reference>,
+    /// The budget is under [`minimum_budget`]: a first look, not a verdict to act on.
+    #[serde(default)]
+    pub preliminary: bool,
+    /// The least budget whose measurements mean something for these roles, s ([`minimum_budget`]).
+    #[serde(default)]
+    pub minimum_budget_s: f64,
+    /// Size of the test files created in directories (`--size`), bytes.
+    #[serde(default)]
+    pub test_file_size: u64,
+    /// The cache in front of the disks, as given (`--cache-size`), bytes.
+    #[serde(default)]
+    pub cache_size: Option<u64>,
+    /// This host's memory, bytes: the cache the test files are held against without `--cache-size`.
+    #[serde(default)]
+    pub host_memory: u64,
 }
 
-/// Self-check codes that mean the numbers measure something other than the storage.
-pub const UNTRUSTED_CODES: [&str; 8] = [
+impl QualifyResult {
+    /// The overall verdict as the first line, the history and the report's
+    /// title say it: `NOT FIT`, or `PRELIMINARY NOT FIT` under the minimum budget.
+    pub fn headline(&self) -> String {
+        format!(
+            "{}{}",
+            if self.preliminary { "PRELIMINARY " } else { "" },
+            self.overall.label()
+        )
+    }
+
+    /// Size of the test files it created in directories (None when it
+    /// measured devices only, or an older iosim did not record it).
+    pub fn file_size(&self) -> Option<u64> {
+        (self.test_file_size > 0 && self.locations.iter().any(|l| !l.device))
+            .then_some(self.test_file_size)
+    }
+
+    /// Budget and test-file size in a few words, for listings
+    /// (`budget 10m, files 1GiB`, `budget 30m, devices`).
+    pub fn limits_line(&self) -> String {
+        let budget = crate::units::format_duration_arg(std::time::Duration::from_secs_f64(
+            self.time_budget_s,
+        ));
+        match self.file_size() {
+            Some(sz) => format!("budget {budget}, files {}", crate::units::format_size(sz)),
+            None if self.locations.iter().all(|l| l.device) && !self.locations.is_empty() => {
+                format!("budget {budget}, devices")
+            }
+            None => format!("budget {budget}"),
+        }
+    }
+}
+
+/// Self-check codes that mean the numbers measure something other than the
+/// storage. A CPU kept busy by the kernel's I/O path (`cpu_busy_io_path`) is
+/// not one: that is part of the storage's cost.
+pub const UNTRUSTED_CODES: [&str; 11] = [
     "cache_answered_reads",
     "writes_missed_device",
     "writes_still_cached",
     "buffered_fits_in_memory",
-    "cpu_bound",
+    CpuCause::Iosim.code(),
+    CpuCause::Others.code(),
     "sparse_test_file",
     "zero_filled_test_file",
     "direct_io_unavailable",
+    "loop_backing_cached",
+    "unwritten_device",
 ];
 
 /// The stages and their fixed shares of the budget.
@@ -405,6 +581,37 @@ pub const STAGES: [(&str, f64); 5] = [
     ("simulator", 0.20),
     ("self-checks", 0.05),
 ];
+
+/// How the quick corners open their files (the corners of `iosim quick`).
+pub const QUICK_CACHE: CacheMode = CacheMode::Direct;
+/// How the sweeps open their files (and the profiles, unless a workload says
+/// otherwise): as SQL Server opens its files.
+pub const MEASURE_CACHE: CacheMode = CacheMode::DirectWritethrough;
+
+/// How each stage opens its files, for the report.
+fn stage_caches(locs: &[Location]) -> anyhow::Result<Vec<system::StageCache>> {
+    let mut profiles: Vec<CacheMode> = Vec::new();
+    for (name, _) in profile_list(locs) {
+        for w in &crate::profile::Profile::load(name)?.workloads {
+            if !profiles.contains(&w.cache) {
+                profiles.push(w.cache);
+            }
+        }
+    }
+    let sim = crate::sim::files::cache_mode(&crate::sim::config::SimConfig::default());
+    Ok([
+        ("quick corners", vec![QUICK_CACHE]),
+        ("sweeps", vec![MEASURE_CACHE]),
+        ("profiles", profiles),
+        ("simulator", vec![sim]),
+    ]
+    .into_iter()
+    .map(|(stage, cache)| system::StageCache {
+        stage: stage.into(),
+        cache,
+    })
+    .collect())
+}
 
 /// Shortest measured time of one run, whatever the budget.
 pub const MIN_RUN: Duration = Duration::from_millis(100);
@@ -455,11 +662,105 @@ impl Budget {
     }
 }
 
+/// Share of each run's slot that is measured ([`per_run`]); the rest is set-up and analysis.
+const MEASURED_SHARE: f64 = 0.9;
+/// Set-up and analysis kept for each run besides [`MEASURED_SHARE`], s.
+const RUN_OVERHEAD_S: f64 = 0.03;
+
 /// Measured time of each of `runs` runs sharing `slot` (some of it is set-up
 /// and analysis of each run: 10% and 30 ms are kept for that).
 pub fn per_run(slot: Duration, runs: usize) -> Duration {
     let each = slot.as_secs_f64() / runs.max(1) as f64;
-    Duration::from_secs_f64((each * 0.9 - 0.03).max(0.0)).max(MIN_RUN)
+    Duration::from_secs_f64((each * MEASURED_SHARE - RUN_OVERHEAD_S).max(0.0)).max(MIN_RUN)
+}
+
+/// The slot in which `runs` runs each measure `each`: the inverse of [`per_run`].
+pub fn slot_for(each: Duration, runs: usize) -> Duration {
+    Duration::from_secs_f64(runs as f64 * (each.as_secs_f64() + RUN_OVERHEAD_S) / MEASURED_SHARE)
+}
+
+/// The shortest measurement whose numbers mean something: under a second, a
+/// run's start (threads, the queue filling, cold paths) is a visible part of
+/// it, and what a device does every second or so (flushes, garbage
+/// collection, an array destaging its cache) is not sampled.
+pub const MEANINGFUL_RUN: Duration = Duration::from_secs(1);
+
+/// The fewest repetitions of a sweep point that show its spread (a
+/// confidence interval, the knee's test, `compare`'s Welch test need two).
+pub const MIN_REPEAT: usize = 2;
+
+/// The runs each measuring stage makes for these locations, with the
+/// stage's share: the quick corners on each distinct target, every sweep
+/// point [`MIN_REPEAT`] times, every phase of the profiles that fit the roles.
+pub fn planned_runs(locs: &[Location]) -> anyhow::Result<Vec<(&'static str, f64, usize)>> {
+    let mut targets: Vec<&Path> = Vec::new();
+    for l in locs {
+        if !targets.contains(&l.target.as_path()) {
+            targets.push(&l.target);
+        }
+    }
+    let mut points = 0;
+    for l in locs {
+        let (_, _, qd, threads) = sweep_shape(l.role);
+        for axis in [qd, threads] {
+            points += crate::sweep::parse_axis(axis)
+                .map_err(anyhow::Error::msg)?
+                .values
+                .len();
+        }
+    }
+    let mut phases = 0;
+    for (name, _) in profile_list(locs) {
+        phases += crate::profile::Profile::load(name)?.phases().len();
+    }
+    let share = |name: &str| STAGES.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
+    Ok(vec![
+        (
+            "quick corners",
+            share("quick corners"),
+            crate::quick::SUITE.len() * targets.len(),
+        ),
+        ("sweeps", share("sweeps"), points * MIN_REPEAT),
+        ("profiles", share("profiles"), phases),
+    ])
+}
+
+/// The least budget (whole seconds) that gives every run of
+/// [`planned_runs`] [`MEANINGFUL_RUN`] of measuring, each stage within its
+/// share. A qualification with less is PRELIMINARY: the simulator and the
+/// self-checks are not counted (the simulator sizes its cycle to its share,
+/// and `sim-missing` says when it could not complete one).
+pub fn minimum_budget(planned: &[(&str, f64, usize)]) -> Duration {
+    let need = planned
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|p| slot_for(MEANINGFUL_RUN, p.2).as_secs_f64() / p.1)
+        .fold(0.0, f64::max);
+    Duration::from_secs(need.ceil() as u64)
+}
+
+/// Why a qualification is PRELIMINARY, and what to do about it.
+pub fn preliminary_note(budget: Duration, minimum: Duration) -> String {
+    let arg = crate::units::format_duration_arg;
+    format!(
+        "PRELIMINARY: a budget of {} is under the {} these roles need for every measurement to last {} and every sweep point to be measured {} times; the verdict and recommendations are a first look: qualify again with --time {} or more before acting on them",
+        arg(budget),
+        arg(minimum),
+        arg(MEANINGFUL_RUN),
+        MIN_REPEAT,
+        arg(minimum)
+    )
+}
+
+/// Size of a location's file or device now (0 when it cannot be read).
+fn target_size(l: &Location) -> u64 {
+    if l.device {
+        std::fs::File::open(&l.target)
+            .and_then(|f| crate::target::device_size(&f))
+            .unwrap_or(0)
+    } else {
+        std::fs::metadata(&l.target).map_or(0, |m| m.len())
+    }
 }
 
 fn is_block_device(p: &Path) -> bool {
@@ -526,6 +827,7 @@ pub fn locations(cfg: &QualifyConfig) -> anyhow::Result<Vec<Location>> {
             device,
             created: false,
             derived: false,
+            size: 0,
         });
     }
     let data = out
@@ -549,6 +851,7 @@ pub fn locations(cfg: &QualifyConfig) -> anyhow::Result<Vec<Location>> {
             device: false,
             created: false,
             derived: true,
+            size: 0,
         });
     }
     out.sort_by_key(|l| role_order(l.role));
@@ -596,6 +899,8 @@ struct Collected {
     sim: Option<SimSummary>,
     /// (role, code, message) of every run's self-check warnings.
     warnings: Vec<(Role, String, String)>,
+    /// Who used the CPU in the runs with a CPU finding.
+    cpu: Vec<(Role, CpuCause, CpuAttribution)>,
     /// Errors per role.
     errors: Vec<(Role, u64)>,
     /// Slow I/Os per role.
@@ -606,11 +911,18 @@ struct Collected {
 }
 
 impl Collected {
+    fn cpu_of(&mut self, role: Role, cpu: &crate::runner::CpuResult) {
+        if let (Some(cause), Some(a)) = (cpu.cause, &cpu.attribution) {
+            self.cpu.push((role, cause, a.clone()));
+        }
+    }
+
     fn run(&mut self, role: Role, what: &str, r: &RunResult) {
         for w in &r.warnings {
             self.warnings
                 .push((role, w.code.clone(), w.message.clone()));
         }
+        self.cpu_of(role, &r.cpu);
         self.errors.push((role, r.errors.count));
         self.interrupted |= r.interrupted;
         self.stall(role, what, r);
@@ -639,10 +951,139 @@ fn base_spec(cfg: &QualifyConfig, duration: Duration) -> WorkloadSpec {
     WorkloadSpec {
         duration,
         engine: cfg.engine,
-        cache: CacheMode::DirectWritethrough,
+        cache: MEASURE_CACHE,
         allow_destroy: cfg.allow_destroy,
         ..WorkloadSpec::default()
     }
+}
+
+/// Each sweep point's run aims for this long when the budget gives the
+/// sweeps more repetitions than three.
+pub const SWEEP_RUN_TARGET: Duration = Duration::from_secs(3);
+
+/// Repetitions per sweep point: as many as the sweeps' share of the budget
+/// gives with runs of [`SWEEP_RUN_TARGET`], up to the sweep's cap
+/// ([`MAX_DECIDING_REPEATS`]); at least three of a second or more, else two.
+/// A larger `--time` buys repetitions, which is how a knee the noise left
+/// undecided gets decided ([`knee_line`] says which budget would).
+pub fn sweep_repeats(slot: Duration, points: usize) -> usize {
+    let fits = |r: usize, run: Duration| per_run(slot, points * r) >= run;
+    match (3..=MAX_DECIDING_REPEATS)
+        .rev()
+        .find(|&r| fits(r, SWEEP_RUN_TARGET))
+    {
+        Some(r) => r,
+        None if fits(3, Duration::from_secs(1)) => 3,
+        None => 2,
+    }
+}
+
+/// The smallest whole-minute budget whose sweeps get `repeats` repetitions
+/// of each of `points` points (by [`sweep_repeats`] on the sweeps' share).
+pub fn budget_for_repeats(repeats: usize, points: usize) -> Option<Duration> {
+    let share = STAGES
+        .iter()
+        .find(|s| s.0 == "sweeps")
+        .map_or(0.35, |s| s.1);
+    (1..=24 * 60)
+        .map(|m| Duration::from_secs(m * 60))
+        .find(|t| sweep_repeats(t.mul_f64(share), points) >= repeats)
+}
+
+/// What the knee rule concluded on one of the qualification's sweeps, in
+/// words: the knee, "no knee: still scales", or undecided with the budget
+/// that would decide it (qualify has no --repeat: its repetitions grow with
+/// --time). `None` when the sweep was not judged.
+pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
+    use crate::sweep::analysis::KneeStatus;
+    let res = &s.result;
+    let param = s.param.to_uppercase();
+    let at = |load: f64| {
+        res.points
+            .iter()
+            .find(|p| p.outstanding as f64 == load)
+            .and_then(|p| p.params.get(&s.param).cloned())
+            .unwrap_or_else(|| format!("{load}"))
+    };
+    let points: usize = r.sweeps.iter().map(|s| s.result.points.len()).sum();
+    let budget = |n: usize| {
+        budget_for_repeats(n, points)
+            .map(crate::units::format_duration_arg)
+            .unwrap_or_else(|| "more than a day".into())
+    };
+    Some(match &res.knee_status {
+        KneeStatus::Found => {
+            let k = res.knee.as_ref()?;
+            let p = res.points.get(k.index)?;
+            format!(
+                "knee at {param} {}: {} IOPS, {:.0}% of the best; {}",
+                p.params.get(&s.param).cloned().unwrap_or_default(),
+                p.iops.show(),
+                k.share_of_max * 100.0,
+                k.explanation
+            )
+        }
+        KneeStatus::StillScales { last_load } => format!(
+            "no knee up to {param} {}: the storage still scales (a later point always had over {:.0}% more IOPS)",
+            at(*last_load),
+            crate::sweep::analysis::KNEE_MARGIN * 100.0
+        ),
+        KneeStatus::Undecided {
+            load,
+            repeats: Some(n),
+            ..
+        } => format!(
+            "knee undecided at {param} {}: {} repetitions are too noisy to tell whether IOPS flattens there; --time {} gives the sweeps {n}, enough to decide it",
+            at(*load),
+            res.repeat,
+            budget(*n)
+        ),
+        KneeStatus::Undecided {
+            load, max_repeats, ..
+        } => format!(
+            "knee undecided at {param} {}: {} repetitions are too noisy to tell whether IOPS flattens there, and even {max_repeats} (--time {}) would not decide it: quieten the system and qualify again",
+            at(*load),
+            res.repeat,
+            budget(*max_repeats)
+        ),
+        KneeStatus::NotJudged => return None,
+    })
+}
+
+/// Worker threads per core the threads sweeps go up to. The sweeps run QD 4
+/// per thread, so a thread waits for its I/O part of the time and two share a
+/// core without waiting for each other; beyond that they queue for the CPU
+/// and the sweep measures the machine, not the storage (on a 2-vCPU VM, 8
+/// threads waited for a core about 19% of their time, 1 or 2 threads 5 to
+/// 12%). Queue depths need no such cap: one thread drives any depth.
+pub const SWEEP_THREADS_PER_CORE: u64 = 2;
+
+/// Drops the values of a threads axis beyond [`SWEEP_THREADS_PER_CORE`] per
+/// core of a machine with `cores` cores (keeping at least one value); the
+/// note saying so when any were dropped.
+pub fn fit_threads_axis(axis: &mut crate::sweep::Axis, cores: usize, role: Role) -> Option<String> {
+    use crate::sweep::Value;
+    let cap = SWEEP_THREADS_PER_CORE * cores.max(1) as u64;
+    let before = axis.values.clone();
+    axis.values
+        .retain(|v| matches!(v, Value::Num(n) if *n <= cap));
+    if axis.values.is_empty() {
+        axis.values = before.into_iter().take(1).collect();
+        return None;
+    }
+    if axis.values.len() == before.len() {
+        return None;
+    }
+    let show = |v: &[Value]| match v.last() {
+        Some(Value::Num(n)) => n.to_string(),
+        _ => "?".into(),
+    };
+    Some(format!(
+        "the {} threads sweep stops at {} threads, not {}: {SWEEP_THREADS_PER_CORE} per core on this {cores}-core machine (more would wait for each other's CPU and measure the machine, not the storage)",
+        role.name(),
+        show(&axis.values),
+        show(&before),
+    ))
 }
 
 /// The sweeps of a role: the pattern the database uses there, over queue depth and threads.
@@ -738,6 +1179,7 @@ fn qualify(
             .into());
         }
     }
+    let system = system::gather(&locs, cfg.size, cfg.engine, stage_caches(&locs)?);
     let quiet = RunOptions {
         progress: false,
         ..opts.clone()
@@ -747,6 +1189,11 @@ fn qualify(
         total: cfg.time,
     };
     let mut c = Collected::default();
+    let minimum = minimum_budget(&planned_runs(&locs)?);
+    let preliminary = cfg.time < minimum;
+    if preliminary && cfg.progress {
+        eprintln!("[qualify] {}", preliminary_note(cfg.time, minimum));
+    }
 
     // Set-up: the test files, before the budget starts.
     let t_setup = Instant::now();
@@ -782,6 +1229,9 @@ fn qualify(
         l.created = true;
     }
     let setup_s = t_setup.elapsed().as_secs_f64();
+    for l in locs.iter_mut() {
+        l.size = target_size(l);
+    }
     let mut budget = Budget::new(cfg.time);
     let mut stages = Vec::new();
     progress.line(
@@ -873,6 +1323,7 @@ fn qualify(
         setup_s,
         measure_s,
         locations: locs,
+        system,
         stages,
         quick: c.quick,
         sweeps: c.sweeps,
@@ -884,14 +1335,33 @@ fn qualify(
         notes: c.notes,
         left_on_disk: c.left,
         interrupted: c.interrupted,
+        references: Vec::new(),
+        preliminary,
+        minimum_budget_s: minimum.as_secs_f64(),
+        test_file_size: cfg.size,
+        cache_size: cfg.cache_size,
+        host_memory: crate::sysmon::host::host_info().mem_total_bytes,
     };
     res.checks = findings(&c.warnings);
+    attach_cpu(&mut res.checks, &c.cpu);
     let facts = facts(&res, &c.errors);
     let (verdicts, overall, trustworthy) = rules::judge(&facts);
     res.verdicts = verdicts;
     res.overall = overall;
     res.trustworthy = trustworthy;
     res.recommendations = rules::recommendations(&facts);
+    res.references = references::collect(&res);
+    if preliminary && !res.recommendations.is_empty() {
+        let arg = crate::units::format_duration_arg;
+        res.recommendations.insert(
+            0,
+            format!(
+                "qualify again with --time {} or more before acting on the recommendations below: they come from a PRELIMINARY run of {}",
+                arg(minimum),
+                arg(cfg.time)
+            ),
+        );
+    }
     if res.interrupted {
         res.notes
             .push("interrupted: the verdicts judge only what was measured before Ctrl-C".into());
@@ -916,7 +1386,7 @@ fn stage_quick(
                 size: cfg.size,
                 duration,
                 engine: cfg.engine,
-                cache: CacheMode::Direct,
+                cache: QUICK_CACHE,
                 allow_destroy: cfg.allow_destroy,
             },
             opts,
@@ -949,20 +1419,19 @@ fn stage_sweeps(
     c: &mut Collected,
 ) -> anyhow::Result<(usize, String)> {
     let mut plans = Vec::new();
+    let cores = crate::sysmon::host::host_info().cpus;
     for l in locs {
         let (rw, bs, qd, threads) = sweep_shape(l.role);
         for (axis, fixed_qd) in [(qd, 1), (threads, 4)] {
-            let axis = crate::sweep::parse_axis(axis).map_err(anyhow::Error::msg)?;
+            let mut axis = crate::sweep::parse_axis(axis).map_err(anyhow::Error::msg)?;
+            if axis.param == crate::sweep::Param::Threads {
+                c.notes.extend(fit_threads_axis(&mut axis, cores, l.role));
+            }
             plans.push((l, axis, rw, bs, fixed_qd));
         }
     }
     let points: usize = plans.iter().map(|p| p.1.values.len()).sum();
-    // Three repetitions when each still gets a second or more, else two.
-    let repeat = if per_run(slot, points * 3) >= Duration::from_secs(1) {
-        3
-    } else {
-        2
-    };
+    let repeat = sweep_repeats(slot, points);
     let duration = per_run(slot, points * repeat);
     let mut runs = 0;
     for (l, axis, rw, bs, fixed_qd) in plans {
@@ -992,6 +1461,7 @@ fn stage_sweeps(
             use_p99: false,
             knee_threshold: crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY,
             study: None,
+            max_repeats: MAX_DECIDING_REPEATS,
         };
         let role = l.role;
         let mut seen = Vec::new();
@@ -1004,12 +1474,14 @@ fn stage_sweeps(
                     .collect::<Vec<_>>(),
                 r.errors.count,
                 r.interrupted,
+                r.cpu.clone(),
             ));
         })?;
-        for (ws, errs, intr) in seen {
+        for (ws, errs, intr, cpu) in seen {
             for (code, msg) in ws {
                 c.warnings.push((role, code, msg));
             }
+            c.cpu_of(role, &cpu);
             c.errors.push((role, errs));
             c.interrupted |= intr;
             runs += 1;
@@ -1313,10 +1785,24 @@ pub fn findings(ws: &[(Role, String, String)]) -> Vec<CheckFinding> {
                 message: msg.clone(),
                 runs: 1,
                 untrusted: UNTRUSTED_CODES.contains(&code.as_str()),
+                cpu: None,
             }),
         }
     }
     out
+}
+
+/// Gives each CPU finding who used the CPU in the longest run of its role
+/// that showed it: the shares of a short run are coarse (the kernel counts
+/// CPU time in 10 ms ticks), and the longest is the least noisy.
+pub fn attach_cpu(checks: &mut [CheckFinding], cpu: &[(Role, CpuCause, CpuAttribution)]) {
+    for f in checks.iter_mut() {
+        f.cpu = cpu
+            .iter()
+            .filter(|(role, c, _)| *role == f.role && c.code() == f.code)
+            .max_by(|x, y| x.2.window_s.total_cmp(&y.2.window_s))
+            .map(|(_, _, a)| a.clone());
+    }
 }
 
 fn knee_fact(s: &RoleSweep) -> Option<KneeFact> {
@@ -1442,6 +1928,12 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
             tails,
             slow,
             sim_slow: sim_slow(r, role),
+            cache: (l.size > 0).then_some(rules::CacheFact {
+                size: l.size,
+                device: l.device,
+                given: r.cache_size,
+                host_memory: r.host_memory,
+            }),
         });
     }
     let find = |name: &str| {
@@ -1486,59 +1978,6 @@ fn sim_slow(r: &QualifyResult, role: Role) -> SimSlowFact {
         f.long_io_warnings = s.long_io_warnings;
     }
     f
-}
-
-/// Compares a qualification with an earlier one.
-pub fn compare(
-    id: i64,
-    started_at: &str,
-    then: &QualifyResult,
-    now: &QualifyResult,
-) -> BaselineComparison {
-    let mut changes = Vec::new();
-    for p in &now.profiles {
-        let Some(b) = then
-            .profiles
-            .iter()
-            .find(|b| b.measure.name == p.measure.name)
-        else {
-            continue;
-        };
-        let (a, n) = (&b.measure, &p.measure);
-        let pct = |x: f64, y: f64| if x > 0.0 { (y / x - 1.0) * 100.0 } else { 0.0 };
-        let mut parts = vec![format!(
-            "IOPS {:.0} -> {:.0} ({:+.0}%)",
-            a.iops,
-            n.iops,
-            pct(a.iops, n.iops)
-        )];
-        for (what, x, y) in [
-            ("read mean", a.read_mean_us, n.read_mean_us),
-            ("write mean", a.write_mean_us, n.write_mean_us),
-        ] {
-            if let (Some(x), Some(y)) = (x, y) {
-                parts.push(format!("{what} {x:.0} -> {y:.0} us ({:+.0}%)", pct(x, y)));
-            }
-        }
-        changes.push(format!("{}: {}", n.name, parts.join(", ")));
-    }
-    BaselineComparison {
-        id,
-        started_at: started_at.to_string(),
-        overall: then.overall,
-        roles: now
-            .verdicts
-            .iter()
-            .filter_map(|v| {
-                then.verdicts
-                    .iter()
-                    .find(|b| b.role == v.role)
-                    .map(|b| (v.role, b.verdict, v.verdict))
-            })
-            .collect(),
-        changes,
-        caveat: "one qualification against one other cannot tell a regression from noise: a difference within a few percent may be neither; the sweeps' confidence intervals show the noise".into(),
-    }
 }
 
 /// The repetitions' mean ± 95% interval, for reports.
@@ -1587,6 +2026,7 @@ mod tests {
             keep_files: false,
             progress: false,
             rules: RuleSet::Classic,
+            cache_size: None,
         };
         let l = locations(&cfg).unwrap();
         assert_eq!(l.len(), 2);
@@ -1607,11 +2047,158 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_buys_sweep_repetitions() {
+        // 20 points (data and log, queue depth and threads) as qualify sweeps them.
+        let sweeps = |t: u64| sweep_repeats(Duration::from_secs(t).mul_f64(0.35), 20);
+        assert_eq!(sweeps(10), 2);
+        assert_eq!(sweeps(600), 3);
+        assert!(sweeps(30 * 60) > 3, "{}", sweeps(30 * 60));
+        assert_eq!(sweeps(24 * 3600), MAX_DECIDING_REPEATS);
+        // The budget named for n repetitions gives n, and a minute less does not.
+        for n in 4..=MAX_DECIDING_REPEATS {
+            let t = budget_for_repeats(n, 20).unwrap();
+            assert!(sweeps(t.as_secs()) >= n);
+            assert!(sweeps(t.as_secs() - 60) < n, "{n}: {t:?}");
+        }
+    }
+
+    #[test]
+    fn the_minimum_budget_gives_each_run_a_second_and_each_point_two_repetitions() {
+        let d = Duration::from_millis(1234);
+        let back = per_run(slot_for(d, 40), 40);
+        assert!(
+            (back.as_secs_f64() - d.as_secs_f64()).abs() < 1e-9,
+            "{back:?}"
+        );
+        // Data and log in one directory: 2 targets x 5 corners, 20 sweep
+        // points x 2, the profiles' phases. The sweeps decide: 40 runs of
+        // 1 s in 35% of the budget.
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+        };
+        let planned = planned_runs(&locations(&cfg).unwrap()).unwrap();
+        assert_eq!(planned[0], ("quick corners", 0.10, 10));
+        assert_eq!(planned[1], ("sweeps", 0.35, 40));
+        let min = minimum_budget(&planned);
+        assert_eq!(min, Duration::from_secs(131), "{planned:?}");
+        // At the minimum every stage's runs measure a second or more; a
+        // second less and the sweeps' do not.
+        for (_, share, runs) in &planned {
+            assert!(per_run(min.mul_f64(*share), *runs) >= MEANINGFUL_RUN);
+        }
+        let less = min - Duration::from_secs(1);
+        assert!(per_run(less.mul_f64(0.35), 40) < MEANINGFUL_RUN);
+        // More roles, more points: a larger minimum.
+        let t = tempfile::tempdir().unwrap();
+        let mut more = cfg.clone();
+        more.roles.push(RoleArg {
+            role: Role::Tempdb,
+            path: t.path().into(),
+        });
+        assert!(minimum_budget(&planned_runs(&locations(&more).unwrap()).unwrap()) > min);
+        let note = preliminary_note(Duration::from_secs(10), min);
+        assert!(
+            note.starts_with("PRELIMINARY: a budget of 10s is under the 131s"),
+            "{note}"
+        );
+        assert!(note.contains("--time 131s"), "{note}");
+    }
+
+    #[test]
     fn deep_queue_workloads_are_named() {
         assert!(is_deep_queue("read-ahead", "scan-512k"));
         assert!(is_deep_queue("backup", "write-backup-1m"));
         assert!(!is_deep_queue("oltp-with-log", "data-8k"));
         assert!(!is_deep_queue("bulk-insert", "log-60k"));
+    }
+
+    #[test]
+    fn threads_sweeps_fit_the_cores() {
+        let axis = |role| crate::sweep::parse_axis(sweep_shape(role).3).unwrap();
+        let nums = |a: &crate::sweep::Axis| {
+            a.values
+                .iter()
+                .map(|v| match v {
+                    crate::sweep::Value::Num(n) => *n,
+                    _ => 0,
+                })
+                .collect::<Vec<_>>()
+        };
+        // Two cores: data's 1..8 stops at 4, and says so.
+        let mut a = axis(Role::Data);
+        let note = fit_threads_axis(&mut a, 2, Role::Data).unwrap();
+        assert_eq!(nums(&a), [1, 2, 4]);
+        assert_eq!(
+            note,
+            "the data threads sweep stops at 4 threads, not 8: 2 per core on this 2-core machine (more would wait for each other's CPU and measure the machine, not the storage)"
+        );
+        // The log's 1..4 fits two cores: no note.
+        let mut a = axis(Role::Log);
+        assert_eq!(fit_threads_axis(&mut a, 2, Role::Log), None);
+        assert_eq!(nums(&a), [1, 2, 4]);
+        // Four cores and more: the whole axis.
+        let mut a = axis(Role::Data);
+        assert_eq!(fit_threads_axis(&mut a, 4, Role::Data), None);
+        assert_eq!(nums(&a), [1, 2, 4, 8]);
+        // One core: 1 and 2.
+        let mut a = axis(Role::Tempdb);
+        assert!(fit_threads_axis(&mut a, 1, Role::Tempdb).is_some());
+        assert_eq!(nums(&a), [1, 2]);
+    }
+
+    #[test]
+    fn cpu_findings_are_untrusted_by_cause_and_carry_who_used_it() {
+        let ws = vec![
+            (
+                Role::Data,
+                "cpu_taken_by_others".to_string(),
+                "x".to_string(),
+            ),
+            (
+                Role::Data,
+                "cpu_taken_by_others".to_string(),
+                "y".to_string(),
+            ),
+            (Role::Log, "cpu_busy_io_path".to_string(), "z".to_string()),
+            (Role::Log, "cpu_bound_iosim".to_string(), "w".to_string()),
+        ];
+        let mut f = findings(&ws);
+        assert_eq!(f.len(), 3);
+        assert_eq!((f[0].runs, f[0].untrusted), (2, true));
+        assert!(!f[1].untrusted, "the I/O path is the storage's cost");
+        assert!(f[2].untrusted);
+        let a = |others: f64, window_s: f64| CpuAttribution {
+            others_pct: others,
+            cores: 2,
+            window_s,
+            ..Default::default()
+        };
+        attach_cpu(
+            &mut f,
+            &[
+                (Role::Data, CpuCause::Others, a(30.0, 1.0)),
+                (Role::Data, CpuCause::Others, a(90.0, 0.1)),
+                (Role::Log, CpuCause::Others, a(90.0, 2.0)),
+            ],
+        );
+        assert_eq!(
+            f[0].cpu.as_ref().unwrap().others_pct,
+            30.0,
+            "the longest run"
+        );
+        assert!(f[1].cpu.is_none() && f[2].cpu.is_none());
     }
 
     fn measure(name: &str, role: Role) -> Measure {
@@ -1644,6 +2231,7 @@ mod tests {
             block_device: None,
             created: true,
             derived: role == Role::Log,
+            size: 64 << 20,
         };
         let sim_file = |kind: &str, role: Role, over_15s: u64| SimFileSummary {
             path: format!("/d/sim.{kind}"),
@@ -1704,6 +2292,13 @@ mod tests {
             notes: vec![],
             left_on_disk: vec![],
             interrupted: false,
+            system: Default::default(),
+            references: vec![],
+            preliminary: false,
+            minimum_budget_s: 0.0,
+            test_file_size: 64 << 20,
+            cache_size: Some(0),
+            host_memory: 0,
         }
     }
 

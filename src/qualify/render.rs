@@ -14,7 +14,7 @@ pub fn text(r: &QualifyResult) -> String {
     let _ = writeln!(
         s,
         "iosim qualify: {} (rules: {}){}",
-        r.overall.label(),
+        r.headline(),
         r.rules.name(),
         if r.trustworthy {
             ""
@@ -22,6 +22,16 @@ pub fn text(r: &QualifyResult) -> String {
             "  (NUMBERS NOT TRUSTWORTHY: see the self-checks)"
         }
     );
+    if r.preliminary {
+        let _ = writeln!(
+            s,
+            "  {}",
+            super::preliminary_note(
+                std::time::Duration::from_secs_f64(r.time_budget_s),
+                std::time::Duration::from_secs_f64(r.minimum_budget_s)
+            )
+        );
+    }
     for v in &r.verdicts {
         let loc = r.locations.iter().find(|l| l.role == v.role);
         let _ = writeln!(
@@ -60,26 +70,13 @@ pub fn text(r: &QualifyResult) -> String {
         }
     }
     if let Some(b) = &r.baseline {
-        let _ = writeln!(
-            s,
-            "\nAgainst qualification {} of {} (then {}):",
-            b.id,
-            b.started_at,
-            b.overall.label()
-        );
-        for (role, then, now) in &b.roles {
-            let _ = writeln!(
-                s,
-                "  {:<7} {} -> {}",
-                role.name(),
-                then.label(),
-                now.label()
-            );
-        }
-        for c in &b.changes {
-            let _ = writeln!(s, "  {c}");
-        }
-        let _ = writeln!(s, "  note: {}", b.caveat);
+        s.push('\n');
+        s.push_str(&super::compare::text(b));
+    }
+
+    let sut = super::system::text(&r.system, r.time_budget_s);
+    if !sut.is_empty() {
+        let _ = write!(s, "\n{sut}");
     }
 
     let _ = writeln!(
@@ -87,7 +84,7 @@ pub fn text(r: &QualifyResult) -> String {
         "\nEvidence (budget {:.0} s, measured {:.1} s, set-up {:.1} s before the budget)",
         r.time_budget_s, r.measure_s, r.setup_s
     );
-    let _ = writeln!(s, "Stages:");
+    let _ = writeln!(s, "Stages (time taken of the share of the budget given):");
     for st in &r.stages {
         let _ = writeln!(
             s,
@@ -95,6 +92,14 @@ pub fn text(r: &QualifyResult) -> String {
             st.name, st.elapsed_s, st.budget_s, st.summary
         );
     }
+    let _ = writeln!(
+        s,
+        "  {:<14} {:>6.1} s of {:>6.1} s  (set-up {:.1} s before the budget)",
+        "total",
+        r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
+        r.time_budget_s,
+        r.setup_s
+    );
     let _ = writeln!(s, "\nQuick corners:");
     let _ = writeln!(
         s,
@@ -126,20 +131,26 @@ pub fn text(r: &QualifyResult) -> String {
         );
         let _ = writeln!(
             s,
-            "  {:>8}{:>18}{:>18}{:>14}",
-            sw.param, "IOPS", "mean(us)", "p99(us)"
+            "  {:>8}{:>18}{:>8}{:>12}{:>18}{:>12}{:>12}",
+            sw.param, "IOPS", "ci95%", "MiB/s", "mean(us)", "p99(us)", "max(us)"
         );
         for (i, p) in sw.result.points.iter().enumerate() {
             let knee = sw.result.knee.as_ref().is_some_and(|k| k.index == i);
             let _ = writeln!(
                 s,
-                "  {:>8}{:>18}{:>18}{:>14.0}{}",
+                "  {:>8}{:>18}{:>8}{:>12.1}{:>18}{:>12.0}{:>12.0}{}",
                 p.params.get(&sw.param).cloned().unwrap_or_default(),
                 p.iops.show(),
+                p.iops.ci_pct(),
+                p.mib_per_sec.mean,
                 p.lat_mean_us.show(),
                 p.lat_p99_us.mean,
+                p.lat_max_us.mean,
                 if knee { "  <- knee" } else { "" }
             );
+        }
+        if let Some(line) = super::knee_line(r, sw) {
+            let _ = writeln!(s, "  {line}");
         }
     }
     let _ = writeln!(s, "\nDatabase profiles:");
@@ -258,6 +269,9 @@ pub fn text(r: &QualifyResult) -> String {
             },
             c.message
         );
+        if let Some(a) = &c.cpu {
+            let _ = writeln!(s, "          who used the CPU: {}", a.summary());
+        }
     }
     for n in &r.notes {
         let _ = writeln!(s, "Note: {n}");
@@ -267,5 +281,10 @@ pub fn text(r: &QualifyResult) -> String {
     } else {
         let _ = writeln!(s, "Left on disk: {}", r.left_on_disk.join("; "));
     }
+    let _ = write!(
+        s,
+        "\n{}",
+        super::references::text(&super::references::collect(r))
+    );
     s
 }

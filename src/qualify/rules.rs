@@ -1,6 +1,7 @@
 //! The qualification's verdict rules: measured facts in, one verdict per role
 //! and overall out, each reason one line with the figure, the rule and its
-//! public source (docs/references.md), plus recommendations computed from the
+//! public source (docs/references.md; [`SOURCES`] lists them all, for the
+//! report's references), plus recommendations computed from the
 //! measurements.
 //!
 //! The rules are pure functions of [`Facts`], so each one is tested on fixed
@@ -25,6 +26,7 @@
 //! The latency limits (means, tails, knee) come from one of two tables,
 //! [`RuleSet::Classic`] (the default) and [`RuleSet::Flash`] (`--rules
 //! flash`, stricter); the slow- and stalled-I/O counts are the same in both.
+//! | `cache-sized-test` | the test file (or device) against the cache in front of the disks: under 3x `--cache-size`, or without it under this host's memory | yes | - | [Marks-cache] |
 
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +78,13 @@ pub struct Source {
     pub url: &'static str,
 }
 
+/// True for an address that works wherever a report is read (`https://`,
+/// `http://`); a relative one (`docs/sysmon.md`, stored by older iosim) is
+/// never shown.
+pub fn is_absolute(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
+}
+
 /// Paul Randal's latency table.
 pub const RANDAL: Source = Source {
     tag: "[Randal]",
@@ -94,12 +103,12 @@ pub const MS_2012: Source = Source {
     title: "Microsoft field guidance 2012 (Dave Wentzel, Latency and IOPs): cached writes <1 ms excellent, <2 good, <4 fair, 4 ms and above poor",
     url: "http://davewentzel.com/content/latency-and-iops/",
 };
-/// The log/data rule of thumb.
+/// The log/data rule of thumb (no address: its original was not located).
 pub const LOG_VS_DATA: Source = Source {
     tag: "[Log-vs-data]",
     title:
         "rule of thumb in SQL Server guidance (original not located): log files 0-2 ms acceptable",
-    url: "docs/references.md",
+    url: "",
 };
 /// Microsoft's SQLIOSim article.
 pub const SQLIOSIM: Source = Source {
@@ -131,12 +140,42 @@ pub const AZURE_PV2: Source = Source {
     title: "Microsoft, Deploy a Premium SSD v2 (Azure): flash disks for SQL Server and other IO-intense workloads that require sub-millisecond disk latencies",
     url: "https://learn.microsoft.com/en-us/azure/virtual-machines/disks-deploy-premium-v2",
 };
-/// iosim's own self-checks.
+/// iosim's own self-checks (no address: the report's self-checks section
+/// shows what they found).
 pub const SELF_CHECK: Source = Source {
     tag: "[iosim self-check]",
-    title: "iosim compares what it issued with the kernel's device counters, CPU use and the test file's content",
-    url: "docs/sysmon.md",
+    title: "iosim compares what it issued with the kernel's device counters, CPU use and the test file's content (the self-checks section of the report lists what it found)",
+    url: "",
 };
+
+/// Every source the rules and the latency tables cite: the report's
+/// references list. A new `Source` above belongs here too (a test checks).
+pub const SOURCES: &[Source] = &[
+    RANDAL,
+    DISKSPD_SQL,
+    MS_IO,
+    MS_2012,
+    LOG_VS_DATA,
+    SQLIOSIM,
+    MS_833,
+    DELL_FLASH,
+    AZURE_PV2,
+    MARKS_CACHE,
+    SELF_CHECK,
+];
+/// Howard Marks on measuring storage, not its cache.
+pub const MARKS_CACHE: Source = Source {
+    tag: "[Marks-cache]",
+    title: "Howard Marks, Most Of Our Benchmarks Are Broken (Network Computing, 2011): run the benchmark across a data set at least several times the size of the cache, so that a fast cache is not seen as a fast storage system",
+    url: "https://www.networkcomputing.com/data-centers/most-our-benchmarks-are-broken",
+};
+
+/// A test file under this many times the cache the user gave (`--cache-size`)
+/// may be measuring the cache ("at least several times" [Marks-cache]).
+pub const CACHE_MULTIPLE: u64 = 3;
+/// Without `--cache-size`, a test file under this many times the host's
+/// memory (the one cache size iosim can read) gets the same warning.
+pub const HOST_MEMORY_MULTIPLE: u64 = 1;
 
 /// Data-file latency: warning above (ms).
 pub const DATA_WARN_MS: f64 = 10.0;
@@ -297,11 +336,20 @@ impl Reason {
         }
     }
 
-    /// One line: figure, rule, source.
+    /// One line: figure, rule, source (with its address when it has one).
     pub fn line(&self) -> String {
         format!(
-            "{}: {} ({} {}: {} <{}>)",
-            self.measured, self.limit, self.rule, self.source_tag, self.source, self.url
+            "{}: {} ({} {}: {}{})",
+            self.measured,
+            self.limit,
+            self.rule,
+            self.source_tag,
+            self.source,
+            if is_absolute(&self.url) {
+                format!(" <{}>", self.url)
+            } else {
+                String::new()
+            }
         )
     }
 }
@@ -401,6 +449,51 @@ pub struct SimSlowFact {
     pub max_us: f64,
 }
 
+/// A location's test file (or device) against the cache in front of the disks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheFact {
+    /// Size of the file or device measured, bytes.
+    pub size: u64,
+    /// A device used whole, not a test file.
+    pub device: bool,
+    /// The cache the user gave (`--cache-size`), bytes.
+    pub given: Option<u64>,
+    /// This host's memory, bytes (held against without `given`).
+    pub host_memory: u64,
+}
+
+impl CacheFact {
+    /// The size under which the numbers may describe a cache, and what it is,
+    /// in words (None when nothing is known to hold it against).
+    pub fn limit(&self) -> Option<(u64, String)> {
+        let size = crate::units::format_size;
+        match self.given {
+            Some(c) if c > 0 => Some((
+                c.saturating_mul(CACHE_MULTIPLE),
+                format!(
+                    "{CACHE_MULTIPLE}x the {} cache given with --cache-size",
+                    size(c)
+                ),
+            )),
+            Some(_) => None,
+            None if self.host_memory > 0 => Some((
+                self.host_memory.saturating_mul(HOST_MEMORY_MULTIPLE),
+                format!(
+                    "this host's memory ({}; no --cache-size given)",
+                    size(self.host_memory)
+                ),
+            )),
+            None => None,
+        }
+    }
+
+    /// The size under which it fires, when it fires.
+    pub fn fires(&self) -> Option<(u64, String)> {
+        self.limit()
+            .filter(|(l, _)| self.size > 0 && self.size < *l)
+    }
+}
+
 /// What the rules look at for one role.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoleFacts {
@@ -424,6 +517,8 @@ pub struct RoleFacts {
     pub slow: SlowFact,
     /// Slow I/Os the simulator saw.
     pub sim_slow: SimSlowFact,
+    /// The test file against the cache (None: its size is not known).
+    pub cache: Option<CacheFact>,
 }
 
 /// Everything the rules look at.
@@ -554,6 +649,22 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             "pages written here were not all verified".into(),
             SQLIOSIM,
         ));
+    }
+    if let Some(c) = &f.cache {
+        if let Some((_, what)) = c.fires() {
+            r.push(Reason::new(
+                role,
+                Level::Warning,
+                "cache-sized-test",
+                format!(
+                    "{} of {}",
+                    if c.device { "device" } else { "test file" },
+                    crate::units::format_size(c.size)
+                ),
+                format!("smaller than {what}: the numbers may describe a cache, not the disks"),
+                MARKS_CACHE,
+            ));
+        }
     }
     for (code, msg) in &f.untrusted {
         r.push(Reason::new(
@@ -778,15 +889,61 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             }
         }
     }
+    // One recommendation per size of test file (data and log files are alike).
+    let mut small: Vec<(&CacheFact, u64, String, Vec<&str>)> = Vec::new();
     for r in &f.roles {
-        if !r.untrusted.is_empty() {
-            let codes: Vec<&str> = r.untrusted.iter().map(|(c, _)| c.as_str()).collect();
-            out.push(format!(
-                "the numbers for {} are not trustworthy ({}): fix what the self-check says and qualify again before deciding",
-                r.role.name(),
-                codes.join(", ")
-            ));
+        let Some(c) = &r.cache else { continue };
+        let Some((limit, what)) = c.fires() else {
+            continue;
+        };
+        match small
+            .iter_mut()
+            .find(|x| x.0.device == c.device && x.0.size == c.size && x.1 == limit)
+        {
+            Some(x) => x.3.push(r.role.name()),
+            None => small.push((c, limit, what, vec![r.role.name()])),
         }
+    }
+    for (c, limit, what, roles) in small {
+        let or_give = if c.given.is_none() {
+            ", or give the array's cache with --cache-size"
+        } else {
+            ""
+        };
+        let (s, each, are) = if roles.len() > 1 {
+            ("s", " each", "are")
+        } else {
+            ("", "", "is")
+        };
+        let size = crate::units::format_size(c.size);
+        let roles = roles.join(" and ");
+        out.push(if c.device {
+            format!("the {roles} device{s} ({size}{each}) {are} smaller than {what}: the numbers may be the cache's; qualify a larger device{or_give}")
+        } else {
+            let unit = if limit >= 1 << 30 { 1 << 30 } else { 1 << 20 };
+            format!(
+                "qualify again with --size {} or more: the {roles} test file{s} ({size}{each}) {are} smaller than {what}{or_give}",
+                crate::units::format_size_arg(limit.next_multiple_of(unit))
+            )
+        });
+    }
+    // Once per set of findings: roles with the same ones share the line.
+    let mut untrusted: Vec<(Vec<&str>, String)> = Vec::new();
+    for r in &f.roles {
+        let codes: Vec<&str> = r.untrusted.iter().map(|(c, _)| c.as_str()).collect();
+        if codes.is_empty() {
+            continue;
+        }
+        match untrusted.iter_mut().find(|(c, _)| *c == codes) {
+            Some((_, roles)) => *roles = format!("{roles} and {}", r.role.name()),
+            None => untrusted.push((codes, r.role.name().to_string())),
+        }
+    }
+    for (codes, roles) in untrusted {
+        out.push(format!(
+            "the numbers for {roles} are not trustworthy ({}): fix what the self-check says and qualify again before deciding",
+            codes.join(", ")
+        ));
     }
     out
 }
@@ -828,6 +985,7 @@ mod tests {
             tails: vec![],
             slow: SlowFact::default(),
             sim_slow: SimSlowFact::default(),
+            cache: None,
         }
     }
 
@@ -988,6 +1146,133 @@ mod tests {
         assert!(recommendations(&f)
             .iter()
             .any(|r| r.contains("not trustworthy")));
+        // Two roles with the same finding: one recommendation.
+        let mut l = role(Role::Log);
+        l.untrusted
+            .push(("cache_answered_reads".into(), "a cache answered".into()));
+        let mut d = role(Role::Data);
+        d.untrusted
+            .push(("cache_answered_reads".into(), "a cache answered".into()));
+        let r: Vec<String> = recommendations(&facts(vec![d, l]))
+            .into_iter()
+            .filter(|r| r.contains("not trustworthy"))
+            .collect();
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(
+            r[0].starts_with(
+                "the numbers for data and log are not trustworthy (cache_answered_reads)"
+            ),
+            "{}",
+            r[0]
+        );
+    }
+
+    #[test]
+    fn every_source_is_listed_with_an_absolute_address_or_none() {
+        // Each `pub const NAME: Source` of this file is in SOURCES, so the
+        // report's references list every source a rule can cite.
+        let text = include_str!("rules.rs");
+        let list_at = text.find("pub const SOURCES").unwrap();
+        let list = &text[list_at..list_at + text[list_at..].find("];").unwrap()];
+        for line in text.lines() {
+            let Some(name) = line
+                .strip_prefix("pub const ")
+                .and_then(|l| l.strip_suffix(": Source = Source {"))
+            else {
+                continue;
+            };
+            assert!(
+                list.contains(&format!("    {name},")),
+                "add {name} to SOURCES (the report's references list)"
+            );
+        }
+        let mut tags: Vec<&str> = SOURCES.iter().map(|s| s.tag).collect();
+        tags.sort();
+        tags.dedup();
+        assert_eq!(tags.len(), SOURCES.len(), "one entry per tag");
+        for s in SOURCES {
+            assert!(
+                s.url.is_empty() || is_absolute(s.url),
+                "{}: a report that travels has no relative link: {}",
+                s.tag,
+                s.url
+            );
+            assert!(s.tag.starts_with('[') && s.tag.ends_with(']'), "{}", s.tag);
+        }
+        let r = Reason::new(
+            Role::Log,
+            Level::Warning,
+            "log-latency",
+            "x".into(),
+            "y".into(),
+            LOG_VS_DATA,
+        );
+        assert!(!r.line().contains('<'), "no empty address: {}", r.line());
+    }
+
+    #[test]
+    fn a_test_file_a_cache_can_hold_warns() {
+        const G: u64 = 1 << 30;
+        let mut d = role(Role::Data);
+        d.cache = Some(CacheFact {
+            size: G,
+            device: false,
+            given: None,
+            host_memory: 24 * G,
+        });
+        let mut l = d.clone();
+        l.role = Role::Log;
+        let v = judge_role(&d, None);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        let line = v.reasons[0].line();
+        assert!(
+            line.starts_with("test file of 1GiB: smaller than this host's memory (24GiB; no --cache-size given): the numbers may describe a cache"),
+            "{line}"
+        );
+        assert!(line.contains("cache-sized-test [Marks-cache]"), "{line}");
+        let rs = recommendations(&facts(vec![d.clone(), l]));
+        assert_eq!(
+            rs,
+            ["qualify again with --size 24G or more: the data and log test files (1GiB each) are smaller than this host's memory (24GiB; no --cache-size given), or give the array's cache with --cache-size"]
+        );
+        // As large as the host's memory: no warning.
+        d.cache.as_mut().unwrap().size = 24 * G;
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        // The array's cache given: three times it, and the host's memory no longer counts.
+        d.cache.as_mut().unwrap().given = Some(16 * G);
+        let v = judge_role(&d, None);
+        assert!(
+            v.reasons[0]
+                .limit
+                .starts_with("smaller than 3x the 16GiB cache given with --cache-size"),
+            "{:?}",
+            v.reasons
+        );
+        assert_eq!(
+            recommendations(&facts(vec![d.clone()])),
+            ["qualify again with --size 48G or more: the data test file (24GiB) is smaller than 3x the 16GiB cache given with --cache-size"]
+        );
+        d.cache.as_mut().unwrap().size = 48 * G;
+        assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
+        d.cache.as_mut().unwrap().size = 100 << 20;
+        d.cache.as_mut().unwrap().given = Some(0);
+        assert_eq!(
+            judge_role(&d, None).verdict,
+            Verdict::Fit,
+            "--cache-size 0: no cache"
+        );
+        // A device used whole.
+        let c = CacheFact {
+            size: 96 << 20,
+            device: true,
+            given: Some(64 << 20),
+            host_memory: 0,
+        };
+        assert_eq!(c.fires().unwrap().0, 192 << 20);
+        d.cache = Some(c);
+        assert!(judge_role(&d, None).reasons[0]
+            .measured
+            .starts_with("device of 96MiB"));
     }
 
     #[test]

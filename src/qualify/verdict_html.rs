@@ -8,7 +8,7 @@ use super::QualifyResult;
 use crate::text::escape_xml as esc;
 
 /// The CSS of the verdict badges.
-pub const CSS: &str = ".v{font-weight:bold;padding:2px 8px;border-radius:3px}.FIT{background:#d8f0d8;color:#060}.WARN{background:#fff0c0;color:#750}.NOT{background:#f8d0d0;color:#900}";
+pub const CSS: &str = ".v{font-weight:bold;padding:2px 8px;border-radius:3px}.FIT{background:#d8f0d8;color:#060}.WARN{background:#fff0c0;color:#750}.NOT{background:#f8d0d0;color:#900}.PRELIM{background:#dde3f8;color:#223a8a}";
 
 /// A verdict as a coloured badge.
 pub fn badge(v: super::rules::Verdict) -> String {
@@ -20,9 +20,29 @@ pub fn badge(v: super::rules::Verdict) -> String {
     format!("<span class=\"v {class}\">{}</span>", v.label())
 }
 
-/// The verdict section: roles, reasons, recommendations, baseline.
-pub fn section(r: &QualifyResult) -> String {
-    let mut s = String::from("<section id=\"verdict\"><h2>Verdict</h2>\n");
+/// The overall verdict as badges: PRELIMINARY (under the minimum budget) before the verdict.
+pub fn overall_badge(r: &QualifyResult) -> String {
+    let v = badge(r.overall);
+    if r.preliminary {
+        format!("<span class=\"v PRELIM\" data-preliminary=\"true\">PRELIMINARY</span> {v}")
+    } else {
+        v
+    }
+}
+
+/// The verdict section: roles, reasons, recommendations, baseline. Each
+/// reason's source tag links to its row in the references section, whose
+/// ids start with `prefix` ([`super::references::html`]); a source's own
+/// address is linked only when it is absolute.
+pub fn section(r: &QualifyResult, prefix: &str) -> String {
+    let mut s = format!("<section id=\"{prefix}verdict\"><h2>Verdict</h2>\n");
+    if r.preliminary {
+        let note = super::preliminary_note(
+            std::time::Duration::from_secs_f64(r.time_budget_s),
+            std::time::Duration::from_secs_f64(r.minimum_budget_s),
+        );
+        let _ = writeln!(s, "<p class=\"v PRELIM\">{}</p>", esc(&note));
+    }
     let _ = writeln!(
         s,
         "<p>Judged by the <b>{}</b> latency table (<code>--rules {}</code>).</p>",
@@ -45,14 +65,18 @@ pub fn section(r: &QualifyResult) -> String {
             .iter()
             .map(|x| {
                 format!(
-                    "<li>{}: {} ({} {}: {} <a href=\"{}\">{}</a>)</li>",
+                    "<li>{}: {} ({} <a href=\"#{prefix}{}\">{}</a>: {}{})</li>",
                     esc(&x.measured),
                     esc(&x.limit),
                     esc(&x.rule),
+                    super::references::anchor(&x.source_tag),
                     esc(&x.source_tag),
                     esc(&x.source),
-                    esc(&x.url),
-                    esc(&x.url)
+                    if super::rules::is_absolute(&x.url) {
+                        format!(" <a href=\"{0}\">{0}</a>", esc(&x.url))
+                    } else {
+                        String::new()
+                    }
                 )
             })
             .collect();
@@ -94,7 +118,22 @@ pub fn section(r: &QualifyResult) -> String {
         for c in &b.changes {
             let _ = write!(s, "<li>{}</li>", esc(c));
         }
-        let _ = write!(s, "</ul><p class=\"note\">{}</p>", esc(&b.caveat));
+        s.push_str("</ul>");
+        if let Some(t) = b.threshold_pct {
+            if b.regressions.is_empty() {
+                let _ = write!(s, "<p>No regression beyond {t}%.</p>");
+            } else {
+                let _ = write!(
+                    s,
+                    "<p class=\"v NOT\">Regressions beyond {t}%:</p><ul class=\"regressions\">"
+                );
+                for r in &b.regressions {
+                    let _ = write!(s, "<li>{}</li>", esc(r));
+                }
+                s.push_str("</ul>");
+            }
+        }
+        let _ = write!(s, "<p class=\"note\">{}</p>", esc(&b.caveat));
     }
     s.push_str("</section>\n");
     s
@@ -115,6 +154,52 @@ pub fn stages_table(r: &QualifyResult) -> String {
             esc(&st.summary)
         );
     }
-    s.push_str("</table>");
+    let _ = write!(
+        s,
+        "<tr><th class=\"l\">total</th><th>{:.1}</th><th>{:.1}</th><th>{}</th><th class=\"l\">set-up before the budget: {:.1} s</th></tr></table>",
+        r.time_budget_s,
+        r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
+        r.stages.iter().map(|st| st.runs).sum::<usize>(),
+        r.setup_s
+    );
+    s
+}
+
+/// Who used the CPU in a run with a CPU finding, as an expandable table:
+/// iosim's threads, the kernel's I/O path and other processes by name.
+pub fn cpu_detail(a: &crate::sysmon::procs::CpuAttribution) -> String {
+    let mut s = String::from("<details class=\"cpu\"><summary>who used the CPU</summary><table><tr><th class=\"l\">who</th><th>% of the machine</th></tr>");
+    let mut row = |who: &str, pct: f64, part: bool| {
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\"{}>{}</td><td>{pct:.1}</td></tr>",
+            if part {
+                " style=\"padding-left:1.5em\""
+            } else {
+                ""
+            },
+            esc(who)
+        );
+    };
+    row("iosim's own threads", a.iosim_pct, false);
+    row("the kernel's I/O path", a.io_path_pct, false);
+    row("interrupts", a.irq_pct, true);
+    for t in &a.io_path {
+        row(&format!("{} ({})", t.name, t.tasks), t.pct, true);
+    }
+    row("other processes", a.others_pct, false);
+    for t in &a.others {
+        row(&format!("{} ({})", t.name, t.tasks), t.pct, true);
+    }
+    let _ = write!(
+        s,
+        "</table><p class=\"note\">{} core(s), {:.1} s measured, machine {:.0}% busy{}.</p></details>",
+        a.cores,
+        a.window_s,
+        a.busy_pct,
+        a.worker_wait_pct
+            .map(|w| format!("; iosim's {} worker thread(s) waited for a core {w:.0}% of their time", a.workers))
+            .unwrap_or_default()
+    );
     s
 }

@@ -1,8 +1,9 @@
 //! After a run: merge what the workers measured into one [`RunResult`].
 
 use crate::stats::RwStats;
-use crate::sysmon::check::{self_checks, Warning};
+use crate::sysmon::check::{cpu_cause, cpu_warning, self_checks, CpuCause, TargetContent, Warning};
 use crate::sysmon::mounts::Resolution;
+use crate::sysmon::procs::CpuAttribution;
 use crate::sysmon::sampler::MonitorReport;
 use crate::target::{PreparedTarget, TargetKind};
 use crate::workload::distribution::SkewReport;
@@ -24,8 +25,8 @@ pub(super) struct RunFacts {
     pub interrupted: bool,
     pub targets: Vec<PreparedTarget>,
     pub resolutions: Vec<Resolution>,
-    /// Per target: (sparse, zero-filled), checked before the run.
-    pub content: Vec<(bool, bool)>,
+    /// Per target: what it holds, looked at before the run.
+    pub content: Vec<TargetContent>,
     pub monitor: MonitorReport,
     pub series: Series,
     /// The shared window, `[start, end)` in clock ns (`u64::MAX`: never opened).
@@ -135,15 +136,27 @@ pub(super) fn merge(outs: &[WorkerOut], ntargets: usize) -> Merged {
     m
 }
 
-/// CPU use of the workers and of the machine over `secs` measured seconds.
-fn cpu_result(user_s: f64, sys_s: f64, secs: f64, mon: &MonitorReport) -> CpuResult {
+/// CPU use of the workers and of the machine over `secs` measured seconds,
+/// who used it (`attribution`, from the monitor) and whether it limited the
+/// run; with the run's one CPU warning, if any.
+fn cpu_result(
+    user_s: f64,
+    sys_s: f64,
+    secs: f64,
+    mon: &MonitorReport,
+    attribution: Option<CpuAttribution>,
+) -> (CpuResult, Option<Warning>) {
     let machine = mon.cpu_whole.clone();
     let max_core = machine
         .iter()
         .filter(|c| c.cpu.is_some())
         .map(|c| c.busy_pct)
         .fold(0.0, f64::max);
-    CpuResult {
+    let cause = attribution.as_ref().and_then(|a| cpu_cause(a, max_core));
+    let warning = cause
+        .zip(attribution.as_ref())
+        .map(|(c, a)| cpu_warning(c, a));
+    let cpu = CpuResult {
         user_s,
         sys_s,
         process_pct_of_one_core: if secs > 0.0 {
@@ -152,9 +165,12 @@ fn cpu_result(user_s: f64, sys_s: f64, secs: f64, mon: &MonitorReport) -> CpuRes
             0.0
         },
         max_core_busy_pct: max_core,
-        cpu_bound: max_core >= 95.0,
+        cpu_bound: cause.is_some_and(CpuCause::untrusted),
+        cause,
+        attribution,
         machine,
-    }
+    };
+    (cpu, warning)
 }
 
 fn target_results(
@@ -208,10 +224,10 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         targets,
         resolutions,
         content,
-        monitor,
         series,
         window,
         unix_offset_ns,
+        mut monitor,
         elsewhere,
     } = f;
     let duration_ns = outs.iter().map(|o| o.duration_ns).max().unwrap_or(0);
@@ -222,7 +238,8 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
             m.errors.count
         ));
     }
-    let cpu = cpu_result(m.user_s, m.sys_s, secs, &monitor);
+    let attribution = monitor.attribution.take();
+    let (cpu, cpu_warning) = cpu_result(m.user_s, m.sys_s, secs, &monitor, attribution);
     let environment = crate::sysmon::host::host_info();
     let mut warnings = self_checks(
         &spec,
@@ -232,9 +249,9 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         &content,
         &elsewhere,
         &monitor,
-        cpu.max_core_busy_pct,
         &environment,
     );
+    warnings.extend(cpu_warning);
     warnings.extend(window_warnings(outs, window));
     let shape = shape_result(&spec, outs, secs, &m.total);
     let mut late = crate::stats::SlowAfterWindow::default();

@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use crate::clock::now_ns;
 use crate::stats::RwStats;
-use crate::sysmon::check;
+use crate::sysmon::check::{self, TargetContent};
 use crate::sysmon::mounts::{self, Resolution};
 use crate::sysmon::sampler::{Monitor, MonitorReport};
 use crate::target::{PreparedTarget, TargetKind};
@@ -180,10 +180,19 @@ fn run_loads(
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
     let crew = Crew::spawn(&mut loads, opts, interval_ns)?;
 
-    let content: Vec<Vec<(bool, bool)>> =
-        loads.iter().map(|l| content_checks(&l.targets)).collect();
     let resolutions: Vec<Vec<Resolution>> =
         loads.iter().map(|l| resolve_devices(&l.targets)).collect();
+    let content: Vec<Vec<TargetContent>> = loads
+        .iter()
+        .zip(&resolutions)
+        .map(|(l, res)| {
+            l.targets
+                .iter()
+                .zip(res)
+                .map(|(t, r)| check::examine(t, r))
+                .collect()
+        })
+        .collect();
     let monitor = start_monitor(resolutions.iter().flatten(), interval, opts.sync.as_deref());
 
     let aggs = loads
@@ -195,8 +204,17 @@ fn run_loads(
     let unix_offset_ns = unix_offset_ns();
     // A worker's failure (a panic) first: the main thread's may follow from it.
     let joined = crew.join(loads.len())?;
-    let (series, mon) = driven?;
+    let (series, mut mon) = driven?;
     let interrupted = opts.stop.load(Ordering::Relaxed);
+    if let Some(a) = &mut mon.attribution {
+        // Every workload's workers: the window and the machine are shared.
+        let waits: Vec<Option<(u64, u64)>> = joined
+            .iter()
+            .flat_map(|(outs, _)| outs.iter())
+            .map(|o| o.wait_ns.map(|w| (w, o.duration_ns)))
+            .collect();
+        a.set_workers(&waits);
+    }
 
     let merged: Vec<Merged> = loads
         .iter()
@@ -348,21 +366,6 @@ fn own_devices(mon: &MonitorReport, own: &[Resolution], all: &[Vec<Resolution>])
     m.devices.retain(|d| keep(&d.name));
     m.missing.retain(|n| keep(n));
     m
-}
-
-/// What the test files hold, checked before the run (sparse or zero-filled
-/// files flatter reads): per target, (sparse, zero-filled).
-fn content_checks(targets: &[PreparedTarget]) -> Vec<(bool, bool)> {
-    targets
-        .iter()
-        .map(|t| match t.kind {
-            TargetKind::File => (
-                check::file_is_sparse(&t.path).unwrap_or(false),
-                check::looks_zero_filled(&t.path, 16).unwrap_or(false),
-            ),
-            _ => (false, false),
-        })
-        .collect()
 }
 
 /// Which block device each target lives on (or why none).

@@ -4,9 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{DirStats, RwResult};
-use crate::sysmon::check::Warning;
+use crate::sysmon::check::{CpuCause, Warning};
 use crate::sysmon::cpu::CoreUtil;
 use crate::sysmon::mounts::Resolution;
+use crate::sysmon::procs::CpuAttribution;
 use crate::sysmon::sampler::MonitorReport;
 use crate::workload::WorkloadSpec;
 
@@ -90,8 +91,19 @@ pub struct CpuResult {
     pub machine: Vec<CoreUtil>,
     /// Busiest core's busy percentage.
     pub max_core_busy_pct: f64,
-    /// True when a core was at least 95% busy: the run may measure the CPU, not the storage.
+    /// The CPU limited the numbers: iosim's own threads saturated the cores
+    /// they could use, or other processes took CPU iosim needed (`cause`).
+    /// Results stored before `cause` existed set it when any core was at
+    /// least 95% busy, whoever used it.
+    #[serde(default)]
     pub cpu_bound: bool,
+    /// What kept the CPU busy, when it mattered (see `sysmon::check::cpu_cause`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<CpuCause>,
+    /// Who used the CPU during the measured window: iosim, the kernel's I/O
+    /// path, other processes by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<CpuAttribution>,
 }
 
 /// Errors seen during the run.

@@ -19,7 +19,7 @@ use anyhow::Context;
 use crate::clock::{now_ns, MAX_NAP_NS};
 use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::stats::{RwStats, SlowAfterWindow};
-use crate::sysmon::cpu;
+use crate::sysmon::{cpu, procs};
 use crate::workload::data::WriteData;
 use crate::workload::measured::ShapeStats;
 use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
@@ -73,6 +73,9 @@ pub(super) struct WorkerOut {
     pub duration_ns: u64,
     pub user_s: f64,
     pub sys_s: f64,
+    /// Time runnable but waiting for a core while measuring, ns (`None`:
+    /// the kernel does not keep it).
+    pub wait_ns: Option<u64>,
     pub stats: RwStats,
     pub errors: u64,
     pub error_records: Vec<IoErrorRecord>,
@@ -360,6 +363,9 @@ struct Phase {
     interval_index: usize,
     /// Thread CPU time (user, system) when measuring started.
     ru0: (f64, f64),
+    /// Run-queue wait (ns) when measuring started, and when it ended.
+    wait0: Option<u64>,
+    wait1: Option<u64>,
     first_ts: u64,
     noticed_end_ts: u64,
 }
@@ -434,6 +440,8 @@ impl<'a> Worker<'a> {
                 next_boundary: u64::MAX,
                 interval_index: 0,
                 ru0: (0.0, 0.0),
+                wait0: None,
+                wait1: None,
                 first_ts: 0,
                 noticed_end_ts: 0,
             },
@@ -704,6 +712,7 @@ impl<'a> Worker<'a> {
         self.cur.reset();
         self.gen.reset_counts();
         self.win.ru0 = cpu::rusage(true);
+        self.win.wait0 = procs::thread_run_delay_ns();
     }
 
     /// Hands the current interval to the main thread (once per interval) and
@@ -748,6 +757,9 @@ impl<'a> Worker<'a> {
             .saturating_add((through as u64 + 2).saturating_mul(iv));
         if last {
             self.stopping = true;
+            // Once, at the end of the window: what follows (draining, a
+            // verify pass) is not measured.
+            self.win.wait1 = procs::thread_run_delay_ns();
         }
     }
 
@@ -776,6 +788,12 @@ impl<'a> Worker<'a> {
         } else {
             ru1
         };
+        let wait_ns = if self.win.measuring {
+            let end = self.win.wait1.or_else(procs::thread_run_delay_ns);
+            self.win.wait0.zip(end).map(|(a, b)| b.saturating_sub(a))
+        } else {
+            Some(0)
+        };
         if self.win.measuring && self.win.measure_end == 0 {
             // Stopped by its own errors inside the window.
             self.win.measure_end = self.last_ts.min(self.win.end).max(self.win.start);
@@ -792,6 +810,7 @@ impl<'a> Worker<'a> {
             },
             user_s: ru1.0 - ru0.0,
             sys_s: ru1.1 - ru0.1,
+            wait_ns,
             stats: self.whole,
             errors: self.errors,
             error_records: self.error_records,

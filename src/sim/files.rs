@@ -185,7 +185,8 @@ pub fn running_average(avg: f64, dur_ms: f64, max_ios: f64) -> f64 {
     (avg * (max_ios - 1.0) + dur_ms) / max_ios
 }
 
-fn cache_mode(cfg: &SimConfig) -> CacheMode {
+/// How the simulator opens its files under `cfg`.
+pub fn cache_mode(cfg: &SimConfig) -> CacheMode {
     match (cfg.no_buffering, cfg.write_through) {
         (true, true) => CacheMode::DirectWritethrough,
         (true, false) => CacheMode::Direct,

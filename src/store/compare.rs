@@ -158,6 +158,28 @@ pub struct Diff {
     pub worse: bool,
 }
 
+/// The change of `value` against `base`, percent (None when `base` is 0).
+pub fn rel_change(base: f64, value: f64) -> Option<f64> {
+    (base != 0.0).then(|| (value - base) / base * 100.0)
+}
+
+/// True when a change of `rel_pct` is for the worse: less throughput, or
+/// more latency.
+pub fn is_worse(rel_pct: f64, higher_is_better: bool) -> bool {
+    if higher_is_better {
+        rel_pct < 0.0
+    } else {
+        rel_pct > 0.0
+    }
+}
+
+/// True when a change for the worse of `rel_pct` goes beyond `threshold_pct`
+/// (the one rule of `run --baseline`, `sweep --baseline`, `qualify
+/// --baseline` and `compare --threshold`).
+pub fn beyond(rel_pct: f64, threshold_pct: f64) -> bool {
+    rel_pct.abs() > threshold_pct
+}
+
 /// Differences of `b` against `a`, metric by metric.
 pub fn diff(a: &Side, b: &Side) -> Vec<Diff> {
     METRICS
@@ -166,10 +188,10 @@ pub fn diff(a: &Side, b: &Side) -> Vec<Diff> {
         .map(|(i, m)| {
             let (base, value) = (a.mean(i), b.mean(i));
             let rel_pct = match (base, value) {
-                (Some(x), Some(y)) if x != 0.0 => Some((y - x) / x * 100.0),
+                (Some(x), Some(y)) => rel_change(x, y),
                 _ => None,
             };
-            let worse = rel_pct.is_some_and(|r| if m.higher_is_better { r < 0.0 } else { r > 0.0 });
+            let worse = rel_pct.is_some_and(|r| is_worse(r, m.higher_is_better));
             Diff {
                 metric: m.name.to_string(),
                 base,
@@ -297,7 +319,7 @@ pub fn regressions(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regre
         .filter(|d| GUARDED.contains(&d.metric.as_str()) && d.worse)
         .filter_map(|d| {
             let r = d.rel_pct?;
-            (r.abs() > threshold_pct).then_some(Regression {
+            beyond(r, threshold_pct).then_some(Regression {
                 metric: d.metric,
                 base: d.base?,
                 value: d.value?,

@@ -45,6 +45,16 @@ impl Stat {
         }
     }
 
+    /// The half-width of the 95% confidence interval as a share of the
+    /// mean (`±4.2`, in percent), or `-` without repetitions.
+    pub fn ci_pct(&self) -> String {
+        if self.mean > 0.0 && self.n > 1 {
+            format!("±{:.1}", 100.0 * self.ci95 / self.mean)
+        } else {
+            "-".into()
+        }
+    }
+
     /// `mean ± sd` with a precision suited to the magnitude.
     pub fn show(&self) -> String {
         // One precision for both numbers, chosen by the mean's magnitude.
@@ -96,8 +106,10 @@ pub const KNEE_MARGIN: f64 = 0.15;
 /// candidate knee gains anything (the level `iosim compare` reports against).
 pub const KNEE_ALPHA: f64 = 0.05;
 
-/// Most repetitions per point the knee rule ever suggests; where even this
-/// many would not decide, it says so instead of asking for hundreds.
+/// Most repetitions per point a stand-alone sweep ever suggests (the knee
+/// rule's and the noisy points'); where even this many would not decide, it
+/// says so instead of asking for hundreds. A caller with a time budget
+/// (qualify) passes the cap its budget allows instead.
 pub const MAX_DECIDING_REPEATS: usize = 10;
 
 /// One point of a one-dimensional series: load, throughput, latency.
@@ -186,8 +198,10 @@ pub enum KneeVerdict {
         /// Its load.
         load: f64,
         /// Repetitions per point that would decide it, at most
-        /// [`MAX_DECIDING_REPEATS`]; `None` when even that many would not.
+        /// `max_repeats`; `None` when even that many would not.
         repeats: Option<usize>,
+        /// The cap the caller's budget allowed.
+        max_repeats: usize,
     },
     /// Too few points (under three) or no throughput: nothing to judge.
     TooShort,
@@ -213,17 +227,69 @@ impl KneeVerdict {
                 KNEE_MARGIN * 100.0
             )),
             KneeVerdict::Undecided {
-                load, repeats, ..
+                load,
+                repeats,
+                max_repeats,
+                ..
             } => Some(match repeats {
                 Some(n) => format!(
                     "knee undecided: the repetitions are too noisy to tell whether throughput flattens at load {}; --repeat {n} would decide it.",
                     trim(*load)
                 ),
                 None => format!(
-                    "knee undecided: the repetitions are too noisy to tell whether throughput flattens at load {}, and even --repeat {MAX_DECIDING_REPEATS} would not decide it; quieten the system or run longer points.",
+                    "knee undecided: the repetitions are too noisy to tell whether throughput flattens at load {}, and even --repeat {max_repeats} would not decide it; quieten the system or run longer points.",
                     trim(*load)
                 ),
             }),
+        }
+    }
+}
+
+/// What the knee rule concluded, as kept in a sweep's result (its JSON
+/// `knee_status`), so that a report can say "still scales" or "undecided"
+/// and not only show a knee or nothing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum KneeStatus {
+    /// The curve flattens: the sweep's `knee` says where.
+    Found,
+    /// Throughput still rises beyond the margin up to the last load swept.
+    StillScales {
+        /// The last load swept.
+        last_load: f64,
+    },
+    /// Noise prevents a decision at `load`.
+    Undecided {
+        /// The earliest undecided candidate's load.
+        load: f64,
+        /// Repetitions per point that would decide it (at most `max_repeats`).
+        repeats: Option<usize>,
+        /// The cap that applied.
+        max_repeats: usize,
+    },
+    /// Too few points, no numeric load, or a sweep stored before iosim kept this.
+    #[default]
+    NotJudged,
+}
+
+impl From<&KneeVerdict> for KneeStatus {
+    fn from(v: &KneeVerdict) -> KneeStatus {
+        match v {
+            KneeVerdict::At(_) => KneeStatus::Found,
+            KneeVerdict::StillScales { last_load } => KneeStatus::StillScales {
+                last_load: *last_load,
+            },
+            KneeVerdict::Undecided {
+                load,
+                repeats,
+                max_repeats,
+                ..
+            } => KneeStatus::Undecided {
+                load: *load,
+                repeats: *repeats,
+                max_repeats: *max_repeats,
+            },
+            KneeVerdict::TooShort => KneeStatus::NotJudged,
         }
     }
 }
@@ -238,7 +304,7 @@ enum Plateau {
     Unclear { repeats: Option<usize> },
 }
 
-fn plateau(points: &[SeriesPoint], i: usize) -> Plateau {
+fn plateau(points: &[SeriesPoint], i: usize, max_repeats: usize) -> Plateau {
     let a = points[i];
     let bar = |m: f64| m * (1.0 + KNEE_MARGIN);
     let mut worst: Option<Option<usize>> = None;
@@ -251,7 +317,7 @@ fn plateau(points: &[SeriesPoint], i: usize) -> Plateau {
         if b.throughput - b.ci95() > bar(a.throughput + a.ci95()) {
             return Plateau::Broken;
         }
-        let n = deciding_repeats(&a, b);
+        let n = deciding_repeats(&a, b, max_repeats);
         worst = Some(match worst {
             None => n,
             Some(w) => w.zip(n).map(|(x, y)| x.max(y)),
@@ -264,11 +330,11 @@ fn plateau(points: &[SeriesPoint], i: usize) -> Plateau {
 }
 
 /// Repetitions per point at which, with the spreads observed, `b`'s interval
-/// would clear `a`'s plus the margin; `None` past [`MAX_DECIDING_REPEATS`].
-fn deciding_repeats(a: &SeriesPoint, b: &SeriesPoint) -> Option<usize> {
+/// would clear `a`'s plus the margin; `None` past `max_repeats`.
+fn deciding_repeats(a: &SeriesPoint, b: &SeriesPoint, max_repeats: usize) -> Option<usize> {
     let gap = b.throughput - a.throughput * (1.0 + KNEE_MARGIN);
     let spread = a.throughput_sd * (1.0 + KNEE_MARGIN) + b.throughput_sd;
-    (a.runs.max(b.runs).max(2)..=MAX_DECIDING_REPEATS)
+    (a.runs.max(b.runs).max(2)..=max_repeats)
         .find(|&n| t_975(n - 1) * spread / (n as f64).sqrt() < gap)
 }
 
@@ -300,10 +366,11 @@ fn flat_step(a: &SeriesPoint, b: &SeriesPoint, threshold: f64) -> bool {
 ///
 /// The first such point is the knee. A later mean above the margin that the
 /// intervals cannot separate leaves the candidate undecided, with the
-/// repetitions that would decide it. Single runs have no interval: their means
+/// repetitions that would decide it (at most `max_repeats`, what the
+/// caller's budget allows: [`MAX_DECIDING_REPEATS`] for a stand-alone sweep). Single runs have no interval: their means
 /// decide, and the knee is marked unconfirmed. No knee is ever placed before
 /// a point with more than 15% (so never 25%) more mean throughput.
-pub fn judge_knee(points: &[SeriesPoint], threshold: f64) -> KneeVerdict {
+pub fn judge_knee(points: &[SeriesPoint], threshold: f64, max_repeats: usize) -> KneeVerdict {
     if points.len() < 3 {
         return KneeVerdict::TooShort;
     }
@@ -320,7 +387,7 @@ pub fn judge_knee(points: &[SeriesPoint], threshold: f64) -> KneeVerdict {
         if !flat_step(&a, &b, threshold) {
             continue;
         }
-        match plateau(points, i) {
+        match plateau(points, i, max_repeats) {
             Plateau::Broken => continue,
             Plateau::Unclear { repeats } => {
                 undecided.get_or_insert((i, repeats));
@@ -365,6 +432,7 @@ pub fn judge_knee(points: &[SeriesPoint], threshold: f64) -> KneeVerdict {
             index,
             load: points[index].load,
             repeats,
+            max_repeats,
         },
         None => KneeVerdict::StillScales {
             last_load: points[points.len() - 1].load,
@@ -372,9 +440,9 @@ pub fn judge_knee(points: &[SeriesPoint], threshold: f64) -> KneeVerdict {
     }
 }
 
-/// The knee by [`judge_knee`], when there is one.
+/// The knee by [`judge_knee`] (with a stand-alone sweep's cap), when there is one.
 pub fn find_knee(points: &[SeriesPoint], threshold: f64) -> Option<Knee> {
-    judge_knee(points, threshold).knee()
+    judge_knee(points, threshold, MAX_DECIDING_REPEATS).knee()
 }
 
 fn trim(v: f64) -> String {
@@ -556,7 +624,7 @@ mod tests {
             &[1e3, 2e3, 4e3, 8e3, 16e3, 32e3, 64e3].map(|t| t * 1.0),
             Some(0.03),
         );
-        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY);
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY, MAX_DECIDING_REPEATS);
         assert_eq!(v, KneeVerdict::StillScales { last_load: 64.0 });
         let f = v.finding().unwrap();
         assert!(
@@ -573,13 +641,14 @@ mod tests {
         for (p, sd) in pts.iter_mut().zip([1_000.0, 1_000.0, 1_000.0]) {
             p.throughput_sd = sd;
         }
-        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY);
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY, MAX_DECIDING_REPEATS);
         assert_eq!(
             v,
             KneeVerdict::Undecided {
                 index: 0,
                 load: 1.0,
-                repeats: Some(5)
+                repeats: Some(5),
+                max_repeats: MAX_DECIDING_REPEATS
             }
         );
         assert!(v.finding().unwrap().contains("--repeat 5"));
@@ -587,7 +656,7 @@ mod tests {
         for p in &mut pts {
             p.throughput_sd = 3_000.0;
         }
-        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY);
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY, MAX_DECIDING_REPEATS);
         assert!(
             matches!(v, KneeVerdict::Undecided { repeats: None, .. }),
             "{v:?}"
@@ -597,6 +666,21 @@ mod tests {
             f.contains(&format!("even --repeat {MAX_DECIDING_REPEATS} would not")),
             "{f}"
         );
+        // A smaller budget caps the suggestion: the first spread needs 5
+        // repetitions, which a cap of 4 cannot give.
+        for p in &mut pts {
+            p.throughput_sd = 1_000.0;
+        }
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY, 4);
+        assert_eq!(
+            KneeStatus::from(&v),
+            KneeStatus::Undecided {
+                load: 1.0,
+                repeats: None,
+                max_repeats: 4
+            }
+        );
+        assert!(v.finding().unwrap().contains("even --repeat 4 would not"));
     }
 
     #[test]

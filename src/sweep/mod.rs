@@ -21,10 +21,12 @@ use crate::csvout::Fixed;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
+use crate::sysmon::check::{CpuCause, CPU_LIMITED_CODES};
 use crate::units::{format_size_arg, parse_size};
 use crate::workload::{BsSplit, Distribution, RwMode, WorkloadSpec};
 use analysis::{
-    is_noisy, judge_knee, recommend, suggested_repeats, Knee, KneeVerdict, SeriesPoint, Stat,
+    is_noisy, judge_knee, recommend, suggested_repeats, Knee, KneeStatus, KneeVerdict, SeriesPoint,
+    Stat,
 };
 
 /// A parameter a sweep can vary.
@@ -350,7 +352,9 @@ pub struct PointResult {
     pub lat_p99_us: Stat,
     /// Maximum latency, µs.
     pub lat_max_us: Stat,
-    /// Repetitions whose run was CPU-bound (a core >= 95% busy).
+    /// Repetitions whose run was limited by the CPU: iosim's own threads
+    /// saturated their cores, or other processes took CPU they needed
+    /// (results stored before iosim told these apart: a core >= 95% busy).
     pub cpu_bound_runs: usize,
     /// Busiest core over the repetitions, %.
     pub max_core_busy_pct: f64,
@@ -379,6 +383,10 @@ pub struct SweepResult {
     pub points: Vec<PointResult>,
     /// Where throughput stops rising (only for a single numeric axis or a zip).
     pub knee: Option<Knee>,
+    /// What the knee rule concluded: found, still scales, undecided (with
+    /// the repetitions that would decide it) or not judged.
+    #[serde(default)]
+    pub knee_status: KneeStatus,
     /// Latency limit asked for, µs (applied to `latency_metric`).
     pub max_latency_us: Option<f64>,
     /// `mean` or `p99`.
@@ -412,6 +420,9 @@ pub struct SweepPlan {
     pub knee_threshold: f64,
     /// Study name.
     pub study: Option<String>,
+    /// Most repetitions per point any suggestion may ask for (what the
+    /// caller's time allows; [`analysis::MAX_DECIDING_REPEATS`] for `iosim sweep`).
+    pub max_repeats: usize,
 }
 
 /// Runs a sweep. `each` is called after every repetition (for saving or printing).
@@ -477,7 +488,12 @@ pub fn summarize_point(p: &Point, spec: &WorkloadSpec, runs: &[RunResult]) -> Po
     let iops = get(&|r| r.total.total.iops);
     let cpu_bound_runs = runs
         .iter()
-        .filter(|r| r.warnings.iter().any(|w| w.code == "cpu_bound") || r.cpu.cpu_bound)
+        .filter(|r| {
+            r.cpu.cpu_bound
+                || r.warnings
+                    .iter()
+                    .any(|w| CPU_LIMITED_CODES.contains(&w.code.as_str()))
+        })
         .count();
     let mut warnings: Vec<String> = runs
         .iter()
@@ -531,7 +547,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     // A knee needs load that only grows along the run order.
     let monotonic = series.windows(2).all(|w| w[1].load > w[0].load);
     let verdict = if monotonic {
-        judge_knee(&series, plan.knee_threshold)
+        judge_knee(&series, plan.knee_threshold, plan.max_repeats)
     } else {
         KneeVerdict::TooShort
     };
@@ -546,6 +562,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     } else if let Some(f) = verdict.finding() {
         findings.push(f);
     }
+    let knee_status = KneeStatus::from(&verdict);
     let knee = verdict.knee();
     if let Some(m) = plan.max_latency_us {
         let metric = if plan.use_p99 { "p99" } else { "mean" };
@@ -562,19 +579,44 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     }
     for p in &points {
         if p.cpu_bound_runs > 0 {
+            let has = |c: CpuCause| p.warnings.iter().any(|w| w == c.code());
+            let (why, what_to_do) = if has(CpuCause::Others) {
+                (
+                    "other processes took CPU it needed".to_string(),
+                    "stop them and measure again",
+                )
+            } else if has(CpuCause::Iosim) {
+                (
+                    "iosim's own threads saturated their cores".to_string(),
+                    "spread the load over more cores, or use larger blocks",
+                )
+            } else {
+                // Results stored before the causes were told apart.
+                (
+                    format!("a core reached {:.0}%", p.max_core_busy_pct),
+                    "spread the load over more threads or cores",
+                )
+            };
             findings.push(format!(
-                "{}: CPU-bound (a core reached {:.0}%): the storage may do more than this point shows; spread the load over more threads or cores.",
+                "{}: CPU-bound in {} run(s) ({why}): the storage may do more than this point shows; {what_to_do}.",
                 describe_point(p),
-                p.max_core_busy_pct
+                p.cpu_bound_runs,
             ));
         }
         if p.noisy {
-            findings.push(format!(
-                "{}: noisy (IOPS cv {:.0}%): run with --repeat {} for a ±5% confidence interval.",
-                describe_point(p),
-                p.iops.cv * 100.0,
-                p.suggested_repeats.unwrap_or(3)
-            ));
+            findings.push(match p.suggested_repeats.unwrap_or(3) {
+                n if n <= plan.max_repeats => format!(
+                    "{}: noisy (IOPS cv {:.0}%): run with --repeat {n} for a ±5% confidence interval.",
+                    describe_point(p),
+                    p.iops.cv * 100.0,
+                ),
+                n => format!(
+                    "{}: noisy (IOPS cv {:.0}%): a ±5% confidence interval would take {n} repetitions, more than the {} this sweep allows; quieten the system or run longer points.",
+                    describe_point(p),
+                    p.iops.cv * 100.0,
+                    plan.max_repeats
+                ),
+            });
         }
     }
     SweepResult {
@@ -584,6 +626,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
         combine: plan.combine,
         repeat: plan.repeat.max(1),
         points,
+        knee_status,
         knee,
         max_latency_us: plan.max_latency_us,
         latency_metric: if plan.use_p99 {
@@ -657,11 +700,7 @@ pub fn text(r: &SweepResult) -> String {
         if p.noisy {
             flags.push("noisy");
         }
-        let ci = if p.iops.mean > 0.0 && p.iops.n > 1 {
-            format!("±{:.1}", 100.0 * p.iops.ci95 / p.iops.mean)
-        } else {
-            "-".into()
-        };
+        let ci = p.iops.ci_pct();
         let _ = writeln!(
             s,
             "{row}{:>6}{:>18}{:>14}{:>16}{:>16}{:>16}{:>10}  {}",
@@ -914,6 +953,7 @@ mod tests {
             use_p99: false,
             knee_threshold: analysis::DEFAULT_KNEE_ELASTICITY,
             study: None,
+            max_repeats: analysis::MAX_DECIDING_REPEATS,
         };
         let pts = vec![
             point(1, &[10_000.0; 3], 100.0),

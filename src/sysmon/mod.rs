@@ -1,7 +1,8 @@
 //! System monitors: CPU time from `/proc/stat` and the process's own CPU use,
+//! who used the CPU (iosim, the kernel's I/O path, other processes),
 //! block device counters from `/proc/diskstats`, which device a target lives
-//! on, a background sampler, and self-checks of iosim's numbers against the
-//! kernel's.
+//! on (and, for reports, what that storage is: [`storage`]), a background
+//! sampler, and self-checks of iosim's numbers against the kernel's.
 //!
 //! Parsers are pure functions over the text of the `/proc` files, tested on
 //! fixtures; sampling is done by the runner at the start and end of the
@@ -12,4 +13,6 @@ pub mod cpu;
 pub mod diskstats;
 pub mod host;
 pub mod mounts;
+pub mod procs;
 pub mod sampler;
+pub mod storage;

@@ -123,7 +123,8 @@ impl SysEnv {
         }
     }
 
-    fn mounts(&self) -> Vec<MountInfo> {
+    /// The mount table, parsed (empty when unreadable).
+    pub fn mounts(&self) -> Vec<MountInfo> {
         std::fs::read_to_string(&self.mountinfo)
             .map(|t| parse_mountinfo(&t))
             .unwrap_or_default()
@@ -153,6 +154,13 @@ pub struct DeviceInfo {
     /// Device model (`/sys/block/DISK/device/model`), when the driver gives one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub model: Option<String>,
+    /// Device vendor (`/sys/block/DISK/device/vendor`: `ATA`, `NETAPP`, or a
+    /// PCI vendor id such as `0x1af4` for virtio), when the driver gives one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub vendor: Option<String>,
+    /// Driver of the disk (`sd`, `virtio_blk`, `nvme`), when sysfs names one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub driver: Option<String>,
     /// Size of `name`, bytes.
     pub size_bytes: u64,
     /// The kernel believes the disk spins (`queue/rotational`).
@@ -182,17 +190,61 @@ pub struct DeviceInfo {
     /// File behind a loop device (`/sys/block/loopN/loop/backing_file`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub backing_file: Option<String>,
+    /// How a loop device reaches its backing file (loop devices only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub loop_backing: Option<LoopBacking>,
     /// Anything a reader should know about these counters, in plain words.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notes: Vec<String>,
 }
 
+/// How a loop device reaches its backing file, from `/sys/block/loopN/loop/`
+/// and the file's own place.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopBacking {
+    /// `loop/dio`: the loop driver opens the backing file with O_DIRECT. When
+    /// false (the `losetup` default), every read and write of the loop device
+    /// goes through the host's page cache of that file.
+    pub direct_io: bool,
+    /// Where this device starts in the backing file, bytes: `loop/offset`,
+    /// plus the partition's start for a partition of a loop device.
+    pub offset: u64,
+    /// The block device holding the backing file (its counters show what
+    /// reached storage), or why there is none (a file on tmpfs lives in
+    /// memory). Absent when iosim did not look (fixture trees).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub holder: Option<Box<Resolution>>,
+}
+
+impl LoopBacking {
+    /// The block device holding the backing file, when there is one.
+    pub fn holder_device(&self) -> Option<&DeviceInfo> {
+        self.holder.as_deref().and_then(Resolution::device)
+    }
+
+    /// True when the backing file lives on a filesystem held in memory
+    /// (tmpfs): nothing the loop device does reaches storage.
+    pub fn in_memory(&self) -> bool {
+        matches!(
+            self.holder.as_deref(),
+            Some(Resolution::NoDevice { fs_type, .. }) if is_memory_fs(fs_type)
+        )
+    }
+}
+
 impl DeviceInfo {
-    /// Kernel names worth sampling: the device, then its whole disk if it is a partition.
+    /// Kernel names worth sampling: the device, then its whole disk if it is
+    /// a partition, then (for a loop device) the device holding its backing
+    /// file, whose counters show whether the loop device's I/O reached storage.
     pub fn monitor_names(&self) -> Vec<String> {
         let mut v = vec![self.name.clone()];
         if self.disk != self.name && !self.disk.is_empty() {
             v.push(self.disk.clone());
+        }
+        if let Some(h) = self.loop_backing.as_ref().and_then(|l| l.holder_device()) {
+            if !v.contains(&h.name) {
+                v.push(h.name.clone());
+            }
         }
         v
     }
@@ -227,6 +279,11 @@ impl Resolution {
 
 /// Filesystems held in memory.
 const MEMORY_FS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
+
+/// True for a filesystem type held in memory (`tmpfs`, `ramfs`...).
+pub fn is_memory_fs(fs_type: &str) -> bool {
+    MEMORY_FS.contains(&fs_type.split('.').next().unwrap_or(""))
+}
 
 /// Filesystems made up by the kernel: no storage at all.
 const PSEUDO_FS: &[&str] = &[
@@ -307,13 +364,48 @@ fn resolve_depth(path: &Path, env: &SysEnv, depth: u32) -> Resolution {
             }
         }
     };
-    if meta.file_type().is_block_device() {
+    let mut r = if meta.file_type().is_block_device() {
         let rdev = meta.rdev();
-        return resolve_block_dev(libc::major(rdev), libc::minor(rdev), env);
+        resolve_block_dev(libc::major(rdev), libc::minor(rdev), env)
+    } else {
+        let dev = meta.dev();
+        let canon = std::fs::canonicalize(&p).unwrap_or(p);
+        resolve_file_dev(libc::major(dev), libc::minor(dev), &canon, env, depth)
+    };
+    if depth == 0 {
+        if let Resolution::Device(d) = &mut r {
+            find_loop_holder(d, env, depth);
+        }
     }
-    let dev = meta.dev();
-    let canon = std::fs::canonicalize(&p).unwrap_or(p);
-    resolve_file_dev(libc::major(dev), libc::minor(dev), &canon, env, depth)
+    r
+}
+
+/// For a loop device, finds where its backing file lives (one level down:
+/// a loop device over a file on another loop device names that one, not
+/// what is under it) and says so in the notes.
+fn find_loop_holder(d: &mut DeviceInfo, env: &SysEnv, depth: u32) {
+    let (Some(file), Some(lb)) = (&d.backing_file, &mut d.loop_backing) else {
+        return;
+    };
+    // A deleted backing file is still open: its directory shows where it was.
+    let path = file.strip_suffix(" (deleted)").unwrap_or(file);
+    let holder = resolve_depth(Path::new(path), env, depth + 1);
+    let disk = &d.disk;
+    let cache = if lb.direct_io {
+        "with direct I/O (loop/dio 1)"
+    } else {
+        "through the host's page cache (loop/dio 0)"
+    };
+    d.notes.push(match &holder {
+        Resolution::Device(h) => format!(
+            "{disk} reads and writes its backing file {cache}; the file is on {}, whose counters are watched too",
+            h.name
+        ),
+        Resolution::NoDevice { reason, .. } => {
+            format!("{disk} reads and writes its backing file {cache}; the file has no block device: {reason}")
+        }
+    });
+    lb.holder = Some(Box::new(holder));
 }
 
 /// Resolves a block device target from its device number: the device itself,
@@ -375,7 +467,7 @@ pub fn resolve_file_dev(
     // filesystems have no block device; btrfs (and fuseblk) use anonymous
     // numbers but name their device as the mount source.
     let base = fs_type.split('.').next().unwrap_or("");
-    if MEMORY_FS.contains(&base) {
+    if is_memory_fs(base) {
         return Resolution::NoDevice {
             fs_type,
             reason: "in memory, no block device: reads and writes are served from RAM, so results show memory speed, not storage".into(),
@@ -488,20 +580,39 @@ pub fn find_mount<'a>(
     best(true).or_else(|| best(false))
 }
 
+impl MountInfo {
+    /// Its options as one list: per-mount options, then the superblock
+    /// options not already among them (`rw,relatime,errors=remount-ro`).
+    pub fn options(&self) -> String {
+        let mut opts: Vec<&str> = self
+            .mount_options
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .collect();
+        for o in self.super_options.split(',') {
+            if !o.is_empty() && !opts.contains(&o) {
+                opts.push(o);
+            }
+        }
+        opts.join(",")
+    }
+}
+
 fn set_mount(info: &mut DeviceInfo, m: &MountInfo) {
     info.fs_type = Some(m.fs_type.clone());
     info.mount_point = Some(m.mount_point.clone());
-    let mut opts: Vec<&str> = m
-        .mount_options
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .collect();
-    for o in m.super_options.split(',') {
-        if !o.is_empty() && !opts.contains(&o) {
-            opts.push(o);
-        }
+    info.mount_options = Some(m.options());
+}
+
+/// Describes a block device by its kernel name (`sda`, `sda2`, `dm-0`), as
+/// `/sys/class/block/NAME` shows it; None when sysfs does not list it.
+pub fn describe_name(name: &str, env: &SysEnv) -> Option<DeviceInfo> {
+    if name.is_empty() || name.contains('/') {
+        return None;
     }
-    info.mount_options = Some(opts.join(","));
+    let dir = std::fs::canonicalize(env.sys_root.join("class/block").join(name)).ok()?;
+    let (major, minor) = read_devnum(&dir).unwrap_or((0, 0));
+    Some(describe_block(&dir, major, minor, env))
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -607,10 +718,21 @@ fn describe_block(dir: &Path, major: u32, minor: u32, _env: &SysEnv) -> DeviceIn
         ));
     }
     let backing_file = read_trim(&disk_dir.join("loop/backing_file"));
+    let mut loop_backing = None;
     if let Some(b) = &backing_file {
         notes.push(format!(
             "{disk} is a loop device over the file {b}: what reaches the real disk depends on that file's filesystem and cache"
         ));
+        let start = if partition {
+            read_u64(&dir.join("start")).unwrap_or(0) * 512
+        } else {
+            0
+        };
+        loop_backing = Some(LoopBacking {
+            direct_io: read_trim(&disk_dir.join("loop/dio")).as_deref() == Some("1"),
+            offset: read_u64(&disk_dir.join("loop/offset")).unwrap_or(0) + start,
+            holder: None,
+        });
     }
     DeviceInfo {
         name,
@@ -619,6 +741,10 @@ fn describe_block(dir: &Path, major: u32, minor: u32, _env: &SysEnv) -> DeviceIn
         disk,
         partition,
         model: read_trim(&disk_dir.join("device/model")),
+        vendor: read_trim(&disk_dir.join("device/vendor")),
+        driver: std::fs::read_link(disk_dir.join("device/driver"))
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())),
         size_bytes: read_u64(&dir.join("size")).unwrap_or(0) * 512,
         rotational: read_trim(&q.join("rotational")).as_deref() == Some("1"),
         logical_block_size: read_u64(&q.join("logical_block_size")).unwrap_or(0),
@@ -630,6 +756,7 @@ fn describe_block(dir: &Path, major: u32, minor: u32, _env: &SysEnv) -> DeviceIn
         mount_options: None,
         slaves,
         backing_file,
+        loop_backing,
         notes,
     }
 }
@@ -766,6 +893,65 @@ mod tests {
         assert_eq!(p.disk, "loop3");
         assert_eq!(p.backing_file.as_deref(), Some("/var/tmp/disk image.img"));
         assert_eq!(p.fs_type.as_deref(), Some("ext4"));
+        // loop/dio and loop/offset; the partition starts 2048 sectors in.
+        let lb = d.loop_backing.as_ref().unwrap();
+        assert!(!lb.direct_io);
+        assert_eq!(lb.offset, 0);
+        assert!(lb.holder.is_none(), "fixtures are not looked through");
+        assert_eq!(p.loop_backing.as_ref().unwrap().offset, 2048 * 512);
+        // Not a loop device: none.
+        let sda = dev(resolve_block_dev(8, 0, &env("mountinfo_server.txt")));
+        assert!(sda.loop_backing.is_none());
+    }
+
+    /// Where a loop device's backing file lives, on this machine: a file in
+    /// the temp directory and one in /dev/shm (tmpfs, in memory).
+    #[test]
+    fn loop_holder_is_found_and_watched() {
+        let looped = |file: &Path, suffix: &str| {
+            let mut d = DeviceInfo {
+                name: "loop9".into(),
+                disk: "loop9".into(),
+                backing_file: Some(format!("{}{suffix}", file.display())),
+                loop_backing: Some(LoopBacking::default()),
+                ..Default::default()
+            };
+            find_loop_holder(&mut d, &SysEnv::system(), 0);
+            d
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("disk.img");
+        std::fs::write(&img, b"x").unwrap();
+        let d = looped(&img, "");
+        let lb = d.loop_backing.as_ref().unwrap();
+        match lb.holder.as_deref().unwrap() {
+            Resolution::Device(h) => {
+                assert_eq!(d.monitor_names(), vec!["loop9".to_string(), h.name.clone()]);
+                assert!(
+                    d.notes.iter().any(|n| n.contains(&format!(
+                        "through the host's page cache (loop/dio 0); the file is on {}",
+                        h.name
+                    ))),
+                    "{:?}",
+                    d.notes
+                );
+            }
+            Resolution::NoDevice { reason, .. } => {
+                assert!(!reason.is_empty());
+                assert_eq!(d.monitor_names(), vec!["loop9".to_string()]);
+            }
+        }
+        // A deleted backing file is looked for where it was.
+        assert_eq!(looped(&img, " (deleted)").loop_backing, d.loop_backing);
+        if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
+            let img = shm.path().join("disk.img");
+            std::fs::write(&img, b"x").unwrap();
+            let d = looped(&img, "");
+            assert!(d.loop_backing.as_ref().unwrap().in_memory(), "{d:?}");
+            assert_eq!(d.monitor_names(), vec!["loop9".to_string()]);
+            assert!(d.notes[0].contains("in memory"), "{:?}", d.notes);
+        }
+        assert!(!LoopBacking::default().in_memory());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cpu::{self, CoreUtil, CpuTimes};
 use super::diskstats::{self, DeviceCounters, DiskStat, DISKSTATS_SECTOR};
+use super::procs::{self, CpuAttribution, ProcSample};
 
 /// One reading of the kernel's counters.
 #[derive(Clone, Debug)]
@@ -24,6 +25,8 @@ pub struct Sample {
     pub disks: Vec<DiskStat>,
     /// Every `cpu`/`cpuN` line.
     pub cpu: Vec<CpuTimes>,
+    /// Every task's CPU time: only in the baseline and the final sample.
+    pub procs: Option<ProcSample>,
 }
 
 impl Sample {
@@ -38,7 +41,23 @@ impl Sample {
         disks.shrink_to_fit();
         let mut cpu = cpu::read_proc_stat();
         cpu.shrink_to_fit();
-        Sample { at, disks, cpu }
+        Sample {
+            at,
+            disks,
+            cpu,
+            procs: None,
+        }
+    }
+
+    /// As [`Sample::take`], with every task's CPU time (a scan of `/proc`):
+    /// for the baseline and the final sample, which bound the window
+    /// [`procs::attribute`] splits.
+    pub fn take_with_procs(devices: &[String]) -> Sample {
+        let procs = ProcSample::take();
+        Sample {
+            procs: Some(procs),
+            ..Sample::take(devices)
+        }
     }
 }
 
@@ -80,6 +99,10 @@ pub struct MonitorReport {
     pub cpu_whole: Vec<CoreUtil>,
     /// CPU use per interval.
     pub cpu_series: Vec<CpuPoint>,
+    /// Who used the CPU from the baseline to the final sample (the runner
+    /// moves it into the result's `cpu.attribution`, with the workers' waits).
+    #[serde(skip)]
+    pub attribution: Option<CpuAttribution>,
 }
 
 impl MonitorReport {
@@ -169,6 +192,9 @@ pub fn build_report(samples: &[Sample], devices: &[String], interval: Duration) 
         });
     }
     rep.cpu_whole = cpu::utilisation(&first.cpu, &last.cpu);
+    if let (Some(a), Some(b)) = (&first.procs, &last.procs) {
+        rep.attribution = procs::attribute(a, b, &first.cpu, &last.cpu, rep.duration_s);
+    }
     rep.cpu_series = pairs
         .iter()
         .map(|(x, y)| CpuPoint {
@@ -215,7 +241,7 @@ impl Monitor {
         let mut devices = devices;
         let mut seen = std::collections::HashSet::new();
         devices.retain(|d| seen.insert(d.clone()));
-        let first = Sample::take(&devices);
+        let first = Sample::take_with_procs(&devices);
         let next = first.at + interval;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -266,7 +292,7 @@ impl Monitor {
         if self.interval.is_zero() {
             return;
         }
-        let s = Sample::take(&self.devices);
+        let s = Sample::take_with_procs(&self.devices);
         if let Ok(mut st) = self.shared.state.lock() {
             st.next = s.at + self.interval;
             st.samples.clear();
@@ -291,7 +317,7 @@ impl Monitor {
         if self.interval.is_zero() {
             return MonitorReport::default();
         }
-        let last = Sample::take(&self.devices);
+        let last = Sample::take_with_procs(&self.devices);
         let mut v = self
             .shared
             .state
@@ -377,6 +403,7 @@ mod tests {
             at,
             disks: diskstats::parse_diskstats(&fixture(disks)),
             cpu: cpu::parse_proc_stat(&fixture(stat)),
+            procs: None,
         }
     }
 
@@ -655,11 +682,11 @@ mod tests {
             no_device_reason: None,
             target_size: 64 << 20,
             mem_total_bytes: crate::sysmon::host::host_info().mem_total_bytes,
-            max_core_busy_pct: 0.0,
-            busiest_core: None,
             file_sparse: false,
             zero_filled: false,
             direct_unavailable: false,
+            loop_backing: None,
+            unwritten: None,
         });
         assert!(warnings.is_empty(), "{warnings:?}");
     }
@@ -783,11 +810,11 @@ mod tests {
             no_device_reason: None,
             target_size: SIZE as u64,
             mem_total_bytes: crate::sysmon::host::host_info().mem_total_bytes,
-            max_core_busy_pct: 10.0,
-            busiest_core: Some(0),
             file_sparse: false,
             zero_filled: false,
             direct_unavailable: false,
+            loop_backing: None,
+            unwritten: None,
         });
         let codes: Vec<&str> = w.iter().map(|w| w.code.as_str()).collect();
         assert!(codes.contains(&"cache_answered_reads"), "{w:?}");

@@ -70,6 +70,12 @@ impl LoopDev {
         LoopDev::new_in(&std::env::temp_dir(), size)
     }
 
+    /// The backing file.
+    #[allow(dead_code)]
+    pub fn backing(&self) -> PathBuf {
+        self._dir.path().join("loop.img")
+    }
+
     /// The device's `major:minor` (as cgroup and sysfs files name it).
     #[allow(dead_code)]
     pub fn major_minor(&self) -> String {
@@ -124,6 +130,16 @@ impl Drop for LoopDev {
     fn drop(&mut self) {
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
     }
+}
+
+/// Ends a test that cannot run here, with `why` printed; under CI
+/// (`CI=true`) a skipped test fails instead.
+pub fn skip(why: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true, and this test cannot run: {why}"
+    );
+    eprintln!("skipped: {why}");
 }
 
 /// Completed reads and writes of `dev` (kernel name) from /proc/diskstats.
@@ -270,4 +286,57 @@ pub fn output_within(
     }
     let took = t0.elapsed();
     Some((child.wait_with_output().unwrap(), took))
+}
+
+/// Every value of attribute `name` in an HTML text (as a browser's
+/// `--dump-dom` or iosim writes it: double quotes).
+pub fn html_attrs<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+    let key = format!(" {name}=\"");
+    html.split(&key)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap_or(""))
+        .collect()
+}
+
+/// The links of a page that break when its file is moved or mailed: every
+/// `href` that is neither an absolute address (`https://`, `http://`) nor
+/// an in-page `#anchor` naming an element of the page, and every `src`.
+pub fn broken_links(html: &str) -> Vec<String> {
+    let ids = html_attrs(html, "id");
+    let mut bad: Vec<String> = html_attrs(html, "href")
+        .into_iter()
+        .filter(|h| match h.strip_prefix('#') {
+            Some(a) => !ids.contains(&a),
+            None => !(h.starts_with("https://") || h.starts_with("http://")),
+        })
+        .map(|h| format!("href={h}"))
+        .collect();
+    bad.extend(
+        html_attrs(html, "src")
+            .into_iter()
+            .map(|s| format!("src={s}")),
+    );
+    bad
+}
+
+/// A stored qualification: tests/fixtures/csv/qualify.json (a 10 s
+/// qualification of a directory on this project's VM, PRELIMINARY, data and
+/// log in `/data`), edited by `edit`, saved to the history `db` with
+/// `label`. Returns its run id.
+pub fn stored_qualification(
+    db: &Path,
+    label: &str,
+    edit: impl FnOnce(&mut iosim::qualify::QualifyResult),
+) -> i64 {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/csv/qualify.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let mut doc: iosim::document::Document = serde_json::from_value(v).unwrap();
+    let iosim::document::Document::Qualify(q) = &mut doc else {
+        panic!("the fixture is a qualification");
+    };
+    edit(&mut q.body);
+    iosim::store::Store::open(db)
+        .unwrap()
+        .save_document(&doc, Some(label), None)
+        .unwrap()
 }

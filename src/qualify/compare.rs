@@ -1,0 +1,449 @@
+//! Two qualifications compared: the verdict of each role then and now, each
+//! workload's IOPS and mean latency with the repetitions' confidence where
+//! there are some, and what regressed beyond a threshold. The one
+//! implementation behind `iosim qualify --baseline` and `iosim compare` of
+//! two stored qualifications (docs/qualify-storage.md, docs/history.md).
+//!
+//! A figure regressed when it is worse (less IOPS, more latency) by more
+//! than the threshold ([`crate::store::compare::beyond`], the rule of `run
+//! --baseline`), unless both sides have repetitions (sweep points) and
+//! Welch's test says the difference is within their noise. A role's verdict
+//! that got worse (FIT, FIT WITH WARNINGS, NOT FIT) is a regression too.
+
+use std::fmt::Write as _;
+
+use super::{BaselineComparison, Change, ChangeMetric, MeasureKind, QualifyResult};
+use crate::store::compare::{beyond, is_worse, rel_change, ALPHA};
+use crate::sweep::analysis::Stat;
+use crate::verdict::Role;
+
+/// What one qualification against one other cannot tell.
+pub const CAVEAT: &str = "one qualification against one other cannot tell a regression from noise where a figure was measured once (corners, profiles): a difference of a few percent may be neither; the sweep points' repetitions show how noisy this storage is, and their changes are tested (Welch's t-test)";
+
+/// One figure of a qualification: its mean, spread and repetitions.
+struct Figure {
+    kind: MeasureKind,
+    role: Role,
+    name: String,
+    metric: ChangeMetric,
+    stat: Stat,
+}
+
+/// Every figure compared: the corners, the sweep points, the profiles' workloads.
+fn figures(r: &QualifyResult) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let measures = r.quick.iter().map(|m| (MeasureKind::Corner, m)).chain(
+        r.profiles
+            .iter()
+            .map(|p| (MeasureKind::Profile, &p.measure)),
+    );
+    let mut sweeps = Vec::new();
+    for s in &r.sweeps {
+        for p in &s.result.points {
+            let value = p.params.get(&s.param).cloned().unwrap_or_default();
+            let name = format!("{}={value}", s.param);
+            sweeps.push((s.role, name, p));
+        }
+    }
+    // Corners first, then the sweeps, then the profiles: the order of the report.
+    let (corners, profiles): (Vec<_>, Vec<_>) =
+        measures.partition(|(k, _)| *k == MeasureKind::Corner);
+    for (kind, m) in corners {
+        push_measure(&mut out, kind, m);
+    }
+    for (role, name, p) in sweeps {
+        for (metric, stat) in [
+            (ChangeMetric::Iops, &p.iops),
+            (ChangeMetric::MeanUs, &p.lat_mean_us),
+        ] {
+            out.push(Figure {
+                kind: MeasureKind::Sweep,
+                role,
+                name: name.clone(),
+                metric,
+                stat: stat.clone(),
+            });
+        }
+    }
+    for (kind, m) in profiles {
+        push_measure(&mut out, kind, m);
+    }
+    out
+}
+
+fn push_measure(out: &mut Vec<Figure>, kind: MeasureKind, m: &super::Measure) {
+    let metrics = [
+        (ChangeMetric::Iops, Some(m.iops)),
+        (ChangeMetric::ReadMeanUs, m.read_mean_us),
+        (ChangeMetric::WriteMeanUs, m.write_mean_us),
+    ];
+    for (metric, v) in metrics {
+        if let Some(v) = v {
+            out.push(Figure {
+                kind,
+                role: m.role,
+                name: m.name.clone(),
+                metric,
+                stat: Stat::of(&[v]),
+            });
+        }
+    }
+}
+
+/// The change of one figure; `regressed` when worse beyond `threshold_pct`
+/// (when given) and not within the repetitions' noise.
+fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>) -> Change {
+    let rel_pct = rel_change(then.stat.mean, now.stat.mean);
+    let welch = crate::stats::welch_summary(
+        (then.stat.mean, then.stat.sd, then.stat.n),
+        (now.stat.mean, now.stat.sd, now.stat.n),
+    );
+    let worse = rel_pct.is_some_and(|r| is_worse(r, now.metric.higher_is_better()));
+    let noise = welch.is_some_and(|w| w.p >= ALPHA);
+    let regressed = match (rel_pct, threshold_pct) {
+        (Some(r), Some(t)) => worse && beyond(r, t) && !noise,
+        _ => false,
+    };
+    let ci = |s: &Stat| (s.n > 1).then_some(s.ci95);
+    Change {
+        kind: now.kind,
+        role: now.role,
+        name: now.name.clone(),
+        metric: now.metric,
+        then: then.stat.mean,
+        now: now.stat.mean,
+        then_ci95: ci(&then.stat),
+        now_ci95: ci(&now.stat),
+        rel_pct,
+        welch,
+        worse,
+        regressed,
+    }
+}
+
+/// Compares `now` with the earlier qualification `then` (stored as run
+/// `then_id`, started at `then_started`); `now_id` is `now`'s run id when
+/// it is stored. With a threshold, the regressions are listed.
+pub fn compare(
+    then_id: i64,
+    then_started: &str,
+    then: &QualifyResult,
+    now_id: Option<i64>,
+    now: &QualifyResult,
+    threshold_pct: Option<f64>,
+) -> BaselineComparison {
+    let before = figures(then);
+    let mut workloads = Vec::new();
+    for f in figures(now) {
+        let Some(b) = before.iter().find(|b| {
+            b.kind == f.kind && b.role == f.role && b.name == f.name && b.metric == f.metric
+        }) else {
+            continue;
+        };
+        workloads.push(change(b, &f, threshold_pct));
+    }
+    let roles: Vec<_> = now
+        .verdicts
+        .iter()
+        .filter_map(|v| {
+            then.verdicts
+                .iter()
+                .find(|b| b.role == v.role)
+                .map(|b| (v.role, b.verdict, v.verdict))
+        })
+        .collect();
+    let mut regressions = Vec::new();
+    if let Some(t) = threshold_pct {
+        for (role, a, b) in &roles {
+            if b > a {
+                regressions.push(format!(
+                    "{} verdict {} -> {}",
+                    role.name(),
+                    a.label(),
+                    b.label()
+                ));
+            }
+        }
+        for c in workloads.iter().filter(|c| c.regressed) {
+            regressions.push(format!(
+                "{} {} {} {} {} ({}, threshold {t}%)",
+                c.role.name(),
+                c.kind.name(),
+                c.name,
+                c.metric.label(),
+                arrow(c),
+                pct(c.rel_pct)
+            ));
+        }
+    }
+    let mut caveat = CAVEAT.to_string();
+    let which = match (then.preliminary, now.preliminary) {
+        (true, true) => Some("both qualifications are"),
+        (true, false) => Some("the earlier qualification is"),
+        (false, true) => Some("this qualification is"),
+        (false, false) => None,
+    };
+    if let Some(which) = which {
+        let _ = write!(
+            caveat,
+            "; {which} PRELIMINARY (a budget under the minimum): a first look, not figures to hold a storage to"
+        );
+    }
+    BaselineComparison {
+        id: then_id,
+        started_at: then_started.to_string(),
+        overall: then.overall,
+        changes: lines(&workloads),
+        roles,
+        caveat,
+        now_id,
+        now_overall: Some(now.overall),
+        workloads,
+        threshold_pct,
+        regressions,
+    }
+}
+
+fn num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn with_ci(v: f64, ci: Option<f64>) -> String {
+    match ci {
+        Some(c) => format!("{} ±{}", num(v), num(c)),
+        None => num(v),
+    }
+}
+
+fn arrow(c: &Change) -> String {
+    format!(
+        "{} -> {}",
+        with_ci(c.then, c.then_ci95),
+        with_ci(c.now, c.now_ci95)
+    )
+}
+
+fn pct(p: Option<f64>) -> String {
+    p.map_or_else(|| "-".into(), |p| format!("{p:+.1}%"))
+}
+
+/// One figure's change in words: `IOPS 33190 ±640 -> 30000 ±700 (-9.6%,
+/// within the noise, p = 0.21)`.
+fn words(c: &Change) -> String {
+    let test = match c.welch {
+        Some(w) if w.p < ALPHA => format!(", significant, p = {:.3}", w.p),
+        Some(w) => format!(", within the noise, p = {:.2}", w.p),
+        None => String::new(),
+    };
+    format!(
+        "{} {} ({}{test}){}",
+        c.metric.label(),
+        arrow(c),
+        pct(c.rel_pct),
+        if c.regressed { " REGRESSED" } else { "" }
+    )
+}
+
+/// One line per workload: its figures' changes.
+fn lines(ws: &[Change]) -> Vec<String> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for c in ws {
+        let key = format!("{:<7} {:<8} {}", c.role.name(), c.kind.name(), c.name);
+        match out.iter_mut().find(|x| x.0 == key) {
+            Some(x) => x.1.push(words(c)),
+            None => out.push((key, vec![words(c)])),
+        }
+    }
+    out.into_iter()
+        .map(|(k, v)| format!("{k}: {}", v.join(", ")))
+        .collect()
+}
+
+/// The comparison in text: the heading, each role's verdict then and now,
+/// each workload's changes, the regressions and the caveat.
+pub fn text(b: &BaselineComparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} qualification {} of {} (then {}{}):",
+        b.now_id.map_or_else(
+            || "Against".to_string(),
+            |n| format!("Qualification {n} against")
+        ),
+        b.id,
+        b.started_at,
+        b.overall.label(),
+        b.now_overall
+            .map(|v| format!(", now {}", v.label()))
+            .unwrap_or_default()
+    );
+    for (role, then, now) in &b.roles {
+        let _ = writeln!(
+            s,
+            "  {:<7} {} -> {}",
+            role.name(),
+            then.label(),
+            now.label()
+        );
+    }
+    if !b.workloads.is_empty() {
+        let _ = writeln!(
+            s,
+            "  Workloads, then -> now (± the 95% confidence interval over a sweep point's repetitions; latency in us):"
+        );
+    }
+    for c in &b.changes {
+        let _ = writeln!(s, "  {c}");
+    }
+    if let Some(t) = b.threshold_pct {
+        if b.regressions.is_empty() {
+            let _ = writeln!(
+                s,
+                "  No regression beyond {t}%: no role's verdict got worse, no IOPS or mean latency worse by more than {t}% (outside the noise)."
+            );
+        } else {
+            let _ = writeln!(s, "  REGRESSIONS beyond {t}%:");
+            for r in &b.regressions {
+                let _ = writeln!(s, "    {r}");
+            }
+        }
+    }
+    let _ = writeln!(s, "  note: {}", b.caveat);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qualify::rules::{RoleVerdict, Verdict};
+    use crate::qualify::{Measure, ProfileMeasure};
+
+    fn measure(name: &str, role: Role, iops: f64, write_us: f64) -> Measure {
+        Measure {
+            name: name.into(),
+            role,
+            path: "/data/f".into(),
+            workload: "write 4KiB qd1".into(),
+            bs: 4096,
+            duration_s: 1.0,
+            iops,
+            mib_per_sec: iops / 256.0,
+            read_mean_us: None,
+            write_mean_us: Some(write_us),
+            p99_us: write_us * 2.0,
+            p999_us: write_us * 3.0,
+            max_us: write_us * 4.0,
+            ios_over_1s: 0,
+            ios_over_15s: 0,
+            errors: 0,
+        }
+    }
+
+    fn result(commit_iops: f64, commit_us: f64, log: Verdict) -> QualifyResult {
+        let doc = serde_json::json!({
+            "overall": log.label(), "trustworthy": true, "verdicts": [], "recommendations": [],
+            "time_budget_s": 60.0, "setup_s": 0.0, "measure_s": 60.0, "locations": [], "stages": [],
+            "quick": [], "sweeps": [], "profiles": [], "sim": null, "checks": [], "baseline": null,
+            "notes": [], "left_on_disk": [], "interrupted": false
+        });
+        let mut r: QualifyResult = serde_json::from_value(doc).unwrap();
+        r.verdicts = vec![
+            RoleVerdict {
+                role: Role::Data,
+                verdict: Verdict::Fit,
+                reasons: vec![],
+            },
+            RoleVerdict {
+                role: Role::Log,
+                verdict: log,
+                reasons: vec![],
+            },
+        ];
+        r.profiles = vec![ProfileMeasure {
+            profile: "log-writer".into(),
+            measure: measure("log-writer commit-4k", Role::Log, commit_iops, commit_us),
+            tables: vec![],
+            deep_queue: false,
+        }];
+        r
+    }
+
+    #[test]
+    fn a_slower_log_and_a_worse_verdict_regress_beyond_the_threshold() {
+        let then = result(5000.0, 200.0, Verdict::Fit);
+        let now = result(2250.0, 444.0, Verdict::NotFit);
+        let b = compare(7, "2026-11-01T00:00:00Z", &then, None, &now, Some(10.0));
+        assert_eq!(
+            b.roles,
+            [
+                (Role::Data, Verdict::Fit, Verdict::Fit),
+                (Role::Log, Verdict::Fit, Verdict::NotFit)
+            ]
+        );
+        let iops = &b.workloads[0];
+        assert_eq!(iops.metric, ChangeMetric::Iops);
+        assert!((iops.rel_pct.unwrap() + 55.0).abs() < 1e-9);
+        assert!(iops.worse && iops.regressed && iops.welch.is_none());
+        assert!(b.workloads[1].regressed, "write mean +122%");
+        assert_eq!(b.regressions.len(), 3, "{:?}", b.regressions);
+        assert_eq!(b.regressions[0], "log verdict FIT -> NOT FIT");
+        assert!(
+            b.regressions[1]
+                .starts_with("log profile log-writer commit-4k IOPS 5000 -> 2250 (-55.0%"),
+            "{:?}",
+            b.regressions
+        );
+        let t = text(&b);
+        assert!(t.contains("REGRESSIONS beyond 10%"), "{t}");
+        assert!(t.contains("log-writer commit-4k: IOPS 5000 -> 2250 (-55.0%) REGRESSED, write mean us 200 -> 444 (+122.0%) REGRESSED"), "{t}");
+        // Within the threshold, or without one: nothing regressed.
+        let b = compare(
+            7,
+            "",
+            &then,
+            None,
+            &result(4800.0, 210.0, Verdict::Fit),
+            Some(10.0),
+        );
+        assert!(b.regressions.is_empty() && b.workloads.iter().all(|c| c.worse && !c.regressed));
+        assert!(text(&b).contains("No regression beyond 10%"));
+        let b = compare(7, "", &then, Some(8), &now, None);
+        assert!(b.regressions.is_empty() && b.workloads.iter().all(|c| !c.regressed));
+        assert!(text(&b).starts_with("Qualification 8 against qualification 7"));
+        // Faster is no regression however far.
+        let b = compare(7, "", &now, None, &then, Some(1.0));
+        assert!(b.regressions.is_empty(), "{:?}", b.regressions);
+    }
+
+    #[test]
+    fn repetitions_tell_a_regression_from_noise() {
+        let s = |mean: f64, sd: f64| Stat {
+            mean,
+            sd,
+            ci95: sd * 4.3,
+            cv: sd / mean,
+            n: 3,
+        };
+        let f = |stat: Stat| Figure {
+            kind: MeasureKind::Sweep,
+            role: Role::Data,
+            name: "qd=8".into(),
+            metric: ChangeMetric::Iops,
+            stat,
+        };
+        // -20% but the repetitions spread over ±30%: within the noise.
+        let c = change(&f(s(1000.0, 300.0)), &f(s(800.0, 300.0)), Some(10.0));
+        assert!(c.worse && !c.regressed, "{c:?}");
+        assert!(c.welch.unwrap().p > ALPHA);
+        assert!(words(&c).contains("within the noise"), "{}", words(&c));
+        // -20% with tight repetitions: a regression.
+        let c = change(&f(s(1000.0, 10.0)), &f(s(800.0, 10.0)), Some(10.0));
+        assert!(c.regressed, "{c:?}");
+        assert!(words(&c).contains("significant"), "{}", words(&c));
+        assert_eq!(c.then_ci95, Some(43.0));
+    }
+}
