@@ -956,7 +956,11 @@ mod tests {
         let mut p = Point::new();
         p.insert(Param::Qd, Value::Num(1));
         let count = |runs: &[RunResult]| summarize_point(&p, &spec, runs).cpu_bound_runs;
-        assert_eq!(count(&[old.clone()]), 1, "a stored cpu_bound still counts");
+        assert_eq!(
+            count(std::slice::from_ref(&old)),
+            1,
+            "a stored cpu_bound still counts"
+        );
         assert_eq!(count(&[with(CpuCause::Others), with(CpuCause::Iosim)]), 2);
         assert_eq!(
             count(&[with(CpuCause::IoPath)]),
