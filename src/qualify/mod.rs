@@ -227,7 +227,7 @@ pub struct CheckFinding {
     pub runs: usize,
     /// It makes the numbers untrustworthy.
     pub untrusted: bool,
-    /// A CPU finding: who used the CPU in the run that showed it most.
+    /// A CPU finding: who used the CPU in the longest run that showed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuAttribution>,
 }
