@@ -2,7 +2,7 @@
 //! threads, the kernel's I/O path, other processes by name) and blames the
 //! CPU only when iosim itself was the limit or others took what it needed.
 //!
-//! The busy process beside iosim is a copy of `/bin/sh` named
+//! The busy process beside iosim is `/bin/sh` started through a link named
 //! `iosimtesthog`, spinning in `while :; do :; done`, pinned to the same CPU
 //! as iosim's worker and killed when the test ends. No assertion needs a
 //! quiet machine: where the machine is busy with other work, the findings
@@ -22,8 +22,11 @@ struct Hog(Child);
 
 impl Hog {
     fn start(dir: &std::path::Path, cpu: usize) -> Hog {
+        // A link, not a copy: the kernel names a process after the path it
+        // was started by, and a freshly written copy can fail to start
+        // (ETXTBSY) while another test thread forks.
         let bin = dir.join(HOG);
-        std::fs::copy("/bin/sh", &bin).unwrap();
+        std::os::unix::fs::symlink("/bin/sh", &bin).unwrap();
         let mut cmd = Command::new(&bin);
         cmd.args(["-c", "while :; do :; done"])
             .stdin(Stdio::null())

@@ -331,7 +331,7 @@ pub struct CheckFinding {
     pub runs: usize,
     /// It makes the numbers untrustworthy.
     pub untrusted: bool,
-    /// A CPU finding: who used the CPU in the run that showed it most.
+    /// A CPU finding: who used the CPU in the longest run that showed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuAttribution>,
 }
@@ -1793,15 +1793,19 @@ pub fn findings(ws: &[(Role, String, String)]) -> Vec<CheckFinding> {
 }
 
 /// Gives each CPU finding who used the CPU in the longest run of its role
-/// that showed it: the shares of a short run are coarse (the kernel counts
-/// CPU time in 10 ms ticks), and the longest is the least noisy.
+/// that showed it (the shares of a short run are coarse: the kernel counts
+/// CPU time in 10 ms ticks), and that run's message, so the two agree.
 pub fn attach_cpu(checks: &mut [CheckFinding], cpu: &[(Role, CpuCause, CpuAttribution)]) {
     for f in checks.iter_mut() {
-        f.cpu = cpu
+        let Some((_, cause, a)) = cpu
             .iter()
             .filter(|(role, c, _)| *role == f.role && c.code() == f.code)
             .max_by(|x, y| x.2.window_s.total_cmp(&y.2.window_s))
-            .map(|(_, _, a)| a.clone());
+        else {
+            continue;
+        };
+        f.message = crate::sysmon::check::cpu_warning(*cause, a).message;
+        f.cpu = Some(a.clone());
     }
 }
 
@@ -2198,6 +2202,13 @@ mod tests {
             30.0,
             "the longest run"
         );
+        assert!(
+            f[0].message
+                .starts_with("other processes took CPU iosim needed"),
+            "its message: {}",
+            f[0].message
+        );
+        assert_eq!(f[1].message, "z", "no attribution: the run's message stays");
         assert!(f[1].cpu.is_none() && f[2].cpu.is_none());
     }
 

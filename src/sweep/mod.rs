@@ -941,6 +941,72 @@ mod tests {
         }
     }
 
+    /// A stored run result (a fixture written before the CPU causes were
+    /// told apart: `cpu_bound` true, warning `cpu_bound`).
+    fn stored_run() -> RunResult {
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/csv/run.json");
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn cpu_bound_points_count_old_and_new_codes_and_say_the_cause() {
+        use crate::sysmon::check::{CpuCause, Warning};
+        let old = stored_run();
+        assert!(old.cpu.cpu_bound && old.cpu.cause.is_none());
+        let with = |cause: CpuCause| {
+            let mut r = stored_run();
+            r.warnings.retain(|w| !w.code.starts_with("cpu"));
+            r.cpu.cpu_bound = cause.untrusted();
+            r.cpu.cause = Some(cause);
+            r.warnings.push(Warning {
+                code: cause.code().into(),
+                message: "m".into(),
+            });
+            r
+        };
+        let spec = WorkloadSpec::default();
+        let mut p = Point::new();
+        p.insert(Param::Qd, Value::Num(1));
+        let count = |runs: &[RunResult]| summarize_point(&p, &spec, runs).cpu_bound_runs;
+        assert_eq!(
+            count(std::slice::from_ref(&old)),
+            1,
+            "a stored cpu_bound still counts"
+        );
+        assert_eq!(count(&[with(CpuCause::Others), with(CpuCause::Iosim)]), 2);
+        assert_eq!(
+            count(&[with(CpuCause::IoPath)]),
+            0,
+            "the I/O path is the storage's cost"
+        );
+        let plan = SweepPlan {
+            base: WorkloadSpec::default(),
+            axes: vec![],
+            explicit: vec![],
+            combine: Combine::Grid,
+            repeat: 1,
+            max_latency_us: None,
+            use_p99: false,
+            knee_threshold: analysis::DEFAULT_KNEE_ELASTICITY,
+            study: None,
+        };
+        let finding = |runs: Vec<RunResult>| {
+            let r = analyse(&plan, vec![summarize_point(&p, &spec, &runs)], false);
+            r.findings
+                .into_iter()
+                .find(|f| f.contains("CPU-bound"))
+                .unwrap_or_default()
+        };
+        assert!(
+            finding(vec![with(CpuCause::Others)]).contains("(other processes took CPU it needed)")
+        );
+        assert!(finding(vec![with(CpuCause::Iosim)])
+            .contains("(iosim's own threads saturated their cores)"));
+        assert!(finding(vec![old]).contains("(a core reached 100%)"));
+        assert_eq!(finding(vec![with(CpuCause::IoPath)]), "");
+    }
+
     #[test]
     fn analysis_finds_knee_best_and_noise() {
         let plan = SweepPlan {

@@ -80,12 +80,15 @@ pub fn parse_schedstat(text: &str) -> Option<u64> {
 }
 
 /// The calling thread's run-queue wait so far, ns; `None` where the kernel
-/// does not keep it (built without `CONFIG_SCHED_INFO`).
+/// does not keep it (built without `CONFIG_SCHED_INFO`). Workers call it
+/// when their window opens and closes: it reads into a stack buffer and
+/// allocates nothing.
 pub fn thread_run_delay_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .as_deref()
-        .and_then(parse_schedstat)
+    use std::io::Read;
+    let mut f = std::fs::File::open("/proc/thread-self/schedstat").ok()?;
+    let mut buf = [0u8; 96];
+    let n = f.read(&mut buf).ok()?;
+    parse_schedstat(std::str::from_utf8(&buf[..n]).ok()?)
 }
 
 /// Every task's CPU time at one moment.

@@ -425,6 +425,7 @@ mod tests {
         ];
         let devs = vec!["vda".to_string(), "vda1".to_string(), "sdz".to_string()];
         let r = build_report(&s, &devs, Duration::from_secs(1));
+        assert!(r.attribution.is_none(), "no /proc scan in these samples");
         assert_eq!(r.interval_s, 1.0);
         assert!((r.duration_s - 2.0).abs() < 1e-9);
         assert_eq!(r.missing, vec!["sdz".to_string()]);
@@ -536,6 +537,10 @@ mod tests {
             r.duration_s
         );
         assert!(!r.cpu_whole.is_empty(), "/proc/stat sampled");
+        // Who used the CPU, from the baseline's and the final sample's /proc scans.
+        let a = r.attribution.as_ref().expect("attribution");
+        assert_eq!(a.cores, r.cpu_whole.len() - 1);
+        assert!((a.window_s - r.duration_s).abs() < 1e-9);
         // ~5 intervals after the reset (loose: the machine is shared).
         assert!(
             !r.cpu_series.is_empty() && r.cpu_series.len() <= 8,
