@@ -347,7 +347,7 @@ pub struct BaselineComparison {
     pub overall: Verdict,
     /// Per role: (role, then, now).
     pub roles: Vec<(Role, Verdict, Verdict)>,
-    /// Figures that changed, one line each.
+    /// Each workload's figures then and now, one line per workload (from `workloads`).
     pub changes: Vec<String>,
     /// A caveat: one qualification each cannot tell a regression from noise.
     pub caveat: String,
