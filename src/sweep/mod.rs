@@ -990,6 +990,7 @@ mod tests {
             use_p99: false,
             knee_threshold: analysis::DEFAULT_KNEE_ELASTICITY,
             study: None,
+            max_repeats: analysis::MAX_DECIDING_REPEATS,
         };
         let finding = |runs: Vec<RunResult>| {
             let r = analyse(&plan, vec![summarize_point(&p, &spec, &runs)], false);
