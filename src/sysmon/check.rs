@@ -56,13 +56,14 @@ pub const IOSIM_SATURATED_FRACTION: f64 = 0.90;
 /// iosim's workers waiting for a core (runnable, not running) at least this
 /// percentage of their measured time needed CPU they did not get. Measured
 /// on a 2-vCPU VM: alone, one to four workers waited 0% to 12%; beside a
-/// busy loop pinned to the worker's core, 19.5% (IOPS down 20%); beside
-/// compilers using 1.5 cores and more, 25% to 50% (IOPS down 40% to 50%).
+/// busy loop pinned to the worker's core, 19% to 20% (IOPS down 20% to 26%);
+/// beside compilers using 1.5 cores and more, 25% to 50% (IOPS down 40% to
+/// 50%). Table in docs/sysmon.md.
 pub const WORKER_WAIT_PCT: f64 = 15.0;
 
 /// As [`WORKER_WAIT_PCT`] when there are more workers than cores: they also
-/// wait for each other (eight on two cores waited 19% with the machine
-/// otherwise quiet), which is iosim's own doing, not the others'.
+/// wait for each other (eight on two cores waited 16% to 19% with the
+/// machine otherwise quiet), which is iosim's own doing, not the others'.
 pub const WORKER_WAIT_OVERSUBSCRIBED_PCT: f64 = 25.0;
 
 /// Other processes using at least this many cores' worth of the window
