@@ -70,9 +70,9 @@ fn pct(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// The share the process named `name` had, % of the machine (0 if not listed).
-fn share_of(a: &Value, name: &str) -> f64 {
-    a["others"]
+/// The CPU the process named `name` used, in cores (0 if not listed).
+fn cores_of(a: &Value, name: &str) -> f64 {
+    let pct: f64 = a["others"]
         .as_array()
         .map(|v| {
             v.iter()
@@ -80,7 +80,8 @@ fn share_of(a: &Value, name: &str) -> f64 {
                 .map(|s| pct(&s["pct"]))
                 .sum()
         })
-        .unwrap_or(0.0)
+        .unwrap_or(0.0);
+    pct / 100.0 * self::pct(&a["cores"])
 }
 
 /// What must hold of any run's attribution.
@@ -150,7 +151,7 @@ fn a_cpu_hog_on_the_same_core_is_named() {
         "0",
     ]);
     let a = check_attribution(&r);
-    assert!(share_of(a, HOG) > 1.0, "{HOG} is not named: {a}");
+    assert!(cores_of(a, HOG) > 0.05, "{HOG} is not named: {a}");
     assert_eq!(a["workers"], 1);
     assert_ne!(r["cpu"]["cause"], "iosim", "{a}");
 
@@ -158,8 +159,7 @@ fn a_cpu_hog_on_the_same_core_is_named() {
     // core it cannot have it, and the run says who took it.
     let r = run(&["--engine", "null", "--size", "16M", "--cpus", "0"]);
     let a = check_attribution(&r);
-    let hog = share_of(a, HOG);
-    assert!(hog > 1.0, "{HOG} is not named: {a}");
+    assert!(cores_of(a, HOG) > 0.05, "{HOG} is not named: {a}");
     assert_eq!(r["cpu"]["cause"], "others", "{a}");
     let msg = r["warnings"]
         .as_array()
@@ -176,9 +176,11 @@ fn a_cpu_hog_on_the_same_core_is_named() {
     );
     // Named when it is among the three busiest (it may not be, on a machine
     // busy with other work).
-    let top3: Vec<&str> = a["others"].as_array().unwrap()
-        [..3.min(a["others"].as_array().unwrap().len())]
+    let top3: Vec<&str> = a["others"]
+        .as_array()
+        .unwrap()
         .iter()
+        .take(3)
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     if top3.contains(&HOG) {
@@ -186,7 +188,7 @@ fn a_cpu_hog_on_the_same_core_is_named() {
     }
     if let Some(w) = a["worker_wait_pct"].as_f64() {
         assert!(
-            w >= 10.0,
+            w >= 15.0,
             "a thread that never sleeps waited only {w}%: {a}"
         );
     }

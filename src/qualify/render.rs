@@ -253,7 +253,7 @@ pub fn text(r: &QualifyResult) -> String {
     }
     let _ = writeln!(s, "\nSelf-checks:");
     if r.checks.is_empty() {
-        let _ = writeln!(s, "  nothing found: the device saw the I/O iosim issued, no core was saturated, the test data is real");
+        let _ = writeln!(s, "  nothing found: the device saw the I/O iosim issued, the CPU did not limit iosim, the test data is real");
     }
     for c in &r.checks {
         let _ = writeln!(

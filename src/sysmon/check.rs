@@ -59,13 +59,14 @@ pub const IOSIM_SATURATED_FRACTION: f64 = 0.90;
 /// iosim's workers waiting for a core (runnable, not running) at least this
 /// percentage of their measured time needed CPU they did not get. Measured
 /// on a 2-vCPU VM: alone, one to four workers waited 0% to 12%; beside a
-/// busy loop pinned to the worker's core, 19.5% (IOPS down 20%); beside
-/// compilers using 1.5 cores and more, 25% to 50% (IOPS down 40% to 50%).
+/// busy loop pinned to the worker's core, 19% to 20% (IOPS down 20% to 26%);
+/// beside compilers using 1.5 cores and more, 25% to 50% (IOPS down 40% to
+/// 50%). Table in docs/sysmon.md.
 pub const WORKER_WAIT_PCT: f64 = 15.0;
 
 /// As [`WORKER_WAIT_PCT`] when there are more workers than cores: they also
-/// wait for each other (eight on two cores waited 19% with the machine
-/// otherwise quiet), which is iosim's own doing, not the others'.
+/// wait for each other (eight on two cores waited 16% to 19% with the
+/// machine otherwise quiet), which is iosim's own doing, not the others'.
 pub const WORKER_WAIT_OVERSUBSCRIBED_PCT: f64 = 25.0;
 
 /// Other processes using at least this many cores' worth of the window
@@ -556,7 +557,11 @@ pub const CPU_LIMITED_CODES: [&str; 3] = [
 ///    with more workers than cores; where the kernel does not keep that, a
 ///    core at least [`CPU_BOUND_PCT`] busy stands for it) and
 ///    other processes used at least [`OTHERS_MIN_CORES`]: [`CpuCause::Others`].
-/// 3. The workers needed CPU, or a core was saturated, and the kernel's I/O
+/// 3. Otherwise, iosim's threads were on a core or waiting for one at least
+///    [`IOSIM_SATURATED_FRACTION`] of the time (their share of the cores
+///    they could use plus the workers' wait): they never waited for the
+///    storage, so they were the limit: [`CpuCause::Iosim`].
+/// 4. The workers needed CPU, or a core was saturated, and the kernel's I/O
 ///    path used at least [`IO_PATH_MIN_CORES`] and more than the others:
 ///    [`CpuCause::IoPath`] (informational).
 ///
@@ -569,7 +574,8 @@ pub fn cpu_cause(a: &CpuAttribution, max_core_busy_pct: f64) -> Option<CpuCause>
     } else {
         a.workers.min(cores)
     } as f64;
-    if a.cores_of(a.iosim_pct) >= IOSIM_SATURATED_FRACTION * could_use {
+    let busy = a.cores_of(a.iosim_pct) / could_use;
+    if busy >= IOSIM_SATURATED_FRACTION {
         return Some(CpuCause::Iosim);
     }
     let saturated = max_core_busy_pct >= CPU_BOUND_PCT;
@@ -583,6 +589,9 @@ pub fn cpu_cause(a: &CpuAttribution, max_core_busy_pct: f64) -> Option<CpuCause>
     let io = a.cores_of(a.io_path_pct);
     if needed && others >= OTHERS_MIN_CORES {
         return Some(CpuCause::Others);
+    }
+    if busy + a.worker_wait_pct.unwrap_or(0.0) / 100.0 >= IOSIM_SATURATED_FRACTION {
+        return Some(CpuCause::Iosim);
     }
     if (needed || saturated) && io >= IO_PATH_MIN_CORES && io > others {
         return Some(CpuCause::IoPath);
@@ -601,8 +610,12 @@ pub fn cpu_warning(cause: CpuCause, a: &CpuAttribution) -> Warning {
         CpuCause::Iosim => {
             let could_use = a.workers.clamp(1, a.cores.max(1));
             format!(
-                "iosim's own threads kept {:.1} of the {could_use} core(s) they could use busy: the numbers show the load generator's limit, not the storage's",
-                a.cores_of(a.iosim_pct)
+                "iosim's own threads kept {:.1} of the {could_use} core(s) they could use busy{}: the numbers show the load generator's limit, not the storage's",
+                a.cores_of(a.iosim_pct),
+                match a.worker_wait_pct {
+                    Some(w) if w >= 5.0 => format!(" and waited for one {w:.0}% of the time"),
+                    _ => String::new(),
+                }
             )
         }
         CpuCause::Others => format!(
@@ -1190,13 +1203,24 @@ mod tests {
             cpu_cause(&att(48.0, 2.0, 1.0, Some(3.0), 1), 100.0),
             Some(CpuCause::Iosim)
         );
-        assert_eq!(cpu_cause(&att(44.0, 2.0, 1.0, Some(3.0), 1), 100.0), None);
+        assert_eq!(cpu_cause(&att(40.0, 2.0, 1.0, Some(3.0), 1), 100.0), None);
+        // 0.88 of its core, and waiting for it 14% of the time: never waiting
+        // for the storage, with too little taken by others to blame them.
+        let runnable = att(43.8, 11.8, 41.4, Some(13.6), 1);
+        assert_eq!(cpu_cause(&runnable, 93.0), Some(CpuCause::Iosim));
+        assert!(
+            cpu_warning(CpuCause::Iosim, &runnable)
+                .message
+                .starts_with("iosim's own threads kept 0.9 of the 1 core(s) they could use busy and waited for one 14% of the time: "),
+            "{}",
+            cpu_warning(CpuCause::Iosim, &runnable).message
+        );
         // Four threads can use both cores: 1.8 of 2 is saturated, 1.7 not.
         assert_eq!(
             cpu_cause(&att(90.0, 5.0, 1.0, Some(20.0), 4), 100.0),
             Some(CpuCause::Iosim)
         );
-        assert_eq!(cpu_cause(&att(85.0, 5.0, 1.0, Some(5.0), 4), 100.0), None);
+        assert_eq!(cpu_cause(&att(80.0, 5.0, 1.0, Some(5.0), 4), 100.0), None);
         // A loop device's kworkers and interrupts kept a core busy: informational.
         let io = att(20.0, 45.0, 2.0, Some(15.0), 1);
         let c = cpu_cause(&io, 100.0);

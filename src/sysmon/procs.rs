@@ -233,9 +233,12 @@ pub struct CpuAttribution {
     /// iosim's own threads (workers, main and monitor threads; not its
     /// io_uring threads, which are the I/O path).
     pub iosim_pct: f64,
-    /// The kernel's work on the I/O path: `irq_pct` plus the threads in `io_path`.
+    /// The kernel's work on the I/O path: the threads in `io_path`, plus
+    /// `irq_pct` as far as the three parts still fit in the machine (a
+    /// kernel without `CONFIG_IRQ_TIME_ACCOUNTING` also charges an
+    /// interrupt to the task it interrupted).
     pub io_path_pct: f64,
-    /// Of it, hard and soft interrupts.
+    /// Hard and soft interrupts (`/proc/stat`).
     pub irq_pct: f64,
     /// Other processes and kernel threads, and `steal_pct`.
     pub others_pct: f64,
@@ -440,14 +443,19 @@ pub fn attribute(
             steal,
         );
     }
+    // Without CONFIG_IRQ_TIME_ACCOUNTING the kernel also charges an
+    // interrupt to the task it interrupted: interrupt time counts in the I/O
+    // path only as far as the three parts still fit in the machine.
+    let others = (others + steal).min(total);
+    let irq_counted = irq.min(total.saturating_sub(iosim + io_threads + others));
     Some(CpuAttribution {
         window_s,
         cores: cpu_b.iter().filter(|c| c.cpu.is_some()).count(),
         busy_pct: pct(busy),
         iosim_pct: pct(iosim),
-        io_path_pct: pct(irq + io_threads),
+        io_path_pct: pct(irq_counted + io_threads),
         irq_pct: pct(irq),
-        others_pct: pct((others + steal).min(total)),
+        others_pct: pct(others),
         steal_pct: pct(steal),
         io_path: top(io_groups, total),
         others: top(other_groups, total),
@@ -627,6 +635,34 @@ mod tests {
             r.summary(),
             "iosim 28%, kernel I/O path 21% (interrupts 4%), others 46% (yes 30%, make 13%, other virtual machines (steal) 2%) of 2 core(s)"
         );
+    }
+
+    #[test]
+    fn interrupts_charged_twice_are_counted_once() {
+        // iosim used 150 of 200 ticks, a kworker 40, and /proc/stat says 20
+        // were interrupts (also charged to those tasks): 10 fit.
+        let own = 9;
+        let a = ProcSample {
+            own_pid: own,
+            tasks: vec![
+                task(own, "iosim", 1, false, 0, 0),
+                task(30, "kworker/0:1", 2, true, 0, 0),
+            ],
+            own_threads: vec![],
+        };
+        let b = ProcSample {
+            own_pid: own,
+            tasks: vec![
+                task(own, "iosim", 1, false, 150, 0),
+                task(30, "kworker/0:1", 2, true, 40, 0),
+            ],
+            own_threads: vec![],
+        };
+        let (ca, cb) = machine(100, 80, 20, 0);
+        let r = attribute(&a, &b, &ca, &cb, 1.0).unwrap();
+        assert!((r.irq_pct - 10.0).abs() < 1e-9);
+        assert!((r.io_path_pct - 25.0).abs() < 1e-9, "{}", r.io_path_pct);
+        assert!(r.iosim_pct + r.io_path_pct + r.others_pct <= 100.0 + 1e-9);
     }
 
     #[test]
