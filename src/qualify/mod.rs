@@ -1008,7 +1008,7 @@ pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
     let points: usize = r.sweeps.iter().map(|s| s.result.points.len()).sum();
     let budget = |n: usize| {
         budget_for_repeats(n, points)
-            .map(crate::units::format_duration_arg)
+            .map(|t| format!("{}m", t.as_secs() / 60))
             .unwrap_or_else(|| "more than a day".into())
     };
     Some(match &res.knee_status {
