@@ -290,6 +290,22 @@ pub struct SimSummary {
     pub long_io_warnings: u64,
 }
 
+impl SimSummary {
+    /// The errors by class in words (` (2 lost_write, 1 torn_page)`), or
+    /// nothing without errors: the text and the HTML say it alike.
+    pub fn classes_words(&self) -> String {
+        if self.errors_by_class.is_empty() {
+            return String::new();
+        }
+        let v: Vec<String> = self
+            .errors_by_class
+            .iter()
+            .map(|(c, n)| format!("{n} {c}"))
+            .collect();
+        format!(" ({})", v.join(", "))
+    }
+}
+
 /// One file of the simulator pass.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimFileSummary {

@@ -212,18 +212,7 @@ pub fn text(r: &QualifyResult) -> String {
             sim.pages_verified,
             sim.log_blocks_verified,
             sim.errors,
-            if sim.errors_by_class.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " ({})",
-                    sim.errors_by_class
-                        .iter()
-                        .map(|(c, n)| format!("{n} {c}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+            sim.classes_words()
         );
         for f in &sim.files {
             let _ = writeln!(
