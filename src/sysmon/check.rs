@@ -1523,16 +1523,7 @@ mod tests {
         assert_eq!(sampled_zeros(&half).unwrap().unwritten, DEVICE_SAMPLES);
     }
 
-    /// Detaches a loop device when the test ends, however it ends.
-    struct LoopGuard(String);
-
-    impl Drop for LoopGuard {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("losetup")
-                .args(["-d", &self.0])
-                .status();
-        }
-    }
+    use crate::sysmon::test_loop::LoopGuard;
 
     /// `examine` on a real loop device over a sparse file: holes found in
     /// the backing file; the same device taken for one that is not a loop

@@ -16,3 +16,18 @@ pub mod mounts;
 pub mod procs;
 pub mod sampler;
 pub mod storage;
+
+/// What the unit tests that attach real loop devices share.
+#[cfg(test)]
+pub(crate) mod test_loop {
+    /// Detaches a loop device when the test ends, however it ends.
+    pub(crate) struct LoopGuard(pub(crate) String);
+
+    impl Drop for LoopGuard {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup")
+                .args(["-d", &self.0])
+                .status();
+        }
+    }
+}

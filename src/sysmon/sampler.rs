@@ -558,16 +558,7 @@ mod tests {
         }
     }
 
-    /// Detaches a loop device when the test ends, however it ends.
-    struct LoopGuard(String);
-
-    impl Drop for LoopGuard {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("losetup")
-                .args(["-d", &self.0])
-                .status();
-        }
-    }
+    use crate::sysmon::test_loop::LoopGuard;
 
     /// End to end on a real block device: a loop device over a 64 MiB temp
     /// file, N direct 4 KiB writes then N direct reads with plain pwrite/pread,
