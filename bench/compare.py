@@ -32,6 +32,14 @@ Workloads and targets (issue "Faster than fio"):
   S, B, C                             skew, size mix, compressible data (issue 17), on the disk
   S0, C0                              skew and compressible data on the null engine (each
                                       tool's cost of generating them, no device noise)
+  F1-F5 fast device, defaults        a loop device over /dev/shm with direct I/O on (root; skipped
+                                      otherwise): 4K randread QD1 / QD32 / 2 threads x QD32 / QD128 and
+                                      4K randwrite QD32, io_uring on both, nothing tuned: IOPS >= 1.00,
+                                      CPU per I/O <= 0.90 at QD32; system calls per I/O of both tools
+  F2b, F3b fast device, best settings randread / randwrite QD32, each tool's best options (picked by a
+                                      short trial of each): IOPS >= 1.15
+  P1, P2 I/Os per CPU-second          peak rate per core of each tool: null engine QD32, and the fast
+                                      device QD32 at each tool's best (context, no target)
   D   defaults against defaults       IOPS or MB/s ratio >= 1.00 on W1, W2, W3, W4, W6:
                                       iosim without --engine against fio without
                                       --ioengine (psync), what a user gets who picks neither
@@ -48,6 +56,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from syscalls import FastDevice, fio_argv, iosim_argv, per_io, strace_calls
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -101,6 +111,7 @@ class Tools:
             "p50_us": lat["percentiles"].get("p50", 0.0),
             "p99_us": lat["percentiles"].get("p99", 0.0),
             "cpu_s": ru.ru_utime + ru.ru_stime,
+            "ios_per_cpu_s": (t["ios"] + v.get("backlog_reads", 0)) / max(ru.ru_utime + ru.ru_stime, 1e-9),
             "rss_mib": ru.ru_maxrss / 1024.0,
             "wall_s": wall,
             "engine": r["engine"],
@@ -130,6 +141,7 @@ class Tools:
             "clat_p50_us": clat.get("50.000000", 0) / 1000.0,
             "clat_p99_us": clat.get("99.000000", 0) / 1000.0,
             "cpu_s": ru.ru_utime + ru.ru_stime,
+            "ios_per_cpu_s": ios / max(ru.ru_utime + ru.ru_stime, 1e-9),
             "rss_mib": ru.ru_maxrss / 1024.0,
             "wall_s": wall,
             "engine": "",
@@ -193,7 +205,7 @@ def pairs(n, a, b):
     return ra, rb
 
 
-def ratio_rows(name, ra, rb, metric, target, op):
+def ratio_rows(name, ra, rb, metric, target, op, cpu_max=None):
     ratios = [x[metric] / y[metric] for x, y in zip(ra, rb) if y[metric] > 0]
     cpu = [(x["cpu_s"] / max(x["ios"], 1)) / (y["cpu_s"] / max(y["ios"], 1)) for x, y in zip(ra, rb) if y["cpu_s"] > 0 and y["ios"] > 0]
     p50 = [x["p50_us"] / y["p50_us"] for x, y in zip(ra, rb) if y["p50_us"] > 0]
@@ -201,11 +213,14 @@ def ratio_rows(name, ra, rb, metric, target, op):
     mem = [x["rss_mib"] / y["rss_mib"] for x, y in zip(ra, rb) if y["rss_mib"] > 0]
     r = median(ratios)
     ok = None if target is None else (r >= target if op == ">=" else r <= target)
+    if ok is not None and cpu_max is not None:
+        # Also a target on CPU per I/O (issue 25: <= 0.9 of fio's at QD 32).
+        ok = ok and median(cpu) <= cpu_max
     return {
         "workload": name,
         "metric": metric,
         "ratio": r,
-        "target": f"{op} {target}" if target is not None else "",
+        "target": (f"{op} {target}" if target is not None else "") + (f", CPU/I/O <= {cpu_max}" if cpu_max else ""),
         "ok": ok,
         "cpu_per_io_ratio": median(cpu),
         "p50_ratio": median(p50),
@@ -456,6 +471,10 @@ def main():
     if want("CV"):
         cv_rows(a, T, workdir, rows)
 
+    # Issue 25: a block device fast enough that each tool's own cost decides (see f_rows).
+    if want("F") or want("P"):
+        f_rows(a, T, rows, want)
+
     md = render(env, rows, a)
     print(md)
     if not a.smoke:
@@ -469,6 +488,98 @@ def main():
         print(f"written: {base}.md and .json", file=sys.stderr)
     if a.smoke and os.path.exists(f):
         os.remove(f)
+
+
+def skipped_row(name, reason):
+    """A row that could not run here, with the reason in place of its figures."""
+    nan = float("nan")
+    print(f"skipped {name}: {reason}", file=sys.stderr)
+    return {"workload": name, "metric": "iops", "ratio": nan, "target": "", "ok": None, "cpu_per_io_ratio": nan,
+            "p50_ratio": nan, "p99_ratio": nan, "rss_ratio": nan, "iosim_median": nan, "fio_median": nan,
+            "pairs": 0, "raw": [], "detail": f"skipped: {reason}"}
+
+
+def f_rows(a, T, rows, want):
+    """The F and P rows (issue 25): a loop device over a file in /dev/shm with direct I/O on, so
+    every I/O goes through the kernel's block layer and no disk: the CPU decides, as on NVMe.
+
+    F1-F5 compare defaults with defaults: io_uring named on both (fio's own default engine, psync,
+    has no queue depth; the D rows compare it), nothing else tuned. F2b and F3b compare each tool
+    at its best, picked by a short trial of each tool's options (as W4 picks engines). P1 and P2
+    give each tool's I/Os per CPU-second (its own user and system time): its peak rate per core.
+    System calls per I/O of both tools (strace -c, two runs differing in I/O count) go in the
+    details of the QD 32 rows; a smoke run skips that count."""
+    with FastDevice(64 if a.smoke else 1024) as fast:
+        if not fast.path:
+            for name in ("F fast device rows", "P peak rate per core rows"):
+                rows.append(skipped_row(name, fast.reason))
+            return
+        dev = fast.path
+        short = max(1.0, a.duration / 2)
+
+        def pair(rw, qd, threads=1, iosim_extra=(), fio_extra=()):
+            jobs = ["--numjobs", str(threads)] if threads > 1 else []
+            return (
+                lambda: T.iosim_run([dev, "--rw", rw, "--bs", "4k", "--qd", str(qd), "--threads", str(threads),
+                                     "--cache", "direct", "--engine", "uring", "--allow-destroy", *iosim_extra]),
+                lambda: T.fio_run([f"--filename={dev}", "--ioengine=io_uring", "--direct=1", f"--rw={rw}", "--bs=4k",
+                                   f"--iodepth={qd}", "--lat_percentiles=1", *(f"--numjobs={threads}",) * bool(jobs),
+                                   *(("--group_reporting",) if jobs else ()), *fio_extra]),
+            )
+
+        def calls_detail(rw, iosim_extra=(), fio_extra=()):
+            if a.smoke or not shutil.which("strace"):
+                return ""
+            i = per_io(lambda n: strace_calls(iosim_argv(T.iosim, dev, rw, 32, n, iosim_extra)))
+            f = per_io(lambda n: strace_calls(fio_argv(dev, rw, 32, n, fio_extra)))
+            return f"system calls per I/O: iosim {i[0]:.2f} ({i[1]:.2f} io_uring_enter), fio {f[0]:.2f} ({f[1]:.2f})"
+
+        if want("F"):
+            for name, rw, qd, threads, cpu_max in (
+                ("F1 fast device 4K randread QD1, defaults", "randread", 1, 1, None),
+                ("F2 fast device 4K randread QD32, defaults", "randread", 32, 1, 0.90),
+                ("F3 fast device 4K randwrite QD32, defaults", "randwrite", 32, 1, 0.90),
+                ("F4 fast device 4K randread 2 threads x QD32, defaults", "randread", 32, 2, None),
+                ("F5 fast device 4K randread QD128, defaults", "randread", 128, 1, None),
+            ):
+                r = ratio_rows(name, *pairs(a.pairs, *pair(rw, qd, threads)), "iops", 1.00, ">=", cpu_max)
+                if qd == 32 and threads == 1:
+                    r["detail"] = calls_detail(rw)
+                rows.append(r)
+
+        # Each tool's best options at QD 32, by a short trial of each.
+        iosim_opts = [[], ["--submit-batch", "0"], ["--submit-batch", "8"], ["--sqpoll"]]
+        reg = ["--fixedbufs=1", "--registerfiles=1"]
+        fio_opts = [reg, reg + ["--iodepth_batch_submit=32", "--iodepth_batch_complete_min=1"],
+                    reg + ["--iodepth_batch_submit=8", "--iodepth_batch_complete_min=1"],
+                    reg + ["--sqthread_poll=1"]]
+        best = {}
+        for rw in ("randread", "randwrite"):
+            bi = max(iosim_opts, key=lambda o: T.iosim_run([dev, "--rw", rw, "--bs", "4k", "--qd", "32", "--cache", "direct",
+                                                             "--engine", "uring", "--allow-destroy", *o], short)["iops"])
+            bf = max(fio_opts, key=lambda o: T.fio_run([f"--filename={dev}", "--ioengine=io_uring", "--direct=1", f"--rw={rw}",
+                                                         "--bs=4k", "--iodepth=32", *o], short)["iops"])
+            best[rw] = (bi, bf)
+            if want("F"):
+                name = (f"F{'2' if rw == 'randread' else '3'}b fast device 4K {rw} QD32, each tool's best "
+                        f"(iosim {' '.join(bi) or 'defaults'}; fio {' '.join(bf)})")
+                r = ratio_rows(name, *pairs(a.pairs, *pair(rw, 32, 1, bi, bf)), "iops", 1.15, ">=")
+                r["detail"] = calls_detail(rw, bi, bf)
+                rows.append(r)
+
+        if want("P"):
+            ra, rb = pairs(a.pairs,
+                           lambda: T.iosim_run(["--engine", "null", "--rw", "randread", "--bs", "4k", "--qd", "32"]),
+                           lambda: T.fio_run(["--ioengine=null", "--size=1g", "--rw=randread", "--bs=4k", "--iodepth=32"]))
+            r = ratio_rows("P1 peak rate per core, null engine 4K randread QD32", ra, rb, "ios_per_cpu_s", None, "")
+            r["target"] = "(context)"
+            rows.append(r)
+            bi, bf = best["randread"]
+            r = ratio_rows(f"P2 peak rate per core, fast device 4K randread QD32, each tool's best "
+                           f"(iosim {' '.join(bi) or 'defaults'}; fio {' '.join(bf)})",
+                           *pairs(a.pairs, *pair("randread", 32, 1, bi, bf)), "ios_per_cpu_s", None, "")
+            r["target"] = "(context)"
+            rows.append(r)
 
 
 def cv_rows(a, T, workdir, rows):
@@ -598,7 +709,7 @@ def render(env, rows, a):
     for r in rows:
         # A smoke run is too short to judge: no verdicts.
         met = "" if r["ok"] is None or a.smoke else ("yes" if r["ok"] else "**no**")
-        unit = {"iops": "IOPS", "write_iops": "write IOPS", "mbps": "MiB/s", "time": "s", "p50_us": "us p50", "rss_mib": "MiB"}[r["metric"]]
+        unit = {"ios_per_cpu_s": "I/Os per CPU-s", "iops": "IOPS", "write_iops": "write IOPS", "mbps": "MiB/s", "time": "s", "p50_us": "us p50", "rss_mib": "MiB"}[r["metric"]]
         out.append(
             f"| {r['workload']} | {fmt(r['ratio'])} | {r['target']} | {met} | {fmt(r['cpu_per_io_ratio'])} | {fmt(r['p50_ratio'])} | "
             f"{fmt(r['p99_ratio'])} | {fmt(r['rss_ratio'])} | {fmt(r['iosim_median'])} {unit} | {fmt(r['fio_median'])} {unit} |"

@@ -22,6 +22,15 @@ pub enum Error {
     #[error("{0}")]
     BadWorkload(String),
 
+    /// `--hipri` (polled completions) on a target whose device has no poll queues.
+    #[error("--hipri polls for completions, and {device} (under '{path}') has no poll queues (/sys/block/{device}/queue/io_poll is 0), so every I/O would fail: drop --hipri, or give the device poll queues (NVMe: the nvme.poll_queues module parameter)")]
+    NoPolling {
+        /// The target.
+        path: PathBuf,
+        /// The kernel name of its disk.
+        device: String,
+    },
+
     /// The directory that should hold a test file does not exist.
     #[error("directory '{0}' does not exist: create it first or choose another with a full path")]
     MissingDirectory(PathBuf),

@@ -282,7 +282,11 @@ pub fn open_for_io(t: &PreparedTarget, cache: CacheMode, write: bool) -> anyhow:
     })
 }
 
-/// Opens `path` with O_DIRECT and/or O_DSYNC as `cache` says.
+/// Opens `path` with O_DIRECT and/or O_DSYNC as `cache` says, and with
+/// O_NOATIME where allowed: a benchmark's reads leave the target's access
+/// time alone, and the kernel skips an access-time check per read (about 2%
+/// of the CPU per 4 KiB read on a fast device). Only the file's owner (or
+/// root) may ask for O_NOATIME; anyone else's open is retried without it.
 pub fn open_with_cache(path: &Path, cache: CacheMode, write: bool) -> io::Result<File> {
     let mut flags = 0;
     if cache.is_direct() {
@@ -291,11 +295,17 @@ pub fn open_with_cache(path: &Path, cache: CacheMode, write: bool) -> io::Result
     if cache.is_sync() {
         flags |= libc::O_DSYNC;
     }
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .custom_flags(flags)
-        .open(path)
+    let open = |flags| {
+        OpenOptions::new()
+            .read(true)
+            .write(write)
+            .custom_flags(flags)
+            .open(path)
+    };
+    match open(flags | libc::O_NOATIME) {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(flags),
+        r => r,
+    }
 }
 
 /// True when direct I/O can be opened on `path` (an existing file).

@@ -140,6 +140,23 @@ pub(super) fn choose_engine(
     Ok(choice)
 }
 
+/// `--hipri`: refuses a target whose disk cannot poll for completions (the
+/// kernel would fail every polled I/O with "operation not supported"). A
+/// target whose disk sysfs does not describe is left to the kernel.
+fn check_polling(path: &std::path::Path) -> Result<(), crate::error::Error> {
+    let res = crate::sysmon::mounts::resolve_target(path);
+    let Some(dev) = res.device() else {
+        return Ok(());
+    };
+    match crate::sysmon::mounts::io_poll(dev) {
+        Some(false) => Err(crate::error::Error::NoPolling {
+            path: path.to_path_buf(),
+            device: dev.disk.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Plans the workers of workload `workload` and opens their files (errors
 /// surface here, not in threads).
 pub(super) fn plan_workers(
@@ -147,6 +164,11 @@ pub(super) fn plan_workers(
     targets: &[PreparedTarget],
     workload: usize,
 ) -> anyhow::Result<Vec<WorkerPlan>> {
+    if spec.hipri {
+        for t in targets.iter().filter(|t| t.kind != TargetKind::Null) {
+            check_polling(&t.path)?;
+        }
+    }
     let writes = spec.writes();
     let mut plans = Vec::new();
     let mut global = 0usize;

@@ -604,6 +604,16 @@ fn set_mount(info: &mut DeviceInfo, m: &MountInfo) {
     info.mount_options = Some(m.options());
 }
 
+/// Whether the disk under `dev` polls for completions
+/// (`/sys/block/DISK/queue/io_poll`: 1 only where it has poll queues, as NVMe
+/// with `nvme.poll_queues` set); None when sysfs does not say.
+pub fn io_poll(dev: &DeviceInfo) -> Option<bool> {
+    let q = Path::new("/sys/class/block")
+        .join(&dev.disk)
+        .join("queue/io_poll");
+    read_u64(&q).map(|v| v != 0)
+}
+
 /// Describes a block device by its kernel name (`sda`, `sda2`, `dm-0`), as
 /// `/sys/class/block/NAME` shows it; None when sysfs does not list it.
 pub fn describe_name(name: &str, env: &SysEnv) -> Option<DeviceInfo> {
