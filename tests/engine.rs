@@ -105,3 +105,124 @@ fn the_default_engine_depends_on_cache_and_depth() {
     let uring_ok = !v["notes"].to_string().contains("io_uring is not available");
     assert_eq!(v["engine"], if uring_ok { "uring" } else { "sync" });
 }
+
+/// `--hipri` on a disk without poll queues (a loop device has none): the
+/// kernel would fail every polled I/O with "operation not supported"; iosim
+/// refuses before the run, names the device and says what to do.
+#[test]
+fn hipri_is_refused_where_the_disk_cannot_poll() {
+    let Some(lo) = common::LoopDev::new(16 << 20) else {
+        common::skip("needs root and losetup for a loop device");
+        return;
+    };
+    let poll = std::fs::read_to_string(format!("/sys/block/{}/queue/io_poll", lo.name));
+    assert_eq!(
+        poll.unwrap().trim(),
+        "0",
+        "a loop device has no poll queues"
+    );
+    let out = iosim()
+        .args([
+            "run",
+            lo.dev.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--qd",
+            "4",
+        ])
+        .args([
+            "--cache",
+            "direct",
+            "--engine",
+            "uring",
+            "--hipri",
+            "-d",
+            "1s",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{} (under '{}') has no poll queues",
+            lo.name,
+            lo.dev.display()
+        )) && err.contains("drop --hipri"),
+        "{err}"
+    );
+    assert!(!err.contains("I/O errors"), "it ran anyway: {err}");
+}
+
+/// A fast device (a loop device over /dev/shm with direct I/O): io_uring
+/// runs in its fastest ring mode on this kernel (no fallback note), every
+/// I/O completes, and reading the device leaves its access time alone
+/// (targets are opened O_NOATIME).
+#[test]
+fn a_fast_device_runs_without_fallbacks_and_keeps_its_atime() {
+    if !std::path::Path::new("/dev/shm").is_dir() {
+        common::skip("needs /dev/shm");
+        return;
+    }
+    let Some(lo) = common::LoopDev::new_in(std::path::Path::new("/dev/shm"), 16 << 20) else {
+        common::skip("needs root and losetup for a loop device");
+        return;
+    };
+    use std::os::unix::fs::MetadataExt;
+    // An access time well in the past, so relatime would update it on a read.
+    let old = libc::timespec {
+        tv_sec: 1_000_000_000,
+        tv_nsec: 0,
+    };
+    let times = [
+        old,
+        libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_OMIT,
+        },
+    ];
+    let c = std::ffi::CString::new(lo.dev.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string and two timespecs, as utimensat wants.
+    assert_eq!(
+        unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) },
+        0
+    );
+    let v = common::run_json(&[
+        "run",
+        lo.dev.to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--qd",
+        "8",
+        "--cache",
+        "direct",
+        "--number-ios",
+        "2000",
+        "-d",
+        "30s",
+        "--no-save",
+    ]);
+    if v["notes"].to_string().contains("io_uring is not available") {
+        common::skip("io_uring is not available here");
+        return;
+    }
+    assert_eq!(v["engine"], "uring");
+    let notes = v["notes"].to_string();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut it = kernel.trim().split(|c: char| !c.is_ascii_digit());
+    let ver: (u32, u32) = (
+        it.next().unwrap().parse().unwrap(),
+        it.next().unwrap().parse().unwrap(),
+    );
+    if ver >= (6, 1) {
+        assert!(!notes.contains("completion work"), "{notes}");
+    }
+    assert_eq!(v["total"]["total"]["ios"], 2000, "{v}");
+    assert_eq!(v["errors"].as_array().map_or(0, |e| e.len()), 0, "{v}");
+    let atime = std::fs::metadata(&lo.dev).unwrap().atime();
+    assert_eq!(
+        atime, 1_000_000_000,
+        "reading the device changed its access time"
+    );
+}
