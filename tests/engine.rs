@@ -209,12 +209,7 @@ fn a_fast_device_runs_without_fallbacks_and_keeps_its_atime() {
     }
     assert_eq!(v["engine"], "uring");
     let notes = v["notes"].to_string();
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let mut it = kernel.trim().split(|c: char| !c.is_ascii_digit());
-    let ver: (u32, u32) = (
-        it.next().unwrap().parse().unwrap(),
-        it.next().unwrap().parse().unwrap(),
-    );
+    let ver = iosim::sysmon::host::kernel_version().unwrap();
     if ver >= (6, 1) {
         assert!(!notes.contains("completion work"), "{notes}");
     }

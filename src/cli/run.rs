@@ -165,11 +165,13 @@ pub struct RunArgs {
     #[arg(long, value_parser = cpu_list_value)]
     pub cpus: Option<CpuList>,
 
-    /// io_uring: kernel submission thread (SQPOLL).
+    /// io_uring: a kernel thread per worker submits (SQPOLL); it needs a spare
+    /// core, or it slows the run (docs/engines.md).
     #[arg(long)]
     pub sqpoll: bool,
 
-    /// io_uring: polled completions (needs direct I/O and NVMe poll queues).
+    /// io_uring: polled completions (IOPOLL); needs direct I/O and a device with
+    /// poll queues (/sys/block/DEV/queue/io_poll = 1, NVMe with nvme.poll_queues).
     #[arg(long)]
     pub hipri: bool,
 

@@ -513,15 +513,6 @@ mod tests {
         }
     }
 
-    /// (major, minor) of the running kernel.
-    fn kernel_version() -> (u32, u32) {
-        let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-        let mut it = r.trim().split(|c: char| !c.is_ascii_digit());
-        let major = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
-        let minor = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
-        (major, minor)
-    }
-
     /// On a kernel that has it (6.1+), the ring runs completion work only
     /// when the worker asks (issue 25: without it every completion
     /// interrupted the worker, 0.69x fio's IOPS on a fast device), and says

@@ -39,6 +39,18 @@ pub fn host_info() -> HostInfo {
     }
 }
 
+/// (major, minor) of the running kernel, from `/proc/sys/kernel/osrelease`
+/// (`6.18.44-fc-v669` is (6, 18)); None where it cannot be read.
+pub fn kernel_version() -> Option<(u32, u32)> {
+    parse_kernel_version(&std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?)
+}
+
+/// (major, minor) of a kernel release string.
+pub fn parse_kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut it = release.trim().split(|c: char| !c.is_ascii_digit());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
 /// The first `model name` of `/proc/cpuinfo`.
 pub fn parse_cpu_model(cpuinfo: &str) -> String {
     cpuinfo
@@ -74,6 +86,14 @@ pub fn mem_available_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_versions_parse() {
+        assert_eq!(parse_kernel_version("6.18.44-fc-v669\n"), Some((6, 18)));
+        assert_eq!(parse_kernel_version("5.10.0-28-amd64"), Some((5, 10)));
+        assert_eq!(parse_kernel_version("6.1"), Some((6, 1)));
+        assert_eq!(parse_kernel_version("weird"), None);
+    }
 
     #[test]
     fn parses_fixtures() {
