@@ -144,11 +144,12 @@ pub(super) fn choose_engine(
 /// kernel would fail every polled I/O with "operation not supported"). A
 /// target whose disk sysfs does not describe is left to the kernel.
 fn check_polling(path: &std::path::Path) -> Result<(), crate::error::Error> {
-    let res = crate::sysmon::mounts::resolve_target(path);
+    let env = crate::sysmon::mounts::SysEnv::system();
+    let res = crate::sysmon::mounts::resolve_target_in(path, &env);
     let Some(dev) = res.device() else {
         return Ok(());
     };
-    match crate::sysmon::mounts::io_poll(dev) {
+    match crate::sysmon::mounts::io_poll(dev, &env) {
         Some(false) => Err(crate::error::Error::NoPolling {
             path: path.to_path_buf(),
             device: dev.disk.clone(),

@@ -607,8 +607,10 @@ fn set_mount(info: &mut DeviceInfo, m: &MountInfo) {
 /// Whether the disk under `dev` polls for completions
 /// (`/sys/block/DISK/queue/io_poll`: 1 only where it has poll queues, as NVMe
 /// with `nvme.poll_queues` set); None when sysfs does not say.
-pub fn io_poll(dev: &DeviceInfo) -> Option<bool> {
-    let q = Path::new("/sys/class/block")
+pub fn io_poll(dev: &DeviceInfo, env: &SysEnv) -> Option<bool> {
+    let q = env
+        .sys_root
+        .join("class/block")
         .join(&dev.disk)
         .join("queue/io_poll");
     read_u64(&q).map(|v| v != 0)
@@ -784,6 +786,29 @@ mod tests {
             sys_root: root().join("sys"),
             mountinfo: root().join("proc").join(mountinfo),
         }
+    }
+
+    /// `queue/io_poll` of the whole disk: 1 polls, 0 does not, absent unknown.
+    #[test]
+    fn io_poll_reads_the_disk_queue() {
+        let d = tempfile::tempdir().unwrap();
+        let env = SysEnv {
+            sys_root: d.path().to_path_buf(),
+            mountinfo: d.path().join("mountinfo"),
+        };
+        let disk = |name: &str| DeviceInfo {
+            name: format!("{name}p1"),
+            disk: name.into(),
+            ..DeviceInfo::default()
+        };
+        for (name, v) in [("nvme0n1", "1\n"), ("loop3", "0\n")] {
+            let q = d.path().join("class/block").join(name).join("queue");
+            std::fs::create_dir_all(&q).unwrap();
+            std::fs::write(q.join("io_poll"), v).unwrap();
+        }
+        assert_eq!(io_poll(&disk("nvme0n1"), &env), Some(true));
+        assert_eq!(io_poll(&disk("loop3"), &env), Some(false));
+        assert_eq!(io_poll(&disk("vdb"), &env), None);
     }
 
     fn dev(r: Resolution) -> DeviceInfo {
