@@ -204,7 +204,7 @@ mod tests {
     fn large_buffers_sit_on_huge_page_boundaries() {
         const HUGE_PAGE: usize = 2 << 20;
         if huge_page_size() != HUGE_PAGE || page_size() != 4096 {
-            eprintln!("skipped: this test assumes 4 KiB pages and 2 MiB huge pages");
+            crate::testkit::skip("this test assumes 4 KiB pages and 2 MiB huge pages");
             return;
         }
         let mut b = AlignedBuf::new(8 << 20);

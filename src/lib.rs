@@ -61,6 +61,8 @@ pub mod sweep;
 pub mod sysmon;
 pub mod target;
 pub mod term;
+#[cfg(test)]
+mod testkit;
 pub mod text;
 pub mod units;
 pub mod verdict;

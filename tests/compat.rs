@@ -3,10 +3,10 @@
 //! seed 001's PowerShell parsing gives the numbers the JSON reports.
 //!
 //! Snapshots (insta) live in tests/snapshots/compat__*.snap; regenerate
-//! deliberately with `INSTA_UPDATE=always cargo test --test compat` and review
+//! deliberately with `INSTA_UPDATE=always cargo test --test it compat::` and review
 //! the diff (or `cargo insta review`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use iosim::compat::sysinfo::SystemInfo;
@@ -18,10 +18,6 @@ use iosim::runner::{
 use iosim::stats::{encode_histogram, RwStats};
 use iosim::sysmon::cpu::CoreUtil;
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("iosim")
-}
-
 fn words(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
 }
@@ -32,7 +28,7 @@ fn run_in(dir: &Path, tool: &str, args: &[String]) -> Output {
         "C={d};L={d};X={d};Z={d};F={d};G={d};H={d}",
         d = dir.display()
     );
-    Command::new(bin())
+    crate::common::iosim()
         .current_dir(dir)
         .env("IOSIM_DRIVES", drives)
         // Results are stored in the history: keep it inside the temp dir.
@@ -1091,7 +1087,7 @@ fn diskspd_physical_disk_maps_to_a_loop_device() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 || Command::new("losetup").arg("--version").output().is_err()
     {
-        eprintln!("skipped: needs root and losetup");
+        crate::common::skip("needs root and losetup");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1103,10 +1099,10 @@ fn diskspd_physical_disk_maps_to_a_loop_device() {
         .output()
         .unwrap();
     if !out.status.success() {
-        eprintln!(
-            "skipped: losetup failed: {}",
+        crate::common::skip(&format!(
+            "losetup failed: {}",
             String::from_utf8_lossy(&out.stderr)
-        );
+        ));
         return;
     }
     let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -1160,7 +1156,7 @@ fn translate_prints_a_native_command_that_runs() {
         format!("iosim run {t} --rw randwrite --bs 8K --threads 2 --qd 4 --duration 1s --cache direct --size 8M --length 8M --fill zero")
     );
     let w = words(cmd);
-    let o = Command::new(bin())
+    let o = crate::common::iosim()
         .current_dir(dir.path())
         .args(&w[1..])
         .args(["--output", "json"])
@@ -1200,7 +1196,7 @@ fn translate_prints_a_native_command_that_runs() {
         lines.next(),
         Some("# note: verify=md5: not translated (no iosim counterpart)")
     );
-    let o = Command::new(bin())
+    let o = crate::common::iosim()
         .current_dir(dir.path())
         .args(&words(cmd)[1..])
         .args(["--output", "json", "--no-save"])
@@ -1349,7 +1345,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
 }
 
 /// Pins `got` as tests/snapshots/compat__NAME.snap (insta: review changes with
-/// `cargo insta review`, or `INSTA_UPDATE=always cargo test --test compat` and `git diff`).
+/// `cargo insta review`, or `INSTA_UPDATE=always cargo test --test it compat::` and `git diff`).
 fn check_snapshot(name: &str, got: &str) {
     insta::with_settings!({snapshot_path => "snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(format!("compat__{name}"), got);
@@ -1545,7 +1541,7 @@ fn have_xmllint() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: xmllint is not installed (apt-get install libxml2-utils)");
+        crate::common::skip("xmllint is not installed (apt-get install libxml2-utils)");
     }
     ok
 }
@@ -1980,12 +1976,12 @@ fn diskspd_profile_text_matches_diskspds_unit_test_goldens() {
 #[test]
 fn diskspd_io_priority_reaches_the_worker_threads() {
     if Command::new("ionice").arg("--version").output().is_err() {
-        eprintln!("skipped: ionice (util-linux) is not installed");
+        crate::common::skip("ionice (util-linux) is not installed");
         return;
     }
     for (flag, want) in [("-I1", "idle"), ("-I2", "best-effort: prio 7")] {
         let dir = tempfile::tempdir().unwrap();
-        let child = Command::new(bin())
+        let child = crate::common::iosim()
             .current_dir(dir.path())
             .env("IOSIM_DRIVES", format!("X={}", dir.path().display()))
             .args(["diskspd", "-c4M", "-b4K", "-t2", "-o1", "-d4", "-W0", "-r"])
@@ -2052,7 +2048,7 @@ fn sqlio_runs_its_default_stripe_pattern() {
         .len();
     assert!(size >= 64 * 64 * 2048, "{size}");
     // The native form says the same.
-    let t = Command::new(bin())
+    let t = crate::common::iosim()
         .current_dir(dir.path())
         .args(["translate", "sqlio", "-f32", "-i16", "-b8", "-kW", "x.dat"])
         .output()

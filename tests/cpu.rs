@@ -8,7 +8,7 @@
 //! quiet machine: where the machine is busy with other work, the findings
 //! may say so, and the tests check what must hold either way.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use iosim::crash::acklog::{self, WriteKind};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::FuseRig;
 
 const PY: &str = "/usr/bin/python3";
@@ -329,7 +329,7 @@ fn writer_killed_on_ext4_passes() {
             .output()
             .map_or(true, |o| !o.status.success())
         {
-            eprintln!("skipped: {tool} is not installed");
+            crate::common::skip(&format!("{tool} is not installed"));
             return;
         }
     }
@@ -345,10 +345,10 @@ fn writer_killed_on_ext4_passes() {
         .output()
         .unwrap();
     if !o.status.success() {
-        eprintln!(
-            "skipped: cannot attach a loop device: {}",
+        crate::common::skip(&format!(
+            "cannot attach a loop device: {}",
             String::from_utf8_lossy(&o.stderr)
-        );
+        ));
         return;
     }
     let mnt = d.path().join("mnt");

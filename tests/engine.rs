@@ -1,7 +1,7 @@
 //! The engine contract seen from the command line: the default engine,
 //! a target truncated under the mmap engine, runs too large for memory.
 
-mod common;
+use crate::common;
 
 use common::iosim;
 use std::time::{Duration, Instant};

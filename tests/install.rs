@@ -2,7 +2,7 @@
 //! and pages are generated and name every command. The command list comes
 //! from clap itself, so a new command cannot be forgotten.
 
-mod common;
+use crate::common;
 
 use clap::CommandFactory;
 use common::{iosim, success};
@@ -41,7 +41,7 @@ fn completion_scripts_name_every_command() {
 #[test]
 fn bash_completion_script_is_valid_bash() {
     if !common::have("bash") {
-        eprintln!("skipped: bash is not installed");
+        crate::common::skip("bash is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

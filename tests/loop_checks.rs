@@ -5,7 +5,7 @@
 //! not; a never-written loop device (over a sparse file) is named
 //! `unwritten_device`, and not once it has been written.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::FileExt;
 use std::path::Path;

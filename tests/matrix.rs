@@ -1,7 +1,7 @@
 //! `iosim matrix`: a tiny basic and detailed matrix on a temp file write
 //! ORION's three CSV grids and the summary, with the right shapes.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -3,7 +3,7 @@
 //! failure and singleton behaviour. Each test skips with a printed reason when
 //! the binary was built without `--features mpi` or Open MPI is missing.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -15,11 +15,11 @@ use serde_json::Value;
 /// blocking CI), or None with a printed reason.
 fn mpirun(np: usize) -> Option<Command> {
     if !cfg!(feature = "mpi") {
-        eprintln!("skipped: iosim was built without the mpi feature (cargo test --features mpi)");
+        crate::common::skip("iosim was built without the mpi feature (cargo test --features mpi)");
         return None;
     }
     if !common::have("mpirun") {
-        eprintln!("skipped: mpirun is missing (apt-get install openmpi-bin libopenmpi-dev)");
+        crate::common::skip("mpirun is missing (apt-get install openmpi-bin libopenmpi-dev)");
         return None;
     }
     let mut c = Command::new("timeout");
@@ -43,7 +43,7 @@ fn mpirun(np: usize) -> Option<Command> {
     c.env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
     // Never in the checkout: what iosim writes by default goes to the current directory.
     c.current_dir(common::scratch_dir());
-    c.arg(env!("CARGO_BIN_EXE_iosim"));
+    c.arg(crate::common::bin());
     Some(c)
 }
 
@@ -296,7 +296,7 @@ fn ranks_with_different_options_are_refused() {
             "--quiet",
             "--no-save",
         ])
-        .args([":", "-np", "1", env!("CARGO_BIN_EXE_iosim")])
+        .args([":", "-np", "1", crate::common::bin()])
         .args([
             "run",
             "--engine",

@@ -2,7 +2,7 @@
 //! small temp files and is judged; data and log land where they are told;
 //! user TOML files work; bad profiles are refused clearly.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

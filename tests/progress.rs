@@ -2,7 +2,7 @@
 //! terminal it is drawn on (a real pseudo-terminal: tmux), and a profile
 //! run does not claim to have "reused" files it has just created.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -85,10 +85,10 @@ impl Drop for Pane {
 #[test]
 fn progress_line_fits_the_terminal() {
     if !have("tmux") {
-        println!("SKIPPED: tmux is not installed (apt-get install -y tmux): the progress line was not checked on a terminal");
+        crate::common::skip("tmux is not installed (apt-get install -y tmux): the progress line was not checked on a terminal");
         return;
     }
-    let bin = env!("CARGO_BIN_EXE_iosim");
+    let bin = crate::common::bin();
     for cols in [40u16, 60, 100] {
         let d = tempfile::tempdir().unwrap();
         let done = d.path().join("done");

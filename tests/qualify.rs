@@ -15,7 +15,7 @@
 //! Stalls: a directory on the FUSE rig (tests/fuse/rig.py) whose every
 //! 5000th read pauses 1.2 s gives a verdict with the I/Os over 1 s counted.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,7 +38,10 @@ impl Throttle {
     fn new(dev: &LoopDev, write_iops: u32) -> Option<Throttle> {
         let root = Path::new("/sys/fs/cgroup/blkio");
         if !root.join("blkio.throttle.write_iops_device").exists() {
-            println!("SKIPPED: no cgroup v1 blkio throttle at {}", root.display());
+            crate::common::skip(&format!(
+                "no cgroup v1 blkio throttle at {}",
+                root.display()
+            ));
             return None;
         }
         let dir = root.join(format!("iosim-qualify-test-{}", std::process::id()));
@@ -57,7 +60,7 @@ impl Throttle {
         c.arg("-c")
             .arg("echo $$ > \"$0\" && exec \"$@\"")
             .arg(self.dir.join("cgroup.procs"))
-            .arg(env!("CARGO_BIN_EXE_iosim"))
+            .arg(crate::common::bin())
             .args(args)
             .env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
         c
@@ -348,7 +351,7 @@ fn check_html(html: &Path, dir: &Path) {
     }
     assert_eq!(common::broken_links(&text), Vec::<String>::new());
     let Some(bin) = chromium() else {
-        println!("SKIPPED (browser part): chromium is not installed");
+        crate::common::skip("chromium is not installed");
         return;
     };
     let url = format!("file://{}", html.display());

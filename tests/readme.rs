@@ -18,7 +18,7 @@
 //!   in [`NOT_RUN`] with the reason; a new README line is run unless it is
 //!   listed there, and an entry that no longer names a README line fails.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -307,7 +307,7 @@ impl Tour {
             std::fs::create_dir_all(root.path().join(d)).unwrap();
         }
         let bin = root.path().join("bin");
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_iosim"), bin.join("iosim")).unwrap();
+        std::os::unix::fs::symlink(crate::common::bin(), bin.join("iosim")).unwrap();
         Tour {
             root,
             bin,

@@ -3,7 +3,7 @@
 //! honest out-of-space messages and resource bounds. Each test failed on the
 //! code before its fix.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;
@@ -388,7 +388,7 @@ struct SmallFs {
 impl SmallFs {
     fn new(size: &str) -> Option<SmallFs> {
         if !common::is_root() {
-            eprintln!("skipped: mounting a tmpfs needs root");
+            crate::common::skip("mounting a tmpfs needs root");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -399,7 +399,7 @@ impl SmallFs {
             .map(|s| s.success())
             .unwrap_or(false);
         if !ok {
-            eprintln!("skipped: cannot mount a tmpfs");
+            crate::common::skip("cannot mount a tmpfs");
             return None;
         }
         Some(SmallFs { dir })

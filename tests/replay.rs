@@ -4,7 +4,7 @@
 //! the kernel's /proc/diskstats, a capture-then-replay round trip, the
 //! target safety rules and clean errors on bad traces.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -599,7 +599,7 @@ fn capture_refuses_to_touch_the_users_trace_files() {
 #[test]
 fn capture_falls_back_to_tracefs_when_blktrace_is_refused() {
     if !Path::new("/sys/kernel/tracing").exists() {
-        eprintln!("skipped: no tracefs on this kernel");
+        crate::common::skip("no tracefs on this kernel");
         return;
     }
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
@@ -628,7 +628,9 @@ fn capture_falls_back_to_tracefs_when_blktrace_is_refused() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("tracer is in use") {
-        eprintln!("skipped: the kernel's tracer is in use by something else: {err}");
+        crate::common::skip(&format!(
+            "the kernel's tracer is in use by something else: {err}"
+        ));
         return;
     }
     assert!(out.status.success(), "{err}");
@@ -670,7 +672,7 @@ fn capture_then_replay_round_trip() {
     if !std::path::Path::new("/sys/kernel/tracing").exists()
         && !std::path::Path::new("/sys/kernel/debug").exists()
     {
-        eprintln!("skipped: no tracefs or debugfs on this kernel");
+        crate::common::skip("no tracefs or debugfs on this kernel");
         return;
     }
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,11 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-
 fn iosim(dir: &Path, args: &[&str]) -> std::process::Output {
-    let o = Command::cargo_bin("iosim")
-        .unwrap()
+    let o = crate::common::iosim()
         .args(args)
         .current_dir(dir)
         .env("XDG_DATA_HOME", dir.join("xdg"))
@@ -147,7 +144,7 @@ fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
 #[test]
 fn report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {
-        println!("SKIPPED: chromium is not installed (apt-get install -y chromium) - the HTML report was not checked in a browser");
+        crate::common::skip("chromium is not installed (apt-get install -y chromium) - the HTML report was not checked in a browser");
         return;
     };
     let d = tempfile::tempdir().unwrap();
@@ -360,8 +357,7 @@ fn single_charts_as_svg_and_png() {
             "{chart}: blank PNG ({inked}, {colours})"
         );
     }
-    let o = Command::cargo_bin("iosim")
-        .unwrap()
+    let o = crate::common::iosim()
         .args([
             "report", "--db", dbs, "--chart", "nope", "--svg", "x.svg", &ids[0],
         ])
@@ -418,7 +414,7 @@ fn legend_rows(dom: &str, id: &str) -> Option<Vec<(String, String)>> {
 #[test]
 fn many_runs_get_a_legend_table_keyed_by_colour() {
     let Some(bin) = chromium() else {
-        println!("SKIPPED: chromium is not installed (apt-get install -y chromium) - the legend tables were not checked in a browser");
+        crate::common::skip("chromium is not installed (apt-get install -y chromium) - the legend tables were not checked in a browser");
         return;
     };
     let d = tempfile::tempdir().unwrap();

@@ -2,7 +2,7 @@
 //! a loop device checked against the kernel's counters, safety rules, bad
 //! input, Ctrl-C and I/O errors.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -582,7 +582,7 @@ fn io_errors_are_counted_with_offsets() {
 #[test]
 fn no_space_removes_the_partial_file() {
     if !is_root() {
-        eprintln!("skipped: mounting a small tmpfs needs root");
+        crate::common::skip("mounting a small tmpfs needs root");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -593,7 +593,7 @@ fn no_space_removes_the_partial_file() {
         .arg(&mnt)
         .status();
     if !ok.map(|s| s.success()).unwrap_or(false) {
-        eprintln!("skipped: cannot mount tmpfs here");
+        crate::common::skip("cannot mount tmpfs here");
         return;
     }
     struct Umount(std::path::PathBuf);
@@ -710,7 +710,7 @@ fn loop_device_counts_match_the_kernel() {
 #[test]
 fn mounted_device_is_refused_even_with_allow_destroy() {
     if !have("mkfs.ext4") {
-        eprintln!("skipped: mkfs.ext4 is not installed");
+        crate::common::skip("mkfs.ext4 is not installed");
         return;
     }
     let Some(lo) = LoopDev::new(32 << 20) else {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 /// The binary, with the history and working directory of every test's
 /// (common::iosim): the default error log never lands in the checkout.
@@ -995,14 +995,14 @@ fn clean_run_and_fault_on_a_loop_device() {
     {
         Ok(o) if o.status.success() => o,
         Ok(o) => {
-            eprintln!(
-                "skipped: no loop device ({})",
+            crate::common::skip(&format!(
+                "no loop device ({})",
                 String::from_utf8_lossy(&o.stderr).trim()
-            );
+            ));
             return;
         }
         Err(e) => {
-            eprintln!("skipped: losetup unavailable ({e})");
+            crate::common::skip(&format!("losetup unavailable ({e})"));
             return;
         }
     };

@@ -3,12 +3,10 @@
 //! database never loses the run just measured. Every test uses its own
 //! database in a temp dir (and XDG_DATA_HOME points into it too).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
 use serde_json::Value;
 
 struct Out {
@@ -18,8 +16,7 @@ struct Out {
 }
 
 fn iosim(dir: &Path, args: &[&str]) -> Out {
-    let o = Command::cargo_bin("iosim")
-        .unwrap()
+    let o = common::iosim()
         .args(args)
         .current_dir(dir)
         .env("XDG_DATA_HOME", dir.join("xdg"))

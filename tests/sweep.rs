@@ -1,6 +1,6 @@
 //! `iosim sweep` end to end on temporary files.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

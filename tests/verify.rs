@@ -3,7 +3,7 @@
 //! `--verify-only`) are reported with the right class and offset; an old
 //! copy of the file put back is reported as lost writes.
 
-mod common;
+use crate::common;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;

@@ -2,7 +2,7 @@
 //! not inflate the rate or stretch the run, and the synchronisation hook is
 //! called at each phase, on the calling thread.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,6 @@
 //! Issue 17 through the real binary: skew, generated data, steady state.
 
-mod common;
+use crate::common;
 
 use common::{iosim, run_json, success};
 

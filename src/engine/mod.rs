@@ -676,7 +676,7 @@ mod tests {
     #[test]
     fn uring_engine_reads_what_it_wrote() {
         if let Err(e) = uring_available() {
-            eprintln!("skipped: io_uring unavailable: {e}");
+            crate::testkit::skip(&format!("io_uring unavailable: {e}"));
             return;
         }
         roundtrip(EngineKind::Uring);
@@ -721,7 +721,7 @@ mod tests {
     #[test]
     fn uring_engine_vectored_io() {
         if let Err(e) = uring_available() {
-            eprintln!("skipped: io_uring unavailable: {e}");
+            crate::testkit::skip(&format!("io_uring unavailable: {e}"));
             return;
         }
         vectored_roundtrip(EngineKind::Uring);

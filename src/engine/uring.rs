@@ -515,7 +515,7 @@ mod tests {
     #[test]
     fn ring_defers_completion_work_where_the_kernel_can() {
         if let Err(e) = crate::engine::uring_available() {
-            eprintln!("skipped: io_uring unavailable: {e}");
+            crate::testkit::skip(&format!("io_uring unavailable: {e}"));
             return;
         }
         let f = tempfile::NamedTempFile::new().unwrap();
@@ -565,7 +565,7 @@ mod tests {
     #[test]
     fn drop_cancels_reads_that_would_never_complete() {
         if let Err(e) = crate::engine::uring_available() {
-            eprintln!("skipped: io_uring unavailable: {e}");
+            crate::testkit::skip(&format!("io_uring unavailable: {e}"));
             return;
         }
         let (mut r, mut w) = std::io::pipe().unwrap();
@@ -636,14 +636,14 @@ FUSE(Slow(), mnt, foreground=True, nothreads=False, direct_io=True)
         fn start() -> Option<SlowFs> {
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } != 0 || !Path::new("/dev/fuse").exists() {
-                eprintln!("skipped: needs root and /dev/fuse");
+                crate::testkit::skip("needs root and /dev/fuse");
                 return None;
             }
             let py = Command::new("/usr/bin/python3")
                 .args(["-c", "import fusepy"])
                 .status();
             if !py.is_ok_and(|s| s.success()) {
-                eprintln!("skipped: needs python3-fusepy (Debian package)");
+                crate::testkit::skip("needs python3-fusepy (Debian package)");
                 return None;
             }
             let dir = tempfile::tempdir().unwrap();
@@ -684,7 +684,7 @@ FUSE(Slow(), mnt, foreground=True, nothreads=False, direct_io=True)
                     fs.dev = Some(String::from_utf8_lossy(&o.stdout).trim().to_string());
                 }
                 _ => {
-                    eprintln!("skipped: cannot attach a loop device (losetup)");
+                    crate::testkit::skip("cannot attach a loop device (losetup)");
                     return None;
                 }
             }
@@ -716,7 +716,7 @@ FUSE(Slow(), mnt, foreground=True, nothreads=False, direct_io=True)
     #[test]
     fn drop_waits_for_reads_on_a_slow_device() {
         if let Err(e) = crate::engine::uring_available() {
-            eprintln!("skipped: io_uring unavailable: {e}");
+            crate::testkit::skip(&format!("io_uring unavailable: {e}"));
             return;
         }
         let Some(fs) = SlowFs::start() else { return };

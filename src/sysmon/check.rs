@@ -1538,7 +1538,9 @@ mod tests {
                 std::env::var("CI").as_deref() != Ok("true"),
                 "examine_finds_a_never_written_loop_device needs root and losetup in CI"
             );
-            eprintln!("skipped examine_finds_a_never_written_loop_device: needs root and losetup");
+            crate::testkit::skip(
+                "examine_finds_a_never_written_loop_device: needs root and losetup",
+            );
             return;
         }
         let dir = tempfile::tempdir().unwrap();

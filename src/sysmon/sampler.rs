@@ -568,7 +568,7 @@ mod tests {
         use std::os::unix::fs::{FileExt, OpenOptionsExt};
         // SAFETY: geteuid has no preconditions.
         if !rustix::process::geteuid().is_root() {
-            eprintln!("skipped loop_device_counters_match_direct_io: needs root for losetup");
+            crate::testkit::skip("loop_device_counters_match_direct_io: needs root for losetup");
             return;
         }
         if std::process::Command::new("losetup")
@@ -576,7 +576,7 @@ mod tests {
             .output()
             .is_err()
         {
-            eprintln!("skipped loop_device_counters_match_direct_io: losetup not installed");
+            crate::testkit::skip("loop_device_counters_match_direct_io: losetup not installed");
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -591,10 +591,10 @@ mod tests {
             .output()
             .unwrap();
         if !out.status.success() {
-            eprintln!(
-                "skipped loop_device_counters_match_direct_io: losetup -f failed: {}",
+            crate::testkit::skip(&format!(
+                "loop_device_counters_match_direct_io: losetup -f failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
+            ));
             return;
         }
         let devpath = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -705,12 +705,14 @@ mod tests {
         use std::process::Command;
         // SAFETY: geteuid has no preconditions.
         if !rustix::process::geteuid().is_root() {
-            eprintln!("skipped cached_reads_on_loop_filesystem_are_caught: needs root");
+            crate::testkit::skip("cached_reads_on_loop_filesystem_are_caught: needs root");
             return;
         }
         let have = |tool: &str| Command::new(tool).arg("-V").output().is_ok();
         if !have("losetup") || !have("mkfs.ext4") || !have("mount") {
-            eprintln!("skipped cached_reads_on_loop_filesystem_are_caught: losetup, mkfs.ext4 or mount missing");
+            crate::testkit::skip(
+                "cached_reads_on_loop_filesystem_are_caught: losetup, mkfs.ext4 or mount missing",
+            );
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -725,7 +727,7 @@ mod tests {
             .output()
             .unwrap();
         if !out.status.success() {
-            eprintln!("skipped cached_reads_on_loop_filesystem_are_caught: losetup -f failed");
+            crate::testkit::skip("cached_reads_on_loop_filesystem_are_caught: losetup -f failed");
             return;
         }
         let devpath = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -747,10 +749,10 @@ mod tests {
             .output()
             .unwrap();
         if !ok.status.success() {
-            eprintln!(
-                "skipped cached_reads_on_loop_filesystem_are_caught: mount failed: {}",
+            crate::testkit::skip(&format!(
+                "cached_reads_on_loop_filesystem_are_caught: mount failed: {}",
                 String::from_utf8_lossy(&ok.stderr).trim()
-            );
+            ));
             return;
         }
         let _mount = MountGuard(mnt.clone());

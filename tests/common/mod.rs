@@ -4,10 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The path of the iosim binary under test: the one way the tests find it
+/// (a test that needs the path itself, for mpirun or a shell, uses this; every
+/// other test starts it with [`iosim`]).
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_iosim")
+}
+
 /// The iosim binary under test, run in [`scratch_dir`] unless the test sets
 /// its own `current_dir`.
 pub fn iosim() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iosim"));
+    let mut c = Command::new(bin());
     // Never write history into the real data directory from a test.
     c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
     c.current_dir(scratch_dir());
@@ -89,15 +96,15 @@ impl LoopDev {
     #[allow(dead_code)]
     pub fn new_in(parent: &Path, size: u64) -> Option<LoopDev> {
         if !is_root() {
-            eprintln!("skipped: loop devices need root");
+            skip("loop devices need root");
             return None;
         }
         if !have("losetup") {
-            eprintln!("skipped: losetup is not installed");
+            skip("losetup is not installed");
             return None;
         }
         let Ok(dir) = tempfile::tempdir_in(parent) else {
-            eprintln!("skipped: cannot make a directory in {}", parent.display());
+            skip(&format!("cannot make a directory in {}", parent.display()));
             return None;
         };
         let backing = dir.path().join("loop.img");
@@ -110,10 +117,10 @@ impl LoopDev {
             .output()
             .unwrap();
         if !out.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
+            skip(&format!(
+                "losetup failed: {}",
                 String::from_utf8_lossy(&out.stderr)
-            );
+            ));
             return None;
         }
         let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
@@ -198,16 +205,16 @@ impl FuseRig {
     pub fn mount(back: &Path, mnt: &Path, journal: &Path, args: &[&str]) -> Option<FuseRig> {
         const PY: &str = "/usr/bin/python3";
         if !Path::new("/dev/fuse").exists() {
-            eprintln!("skipped: no /dev/fuse");
+            skip("no /dev/fuse");
             return None;
         }
         let fusepy = Command::new(PY).args(["-c", "import fusepy"]).output();
         if !fusepy.is_ok_and(|o| o.status.success()) {
-            eprintln!("skipped: Debian's python3-fusepy is not installed (apt-get install -y fuse3 python3-fusepy)");
+            skip("Debian's python3-fusepy is not installed (apt-get install -y fuse3 python3-fusepy)");
             return None;
         }
         if !have("fusermount3") {
-            eprintln!("skipped: fusermount3 (package fuse3) is not installed");
+            skip("fusermount3 (package fuse3) is not installed");
             return None;
         }
         let child = Command::new(PY)

@@ -1,0 +1,30 @@
+//! The integration tests: one test binary (`cargo test --test it`), one module
+//! per front end or concept, each running the real `iosim` binary through
+//! [`common::iosim`] on temporary files and loop devices. One binary instead
+//! of one per file: one link instead of 22, and one place that launches iosim.
+
+mod common;
+mod compat;
+mod cpu;
+mod crash;
+mod csv;
+mod engine;
+mod install;
+mod loop_checks;
+mod matrix;
+mod mpi;
+mod profile;
+mod progress;
+mod properties;
+mod qualify;
+mod readme;
+mod reliability;
+mod replay;
+mod report_browser;
+mod run;
+mod sim;
+mod store;
+mod sweep;
+mod verify;
+mod window;
+mod workloads;
