@@ -13,13 +13,14 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::buf::fill_random;
-use crate::engine::{self, Completion, EngineConfig, IoReq, Op};
+use crate::engine::pipeline::{Buffers, Done, Driver, Ended, Io, Next, Pipeline, Transfer};
+use crate::engine::{self, EngineConfig, Op};
 use crate::error::Error;
 use crate::workload::{CacheMode, EngineKind, FillMode, WorkloadSpec};
 
@@ -593,7 +594,6 @@ fn write_fill(
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
     }
 
-    const CHUNK: u64 = 1 << 20;
     const SLOTS: usize = 8;
     // The aligned body goes through O_DIRECT where possible; an unaligned head or tail through the page cache.
     let body_start = crate::units::align_up(from, 4096).min(to);
@@ -606,7 +606,7 @@ fn write_fill(
     let cfg = EngineConfig {
         fds: vec![fd_file.as_raw_fd()],
         slots: SLOTS,
-        slot_size: CHUNK as usize,
+        slot_size: FILL_CHUNK as usize,
         ..EngineConfig::default()
     };
     let req = engine::EngineRequest {
@@ -618,15 +618,18 @@ fn write_fill(
     };
     let (mut eng, _) = engine::create(&req, &cfg)?;
     // Compressible data is generated block by block as it is written.
-    let mut gen = crate::workload::data::DataGen::for_fill(fill, 0, 0x5eed ^ from, 0);
+    let gen = crate::workload::data::DataGen::for_fill(fill, 0, 0x5eed ^ from, 0);
     if let FillMode::Zero | FillMode::Pattern(_) = fill {
         for s in 0..SLOTS {
             crate::workload::data::fill_fixed(eng.buffer(s), fill);
         }
     } else {
-        // Random once per buffer; each write then only stamps its blocks (below).
+        // Random once per buffer; each write then only stamps its blocks
+        // (below). The pipeline offers slot 0 first; the first chunk has
+        // always been written from the buffer seeded with 7.
         for s in 0..SLOTS {
-            fill_random(eng.buffer(s), 0x5eed ^ from ^ ((s as u64) << 40));
+            let seed = (SLOTS - 1 - s) as u64;
+            fill_random(eng.buffer(s), 0x5eed ^ from ^ (seed << 40));
         }
     }
     let pb = progress_bar(
@@ -635,76 +638,30 @@ fn write_fill(
         &format!("creating {}", path.display()),
     );
     let started = Instant::now();
-    let mut next = body_start;
-    let mut inflight = 0usize;
-    let mut free: Vec<u32> = (0..SLOTS as u32).collect();
-    let mut lens = [0u32; SLOTS];
-    let mut comps = [Completion::default(); SLOTS];
     let seed = 0x5eed_u64 ^ from ^ (to << 17);
-    let mut done_bytes = 0u64;
-    while next < body_end || inflight > 0 {
-        if opts.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            pb.abandon();
-            return Err(Stopped::Interrupted {
-                path: path.to_path_buf(),
-                outcome: String::new(),
-            }
-            .into());
+    let mut chunks = FillChunks {
+        next: body_start,
+        end: body_end,
+        gen,
+        fill,
+        seed,
+        done_bytes: 0,
+        pb: &pb,
+        path,
+        nospace: &nospace,
+    };
+    // Submitted at once, not in groups: the device starts on each chunk as
+    // soon as it is ready (see `--submit-batch`).
+    let ended = Pipeline::new(SLOTS).run(eng.as_mut(), opts.stop, &mut chunks)?;
+    if ended == Ended::Stopped {
+        pb.abandon();
+        return Err(Stopped::Interrupted {
+            path: path.to_path_buf(),
+            outcome: String::new(),
         }
-        while next < body_end {
-            let Some(slot) = free.pop() else { break };
-            let len = CHUNK.min(body_end - next) as u32;
-            if let Some(g) = &mut gen {
-                g.fill(&mut eng.buffer(slot as usize)[..len as usize]);
-            } else if fill == FillMode::Random {
-                // Like fio's scramble_buffers: the buffer stays random (incompressible) and
-                // every 4 KiB block gets a unique 16-byte stamp (its offset), so no two blocks
-                // of the file are equal and deduplicating storage cannot flatter the results.
-                let buf = &mut eng.buffer(slot as usize)[..len as usize];
-                for (i, block) in buf.chunks_mut(4096).enumerate() {
-                    if block.len() >= 16 {
-                        let off = next + (i as u64) * 4096;
-                        block[..8].copy_from_slice(&(off ^ seed).to_le_bytes());
-                        block[8..16].copy_from_slice(
-                            &off.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes(),
-                        );
-                    }
-                }
-            }
-            lens[slot as usize] = len;
-            eng.queue(IoReq {
-                slot,
-                file: 0,
-                op: Op::Write,
-                offset: next,
-                len,
-            })?;
-            // Submitted at once, not in groups: the device starts on each
-            // chunk as soon as it is ready (see `--submit-batch`).
-            eng.commit()?;
-            next += u64::from(len);
-            inflight += 1;
-        }
-        let n = eng.reap(1, &mut comps)?;
-        for c in &comps[..n] {
-            inflight -= 1;
-            if c.result < 0 {
-                let e = io::Error::from_raw_os_error(-c.result);
-                return Err(
-                    map_nospace(e, nospace).context(format!("writing '{}'", path.display()))
-                );
-            }
-            if c.result as u32 != lens[c.slot as usize] {
-                return Err(anyhow::anyhow!(
-                    "short write while creating '{}'",
-                    path.display()
-                ));
-            }
-            done_bytes += u64::from(lens[c.slot as usize]);
-            free.push(c.slot);
-        }
-        pb.set_position(done_bytes);
+        .into());
     }
+    let mut gen = chunks.gen;
     // Unaligned head and tail, buffered.
     let mut edge = vec![0u8; 8192];
     if let Some(g) = &mut gen {
@@ -737,6 +694,73 @@ fn write_fill(
         );
     }
     Ok(())
+}
+
+/// Bytes per write of [`write_fill`].
+const FILL_CHUNK: u64 = 1 << 20;
+
+/// The aligned body of [`write_fill`] as a pipeline driver: 1 MiB chunks in
+/// order, each filled as `fill` says; a failed or short write ends it.
+struct FillChunks<'a, N: Fn() -> Stopped> {
+    next: u64,
+    end: u64,
+    gen: Option<crate::workload::data::DataGen>,
+    fill: FillMode,
+    seed: u64,
+    done_bytes: u64,
+    pb: &'a indicatif::ProgressBar,
+    path: &'a Path,
+    nospace: &'a N,
+}
+
+impl<N: Fn() -> Stopped> Driver for FillChunks<'_, N> {
+    type Error = anyhow::Error;
+
+    fn next(&mut self, slot: u32, bufs: &mut Buffers<'_>) -> Next {
+        if self.next >= self.end {
+            return Next::End;
+        }
+        let len = FILL_CHUNK.min(self.end - self.next) as u32;
+        let buf = &mut bufs.get(slot)[..len as usize];
+        if let Some(g) = &mut self.gen {
+            g.fill(buf);
+        } else if self.fill == FillMode::Random {
+            // Like fio's scramble_buffers: the buffer stays random (incompressible) and
+            // every 4 KiB block gets a unique 16-byte stamp (its offset), so no two blocks
+            // of the file are equal and deduplicating storage cannot flatter the results.
+            for (i, block) in buf.chunks_mut(4096).enumerate() {
+                if block.len() >= 16 {
+                    let off = self.next + (i as u64) * 4096;
+                    block[..8].copy_from_slice(&(off ^ self.seed).to_le_bytes());
+                    block[8..16]
+                        .copy_from_slice(&off.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes());
+                }
+            }
+        }
+        let io = Io::new(0, Op::Write, self.next, len);
+        self.next += u64::from(len);
+        Next::Io(io)
+    }
+
+    fn complete(&mut self, d: &Done, _: &mut Buffers<'_>) -> anyhow::Result<()> {
+        match d.outcome() {
+            Transfer::Full => {}
+            Transfer::Failed(errno) => {
+                let e = io::Error::from_raw_os_error(errno);
+                return Err(map_nospace(e, self.nospace)
+                    .context(format!("writing '{}'", self.path.display())));
+            }
+            Transfer::Short(_) => {
+                return Err(anyhow::anyhow!(
+                    "short write while creating '{}'",
+                    self.path.display()
+                ))
+            }
+        }
+        self.done_bytes += u64::from(d.len);
+        self.pb.set_position(self.done_bytes);
+        Ok(())
+    }
 }
 
 fn map_nospace(e: io::Error, nospace: impl Fn() -> Stopped) -> anyhow::Error {

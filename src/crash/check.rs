@@ -24,7 +24,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::acklog::{self, AckLog, AckRecord, Mechanism, WriteKind};
-use crate::engine::{self, Completion, EngineConfig, EngineRequest, IoEngine, IoReq, Op};
+use crate::engine::pipeline::{Buffers, Done, Driver, Io, Next, Pipeline, Transfer};
+use crate::engine::{self, EngineConfig, EngineRequest, Op};
 use crate::target;
 use crate::verify::{self, ErrorClass, PageId, PAGE_MAGIC, PAGE_SIZE};
 use crate::workload::{CacheMode, EngineKind};
@@ -632,7 +633,7 @@ fn read_chunks(
     len: u64,
     reader: usize,
     stop: &AtomicBool,
-    mut each: impl FnMut(u64, &[u8]),
+    each: impl FnMut(u64, &[u8]),
 ) -> anyhow::Result<()> {
     let depth = DEPTH / READERS;
     let req = EngineRequest {
@@ -653,95 +654,66 @@ fn read_chunks(
         ..EngineConfig::default()
     };
     let (mut eng, _) = engine::create(&req, &cfg)?;
-    let slots = eng.slots();
-    let mut comps = vec![Completion::default(); slots];
-    // Per slot: the chunk's offset in the region and its length.
-    let mut chunk = vec![(0u64, 0usize); slots];
-    let mut free: Vec<usize> = (0..slots).rev().collect();
     let mut q = Queue {
+        f,
         start,
         len,
         next: (reader * CHUNK) as u64,
         step: (READERS * CHUNK) as u64,
-        depth,
-        inflight: 0,
+        each,
     };
-    loop {
-        // Keep this reader's reads in flight.
-        q.fill(eng.as_mut(), &mut free, &mut chunk, stop, depth)?;
-        if q.inflight == 0 {
-            return Ok(());
-        }
-        let got = eng.reap(1, &mut comps)?;
-        q.inflight -= got;
-        // Issue the next reads into spare buffers before checking these.
-        q.fill(eng.as_mut(), &mut free, &mut chunk, stop, got)?;
-        for c in &comps[..got] {
-            let s = c.slot as usize;
-            let (off, n) = chunk[s];
-            if c.result < 0 {
-                return Err(std::io::Error::from_raw_os_error(-c.result).into());
-            }
-            let done = (c.result as usize).min(n);
-            if done < n {
-                // Short (the end of a file shorter than the writer's): what
-                // cannot be read keeps the pre-read marker, reported as not read.
-                read_full(f, &mut eng.buffer(s)[done..n], start + off + done as u64)?;
-            }
-            each(off / PAGE_SIZE as u64, &eng.buffer(s)[..n]);
-            free.push(s);
-        }
-    }
+    // Each read submitted on its own (as `iosim run`'s default
+    // `--submit-batch 1`): reads submitted together are merged by the block
+    // layer into requests of up to `max_sectors_kb` (4 MiB on a virtio
+    // disk), which some devices serve slower than the 1 MiB ones this pass is
+    // compared with (measured here: 0.63x of `iosim run --bs 1M`). The spare
+    // buffers take the next reads while completed chunks are checked.
+    let slots = eng.slots();
+    Pipeline::new(slots)
+        .depth(depth)
+        .run(eng.as_mut(), Some(stop), &mut q)?;
+    Ok(())
 }
 
 /// The reads of one reader of [`read_region`]: where its next chunk starts,
-/// how far apart its chunks are, and how many are in flight.
-struct Queue {
+/// how far apart its chunks are, and what to do with each.
+struct Queue<'a, F: FnMut(u64, &[u8])> {
+    f: &'a File,
     start: u64,
     len: u64,
     next: u64,
     step: u64,
-    depth: usize,
-    inflight: usize,
+    each: F,
 }
 
-impl Queue {
-    /// Queues up to `max` more reads (never more than `depth` in flight)
-    /// into free buffers, submitting each on its own (as `iosim run`'s default
-    /// `--submit-batch 1`): reads submitted together are merged by the block
-    /// layer into requests of up to `max_sectors_kb` (4 MiB on a virtio disk),
-    /// which some devices serve slower than the 1 MiB ones this pass is
-    /// compared with (measured here: 0.63x of `iosim run --bs 1M`).
-    fn fill(
-        &mut self,
-        eng: &mut dyn IoEngine,
-        free: &mut Vec<usize>,
-        chunk: &mut [(u64, usize)],
-        stop: &AtomicBool,
-        max: usize,
-    ) -> std::io::Result<()> {
-        let mut queued = 0;
-        while queued < max
-            && self.inflight < self.depth
-            && self.next < self.len
-            && !stop.load(Ordering::Relaxed)
-        {
-            let Some(s) = free.pop() else { break };
-            let n = (self.len - self.next).min(CHUNK as u64) as usize;
-            verify::prestamp(&mut eng.buffer(s)[..n]);
-            chunk[s] = (self.next, n);
-            eng.queue(IoReq {
-                slot: s as u32,
-                file: 0,
-                op: Op::Read,
-                offset: self.start + self.next,
-                len: n as u32,
-            })?;
-            eng.commit()?;
-            self.next += self.step;
-            self.inflight += 1;
-            queued += 1;
+impl<F: FnMut(u64, &[u8])> Driver for Queue<'_, F> {
+    type Error = anyhow::Error;
+
+    fn next(&mut self, slot: u32, bufs: &mut Buffers<'_>) -> Next {
+        if self.next >= self.len {
+            return Next::End;
         }
+        let n = (self.len - self.next).min(CHUNK as u64) as usize;
+        verify::prestamp(&mut bufs.get(slot)[..n]);
+        let io = Io::new(0, Op::Read, self.start + self.next, n as u32);
+        self.next += self.step;
+        Next::Io(io)
+    }
+
+    fn complete(&mut self, d: &Done, bufs: &mut Buffers<'_>) -> anyhow::Result<()> {
+        let n = d.len as usize;
+        let done = match d.outcome() {
+            Transfer::Failed(errno) => return Err(std::io::Error::from_raw_os_error(errno).into()),
+            Transfer::Full => n,
+            Transfer::Short(got) => got as usize,
+        };
+        let buf = &mut bufs.get(d.slot)[..n];
+        if done < n {
+            // Short (the end of a file shorter than the writer's): what
+            // cannot be read keeps the pre-read marker, reported as not read.
+            read_full(self.f, &mut buf[done..], d.offset + done as u64)?;
+        }
+        (self.each)((d.offset - self.start) / PAGE_SIZE as u64, buf);
         Ok(())
     }
 }

@@ -20,6 +20,7 @@ pub mod faulty;
 mod fd;
 mod mmap;
 mod null;
+pub mod pipeline;
 pub mod priority;
 mod slots;
 mod sync;

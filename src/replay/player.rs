@@ -12,15 +12,15 @@
 //! slots' bookkeeping is allocated before the first I/O.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
 use super::map::{MapMode, Mapper};
 use super::{Mix, Op, Skipped, Trace, TraceFormat};
-use crate::clock::{now_ns, MAX_NAP_NS};
-use crate::engine::{self, Completion, EngineConfig, EngineRequest, IoReq};
+use crate::clock::now_ns;
+use crate::engine::pipeline::{Buffers, Done, Driver, Ended, Io, Next, Pipeline};
+use crate::engine::{self, EngineConfig, EngineRequest};
 use crate::error::Error;
 use crate::stats::{DirStats, LatencySummary, RwResult, RwStats};
 use crate::target::{self, PrepareOptions, TargetKind};
@@ -171,9 +171,6 @@ pub struct ReplayResult {
 
 /// Stop after this many I/O errors.
 const MAX_ERRORS: u64 = 1000;
-
-/// Waits longer than this sleep (less a margin); shorter ones spin.
-const SPIN_NS: u64 = 200_000;
 
 fn summary(trace: &Trace) -> TraceSummary {
     let m = trace.mix();
@@ -337,138 +334,44 @@ pub fn replay(
         crate::buf::fill_random(eng.buffer(s), 0x5eed ^ s as u64);
     }
 
-    // Per-slot bookkeeping, allocated once.
-    let mut free: Vec<u32> = (0..slots as u32).rev().collect();
-    let mut sub_ns = vec![0u64; slots];
-    let mut sub_op = vec![Op::Read; slots];
-    let mut sub_len = vec![0u32; slots];
-    let mut comps = vec![Completion::default(); slots];
-    let mut stats = RwStats::default();
-    let mut done = Mix::default();
-    let mut lag = DirStats::new();
-    let (mut late, mut waited) = (0u64, 0u64);
-    let (mut errors, mut first_error): (u64, Option<(i32, u64)>) = (0, None);
-    let mut inflight = 0usize;
-    let mut interrupted = false;
     // A moment to start in, so the first I/O is not already late.
     let start = now_ns() + 1_000_000;
-    let speed = match cfg.timing {
-        Timing::Speed(s) => Some(s),
-        Timing::Afap => None,
+    let mut p = Player {
+        ios: &trace.ios,
+        i: 0,
+        start,
+        speed: match cfg.timing {
+            Timing::Speed(s) => Some(s),
+            Timing::Afap => None,
+        },
+        mapper: &mapper,
+        stats: RwStats::default(),
+        done: Mix::default(),
+        lag: DirStats::new(),
+        late: 0,
+        waited: 0,
+        errors: 0,
+        first_error: None,
+        last_done: start,
     };
-    let mut last_done = start;
-
-    // Hands completions back: statistics, errors, free slots.
-    macro_rules! complete {
-        ($n:expr, $now:expr) => {
-            for c in &comps[..$n] {
-                let s = c.slot as usize;
-                let (op, len) = (sub_op[s], sub_len[s]);
-                if c.result == len as i32 {
-                    // Engines that do the I/O in queue() were timed around it.
-                    let lat = if caps.timed_in_queue() {
-                        sub_ns[s]
-                    } else {
-                        $now.saturating_sub(sub_ns[s])
-                    };
-                    let d = match op {
-                        Op::Read => &mut stats.read,
-                        Op::Write => &mut stats.write,
-                    };
-                    d.record(lat, u64::from(len));
-                    done.add(op, len);
-                } else {
-                    errors += 1;
-                    if first_error.is_none() {
-                        first_error = Some((c.result, sub_ns[s]));
-                    }
-                }
-                free.push(c.slot);
-                inflight -= 1;
-            }
-            last_done = $now;
-        };
-    }
-
-    for io in &trace.ios {
-        if stop.load(Ordering::Relaxed) || errors >= MAX_ERRORS {
-            interrupted = stop.load(Ordering::Relaxed);
-            break;
-        }
-        // Saturating: a tiny --speed on a long trace puts the due time past
-        // u64 (the cast saturates, the addition must too).
-        let due = speed.map(|s| start.saturating_add((io.at_ns as f64 / s) as u64));
-        if free.is_empty() {
-            if due.is_some_and(|d| now_ns() >= d) {
-                waited += 1;
-            }
-            while free.is_empty() {
-                let n = eng.reap(1, &mut comps)?;
-                let now = now_ns();
-                complete!(n, now);
-            }
-        }
-        if let Some(due) = due {
-            loop {
-                let now = now_ns();
-                if now >= due || stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                // In slices, so a stop is noticed in a long gap of the trace.
-                let wait = (due - now).min(MAX_NAP_NS);
-                if inflight > 0 && !caps.completes_in_queue {
-                    let n = eng.reap_timeout(1, &mut comps, wait)?;
-                    let now = now_ns();
-                    complete!(n, now);
-                } else if wait > SPIN_NS {
-                    std::thread::sleep(Duration::from_nanos(wait - SPIN_NS / 2));
-                } else {
-                    std::hint::spin_loop();
-                }
-            }
-            if stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                break;
-            }
-        }
-        let slot = free.pop().expect("a slot was freed above");
-        let s = slot as usize;
-        let t = now_ns();
-        if let Some(due) = due {
-            let l = t.saturating_sub(due);
-            lag.record(l, 0);
-            if l > 1_000_000 {
-                late += 1;
-            }
-        }
-        sub_ns[s] = t;
-        sub_op[s] = io.op;
-        sub_len[s] = io.len;
-        inflight += 1;
-        eng.queue(IoReq {
-            slot,
-            file: 0,
-            op: io.op,
-            offset: mapper.map(io.offset, io.len),
-            len: io.len,
-        })?;
-        if caps.timed_in_queue() {
-            sub_ns[s] = now_ns() - t;
-        }
-        if caps.needs_commit {
-            eng.commit()?;
-        }
-        if caps.completes_in_queue {
-            let n = eng.reap(1, &mut comps)?;
-            let now = now_ns();
-            complete!(n, now);
-        }
-    }
-    while inflight > 0 {
-        let n = eng.reap(1, &mut comps)?;
-        let now = now_ns();
-        complete!(n, now);
-    }
+    // Timed (the latencies), each I/O submitted as it comes; the slots'
+    // bookkeeping is the pipeline's, allocated once.
+    let ended = Pipeline::new(slots)
+        .timed()
+        .run(eng.as_mut(), Some(stop), &mut p)?;
+    let interrupted = ended == Ended::Stopped;
+    let Player {
+        stats,
+        done,
+        lag,
+        late,
+        waited,
+        errors,
+        first_error,
+        last_done,
+        speed,
+        ..
+    } = p;
     let elapsed_s = last_done.saturating_sub(start) as f64 / 1e9;
     let tmix = trace.mix();
     let mut sizes: Vec<SizeRow> = tmix
@@ -537,6 +440,93 @@ pub fn replay(
         interrupted,
         notes,
     })
+}
+
+/// The replay as a pipeline driver: the trace's I/Os in order, each at its
+/// due time; what completed, how late each started.
+struct Player<'a> {
+    ios: &'a [super::TraceIo],
+    /// The next I/O of the trace.
+    i: usize,
+    start: u64,
+    /// `None`: as fast as possible.
+    speed: Option<f64>,
+    mapper: &'a Mapper,
+    stats: RwStats,
+    done: Mix,
+    lag: DirStats,
+    late: u64,
+    waited: u64,
+    errors: u64,
+    /// The first failed or short I/O: (result, latency).
+    first_error: Option<(i32, u64)>,
+    last_done: u64,
+}
+
+impl Player<'_> {
+    /// When I/O `i` is due: `start + at / speed`. Saturating: a tiny
+    /// --speed on a long trace puts the due time past u64 (the cast
+    /// saturates, the addition must too).
+    fn due(&self, i: usize) -> Option<u64> {
+        let at = self.ios[i].at_ns;
+        self.speed
+            .map(|s| self.start.saturating_add((at as f64 / s) as u64))
+    }
+}
+
+impl Driver for Player<'_> {
+    type Error = anyhow::Error;
+
+    fn next(&mut self, _slot: u32, _: &mut Buffers<'_>) -> Next {
+        if self.i == self.ios.len() || self.errors >= MAX_ERRORS {
+            return Next::End;
+        }
+        let t = now_ns();
+        if let Some(due) = self.due(self.i) {
+            if t < due {
+                return Next::Wait(due);
+            }
+            let l = t - due;
+            self.lag.record(l, 0);
+            if l > 1_000_000 {
+                self.late += 1;
+            }
+        }
+        let io = &self.ios[self.i];
+        self.i += 1;
+        Next::Io(Io::new(
+            0,
+            io.op,
+            self.mapper.map(io.offset, io.len),
+            io.len,
+        ))
+    }
+
+    fn complete(&mut self, d: &Done, _: &mut Buffers<'_>) -> anyhow::Result<()> {
+        if d.full() {
+            let dir = match d.op {
+                Op::Read => &mut self.stats.read,
+                Op::Write => &mut self.stats.write,
+            };
+            dir.record(d.lat_ns, u64::from(d.len));
+            self.done.add(d.op, d.len);
+        } else {
+            self.errors += 1;
+            if self.first_error.is_none() {
+                self.first_error = Some((d.result, d.lat_ns));
+            }
+        }
+        self.last_done = d.at_ns;
+        Ok(())
+    }
+
+    /// Every slot is busy: the next I/O waits for one (counted when it is
+    /// already due).
+    fn all_busy(&mut self) {
+        if self.i < self.ios.len() && self.due(self.i).is_some_and(|d| now_ns() >= d) {
+            self.waited += 1;
+        }
+    }
 }
 
 impl ReplayResult {

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use crate::buf::AlignedBuf;
 use crate::clock::now_ns;
-use crate::engine::{Completion, IoEngine, IoReq, Op};
+use crate::engine::pipeline::{Buffers, Done, Driver, Io, Next, Pipeline};
+use crate::engine::{IoEngine, Op};
 use crate::error::Error;
 use crate::verify::run::{Phase, VerifyCounts, VerifyOptions};
 use crate::verify::table::{busy, generation, GenTable, Judged};
@@ -288,57 +289,62 @@ impl VerifyHook {
         stop: &AtomicBool,
     ) -> anyhow::Result<()> {
         let t0 = now_ns();
-        let bs = self.table.bs as usize;
-        let mut free: Vec<u32> = (0..slots as u32).rev().collect();
-        let mut comps = vec![Completion::default(); slots];
-        let mut slot_block = vec![0usize; slots];
-        let mut next = local;
-        let mut inflight = 0usize;
-        let blocks = self.table.blocks();
-        loop {
-            while !stop.load(Ordering::Relaxed) {
-                while next < blocks && generation(self.table.entry(next)) == 0 {
-                    next += nlocal;
-                }
-                if next >= blocks {
-                    break;
-                }
-                let Some(slot) = free.pop() else { break };
-                let s = slot as usize;
-                prestamp(&mut eng.buffer(s)[..bs]);
-                self.slot_entry[s] = self.table.entry(next);
-                slot_block[s] = next;
-                eng.queue(IoReq {
-                    slot,
-                    file: 0,
-                    op: Op::Read,
-                    offset: self.table.offset_of(next),
-                    len: bs as u32,
-                })?;
-                inflight += 1;
-                next += nlocal;
-            }
-            if inflight == 0 {
-                break;
-            }
-            let n = eng.reap(1, &mut comps)?;
-            for c in &comps[..n] {
-                let s = c.slot as usize;
-                inflight -= 1;
-                free.push(c.slot);
-                let b = slot_block[s];
-                self.counts.pass_blocks += 1;
-                let e1 = self.table.entry(b);
-                let j = if c.result == bs as i32 {
-                    self.table
-                        .judge(&eng.buffer(s)[..bs], b, self.slot_entry[s], e1)
-                } else {
-                    io_failure(c.result, bs, self.slot_entry[s])
-                };
-                self.count(j, b, e1, Phase::Pass);
-            }
-        }
+        // Submitted by the reap, as the workload's reads are by default.
+        let mut pipe = Pipeline::new(slots).commit_every(0);
+        let mut pass = Pass {
+            hook: self,
+            next: local,
+            nlocal,
+        };
+        pipe.run(eng, Some(stop), &mut pass)?;
         self.counts.pass_ns = now_ns().saturating_sub(t0);
+        Ok(())
+    }
+}
+
+/// The verify pass as a pipeline driver: the next written block of this
+/// worker's share, and the judgement of each read.
+struct Pass<'a> {
+    hook: &'a mut VerifyHook,
+    /// The next block to look at.
+    next: usize,
+    nlocal: usize,
+}
+
+impl Driver for Pass<'_> {
+    type Error = anyhow::Error;
+
+    fn next(&mut self, slot: u32, bufs: &mut Buffers<'_>) -> Next {
+        let t = &self.hook.table;
+        let blocks = t.blocks();
+        while self.next < blocks && generation(t.entry(self.next)) == 0 {
+            self.next += self.nlocal;
+        }
+        if self.next >= blocks {
+            return Next::End;
+        }
+        let bs = t.bs as usize;
+        let b = self.next;
+        prestamp(&mut bufs.get(slot)[..bs]);
+        self.hook.slot_entry[slot as usize] = t.entry(b);
+        self.next += self.nlocal;
+        Next::Io(Io::new(0, Op::Read, t.offset_of(b), bs as u32))
+    }
+
+    fn complete(&mut self, d: &Done, bufs: &mut Buffers<'_>) -> anyhow::Result<()> {
+        let h = &mut *self.hook;
+        let s = d.slot as usize;
+        let bs = h.table.bs as usize;
+        let b = h.table.block_of(d.offset);
+        h.counts.pass_blocks += 1;
+        let e1 = h.table.entry(b);
+        let j = if d.full() {
+            h.table
+                .judge(&bufs.get(d.slot)[..bs], b, h.slot_entry[s], e1)
+        } else {
+            io_failure(d.result, bs, h.slot_entry[s])
+        };
+        h.count(j, b, e1, Phase::Pass);
         Ok(())
     }
 }

@@ -13,7 +13,8 @@ use rand::{Rng, SeedableRng};
 use super::files::{SimFile, UNKNOWN_GEN};
 use super::{ErrorRecord, Shared, UserKind};
 use crate::clock::now_ns;
-use crate::engine::{Completion, IoEngine, IoReq, Op};
+use crate::engine::pipeline::{errno, Buffers, Done, Driver, Io, Next, Pipeline};
+use crate::engine::{IoEngine, Op};
 use crate::stats::RwStats;
 use crate::verify::{self, ErrorClass, Finding, PageId, PAGE_SIZE};
 
@@ -79,11 +80,12 @@ pub struct UserIo {
     pub rng: SmallRng,
     /// Start of this user's activity (ns).
     pub started_ns: u64,
-    comps: Vec<Completion>,
-    iov: Vec<(usize, usize)>,
-    issued: Vec<u64>,
-    done_at: Vec<u64>,
+    /// The drive loop (slots held from one submission to the next, so
+    /// piece `k` of a submission is in slot `k`).
+    pipe: Pipeline,
+    /// Per slot: the last I/O's result (bytes or -errno) and latency.
     results: Vec<i32>,
+    lat: Vec<u64>,
     inflight: Arc<Inflight>,
 }
 
@@ -150,11 +152,9 @@ impl UserIo {
             per_file: (0..sh.files.len()).map(|_| RwStats::default()).collect(),
             rng: SmallRng::seed_from_u64(seed),
             started_ns: now_ns(),
-            comps: vec![Completion::default(); slots],
-            iov: Vec::with_capacity(slots),
-            issued: vec![0; slots],
-            done_at: vec![0; slots],
+            pipe: Pipeline::new(slots).commit_every(0).timed().hold_slots(),
             results: vec![0; slots],
+            lat: vec![0; slots],
             inflight,
         })
     }
@@ -164,27 +164,9 @@ impl UserIo {
         !self.sh.stop.load(Ordering::Relaxed) && !self.sh.cycle_stop.load(Ordering::Relaxed)
     }
 
-    /// Waits while the file's running average exceeds the target (SQLIOSim's
-    /// throttle): at most one I/O in flight to the file until it recovers.
+    /// SQLIOSim's throttle for file `f` ([`throttle`]).
     fn throttle(&self, f: &SimFile) {
-        if self.sh.burst.load(Ordering::Relaxed) {
-            return;
-        }
-        let target = self.sh.cfg.target_io_duration_ms as f64;
-        if f.running_average_ms() <= target {
-            return;
-        }
-        if f.ctr.outstanding.load(Ordering::Acquire) == 0 {
-            return;
-        }
-        f.ctr.throttled.fetch_add(1, Ordering::Relaxed);
-        let deadline = now_ns() + (target * 1e6) as u64 * 10;
-        while f.ctr.outstanding.load(Ordering::Acquire) > 0
-            && f.running_average_ms() > target
-            && now_ns() < deadline
-        {
-            std::thread::sleep(Duration::from_micros(500));
-        }
+        throttle(&self.sh, f);
     }
 
     /// Issues the pieces (vectored when `vectored` and a piece has several
@@ -192,108 +174,29 @@ impl UserIo {
     /// or -errno) land in `self.results[piece.slot]`.
     fn submit(&mut self, fi: usize, op: Op, pieces: &[Piece], vectored: bool) {
         let sh = self.sh.clone();
-        let f = &sh.files[fi];
-        let ps = PAGE_SIZE;
-        let mut i = 0;
-        while i < pieces.len() {
-            // Queue as many as the semaphore allows at once.
-            let batch = (pieces.len() - i).min(sh.sem.max as usize).max(1);
-            sh.sem.acquire(batch as u64);
-            self.throttle(f);
-            let t_sub = now_ns();
-            self.inflight.since_ns.store(t_sub, Ordering::Relaxed);
-            self.inflight.count.store(batch as u64, Ordering::Relaxed);
-            let sync = self.engine.capabilities().timed_in_queue();
-            for p in &pieces[i..i + batch] {
-                f.io_start();
-                let offset = p.first * ps as u64;
-                let t0 = if sync { now_ns() } else { t_sub };
-                self.issued[p.slot] = t0;
-                let queued = if vectored && p.n > 1 {
-                    self.iov.clear();
-                    self.iov.extend((0..p.n).map(|k| (p.slot + k, ps)));
-                    let r = self
-                        .engine
-                        .queue_vectored(p.slot as u32, f.idx, op, offset, &self.iov);
-                    match op {
-                        Op::Read => f.ctr.scatter_reads.fetch_add(1, Ordering::Relaxed),
-                        Op::Write => f.ctr.gather_writes.fetch_add(1, Ordering::Relaxed),
-                    };
-                    r
-                } else {
-                    match op {
-                        Op::Read => f.ctr.reads.fetch_add(1, Ordering::Relaxed),
-                        Op::Write => f.ctr.writes.fetch_add(1, Ordering::Relaxed),
-                    };
-                    self.engine.queue(IoReq {
-                        slot: p.slot as u32,
-                        file: f.idx,
-                        op,
-                        offset,
-                        len: (p.n * ps) as u32,
-                    })
-                };
-                if sync {
-                    self.done_at[p.slot] = now_ns();
-                }
-                if let Err(e) = queued {
-                    // Not even queued: report it as the I/O's result.
-                    self.results[p.slot] = -e.raw_os_error().unwrap_or(libc::EIO);
-                    self.done_at[p.slot] = now_ns();
-                    self.issued[p.slot] = u64::MAX;
-                }
+        let mut b = Batches {
+            sh: &sh,
+            fi,
+            op,
+            pieces,
+            vectored,
+            next: 0,
+            start: 0,
+            end: 0,
+            outstanding: 0,
+            t_sub: 0,
+            results: &mut self.results,
+            lat: &mut self.lat,
+            per_file: &mut self.per_file,
+            inflight: &self.inflight,
+        };
+        self.pipe.release_all();
+        while let Err(e) = self.pipe.run(self.engine.as_mut(), None, &mut b) {
+            // The engine itself failed: fail what is left of the batch, go on.
+            b.fail_batch(errno(&e));
+            if b.next >= pieces.len() {
+                break;
             }
-            let want = pieces[i..i + batch]
-                .iter()
-                .filter(|p| self.issued[p.slot] != u64::MAX)
-                .count();
-            let mut got = 0;
-            while got < want {
-                let n = match self.engine.reap(1, &mut self.comps) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        // The engine itself failed: fail what is left.
-                        for p in &pieces[i..i + batch] {
-                            if self.issued[p.slot] != u64::MAX {
-                                self.results[p.slot] = -e.raw_os_error().unwrap_or(libc::EIO);
-                                self.done_at[p.slot] = now_ns();
-                            }
-                        }
-                        break;
-                    }
-                };
-                let t = now_ns();
-                for c in &self.comps[..n] {
-                    let s = c.slot as usize;
-                    self.results[s] = c.result;
-                    if !sync {
-                        self.done_at[s] = t;
-                    }
-                }
-                got += n;
-            }
-            for p in &pieces[i..i + batch] {
-                let start = self.issued[p.slot];
-                let lat = if start == u64::MAX {
-                    0
-                } else {
-                    self.done_at[p.slot].saturating_sub(start)
-                };
-                f.io_end(lat);
-                if self.results[p.slot] > 0 {
-                    let st = &mut self.per_file[fi];
-                    let d = if op == Op::Read {
-                        &mut st.read
-                    } else {
-                        &mut st.write
-                    };
-                    d.record(lat, self.results[p.slot] as u64);
-                }
-            }
-            self.inflight.count.store(0, Ordering::Relaxed);
-            self.inflight.since_ns.store(0, Ordering::Relaxed);
-            sh.sem.release(batch as u64);
-            i += batch;
         }
     }
 
@@ -562,23 +465,15 @@ impl UserIo {
             Op::Read => f.ctr.reads.fetch_add(1, Ordering::Relaxed),
             Op::Write => f.ctr.writes.fetch_add(1, Ordering::Relaxed),
         };
-        let mut r = match self.engine.queue(IoReq {
-            slot: 0,
-            file: f.idx,
-            op,
-            offset,
-            len: len as u32,
-        }) {
-            Ok(()) => i32::MIN,
-            Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
+        self.pipe.release_all();
+        let mut one = One {
+            io: Some(Io::new(f.idx, op, offset, len as u32)),
+            result: -libc::EIO,
         };
-        while r == i32::MIN {
-            match self.engine.reap(1, &mut self.comps) {
-                Ok(n) if n > 0 => r = self.comps[0].result,
-                Ok(_) => {}
-                Err(e) => r = -e.raw_os_error().unwrap_or(libc::EIO),
-            }
+        if let Err(e) = self.pipe.run(self.engine.as_mut(), None, &mut one) {
+            one.result = -errno(&e);
         }
+        let r = one.result;
         let lat = now_ns() - t0;
         f.io_end(lat);
         self.inflight.count.store(0, Ordering::Relaxed);
@@ -630,6 +525,204 @@ impl Drop for UserIo {
     fn drop(&mut self) {
         let secs = (now_ns() - self.started_ns) as f64 / 1e9;
         self.sh.merge_stats(self.kind, &self.per_file, secs);
+    }
+}
+
+/// Waits while the file's running average exceeds the target (SQLIOSim's
+/// throttle): at most one I/O in flight to the file until it recovers.
+fn throttle(sh: &Shared, f: &SimFile) {
+    if sh.burst.load(Ordering::Relaxed) {
+        return;
+    }
+    let target = sh.cfg.target_io_duration_ms as f64;
+    if f.running_average_ms() <= target {
+        return;
+    }
+    if f.ctr.outstanding.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    f.ctr.throttled.fetch_add(1, Ordering::Relaxed);
+    let deadline = now_ns() + (target * 1e6) as u64 * 10;
+    while f.ctr.outstanding.load(Ordering::Acquire) > 0
+        && f.running_average_ms() > target
+        && now_ns() < deadline
+    {
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
+/// One submission of [`UserIo::submit`] as a pipeline driver: its pieces in
+/// batches of at most MaxOutstandingIO (the semaphore's permits), each
+/// batch issued whole, waited for whole and then recorded.
+struct Batches<'a> {
+    sh: &'a Shared,
+    fi: usize,
+    op: Op,
+    pieces: &'a [Piece],
+    vectored: bool,
+    /// The next piece to issue, and the open batch `[start, end)` (`next ==
+    /// end`: none open, or all of it issued).
+    next: usize,
+    start: usize,
+    end: usize,
+    /// Pieces of the open batch not yet completed.
+    outstanding: usize,
+    /// When the open batch started.
+    t_sub: u64,
+    results: &'a mut [i32],
+    lat: &'a mut [u64],
+    per_file: &'a mut [RwStats],
+    inflight: &'a Inflight,
+}
+
+impl Batches<'_> {
+    /// The batch starts at `start`: its permits, the throttle, the monitor.
+    fn open(&mut self, start: usize) {
+        let batch = (self.pieces.len() - start)
+            .min(self.sh.sem.max as usize)
+            .max(1);
+        self.sh.sem.acquire(batch as u64);
+        throttle(self.sh, &self.sh.files[self.fi]);
+        self.t_sub = now_ns();
+        self.inflight.since_ns.store(self.t_sub, Ordering::Relaxed);
+        self.inflight.count.store(batch as u64, Ordering::Relaxed);
+        self.start = start;
+        self.end = start + batch;
+        self.outstanding = batch;
+    }
+
+    /// Every piece of the open batch is done: its statistics, its permits back.
+    fn close(&mut self) {
+        let f = &self.sh.files[self.fi];
+        for p in &self.pieces[self.start..self.end] {
+            // A piece never queued took no time.
+            let lat = match self.lat[p.slot] {
+                u64::MAX => 0,
+                l => l,
+            };
+            f.io_end(lat);
+            if self.results[p.slot] > 0 {
+                let st = &mut self.per_file[self.fi];
+                let d = if self.op == Op::Read {
+                    &mut st.read
+                } else {
+                    &mut st.write
+                };
+                d.record(lat, self.results[p.slot] as u64);
+            }
+        }
+        self.inflight.count.store(0, Ordering::Relaxed);
+        self.inflight.since_ns.store(0, Ordering::Relaxed);
+        self.sh.sem.release((self.end - self.start) as u64);
+        self.outstanding = 0;
+    }
+
+    /// One piece of the open batch is done.
+    fn piece_done(&mut self) {
+        self.outstanding -= 1;
+        if self.outstanding == 0 && self.next == self.end {
+            self.close();
+        }
+    }
+
+    /// The engine failed with `errno`: every piece of the open batch that
+    /// was queued fails with it; the batch closes.
+    fn fail_batch(&mut self, errno: i32) {
+        if self.outstanding == 0 {
+            return;
+        }
+        let now = now_ns();
+        for p in &self.pieces[self.start..self.end] {
+            if self.lat[p.slot] != u64::MAX {
+                self.results[p.slot] = -errno;
+                self.lat[p.slot] = now.saturating_sub(self.t_sub);
+            }
+        }
+        self.next = self.end;
+        self.close();
+    }
+}
+
+impl Driver for Batches<'_> {
+    type Error = std::io::Error;
+
+    fn next(&mut self, slot: u32, _: &mut Buffers<'_>) -> Next {
+        if self.next == self.end {
+            if self.outstanding > 0 {
+                return Next::Later;
+            }
+            if self.next >= self.pieces.len() {
+                return Next::End;
+            }
+            self.open(self.next);
+        }
+        let p = self.pieces[self.next];
+        debug_assert_eq!(p.slot, slot as usize, "piece k is in slot k");
+        self.next += 1;
+        let f = &self.sh.files[self.fi];
+        f.io_start();
+        let offset = p.first * PAGE_SIZE as u64;
+        // Not yet known: a queue that fails leaves u64::MAX (no latency).
+        self.lat[p.slot] = 0;
+        if self.vectored && p.n > 1 {
+            match self.op {
+                Op::Read => f.ctr.scatter_reads.fetch_add(1, Ordering::Relaxed),
+                Op::Write => f.ctr.gather_writes.fetch_add(1, Ordering::Relaxed),
+            };
+            Next::Io(Io::vectored(
+                f.idx,
+                self.op,
+                offset,
+                p.n as u32,
+                PAGE_SIZE as u32,
+            ))
+        } else {
+            match self.op {
+                Op::Read => f.ctr.reads.fetch_add(1, Ordering::Relaxed),
+                Op::Write => f.ctr.writes.fetch_add(1, Ordering::Relaxed),
+            };
+            Next::Io(Io::new(f.idx, self.op, offset, (p.n * PAGE_SIZE) as u32))
+        }
+    }
+
+    fn complete(&mut self, d: &Done, _: &mut Buffers<'_>) -> std::io::Result<()> {
+        let s = d.slot as usize;
+        self.results[s] = d.result;
+        self.lat[s] = d.lat_ns;
+        self.piece_done();
+        Ok(())
+    }
+
+    /// Not even queued: report it as the I/O's result.
+    fn queue_failed(&mut self, slot: u32, _: u64, e: std::io::Error) -> std::io::Result<()> {
+        self.results[slot as usize] = -errno(&e);
+        self.lat[slot as usize] = u64::MAX;
+        self.piece_done();
+        Ok(())
+    }
+}
+
+/// One I/O of [`UserIo::raw`]: its result, or the engine's errno.
+struct One {
+    io: Option<Io>,
+    result: i32,
+}
+
+impl Driver for One {
+    type Error = std::io::Error;
+
+    fn next(&mut self, _: u32, _: &mut Buffers<'_>) -> Next {
+        self.io.take().map_or(Next::End, Next::Io)
+    }
+
+    fn complete(&mut self, d: &Done, _: &mut Buffers<'_>) -> std::io::Result<()> {
+        self.result = d.result;
+        Ok(())
+    }
+
+    fn queue_failed(&mut self, _: u32, _: u64, e: std::io::Error) -> std::io::Result<()> {
+        self.result = -errno(&e);
+        Ok(())
     }
 }
 
