@@ -131,3 +131,105 @@ fn outcome(measured: Outcome, regressed: bool) -> Outcome {
         o => o,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::cli::{BaselineArgs, DbArgs};
+    use crate::document::{Headed, Header};
+
+    /// A sweep of one point (`qd=1`) at `iops`.
+    fn sweep(iops: f64) -> Document {
+        let stat = |mean: f64| serde_json::json!({"mean": mean, "sd": 0.0, "ci95": 0.0, "cv": 0.0, "n": 3});
+        let body = serde_json::json!({
+            "study": null,
+            "base": crate::workload::WorkloadSpec::default(),
+            "axes": [],
+            "combine": crate::sweep::Combine::Grid,
+            "repeat": 3,
+            "points": [{
+                "params": {"qd": "1"},
+                "outstanding": 1,
+                "iops": stat(iops),
+                "mib_per_sec": stat(iops / 256.0),
+                "lat_mean_us": stat(1e6 / iops),
+                "lat_p99_us": stat(2e6 / iops),
+                "lat_max_us": stat(4e6 / iops),
+                "cpu_bound_runs": 0,
+                "max_core_busy_pct": 10.0,
+                "noisy": false,
+                "suggested_repeats": null,
+                "warnings": [],
+            }],
+            "knee": null,
+            "max_latency_us": null,
+            "latency_metric": "mean",
+            "recommended": null,
+            "findings": [],
+            "interrupted": false,
+        });
+        Document::Sweep(Headed::new(
+            Header::now(),
+            serde_json::from_value(body).expect("a sweep result"),
+        ))
+    }
+
+    /// The sweep's tail once dropped the baseline check's result: a sweep
+    /// that regressed against its baseline ended 0. Every command's tail
+    /// is this one now.
+    #[test]
+    fn a_sweep_that_regresses_against_its_baseline_ends_regressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let save = SaveArgs {
+            db: DbArgs {
+                db: Some(dir.path().join("h.db")),
+            },
+            no_save: false,
+            label: Some("fast".into()),
+        };
+        save::save_result(&save, &sweep(100_000.0));
+        let guard = BaselineArgs {
+            baseline: Some("label:fast".into()),
+            threshold: 5.0,
+        };
+        let baseline = Baseline::resolve_sweep(&save.db, &guard, true)
+            .unwrap()
+            .expect("a baseline");
+        let mut out = Vec::new();
+        let mut ctx = Ctx::new(Arc::new(AtomicBool::new(false)), &mut out);
+        let end = |b| Ending {
+            baseline: Some(b),
+            ..Ending::new(OutputFormat::Json, Outcome::Success, None)
+        };
+        let slower = finish(sweep(1_000.0), &mut ctx, end(&baseline)).unwrap();
+        assert_eq!(slower, Outcome::Regressed);
+        assert_eq!(Outcome::Regressed.code(), 4);
+        let same = finish(sweep(100_000.0), &mut ctx, end(&baseline)).unwrap();
+        assert_eq!(same, Outcome::Success);
+        // Interrupted and I/O errors come first; the sweep was printed each time.
+        let interrupted = Ending::new(OutputFormat::Json, Outcome::Interrupted, None);
+        let o = finish(
+            sweep(1_000.0),
+            &mut ctx,
+            Ending {
+                baseline: Some(&baseline),
+                ..interrupted
+            },
+        );
+        assert_eq!(o.unwrap(), Outcome::Interrupted);
+        drop(ctx);
+        assert_eq!(
+            String::from_utf8(out)
+                .unwrap()
+                .matches("\"kind\": \"sweep\"")
+                .count(),
+            3
+        );
+        // Under mpirun/srun rank 0 alone checks: without a baseline, no regression.
+        assert_eq!(outcome(Outcome::Success, false), Outcome::Success);
+        assert_eq!(outcome(Outcome::IoErrors, true), Outcome::IoErrors);
+    }
+}

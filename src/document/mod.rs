@@ -551,5 +551,85 @@ mod tests {
         let back = Document::from_value(v).unwrap();
         assert_eq!(back.kind(), "compare");
         assert_eq!(back.header().iosim_version, "9");
+        assert!(back.ranks().is_none());
+    }
+
+    fn null_run() -> RunResult {
+        let spec = crate::workload::WorkloadSpec {
+            engine: crate::workload::EngineKind::Null,
+            duration: std::time::Duration::from_millis(20),
+            ..Default::default()
+        };
+        crate::runner::run(&spec, &Default::default()).unwrap()
+    }
+
+    fn ranks() -> RanksReport {
+        RanksReport {
+            count: 2,
+            hosts_count: 1,
+            stonewall: true,
+            window_s: 1.5,
+            skew: Default::default(),
+            per_rank: Vec::new(),
+            per_host: Vec::new(),
+            stragglers: vec!["rank 1 on h: slow".into()],
+            overhead: Default::default(),
+        }
+    }
+
+    /// A run is an ordinary kind (the shared header, `ranks` in the
+    /// envelope), and still prints the run schema byte for byte as before
+    /// documents had kinds: the result's fields, then `ranks`, no `kind`.
+    #[test]
+    fn a_run_prints_the_run_schema_and_stores_kind_and_ranks() {
+        let r = null_run();
+        let doc = Document::run(r.clone());
+        assert_eq!(doc.json().unwrap(), crate::report::json(&r));
+        assert_eq!(doc.header(), Header::of_run(&r));
+
+        /// The JSON a collective run printed before (`mpi::Collective`).
+        #[derive(Serialize)]
+        struct Before<'a> {
+            #[serde(flatten)]
+            result: &'a RunResult,
+            ranks: &'a RanksReport,
+        }
+        let doc = doc.with_ranks(Some(Ranks::Merged(ranks())));
+        assert_eq!(
+            doc.json().unwrap(),
+            serde_json::to_string_pretty(&Before {
+                result: &r,
+                ranks: &ranks()
+            })
+            .unwrap()
+        );
+        let v = doc.to_value();
+        assert_eq!(v["kind"], "run");
+        assert_eq!(v["ranks"]["window_s"], 1.5);
+        assert_eq!(v["schema_version"], r.schema_version);
+        assert!(v.get("front_end").is_none());
+        let back = Document::from_value(v).unwrap();
+        assert_eq!(back.ranks(), Some(&Ranks::Merged(ranks())));
+        assert_eq!(back.header(), Header::of_run(&r));
+        assert_eq!(back.json().unwrap(), doc.json().unwrap());
+        let text = render(&back, crate::report::OutputFormat::Text).unwrap();
+        assert!(text.starts_with(&crate::report::text(&r)), "{text}");
+        assert!(text.ends_with("Straggler: rank 1 on h: slow\n"), "{text}");
+    }
+
+    /// Per-rank lines of a command each rank ran on its own come back as such.
+    #[test]
+    fn solo_ranks_sit_last_and_read_back() {
+        let solo = SoloReport::new(Vec::new());
+        let d = Document::Compare(Headed::new(Header::default(), Comparison::default()))
+            .with_ranks(Some(Ranks::Solo(solo.clone())));
+        let printed = d.json().unwrap();
+        let last_key = printed.rfind("\n  \"").unwrap();
+        assert!(
+            printed[last_key..].starts_with("\n  \"ranks\""),
+            "{printed}"
+        );
+        let back = Document::from_value(d.to_value()).unwrap();
+        assert_eq!(back.ranks(), Some(&Ranks::Solo(solo)));
     }
 }
