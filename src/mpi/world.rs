@@ -36,7 +36,7 @@ static INIT_AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::n
 /// When MPI start-up and the ranks' agreement were done.
 static INIT_DONE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
-/// Message tag of the end-of-window notices ([`MpiSync`]).
+/// Message tag of the end-of-window notices ([`Job`]).
 const TAG_WINDOW_END: i32 = 0x10_5e;
 
 /// The MPI environment; dropping it waits for every rank (so rank 0 has
