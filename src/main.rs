@@ -11,7 +11,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_args();
     // Under mpirun/srun: join the job (kept until the end; a singleton is a
     // plain process) and refuse the commands that are not collective yet.
-    let mpi = iosim::mpi::init(&format!("{:?}", cli.command));
+    let mpi = iosim::mpi::init(&format!("{:?}", cli.command), cli.job_options());
     let ready = match &mpi {
         Ok(_) => check_command(cli.command.as_ref()),
         Err(e) => Err(anyhow::anyhow!("{e:#}")),
@@ -20,10 +20,8 @@ fn main() -> ExitCode {
         .and_then(|_| commands::install_signal_handlers())
         .and_then(|stop| {
             let mut stdout = std::io::stdout();
-            let mut ctx = Ctx {
-                stop,
-                out: &mut stdout,
-            };
+            let mut ctx = Ctx::new(stop, &mut stdout);
+            ctx.job = mpi.as_ref().ok().and_then(|s| s.job());
             let outcome = commands::dispatch(cli, &mut ctx)?;
             ctx.out.flush()?;
             Ok(outcome)

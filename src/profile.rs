@@ -453,7 +453,7 @@ pub struct WorkloadOutcome {
     pub verdicts: Vec<Verdict>,
     /// Under mpirun/srun: ranks, per-rank and per-host results of this workload.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub ranks: Option<crate::mpi::RanksReport>,
+    pub ranks: Option<crate::runner::RanksReport>,
 }
 
 /// Everything `iosim run --profile` measured.
@@ -565,7 +565,7 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         // The phase is one run of the runner (one window, one monitor); under
         // mpirun/srun every rank's phase shares that window and the results
         // are merged across ranks.
-        let rs = crate::mpi::run_group(&specs, &phase_opts)?;
+        let rs = crate::runner::run_joint(&specs, &phase_opts)?;
         for (w, c) in ws.into_iter().zip(rs) {
             let r = c.result;
             interrupted |= r.interrupted;

@@ -145,7 +145,7 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
         if opts.progress {
             eprintln!("[{}/{}] {}", i + 1, SUITE.len(), c.name);
         }
-        let result = crate::mpi::run_point(&spec, opts)?;
+        let result = crate::runner::run(&spec, opts)?;
         for n in &result.notes {
             // The first prepare above already said whether the file was created or reused.
             if !notes.contains(n) && !n.ends_with(crate::target::REUSED_NOTE) {

@@ -15,6 +15,7 @@ pub mod db;
 pub mod history;
 pub mod install;
 pub mod matrix;
+pub mod mpi;
 pub mod output;
 pub mod precondition;
 pub mod profile;
@@ -35,6 +36,7 @@ pub use create::CreateArgs;
 pub use db::{BaselineArgs, DbArgs, SaveArgs};
 pub use history::{CompareArgs, HistoryArgs, ShowArgs};
 pub use matrix::MatrixArgs;
+pub use mpi::MpiArgs;
 pub use output::{OutputArgs, OutputFormat};
 pub use precondition::PreconditionArgs;
 pub use profile::{ProfileAction, ProfileArgs};
@@ -84,6 +86,15 @@ impl Cli {
         Ok(Cli::parse_from_matches(
             command().try_get_matches_from(args)?,
         ))
+    }
+
+    /// The command's collective options (under mpirun/srun), for `mpi::init`.
+    pub fn job_options(&self) -> crate::mpi::JobOptions {
+        match &self.command {
+            Some(Command::Run(r)) => r.mpi.options(),
+            Some(Command::Sweep(s)) => s.run.mpi.options(),
+            _ => crate::mpi::JobOptions::default(),
+        }
     }
 
     fn parse_from_matches(m: clap::ArgMatches) -> Cli {

@@ -27,7 +27,7 @@ pub struct RunArgs {
 
     /// Collective-run options (under mpirun/srun).
     #[command(flatten)]
-    pub mpi: crate::mpi::MpiArgs,
+    pub mpi: super::mpi::MpiArgs,
 
     /// Run a database workload profile (built-in name or .toml file; see iosim profile list):
     /// its targets map to the paths in order; missing ones are created next to the first path.

@@ -2,6 +2,7 @@
 //! by verdict and workload by workload; exit 4 on a regression beyond
 //! `--threshold`.
 
+use super::finish::{finish, Ending};
 use super::Ctx;
 use crate::cli::CompareArgs;
 use crate::document::compare::{Comparison, ScopeComparison};
@@ -108,13 +109,12 @@ pub fn run(a: &CompareArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     for w in &comparison.warnings {
         eprintln!("iosim compare: warning: {w}");
     }
-    let regressed = comparison.regressed();
-    let doc = Document::Compare(Headed::new(Header::now(), comparison));
-    ctx.out
-        .write_all(crate::document::render(&doc, a.output)?.as_bytes())?;
-    Ok(if regressed {
-        Outcome::Regressed
-    } else {
-        Outcome::Success
-    })
+    // A comparison is printed, never stored.
+    let mut end = Ending::new(a.output, Outcome::Success, None);
+    end.regressed = comparison.regressed();
+    finish(
+        Document::Compare(Headed::new(Header::now(), comparison)),
+        ctx,
+        end,
+    )
 }

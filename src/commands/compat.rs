@@ -7,7 +7,6 @@ use crate::cli::{CompatArgs, DbArgs, SaveArgs};
 use crate::compat::stored::FrontEnd;
 use crate::compat::Measured;
 use crate::document::Document;
-use crate::mpi::Collective;
 use crate::outcome::Outcome;
 
 /// `iosim sqlio`.
@@ -36,11 +35,7 @@ fn store<P>(m: Measured<P>, front_end: fn(P) -> FrontEnd) -> Outcome {
             no_save: m.ext.no_save,
             label: m.ext.label,
         };
-        let doc = Document::Run(Box::new(Collective {
-            result: res,
-            ranks: None,
-            front_end: m.printed.map(front_end),
-        }));
+        let doc = Document::run_from(res, m.printed.map(front_end));
         save::save_result(&args, &doc);
     }
     Outcome::from_code(m.code)

@@ -1,10 +1,11 @@
 //! `iosim crash write|verify`: the crash-consistency test (docs/crash.md).
 
-use super::{save, Ctx};
+use super::finish::{finish, Ending};
+use super::Ctx;
 use crate::cli::crash::{CrashAction, CrashArgs, CrashCache};
 use crate::cli::OutputFormat;
 use crate::crash::{check, writer};
-use crate::document::{self, Document, Headed, Header};
+use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 use crate::workload::CacheMode;
 
@@ -82,12 +83,8 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             } else {
                 Outcome::IoErrors
             };
-            let doc = Document::Crash(Headed::new(header, res));
-            ctx.out
-                .write_all(document::render(&doc, v.output)?.as_bytes())?;
-            ctx.out.flush()?;
-            save::save_result(&v.save, &doc);
-            Ok(outcome)
+            let end = Ending::new(v.output, outcome, Some(&v.save));
+            finish(Document::Crash(Headed::new(header, res)), ctx, end)
         }
     }
 }

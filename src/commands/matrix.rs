@@ -2,17 +2,16 @@
 
 use std::time::Duration;
 
-use super::options::run_options;
-use super::{save, Ctx};
+use super::finish::{finish, Ending, OutFile};
+use super::Ctx;
 use crate::cli::{MatrixArgs, OutputFormat};
 use crate::document::{Document, Headed, Header};
 use crate::matrix::{self, grid_csv, output_path, summary_text, Metric};
 use crate::outcome::Outcome;
-use crate::outfile::{self, Existing};
 
 /// Runs the matrix, writes ORION's files, prints the summary, saves it.
 pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    let opts = run_options(&a.output, ctx.stop.clone(), Duration::from_secs(1));
+    let opts = ctx.run_options(&a.output, Duration::from_secs(1));
     let quiet = a.output.quiet;
     let header = Header::now();
     let r = matrix::run(&a.to_config(), &opts, |i, n, p| {
@@ -34,29 +33,20 @@ pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         ("lat.csv", grid_csv(&r, Metric::SmallLatency)),
         ("summary.txt", summary_text(&r)),
     ];
+    let outcome = Outcome::of_run(r.interrupted, r.points.iter().map(|p| p.errors).sum());
+    let mut end = Ending::new(a.output.output, outcome, Some(&a.save));
     // ORION's files, the printed summary and the saved result are independent:
     // a failure of one (a full disk, a closed pipe) does not lose the others.
-    let mut written = Ok(());
-    for (name, text) in &files {
-        let p = output_path(&a.out, name);
-        if let Err(e) = outfile::write(&p, "matrix file", text.as_bytes(), Existing::Replace) {
-            written = Err(e);
-            break;
-        }
-    }
-    let outcome = Outcome::of_run(r.interrupted, r.points.iter().map(|p| p.errors).sum());
-    let doc = Document::Matrix(Headed::new(header, r));
-    let mut text = crate::document::render(&doc, a.output.output)?;
+    end.files = files
+        .into_iter()
+        .map(|(name, text)| OutFile::new(output_path(&a.out, name), "matrix file", text))
+        .collect();
     if a.output.output == OutputFormat::Text {
-        text.push_str(&format!(
+        end.trailer = format!(
             "Wrote {}_{{iops,mbps,lat}}.csv and {}_summary.txt\n",
             a.out.display(),
             a.out.display()
-        ));
+        );
     }
-    let printed = ctx.out.write_all(text.as_bytes());
-    save::save_result(&a.save, &doc);
-    written?;
-    printed?;
-    Ok(outcome)
+    finish(Document::Matrix(Headed::new(header, r)), ctx, end)
 }

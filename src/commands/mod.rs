@@ -1,8 +1,14 @@
 //! Command handlers: one file a command. Each takes its parsed arguments
 //! (from [`crate::cli`]) and a [`Ctx`], builds the library's plain
-//! configuration, runs it, writes the result to `ctx.out`, and returns an
-//! [`Outcome`] that `main` maps to the exit status through
-//! [`crate::outcome::EXIT_CODES`].
+//! configuration, runs it, and ends in [`finish::finish`], which prints the
+//! result document to `ctx.out`, writes the files beside it, applies
+//! `--baseline`, saves it and returns the [`Outcome`] that `main` maps to the
+//! exit status through [`crate::outcome::EXIT_CODES`].
+//!
+//! Under mpirun/srun every rank runs the same command: the runs are
+//! collective through `ctx.job` in their options ([`Ctx::run_options`]),
+//! every rank gets the job's result, and `finish` lets rank 0 alone print,
+//! check and save it.
 //!
 //! Results go to `ctx.out` (stdout in the binary) and write errors are
 //! returned, never printed with `print!` (which panics on a closed pipe).
@@ -13,6 +19,7 @@ pub mod compare;
 pub mod compat;
 pub mod crash;
 pub mod create;
+pub mod finish;
 pub mod history;
 pub mod install;
 pub mod matrix;
@@ -42,6 +49,27 @@ pub struct Ctx<'a> {
     pub stop: Arc<AtomicBool>,
     /// Where results go (stdout in the binary).
     pub out: &'a mut dyn Write,
+    /// Under mpirun/srun: the job (from `mpi::init`), which every run's
+    /// options carry as their [`crate::runner::RunSync`] hook; None for a
+    /// process on its own.
+    pub job: Option<Arc<crate::mpi::Job>>,
+}
+
+impl Ctx<'_> {
+    /// A context for a process on its own.
+    pub fn new(stop: Arc<AtomicBool>, out: &mut dyn Write) -> Ctx<'_> {
+        Ctx {
+            stop,
+            out,
+            job: None,
+        }
+    }
+
+    /// Whether this process prints, checks and saves results: a process on
+    /// its own, or rank 0 of a job.
+    pub fn is_root(&self) -> bool {
+        self.job.is_none() || crate::mpi::is_root()
+    }
 }
 
 /// Runs the command the command line names.

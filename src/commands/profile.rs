@@ -6,7 +6,7 @@ use crate::outcome::Outcome;
 
 /// Lists the profiles or prints one's TOML.
 pub fn run(p: &ProfileArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    if !crate::mpi::is_root() {
+    if !ctx.is_root() {
         // Under mpirun/srun rank 0 alone prints.
         return Ok(Outcome::Success);
     }

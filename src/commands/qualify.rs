@@ -2,12 +2,11 @@
 
 use std::time::Duration;
 
-use super::options::run_options;
-use super::{save, Ctx};
+use super::finish::{finish, Ending, OutFile};
+use super::Ctx;
 use crate::cli::QualifyArgs;
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
-use crate::outfile::{self, Existing};
 use crate::qualify::{self, QualifyResult, RoleArg};
 use crate::verdict::Role;
 
@@ -89,7 +88,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             });
         }
     }
-    let opts = run_options(&a.out, ctx.stop.clone(), Duration::from_secs(1));
+    let opts = ctx.run_options(&a.out, Duration::from_secs(1));
     let cfg = qualify::QualifyConfig {
         roles,
         time: a.time,
@@ -128,25 +127,17 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             .flat_map(|v| &v.reasons)
             .filter(|r| r.rule == "io-errors")
             .count() as u64;
-    let interrupted = res.interrupted;
-    let html = a
-        .html
-        .as_ref()
-        .map(|p| (p, qualify::html::html(&header, &res)));
-    let doc = Document::Qualify(Headed::new(header, res));
-    let text = crate::document::render(&doc, a.out.output)?;
-    let printed = ctx.out.write_all(text.as_bytes());
-    let written = match html {
-        Some((p, page)) => outfile::write(p, "HTML report", page.as_bytes(), Existing::Replace)
-            .map(|()| {
-                if !a.out.quiet {
-                    eprintln!("HTML report written to {}", p.display());
-                }
-            }),
-        None => Ok(()),
-    };
-    save::save_result(&a.save, &doc);
-    written?;
-    printed?;
-    Ok(Outcome::of_checked_run(interrupted, errors, regressed))
+    let mut end = Ending::new(
+        a.out.output,
+        Outcome::of_run(res.interrupted, errors),
+        Some(&a.save),
+    );
+    end.regressed = regressed;
+    if let Some(p) = &a.html {
+        end.files.push(OutFile {
+            said: (!a.out.quiet).then(|| format!("HTML report written to {}", p.display())),
+            ..OutFile::new(p.clone(), "HTML report", qualify::html::html(&header, &res))
+        });
+    }
+    finish(Document::Qualify(Headed::new(header, res)), ctx, end)
 }

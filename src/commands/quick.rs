@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::options::run_options;
-use super::{save, Ctx};
+use super::finish::{finish, Ending};
+use super::Ctx;
 use crate::cli::{OutputFormat, QuickArgs};
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
@@ -28,30 +28,22 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         cache: q.cache,
         allow_destroy: q.allow_destroy,
     };
-    let opts = run_options(&q.out, ctx.stop.clone(), Duration::from_secs(1));
+    let opts = ctx.run_options(&q.out, Duration::from_secs(1));
     let header = Header::now();
     let res = crate::quick::run(&cfg, &opts)?;
-    if !crate::mpi::is_root() {
-        // Every rank has the merged results; rank 0 prints and saves them.
-        return Ok(Outcome::of_run(
-            res.tests.iter().any(|t| t.result.interrupted)
-                || res.tests.len() < crate::quick::SUITE.len(),
-            res.tests.iter().map(|t| t.result.errors.count).sum(),
-        ));
-    }
     let interrupted = res.tests.iter().any(|t| t.result.interrupted)
         || res.tests.len() < crate::quick::SUITE.len();
     let errors = res.tests.iter().map(|t| t.result.errors.count).sum();
-    let doc = Document::Quick(Headed::new(header, res));
-    let text = crate::document::render(&doc, q.out.output)?;
-    let printed = ctx.out.write_all(text.as_bytes());
+    let mut end = Ending::new(
+        q.out.output,
+        Outcome::of_run(interrupted, errors),
+        Some(&q.save),
+    );
     if q.out.output == OutputFormat::Text {
-        eprintln!(
+        end.notes.push(format!(
             "(test file kept for the next run: {}; delete it when done)",
             cfg.path.display()
-        );
+        ));
     }
-    save::save_result(&q.save, &doc);
-    printed?;
-    Ok(Outcome::of_run(interrupted, errors))
+    finish(Document::Quick(Headed::new(header, res)), ctx, end)
 }

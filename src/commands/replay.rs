@@ -1,6 +1,7 @@
 //! `iosim replay TRACE TARGET`.
 
-use super::{save, Ctx};
+use super::finish::{finish, Ending};
+use super::Ctx;
 use crate::cli::replay::ReplayArgs;
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
@@ -37,11 +38,6 @@ pub fn run(a: &ReplayArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let header = Header::now();
     let res = crate::replay::replay(&trace, &cfg, &ctx.stop)?;
     let outcome = Outcome::of_run(res.interrupted, res.errors);
-    let doc = Document::Replay(Headed::new(header, res));
-    let text = crate::document::render(&doc, a.out.output)?;
-    // A reader that went away (| head) does not lose the result: it is still saved.
-    let printed = ctx.out.write_all(text.as_bytes());
-    save::save_result(&a.save, &doc);
-    printed?;
-    Ok(outcome)
+    let end = Ending::new(a.out.output, outcome, Some(&a.save));
+    finish(Document::Replay(Headed::new(header, res)), ctx, end)
 }

@@ -75,8 +75,12 @@ impl Baseline {
     /// Resolves `--baseline` of a run (None without one). Fails when the
     /// reference names nothing stored or nothing with run results; warns
     /// when it is a single run.
-    pub fn resolve(db: &DbArgs, guard: &BaselineArgs) -> anyhow::Result<Option<Baseline>> {
-        let Some((reference, docs)) = Self::stored(db, guard)? else {
+    pub fn resolve(
+        db: &DbArgs,
+        guard: &BaselineArgs,
+        root: bool,
+    ) -> anyhow::Result<Option<Baseline>> {
+        let Some((reference, docs)) = Self::stored(db, guard, root)? else {
             return Ok(None);
         };
         let runs: Vec<(i64, &RunResult)> = docs
@@ -102,8 +106,12 @@ impl Baseline {
     /// Resolves `--baseline` of a sweep: earlier sweeps, compared point by
     /// point (the points with the same settings). Fails when the reference
     /// names nothing stored or no sweep.
-    pub fn resolve_sweep(db: &DbArgs, guard: &BaselineArgs) -> anyhow::Result<Option<Baseline>> {
-        let Some((reference, docs)) = Self::stored(db, guard)? else {
+    pub fn resolve_sweep(
+        db: &DbArgs,
+        guard: &BaselineArgs,
+        root: bool,
+    ) -> anyhow::Result<Option<Baseline>> {
+        let Some((reference, docs)) = Self::stored(db, guard, root)? else {
             return Ok(None);
         };
         let sweeps: Vec<(i64, &SweepResult)> = docs
@@ -148,18 +156,17 @@ impl Baseline {
         }))
     }
 
-    /// The documents `--baseline` names (None without one, or on a rank other than 0).
+    /// The documents `--baseline` names (None without one, or when this
+    /// process is not `root`: only rank 0 of a job checks, see
+    /// [`super::finish::finish`]).
     fn stored(
         db: &DbArgs,
         guard: &BaselineArgs,
+        root: bool,
     ) -> anyhow::Result<Option<(String, Vec<StoredDoc>)>> {
-        let Some(reference) = &guard.baseline else {
+        let Some(reference) = guard.baseline.as_ref().filter(|_| root) else {
             return Ok(None);
         };
-        if !crate::mpi::is_root() {
-            // Only rank 0 of a collective run prints, checks and saves.
-            return Ok(None);
-        }
         let store = db.open_existing()?;
         let docs = store
             .resolve(reference)?
@@ -237,13 +244,4 @@ impl Baseline {
         }
         regressed
     }
-}
-
-/// Everything after a measurement that was printed: the baseline check
-/// (resolved before the run, so `--baseline last` means the previous run),
-/// then the save. Returns true when the baseline check found a regression.
-pub fn after_run(save: &SaveArgs, baseline: Option<&Baseline>, doc: &Document) -> bool {
-    let regressed = baseline.is_some_and(|b| b.check(doc));
-    save_result(save, doc);
-    regressed
 }

@@ -1,8 +1,9 @@
 //! `iosim sim`: the database-engine I/O simulator.
 
-use super::{save, Ctx};
+use super::finish::{finish, Ending};
+use super::Ctx;
 use crate::cli::{OutputFormat, SimArgs};
-use crate::document::{Document, Headed, Header};
+use crate::document::{Document, Headed, Header, Ranks};
 use crate::outcome::Outcome;
 
 /// Builds the configuration, runs the simulation, prints and saves it.
@@ -13,13 +14,13 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     // Configuration warnings are shown at once and repeated in the report.
     let (mut cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
     // Under mpirun/srun each rank simulates its own database files.
-    if crate::mpi::is_collective() {
+    if ctx.job.is_some() {
         for f in &mut cfg.files {
             f.name = crate::mpi::rank_path(&f.name);
         }
         cfg.error_file = crate::mpi::rank_path(&cfg.error_file);
     }
-    if !s.out.quiet && crate::mpi::is_root() {
+    if !s.out.quiet && ctx.is_root() {
         for w in &warnings {
             eprintln!("iosim sim: warning: {w}");
         }
@@ -33,35 +34,35 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         max_dumps: s.max_dumps,
     };
     let header = Header::now();
-    crate::mpi::barrier();
+    // Every rank starts its simulation together.
+    if let Some(job) = &ctx.job {
+        job.barrier();
+    }
     let mut res = crate::sim::run(cfg, &opts)?;
     res.warnings.splice(0..0, warnings);
-    res.ranks = crate::mpi::solo_summary(crate::mpi::SoloRow {
-        who: crate::mpi::who(),
-        duration_s: res.duration_s,
-        errors: res.errors.count,
-        interrupted: res.interrupted,
-        targets: res
-            .config
-            .files
-            .iter()
-            .map(|f| f.name.display().to_string())
-            .collect(),
-        result: res.total.clone(),
-    })?;
+    let ranks = match &ctx.job {
+        Some(job) => Some(
+            job.solo_summary(&crate::mpi::SoloRow {
+                who: crate::mpi::who(),
+                duration_s: res.duration_s,
+                errors: res.errors.count,
+                interrupted: res.interrupted,
+                targets: res
+                    .config
+                    .files
+                    .iter()
+                    .map(|f| f.name.display().to_string())
+                    .collect(),
+                result: res.total.clone(),
+            })?,
+        ),
+        None => None,
+    };
     // Any rank's error fails the job, on every rank.
-    let outcome = match &res.ranks {
+    let outcome = match &ranks {
         Some(r) => Outcome::of_run(r.interrupted, r.errors),
         None => Outcome::of_run(res.interrupted, res.errors.count),
     };
-    if !crate::mpi::is_root() {
-        // Rank 0 prints and saves the job's result; every rank exits alike.
-        return Ok(outcome);
-    }
-    let doc = Document::Sim(Headed::new(header, res));
-    let text = crate::document::render(&doc, s.out.output)?;
-    let printed = ctx.out.write_all(text.as_bytes());
-    save::save_result(&s.save, &doc);
-    printed?;
-    Ok(outcome)
+    let doc = Document::Sim(Headed::new(header, res)).with_ranks(ranks.map(Ranks::Solo));
+    finish(doc, ctx, Ending::new(s.out.output, outcome, Some(&s.save)))
 }

@@ -1,11 +1,10 @@
 //! `iosim sweep`: vary parameters, repeat, find the knee.
 
-use super::options::run_options;
+use super::finish::{finish, Ending, OutFile};
 use super::{save, Ctx};
 use crate::cli::SweepArgs;
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
-use crate::outfile::{self, Existing};
 use crate::sweep::{self, studies, Combine, SweepPlan};
 
 /// Runs the sweep (or lists the studies), prints and saves it.
@@ -50,29 +49,20 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         study,
         max_repeats: crate::sweep::analysis::MAX_DECIDING_REPEATS.max(a.repeat),
     };
-    let baseline = save::Baseline::resolve_sweep(&a.run.save.db, &a.run.guard)?;
-    let opts = run_options(&a.run.out, ctx.stop.clone(), a.run.interval);
-    crate::mpi::configure(&a.run.mpi);
+    let baseline = save::Baseline::resolve_sweep(&a.run.save.db, &a.run.guard, ctx.is_root())?;
+    let opts = ctx.run_options(&a.run.out, a.run.interval);
     let header = Header::now();
     let res = sweep::run(&plan, &opts, |_, _, _| {})?;
-    if !crate::mpi::is_root() {
-        return Ok(Outcome::of_run(res.interrupted, 0));
+    // A sweep keeps no I/O error counts of its points.
+    let mut end = Ending::new(
+        a.run.out.output,
+        Outcome::of_run(res.interrupted, 0),
+        Some(&a.run.save),
+    );
+    end.baseline = baseline.as_ref();
+    if let Some(path) = &a.csv {
+        end.files
+            .push(OutFile::new(path.clone(), "CSV table", sweep::csv(&res)));
     }
-    let interrupted = res.interrupted;
-    let csv_written = match &a.csv {
-        Some(path) => outfile::write(
-            path,
-            "CSV table",
-            sweep::csv(&res).as_bytes(),
-            Existing::Replace,
-        ),
-        None => Ok(()),
-    };
-    let doc = Document::Sweep(Headed::new(header, res));
-    let text = crate::document::render(&doc, a.run.out.output)?;
-    let printed = ctx.out.write_all(text.as_bytes());
-    let regressed = save::after_run(&a.run.save, baseline.as_ref(), &doc);
-    csv_written?;
-    printed?;
-    Ok(Outcome::of_checked_run(interrupted, 0, regressed))
+    finish(Document::Sweep(Headed::new(header, res)), ctx, end)
 }

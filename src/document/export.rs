@@ -35,11 +35,11 @@ pub fn render(doc: &Document, f: OutputFormat) -> anyhow::Result<String> {
 
 impl Exporter for TextExporter {
     fn export(&self, doc: &Document) -> anyhow::Result<String> {
-        Ok(match doc {
+        let mut text = match doc {
             // `iosim sqlio`/`iosim diskspd`: their own output, as printed.
-            Document::Run(c) => match &c.front_end {
-                Some(f) => f.text(&c.result),
-                None => c.text(),
+            Document::Run(r) => match &r.body.front_end {
+                Some(f) => f.text(&r.body.result),
+                None => crate::report::text(&r.body.result),
             },
             Document::Quick(q) => crate::quick::table(&q.body),
             Document::Sweep(s) => crate::sweep::text(&s.body),
@@ -50,25 +50,24 @@ impl Exporter for TextExporter {
             Document::Qualify(q) => crate::qualify::render::text(&q.body),
             Document::Replay(r) => r.body.text(),
             Document::Crash(c) => crate::crash::check::text(&c.body),
-        })
+        };
+        if let Some(r) = doc.ranks() {
+            text.push_str(&r.text());
+        }
+        Ok(text)
     }
 }
 
 impl Exporter for JsonExporter {
     fn export(&self, doc: &Document) -> anyhow::Result<String> {
-        Ok(match doc {
-            // The run schema is printed as documented (no `kind`: it is
-            // implied), byte for byte as before documents had kinds.
-            Document::Run(c) => c.json() + "\n",
-            _ => serde_json::to_string_pretty(doc)? + "\n",
-        })
+        Ok(doc.json()? + "\n")
     }
 }
 
 impl Exporter for CsvExporter {
     fn export(&self, doc: &Document) -> anyhow::Result<String> {
         Ok(match doc {
-            Document::Run(c) => crate::report::csv(&c.result),
+            Document::Run(r) => crate::report::csv(&r.body.result),
             Document::Quick(q) => crate::quick::csv(&q.body),
             Document::Sweep(s) => crate::sweep::csv(&s.body),
             Document::Profile(p) => crate::profile::csv(&p.body),

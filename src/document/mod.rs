@@ -7,24 +7,29 @@
 //! fields (`schema_version`, `iosim_version`, `started_at`, `host`,
 //! `environment`) and the kind's own fields (docs/json-schema.md).
 //!
+//! Every kind is a [`Headed`] body: the header, the kind's own fields, and,
+//! under mpirun/srun, `ranks` (the per-rank part, [`Ranks`]) last.
+//!
 //! Adding a result kind: give its result type `Serialize + Deserialize`
-//! without header fields of its own, add a variant `Name(Headed<NameResult>)`
-//! below, and a line to [`Document::kind`] and [`Document::header`]; the
-//! compiler then lists every renderer that must say how to show it.
+//! without header fields of its own and an empty [`Body`] impl below, add a
+//! variant `Name(Headed<NameResult>)`, and a line to [`Document::kind_of`];
+//! the compiler then lists every renderer that must say how to show it.
 
 pub mod compare;
 pub mod export;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::compat::stored::FrontEnd;
 use crate::crash::check::CrashVerdict;
 use crate::matrix::MatrixResult;
-use crate::mpi::Collective;
+use crate::mpi::SoloReport;
 use crate::profile::ProfileResult;
 use crate::qualify::QualifyResult;
 use crate::quick::QuickResult;
 use crate::replay::ReplayResult;
-use crate::runner::RunResult;
+use crate::runner::{RanksReport, RunResult};
 use crate::sim::summary::SimResult;
 use crate::sweep::SweepResult;
 use crate::sysmon::host::HostInfo;
@@ -81,36 +86,165 @@ impl Header {
     }
 }
 
-/// A result with the shared header in front of its own fields.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// A result with the shared header in front of its own fields and, under
+/// mpirun/srun, the ranks after them.
+#[derive(Clone, Debug)]
 pub struct Headed<T> {
     /// Schema, version, time, host.
-    #[serde(flatten)]
     pub header: Header,
     /// The kind's own fields.
-    #[serde(flatten)]
     pub body: T,
+    /// Under mpirun/srun: the ranks (`ranks` in the JSON; None for a process
+    /// on its own).
+    pub ranks: Option<Ranks>,
 }
 
 impl<T> Headed<T> {
-    /// `body` measured under `header`.
+    /// `body` measured under `header` by a process on its own.
     pub fn new(header: Header, body: T) -> Headed<T> {
-        Headed { header, body }
+        Headed {
+            header,
+            body,
+            ranks: None,
+        }
     }
+
+    /// The same, with the ranks' part.
+    pub fn with_ranks(self, ranks: Option<Ranks>) -> Headed<T> {
+        Headed { ranks, ..self }
+    }
+}
+
+/// The fields of a kind of document (the body of a [`Headed`]).
+pub trait Body: Serialize + DeserializeOwned {
+    /// The header, when the body's own fields carry it: a run result's
+    /// header fields are part of the run schema, in their documented order,
+    /// so its document writes no header of its own in front.
+    fn own_header(&self) -> Option<Header> {
+        None
+    }
+}
+
+/// The JSON of a [`Headed`]: the header (unless the body carries it), the
+/// body's fields, then `ranks` if any.
+#[derive(Serialize)]
+struct Flat<'a, T> {
+    #[serde(flatten)]
+    header: Option<&'a Header>,
+    #[serde(flatten)]
+    body: &'a T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranks: Option<&'a Ranks>,
+}
+
+impl<T: Body> Serialize for Headed<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let own = self.body.own_header().is_some();
+        Flat {
+            header: (!own).then_some(&self.header),
+            body: &self.body,
+            ranks: self.ranks.as_ref(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de, T: Body> Deserialize<'de> for Headed<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut v = serde_json::Value::deserialize(d)?;
+        let ranks = match v.as_object_mut().and_then(|m| m.remove("ranks")) {
+            Some(r) => Some(Ranks::deserialize(r).map_err(D::Error::custom)?),
+            None => None,
+        };
+        let body = T::deserialize(&v).map_err(D::Error::custom)?;
+        let header = match body.own_header() {
+            Some(h) => h,
+            None => Header::deserialize(&v).map_err(D::Error::custom)?,
+        };
+        Ok(Headed {
+            header,
+            body,
+            ranks,
+        })
+    }
+}
+
+/// The per-rank part of a document made under mpirun/srun (`ranks` in the
+/// JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Ranks {
+    /// A collective run's: the ranks shared one window and their results
+    /// were merged (ranks, per-rank and per-host results, skew, stragglers).
+    Merged(RanksReport),
+    /// A command each rank ran on its own (`sim`): every rank's line and the
+    /// job's sums.
+    Solo(SoloReport),
+}
+
+impl Ranks {
+    /// The per-rank part of the text report.
+    pub fn text(&self) -> String {
+        match self {
+            Ranks::Merged(r) => r.text(),
+            Ranks::Solo(r) => r.text(),
+        }
+    }
+}
+
+/// A run's own fields: the run result (the `iosim run` JSON schema, header
+/// fields included) and what a legacy front end printed it from.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunBody {
+    /// The result (the job's merged one under mpirun/srun).
+    #[serde(flatten)]
+    pub result: RunResult,
+    /// `iosim sqlio` or `iosim diskspd`: what it printed the run from
+    /// (stored in the history, so `iosim show` prints that output again).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub front_end: Option<FrontEnd>,
+}
+
+impl Body for RunBody {
+    fn own_header(&self) -> Option<Header> {
+        Some(Header::of_run(&self.result))
+    }
+}
+
+impl Body for QuickResult {}
+impl Body for SweepResult {}
+impl Body for ProfileResult {}
+impl Body for MatrixResult {}
+impl Body for SimResult {}
+impl Body for Comparison {}
+impl Body for QualifyResult {}
+impl Body for ReplayResult {}
+impl Body for CrashVerdict {}
+
+/// What `-o json` prints of a run: the run schema as documented (its fields,
+/// then `ranks`), without `kind` and the history's `front_end`, byte for
+/// byte as before documents had kinds (docs/json-schema.md).
+#[derive(Serialize)]
+struct RunSchema<'a> {
+    #[serde(flatten)]
+    result: &'a RunResult,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranks: Option<&'a Ranks>,
 }
 
 /// Every kind of result iosim produces.
 ///
 /// A run's document is the `iosim run` JSON schema itself (its header
-/// fields are part of it, in their documented order), plus `kind`.
+/// fields are part of it, in their documented order, [`RunBody`]), plus
+/// `kind`.
 // One document is built per command and moved a few times: the variants'
 // sizes do not matter, and unboxed bodies keep construction plain.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Document {
-    /// `iosim run` (and a collective run under MPI).
-    Run(Box<Collective>),
+    /// `iosim run` (and a collective run under MPI), `sqlio`, `diskspd`.
+    Run(Headed<RunBody>),
     /// `iosim quick`: the corner-case suite.
     Quick(Headed<QuickResult>),
     /// `iosim sweep`.
@@ -219,33 +353,66 @@ impl Document {
 
     /// The shared header.
     pub fn header(&self) -> Header {
+        self.envelope().0.clone()
+    }
+
+    /// The per-rank part (under mpirun/srun).
+    pub fn ranks(&self) -> Option<&Ranks> {
+        self.envelope().1.as_ref()
+    }
+
+    /// The envelope's fields, whatever the kind.
+    fn envelope(&self) -> (&Header, &Option<Ranks>) {
         match self {
-            Document::Run(c) => Header::of_run(&c.result),
-            Document::Quick(h) => h.header.clone(),
-            Document::Sweep(h) => h.header.clone(),
-            Document::Profile(h) => h.header.clone(),
-            Document::Matrix(h) => h.header.clone(),
-            Document::Sim(h) => h.header.clone(),
-            Document::Compare(h) => h.header.clone(),
-            Document::Qualify(h) => h.header.clone(),
-            Document::Replay(h) => h.header.clone(),
-            Document::Crash(h) => h.header.clone(),
+            Document::Run(h) => (&h.header, &h.ranks),
+            Document::Quick(h) => (&h.header, &h.ranks),
+            Document::Sweep(h) => (&h.header, &h.ranks),
+            Document::Profile(h) => (&h.header, &h.ranks),
+            Document::Matrix(h) => (&h.header, &h.ranks),
+            Document::Sim(h) => (&h.header, &h.ranks),
+            Document::Compare(h) => (&h.header, &h.ranks),
+            Document::Qualify(h) => (&h.header, &h.ranks),
+            Document::Replay(h) => (&h.header, &h.ranks),
+            Document::Crash(h) => (&h.header, &h.ranks),
         }
     }
 
+    /// The document with the ranks' part (under mpirun/srun).
+    pub fn with_ranks(mut self, ranks: Option<Ranks>) -> Document {
+        let slot = match &mut self {
+            Document::Run(h) => &mut h.ranks,
+            Document::Quick(h) => &mut h.ranks,
+            Document::Sweep(h) => &mut h.ranks,
+            Document::Profile(h) => &mut h.ranks,
+            Document::Matrix(h) => &mut h.ranks,
+            Document::Sim(h) => &mut h.ranks,
+            Document::Compare(h) => &mut h.ranks,
+            Document::Qualify(h) => &mut h.ranks,
+            Document::Replay(h) => &mut h.ranks,
+            Document::Crash(h) => &mut h.ranks,
+        };
+        *slot = ranks;
+        self
+    }
+
     /// A single run's document.
-    pub fn run(r: RunResult) -> Document {
-        Document::Run(Box::new(Collective {
-            result: r,
-            ranks: None,
-            front_end: None,
-        }))
+    pub fn run(result: RunResult) -> Document {
+        Document::run_from(result, None)
+    }
+
+    /// A run's document, with what a front end printed it from.
+    pub fn run_from(result: RunResult, front_end: Option<FrontEnd>) -> Document {
+        Document::Run(Headed::new(
+            Header::of_run(&result),
+            RunBody { result, front_end },
+        ))
     }
 
     /// The files and devices it measured, as given on the command line.
     pub fn targets(&self) -> Vec<std::path::PathBuf> {
         let mut out: Vec<std::path::PathBuf> = match self {
             Document::Run(c) => c
+                .body
                 .result
                 .config
                 .targets
@@ -283,7 +450,7 @@ impl Document {
     /// a quick suite one per test, a profile one per workload.
     pub fn runs(&self) -> Vec<(String, &RunResult)> {
         match self {
-            Document::Run(c) => vec![(String::new(), &c.result)],
+            Document::Run(c) => vec![(String::new(), &c.body.result)],
             Document::Quick(q) => q
                 .body
                 .tests
@@ -338,6 +505,18 @@ impl Document {
         (!names.is_empty()).then(|| names.join(", "))
     }
 
+    /// The JSON `-o json` prints: the whole document, except a run's, which
+    /// is the run schema as documented ([`RunSchema`]).
+    pub fn json(&self) -> serde_json::Result<String> {
+        match self {
+            Document::Run(h) => serde_json::to_string_pretty(&RunSchema {
+                result: &h.body.result,
+                ranks: h.ranks.as_ref(),
+            }),
+            _ => serde_json::to_string_pretty(self),
+        }
+    }
+
     /// The document as a JSON value (what the history stores).
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("a result document always serialises")
@@ -372,5 +551,85 @@ mod tests {
         let back = Document::from_value(v).unwrap();
         assert_eq!(back.kind(), "compare");
         assert_eq!(back.header().iosim_version, "9");
+        assert!(back.ranks().is_none());
+    }
+
+    fn null_run() -> RunResult {
+        let spec = crate::workload::WorkloadSpec {
+            engine: crate::workload::EngineKind::Null,
+            duration: std::time::Duration::from_millis(20),
+            ..Default::default()
+        };
+        crate::runner::run(&spec, &Default::default()).unwrap()
+    }
+
+    fn ranks() -> RanksReport {
+        RanksReport {
+            count: 2,
+            hosts_count: 1,
+            stonewall: true,
+            window_s: 1.5,
+            skew: Default::default(),
+            per_rank: Vec::new(),
+            per_host: Vec::new(),
+            stragglers: vec!["rank 1 on h: slow".into()],
+            overhead: Default::default(),
+        }
+    }
+
+    /// A run is an ordinary kind (the shared header, `ranks` in the
+    /// envelope), and still prints the run schema byte for byte as before
+    /// documents had kinds: the result's fields, then `ranks`, no `kind`.
+    #[test]
+    fn a_run_prints_the_run_schema_and_stores_kind_and_ranks() {
+        let r = null_run();
+        let doc = Document::run(r.clone());
+        assert_eq!(doc.json().unwrap(), crate::report::json(&r));
+        assert_eq!(doc.header(), Header::of_run(&r));
+
+        /// The JSON a collective run printed before (`mpi::Collective`).
+        #[derive(Serialize)]
+        struct Before<'a> {
+            #[serde(flatten)]
+            result: &'a RunResult,
+            ranks: &'a RanksReport,
+        }
+        let doc = doc.with_ranks(Some(Ranks::Merged(ranks())));
+        assert_eq!(
+            doc.json().unwrap(),
+            serde_json::to_string_pretty(&Before {
+                result: &r,
+                ranks: &ranks()
+            })
+            .unwrap()
+        );
+        let v = doc.to_value();
+        assert_eq!(v["kind"], "run");
+        assert_eq!(v["ranks"]["window_s"], 1.5);
+        assert_eq!(v["schema_version"], r.schema_version);
+        assert!(v.get("front_end").is_none());
+        let back = Document::from_value(v).unwrap();
+        assert_eq!(back.ranks(), Some(&Ranks::Merged(ranks())));
+        assert_eq!(back.header(), Header::of_run(&r));
+        assert_eq!(back.json().unwrap(), doc.json().unwrap());
+        let text = render(&back, crate::report::OutputFormat::Text).unwrap();
+        assert!(text.starts_with(&crate::report::text(&r)), "{text}");
+        assert!(text.ends_with("Straggler: rank 1 on h: slow\n"), "{text}");
+    }
+
+    /// Per-rank lines of a command each rank ran on its own come back as such.
+    #[test]
+    fn solo_ranks_sit_last_and_read_back() {
+        let solo = SoloReport::new(Vec::new());
+        let d = Document::Compare(Headed::new(Header::default(), Comparison::default()))
+            .with_ranks(Some(Ranks::Solo(solo.clone())));
+        let printed = d.json().unwrap();
+        let last_key = printed.rfind("\n  \"").unwrap();
+        assert!(
+            printed[last_key..].starts_with("\n  \"ranks\""),
+            "{printed}"
+        );
+        let back = Document::from_value(d.to_value()).unwrap();
+        assert_eq!(back.ranks(), Some(&Ranks::Solo(solo)));
     }
 }

@@ -1,14 +1,16 @@
 //! The MPI side (feature `mpi`): joining the job, agreeing on the build and
-//! options, preparing targets in parallel, the synchronised window
-//! ([`MpiSync`]), gathering the results on rank 0, and ending the whole job
-//! (`MPI_Abort`) when one rank fails.
+//! options, and the [`Job`], the runner's [`RunSync`] hook: preparing
+//! targets in parallel, the synchronised window, gathering the results on
+//! rank 0; and ending the whole job (`MPI_Abort`) when one rank fails.
 //!
 //! MPI is called from one thread at a time (`MPI_THREAD_SERIALIZED`), never
-//! on the I/O path: only through the runner's [`RunSync`] hook (phase
-//! barriers, and the poll for a peer ending the window) and between runs.
+//! on the I/O path: only through the hook (before a run, at its phase
+//! barriers, in the poll for a peer ending the window, after it) and by the
+//! commands between runs.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use anyhow::Context;
 use mpi::datatype::PartitionMut;
@@ -17,11 +19,11 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
 
 use super::agree::{check_fingerprints, Agreed, Fingerprint};
-use super::collective::{Collective, MpiArgs};
+use super::collective::JobOptions;
 use super::merge::{self, RankReport};
 use super::paths::{expand_targets, share_region};
 use super::rank::{RankInfo, WHO};
-use crate::runner::{RunOptions, RunPhase, RunResult, RunSync};
+use crate::runner::{Joint, RunPhase, RunResult, RunSync};
 use crate::target::{self, PrepareOptions};
 use crate::workload::WorkloadSpec;
 
@@ -34,7 +36,7 @@ static INIT_AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::n
 /// When MPI start-up and the ranks' agreement were done.
 static INIT_DONE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
-/// Message tag of the end-of-window notices ([`MpiSync`]).
+/// Message tag of the end-of-window notices ([`Job`]).
 const TAG_WINDOW_END: i32 = 0x10_5e;
 
 /// The MPI environment; dropping it waits for every rank (so rank 0 has
@@ -191,50 +193,80 @@ fn unix_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// The synchronised window, IOR style, as the runner's [`RunSync`] hook: an
-/// MPI barrier before warm-up ([`RunPhase::Prepared`]) and before the
-/// measured window ([`RunPhase::WindowStart`]); at the window's end
+/// The job, as the runner's [`RunSync`] hook (one for the process, from
+/// [`super::init`], in every run's options): before a run it gives each rank
+/// its own paths, random stream and slice of a shared target
+/// ([`RunSync::begin`]); then the synchronised window, IOR style: an MPI
+/// barrier before warm-up ([`RunPhase::Prepared`]) and before the measured
+/// window ([`RunPhase::WindowStart`]); at the window's end
 /// ([`RunPhase::WindowEnd`]) every rank tells every other one whether it ends
 /// the window for all (`--stonewall`, or it was interrupted), then all meet
 /// in a barrier. While the window is open the runner polls
 /// [`RunSync::stop_requested`], which looks (without blocking) for such a
-/// notice from a peer, or for this rank's own Ctrl-C.
+/// notice from a peer, or for this rank's own Ctrl-C. After the run
+/// ([`RunSync::end`]) rank 0 gathers and merges every rank's results and
+/// sends the merged results to every rank.
 ///
 /// A rank runs all its workloads of a run (one, or a profile phase's) as one
 /// run of the runner, whose main thread makes every call of this hook: MPI
 /// is thus called by one thread at a time (`MPI_THREAD_SERIALIZED`), only at
 /// phase boundaries and in the poll.
-pub struct MpiSync {
-    stonewall: bool,
-    /// The user's stop flag (Ctrl-C, SIGTERM): ends the window for everyone.
-    user_stop: Arc<AtomicBool>,
-    /// The local run's own stop flag, raised when a worker cannot go on.
-    local_stop: Arc<AtomicBool>,
-    /// The block devices of every rank's targets on this host.
-    host_devices: Vec<String>,
+pub struct Job {
+    options: JobOptions,
     peer_ended: AtomicBool,
     notices: AtomicUsize,
     start_unix_ns: AtomicU64,
     stop_unix_ns: AtomicU64,
-    started: std::sync::OnceLock<std::time::Instant>,
-    ended: std::sync::OnceLock<std::time::Instant>,
+    /// What the run under way knows; reset by each [`RunSync::begin`].
+    run: Mutex<RunState>,
 }
 
-impl MpiSync {
-    /// A sync for one local run of this rank.
-    pub fn new(stonewall: bool, user_stop: Arc<AtomicBool>, host_devices: Vec<String>) -> MpiSync {
-        MpiSync {
-            host_devices,
-            stonewall,
-            user_stop,
-            local_stop: Arc::new(AtomicBool::new(false)),
+/// A [`Job`]'s state for the run under way.
+#[derive(Default)]
+struct RunState {
+    /// The user's stop flag (Ctrl-C, SIGTERM): ends the window for everyone.
+    user_stop: Arc<AtomicBool>,
+    /// The block devices of every rank's targets on this host.
+    host_devices: Vec<String>,
+    started: Option<Instant>,
+    ended: Option<Instant>,
+}
+
+impl Job {
+    /// The job's hook with the command's collective options.
+    pub fn new(options: JobOptions) -> Job {
+        Job {
+            options,
             peer_ended: AtomicBool::new(false),
             notices: AtomicUsize::new(0),
             start_unix_ns: AtomicU64::new(0),
             stop_unix_ns: AtomicU64::new(0),
-            started: std::sync::OnceLock::new(),
-            ended: std::sync::OnceLock::new(),
+            run: Mutex::new(RunState::default()),
         }
+    }
+
+    fn state(&self) -> MutexGuard<'_, RunState> {
+        // A panic ends the whole job (the panic hook): no poisoned state is read.
+        self.run.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every rank waits here for all the others (e.g. so that every rank
+    /// starts a simulation together).
+    pub fn barrier(&self) {
+        world().barrier();
+    }
+
+    /// For a command that runs on its own on each rank and only reports
+    /// together (`sim`): every rank's summary line and the job's sums, on
+    /// every rank (so every rank exits with the job's code).
+    pub fn solo_summary(&self, row: &merge::SoloRow) -> anyhow::Result<merge::SoloReport> {
+        let rows = all_gather_bytes(&world(), &serde_json::to_vec(row)?)
+            .iter()
+            .map(|b| {
+                serde_json::from_slice(b).context("a rank sent a summary this rank cannot read")
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(merge::SoloReport::new(rows))
     }
 
     /// What every rank does together at `phase` (called by one local thread).
@@ -247,7 +279,7 @@ impl MpiSync {
             RunPhase::WindowStart => {
                 c.barrier();
                 self.start_unix_ns.store(unix_ns(), Ordering::Relaxed);
-                let _ = self.started.set(std::time::Instant::now());
+                self.state().started = Some(Instant::now());
             }
             RunPhase::WindowEnd => self.window_end(&c),
         }
@@ -257,8 +289,12 @@ impl MpiSync {
     /// every notice they sent so none is left for the next run.
     fn window_end(&self, c: &SimpleCommunicator) {
         self.stop_unix_ns.store(unix_ns(), Ordering::Relaxed);
-        let _ = self.ended.set(std::time::Instant::now());
-        let ends_all = i32::from(self.stonewall || self.user_stop.load(Ordering::Relaxed));
+        let user_stop = {
+            let mut st = self.state();
+            st.ended = Some(Instant::now());
+            st.user_stop.load(Ordering::Relaxed)
+        };
+        let ends_all = i32::from(self.options.stonewall || user_stop);
         for r in (0..c.size()).filter(|&r| r != c.rank()) {
             c.process_at_rank(r)
                 .send_with_tag(&ends_all, TAG_WINDOW_END);
@@ -279,12 +315,58 @@ impl MpiSync {
     }
 
     /// Whether the window ended early because of another rank (not this one's Ctrl-C).
-    pub fn ended_by_peer(&self) -> bool {
+    fn ended_by_peer(&self) -> bool {
         self.peer_ended.load(Ordering::Relaxed)
     }
 }
 
-impl RunSync for MpiSync {
+impl RunSync for Job {
+    /// Expands the placeholders, prepares the targets together
+    /// ([`prepare_targets`]), gives each rank its own random stream and data
+    /// (identical data on every rank would flatter deduplicating storage),
+    /// and gives the run a stop flag of its own: the user's Ctrl-C reaches
+    /// it through [`RunSync::stop_requested`] once the window is open, so
+    /// every rank passes the same barriers whenever the signal lands.
+    fn begin(
+        &self,
+        specs: &mut [WorkloadSpec],
+        progress: bool,
+        stop: &Arc<AtomicBool>,
+    ) -> anyhow::Result<Option<Arc<AtomicBool>>> {
+        let who = super::rank::who();
+        self.peer_ended.store(false, Ordering::Relaxed);
+        self.notices.store(0, Ordering::Relaxed);
+        self.start_unix_ns.store(0, Ordering::Relaxed);
+        self.stop_unix_ns.store(0, Ordering::Relaxed);
+        let mut devices: Vec<String> = Vec::new();
+        for spec in specs.iter_mut() {
+            spec.seed = spec
+                .seed
+                .wrapping_add((who.rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+            for d in prepare_targets(spec, progress, stop, &self.options)? {
+                if !devices.contains(&d) {
+                    devices.push(d);
+                }
+            }
+        }
+        if std::env::var("IOSIM_TEST_PANIC_RANK").ok() == Some(who.rank.to_string()) {
+            // Fault injection for tests/mpi.rs: the other ranks are in a barrier now.
+            panic!(
+                "IOSIM_TEST_PANIC_RANK={} asked this rank to panic",
+                who.rank
+            );
+        }
+        // The local run's own stop flag, raised when a worker cannot go on.
+        let local_stop = Arc::new(AtomicBool::new(false));
+        *self.state() = RunState {
+            user_stop: stop.clone(),
+            host_devices: devices,
+            started: None,
+            ended: None,
+        };
+        Ok(Some(local_stop))
+    }
+
     fn barrier(&self, phase: RunPhase) -> anyhow::Result<()> {
         self.collective(phase);
         Ok(())
@@ -296,7 +378,7 @@ impl RunSync for MpiSync {
         if super::rank::who().local_rank != 0 {
             return None;
         }
-        for d in &self.host_devices {
+        for d in &self.state().host_devices {
             if !own.contains(d) {
                 own.push(d.clone());
             }
@@ -305,7 +387,7 @@ impl RunSync for MpiSync {
     }
 
     fn stop_requested(&self) -> bool {
-        if self.user_stop.load(Ordering::Relaxed) {
+        if self.state().user_stop.load(Ordering::Relaxed) {
             return true;
         }
         let c = world();
@@ -318,6 +400,31 @@ impl RunSync for MpiSync {
             self.note(v);
         }
         self.peer_ended.load(Ordering::Relaxed)
+    }
+
+    /// Marks each local result (interrupted by the user, or ended by a
+    /// peer), gathers and merges each workload's results on rank 0, which
+    /// sends the merged results to every rank; when any is interrupted,
+    /// every rank stops what follows (the next sweep point...), not only
+    /// the interrupted one.
+    fn end(&self, results: Vec<RunResult>, stop: &Arc<AtomicBool>) -> anyhow::Result<Vec<Joint>> {
+        let who = super::rank::who();
+        let c = world();
+        let mut merged = Vec::with_capacity(results.len());
+        for mut res in results {
+            res.interrupted = stop.load(Ordering::Relaxed);
+            if self.ended_by_peer() && !res.interrupted {
+                res.notes.push(
+                    "window ended early by another rank (--stonewall or an interrupted rank)"
+                        .into(),
+                );
+            }
+            merged.push(self.gather(res, &who, &c)?);
+        }
+        if merged.iter().any(|m| m.result.interrupted) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        Ok(merged)
     }
 }
 
@@ -343,8 +450,9 @@ fn sharers(all: &[(String, Vec<String>)], path: &str) -> Vec<usize> {
 /// host's one monitor).
 fn prepare_targets(
     spec: &mut WorkloadSpec,
-    opts: &RunOptions,
-    args: &MpiArgs,
+    progress: bool,
+    stop: &Arc<AtomicBool>,
+    args: &JobOptions,
 ) -> anyhow::Result<Vec<String>> {
     let who = super::rank::who();
     let c = world();
@@ -380,8 +488,8 @@ fn prepare_targets(
                 spec,
                 *i,
                 PrepareOptions {
-                    progress: opts.progress,
-                    stop: Some(&opts.stop),
+                    progress,
+                    stop: Some(stop),
                 },
             )
             .with_context(|| format!("target '{}'", mine[*i]))?;
@@ -405,7 +513,7 @@ fn prepare_targets(
                 *i,
                 PrepareOptions {
                     progress: false,
-                    stop: Some(&opts.stop),
+                    stop: Some(stop),
                 },
             )
             .with_context(|| format!("target '{}'", mine[*i]))?;
@@ -459,157 +567,57 @@ fn host_devices(
     Ok(out)
 }
 
-/// The options of a rank's local run under `sync`. The runner gets its own
-/// stop flag, raised only by a worker that cannot set up: the user's Ctrl-C
-/// reaches it through [`RunSync::stop_requested`] once the window is open,
-/// so every rank passes the same barriers whenever the signal lands.
-fn local_options(opts: &RunOptions, sync: &Arc<MpiSync>) -> RunOptions {
-    let mut o = opts.clone();
-    o.stop = sync.local_stop.clone();
-    o.sync = Some(sync.clone() as Arc<dyn RunSync>);
-    o
-}
-
-/// Marks a rank's local result: interrupted by the user, or ended by a peer.
-fn finish_local(res: &mut RunResult, opts: &RunOptions, sync: &MpiSync) {
-    res.interrupted = opts.stop.load(Ordering::Relaxed);
-    if sync.ended_by_peer() && !res.interrupted {
-        res.notes
-            .push("window ended early by another rank (--stonewall or an interrupted rank)".into());
+impl Job {
+    /// Gathers every rank's result on rank 0 and merges them; every rank
+    /// gets the merged result, so all take the same decisions (sweeps, exit
+    /// codes) and make the same collective calls.
+    fn gather(
+        &self,
+        res: RunResult,
+        who: &RankInfo,
+        c: &SimpleCommunicator,
+    ) -> anyhow::Result<Joint> {
+        let mut wire = res.clone();
+        wire.histograms = merge::compress_histograms(&res.histograms);
+        let report = RankReport {
+            who: who.clone(),
+            start_unix_ns: self.start_unix_ns.load(Ordering::Relaxed),
+            stop_unix_ns: self.stop_unix_ns.load(Ordering::Relaxed),
+            result: wire,
+        };
+        let gathered = gather_bytes(c, &serde_json::to_vec(&report)?);
+        let Some(all) = gathered else {
+            let bytes = broadcast_bytes(c, None);
+            let (result, ranks) = serde_json::from_slice(&bytes)
+                .context("rank 0 sent a merged result this rank cannot read")?;
+            return Ok(Joint { result, ranks });
+        };
+        let reports: Vec<RankReport> = all
+            .iter()
+            .map(|b| serde_json::from_slice(b))
+            .collect::<Result<_, _>>()
+            .context("a rank sent a result rank 0 cannot read")?;
+        let (result, mut ranks) = merge::merge(reports, self.options.stonewall)?;
+        let since = |a: Option<&Instant>, b: Option<&Instant>| match (a, b) {
+            (Some(a), Some(b)) => b.saturating_duration_since(*a).as_secs_f64(),
+            _ => 0.0,
+        };
+        let (started, ended) = {
+            let st = self.state();
+            (st.started, st.ended)
+        };
+        ranks.overhead = merge::Overhead {
+            startup_s: since(INIT_AT.get(), started.as_ref()),
+            init_s: since(INIT_AT.get(), INIT_DONE.get()),
+            gather_s: since(ended.as_ref(), Some(&Instant::now())),
+        };
+        let merged = (result, Some(ranks));
+        broadcast_bytes(c, Some(serde_json::to_vec(&merged)?));
+        Ok(Joint {
+            result: merged.0,
+            ranks: merged.1,
+        })
     }
-}
-
-/// A collective `run`: see [`super::run`].
-pub fn run(spec: &WorkloadSpec, opts: &RunOptions, args: &MpiArgs) -> anyhow::Result<Collective> {
-    let who = super::rank::who();
-    let c = world();
-    let mut spec = spec.clone();
-    // Each rank its own random stream and write data (identical data on every
-    // rank would flatter deduplicating storage).
-    spec.seed = spec
-        .seed
-        .wrapping_add((who.rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-    let host_devices = prepare_targets(&mut spec, opts, args)?;
-    if std::env::var("IOSIM_TEST_PANIC_RANK").ok() == Some(who.rank.to_string()) {
-        // Fault injection for tests/mpi.rs: the other ranks are in a barrier now.
-        panic!(
-            "IOSIM_TEST_PANIC_RANK={} asked this rank to panic",
-            who.rank
-        );
-    }
-    let sync = Arc::new(MpiSync::new(
-        args.stonewall,
-        opts.stop.clone(),
-        host_devices,
-    ));
-    let mut res = crate::runner::run(&spec, &local_options(opts, &sync))?;
-    finish_local(&mut res, opts, &sync);
-    let merged = gather(res, &who, &sync, args, &c)?;
-    if merged.result.interrupted {
-        // Every rank stops what follows (the next sweep point...), not only the interrupted one.
-        opts.stop.store(true, Ordering::Relaxed);
-    }
-    Ok(merged)
-}
-
-/// A collective group of workloads run at once on every rank (a profile
-/// phase): see [`super::run_group`]. Each rank runs the group as one run of
-/// the runner ([`crate::runner::run_many`]) under one sync, so all the
-/// workloads of all the ranks share one window; each workload is then
-/// gathered and merged on its own.
-pub fn run_group(
-    specs: &[WorkloadSpec],
-    opts: &RunOptions,
-    args: &MpiArgs,
-) -> anyhow::Result<Vec<Collective>> {
-    let who = super::rank::who();
-    let c = world();
-    let mut specs = specs.to_vec();
-    let mut devices: Vec<String> = Vec::new();
-    for spec in &mut specs {
-        spec.seed = spec
-            .seed
-            .wrapping_add((who.rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-        for d in prepare_targets(spec, opts, args)? {
-            if !devices.contains(&d) {
-                devices.push(d);
-            }
-        }
-    }
-    let sync = Arc::new(MpiSync::new(args.stonewall, opts.stop.clone(), devices));
-    let results = crate::runner::run_many(&specs, &local_options(opts, &sync))?;
-    let mut merged = Vec::with_capacity(results.len());
-    for mut res in results {
-        finish_local(&mut res, opts, &sync);
-        merged.push(gather(res, &who, &sync, args, &c)?);
-    }
-    if merged.iter().any(|m| m.result.interrupted) {
-        opts.stop.store(true, Ordering::Relaxed);
-    }
-    Ok(merged)
-}
-
-/// Every rank's `row`, on every rank (for commands that run on their own on
-/// each rank and only report together: `sim`).
-pub fn all_rows(row: &super::merge::SoloRow) -> anyhow::Result<Vec<super::merge::SoloRow>> {
-    all_gather_bytes(&world(), &serde_json::to_vec(row)?)
-        .iter()
-        .map(|b| serde_json::from_slice(b).context("a rank sent a summary this rank cannot read"))
-        .collect()
-}
-
-/// Every rank waits here for all the others.
-pub fn barrier() {
-    world().barrier();
-}
-
-/// Gathers every rank's result on rank 0 and merges them; every rank learns
-/// the job's error count and whether it was interrupted.
-fn gather(
-    res: RunResult,
-    who: &RankInfo,
-    sync: &MpiSync,
-    args: &MpiArgs,
-    c: &SimpleCommunicator,
-) -> anyhow::Result<Collective> {
-    let mut wire = res.clone();
-    wire.histograms = merge::compress_histograms(&res.histograms);
-    let report = RankReport {
-        who: who.clone(),
-        start_unix_ns: sync.start_unix_ns.load(Ordering::Relaxed),
-        stop_unix_ns: sync.stop_unix_ns.load(Ordering::Relaxed),
-        result: wire,
-    };
-    let gathered = gather_bytes(c, &serde_json::to_vec(&report)?);
-    let Some(all) = gathered else {
-        // Every rank gets the merged result, so all take the same decisions
-        // (sweeps, exit codes) and make the same collective calls.
-        let bytes = broadcast_bytes(c, None);
-        return serde_json::from_slice(&bytes)
-            .context("rank 0 sent a merged result this rank cannot read");
-    };
-    let reports: Vec<RankReport> = all
-        .iter()
-        .map(|b| serde_json::from_slice(b))
-        .collect::<Result<_, _>>()
-        .context("a rank sent a result rank 0 cannot read")?;
-    let (result, mut ranks) = merge::merge(reports, args.stonewall)?;
-    let since = |a: Option<&std::time::Instant>, b: Option<&std::time::Instant>| match (a, b) {
-        (Some(a), Some(b)) => b.saturating_duration_since(*a).as_secs_f64(),
-        _ => 0.0,
-    };
-    ranks.overhead = merge::Overhead {
-        startup_s: since(INIT_AT.get(), sync.started.get()),
-        init_s: since(INIT_AT.get(), INIT_DONE.get()),
-        gather_s: since(sync.ended.get(), Some(&std::time::Instant::now())),
-    };
-    let merged = Collective {
-        result,
-        ranks: Some(ranks),
-        front_end: None,
-    };
-    broadcast_bytes(c, Some(serde_json::to_vec(&merged)?));
-    Ok(merged)
 }
 
 /// Rank 0's `data` on every rank.

@@ -29,6 +29,7 @@ mod assemble;
 mod pacing;
 mod plan;
 mod progress;
+mod ranks;
 mod result;
 mod series;
 mod verify;
@@ -48,6 +49,7 @@ use crate::sysmon::sampler::{Monitor, MonitorReport};
 use crate::target::{PreparedTarget, TargetKind};
 use crate::workload::WorkloadSpec;
 
+pub use ranks::{HostRow, Joint, Overhead, RankRow, RanksReport, Skew};
 pub use window::{RunPhase, RunSync};
 
 pub use result::{
@@ -81,7 +83,8 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Time-series interval.
     pub interval: Duration,
-    /// Other participants that share the run's phases (e.g. MPI ranks); `None` = a plain run.
+    /// Other participants that share the run (e.g. the ranks of an MPI job,
+    /// from `mpi::init`); `None` = a plain run.
     pub sync: Option<Arc<dyn RunSync>>,
     /// Keep an interval series per thread as well as per target (DiskSpd's `-D`).
     pub thread_series: bool,
@@ -144,6 +147,42 @@ pub fn run(spec: &WorkloadSpec, opts: &RunOptions) -> anyhow::Result<RunResult> 
 /// files it created, and says so in its error; files that existed before it
 /// are never removed.
 pub fn run_many(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<RunResult>> {
+    Ok(run_joint(specs, opts)?
+        .into_iter()
+        .map(|j| j.result)
+        .collect())
+}
+
+/// [`run_many`], with each result's participants: with a [`RunSync`]
+/// (`opts.sync`, e.g. the ranks of an MPI job) it adapts the workloads to
+/// this participant first ([`RunSync::begin`]), and what it returns is
+/// every participant's results merged ([`RunSync::end`]), the same on every
+/// participant.
+pub fn run_joint(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<Joint>> {
+    let Some(sync) = &opts.sync else {
+        return Ok(run_local(specs, opts)?
+            .into_iter()
+            .map(Joint::from)
+            .collect());
+    };
+    let mut specs = specs.to_vec();
+    let own_stop = sync.begin(&mut specs, opts.progress, &opts.stop)?;
+    let results = match own_stop {
+        Some(stop) => run_local(
+            &specs,
+            &RunOptions {
+                stop,
+                ..opts.clone()
+            },
+        )?,
+        None => run_local(&specs, opts)?,
+    };
+    sync.end(results, &opts.stop)
+}
+
+/// [`run_many`] on this participant alone (the phases still pass through
+/// `opts.sync`'s barriers).
+fn run_local(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<RunResult>> {
     let mut made = Vec::new();
     run_loads(specs, opts, &mut made).map_err(|mut e| {
         for path in &made {

@@ -13,9 +13,14 @@
 //! with hundreds of runnable threads on a few cores, a condition variable's
 //! mutex hand-off can stall the release for seconds.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::thread::Thread;
 use std::time::Duration;
+
+use super::ranks::Joint;
+use super::result::RunResult;
+use crate::workload::WorkloadSpec;
 
 /// A point at which every participant of a run waits for the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,8 +36,33 @@ pub enum RunPhase {
 }
 
 /// Synchronises one run with other participants (e.g. the other ranks of an
-/// MPI job). A plain run has none.
+/// MPI job). A plain run has none. Every method is called on the thread that
+/// called the runner, in this order: [`RunSync::begin`], the phases'
+/// [`RunSync::barrier`]s (with [`RunSync::stop_requested`] polled while the
+/// window is open), then [`RunSync::end`].
 pub trait RunSync: Send + Sync {
+    /// First, before any target is prepared: adapts the run's workloads to
+    /// this participant (e.g. an MPI rank's own paths, random stream and
+    /// slice of a shared target). `stop` is the user's stop flag (Ctrl-C).
+    /// Returns the stop flag the run's own workers are to use instead of
+    /// `stop` (`None`: `stop` itself), when the user's stop must reach every
+    /// participant together through [`RunSync::stop_requested`].
+    fn begin(
+        &self,
+        specs: &mut [WorkloadSpec],
+        progress: bool,
+        stop: &Arc<AtomicBool>,
+    ) -> anyhow::Result<Option<Arc<AtomicBool>>> {
+        let _ = (specs, progress, stop);
+        Ok(None)
+    }
+    /// Last, with this participant's results in workload order: what the
+    /// run returns, e.g. every participant's results merged with their part
+    /// (on every participant, so that all take the same decisions after it).
+    fn end(&self, results: Vec<RunResult>, stop: &Arc<AtomicBool>) -> anyhow::Result<Vec<Joint>> {
+        let _ = stop;
+        Ok(results.into_iter().map(Joint::from).collect())
+    }
     /// Called on the thread that called the runner, once every local worker has reached `phase`
     /// and before any is released; returns when every participant (e.g. every MPI rank) has too.
     fn barrier(&self, phase: RunPhase) -> anyhow::Result<()>;

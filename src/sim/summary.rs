@@ -140,12 +140,10 @@ pub struct SimResult {
     pub warnings: Vec<String>,
     /// Notes (engine fallback, fault injection).
     pub notes: Vec<String>,
-    /// The configuration that ran.
+    /// The configuration that ran. (Under mpirun/srun, this result is rank
+    /// 0's own simulation; every rank's line and the job's sums are the
+    /// document's `ranks`.)
     pub config: super::config::SimConfig,
-    /// Under mpirun/srun: every rank's line and the job's sums (this result
-    /// is rank 0's own simulation).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub ranks: Option<crate::mpi::SoloReport>,
 }
 
 /// Builds the result from the shared state at the end of a run.
@@ -248,7 +246,6 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
         warnings: sh.warnings.lock().expect("warnings lock").clone(),
         notes,
         config: sh.cfg.clone(),
-        ranks: None,
     }
 }
 
@@ -405,9 +402,6 @@ pub fn text(r: &SimResult) -> String {
     }
     for n in &r.notes {
         let _ = writeln!(s, "note: {n}");
-    }
-    if let Some(ranks) = &r.ranks {
-        s.push_str(&ranks.text());
     }
     s
 }

@@ -461,7 +461,7 @@ pub fn run(
                     describe(p)
                 );
             }
-            let r = crate::mpi::run_point(&spec, opts)?;
+            let r = crate::runner::run(&spec, opts)?;
             each(p, rep, &r);
             if r.interrupted {
                 interrupted = true;
