@@ -1,6 +1,5 @@
 //! The test files: checked, created or expanded as SQLIO does, before the run.
 
-use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -9,27 +8,6 @@ use super::plan::Plan;
 use super::text::{expand_lines, size_line, Prepared, EXPANDED};
 use crate::compat::Extensions;
 use crate::workload::FillMode;
-
-/// Writes `fill` data from `from` to `to` into an existing file (SQLIO's expansion).
-fn expand_file(path: &Path, from: u64, to: u64) -> anyhow::Result<()> {
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| {
-            anyhow::Error::new(e).context(format!("cannot open '{}' to expand it", path.display()))
-        })?;
-    let buf = vec![0u8; 1 << 20];
-    let mut off = from;
-    while off < to {
-        let n = (to - off).min(buf.len() as u64) as usize;
-        f.write_all_at(&buf[..n], off).map_err(|e| {
-            anyhow::Error::new(e).context(format!("cannot expand '{}'", path.display()))
-        })?;
-        off += n as u64;
-    }
-    f.sync_all()?;
-    Ok(())
-}
 
 /// Creates or expands the files as SQLIO does, printing its lines file by file:
 /// the expansion lines, then `using ... size`.
@@ -84,18 +62,15 @@ pub(super) fn prepare_files(
                 }
                 write!(out, "{}", expand_lines(&f.path, len, size))?;
                 out.flush()?;
+                // SQLIO expands and creates its files with zeros, as its write buffers hold.
+                let opts = crate::target::PrepareOptions {
+                    progress,
+                    stop: Some(stop),
+                };
                 if exists {
-                    expand_file(&f.path, len, size)?;
+                    crate::target::extend_test_file(&f.path, len, size, FillMode::Zero, opts)?;
                 } else {
-                    crate::target::create_test_file(
-                        &f.path,
-                        size,
-                        FillMode::Zero,
-                        crate::target::PrepareOptions {
-                            progress,
-                            stop: Some(stop),
-                        },
-                    )?;
+                    crate::target::create_test_file(&f.path, size, FillMode::Zero, opts)?;
                 }
                 out.write_all(EXPANDED.as_bytes())?;
                 emit(
