@@ -55,11 +55,24 @@ pub fn html(runs: &[StoredRun]) -> String {
         env!("CARGO_PKG_VERSION"),
         runs.len()
     );
+    runs_table(&mut s, &es);
+    environment(&mut s, &es);
+    compared(&mut s, &es);
+    chart_figures(&mut s, &typed, &es);
+    // Sweeps, profiles, simulations and matrices: their own sections.
+    s.push_str(&kinds::sections(&typed));
+    unreadable(&mut s, runs, &typed);
+    let _ = write!(s, "<script>{JS_CHECK}</script>\n</body></html>\n");
+    s
+}
+
+/// The runs table: one row per run result, its colour as in the charts.
+fn runs_table(s: &mut String, es: &[Entry]) {
     // Runs table.
     s.push_str("<h2>Runs</h2><table><tr><th class=\"l\">run</th><th class=\"l\">kind</th><th class=\"l\">label</th><th class=\"l\">started (UTC)</th>\
         <th class=\"l\">targets [device]</th><th class=\"l\">workload</th><th>s</th><th>IOPS</th><th>MiB/s</th>\
         <th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n");
-    for e in &es {
+    for e in es {
         let d = e.result;
         let t = &d.total.total;
         let us = |p: &str| {
@@ -97,10 +110,14 @@ pub fn html(runs: &[StoredRun]) -> String {
         );
     }
     s.push_str("</table>\n");
+}
+
+/// The machines and where the targets lived, each distinct one once.
+fn environment(s: &mut String, es: &[Entry]) {
     // Machines and where the targets lived, each distinct one once.
     let mut hosts: Vec<[String; 6]> = Vec::new();
     let mut places: Vec<[String; 6]> = Vec::new();
-    for e in &es {
+    for e in es {
         let m = &e.result.environment;
         let h = [
             m.host.clone(),
@@ -154,6 +171,10 @@ pub fn html(runs: &[StoredRun]) -> String {
         }
         s.push_str("</table>\n");
     }
+}
+
+/// Each run's relative differences against the first.
+fn compared(s: &mut String, es: &[Entry]) {
     // Relative differences against the first.
     if es.len() > 1 {
         s.push_str("<h2>Compared with the first</h2>");
@@ -201,9 +222,13 @@ pub fn html(runs: &[StoredRun]) -> String {
         }
         s.push_str("</table><p class=\"note\">Single runs: differences are shown without a significance test; `iosim compare label:A label:B` tests repetitions with Welch's t-test.</p>\n");
     }
+}
+
+/// The charts with their captions, and what is missing from them.
+fn chart_figures(s: &mut String, typed: &[(&StoredRun, Document)], es: &[Entry]) {
     s.push_str("<h2>Charts</h2>\n");
-    let doc_sweeps = document_sweeps(&typed, es.len());
-    let cs = charts(&es, doc_sweeps, W, H, LegendPlace::TableWhenMany);
+    let doc_sweeps = document_sweeps(typed, es.len());
+    let cs = charts(es, doc_sweeps, W, H, LegendPlace::TableWhenMany);
     if cs.is_empty() {
         s.push_str("<p class=\"note\">These runs hold no run results to chart.</p>\n");
     }
@@ -230,8 +255,10 @@ pub fn html(runs: &[StoredRun]) -> String {
     for n in notes {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(n));
     }
-    // Sweeps, profiles, simulations and matrices: their own sections.
-    s.push_str(&kinds::sections(&typed));
+}
+
+/// The stored documents iosim cannot read or chart, as their JSON.
+fn unreadable(s: &mut String, runs: &[StoredRun], typed: &[(&StoredRun, Document)]) {
     // Documents iosim cannot read or chart.
     let readable = |r: &StoredRun| {
         typed
@@ -247,6 +274,4 @@ pub fn html(runs: &[StoredRun]) -> String {
             esc(&serde_json::to_string_pretty(&r.doc).unwrap_or_default())
         );
     }
-    let _ = write!(s, "<script>{JS_CHECK}</script>\n</body></html>\n");
-    s
 }

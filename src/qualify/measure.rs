@@ -73,121 +73,22 @@ pub(super) fn qualify(
 
     // Set-up: the test files, before the budget starts.
     let t_setup = Instant::now();
-    for l in locs.iter_mut().filter(|l| !l.device) {
-        if l.target.exists() {
-            if !crate::target::is_iosim_file(&l.target) {
-                return Err(crate::Error::WouldDestroy(
-                    l.target.clone(),
-                    "a file of that name exists and iosim did not create it: remove or rename it"
-                        .into(),
-                )
-                .into());
-            }
-            continue;
-        }
-        if cfg.progress {
-            eprintln!(
-                "[qualify set-up] creating {} ({})",
-                l.target.display(),
-                crate::units::format_size(cfg.size)
-            );
-        }
-        crate::target::create_test_file(
-            &l.target,
-            cfg.size,
-            FillMode::Random,
-            crate::target::PrepareOptions {
-                progress: opts.progress,
-                stop: Some(&opts.stop),
-            },
-        )?;
-        made.push(l.target.clone());
-        l.created = true;
-    }
+    set_up(cfg, opts, &mut locs, made)?;
     let setup_s = t_setup.elapsed().as_secs_f64();
     for l in locs.iter_mut() {
         l.size = target_size(l);
     }
     let mut budget = Budget::new(cfg.time);
-    let mut stages = Vec::new();
     progress.line(
         &budget,
         &format!("set-up took {setup_s:.1} s (test files); the budget starts now"),
     );
 
-    let distinct: Vec<&Location> = {
-        let mut v: Vec<&Location> = Vec::new();
-        for l in &locs {
-            if !v.iter().any(|x| x.target == l.target) {
-                v.push(l);
-            }
-        }
-        v
-    };
-
-    for (i, (name, share)) in STAGES.iter().enumerate() {
-        let slot = budget.allot(*share);
-        if opts.stop.load(Ordering::Relaxed) {
-            c.interrupted = true;
-            break;
-        }
-        progress.line(
-            &budget,
-            &format!(
-                "stage {}/{} {name}: started ({:.1} s)",
-                i + 1,
-                STAGES.len(),
-                slot.as_secs_f64()
-            ),
-        );
-        let t0 = Instant::now();
-        let (runs, summary) = match *name {
-            "quick corners" => stage_quick(cfg, &distinct, slot, &quiet, &mut c)?,
-            "sweeps" => stage_sweeps(cfg, &locs, slot, &quiet, &mut c)?,
-            "profiles" => stage_profiles(cfg, &locs, slot, &quiet, &mut c)?,
-            "simulator" => stage_sim(cfg, &locs, slot, &opts.stop, &mut c)?,
-            _ => stage_checks(&locs, &mut c),
-        };
-        let elapsed = t0.elapsed().as_secs_f64();
-        progress.line(
-            &budget,
-            &format!(
-                "stage {}/{} {name}: done in {elapsed:.1} s: {summary}",
-                i + 1,
-                STAGES.len()
-            ),
-        );
-        stages.push(StageRecord {
-            name: name.to_string(),
-            budget_s: slot.as_secs_f64(),
-            elapsed_s: elapsed,
-            runs,
-            summary,
-        });
-    }
+    let stages = run_stages(cfg, opts, &locs, &quiet, &progress, &mut budget, &mut c)?;
     let measure_s = budget.elapsed().as_secs_f64();
 
     // Clean up the test files this run created.
-    for l in &locs {
-        if l.device || !l.target.exists() {
-            continue;
-        }
-        if cfg.keep_files || !l.created {
-            c.left.push(format!(
-                "{} ({}, kept{})",
-                l.target.display(),
-                crate::units::format_size(std::fs::metadata(&l.target).map_or(0, |m| m.len())),
-                if l.created {
-                    ": --keep-files"
-                } else {
-                    ": it existed before"
-                }
-            ));
-        } else if let Err(e) = std::fs::remove_file(&l.target) {
-            c.left
-                .push(format!("{} (could not remove it: {e})", l.target.display()));
-        }
-    }
+    clean_up(cfg, &locs, &mut c);
 
     let mut res = QualifyResult {
         overall: Verdict::Fit,
@@ -243,4 +144,135 @@ pub(super) fn qualify(
             .push("interrupted: the verdicts judge only what was measured before Ctrl-C".into());
     }
     Ok(res)
+}
+
+/// Creates the test files in the directories (before the budget starts);
+/// a file of the same name iosim did not create is refused.
+fn set_up(
+    cfg: &QualifyConfig,
+    opts: &RunOptions,
+    locs: &mut [Location],
+    made: &mut Vec<PathBuf>,
+) -> anyhow::Result<()> {
+    for l in locs.iter_mut().filter(|l| !l.device) {
+        if l.target.exists() {
+            if !crate::target::is_iosim_file(&l.target) {
+                return Err(crate::Error::WouldDestroy(
+                    l.target.clone(),
+                    "a file of that name exists and iosim did not create it: remove or rename it"
+                        .into(),
+                )
+                .into());
+            }
+            continue;
+        }
+        if cfg.progress {
+            eprintln!(
+                "[qualify set-up] creating {} ({})",
+                l.target.display(),
+                crate::units::format_size(cfg.size)
+            );
+        }
+        crate::target::create_test_file(
+            &l.target,
+            cfg.size,
+            FillMode::Random,
+            crate::target::PrepareOptions {
+                progress: opts.progress,
+                stop: Some(&opts.stop),
+            },
+        )?;
+        made.push(l.target.clone());
+        l.created = true;
+    }
+    Ok(())
+}
+
+/// Runs the stages in order, each in its share of what is left of the budget.
+fn run_stages(
+    cfg: &QualifyConfig,
+    opts: &RunOptions,
+    locs: &[Location],
+    quiet: &RunOptions,
+    progress: &Progress,
+    budget: &mut Budget,
+    c: &mut Collected,
+) -> anyhow::Result<Vec<StageRecord>> {
+    let mut stages = Vec::new();
+    let distinct: Vec<&Location> = {
+        let mut v: Vec<&Location> = Vec::new();
+        for l in locs {
+            if !v.iter().any(|x| x.target == l.target) {
+                v.push(l);
+            }
+        }
+        v
+    };
+
+    for (i, (name, share)) in STAGES.iter().enumerate() {
+        let slot = budget.allot(*share);
+        if opts.stop.load(Ordering::Relaxed) {
+            c.interrupted = true;
+            break;
+        }
+        progress.line(
+            budget,
+            &format!(
+                "stage {}/{} {name}: started ({:.1} s)",
+                i + 1,
+                STAGES.len(),
+                slot.as_secs_f64()
+            ),
+        );
+        let t0 = Instant::now();
+        let (runs, summary) = match *name {
+            "quick corners" => stage_quick(cfg, &distinct, slot, quiet, c)?,
+            "sweeps" => stage_sweeps(cfg, locs, slot, quiet, c)?,
+            "profiles" => stage_profiles(cfg, locs, slot, quiet, c)?,
+            "simulator" => stage_sim(cfg, locs, slot, &opts.stop, c)?,
+            _ => stage_checks(locs, c),
+        };
+        let elapsed = t0.elapsed().as_secs_f64();
+        progress.line(
+            budget,
+            &format!(
+                "stage {}/{} {name}: done in {elapsed:.1} s: {summary}",
+                i + 1,
+                STAGES.len()
+            ),
+        );
+        stages.push(StageRecord {
+            name: name.to_string(),
+            budget_s: slot.as_secs_f64(),
+            elapsed_s: elapsed,
+            runs,
+            summary,
+        });
+    }
+    Ok(stages)
+}
+
+/// Removes the test files this run created (unless `--keep-files`) and
+/// notes the ones left on disk.
+fn clean_up(cfg: &QualifyConfig, locs: &[Location], c: &mut Collected) {
+    for l in locs {
+        if l.device || !l.target.exists() {
+            continue;
+        }
+        if cfg.keep_files || !l.created {
+            c.left.push(format!(
+                "{} ({}, kept{})",
+                l.target.display(),
+                crate::units::format_size(std::fs::metadata(&l.target).map_or(0, |m| m.len())),
+                if l.created {
+                    ": --keep-files"
+                } else {
+                    ": it existed before"
+                }
+            ));
+        } else if let Err(e) = std::fs::remove_file(&l.target) {
+            c.left
+                .push(format!("{} (could not remove it: {e})", l.target.display()));
+        }
+    }
 }

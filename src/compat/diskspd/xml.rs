@@ -320,6 +320,24 @@ pub fn xml(p: &Plan, r: &RunResult, sys: &SystemInfo) -> String {
     x.el("TestTimeSeconds", format!("{:.2}", r.duration_s));
     x.el("ThreadCount", p.thread_count);
     x.el("RequestCount", 0);
+    cpu_xml(&mut x, r, sys);
+    if p.latency {
+        latency_xml(&mut x, r);
+    }
+    if let Some(ms) = p.args.iops_interval_ms {
+        iops_xml(&mut x, &r.series.total, ms);
+    }
+    for t in &r.threads {
+        thread_xml(&mut x, p, r, t);
+    }
+    x.close("TimeSpan");
+    x.indent -= 2;
+    x.s.push_str("</Results>\n");
+    x.s
+}
+
+/// `<CpuUtilization>`: each core's use and the average, placed in the machine's topology.
+fn cpu_xml(x: &mut Xml, r: &RunResult, sys: &SystemInfo) {
     let cores: Vec<_> = r.cpu.machine.iter().filter(|c| c.cpu.is_some()).collect();
     x.el("ProcCount", sys.cpus.len());
     x.open("CpuUtilization");
@@ -348,156 +366,153 @@ pub fn xml(p: &Plan, r: &RunResult, sys: &SystemInfo) -> String {
     x.el("IdlePercent", format!("{i:.2}"));
     x.close("Average");
     x.close("CpuUtilization");
+}
+
+/// `<Latency>` (`-L`): mean and deviation, and the percentile buckets DiskSpd writes.
+fn latency_xml(x: &mut Xml, r: &RunResult) {
+    let rh = crate::stats::decode_histogram(&r.histograms.read).ok();
+    let wh = crate::stats::decode_histogram(&r.histograms.write).ok();
+    let th = match (&rh, &wh) {
+        (Some(a), Some(b)) => {
+            let mut t = a.clone();
+            t.add(b).ok().map(|_| t)
+        }
+        (Some(a), None) => Some(a.clone()),
+        (None, Some(b)) => Some(b.clone()),
+        _ => None,
+    };
+    let t = &r.total;
+    // Distinct latency values recorded (DiskSpd's Histogram::GetSampleBuckets).
+    let buckets = |h: &Option<hdrhistogram::Histogram<u64>>| {
+        h.as_ref().map_or(0, |h| h.iter_recorded().count())
+    };
+    let _ = writeln!(
+        x.s,
+        "{}<Latency ReadHistoBuckets=\"{}\" WriteHistoBuckets=\"{}\" TotalHistoBuckets=\"{}\">",
+        " ".repeat(x.indent),
+        buckets(&rh),
+        buckets(&wh),
+        buckets(&th)
+    );
+    x.indent += 2;
+    for (tag, sd_tag, d) in [
+        ("AverageReadMilliseconds", "ReadLatencyStdev", &t.read),
+        ("AverageWriteMilliseconds", "WriteLatencyStdev", &t.write),
+        ("AverageTotalMilliseconds", "LatencyStdev", &t.total),
+    ] {
+        if d.ios > 0 {
+            x.el(tag, format!("{:.3}", d.latency_us.mean / 1000.0));
+            x.el(sd_tag, format!("{:.3}", d.latency_us.stddev / 1000.0));
+        }
+    }
+    let bucket = |x: &mut Xml, label: &str, v: [Option<f64>; 3]| {
+        x.open("Bucket");
+        x.el("Percentile", label);
+        for (tag, val) in ["ReadMilliseconds", "WriteMilliseconds", "TotalMilliseconds"]
+            .iter()
+            .zip(v)
+        {
+            if let Some(ms) = val {
+                x.el(tag, format!("{ms:.3}"));
+            }
+        }
+        x.close("Bucket");
+    };
+    let ms = |d: &DirResult, us: f64| (d.ios > 0).then_some(us / 1000.0);
+    bucket(
+        x,
+        "0",
+        [
+            ms(&t.read, t.read.latency_us.min),
+            ms(&t.write, t.write.latency_us.min),
+            ms(&t.total, t.total.latency_us.min),
+        ],
+    );
+    let mut pcts: Vec<(String, f64)> = (1..=99)
+        .map(|p| (p.to_string(), p as f64 / 100.0))
+        .collect();
+    for (label, q) in [
+        ("99.9", 0.999),
+        ("99.99", 0.9999),
+        ("99.999", 0.99999),
+        ("99.9999", 0.999_999),
+        ("99.99999", 0.999_999_9),
+        ("99.999999", 0.999_999_99),
+        ("99.9999999", 0.999_999_999),
+    ] {
+        pcts.push((label.to_string(), q));
+    }
+    for (label, q) in pcts {
+        bucket(
+            x,
+            &label,
+            [
+                quantile_ms(&rh, &t.read, q),
+                quantile_ms(&wh, &t.write, q),
+                quantile_ms(&th, &t.total, q),
+            ],
+        );
+    }
+    bucket(
+        x,
+        "100",
+        [
+            ms(&t.read, t.read.latency_us.max),
+            ms(&t.write, t.write.latency_us.max),
+            ms(&t.total, t.total.latency_us.max),
+        ],
+    );
+    x.close("Latency");
+}
+
+/// One `<Thread>` and its `<Target>`.
+fn thread_xml(x: &mut Xml, p: &Plan, r: &RunResult, t: &crate::runner::ThreadResult) {
+    x.open("Thread");
+    x.el("Id", t.thread);
+    x.open("Target");
+    let (path, size) = r
+        .targets
+        .get(t.target)
+        .map(|x| (x.path.clone(), x.size))
+        .unwrap_or_default();
+    let d = &t.result;
+    x.el("Path", path);
+    x.el("BytesCount", d.total.bytes);
+    x.el("FileSize", size);
+    x.el("IOCount", d.total.ios);
+    x.el("ReadBytes", d.read.bytes);
+    x.el("ReadCount", d.read.ios);
+    x.el("WriteBytes", d.write.bytes);
+    x.el("WriteCount", d.write.ios);
     if p.latency {
-        let rh = crate::stats::decode_histogram(&r.histograms.read).ok();
-        let wh = crate::stats::decode_histogram(&r.histograms.write).ok();
-        let th = match (&rh, &wh) {
-            (Some(a), Some(b)) => {
-                let mut t = a.clone();
-                t.add(b).ok().map(|_| t)
-            }
-            (Some(a), None) => Some(a.clone()),
-            (None, Some(b)) => Some(b.clone()),
-            _ => None,
-        };
-        let t = &r.total;
-        // Distinct latency values recorded (DiskSpd's Histogram::GetSampleBuckets).
-        let buckets = |h: &Option<hdrhistogram::Histogram<u64>>| {
-            h.as_ref().map_or(0, |h| h.iter_recorded().count())
-        };
-        let _ = writeln!(
-            x.s,
-            "{}<Latency ReadHistoBuckets=\"{}\" WriteHistoBuckets=\"{}\" TotalHistoBuckets=\"{}\">",
-            " ".repeat(x.indent),
-            buckets(&rh),
-            buckets(&wh),
-            buckets(&th)
-        );
-        x.indent += 2;
-        for (tag, sd_tag, d) in [
-            ("AverageReadMilliseconds", "ReadLatencyStdev", &t.read),
-            ("AverageWriteMilliseconds", "WriteLatencyStdev", &t.write),
-            ("AverageTotalMilliseconds", "LatencyStdev", &t.total),
+        for (a, b, dd) in [
+            (
+                "AverageReadLatencyMilliseconds",
+                "ReadLatencyStdev",
+                &d.read,
+            ),
+            (
+                "AverageWriteLatencyMilliseconds",
+                "WriteLatencyStdev",
+                &d.write,
+            ),
+            ("AverageLatencyMilliseconds", "LatencyStdev", &d.total),
         ] {
-            if d.ios > 0 {
-                x.el(tag, format!("{:.3}", d.latency_us.mean / 1000.0));
-                x.el(sd_tag, format!("{:.3}", d.latency_us.stddev / 1000.0));
+            if dd.ios > 0 {
+                x.el(a, format!("{:.3}", dd.latency_us.mean / 1000.0));
+                x.el(b, format!("{:.3}", dd.latency_us.stddev / 1000.0));
             }
         }
-        let bucket = |x: &mut Xml, label: &str, v: [Option<f64>; 3]| {
-            x.open("Bucket");
-            x.el("Percentile", label);
-            for (tag, val) in ["ReadMilliseconds", "WriteMilliseconds", "TotalMilliseconds"]
-                .iter()
-                .zip(v)
-            {
-                if let Some(ms) = val {
-                    x.el(tag, format!("{ms:.3}"));
-                }
-            }
-            x.close("Bucket");
-        };
-        let ms = |d: &DirResult, us: f64| (d.ios > 0).then_some(us / 1000.0);
-        bucket(
-            &mut x,
-            "0",
-            [
-                ms(&t.read, t.read.latency_us.min),
-                ms(&t.write, t.write.latency_us.min),
-                ms(&t.total, t.total.latency_us.min),
-            ],
-        );
-        let mut pcts: Vec<(String, f64)> = (1..=99)
-            .map(|p| (p.to_string(), p as f64 / 100.0))
-            .collect();
-        for (label, q) in [
-            ("99.9", 0.999),
-            ("99.99", 0.9999),
-            ("99.999", 0.99999),
-            ("99.9999", 0.999_999),
-            ("99.99999", 0.999_999_9),
-            ("99.999999", 0.999_999_99),
-            ("99.9999999", 0.999_999_999),
-        ] {
-            pcts.push((label.to_string(), q));
-        }
-        for (label, q) in pcts {
-            bucket(
-                &mut x,
-                &label,
-                [
-                    quantile_ms(&rh, &t.read, q),
-                    quantile_ms(&wh, &t.write, q),
-                    quantile_ms(&th, &t.total, q),
-                ],
-            );
-        }
-        bucket(
-            &mut x,
-            "100",
-            [
-                ms(&t.read, t.read.latency_us.max),
-                ms(&t.write, t.write.latency_us.max),
-                ms(&t.total, t.total.latency_us.max),
-            ],
-        );
-        x.close("Latency");
     }
     if let Some(ms) = p.args.iops_interval_ms {
-        iops_xml(&mut x, &r.series.total, ms);
-    }
-    for t in &r.threads {
-        x.open("Thread");
-        x.el("Id", t.thread);
-        x.open("Target");
-        let (path, size) = r
-            .targets
-            .get(t.target)
-            .map(|x| (x.path.clone(), x.size))
-            .unwrap_or_default();
-        let d = &t.result;
-        x.el("Path", path);
-        x.el("BytesCount", d.total.bytes);
-        x.el("FileSize", size);
-        x.el("IOCount", d.total.ios);
-        x.el("ReadBytes", d.read.bytes);
-        x.el("ReadCount", d.read.ios);
-        x.el("WriteBytes", d.write.bytes);
-        x.el("WriteCount", d.write.ios);
-        if p.latency {
-            for (a, b, dd) in [
-                (
-                    "AverageReadLatencyMilliseconds",
-                    "ReadLatencyStdev",
-                    &d.read,
-                ),
-                (
-                    "AverageWriteLatencyMilliseconds",
-                    "WriteLatencyStdev",
-                    &d.write,
-                ),
-                ("AverageLatencyMilliseconds", "LatencyStdev", &d.total),
-            ] {
-                if dd.ios > 0 {
-                    x.el(a, format!("{:.3}", dd.latency_us.mean / 1000.0));
-                    x.el(b, format!("{:.3}", dd.latency_us.stddev / 1000.0));
-                }
+        match thread_series(r, t) {
+            Some(pts) => iops_xml(x, pts, ms),
+            None => {
+                x.open("Iops");
+                x.close("Iops");
             }
         }
-        if let Some(ms) = p.args.iops_interval_ms {
-            match thread_series(r, t) {
-                Some(pts) => iops_xml(&mut x, pts, ms),
-                None => {
-                    x.open("Iops");
-                    x.close("Iops");
-                }
-            }
-        }
-        x.close("Target");
-        x.close("Thread");
     }
-    x.close("TimeSpan");
-    x.indent -= 2;
-    x.s.push_str("</Results>\n");
-    x.s
+    x.close("Target");
+    x.close("Thread");
 }
