@@ -185,3 +185,107 @@ pub fn budget_for_repeats(repeats: usize, points: usize) -> Option<Duration> {
         .map(|m| Duration::from_secs(m * 60))
         .find(|t| sweep_repeats(t.mul_f64(share), points) >= repeats)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qualify::rules::RuleSet;
+    use crate::qualify::*;
+    use crate::sweep::analysis::MAX_DECIDING_REPEATS;
+
+    use crate::verdict::Role;
+    use crate::workload::EngineKind;
+    use std::time::Duration;
+
+    #[test]
+    fn budget_splits_in_fixed_shares_of_what_is_left() {
+        let mut b = Budget::new(Duration::from_secs(100));
+        let q = b.allot_from(STAGES[0].1, Duration::from_secs(100));
+        assert!((q.as_secs_f64() - 10.0).abs() < 1e-6, "{q:?}");
+        // The first stage took its 10 s: the next gets its 35 of the 90 left.
+        let s = b.allot_from(STAGES[1].1, Duration::from_secs(90));
+        assert!((s.as_secs_f64() - 35.0).abs() < 1e-6, "{s:?}");
+        // An overrun is paid for by the stages after it, in proportion.
+        let p = b.allot_from(STAGES[2].1, Duration::from_secs(11));
+        assert!((p.as_secs_f64() - 6.0).abs() < 1e-6, "{p:?}");
+        let sum: f64 = STAGES.iter().map(|s| s.1).sum();
+        assert!((sum - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn per_run_keeps_room_for_set_up_and_a_floor() {
+        assert_eq!(per_run(Duration::ZERO, 10), MIN_RUN);
+        let d = per_run(Duration::from_secs(100), 10);
+        assert!((d.as_secs_f64() - 8.97).abs() < 1e-6, "{d:?}");
+    }
+
+    #[test]
+    fn the_budget_buys_sweep_repetitions() {
+        // 20 points (data and log, queue depth and threads) as qualify sweeps them.
+        let sweeps = |t: u64| sweep_repeats(Duration::from_secs(t).mul_f64(0.35), 20);
+        assert_eq!(sweeps(10), 2);
+        assert_eq!(sweeps(600), 3);
+        assert!(sweeps(30 * 60) > 3, "{}", sweeps(30 * 60));
+        assert_eq!(sweeps(24 * 3600), MAX_DECIDING_REPEATS);
+        // The budget named for n repetitions gives n, and a minute less does not.
+        for n in 4..=MAX_DECIDING_REPEATS {
+            let t = budget_for_repeats(n, 20).unwrap();
+            assert!(sweeps(t.as_secs()) >= n);
+            assert!(sweeps(t.as_secs() - 60) < n, "{n}: {t:?}");
+        }
+    }
+
+    #[test]
+    fn the_minimum_budget_gives_each_run_a_second_and_each_point_two_repetitions() {
+        let d = Duration::from_millis(1234);
+        let back = per_run(slot_for(d, 40), 40);
+        assert!(
+            (back.as_secs_f64() - d.as_secs_f64()).abs() < 1e-9,
+            "{back:?}"
+        );
+        // Data and log in one directory: 2 targets x 5 corners, 20 sweep
+        // points x 2, the profiles' phases. The sweeps decide: 40 runs of
+        // 1 s in 35% of the budget.
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+        };
+        let planned = planned_runs(&locations(&cfg).unwrap()).unwrap();
+        assert_eq!(planned[0], ("quick corners", 0.10, 10));
+        assert_eq!(planned[1], ("sweeps", 0.35, 40));
+        let min = minimum_budget(&planned);
+        assert_eq!(min, Duration::from_secs(131), "{planned:?}");
+        // At the minimum every stage's runs measure a second or more; a
+        // second less and the sweeps' do not.
+        for (_, share, runs) in &planned {
+            assert!(per_run(min.mul_f64(*share), *runs) >= MEANINGFUL_RUN);
+        }
+        let less = min - Duration::from_secs(1);
+        assert!(per_run(less.mul_f64(0.35), 40) < MEANINGFUL_RUN);
+        // More roles, more points: a larger minimum.
+        let t = tempfile::tempdir().unwrap();
+        let mut more = cfg.clone();
+        more.roles.push(RoleArg {
+            role: Role::Tempdb,
+            path: t.path().into(),
+        });
+        assert!(minimum_budget(&planned_runs(&locations(&more).unwrap()).unwrap()) > min);
+        let note = preliminary_note(Duration::from_secs(10), min);
+        assert!(
+            note.starts_with("PRELIMINARY: a budget of 10s is under the 131s"),
+            "{note}"
+        );
+        assert!(note.contains("--time 131s"), "{note}");
+    }
+}

@@ -305,3 +305,237 @@ fn sim_slow(r: &QualifyResult, role: Role) -> SimSlowFact {
 pub fn show_stat(s: &Stat) -> String {
     s.show()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qualify::rules::{RuleSet, SlowFact, Verdict};
+    use crate::qualify::*;
+
+    use crate::sysmon::check::CpuCause;
+    use crate::sysmon::procs::CpuAttribution;
+    use crate::verdict::Role;
+
+    #[test]
+    fn cpu_findings_are_untrusted_by_cause_and_carry_who_used_it() {
+        let ws = vec![
+            (
+                Role::Data,
+                "cpu_taken_by_others".to_string(),
+                "x".to_string(),
+            ),
+            (
+                Role::Data,
+                "cpu_taken_by_others".to_string(),
+                "y".to_string(),
+            ),
+            (Role::Log, "cpu_busy_io_path".to_string(), "z".to_string()),
+            (Role::Log, "cpu_bound_iosim".to_string(), "w".to_string()),
+        ];
+        let mut f = findings(&ws);
+        assert_eq!(f.len(), 3);
+        assert_eq!((f[0].runs, f[0].untrusted), (2, true));
+        assert!(!f[1].untrusted, "the I/O path is the storage's cost");
+        assert!(f[2].untrusted);
+        let a = |others: f64, window_s: f64| CpuAttribution {
+            others_pct: others,
+            cores: 2,
+            window_s,
+            ..Default::default()
+        };
+        attach_cpu(
+            &mut f,
+            &[
+                (Role::Data, CpuCause::Others, a(30.0, 1.0)),
+                (Role::Data, CpuCause::Others, a(90.0, 0.1)),
+                (Role::Log, CpuCause::Others, a(90.0, 2.0)),
+            ],
+        );
+        assert_eq!(
+            f[0].cpu.as_ref().unwrap().others_pct,
+            30.0,
+            "the longest run"
+        );
+        assert!(
+            f[0].message
+                .starts_with("other processes took CPU iosim needed"),
+            "its message: {}",
+            f[0].message
+        );
+        assert_eq!(f[1].message, "z", "no attribution: the run's message stays");
+        assert!(f[1].cpu.is_none() && f[2].cpu.is_none());
+    }
+
+    fn measure(name: &str, role: Role) -> Measure {
+        Measure {
+            name: name.into(),
+            role,
+            path: "/x".into(),
+            workload: "w".into(),
+            bs: 8192,
+            duration_s: 10.0,
+            iops: 1000.0,
+            mib_per_sec: 7.8,
+            read_mean_us: Some(1500.0),
+            write_mean_us: None,
+            p99_us: 4000.0,
+            p999_us: 60_000.0,
+            max_us: 482_000.0,
+            ios_over_1s: 0,
+            ios_over_15s: 0,
+            errors: 0,
+        }
+    }
+
+    fn result() -> QualifyResult {
+        let loc = |role: Role| Location {
+            role,
+            given: "/d".into(),
+            target: format!("/d/iosim-qualify-{}.dat", role.name()).into(),
+            device: false,
+            block_device: None,
+            created: true,
+            derived: role == Role::Log,
+            size: 64 << 20,
+        };
+        let sim_file = |kind: &str, role: Role, over_15s: u64| SimFileSummary {
+            path: format!("/d/sim.{kind}"),
+            kind: kind.into(),
+            role,
+            iops: 100.0,
+            read_mean_us: 500.0,
+            write_mean_us: 500.0,
+            errors: 0,
+            max_us: if over_15s > 0 { 16e6 } else { 2e3 },
+            ios_over_1s: over_15s,
+            ios_over_15s: over_15s,
+        };
+        QualifyResult {
+            overall: Verdict::Fit,
+            rules: RuleSet::Flash,
+            trustworthy: true,
+            verdicts: vec![],
+            recommendations: vec![],
+            time_budget_s: 60.0,
+            setup_s: 1.0,
+            measure_s: 60.0,
+            locations: vec![loc(Role::Data), loc(Role::Log)],
+            stages: vec![],
+            quick: vec![],
+            sweeps: vec![],
+            profiles: vec![ProfileMeasure {
+                profile: "oltp-with-log".into(),
+                measure: measure("oltp-with-log data-8k", Role::Data),
+                tables: vec![],
+                deep_queue: false,
+            }],
+            sim: Some(SimSummary {
+                duration_s: 10.0,
+                cycles: 1,
+                pages_verified: 10,
+                log_blocks_verified: 10,
+                errors: 0,
+                errors_by_class: vec![],
+                files: vec![
+                    sim_file("mdx", Role::Data, 0),
+                    sim_file("ldx", Role::Log, 0),
+                ],
+                error_log: None,
+                interrupted: false,
+                long_io_warnings: 0,
+            }),
+            checks: vec![],
+            stalls: vec![RoleStalls {
+                role: Role::Data,
+                ios: 50_000,
+                ios_over_1s: 2,
+                ios_over_15s: 0,
+                max_us: 1_250_000.0,
+                max_in: "quick rand read 4K QD32".into(),
+            }],
+            baseline: None,
+            notes: vec![],
+            left_on_disk: vec![],
+            interrupted: false,
+            system: Default::default(),
+            references: vec![],
+            preliminary: false,
+            minimum_budget_s: 0.0,
+            test_file_size: 64 << 20,
+            cache_size: Some(0),
+            host_memory: 0,
+        }
+    }
+
+    #[test]
+    fn facts_carry_tails_stalls_and_the_simulators_long_ios() {
+        let mut r = result();
+        let f = facts(&r, &[]);
+        assert_eq!(f.rules, RuleSet::Flash);
+        let d = &f.roles[0];
+        assert_eq!(d.role, Role::Data);
+        assert_eq!(d.tails.len(), 1);
+        assert_eq!(d.tails[0].ios, 10_000);
+        assert_eq!(d.tails[0].max_us, 482_000.0);
+        assert_eq!(d.slow.over_1s, 2);
+        assert_eq!(d.slow.max_in, "quick rand read 4K QD32");
+        assert_eq!(f.roles[1].slow, SlowFact::default());
+        let (v, overall, _) = rules::judge(&f);
+        let data: Vec<&str> = v[0].reasons.iter().map(|x| x.rule.as_str()).collect();
+        assert_eq!(data, ["data-latency", "tail-p99.9", "slow-io"]);
+        assert_eq!(overall, Verdict::FitWithWarnings);
+        // The simulator's monitor warned, and the data file had the stall: data only.
+        let sim = r.sim.as_mut().unwrap();
+        sim.long_io_warnings = 3;
+        sim.files[0] = SimFileSummary {
+            ios_over_1s: 1,
+            ios_over_15s: 1,
+            max_us: 16e6,
+            ..sim.files[0].clone()
+        };
+        let f = facts(&r, &[]);
+        assert_eq!(f.roles[0].sim_slow.over_15s, 1);
+        assert_eq!(
+            f.roles[0].sim_slow.long_io_warnings, 0,
+            "explained by the file"
+        );
+        assert_eq!(
+            f.roles[1].sim_slow.over_1s + f.roles[1].sim_slow.long_io_warnings,
+            0
+        );
+        let (v, overall, _) = rules::judge(&f);
+        assert_eq!(overall, Verdict::NotFit);
+        assert!(v[0].reasons.iter().any(|x| x.rule == "sim-long-io"));
+        assert_eq!(v[1].verdict, Verdict::Fit);
+        // Warnings no file explains count against both roles.
+        r.sim.as_mut().unwrap().files[0].ios_over_15s = 0;
+        let f = facts(&r, &[]);
+        assert_eq!(f.roles[0].sim_slow.long_io_warnings, 3);
+        assert_eq!(f.roles[1].sim_slow.long_io_warnings, 3);
+    }
+
+    #[test]
+    fn documents_stored_before_the_tails_still_load() {
+        let mut v = serde_json::to_value(result()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("rules");
+        o.remove("stalls");
+        for k in ["p999_us", "max_us", "ios_over_1s", "ios_over_15s"] {
+            o["profiles"][0]["measure"]
+                .as_object_mut()
+                .unwrap()
+                .remove(k);
+        }
+        o["sim"].as_object_mut().unwrap().remove("long_io_warnings");
+        for k in ["max_us", "ios_over_1s", "ios_over_15s"] {
+            o["sim"]["files"][0].as_object_mut().unwrap().remove(k);
+        }
+        let old: QualifyResult = serde_json::from_value(v).unwrap();
+        assert_eq!(old.rules, RuleSet::Classic);
+        assert!(old.stalls.is_empty());
+        assert_eq!(old.profiles[0].measure.max_us, 0.0);
+        // Without the figures no tail rule fires.
+        let f = facts(&old, &[]);
+        assert!(f.roles[0].tails.is_empty());
+    }
+}

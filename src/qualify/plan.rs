@@ -319,3 +319,90 @@ pub(super) fn largest_block(locs: &[Location]) -> anyhow::Result<u64> {
     }
     Ok(bs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qualify::rules::RuleSet;
+
+    use crate::verdict::Role;
+    use crate::workload::EngineKind;
+    use std::time::Duration;
+
+    #[test]
+    fn locations_bind_roles_and_refuse_what_they_cannot_use() {
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+        };
+        let l = locations(&cfg).unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[1].role, Role::Log);
+        assert!(l[1].derived);
+        assert!(shares_device(&l[0], &l[1]));
+        assert!(l[0].target.ends_with("iosim-qualify-data.dat"));
+        let mut bad = cfg.clone();
+        bad.roles[0].path = a.path().join("nope");
+        assert!(locations(&bad).is_err());
+        let f = a.path().join("file");
+        std::fs::write(&f, b"x").unwrap();
+        bad.roles[0].path = f;
+        assert!(locations(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("directory"));
+    }
+
+    #[test]
+    fn deep_queue_workloads_are_named() {
+        assert!(is_deep_queue("read-ahead", "scan-512k"));
+        assert!(is_deep_queue("backup", "write-backup-1m"));
+        assert!(!is_deep_queue("oltp-with-log", "data-8k"));
+        assert!(!is_deep_queue("bulk-insert", "log-60k"));
+    }
+
+    #[test]
+    fn threads_sweeps_fit_the_cores() {
+        let axis = |role| crate::sweep::parse_axis(sweep_shape(role).3).unwrap();
+        let nums = |a: &crate::sweep::Axis| {
+            a.values
+                .iter()
+                .map(|v| match v {
+                    crate::sweep::Value::Num(n) => *n,
+                    _ => 0,
+                })
+                .collect::<Vec<_>>()
+        };
+        // Two cores: data's 1..8 stops at 4, and says so.
+        let mut a = axis(Role::Data);
+        let note = fit_threads_axis(&mut a, 2, Role::Data).unwrap();
+        assert_eq!(nums(&a), [1, 2, 4]);
+        assert_eq!(
+            note,
+            "the data threads sweep stops at 4 threads, not 8: 2 per core on this 2-core machine (more would wait for each other's CPU and measure the machine, not the storage)"
+        );
+        // The log's 1..4 fits two cores: no note.
+        let mut a = axis(Role::Log);
+        assert_eq!(fit_threads_axis(&mut a, 2, Role::Log), None);
+        assert_eq!(nums(&a), [1, 2, 4]);
+        // Four cores and more: the whole axis.
+        let mut a = axis(Role::Data);
+        assert_eq!(fit_threads_axis(&mut a, 4, Role::Data), None);
+        assert_eq!(nums(&a), [1, 2, 4, 8]);
+        // One core: 1 and 2.
+        let mut a = axis(Role::Tempdb);
+        assert!(fit_threads_axis(&mut a, 1, Role::Tempdb).is_some());
+        assert_eq!(nums(&a), [1, 2]);
+    }
+}
