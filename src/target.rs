@@ -456,7 +456,7 @@ fn finish_fill(path: &Path, marked: bool) -> anyhow::Result<()> {
 /// Grows an iosim test file from `from` to `to` bytes, filling the new part.
 /// Incomplete while it grows; on a failure it is cut back to `from` bytes
 /// (the original bytes are untouched) and complete again.
-fn extend_test_file(
+pub fn extend_test_file(
     path: &Path,
     from: u64,
     to: u64,

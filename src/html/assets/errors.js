@@ -1,0 +1,1 @@
+window.addEventListener('error',function(e){document.documentElement.setAttribute('data-js-error',String(e.message));});(function(){var ce=console.error;console.error=function(){var d=document.documentElement;d.setAttribute('data-console-errors',String(Number(d.getAttribute('data-console-errors')||0)+1));return ce.apply(console,arguments);};})();

@@ -1,0 +1,291 @@
+//! The time budget: each stage's share, each run's length, the repetitions it buys.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::plan::{profile_list, sweep_shape, Location};
+use crate::sweep::analysis::MAX_DECIDING_REPEATS;
+
+/// The stages and their fixed shares of the budget.
+pub const STAGES: [(&str, f64); 5] = [
+    ("quick corners", 0.10),
+    ("sweeps", 0.35),
+    ("profiles", 0.30),
+    ("simulator", 0.20),
+    ("self-checks", 0.05),
+];
+
+/// Shortest measured time of one run, whatever the budget.
+pub const MIN_RUN: Duration = Duration::from_millis(100);
+
+/// Splits the budget: each stage gets its fixed share of what is left, so an
+/// early stage that overran is paid for by the later ones, and the whole ends
+/// within the budget (plus at most one short run per stage).
+pub struct Budget {
+    start: Instant,
+    total: Duration,
+    shares_left: f64,
+}
+
+impl Budget {
+    /// A budget of `total` starting now.
+    pub fn new(total: Duration) -> Budget {
+        Budget {
+            start: Instant::now(),
+            total,
+            shares_left: STAGES.iter().map(|s| s.1).sum(),
+        }
+    }
+
+    /// Time used.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Time left.
+    pub fn left(&self) -> Duration {
+        self.total.saturating_sub(self.elapsed())
+    }
+
+    /// The next stage's time, for a stage with `share`.
+    pub fn allot(&mut self, share: f64) -> Duration {
+        let left = self.left();
+        self.allot_from(share, left)
+    }
+
+    pub(super) fn allot_from(&mut self, share: f64, left: Duration) -> Duration {
+        let d = if self.shares_left > 0.0 {
+            left.mul_f64((share / self.shares_left).min(1.0))
+        } else {
+            Duration::ZERO
+        };
+        self.shares_left -= share;
+        d
+    }
+}
+
+/// Share of each run's slot that is measured ([`per_run`]); the rest is set-up and analysis.
+const MEASURED_SHARE: f64 = 0.9;
+/// Set-up and analysis kept for each run besides [`MEASURED_SHARE`], s.
+const RUN_OVERHEAD_S: f64 = 0.03;
+
+/// Measured time of each of `runs` runs sharing `slot` (some of it is set-up
+/// and analysis of each run: 10% and 30 ms are kept for that).
+pub fn per_run(slot: Duration, runs: usize) -> Duration {
+    let each = slot.as_secs_f64() / runs.max(1) as f64;
+    Duration::from_secs_f64((each * MEASURED_SHARE - RUN_OVERHEAD_S).max(0.0)).max(MIN_RUN)
+}
+
+/// The slot in which `runs` runs each measure `each`: the inverse of [`per_run`].
+pub fn slot_for(each: Duration, runs: usize) -> Duration {
+    Duration::from_secs_f64(runs as f64 * (each.as_secs_f64() + RUN_OVERHEAD_S) / MEASURED_SHARE)
+}
+
+/// The shortest measurement whose numbers mean something: under a second, a
+/// run's start (threads, the queue filling, cold paths) is a visible part of
+/// it, and what a device does every second or so (flushes, garbage
+/// collection, an array destaging its cache) is not sampled.
+pub const MEANINGFUL_RUN: Duration = Duration::from_secs(1);
+
+/// The fewest repetitions of a sweep point that show its spread (a
+/// confidence interval, the knee's test, `compare`'s Welch test need two).
+pub const MIN_REPEAT: usize = 2;
+
+/// The runs each measuring stage makes for these locations, with the
+/// stage's share: the quick corners on each distinct target, every sweep
+/// point [`MIN_REPEAT`] times, every phase of the profiles that fit the roles.
+pub fn planned_runs(locs: &[Location]) -> anyhow::Result<Vec<(&'static str, f64, usize)>> {
+    let mut targets: Vec<&Path> = Vec::new();
+    for l in locs {
+        if !targets.contains(&l.target.as_path()) {
+            targets.push(&l.target);
+        }
+    }
+    let mut points = 0;
+    for l in locs {
+        let (_, _, qd, threads) = sweep_shape(l.role);
+        for axis in [qd, threads] {
+            points += crate::sweep::parse_axis(axis)
+                .map_err(anyhow::Error::msg)?
+                .values
+                .len();
+        }
+    }
+    let mut phases = 0;
+    for (name, _) in profile_list(locs) {
+        phases += crate::profile::Profile::load(name)?.phases().len();
+    }
+    let share = |name: &str| STAGES.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
+    Ok(vec![
+        (
+            "quick corners",
+            share("quick corners"),
+            crate::quick::SUITE.len() * targets.len(),
+        ),
+        ("sweeps", share("sweeps"), points * MIN_REPEAT),
+        ("profiles", share("profiles"), phases),
+    ])
+}
+
+/// The least budget (whole seconds) that gives every run of
+/// [`planned_runs`] [`MEANINGFUL_RUN`] of measuring, each stage within its
+/// share. A qualification with less is PRELIMINARY: the simulator and the
+/// self-checks are not counted (the simulator sizes its cycle to its share,
+/// and `sim-missing` says when it could not complete one).
+pub fn minimum_budget(planned: &[(&str, f64, usize)]) -> Duration {
+    let need = planned
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|p| slot_for(MEANINGFUL_RUN, p.2).as_secs_f64() / p.1)
+        .fold(0.0, f64::max);
+    Duration::from_secs(need.ceil() as u64)
+}
+
+/// Why a qualification is PRELIMINARY, and what to do about it.
+pub fn preliminary_note(budget: Duration, minimum: Duration) -> String {
+    let arg = crate::units::format_duration_arg;
+    format!(
+        "PRELIMINARY: a budget of {} is under the {} these roles need for every measurement to last {} and every sweep point to be measured {} times; the verdict and recommendations are a first look: qualify again with --time {} or more before acting on them",
+        arg(budget),
+        arg(minimum),
+        arg(MEANINGFUL_RUN),
+        MIN_REPEAT,
+        arg(minimum)
+    )
+}
+
+/// Each sweep point's run aims for this long when the budget gives the
+/// sweeps more repetitions than three.
+pub const SWEEP_RUN_TARGET: Duration = Duration::from_secs(3);
+
+/// Repetitions per sweep point: as many as the sweeps' share of the budget
+/// gives with runs of [`SWEEP_RUN_TARGET`], up to the sweep's cap
+/// ([`MAX_DECIDING_REPEATS`]); at least three of a second or more, else two.
+/// A larger `--time` buys repetitions, which is how a knee the noise left
+/// undecided gets decided ([`knee_line`] says which budget would).
+pub fn sweep_repeats(slot: Duration, points: usize) -> usize {
+    let fits = |r: usize, run: Duration| per_run(slot, points * r) >= run;
+    match (3..=MAX_DECIDING_REPEATS)
+        .rev()
+        .find(|&r| fits(r, SWEEP_RUN_TARGET))
+    {
+        Some(r) => r,
+        None if fits(3, Duration::from_secs(1)) => 3,
+        None => 2,
+    }
+}
+
+/// The smallest whole-minute budget whose sweeps get `repeats` repetitions
+/// of each of `points` points (by [`sweep_repeats`] on the sweeps' share).
+pub fn budget_for_repeats(repeats: usize, points: usize) -> Option<Duration> {
+    let share = STAGES
+        .iter()
+        .find(|s| s.0 == "sweeps")
+        .map_or(0.35, |s| s.1);
+    (1..=24 * 60)
+        .map(|m| Duration::from_secs(m * 60))
+        .find(|t| sweep_repeats(t.mul_f64(share), points) >= repeats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qualify::rules::RuleSet;
+    use crate::qualify::*;
+    use crate::sweep::analysis::MAX_DECIDING_REPEATS;
+
+    use crate::verdict::Role;
+    use crate::workload::EngineKind;
+    use std::time::Duration;
+
+    #[test]
+    fn budget_splits_in_fixed_shares_of_what_is_left() {
+        let mut b = Budget::new(Duration::from_secs(100));
+        let q = b.allot_from(STAGES[0].1, Duration::from_secs(100));
+        assert!((q.as_secs_f64() - 10.0).abs() < 1e-6, "{q:?}");
+        // The first stage took its 10 s: the next gets its 35 of the 90 left.
+        let s = b.allot_from(STAGES[1].1, Duration::from_secs(90));
+        assert!((s.as_secs_f64() - 35.0).abs() < 1e-6, "{s:?}");
+        // An overrun is paid for by the stages after it, in proportion.
+        let p = b.allot_from(STAGES[2].1, Duration::from_secs(11));
+        assert!((p.as_secs_f64() - 6.0).abs() < 1e-6, "{p:?}");
+        let sum: f64 = STAGES.iter().map(|s| s.1).sum();
+        assert!((sum - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn per_run_keeps_room_for_set_up_and_a_floor() {
+        assert_eq!(per_run(Duration::ZERO, 10), MIN_RUN);
+        let d = per_run(Duration::from_secs(100), 10);
+        assert!((d.as_secs_f64() - 8.97).abs() < 1e-6, "{d:?}");
+    }
+
+    #[test]
+    fn the_budget_buys_sweep_repetitions() {
+        // 20 points (data and log, queue depth and threads) as qualify sweeps them.
+        let sweeps = |t: u64| sweep_repeats(Duration::from_secs(t).mul_f64(0.35), 20);
+        assert_eq!(sweeps(10), 2);
+        assert_eq!(sweeps(600), 3);
+        assert!(sweeps(30 * 60) > 3, "{}", sweeps(30 * 60));
+        assert_eq!(sweeps(24 * 3600), MAX_DECIDING_REPEATS);
+        // The budget named for n repetitions gives n, and a minute less does not.
+        for n in 4..=MAX_DECIDING_REPEATS {
+            let t = budget_for_repeats(n, 20).unwrap();
+            assert!(sweeps(t.as_secs()) >= n);
+            assert!(sweeps(t.as_secs() - 60) < n, "{n}: {t:?}");
+        }
+    }
+
+    #[test]
+    fn the_minimum_budget_gives_each_run_a_second_and_each_point_two_repetitions() {
+        let d = Duration::from_millis(1234);
+        let back = per_run(slot_for(d, 40), 40);
+        assert!(
+            (back.as_secs_f64() - d.as_secs_f64()).abs() < 1e-9,
+            "{back:?}"
+        );
+        // Data and log in one directory: 2 targets x 5 corners, 20 sweep
+        // points x 2, the profiles' phases. The sweeps decide: 40 runs of
+        // 1 s in 35% of the budget.
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+        };
+        let planned = planned_runs(&locations(&cfg).unwrap()).unwrap();
+        assert_eq!(planned[0], ("quick corners", 0.10, 10));
+        assert_eq!(planned[1], ("sweeps", 0.35, 40));
+        let min = minimum_budget(&planned);
+        assert_eq!(min, Duration::from_secs(131), "{planned:?}");
+        // At the minimum every stage's runs measure a second or more; a
+        // second less and the sweeps' do not.
+        for (_, share, runs) in &planned {
+            assert!(per_run(min.mul_f64(*share), *runs) >= MEANINGFUL_RUN);
+        }
+        let less = min - Duration::from_secs(1);
+        assert!(per_run(less.mul_f64(0.35), 40) < MEANINGFUL_RUN);
+        // More roles, more points: a larger minimum.
+        let t = tempfile::tempdir().unwrap();
+        let mut more = cfg.clone();
+        more.roles.push(RoleArg {
+            role: Role::Tempdb,
+            path: t.path().into(),
+        });
+        assert!(minimum_budget(&planned_runs(&locations(&more).unwrap()).unwrap()) > min);
+        let note = preliminary_note(Duration::from_secs(10), min);
+        assert!(
+            note.starts_with("PRELIMINARY: a budget of 10s is under the 131s"),
+            "{note}"
+        );
+        assert!(note.contains("--time 131s"), "{note}");
+    }
+}

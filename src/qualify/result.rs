@@ -1,0 +1,490 @@
+//! The qualification's result: what each stage measured, the verdicts, the comparison.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::Location;
+use super::references;
+use super::rules::{RoleVerdict, RuleSet, Verdict};
+use super::system;
+use crate::runner::RunResult;
+use crate::stats::SlowIos;
+use crate::sysmon::procs::CpuAttribution;
+use crate::verdict::Role;
+
+/// One stage's time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// Name.
+    pub name: String,
+    /// Share of the budget it was given, seconds.
+    pub budget_s: f64,
+    /// Time it took, seconds.
+    pub elapsed_s: f64,
+    /// Measurements it ran.
+    pub runs: usize,
+    /// What it did, in a few words.
+    pub summary: String,
+}
+
+/// One measured workload, compact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measure {
+    /// Name (`rand read 4K QD32`, `oltp-with-log data-8k`).
+    pub name: String,
+    /// Role of the location.
+    pub role: Role,
+    /// Path measured.
+    pub path: String,
+    /// The workload in words.
+    pub workload: String,
+    /// Block size, bytes.
+    pub bs: u64,
+    /// Measured seconds.
+    pub duration_s: f64,
+    /// IOPS.
+    pub iops: f64,
+    /// MiB/s.
+    pub mib_per_sec: f64,
+    /// Mean read latency, µs (None without reads).
+    pub read_mean_us: Option<f64>,
+    /// Mean write latency, µs (None without writes).
+    pub write_mean_us: Option<f64>,
+    /// p99 latency of all I/O, µs.
+    pub p99_us: f64,
+    /// p99.9 latency of all I/O, µs (0 in results from before it was kept).
+    #[serde(default)]
+    pub p999_us: f64,
+    /// Maximum latency, µs, the I/Os in flight when the measured window
+    /// closed included (0 in results from before it was kept).
+    #[serde(default)]
+    pub max_us: f64,
+    /// I/Os that took over 1 s (those in flight when the window closed included).
+    #[serde(default)]
+    pub ios_over_1s: u64,
+    /// I/Os that took over 15 s (SQL Server's error 833).
+    #[serde(default)]
+    pub ios_over_15s: u64,
+    /// I/O errors.
+    pub errors: u64,
+}
+
+impl Measure {
+    pub(super) fn of(name: &str, role: Role, r: &RunResult) -> Measure {
+        let t = &r.total;
+        let slow = run_slow_ios(r);
+        Measure {
+            name: name.into(),
+            role,
+            path: r
+                .config
+                .targets
+                .first()
+                .map(|t| t.path.display().to_string())
+                .unwrap_or_default(),
+            workload: r.config.describe(),
+            bs: r.config.bs,
+            duration_s: r.duration_s,
+            iops: t.total.iops,
+            mib_per_sec: t.total.mib_per_sec,
+            read_mean_us: (t.read.ios > 0).then_some(t.read.latency_us.mean),
+            write_mean_us: (t.write.ios > 0).then_some(t.write.latency_us.mean),
+            p99_us: t.total.latency_us.p("p99"),
+            p999_us: t.total.latency_us.p("p99.9"),
+            max_us: run_max_us(r),
+            ios_over_1s: slow.over_1s,
+            ios_over_15s: slow.over_15s,
+            errors: r.errors.count,
+        }
+    }
+
+    /// I/Os it completed.
+    pub fn ios(&self) -> u64 {
+        (self.iops * self.duration_s).round() as u64
+    }
+}
+
+/// A run's I/Os over 1 s and 15 s: its stored latency histograms (the
+/// measured window), plus those still in flight when the window closed.
+fn run_slow_ios(r: &RunResult) -> SlowIos {
+    let mut s = if r.total.total.latency_us.max > crate::stats::SLOW_IO_NS as f64 / 1000.0 {
+        SlowIos::of_encoded(&[&r.histograms.read, &r.histograms.write])
+    } else {
+        SlowIos::default()
+    };
+    if let Some(late) = &r.slow_after_window {
+        s.add(late.ios);
+    }
+    s
+}
+
+/// A run's slowest I/O, µs, those in flight when its window closed included.
+fn run_max_us(r: &RunResult) -> f64 {
+    let late = r.slow_after_window.map_or(0.0, |l| l.max_us);
+    r.total.total.latency_us.max.max(late)
+}
+
+/// The slowest I/O seen on one role's location over the quick corners,
+/// sweeps and profiles (the simulator's are in [`SimSummary`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleStalls {
+    /// Role.
+    pub role: Role,
+    /// I/Os counted.
+    pub ios: u64,
+    /// Of them, over 1 s.
+    pub ios_over_1s: u64,
+    /// Of them, over 15 s.
+    pub ios_over_15s: u64,
+    /// The slowest, µs.
+    pub max_us: f64,
+    /// The measurement it was in.
+    pub max_in: String,
+}
+
+impl RoleStalls {
+    pub(super) fn add(&mut self, what: &str, r: &RunResult) {
+        let slow = run_slow_ios(r);
+        let max = run_max_us(r);
+        self.ios += r.total.total.ios;
+        self.ios_over_1s += slow.over_1s;
+        self.ios_over_15s += slow.over_15s;
+        if max > self.max_us {
+            self.max_us = max;
+            self.max_in = what.to_string();
+        }
+    }
+}
+
+/// A profile's workload with its latency-table verdicts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileMeasure {
+    /// Profile.
+    pub profile: String,
+    /// The measurement.
+    pub measure: Measure,
+    /// The latency tables' words for each direction (`read mean 0.420 ms: [Randal] Excellent; ...`).
+    pub tables: Vec<String>,
+    /// Judged by throughput and the knee, not by its mean (deep queue by design).
+    pub deep_queue: bool,
+}
+
+/// One sweep of one role.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleSweep {
+    /// Role.
+    pub role: Role,
+    /// `qd` or `threads`.
+    pub param: String,
+    /// The swept workload in words.
+    pub workload: String,
+    /// The sweep (points with mean ± sd over repetitions, knee, findings).
+    pub result: crate::sweep::SweepResult,
+}
+
+/// The simulator pass, compact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimSummary {
+    /// Wall time, s.
+    pub duration_s: f64,
+    /// Cycles completed.
+    pub cycles: u64,
+    /// Pages read back and checked.
+    pub pages_verified: u64,
+    /// Log blocks read back and checked.
+    pub log_blocks_verified: u64,
+    /// Errors.
+    pub errors: u64,
+    /// Errors by class (non-zero only).
+    pub errors_by_class: Vec<(String, u64)>,
+    /// Per file: (path, data|log, role, mean read µs, mean write µs, IOPS).
+    pub files: Vec<SimFileSummary>,
+    /// The error log, when kept (errors found).
+    pub error_log: Option<String>,
+    /// Interrupted.
+    pub interrupted: bool,
+    /// The simulator's long-I/O monitor's warnings (I/Os outstanding over 15 s).
+    #[serde(default)]
+    pub long_io_warnings: u64,
+}
+
+impl SimSummary {
+    /// The errors by class in words (` (2 lost_write, 1 torn_page)`), or
+    /// nothing without errors: the text and the HTML say it alike.
+    pub fn classes_words(&self) -> String {
+        if self.errors_by_class.is_empty() {
+            return String::new();
+        }
+        let v: Vec<String> = self
+            .errors_by_class
+            .iter()
+            .map(|(c, n)| format!("{n} {c}"))
+            .collect();
+        format!(" ({})", v.join(", "))
+    }
+}
+
+/// One file of the simulator pass.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimFileSummary {
+    /// Path.
+    pub path: String,
+    /// `data` or `log`.
+    pub kind: String,
+    /// Role of its location.
+    pub role: Role,
+    /// IOPS.
+    pub iops: f64,
+    /// Mean read latency, µs.
+    pub read_mean_us: f64,
+    /// Mean write latency, µs.
+    pub write_mean_us: f64,
+    /// Errors found in it.
+    pub errors: u64,
+    /// Maximum latency, µs (0 in results from before it was kept).
+    #[serde(default)]
+    pub max_us: f64,
+    /// Completed I/Os over 1 s.
+    #[serde(default)]
+    pub ios_over_1s: u64,
+    /// Completed I/Os over 15 s.
+    #[serde(default)]
+    pub ios_over_15s: u64,
+}
+
+/// A self-check finding over the whole qualification.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckFinding {
+    /// Warning code.
+    pub code: String,
+    /// Role whose location it concerns.
+    pub role: Role,
+    /// First message seen.
+    pub message: String,
+    /// Measurements it was seen in.
+    pub runs: usize,
+    /// It makes the numbers untrustworthy.
+    pub untrusted: bool,
+    /// A CPU finding: who used the CPU in the longest run that showed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuAttribution>,
+}
+
+/// The comparison with an earlier qualification.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BaselineComparison {
+    /// Stored run id.
+    pub id: i64,
+    /// When it started.
+    pub started_at: String,
+    /// Its overall verdict.
+    pub overall: Verdict,
+    /// Per role: (role, then, now).
+    pub roles: Vec<(Role, Verdict, Verdict)>,
+    /// Each workload's figures then and now, one line per workload (from `workloads`).
+    pub changes: Vec<String>,
+    /// A caveat: one qualification each cannot tell a regression from noise.
+    pub caveat: String,
+    /// The qualification compared with it (None: the one just measured).
+    #[serde(default)]
+    pub now_id: Option<i64>,
+    /// Its overall verdict.
+    #[serde(default)]
+    pub now_overall: Option<Verdict>,
+    /// Each workload's IOPS and mean latency then and now, with the
+    /// repetitions' confidence where there are some.
+    #[serde(default)]
+    pub workloads: Vec<Change>,
+    /// The allowed regression, percent (`--threshold`).
+    #[serde(default)]
+    pub threshold_pct: Option<f64>,
+    /// What regressed: a role's verdict that got worse, a figure worse beyond the threshold.
+    #[serde(default)]
+    pub regressions: Vec<String>,
+}
+
+/// Which measurement of a qualification a compared workload is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MeasureKind {
+    /// A quick corner.
+    Corner,
+    /// A point of a queue-depth or thread sweep (mean of its repetitions).
+    Sweep,
+    /// A database profile's workload.
+    Profile,
+}
+
+impl MeasureKind {
+    /// As printed and in the CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            MeasureKind::Corner => "corner",
+            MeasureKind::Sweep => "sweep",
+            MeasureKind::Profile => "profile",
+        }
+    }
+}
+
+/// A figure compared between two qualifications.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeMetric {
+    /// I/Os per second: higher is better.
+    Iops,
+    /// Mean read latency, µs.
+    ReadMeanUs,
+    /// Mean write latency, µs.
+    WriteMeanUs,
+    /// Mean latency of all I/O (a sweep point), µs.
+    MeanUs,
+}
+
+impl ChangeMetric {
+    /// As printed.
+    pub fn label(self) -> &'static str {
+        match self {
+            ChangeMetric::Iops => "IOPS",
+            ChangeMetric::ReadMeanUs => "read mean us",
+            ChangeMetric::WriteMeanUs => "write mean us",
+            ChangeMetric::MeanUs => "mean us",
+        }
+    }
+
+    /// Larger is better (throughput), not worse (latency).
+    pub fn higher_is_better(self) -> bool {
+        self == ChangeMetric::Iops
+    }
+}
+
+/// One workload's figure in two qualifications.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Corner, sweep point or profile workload.
+    pub kind: MeasureKind,
+    /// Role of its location.
+    pub role: Role,
+    /// Its name (`rand read 4K QD32`, `qd=8`, `oltp-with-log data-8k`).
+    pub name: String,
+    /// The figure.
+    pub metric: ChangeMetric,
+    /// Then (the mean of the repetitions of a sweep point).
+    pub then: f64,
+    /// Now.
+    pub now: f64,
+    /// Half-width of the 95% confidence interval then, over the repetitions (None: one measurement).
+    pub then_ci95: Option<f64>,
+    /// The same, now.
+    pub now_ci95: Option<f64>,
+    /// (now - then) / then, percent (None when then is 0).
+    pub rel_pct: Option<f64>,
+    /// Welch's test of the difference, when both sides have two or more repetitions.
+    pub welch: Option<crate::stats::Welch>,
+    /// For the worse.
+    pub worse: bool,
+    /// Worse beyond the threshold, and not within the repetitions' noise.
+    pub regressed: bool,
+}
+
+/// The whole qualification: the body of one stored document
+/// (`Document::Qualify`, whose header says when and where).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QualifyResult {
+    /// Overall verdict.
+    pub overall: Verdict,
+    /// The latency table that judged it (`classic` in results from before there was a choice).
+    #[serde(default)]
+    pub rules: RuleSet,
+    /// The self-checks found nothing that makes the numbers untrue.
+    pub trustworthy: bool,
+    /// Per role.
+    pub verdicts: Vec<RoleVerdict>,
+    /// Top recommendations.
+    pub recommendations: Vec<String>,
+    /// Budget, s.
+    pub time_budget_s: f64,
+    /// Set-up before the budget started (test files), s.
+    pub setup_s: f64,
+    /// Measuring time, s (within the budget, give or take the last run's end).
+    pub measure_s: f64,
+    /// Locations.
+    pub locations: Vec<Location>,
+    /// The system under test: host, iosim, test files, cache modes and each
+    /// location's storage, gathered before the test files were made.
+    #[serde(default)]
+    pub system: system::SystemUnderTest,
+    /// Stages.
+    pub stages: Vec<StageRecord>,
+    /// Quick corners per location.
+    pub quick: Vec<Measure>,
+    /// Sweeps.
+    pub sweeps: Vec<RoleSweep>,
+    /// Profiles.
+    pub profiles: Vec<ProfileMeasure>,
+    /// Simulator pass.
+    pub sim: Option<SimSummary>,
+    /// Self-check findings.
+    pub checks: Vec<CheckFinding>,
+    /// Per role: the slowest I/O and the I/Os over 1 s and 15 s in the measurements.
+    #[serde(default)]
+    pub stalls: Vec<RoleStalls>,
+    /// Comparison with an earlier qualification.
+    pub baseline: Option<BaselineComparison>,
+    /// Notes.
+    pub notes: Vec<String>,
+    /// What is left on disk.
+    pub left_on_disk: Vec<String>,
+    /// Ctrl-C stopped it.
+    pub interrupted: bool,
+    /// The sources the rules and tables cite, with their addresses.
+    #[serde(default)]
+    pub references: Vec<references::Reference>,
+    /// The budget is under [`minimum_budget`]: a first look, not a verdict to act on.
+    #[serde(default)]
+    pub preliminary: bool,
+    /// The least budget whose measurements mean something for these roles, s ([`minimum_budget`]).
+    #[serde(default)]
+    pub minimum_budget_s: f64,
+    /// Size of the test files created in directories (`--size`), bytes.
+    #[serde(default)]
+    pub test_file_size: u64,
+    /// The cache in front of the disks, as given (`--cache-size`), bytes.
+    #[serde(default)]
+    pub cache_size: Option<u64>,
+    /// This host's memory, bytes: the cache the test files are held against without `--cache-size`.
+    #[serde(default)]
+    pub host_memory: u64,
+}
+
+impl QualifyResult {
+    /// The overall verdict as the first line, the history and the report's
+    /// title say it: `NOT FIT`, or `PRELIMINARY NOT FIT` under the minimum budget.
+    pub fn headline(&self) -> String {
+        format!(
+            "{}{}",
+            if self.preliminary { "PRELIMINARY " } else { "" },
+            self.overall.label()
+        )
+    }
+
+    /// Size of the test files it created in directories (None when it
+    /// measured devices only, or an older iosim did not record it).
+    pub fn file_size(&self) -> Option<u64> {
+        (self.test_file_size > 0 && self.locations.iter().any(|l| !l.device))
+            .then_some(self.test_file_size)
+    }
+
+    /// Budget and test-file size in a few words, for listings
+    /// (`budget 10m, files 1GiB`, `budget 30m, devices`).
+    pub fn limits_line(&self) -> String {
+        let budget = crate::units::format_duration_arg(std::time::Duration::from_secs_f64(
+            self.time_budget_s,
+        ));
+        match self.file_size() {
+            Some(sz) => format!("budget {budget}, files {}", crate::units::format_size(sz)),
+            None if self.locations.iter().all(|l| l.device) && !self.locations.is_empty() => {
+                format!("budget {budget}, devices")
+            }
+            None => format!("budget {budget}"),
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! The stages: quick corners, sweeps, profiles, simulator, self-checks.
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::budget::{per_run, sweep_repeats};
+use super::judge::findings;
+use super::plan::{
+    base_spec, fit_threads_axis, is_deep_queue, profile_list, sweep_shape, Location, QualifyConfig,
+    QUICK_CACHE,
+};
+use super::result::{Measure, ProfileMeasure, RoleStalls, RoleSweep, SimFileSummary, SimSummary};
+use super::rules;
+use crate::runner::{RunOptions, RunResult};
+use crate::sweep::analysis::MAX_DECIDING_REPEATS;
+use crate::sysmon::check::CpuCause;
+use crate::sysmon::procs::CpuAttribution;
+use crate::verdict::Role;
+use crate::workload::EngineKind;
+
+/// What the stages collect.
+#[derive(Default)]
+pub(super) struct Collected {
+    pub(super) quick: Vec<Measure>,
+    pub(super) sweeps: Vec<RoleSweep>,
+    pub(super) profiles: Vec<ProfileMeasure>,
+    pub(super) sim: Option<SimSummary>,
+    /// (role, code, message) of every run's self-check warnings.
+    pub(super) warnings: Vec<(Role, String, String)>,
+    /// Who used the CPU in the runs with a CPU finding.
+    pub(super) cpu: Vec<(Role, CpuCause, CpuAttribution)>,
+    /// Errors per role.
+    pub(super) errors: Vec<(Role, u64)>,
+    /// Slow I/Os per role.
+    pub(super) stalls: Vec<RoleStalls>,
+    pub(super) notes: Vec<String>,
+    pub(super) left: Vec<String>,
+    pub(super) interrupted: bool,
+}
+
+impl Collected {
+    pub(super) fn cpu_of(&mut self, role: Role, cpu: &crate::runner::CpuResult) {
+        if let (Some(cause), Some(a)) = (cpu.cause, &cpu.attribution) {
+            self.cpu.push((role, cause, a.clone()));
+        }
+    }
+
+    pub(super) fn run(&mut self, role: Role, what: &str, r: &RunResult) {
+        for w in &r.warnings {
+            self.warnings
+                .push((role, w.code.clone(), w.message.clone()));
+        }
+        self.cpu_of(role, &r.cpu);
+        self.errors.push((role, r.errors.count));
+        self.interrupted |= r.interrupted;
+        self.stall(role, what, r);
+    }
+
+    pub(super) fn stall(&mut self, role: Role, what: &str, r: &RunResult) {
+        let i = match self.stalls.iter().position(|s| s.role == role) {
+            Some(i) => i,
+            None => {
+                self.stalls.push(RoleStalls {
+                    role,
+                    ios: 0,
+                    ios_over_1s: 0,
+                    ios_over_15s: 0,
+                    max_us: 0.0,
+                    max_in: String::new(),
+                });
+                self.stalls.len() - 1
+            }
+        };
+        self.stalls[i].add(what, r);
+    }
+}
+
+pub(super) fn stage_quick(
+    cfg: &QualifyConfig,
+    distinct: &[&Location],
+    slot: Duration,
+    opts: &RunOptions,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let n = crate::quick::SUITE.len() * distinct.len();
+    let duration = per_run(slot, n);
+    let mut runs = 0;
+    for l in distinct {
+        let q = crate::quick::run(
+            &crate::quick::QuickConfig {
+                path: l.target.clone(),
+                size: cfg.size,
+                duration,
+                engine: cfg.engine,
+                cache: QUICK_CACHE,
+                allow_destroy: cfg.allow_destroy,
+            },
+            opts,
+        )?;
+        for t in &q.tests {
+            let name = format!("quick {}", t.name);
+            c.run(l.role, &name, &t.result);
+            c.quick.push(Measure::of(&t.name, l.role, &t.result));
+            runs += 1;
+        }
+        for note in q.notes.iter().filter(|n| n.contains("not supported")) {
+            c.notes.push(note.clone());
+        }
+    }
+    Ok((
+        runs,
+        format!(
+            "{runs} corner tests of {} on {} location(s)",
+            crate::units::format_duration_arg(duration),
+            distinct.len()
+        ),
+    ))
+}
+
+pub(super) fn stage_sweeps(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+    slot: Duration,
+    opts: &RunOptions,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let mut plans = Vec::new();
+    let cores = crate::sysmon::host::host_info().cpus;
+    for l in locs {
+        let (rw, bs, qd, threads) = sweep_shape(l.role);
+        for (axis, fixed_qd) in [(qd, 1), (threads, 4)] {
+            let mut axis = crate::sweep::parse_axis(axis).map_err(anyhow::Error::msg)?;
+            if axis.param == crate::sweep::Param::Threads {
+                c.notes.extend(fit_threads_axis(&mut axis, cores, l.role));
+            }
+            plans.push((l, axis, rw, bs, fixed_qd));
+        }
+    }
+    let points: usize = plans.iter().map(|p| p.1.values.len()).sum();
+    let repeat = sweep_repeats(slot, points);
+    let duration = per_run(slot, points * repeat);
+    let mut runs = 0;
+    for (l, axis, rw, bs, fixed_qd) in plans {
+        if opts.stop.load(Ordering::Relaxed) {
+            c.interrupted = true;
+            break;
+        }
+        let param = axis.param.name().to_string();
+        let mut base = base_spec(cfg, duration);
+        base.targets = vec![crate::workload::TargetSpec::new(l.target.clone(), None)];
+        base.rw = rw;
+        base.write_pct = if rw.is_mixed() {
+            50
+        } else {
+            rw.default_write_pct()
+        };
+        base.bs = bs;
+        base.qd = fixed_qd;
+        base.seq_layout = crate::workload::SeqLayout::Split;
+        let plan = crate::sweep::SweepPlan {
+            base,
+            axes: vec![axis],
+            explicit: Vec::new(),
+            combine: crate::sweep::Combine::Grid,
+            repeat,
+            max_latency_us: Some(rules::DATA_WARN_MS * 1000.0),
+            use_p99: false,
+            knee_threshold: crate::sweep::analysis::DEFAULT_KNEE_ELASTICITY,
+            study: None,
+            max_repeats: MAX_DECIDING_REPEATS,
+        };
+        let role = l.role;
+        let mut seen = Vec::new();
+        let res = crate::sweep::run(&plan, opts, |_, _, r| {
+            c.stall(role, &format!("sweep {}", r.config.describe()), r);
+            seen.push((
+                r.warnings
+                    .iter()
+                    .map(|w| (w.code.clone(), w.message.clone()))
+                    .collect::<Vec<_>>(),
+                r.errors.count,
+                r.interrupted,
+                r.cpu.clone(),
+            ));
+        })?;
+        for (ws, errs, intr, cpu) in seen {
+            for (code, msg) in ws {
+                c.warnings.push((role, code, msg));
+            }
+            c.cpu_of(role, &cpu);
+            c.errors.push((role, errs));
+            c.interrupted |= intr;
+            runs += 1;
+        }
+        c.sweeps.push(RoleSweep {
+            role,
+            workload: res.base.describe(),
+            param,
+            result: res,
+        });
+    }
+    Ok((
+        runs,
+        format!(
+            "{} sweeps, {points} points x {repeat} repetitions of {}",
+            c.sweeps.len(),
+            crate::units::format_duration_arg(duration)
+        ),
+    ))
+}
+
+pub(super) fn stage_profiles(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+    slot: Duration,
+    opts: &RunOptions,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let list = profile_list(locs);
+    let mut loaded = Vec::new();
+    for (name, roles) in &list {
+        let p = crate::profile::Profile::load(name)?;
+        loaded.push((p, roles.clone()));
+    }
+    let phases: usize = loaded.iter().map(|(p, _)| p.phases().len()).sum();
+    let duration = per_run(slot, phases);
+    let mut runs = 0;
+    for (p, roles) in loaded {
+        if opts.stop.load(Ordering::Relaxed) {
+            c.interrupted = true;
+            break;
+        }
+        let name = p.name.clone();
+        let paths: Vec<PathBuf> = roles
+            .iter()
+            .map(|r| {
+                locs.iter()
+                    .find(|l| l.role == *r)
+                    .map(|l| l.target.clone())
+                    .expect("profile_list only names present roles")
+            })
+            .collect();
+        let plan = crate::profile::plan(
+            p,
+            &crate::profile::RunOverrides {
+                paths,
+                base: base_spec(cfg, duration),
+                ..Default::default()
+            },
+        )?;
+        let r = crate::profile::run(&plan, opts)?;
+        for o in &r.results {
+            let role = locs
+                .iter()
+                .find(|l| Some(&l.target) == o.result.config.targets.first().map(|t| &t.path))
+                .map_or(o.role, |l| l.role);
+            let what = format!("{name} {}", o.name);
+            c.run(role, &what, &o.result);
+            c.profiles.push(ProfileMeasure {
+                profile: name.clone(),
+                measure: Measure::of(&what, role, &o.result),
+                tables: crate::verdict::text_lines(&o.verdicts),
+                deep_queue: is_deep_queue(&name, &o.name),
+            });
+            runs += 1;
+        }
+    }
+    Ok((
+        runs,
+        format!(
+            "{} profiles, {phases} phases of {}",
+            list.len(),
+            crate::units::format_duration_arg(duration)
+        ),
+    ))
+}
+
+pub(super) fn stage_sim(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+    slot: Duration,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let loc = |r: Role| {
+        locs.iter()
+            .find(|l| l.role == r)
+            .expect("data and log are bound")
+    };
+    let (data, log) = (loc(Role::Data), loc(Role::Log));
+    // The fixed part of a cycle (initial update, checkpoint, full audit) is
+    // about three passes over the data file in pages: sized at the speed of
+    // the random 4 KiB writes measured here, so it takes a fifth of the slot.
+    let speed = c
+        .quick
+        .iter()
+        .filter(|m| m.role == Role::Data && m.name == "rand write 4K QD32")
+        .map(|m| m.mib_per_sec)
+        .fold(f64::INFINITY, f64::min);
+    let seq = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        50.0
+    };
+    let mut data_mb = ((slot.as_secs_f64() * 0.2 * seq / 3.0) as u64).clamp(8, 1024);
+    let log_mb = (data_mb / 4).clamp(4, 50);
+    let file = |l: &Location, name: &str| {
+        if l.device {
+            l.target.clone()
+        } else {
+            l.given.join(name)
+        }
+    };
+    let mut files = crate::sim::config::default_files(Path::new(""), Some(data_mb));
+    files[0].name = file(data, "iosim-qualify-sim.mdx");
+    files[1].name = file(log, "iosim-qualify-sim.ldx");
+    files[1].initial_mb = log_mb;
+    files[1].max_mb = log_mb;
+    for (f, l) in files.iter_mut().zip([data, log]) {
+        if l.device {
+            // A device has a fixed size: no growth, no shrink.
+            let dev = std::fs::File::open(&l.target)
+                .and_then(|f| crate::target::device_size(&f))
+                .unwrap_or(0)
+                >> 20;
+            f.initial_mb = f.initial_mb.min(dev.max(1));
+            f.max_mb = f.initial_mb;
+            f.increment_mb = 0;
+            f.shrinkable = false;
+        }
+    }
+    data_mb = files[0].initial_mb;
+    let err_dir = if data.device {
+        std::env::temp_dir()
+    } else {
+        data.given.clone()
+    };
+    let error_file = err_dir.join(format!("iosim-qualify-sim-{}.jsonl", std::process::id()));
+    let fixed = 3.0 * (data_mb + log_mb) as f64 / seq;
+    let timed = Duration::from_secs_f64((slot.as_secs_f64() * 0.85 - fixed).max(1.0));
+    let mut sc = crate::sim::config::SimConfig {
+        files,
+        error_file: error_file.clone(),
+        test_cycles: 1,
+        test_cycle_duration: timed,
+        delete_files_at_shutdown: true,
+        engine: match cfg.engine {
+            EngineKind::Sync => EngineKind::Sync,
+            _ => EngineKind::Uring,
+        },
+        ..crate::sim::config::SimConfig::default()
+    };
+    sc.max_memory_mb = sc.max_memory_mb.min(1024);
+    sc.finalize().map_err(anyhow::Error::msg)?;
+    let r = crate::sim::run(
+        sc,
+        &crate::sim::RunOpts {
+            stop: stop.clone(),
+            allow_destroy: cfg.allow_destroy,
+            faults: Vec::new(),
+            quiet: true,
+            long_io: Duration::from_secs(15),
+            max_dumps: crate::sim::DEFAULT_MAX_DUMPS,
+        },
+    )?;
+    let role_of = |path: &str| {
+        if Path::new(path) == file(log, "iosim-qualify-sim.ldx") {
+            Role::Log
+        } else {
+            Role::Data
+        }
+    };
+    let mut per_file_errors: Vec<(String, u64)> = Vec::new();
+    for e in &r.errors.first {
+        match per_file_errors.iter_mut().find(|x| x.0 == e.file) {
+            Some(x) => x.1 += 1,
+            None => per_file_errors.push((e.file.clone(), 1)),
+        }
+    }
+    let files: Vec<SimFileSummary> = r
+        .files
+        .iter()
+        .map(|f| SimFileSummary {
+            path: f.path.clone(),
+            kind: f.kind.clone(),
+            role: role_of(&f.path),
+            iops: f.stats.total.iops,
+            read_mean_us: f.stats.read.latency_us.mean,
+            write_mean_us: f.stats.write.latency_us.mean,
+            errors: per_file_errors
+                .iter()
+                .find(|x| x.0 == f.path)
+                .map_or(0, |x| x.1),
+            max_us: f.stats.total.latency_us.max,
+            ios_over_1s: f.slow_ios.over_1s,
+            ios_over_15s: f.slow_ios.over_15s,
+        })
+        .collect();
+    for f in r.files.iter().filter(|f| Path::new(&f.path).is_file()) {
+        // DeleteFilesAtShutdown failed (the simulator warned why).
+        let why = r
+            .warnings
+            .iter()
+            .find(|w| w.contains(&f.path))
+            .map_or_else(|| "not deleted".to_string(), |w| w.clone());
+        c.left
+            .push(format!("{} (the simulator's file: {why})", f.path));
+    }
+    let error_log = if r.errors.count > 0 {
+        c.left.push(format!(
+            "{} (the simulator's error log)",
+            error_file.display()
+        ));
+        Some(error_file.display().to_string())
+    } else {
+        let _ = std::fs::remove_file(&error_file);
+        None
+    };
+    c.interrupted |= r.interrupted;
+    let summary = format!(
+        "{} cycle(s), {} pages and {} log blocks verified, {} errors",
+        r.cycles, r.pages_verified, r.log_blocks_verified, r.errors.count
+    );
+    c.sim = Some(SimSummary {
+        duration_s: r.duration_s,
+        cycles: r.cycles,
+        pages_verified: r.pages_verified,
+        log_blocks_verified: r.log_blocks_verified,
+        errors: r.errors.count,
+        errors_by_class: r
+            .errors
+            .by_class
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k.clone(), *n))
+            .collect(),
+        files,
+        error_log,
+        interrupted: r.interrupted,
+        long_io_warnings: r.long_io_warnings,
+    });
+    Ok((1, summary))
+}
+
+pub(super) fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, String) {
+    // The runner checked every run against the device counters, CPU use and
+    // the file's content; this adds the content of each test target now.
+    for l in locs {
+        if l.device {
+            continue;
+        }
+        if crate::sysmon::check::file_is_sparse(&l.target).unwrap_or(false) {
+            c.warnings.push((
+                l.role,
+                "sparse_test_file".into(),
+                format!(
+                    "{} has holes: reads of holes never reach the device",
+                    l.target.display()
+                ),
+            ));
+        }
+        if crate::sysmon::check::looks_zero_filled(&l.target, 16).unwrap_or(false) {
+            c.warnings.push((
+                l.role,
+                "zero_filled_test_file".into(),
+                format!("{} reads back as zeros: storage that compresses or deduplicates serves it without real I/O", l.target.display()),
+            ));
+        }
+    }
+    let f = findings(&c.warnings);
+    let bad = f.iter().filter(|x| x.untrusted).count();
+    (
+        0,
+        format!(
+            "{} finding(s) over {} run warnings; {bad} make the numbers untrustworthy",
+            f.len(),
+            c.warnings.len()
+        ),
+    )
+}

@@ -1,0 +1,314 @@
+//! The offset generators that turn a workload into one thread's stream of I/Os.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::spec::{Stripe, WorkloadSpec};
+use super::Placement;
+use super::{bssplit, distribution};
+
+#[derive(Clone, Debug)]
+struct StripeWalk {
+    factor: u64,
+    rows: u64,
+    first_col: u64,
+    end_col: u64,
+    col: u64,
+    row: u64,
+}
+
+impl StripeWalk {
+    /// The next block number, then one step on.
+    #[inline]
+    fn next_block(&mut self) -> u64 {
+        let block = self.row * self.factor + self.col;
+        self.row += 1;
+        if self.row == self.rows {
+            self.row = 0;
+            self.col += 1;
+            if self.col == self.end_col {
+                self.col = self.first_col;
+            }
+        }
+        block
+    }
+}
+
+/// Generates the offsets and directions of one thread's I/Os over a region.
+///
+/// Pure and seeded, so it can be tested without any I/O. Random offsets are
+/// uniform over the aligned blocks of the region; sequential offsets advance by
+/// the block size and wrap at the end of the region.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    base: u64,
+    len: u64,
+    bs: u64,
+    align: u64,
+    random: bool,
+    /// Number of aligned start positions for random I/O.
+    slots: u64,
+    /// Next sequential position, relative to `base`.
+    next: u64,
+    /// A write happens when a random u32 is below this (0 = never, 2^32 = always).
+    write_threshold: u64,
+    /// Mixed random/sequential: an I/O is random when a random u32 is below this.
+    random_threshold: Option<u64>,
+    /// One offset shared by all threads of the target (interlocked sequential).
+    shared: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Skewed random positions (`None`: uniform).
+    skew: Option<distribution::SkewGen>,
+    /// SQLIO's stripe pattern instead of a plain sequential stream.
+    stripe: Option<StripeWalk>,
+    /// Block-size mix (`None`: every I/O is `bs`, which is then the largest size).
+    sizes: Option<bssplit::SizeMix>,
+    rng: SmallRng,
+}
+
+/// One generated I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextIo {
+    /// Absolute byte offset.
+    pub offset: u64,
+    /// Write (else read).
+    pub write: bool,
+    /// Length in bytes.
+    pub len: u64,
+    /// Size class (index into [`bssplit::SizeMix::classes`]; 0 without a mix).
+    pub class: u8,
+}
+
+impl OffsetGen {
+    /// A generator for one thread.
+    ///
+    /// `base..base+len` is the region; `start` is where a sequential stream begins
+    /// (relative to `base`, wrapped into the region). `write_pct` is the share of writes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        base: u64,
+        len: u64,
+        bs: u64,
+        align: u64,
+        random: bool,
+        start: u64,
+        write_pct: u8,
+        seed: u64,
+    ) -> OffsetGen {
+        let align = align.max(1);
+        let slots = if len >= bs { (len - bs) / align + 1 } else { 0 };
+        // Sequential streams advance in whole blocks and restart at 0 when the next
+        // block would not fit.
+        let seq_end = if len >= bs { (len / bs) * bs } else { 0 };
+        let next = if seq_end == 0 {
+            0
+        } else {
+            crate::units::align_down(start % seq_end, bs.min(align).max(1)) % seq_end
+        };
+        // write_pct as a threshold on a 32-bit random number; exact at 0 and 100.
+        let write_threshold = (u64::from(write_pct.min(100)) << 32) / 100;
+        OffsetGen {
+            base,
+            len,
+            bs,
+            align,
+            random,
+            slots,
+            next,
+            write_threshold,
+            random_threshold: None,
+            shared: None,
+            skew: None,
+            stripe: None,
+            sizes: None,
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// Walks SQLIO's stripe pattern instead of a plain sequential stream:
+    /// thread `thread` of `threads` on the target takes its share of the
+    /// columns (at least one). Offsets past the region's end wrap around it.
+    pub fn striped(mut self, s: Stripe, thread: usize, threads: usize) -> OffsetGen {
+        let factor = s.factor.max(1);
+        let threads = threads.max(1) as u64;
+        let t = (thread as u64).min(threads - 1);
+        let first_col = (factor * t / threads).min(factor - 1);
+        let end_col = (factor * (t + 1) / threads).clamp(first_col + 1, factor);
+        self.stripe = Some(StripeWalk {
+            factor,
+            rows: s.ios_per_run.max(1),
+            first_col,
+            end_col,
+            col: first_col,
+            row: 0,
+        });
+        self
+    }
+
+    /// Makes `random_pct` percent of the I/Os random and the others continue
+    /// sequentially from the previous I/O, random or not (DiskSpd's `-rs`).
+    pub fn mixed(mut self, random_pct: u8) -> OffsetGen {
+        self.random_threshold = Some((u64::from(random_pct.min(100)) << 32) / 100);
+        self
+    }
+
+    /// Takes sequential offsets from `counter`, shared with the target's other
+    /// threads, so that together they issue one sequential stream (DiskSpd's
+    /// `-si`). One atomic add per I/O; no lock.
+    pub fn shared(mut self, counter: std::sync::Arc<std::sync::atomic::AtomicU64>) -> OffsetGen {
+        self.shared = Some(counter);
+        self
+    }
+
+    /// Applies target `target`'s access skew from `spec` (nothing for uniform).
+    /// The tables are built here, before the run; the hot set is placed with a
+    /// seed shared by all threads of the target, so they agree on which blocks are hot.
+    pub fn shaped(mut self, spec: &WorkloadSpec, target: usize) -> OffsetGen {
+        let d = spec.distribution_for(target);
+        if d.is_uniform() || self.slots == 0 {
+            return self;
+        }
+        let sampler = std::sync::Arc::new(distribution::RankSampler::new(d, self.slots));
+        let scatter = match spec.shape.placement {
+            Placement::Random => {
+                Some(spec.seed ^ (target as u64).wrapping_mul(0xA24B_AED4_963E_E407))
+            }
+            Placement::Start => None,
+        };
+        self.skew = Some(distribution::SkewGen::new(sampler, scatter));
+        self
+    }
+
+    /// Draws each I/O's size from `spec`'s block-size mix (nothing without
+    /// one). `bs` given to [`OffsetGen::new`] must be the mix's largest size,
+    /// so random offsets keep every size inside the region.
+    pub fn sized(mut self, spec: &WorkloadSpec) -> OffsetGen {
+        if let Some(b) = &spec.shape.bssplit {
+            self.sizes = Some(bssplit::SizeMix::new(b, self.bs));
+        }
+        self
+    }
+
+    /// Hits on the hottest 1% and 10% and all skewed draws since the last
+    /// [`OffsetGen::reset_counts`] (zeros when uniform).
+    pub fn skew_counts(&self) -> (u64, u64, u64) {
+        self.skew
+            .as_ref()
+            .map_or((0, 0, 0), |s| (s.hits1, s.hits10, s.draws))
+    }
+
+    /// Clears the skew counters (the end of the warmup).
+    pub fn reset_counts(&mut self) {
+        if let Some(s) = &mut self.skew {
+            s.reset_counts();
+        }
+    }
+
+    /// Number of distinct random block positions (0 when no block fits).
+    pub fn slots(&self) -> u64 {
+        self.slots
+    }
+
+    /// The next offset (absolute) and whether it is a write.
+    #[inline]
+    pub fn next_io(&mut self) -> (u64, bool) {
+        let io = self.next_sized();
+        (io.offset, io.write)
+    }
+
+    /// The next I/O: offset, direction, length and size class.
+    #[inline(always)]
+    pub fn next_sized(&mut self) -> NextIo {
+        if self.sizes.is_none() {
+            // Draw order kept from before size mixes: same seed, same stream.
+            let random = self.pick_random();
+            let offset = self.offset(random, self.bs);
+            let write = self.pick_write();
+            return NextIo {
+                offset,
+                write,
+                len: self.bs,
+                class: 0,
+            };
+        }
+        let write = self.pick_write();
+        let (class, len) = match &self.sizes {
+            Some(m) => m.pick(write, &mut self.rng),
+            None => (0, self.bs),
+        };
+        let random = self.pick_random();
+        NextIo {
+            offset: self.offset(random, len),
+            write,
+            len,
+            class,
+        }
+    }
+
+    #[inline(always)]
+    fn pick_random(&mut self) -> bool {
+        match self.random_threshold {
+            None => self.random,
+            Some(t) => u64::from(self.rng.gen::<u32>()) < t,
+        }
+    }
+
+    #[inline(always)]
+    fn pick_write(&mut self) -> bool {
+        match self.write_threshold {
+            0 => false,
+            t if t > u64::from(u32::MAX) => true,
+            t => u64::from(self.rng.gen::<u32>()) < t,
+        }
+    }
+
+    /// The offset of an I/O of `len` bytes (at most `bs`, the largest size).
+    #[inline(always)]
+    fn offset(&mut self, random: bool, len: u64) -> u64 {
+        if random {
+            let i = if let Some(s) = &mut self.skew {
+                s.next(&mut self.rng)
+            } else if self.slots <= 1 {
+                0
+            } else {
+                self.rng.gen_range(0..self.slots)
+            };
+            let off = i * self.align;
+            if self.random_threshold.is_some() {
+                // The next sequential I/O continues from here.
+                self.next = off + len;
+                if self.next + self.bs > self.len {
+                    self.next = 0;
+                }
+            }
+            self.base + off
+        } else if let Some(c) = &self.shared {
+            let seq_end = if self.len >= self.bs {
+                (self.len / self.bs) * self.bs
+            } else {
+                0
+            };
+            let n = c.fetch_add(len, std::sync::atomic::Ordering::Relaxed);
+            let mut off = if seq_end == 0 { 0 } else { n % seq_end };
+            if off + len > self.len {
+                // A mix's large block does not fit before the wrap.
+                off = 0;
+            }
+            self.base + off
+        } else if let Some(st) = &mut self.stripe {
+            let seq_end = if self.len >= self.bs {
+                (self.len / self.bs) * self.bs
+            } else {
+                0
+            };
+            let off = st.next_block().saturating_mul(self.bs);
+            self.base + if seq_end == 0 { 0 } else { off % seq_end }
+        } else {
+            let off = self.next;
+            self.next += len;
+            if self.next + self.bs > self.len {
+                self.next = 0;
+            }
+            self.base + off
+        }
+    }
+}

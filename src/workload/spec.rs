@@ -1,0 +1,468 @@
+//! The workload specification: targets, layout of sequential threads, and
+//! [`WorkloadSpec`] with its limits and checks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::modes::{CacheMode, EngineKind, FillMode, RwMode};
+use super::steady;
+use super::{BsSplit, Distribution, Placement};
+use crate::error::Error;
+
+/// One file or block device to run against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    /// Path of the file or block device.
+    pub path: PathBuf,
+    /// Size to create the file with when it is missing or too small (bytes).
+    pub size: Option<u64>,
+    /// First byte of the region used.
+    pub offset: u64,
+    /// Length of the region used (bytes); `None` means to the end of the target.
+    pub length: Option<u64>,
+    /// Threads for this target; `None` takes the workload's `threads`.
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// CPUs this target's threads may run on (SQLIO's parameter-file mask); empty means any.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+    /// Access skew on this target; `None` takes the workload's `shape.distribution`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<Distribution>,
+}
+
+impl TargetSpec {
+    /// A target at `path` using the whole file, created with `size` when missing.
+    pub fn new(path: impl Into<PathBuf>, size: Option<u64>) -> TargetSpec {
+        TargetSpec {
+            path: path.into(),
+            size,
+            offset: 0,
+            length: None,
+            threads: None,
+            cpus: Vec::new(),
+            distribution: None,
+        }
+    }
+}
+
+/// How sequential threads share a target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind", content = "bytes")]
+pub enum SeqLayout {
+    /// Each thread gets its own slice of the region (default): no two threads read the same block.
+    Split,
+    /// Thread N starts N x stride bytes into the region and wraps around it (DiskSpd -T; stride 0 = all start together).
+    Stride(u64),
+    /// All threads of a target take the next block from one shared offset, so
+    /// the target sees one sequential stream (DiskSpd -si).
+    Shared,
+    /// SQLIO's stripe pattern (`-f<factor> -i<ios per run>`, its default `-f64 -i64`).
+    Stripe(Stripe),
+}
+
+/// SQLIO's stripe pattern, as its readme describes it: the region is seen as
+/// rows of `factor` blocks, `ios_per_run` rows deep; an "I/O run" takes one
+/// column from top to bottom (blocks c, c + factor, c + 2 x factor, ...),
+/// the next run the next column. Each thread of a target owns an equal share
+/// of the columns (with two threads, the first takes columns 0-31 of 64, the
+/// second 32-63) and starts over at its first column after its last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stripe {
+    /// Blocks in a row (`-f`): the distance, in blocks, between the I/Os of a run.
+    pub factor: u64,
+    /// I/Os in a run (`-i`): the rows.
+    pub ios_per_run: u64,
+}
+
+impl Stripe {
+    /// Bytes the pattern touches from the region's start with blocks of `bs`.
+    pub fn span(&self, bs: u64) -> u64 {
+        self.factor
+            .saturating_mul(self.ios_per_run)
+            .saturating_mul(bs)
+    }
+}
+
+/// Parses `--stripe FACTOR[:IOS_PER_RUN]` (SQLIO's `-f` and `-i`; 64 I/Os per run by default).
+pub fn stripe_arg(s: &str) -> Result<Stripe, String> {
+    let (f, i) = s.split_once(':').unwrap_or((s, "64"));
+    let n = |v: &str, what: &str| -> Result<u64, String> {
+        v.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| (1..=1 << 32).contains(&n))
+            .ok_or_else(|| format!("'{s}': {what} must be a whole number from 1 to 4294967296, e.g. --stripe 64:64"))
+    };
+    Ok(Stripe {
+        factor: n(f, "the stripe factor")?,
+        ios_per_run: n(i, "the I/Os per run")?,
+    })
+}
+
+/// A complete workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// Files or devices.
+    pub targets: Vec<TargetSpec>,
+    /// Pattern and mix.
+    pub rw: RwMode,
+    /// Percentage of I/Os that are writes (0..=100).
+    pub write_pct: u8,
+    /// Block size in bytes.
+    pub bs: u64,
+    /// Offsets are multiples of this (defaults to the block size for random I/O).
+    pub align: Option<u64>,
+    /// Threads per target.
+    pub threads: u32,
+    /// Outstanding I/Os per thread.
+    pub qd: u32,
+    /// Measured time.
+    #[serde(with = "duration_secs")]
+    pub duration: Duration,
+    /// Time run before measuring starts; excluded from results.
+    #[serde(with = "duration_secs")]
+    pub warmup: Duration,
+    /// Seed for random offsets and data.
+    pub seed: u64,
+    /// Page-cache behaviour.
+    pub cache: CacheMode,
+    /// I/O engine.
+    pub engine: EngineKind,
+    /// Content of new test files and of writes.
+    pub fill: FillMode,
+    /// How sequential threads share a target.
+    pub seq_layout: SeqLayout,
+    /// Allow writes that would destroy data iosim did not create.
+    pub allow_destroy: bool,
+    /// CPUs to pin worker threads to, round-robin; empty means no pinning.
+    pub cpus: Vec<usize>,
+    /// io_uring: use a kernel submission thread (SQPOLL).
+    pub sqpoll: bool,
+    /// io_uring: polled completions (IOPOLL), for NVMe with poll queues; needs direct I/O.
+    pub hipri: bool,
+    /// Complete this many I/Os per thread, then stop (before the duration ends).
+    #[serde(default)]
+    pub io_limit: Option<u64>,
+    /// Hand queued I/Os to the kernel in groups of at most this many
+    /// (fio's `iodepth_batch_submit`); 0 submits every free slot at once.
+    #[serde(default)]
+    pub submit_batch: u32,
+    /// Rate cap per thread: at most this many I/Os per second (fio's
+    /// `rate_iops`, DiskSpd's `-g<n>i`).
+    #[serde(default)]
+    pub rate_iops: Option<u64>,
+    /// Rate cap per thread: at most this many bytes per second (fio's
+    /// `rate`, DiskSpd's `-g<bytes per ms>`).
+    #[serde(default)]
+    pub rate_bytes: Option<u64>,
+    /// Bursts: after this many I/Os a thread issues nothing for `think`
+    /// (DiskSpd's `-i`); 0 = no bursts (with a think time: pause after every I/O).
+    #[serde(default)]
+    pub burst: u32,
+    /// Think time between bursts (DiskSpd's `-j`, fio's `thinktime`).
+    #[serde(default, with = "duration_secs")]
+    pub think: Duration,
+    /// Percentage of I/Os at random offsets; the others continue
+    /// sequentially from the previous I/O (DiskSpd's `-rs`). `None`: as
+    /// `rw` says (all random or all sequential).
+    #[serde(default)]
+    pub random_pct: Option<u8>,
+    /// What makes the workload look like production: access skew, size
+    /// mixes, data patterns, steady state (docs/workloads.md). Absent from
+    /// the JSON when everything is at its default.
+    #[serde(default, skip_serializing_if = "Shape::is_default")]
+    pub shape: Shape,
+}
+
+/// The production-like parts of a workload (issue 17), all off by default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Access skew of random I/O (targets may override it).
+    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    pub distribution: Distribution,
+    /// Where the hot blocks lie.
+    #[serde(default)]
+    pub placement: Placement,
+    /// Percentage of written 4 KiB blocks that repeat an earlier one (fio's `dedupe_percentage`).
+    #[serde(default)]
+    pub dedupe_pct: u8,
+    /// Block-size mix (fio's `bssplit`); `bs` is then the largest size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<BsSplit>,
+    /// Precondition until steady state (SNIA PTS) before measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<steady::SteadySpec>,
+}
+
+impl Shape {
+    /// True when nothing is asked beyond the classic uniform workload.
+    pub fn is_default(&self) -> bool {
+        *self == Shape::default()
+    }
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            targets: Vec::new(),
+            rw: RwMode::Randread,
+            write_pct: 0,
+            bs: 4096,
+            align: None,
+            threads: 1,
+            qd: 1,
+            duration: Duration::from_secs(10),
+            warmup: Duration::ZERO,
+            seed: 0x10517,
+            cache: CacheMode::Direct,
+            engine: EngineKind::Auto,
+            fill: FillMode::Random,
+            seq_layout: SeqLayout::Split,
+            allow_destroy: false,
+            cpus: Vec::new(),
+            sqpoll: false,
+            hipri: false,
+            io_limit: None,
+            submit_batch: 1,
+            rate_iops: None,
+            rate_bytes: None,
+            burst: 0,
+            think: Duration::ZERO,
+            random_pct: None,
+            shape: Shape::default(),
+        }
+    }
+}
+
+/// Largest block size accepted (64 MiB); larger blocks only measure memory copies.
+pub const MAX_BS: u64 = 64 << 20;
+/// Largest number of threads per target.
+pub const MAX_THREADS: u32 = 1024;
+/// Largest queue depth per thread (io_uring rings are sized from it).
+pub const MAX_QD: u32 = 4096;
+
+impl WorkloadSpec {
+    /// Checks ranges and combinations that do not depend on the targets.
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::BadWorkload(m));
+        if self.targets.is_empty() && self.engine != EngineKind::Null {
+            return bad("no target given: name a file or block device, e.g. iosim run /mnt/data/iosim.dat --size 1G".into());
+        }
+        if self.threads == 0 || self.threads > MAX_THREADS {
+            return bad(format!(
+                "--threads must be between 1 and {MAX_THREADS}, got {}",
+                self.threads
+            ));
+        }
+        for t in &self.targets {
+            if t.threads == Some(0) {
+                return bad(format!("target '{}' has 0 threads", t.path.display()));
+            }
+        }
+        if self.qd == 0 || self.qd > MAX_QD {
+            return bad(format!(
+                "--qd must be between 1 and {MAX_QD}, got {}",
+                self.qd
+            ));
+        }
+        if self.bs == 0 || self.bs > MAX_BS {
+            return bad(format!(
+                "--bs must be between 1 byte and 64M, got {}",
+                self.bs
+            ));
+        }
+        if self.write_pct > 100 {
+            return bad(format!(
+                "--write-pct must be 0..100, got {}",
+                self.write_pct
+            ));
+        }
+        if let Some(a) = self.align {
+            if a == 0 {
+                return bad("--align must be at least 1 byte".into());
+            }
+        }
+        if self.duration.is_zero() && self.io_limit.is_none() {
+            return bad("--duration must be more than 0".into());
+        }
+        if self.hipri && !self.cache.is_direct() {
+            return bad("--hipri (polled I/O) needs direct I/O: add --cache direct".into());
+        }
+        if self.engine == EngineKind::Mmap && self.cache.is_direct() {
+            return bad("--engine mmap goes through the page cache: use --cache buffered or --cache writethrough".into());
+        }
+        if self.hipri && self.engine != EngineKind::Uring {
+            return bad("--hipri needs --engine uring".into());
+        }
+        match (self.rate_iops, self.rate_bytes) {
+            (Some(_), Some(_)) => {
+                return bad("give one rate cap: --rate-iops or --rate, not both".into())
+            }
+            (Some(0), _) | (_, Some(0)) => {
+                return bad("a rate cap must be more than 0 (leave it out for no cap)".into())
+            }
+            _ => {}
+        }
+        if self.burst > 0 && self.think.is_zero() {
+            return bad(format!(
+                "--burst {} needs --think TIME: the pause after each burst",
+                self.burst
+            ));
+        }
+        for d in std::iter::once(&self.shape.distribution)
+            .chain(self.targets.iter().filter_map(|t| t.distribution.as_ref()))
+        {
+            d.validate().map_err(Error::BadWorkload)?;
+        }
+        if self.shape.dedupe_pct > 100 {
+            return bad(format!(
+                "--dedupe-pct must be 0..100, got {}",
+                self.shape.dedupe_pct
+            ));
+        }
+        if let Some(b) = &self.shape.bssplit {
+            let b = b.resolved(self.bs);
+            for size in b.sizes() {
+                if size == 0 || size > MAX_BS {
+                    return bad(format!(
+                        "--bssplit sizes must be between 1 byte and 64M, got {size}"
+                    ));
+                }
+                if self.cache.is_direct() && size % 512 != 0 {
+                    return bad(format!(
+                        "--bssplit size {size} is not a multiple of 512 bytes, which direct I/O needs: use multiples of 4K, or --cache buffered"
+                    ));
+                }
+            }
+        }
+        if let Some(p) = self.random_pct {
+            if p > 100 {
+                return bad(format!("--random-pct must be 0..100, got {p}"));
+            }
+            if self.seq_layout == SeqLayout::Shared {
+                return bad("--random-pct cannot be combined with --shared-offset: the random part would leave the shared stream".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a block-size mix: both of its sides name their sizes (an
+    /// empty side takes `bs`) and `bs` becomes the largest size, which
+    /// buffers, region and size checks use. Idempotent; nothing without a mix.
+    pub fn resolve_sizes(&mut self) {
+        if let Some(b) = &self.shape.bssplit {
+            let b = b.resolved(self.bs);
+            self.bs = b.sizes().last().copied().unwrap_or(self.bs);
+            self.shape.bssplit = Some(b);
+        }
+    }
+
+    /// Mean bytes per I/O (`bs` without a size mix).
+    pub fn mean_io_bytes(&self) -> f64 {
+        match &self.shape.bssplit {
+            None => self.bs as f64,
+            Some(b) => {
+                let w = f64::from(self.write_pct.min(100)) / 100.0;
+                (1.0 - w) * b.mean(false, self.bs) + w * b.mean(true, self.bs)
+            }
+        }
+    }
+
+    /// True when the pattern has any random I/O.
+    pub fn any_random(&self) -> bool {
+        match self.random_pct {
+            Some(p) => p > 0,
+            None => self.rw.is_random(),
+        }
+    }
+
+    /// Minimum gap between two I/O starts of one thread under the rate cap, in
+    /// nanoseconds (0 = no cap).
+    pub fn rate_interval_ns(&self) -> u64 {
+        match (self.rate_iops, self.rate_bytes) {
+            (Some(n), _) if n > 0 => (1_000_000_000 / n).max(1),
+            (_, Some(b)) if b > 0 => ((self.mean_io_bytes() * 1e9 / b as f64) as u64).max(1),
+            _ => 0,
+        }
+    }
+
+    /// True when the rate cap or think time paces the threads.
+    pub fn paced(&self) -> bool {
+        self.rate_interval_ns() > 0 || !self.think.is_zero()
+    }
+
+    /// True when the workload issues any writes.
+    pub fn writes(&self) -> bool {
+        self.write_pct > 0
+    }
+
+    /// The offset alignment actually used: `--align`, else the block size
+    /// (the smallest size of a size mix, as fio's `blockalign`).
+    pub fn effective_align(&self) -> u64 {
+        let smallest = self
+            .shape
+            .bssplit
+            .as_ref()
+            .and_then(|b| b.resolved(self.bs).sizes().first().copied());
+        self.align.or(smallest).unwrap_or(self.bs).max(1)
+    }
+
+    /// The access skew of target `i`.
+    pub fn distribution_for(&self, i: usize) -> Distribution {
+        self.targets
+            .get(i)
+            .and_then(|t| t.distribution)
+            .unwrap_or(self.shape.distribution)
+    }
+
+    /// Threads for target `i`.
+    pub fn threads_for(&self, i: usize) -> u32 {
+        self.targets
+            .get(i)
+            .and_then(|t| t.threads)
+            .unwrap_or(self.threads)
+    }
+
+    /// A short one-line description: `randread 4KiB qd32 x1 direct uring`.
+    pub fn describe(&self) -> String {
+        let mix = if self.rw.is_mixed() {
+            format!(" {}%w", self.write_pct)
+        } else {
+            String::new()
+        };
+        let size = match &self.shape.bssplit {
+            Some(b) => format!("bssplit {b}"),
+            None => crate::units::format_size(self.bs),
+        };
+        format!(
+            "{}{} {} qd{} x{} {} {}",
+            self.rw.name(),
+            mix,
+            size,
+            self.qd,
+            self.threads,
+            self.cache.name(),
+            self.engine.name()
+        )
+    }
+}
+
+/// Serde helper: durations as fractional seconds.
+pub mod duration_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Serialise as seconds.
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    /// Deserialise from seconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Ok(Duration::from_secs_f64(v.max(0.0)))
+    }
+}
