@@ -12,6 +12,7 @@ use crate::matrix::MatrixResult;
 use crate::profile::ProfileResult;
 use crate::qualify::QualifyResult;
 use crate::sim::summary::SimResult;
+use crate::stats::Percentile;
 use crate::store::StoredRun;
 use crate::sweep::SweepResult;
 
@@ -231,7 +232,7 @@ fn sim_section(s: &mut String, id: i64, r: &SimResult) {
             fmt_num(t.iops),
             fmt_num(t.mib_per_sec),
             fmt_us(t.latency_us.mean),
-            fmt_us(t.latency_us.p("p99")),
+            fmt_us(t.latency_us.p(Percentile::P99)),
             fmt_us(t.latency_us.max)
         );
     };

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use crate::document::Document;
 use crate::runner::{PointStats, RunResult};
+use crate::stats::Percentile;
 use crate::store::{compare, StoredRun};
 use svg::{esc, fmt_num, fmt_us, Axis, Chart, Line, Mark};
 
@@ -493,7 +494,7 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
                         setting(&e.result.config),
                         t.iops,
                         t.latency_us.mean,
-                        *t.latency_us.percentiles.get("p99")?,
+                        t.latency_us.get(Percentile::P99)?,
                     ))
                 })
                 .collect();

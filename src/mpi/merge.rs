@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rank::RankInfo;
 use crate::runner::{HistogramSet, PointStats, RunResult, SeriesPoint};
-use crate::stats::{self, DirResult, DirStats, RwResult, RwStats};
+use crate::stats::{self, DirResult, DirStats, Percentile, RwResult, RwStats};
 use crate::sysmon::check::{self_check, CheckInput, Warning};
 use crate::sysmon::cpu::CoreUtil;
 use crate::sysmon::sampler::DeviceSeries;
@@ -538,7 +538,7 @@ pub fn stragglers(rows: &[RankRow]) -> Vec<String> {
     let med_iops = median(rows.iter().map(|r| r.result.total.iops).collect());
     let med_p99 = median(
         rows.iter()
-            .map(|r| r.result.total.latency_us.p("p99"))
+            .map(|r| r.result.total.latency_us.p(Percentile::P99))
             .collect(),
     );
     for r in rows {
@@ -553,7 +553,7 @@ pub fn stragglers(rows: &[RankRow]) -> Vec<String> {
                 med_iops
             ));
         }
-        let p99 = t.latency_us.p("p99");
+        let p99 = t.latency_us.p(Percentile::P99);
         if med_p99 > 0.0 && p99 > LATENCY_OUTLIER_FACTOR * med_p99 {
             out.push(format!(
                 "rank {} on {}: p99 latency {:.1} us, {:.1}x the median rank's ({:.1} us)",
@@ -617,7 +617,7 @@ impl RanksReport {
                 t.iops,
                 t.mib_per_sec,
                 t.latency_us.mean,
-                t.latency_us.p("p99"),
+                t.latency_us.p(Percentile::P99),
                 r.errors
             );
         }
@@ -765,7 +765,7 @@ impl SoloReport {
                 t.iops,
                 t.mib_per_sec,
                 t.latency_us.mean,
-                t.latency_us.p("p99"),
+                t.latency_us.p(Percentile::P99),
                 r.errors
             );
         }

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
-use crate::stats::SlowIos;
+use crate::stats::{Percentile, SlowIos};
 use crate::sweep::analysis::{Stat, MAX_DECIDING_REPEATS};
 use crate::sysmon::check::CpuCause;
 use crate::sysmon::procs::CpuAttribution;
@@ -171,8 +171,8 @@ impl Measure {
             mib_per_sec: t.total.mib_per_sec,
             read_mean_us: (t.read.ios > 0).then_some(t.read.latency_us.mean),
             write_mean_us: (t.write.ios > 0).then_some(t.write.latency_us.mean),
-            p99_us: t.total.latency_us.p("p99"),
-            p999_us: t.total.latency_us.p("p99.9"),
+            p99_us: t.total.latency_us.p(Percentile::P99),
+            p999_us: t.total.latency_us.p(Percentile::P99_9),
             max_us: run_max_us(r),
             ios_over_1s: slow.over_1s,
             ios_over_15s: slow.over_15s,

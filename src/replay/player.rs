@@ -22,7 +22,7 @@ use super::{Mix, Op, Skipped, Trace, TraceFormat};
 use crate::clock::{now_ns, MAX_NAP_NS};
 use crate::engine::{self, Completion, EngineConfig, EngineRequest, IoReq};
 use crate::error::Error;
-use crate::stats::{DirStats, LatencySummary, RwResult, RwStats};
+use crate::stats::{DirStats, LatencySummary, Percentile, RwResult, RwStats};
 use crate::target::{self, PrepareOptions, TargetKind};
 use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
 
@@ -649,10 +649,10 @@ impl ReplayResult {
                 "{:<16} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
                 name,
                 l.min,
-                l.p("p50"),
-                l.p("p90"),
-                l.p("p99"),
-                l.p("p99.9"),
+                l.p(Percentile::P50),
+                l.p(Percentile::P90),
+                l.p(Percentile::P99),
+                l.p(Percentile::P99_9),
                 l.max
             );
         };

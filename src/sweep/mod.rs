@@ -21,6 +21,7 @@ use crate::csvout::Fixed;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
+use crate::stats::Percentile;
 use crate::sysmon::check::{CpuCause, CPU_LIMITED_CODES};
 use crate::units::{format_size_arg, parse_size};
 use crate::workload::{BsSplit, Distribution, RwMode, WorkloadSpec};
@@ -513,7 +514,7 @@ pub fn summarize_point(p: &Point, spec: &WorkloadSpec, runs: &[RunResult]) -> Po
         iops,
         mib_per_sec: get(&|r| r.total.total.mib_per_sec),
         lat_mean_us: get(&|r| r.total.total.latency_us.mean),
-        lat_p99_us: get(&|r| r.total.total.latency_us.p("p99")),
+        lat_p99_us: get(&|r| r.total.total.latency_us.p(Percentile::P99)),
         lat_max_us: get(&|r| r.total.total.latency_us.max),
         cpu_bound_runs,
         max_core_busy_pct: runs
