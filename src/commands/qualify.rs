@@ -126,7 +126,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             .verdicts
             .iter()
             .flat_map(|v| &v.reasons)
-            .filter(|r| r.rule == "io-errors")
+            .filter(|r| r.rule == crate::qualify::rules::RuleId::IoErrors)
             .count() as u64;
     let interrupted = res.interrupted;
     let html = a

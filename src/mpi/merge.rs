@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::rank::RankInfo;
 use crate::runner::{HistogramSet, PointStats, RunResult, SeriesPoint};
 use crate::stats::{self, DirResult, DirStats, Percentile, RwResult, RwStats};
-use crate::sysmon::check::{self_check, CheckInput, Warning};
+use crate::sysmon::check::{self_check, CheckInput, Warning, WarningCode};
 use crate::sysmon::cpu::CoreUtil;
 use crate::sysmon::sampler::DeviceSeries;
 use crate::target::TargetKind;
@@ -243,12 +243,12 @@ fn add_stats(x: &mut PointStats, y: &PointStats) {
 /// The self-checks that compare a device's counters with iosim's I/O: on a
 /// host with several ranks the device serves all of them, so these are
 /// checked again per host against the sum of the host's ranks.
-const DEVICE_CHECKS: &[&str] = &[
-    "cache_answered_reads",
-    "device_extra_reads",
-    "device_extra_writes",
-    "writes_missed_device",
-    "writes_still_cached",
+const DEVICE_CHECKS: &[WarningCode] = &[
+    WarningCode::CacheAnsweredReads,
+    WarningCode::DeviceExtraReads,
+    WarningCode::DeviceExtraWrites,
+    WarningCode::WritesMissedDevice,
+    WarningCode::WritesStillCached,
 ];
 
 /// The job's warnings: every rank's (once each), except the device checks of
@@ -265,8 +265,8 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
     for r in reports {
         let shared = ranks_on(&r.who.host) > 1;
         for w in &r.result.warnings {
-            let device_check = DEVICE_CHECKS.contains(&w.code.as_str());
-            let unmonitored = r.who.local_rank != 0 && w.code == "no_device_counters";
+            let device_check = DEVICE_CHECKS.contains(&w.code);
+            let unmonitored = r.who.local_rank != 0 && w.code == WarningCode::NoDeviceCounters;
             if !(unmonitored || shared && device_check) {
                 push(w.clone());
             }
@@ -319,7 +319,7 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                 unwritten: None,
             };
             for w in self_check(&input) {
-                if DEVICE_CHECKS.contains(&w.code.as_str()) {
+                if DEVICE_CHECKS.contains(&w.code) {
                     push(w);
                 }
             }
@@ -1022,7 +1022,7 @@ mod tests {
             r.result.config.cache = crate::workload::CacheMode::Direct;
             // What each rank's own check said: the device read twice its bytes.
             r.result.warnings = vec![Warning {
-                code: "device_extra_reads".into(),
+                code: WarningCode::DeviceExtraReads,
                 message: "vdz read twice what iosim read".into(),
             }];
         }
@@ -1052,7 +1052,7 @@ mod tests {
         reports[0].result.monitor.devices = vec![device(per_rank_bytes / 2)];
         let w = merged_warnings(&reports);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert_eq!(w[0].code, "cache_answered_reads");
+        assert_eq!(w[0].code, WarningCode::CacheAnsweredReads);
         assert!(w[0].message.contains("vdz on a"), "{}", w[0].message);
     }
 }

@@ -423,7 +423,7 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
             s,
             "<li>{} <b>{}</b> ({} runs{}): {}{}</li>",
             c.role.name(),
-            esc(&c.code),
+            esc(c.code.as_str()),
             c.runs,
             if c.untrusted {
                 ", numbers not trustworthy"
