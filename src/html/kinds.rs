@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::svg::{esc, fmt_num, fmt_us};
-use super::Sweep;
+use super::{Sweep, SweepPoint};
 use crate::document::Document;
 use crate::matrix::MatrixResult;
 use crate::profile::ProfileResult;
@@ -28,11 +28,11 @@ pub fn typed(runs: &[StoredRun]) -> Vec<(&StoredRun, Document)> {
 /// (its threshold and latency metric). None for a sweep whose points are not
 /// in rising load (a grid over several axes has no curve).
 pub fn sweep_curve(id: i64, r: &SweepResult, color: usize) -> Option<Sweep> {
-    let pts: Vec<(f64, f64, f64, f64)> = r
+    let pts: Vec<SweepPoint> = r
         .points
         .iter()
         .map(|p| {
-            (
+            SweepPoint::new(
                 p.outstanding as f64,
                 p.iops.mean,
                 p.lat_mean_us.mean,
@@ -40,7 +40,7 @@ pub fn sweep_curve(id: i64, r: &SweepResult, color: usize) -> Option<Sweep> {
             )
         })
         .collect();
-    if pts.len() < 2 || !pts.windows(2).all(|w| w[1].0 > w[0].0) {
+    if pts.len() < 2 || !pts.windows(2).all(|w| w[1].load > w[0].load) {
         return None;
     }
     Some(Sweep {

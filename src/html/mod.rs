@@ -417,10 +417,35 @@ pub struct Sweep {
     pub name: String,
     /// Colour.
     pub color: usize,
-    /// (param, IOPS, mean latency us, p99 latency us), sorted by param.
-    pub points: Vec<(f64, f64, f64, f64)>,
+    /// The points, sorted by load.
+    pub points: Vec<SweepPoint>,
     /// Index of the knee in `points`, if the curve flattens.
     pub knee: Option<usize>,
+}
+
+/// One point of a [`Sweep`]'s curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SweepPoint {
+    /// The swept setting (queue depth, threads or outstanding I/Os).
+    pub load: f64,
+    /// IOPS.
+    pub iops: f64,
+    /// Mean latency, microseconds.
+    pub mean_us: f64,
+    /// p99 latency, microseconds.
+    pub p99_us: f64,
+}
+
+impl SweepPoint {
+    /// A point from (load, IOPS, mean latency us, p99 latency us).
+    pub const fn new(load: f64, iops: f64, mean_us: f64, p99_us: f64) -> SweepPoint {
+        SweepPoint {
+            load,
+            iops,
+            mean_us,
+            p99_us,
+        }
+    }
 }
 
 /// The saturation knee of a sweep, by the one rule `iosim sweep` uses
@@ -429,11 +454,11 @@ pub struct Sweep {
 /// points here are means without their spread, so they count as single runs:
 /// the means decide. None when the curve never flattens (or has fewer than
 /// three points).
-pub fn knee(points: &[(f64, f64, f64, f64)]) -> Option<usize> {
+pub fn knee(points: &[SweepPoint]) -> Option<usize> {
     use crate::sweep::analysis::{find_knee, SeriesPoint, DEFAULT_KNEE_ELASTICITY};
     let series: Vec<SeriesPoint> = points
         .iter()
-        .map(|p| SeriesPoint::single(p.0, p.1, p.2))
+        .map(|p| SeriesPoint::single(p.load, p.iops, p.mean_us))
         .collect();
     find_knee(&series, DEFAULT_KNEE_ELASTICITY).map(|k| k.index)
 }
@@ -486,11 +511,11 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
             }
         }
         for (_, g) in groups {
-            let mut pts: Vec<(f64, f64, f64, f64)> = g
+            let mut pts: Vec<SweepPoint> = g
                 .iter()
                 .filter_map(|e| {
                     let t = &e.result.total.total;
-                    Some((
+                    Some(SweepPoint::new(
                         setting(&e.result.config),
                         t.iops,
                         t.latency_us.mean,
@@ -498,18 +523,18 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
                     ))
                 })
                 .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts.sort_by(|a, b| a.load.total_cmp(&b.load));
             // Repetitions at one setting: keep their mean.
-            let mut merged: Vec<(f64, f64, f64, f64, f64)> = Vec::new();
+            let mut merged: Vec<(SweepPoint, f64)> = Vec::new();
             for p in pts {
                 match merged.last_mut() {
-                    Some(m) if m.0 == p.0 => {
-                        m.1 += p.1;
-                        m.2 += p.2;
-                        m.3 += p.3;
-                        m.4 += 1.0;
+                    Some((m, n)) if m.load == p.load => {
+                        m.iops += p.iops;
+                        m.mean_us += p.mean_us;
+                        m.p99_us += p.p99_us;
+                        *n += 1.0;
                     }
-                    _ => merged.push((p.0, p.1, p.2, p.3, 1.0)),
+                    _ => merged.push((p, 1.0)),
                 }
             }
             if merged.len() < 2 {
@@ -517,7 +542,7 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
             }
             let points: Vec<_> = merged
                 .iter()
-                .map(|m| (m.0, m.1 / m.4, m.2 / m.4, m.3 / m.4))
+                .map(|(m, n)| SweepPoint::new(m.load, m.iops / n, m.mean_us / n, m.p99_us / n))
                 .collect();
             let first = &g[0].result.config;
             let fixed = setting(first);
@@ -553,7 +578,7 @@ fn pow2_ticks(max: f64) -> Vec<(f64, String)> {
 pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
     let max = sw
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(|s| s.points.iter().map(|p| p.load))
         .fold(1.0, f64::max);
     let params: Vec<&str> = sw.iter().map(|s| s.param).collect();
     let xl = if params.iter().all(|p| *p == "qd") {
@@ -567,7 +592,7 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
     };
     let min = sw
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(|s| s.points.iter().map(|p| p.load))
         .fold(max, f64::min);
     let mut x = Axis::log(xl, fmt_num);
     x.ticks = Some(pow2_ticks(max));
@@ -594,29 +619,29 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
         let k = s.knee.map(|i| s.points[i]);
         iops.lines.push(Line {
             name: s.name.clone(),
-            points: s.points.iter().map(|p| (p.0, p.1)).collect(),
+            points: s.points.iter().map(|p| (p.load, p.iops)).collect(),
             color: s.color,
             dots: true,
             ..Line::default()
         });
         if let Some(k) = k {
             iops.marks.push(Mark {
-                x: k.0,
-                y: k.1,
-                label: format!("knee: {} {}, {} IOPS", s.param, k.0, fmt_num(k.1)),
+                x: k.load,
+                y: k.iops,
+                label: format!("knee: {} {}, {} IOPS", s.param, k.load, fmt_num(k.iops)),
                 color: s.color,
             });
         }
         lat.lines.push(Line {
             name: format!("{} mean", s.name),
-            points: s.points.iter().map(|p| (p.0, p.2)).collect(),
+            points: s.points.iter().map(|p| (p.load, p.mean_us)).collect(),
             color: s.color,
             dots: true,
             ..Line::default()
         });
         lat.lines.push(Line {
             name: format!("{} p99", s.name),
-            points: s.points.iter().map(|p| (p.0, p.3)).collect(),
+            points: s.points.iter().map(|p| (p.load, p.p99_us)).collect(),
             color: s.color,
             dots: true,
             dashed: true,
@@ -624,9 +649,9 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
         });
         if let Some(k) = k {
             lat.marks.push(Mark {
-                x: k.0,
-                y: k.2,
-                label: format!("knee: {} {}, {} mean", s.param, k.0, fmt_us(k.2)),
+                x: k.load,
+                y: k.mean_us,
+                label: format!("knee: {} {}, {} mean", s.param, k.load, fmt_us(k.mean_us)),
                 color: s.color,
             });
         }
@@ -1096,16 +1121,16 @@ mod tests {
     fn the_report_and_the_sweep_find_the_same_knee() {
         // IOPS saturates at qd 8 while latency keeps growing.
         let pts = [
-            (1.0, 10_000.0, 100.0, 150.0),
-            (2.0, 19_000.0, 105.0, 160.0),
-            (4.0, 34_000.0, 118.0, 190.0),
-            (8.0, 45_000.0, 178.0, 300.0),
-            (16.0, 47_000.0, 340.0, 700.0),
-            (32.0, 47_500.0, 673.0, 1500.0),
+            SweepPoint::new(1.0, 10_000.0, 100.0, 150.0),
+            SweepPoint::new(2.0, 19_000.0, 105.0, 160.0),
+            SweepPoint::new(4.0, 34_000.0, 118.0, 190.0),
+            SweepPoint::new(8.0, 45_000.0, 178.0, 300.0),
+            SweepPoint::new(16.0, 47_000.0, 340.0, 700.0),
+            SweepPoint::new(32.0, 47_500.0, 673.0, 1500.0),
         ];
         let series: Vec<_> = pts
             .iter()
-            .map(|p| crate::sweep::analysis::SeriesPoint::single(p.0, p.1, p.2))
+            .map(|p| crate::sweep::analysis::SeriesPoint::single(p.load, p.iops, p.mean_us))
             .collect();
         let sweep = crate::sweep::analysis::find_knee(
             &series,
@@ -1119,9 +1144,9 @@ mod tests {
         );
         // A curve that never flattens has no knee in either.
         let rising = [
-            (1.0, 1.0, 10.0, 10.0),
-            (2.0, 2.0, 10.0, 10.0),
-            (4.0, 4.0, 10.0, 10.0),
+            SweepPoint::new(1.0, 1.0, 10.0, 10.0),
+            SweepPoint::new(2.0, 2.0, 10.0, 10.0),
+            SweepPoint::new(4.0, 4.0, 10.0, 10.0),
         ];
         assert_eq!(knee(&rising), None);
     }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::{Measure, QualifyResult, RoleSweep};
 use crate::html::svg::{self, fmt_us, Chart};
-use crate::html::{sweep_charts, Sweep};
+use crate::html::{sweep_charts, Sweep, SweepPoint};
 use crate::text::escape_xml as esc;
 
 /// The sweeps of one parameter as the report's sweep lines.
@@ -17,12 +17,12 @@ fn html_sweeps(sweeps: &[&RoleSweep]) -> Vec<Sweep> {
         .iter()
         .enumerate()
         .map(|(i, sw)| {
-            let pts: Vec<(f64, f64, f64, f64)> = sw
+            let pts: Vec<SweepPoint> = sw
                 .result
                 .points
                 .iter()
                 .map(|p| {
-                    (
+                    SweepPoint::new(
                         p.params
                             .get(&sw.param)
                             .and_then(|v| v.parse().ok())
