@@ -1661,7 +1661,7 @@ fn stage_sim(
         ..crate::sim::config::SimConfig::default()
     };
     sc.max_memory_mb = sc.max_memory_mb.min(1024);
-    sc.finalize().map_err(anyhow::Error::msg)?;
+    sc.finalize()?;
     let r = crate::sim::run(
         sc,
         &crate::sim::RunOpts {
