@@ -438,7 +438,7 @@ impl Default for SimConfig {
 
 /// MemAvailable in MiB (SQLIOSim's default buffer pool is the free memory).
 fn default_memory_mb() -> u64 {
-    mem_available().map_or(1024, |b| (b >> 20).max(16))
+    crate::sysmon::host::mem_available_bytes().map_or(1024, |b| (b >> 20).max(16))
 }
 
 /// The default file pair in `dir`: a 1 GiB data file that may grow to 2 GiB,
