@@ -243,9 +243,10 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
     let attribution = monitor.attribution.take();
     let (cpu, cpu_warning) = cpu_result(m.user_s, m.sys_s, secs, &monitor, attribution);
     let environment = crate::sysmon::host::host_info();
+    let regions: Vec<_> = targets.iter().map(PreparedTarget::region).collect();
     let mut warnings = self_checks(
         &spec,
-        &targets,
+        &regions,
         &resolutions,
         &m.per_target,
         &content,

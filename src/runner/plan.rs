@@ -126,7 +126,12 @@ pub(super) fn choose_engine(
         hipri: spec.hipri,
     })?;
     notes.extend(choice.notes.iter().cloned());
-    engine::check_memory(spec, &choice, backlog)?;
+    engine::check_memory(
+        spec,
+        &choice,
+        backlog,
+        crate::sysmon::host::mem_available_bytes(),
+    )?;
     if let Some(cs) = crate::clock::clocksource() {
         if cs != "tsc" {
             notes.push(format!(

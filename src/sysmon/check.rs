@@ -22,7 +22,6 @@ use super::mounts::{DeviceInfo, Resolution};
 use super::procs::CpuAttribution;
 use super::sampler::MonitorReport;
 use crate::stats::RwStats;
-use crate::target::{PreparedTarget, TargetKind};
 use crate::units::format_size;
 use crate::workload::{CacheMode, WorkloadSpec};
 
@@ -209,6 +208,32 @@ pub struct CheckInput {
     pub loop_backing: Option<LoopCheck>,
     /// A block device target: its sampled places never written.
     pub unwritten: Option<Unwritten>,
+}
+
+/// What a target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A regular file.
+    File,
+    /// A block device.
+    BlockDevice,
+    /// No storage (the null engine).
+    Null,
+}
+
+/// The part of a prepared target the checks look at
+/// (`crate::target::PreparedTarget::region`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region<'a> {
+    /// Path as given.
+    pub path: &'a Path,
+    /// File, block device or null.
+    pub kind: TargetKind,
+    /// First byte of the region used.
+    pub start: u64,
+    /// Length of the region used.
+    pub len: u64,
 }
 
 /// A finding, in plain words.
@@ -757,7 +782,7 @@ fn target_size(path: &Path) -> io::Result<u64> {
     let f = File::open(path)?;
     let m = f.metadata()?;
     if m.file_type().is_block_device() {
-        crate::target::device_size(&f)
+        crate::blockdev::device_size(&f)
     } else {
         Ok(m.len())
     }
@@ -843,10 +868,8 @@ static WRITTEN_REGIONS: Mutex<Vec<(PathBuf, u64, u64, Unwritten)>> = Mutex::new(
 
 /// Zero blocks at [`DEVICE_SAMPLES`] places of a block device target's
 /// region, remembered once the region is found written.
-fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
-    let key = |w: &(PathBuf, u64, u64, Unwritten)| {
-        w.0 == t.path && w.1 == t.region_start && w.2 == t.region_len
-    };
+fn sampled_zeros(t: &Region) -> Option<Unwritten> {
+    let key = |w: &(PathBuf, u64, u64, Unwritten)| w.0 == t.path && w.1 == t.start && w.2 == t.len;
     if let Some(known) = WRITTEN_REGIONS
         .lock()
         .ok()
@@ -854,8 +877,7 @@ fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
     {
         return Some(known);
     }
-    let (zero, sampled) =
-        zero_blocks(&t.path, t.region_start, t.region_len, DEVICE_SAMPLES).ok()?;
+    let (zero, sampled) = zero_blocks(t.path, t.start, t.len, DEVICE_SAMPLES).ok()?;
     let u = Unwritten {
         evidence: UnwrittenEvidence::ZeroBlocks,
         sampled,
@@ -863,7 +885,7 @@ fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
     };
     if u.share() < UNWRITTEN_SHARE {
         if let Ok(mut v) = WRITTEN_REGIONS.lock() {
-            v.push((t.path.clone(), t.region_start, t.region_len, u.clone()));
+            v.push((t.path.to_path_buf(), t.start, t.len, u.clone()));
         }
     }
     Some(u)
@@ -875,11 +897,11 @@ fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
 /// loop device (no I/O on the device, whose counters the run compares), zero
 /// blocks read directly for any other device. What cannot be looked at is
 /// left out.
-pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
+pub fn examine(t: &Region, res: &Resolution) -> TargetContent {
     match t.kind {
         TargetKind::File => TargetContent {
-            sparse: file_is_sparse(&t.path).unwrap_or(false),
-            zero_filled: looks_zero_filled(&t.path, 16).unwrap_or(false),
+            sparse: file_is_sparse(t.path).unwrap_or(false),
+            zero_filled: looks_zero_filled(t.path, 16).unwrap_or(false),
             unwritten: None,
         },
         TargetKind::BlockDevice => {
@@ -889,8 +911,8 @@ pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
                     // A deleted backing file cannot be opened by its name: not looked at.
                     Some((lb, file)) => count_holes(
                         Path::new(file),
-                        lb.offset.saturating_add(t.region_start),
-                        t.region_len,
+                        lb.offset.saturating_add(t.start),
+                        t.len,
                         DEVICE_SAMPLES,
                     )
                     .ok()
@@ -918,7 +940,7 @@ pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
 #[allow(clippy::too_many_arguments)]
 pub fn self_checks(
     spec: &WorkloadSpec,
-    targets: &[PreparedTarget],
+    targets: &[Region],
     resolutions: &[Resolution],
     per_target: &[RwStats],
     content: &[TargetContent],
@@ -952,7 +974,7 @@ pub fn self_checks(
             };
             if same {
                 issued.merge(&per_target[j]);
-                size += u.region_len;
+                size += u.len;
                 sparse |= content[j].sparse;
                 zero |= content[j].zero_filled;
                 // The target with the most never-written places speaks for the device.
@@ -1563,18 +1585,12 @@ mod tests {
         assert!(count_holes(&dir.path().join("none"), 0, 1, 1).is_err());
     }
 
-    fn device_target(path: &Path, len: u64) -> PreparedTarget {
-        PreparedTarget {
-            path: path.to_path_buf(),
+    fn device_target(path: &Path, len: u64) -> Region<'_> {
+        Region {
+            path,
             kind: TargetKind::BlockDevice,
-            size: len,
-            region_start: 0,
-            region_len: len,
-            created: false,
-            made: false,
-            dio_align: 512,
-            notes: Vec::new(),
-            claim: None,
+            start: 0,
+            len,
         }
     }
 
@@ -1594,7 +1610,7 @@ mod tests {
         assert_eq!(sampled_zeros(&t).unwrap().unwritten, 0);
         // Another region of the same path is read.
         let mut half = t;
-        half.region_len = MIB / 2;
+        half.len = MIB / 2;
         assert_eq!(sampled_zeros(&half).unwrap().unwritten, DEVICE_SAMPLES);
     }
 
