@@ -132,7 +132,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let html = a
         .html
         .as_ref()
-        .map(|p| (p, qualify::html::html(&header, &res)));
+        .map(|p| (p, crate::html::qualify::html(&header, &res)));
     let doc = Document::Qualify(Headed::new(header, res));
     let text = crate::document::render(&doc, a.out.output)?;
     let printed = ctx.out.write_all(text.as_bytes());

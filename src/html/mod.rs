@@ -8,15 +8,17 @@
 //! chart overlays all the runs given.
 
 pub mod kinds;
+pub mod qualify;
 pub mod svg;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::comparison as compare;
 use crate::document::Document;
 use crate::runner::{PointStats, RunResult};
 use crate::stats::Percentile;
-use crate::store::{compare, StoredRun};
+use crate::store::StoredRun;
 use svg::{esc, fmt_num, fmt_us, Axis, Chart, Line, Mark};
 
 /// One run result to draw.

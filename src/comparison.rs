@@ -1,5 +1,6 @@
-//! Comparing stored runs: relative differences, Welch's t-test on
-//! repetitions, and the regression check behind `run --baseline`.
+//! Comparing runs: relative differences, Welch's t-test on repetitions,
+//! and the regression check behind `run --baseline`. Below `store`,
+//! `document`, `qualify` and `html`, which all compare.
 
 use std::fmt::Write as _;
 
