@@ -126,18 +126,30 @@ pub fn prepare(
     }
     let (kind, size, created, made, claim) = match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             if !dir.is_dir() {
                 return Err(Error::MissingDirectory(dir.to_path_buf()).into());
             }
             let size = t.size.ok_or_else(|| Error::NoSizeToCreate(path.clone()))?;
             if size < spec.bs {
-                return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
+                return Err(Error::TooSmall {
+                    path: path.clone(),
+                    have: size,
+                    need: spec.bs,
+                }
+                .into());
             }
             create_test_file(path, size, spec.fill, opts)?;
             (TargetKind::File, size, true, true, None)
         }
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))),
+        Err(e) => {
+            return Err(
+                anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))
+            )
+        }
         Ok(meta) if meta.file_type().is_block_device() => {
             let claim = if writes {
                 if !spec.allow_destroy {
@@ -155,10 +167,17 @@ pub fn prepare(
             } else {
                 None
             };
-            let f = File::open(path).map_err(|e| anyhow::Error::new(e).context(format!("cannot open '{}'", path.display())))?;
-            let size = device_size(&f).map_err(|e| anyhow::Error::new(e).context(format!("cannot read the size of '{}'", path.display())))?;
+            let f = File::open(path).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
+            })?;
+            let size = device_size(&f).map_err(|e| {
+                anyhow::Error::new(e)
+                    .context(format!("cannot read the size of '{}'", path.display()))
+            })?;
             if t.size.is_some() {
-                notes.push("--size is ignored for a block device: use --length to limit the region".into());
+                notes.push(
+                    "--size is ignored for a block device: use --length to limit the region".into(),
+                );
             }
             (TargetKind::BlockDevice, size, false, false, claim)
         }
@@ -167,7 +186,12 @@ pub fn prepare(
             // data never reached the disk, so it is made again, never measured.
             let size = t.size.unwrap_or(meta.len());
             if size < spec.bs {
-                return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
+                return Err(Error::TooSmall {
+                    path: path.clone(),
+                    have: size,
+                    need: spec.bs,
+                }
+                .into());
             }
             let notice = format!(
                 "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
@@ -175,8 +199,10 @@ pub fn prepare(
             );
             eprintln!("note: {notice}");
             notes.push(notice);
-            std::fs::remove_file(path)
-                .map_err(|e| anyhow::Error::new(e).context(format!("cannot remove the incomplete '{}'", path.display())))?;
+            std::fs::remove_file(path).map_err(|e| {
+                anyhow::Error::new(e)
+                    .context(format!("cannot remove the incomplete '{}'", path.display()))
+            })?;
             create_test_file(path, size, spec.fill, opts)?;
             (TargetKind::File, size, true, true, None)
         }
@@ -185,7 +211,11 @@ pub fn prepare(
             let mut size = meta.len();
             let mut created = false;
             if writes && !owned && !spec.allow_destroy {
-                return Err(Error::WouldDestroy(path.clone(), "it exists and was not created by iosim".into()).into());
+                return Err(Error::WouldDestroy(
+                    path.clone(),
+                    "it exists and was not created by iosim".into(),
+                )
+                .into());
             }
             if let Some(want) = t.size {
                 if want > size {
@@ -197,7 +227,11 @@ pub fn prepare(
                         .into());
                     }
                     extend_test_file(path, size, want, spec.fill, opts)?;
-                    notes.push(format!("extended from {} to {}", crate::units::format_size(size), crate::units::format_size(want)));
+                    notes.push(format!(
+                        "extended from {} to {}",
+                        crate::units::format_size(size),
+                        crate::units::format_size(want)
+                    ));
                     size = want;
                     created = true;
                 } else if owned && want == size {
@@ -207,10 +241,9 @@ pub fn prepare(
             (TargetKind::File, size, created, false, None)
         }
         Ok(_) => {
-            return Err(Error::BadWorkload(format!(
-                "'{}' is neither a regular file nor a block device: name a file (it will be created) or a device",
-                path.display()
-            ))
+            return Err(Error::NotFileOrDevice {
+                path: path.to_path_buf(),
+            }
             .into())
         }
     };
