@@ -1154,7 +1154,7 @@ pub fn main(
     w.print(TOOL);
     check_writable(&p, &ext)?;
     if p.args.latency.is_some() {
-        let cs = crate::clock::clocksource().unwrap_or_else(|| "unknown".into());
+        let cs = crate::sysmon::host::clocksource().unwrap_or_else(|| "unknown".into());
         eprintln!("iosim sqlio: note: latency is timed with CLOCK_MONOTONIC (clocksource {cs}), in nanoseconds");
     }
     out.write_all(header(&p).as_bytes())?;

@@ -132,7 +132,7 @@ pub(super) fn choose_engine(
         backlog,
         crate::sysmon::host::mem_available_bytes(),
     )?;
-    if let Some(cs) = crate::clock::clocksource() {
+    if let Some(cs) = crate::sysmon::host::clocksource() {
         if cs != "tsc" {
             notes.push(format!(
                 "clocksource is '{cs}', not 'tsc': timestamps may cost a system call each"
