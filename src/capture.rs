@@ -123,13 +123,10 @@ fn list_paths(paths: &[PathBuf]) -> String {
 
 /// True when `dir` is a mount point of file system type `fstype`.
 fn mounted(dir: &str, fstype: &str) -> bool {
-    std::fs::read_to_string("/proc/self/mounts")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.len() > 2 && f[1] == dir && f[2] == fstype
-        })
+    crate::sysmon::mounts::SysEnv::system()
+        .mounts()
+        .iter()
+        .any(|m| m.mount_point == dir && m.fs_type == fstype)
 }
 
 /// Mounts `fstype` on `dir` unless it is there; Some(note) when it mounted.

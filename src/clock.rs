@@ -17,13 +17,6 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// The kernel's current clocksource (`tsc`, `kvm-clock`, ...), if readable.
-pub fn clocksource() -> Option<String> {
-    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
 /// Wall-clock time now as RFC 3339 UTC (`2026-11-22T03:49:31Z`).
 pub fn utc_now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()

@@ -10,7 +10,7 @@
 use serde::{Serialize, Serializer};
 
 use crate::runner::{PointStats, RunResult, SeriesPoint};
-use crate::stats::DirResult;
+use crate::stats::{DirResult, Percentile};
 
 /// A float written with `D` decimals (`{:.D}`), as the CSV columns always were.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -132,20 +132,20 @@ impl<'a> RunRow<'a> {
             read_iops: Fixed(rd.iops),
             read_mib_s: Fixed(rd.mib_per_sec),
             read_lat_mean_us: Fixed(rd.latency_us.mean),
-            read_lat_p99_us: Fixed(rd.latency_us.p("p99")),
+            read_lat_p99_us: Fixed(rd.latency_us.p(Percentile::P99)),
             write_ios: wr.ios,
             write_iops: Fixed(wr.iops),
             write_mib_s: Fixed(wr.mib_per_sec),
             write_lat_mean_us: Fixed(wr.latency_us.mean),
-            write_lat_p99_us: Fixed(wr.latency_us.p("p99")),
+            write_lat_p99_us: Fixed(wr.latency_us.p(Percentile::P99)),
             total_ios: t.ios,
             total_iops: Fixed(t.iops),
             total_mib_s: Fixed(t.mib_per_sec),
             total_lat_min_us: Fixed(t.latency_us.min),
             total_lat_mean_us: Fixed(t.latency_us.mean),
-            total_lat_p50_us: Fixed(t.latency_us.p("p50")),
-            total_lat_p99_us: Fixed(t.latency_us.p("p99")),
-            total_lat_p999_us: Fixed(t.latency_us.p("p99.9")),
+            total_lat_p50_us: Fixed(t.latency_us.p(Percentile::P50)),
+            total_lat_p99_us: Fixed(t.latency_us.p(Percentile::P99)),
+            total_lat_p999_us: Fixed(t.latency_us.p(Percentile::P99_9)),
             total_lat_max_us: Fixed(t.latency_us.max),
             errors: r.errors.count,
             interrupted: r.interrupted,

@@ -101,4 +101,64 @@ pub enum Error {
         /// What it said.
         message: String,
     },
+
+    /// An option of a legacy command line (SQLIO, DiskSpd, fio) that iosim
+    /// cannot take as given.
+    #[error("{tool} option '{option}': {why}")]
+    BadOption {
+        /// `sqlio`, `diskspd`, ...
+        tool: String,
+        /// The option as written (`-b3`, `-Xprofile.xml`).
+        option: String,
+        /// What is wrong and what to give.
+        why: String,
+    },
+
+    /// A Windows drive letter that no `--drive` / `IOSIM_DRIVES` maps.
+    #[error("drive {letter}: means nothing on Linux: map it with --drive {letter}=/mnt/data (or IOSIM_DRIVES=\"{letter}=/mnt/data\"), or give a Linux path")]
+    UnmappedDrive {
+        /// The letter, upper case.
+        letter: char,
+    },
+
+    /// A Windows physical disk number that no `--disk` / `IOSIM_DISKS` maps.
+    #[error("physical disk {disk} means nothing on Linux: map it with --disk {disk}=/dev/sdX (or IOSIM_DISKS=\"{disk}=/dev/sdX\")")]
+    UnmappedDisk {
+        /// The number.
+        disk: u32,
+    },
+
+    /// A target that is neither a regular file nor a block device.
+    #[error("'{}' is neither a regular file nor a block device: name a file (it will be created) or a device", path.display())]
+    NotFileOrDevice {
+        /// The target.
+        path: PathBuf,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn errors_with_fields_say_what_the_strings_said() {
+        let e = Error::BadOption {
+            tool: "sqlio".into(),
+            option: "-b3".into(),
+            why: "give a power of two".into(),
+        };
+        assert_eq!(e.to_string(), "sqlio option '-b3': give a power of two");
+        assert_eq!(
+            Error::UnmappedDrive { letter: 'F' }.to_string(),
+            "drive F: means nothing on Linux: map it with --drive F=/mnt/data (or IOSIM_DRIVES=\"F=/mnt/data\"), or give a Linux path"
+        );
+        assert_eq!(
+            Error::UnmappedDisk { disk: 2 }.to_string(),
+            "physical disk 2 means nothing on Linux: map it with --disk 2=/dev/sdX (or IOSIM_DISKS=\"2=/dev/sdX\")"
+        );
+        assert_eq!(
+            Error::NotFileOrDevice { path: "/dev/null".into() }.to_string(),
+            "'/dev/null' is neither a regular file nor a block device: name a file (it will be created) or a device"
+        );
+    }
 }

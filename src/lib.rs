@@ -17,6 +17,7 @@
 //! - [`sweep`]: parameter sweeps and the saturation knee;
 //! - [`compat`]: the SQLIO and DiskSpd front ends;
 //! - [`store`]: the run history database and stored documents shown again;
+//! - [`comparison`]: differences, Welch's t-test and regressions between runs;
 //! - [`html`]: the HTML report and SVG/PNG charts;
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
 //! - [`verify`]: the simulator's page and log-block formats and checks;
@@ -36,6 +37,7 @@ pub mod capture;
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod comparison;
 pub mod compat;
 pub mod crash;
 pub mod csvout;

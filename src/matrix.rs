@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::csvout::Fixed;
 use crate::runner::RunOptions;
+use crate::stats::Percentile;
 use crate::workload::{CacheMode, EngineKind, FillMode, RwMode, TargetSpec, WorkloadSpec};
 
 /// Outstanding I/Os per large stream (ORION's `num_streamIO` default).
@@ -373,7 +374,9 @@ pub fn run(
             large: l,
             small_iops: small.as_ref().map(|r| r.total.total.iops),
             small_mean_us: small.as_ref().map(|r| r.total.total.latency_us.mean),
-            small_p99_us: small.as_ref().map(|r| r.total.total.latency_us.p("p99")),
+            small_p99_us: small
+                .as_ref()
+                .map(|r| r.total.total.latency_us.p(Percentile::P99)),
             large_mib_s: large.as_ref().map(|r| r.total.total.mib_per_sec),
             large_mean_us: large.as_ref().map(|r| r.total.total.latency_us.mean),
             errors: small

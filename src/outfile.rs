@@ -10,6 +10,58 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// Extended attribute that marks a file as an iosim test file.
+pub const OWNER_XATTR: &str = "user.iosim";
+
+/// Value of [`OWNER_XATTR`] on a complete iosim file (a filled test file, or a
+/// side file such as the simulator's error log).
+pub(crate) const MARK_COMPLETE: &[u8] = b"testfile";
+/// Value of [`OWNER_XATTR`] while iosim is still filling a test file: the file
+/// is iosim's (it may be refilled) but its contents are not yet on the disk.
+pub(crate) const MARK_FILLING: &[u8] = b"filling";
+
+/// What iosim's mark says of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// No mark: iosim did not create it (or the filesystem has no user xattrs).
+    Foreign,
+    /// Created by iosim, but its fill never reached the disk (creation was
+    /// killed or failed): it must be refilled before it is used.
+    Incomplete,
+    /// Created by iosim and completely filled (data on the disk).
+    Complete,
+}
+
+/// Reads iosim's mark on `path`.
+pub fn mark_of(path: &Path) -> Mark {
+    let mut buf = [0u8; 16];
+    let n = match rustix::fs::getxattr(path, OWNER_XATTR, &mut buf[..]) {
+        Ok(n) if n > 0 => n,
+        _ => return Mark::Foreign,
+    };
+    match &buf[..n] {
+        v if v == MARK_COMPLETE => Mark::Complete,
+        v if v == MARK_FILLING => Mark::Incomplete,
+        _ => Mark::Foreign,
+    }
+}
+
+/// True when `path` carries iosim's mark (complete or not): iosim created it
+/// and may overwrite or delete it.
+pub fn is_iosim_file(path: &Path) -> bool {
+    mark_of(path) != Mark::Foreign
+}
+
+/// Marks `path` as a complete iosim file. Returns false where the filesystem has no user xattrs.
+pub fn mark_iosim_file(path: &Path) -> bool {
+    set_mark(path, MARK_COMPLETE)
+}
+
+/// Sets iosim's mark on `path` to `v`; false where the filesystem has no user xattrs.
+pub(crate) fn set_mark(path: &Path, v: &[u8]) -> bool {
+    rustix::fs::setxattr(path, OWNER_XATTR, v, rustix::fs::XattrFlags::empty()).is_ok()
+}
+
 /// What becomes of a file already at the path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Existing {
@@ -118,7 +170,7 @@ pub fn create(path: &Path, what: &str, existing: Existing) -> Result<File, OutFi
         Existing::IfIosims { allow_destroy } => {
             match OpenOptions::new().write(true).create_new(true).open(path) {
                 Ok(f) => {
-                    crate::target::mark_iosim_file(path);
+                    mark_iosim_file(path);
                     Ok(f)
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -129,7 +181,7 @@ pub fn create(path: &Path, what: &str, existing: Existing) -> Result<File, OutFi
                             path: path.to_path_buf(),
                         });
                     }
-                    if !crate::target::is_iosim_file(path) && !allow_destroy {
+                    if !is_iosim_file(path) && !allow_destroy {
                         return Err(OutFileError::WouldDestroy(crate::Error::WouldDestroy(
                             path.to_path_buf(),
                             format!("it exists, was not created by iosim and would be overwritten as the {what} (or choose another path for it)"),

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::csvout::Fixed;
 use crate::runner::{RunOptions, RunResult};
+use crate::stats::Percentile;
 use crate::verdict::{Role, Verdict};
 use crate::workload::{CacheMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec};
 
@@ -656,7 +657,7 @@ pub fn text(r: &ProfileResult) -> String {
             t.iops,
             t.mib_per_sec,
             ms(t.latency_us.mean),
-            ms(t.latency_us.p("p99")),
+            ms(t.latency_us.p(Percentile::P99)),
         );
         for line in crate::verdict::text_lines(&o.verdicts) {
             let _ = writeln!(s, "      {line}");
@@ -770,7 +771,7 @@ pub fn csv(r: &ProfileResult) -> String {
                 iops: Fixed(d.iops),
                 mib_per_sec: Fixed(d.mib_per_sec),
                 mean_us: Fixed(d.latency_us.mean),
-                p99_us: Fixed(d.latency_us.p("p99")),
+                p99_us: Fixed(d.latency_us.p(Percentile::P99)),
                 verdicts,
             });
         }

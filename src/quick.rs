@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
+use crate::stats::Percentile;
 use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
 
 /// One corner test.
@@ -193,7 +194,7 @@ pub fn table(q: &QuickResult) -> String {
             d.mib_per_sec,
             d.iops,
             d.latency_us.mean,
-            d.latency_us.p("p99"),
+            d.latency_us.p(Percentile::P99),
             if t.result.interrupted {
                 "  (interrupted)"
             } else {

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::runner::RunResult;
-use crate::stats::{DirResult, RwResult};
+use crate::stats::{DirResult, Percentile, RwResult};
 use crate::units::format_size;
 
 /// Output formats of the result-printing commands (`--output`).
@@ -86,13 +86,21 @@ pub fn text(r: &RunResult) -> String {
             &r.total,
         );
     }
-    for label in ["p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999"] {
+    for p in [
+        Percentile::P50,
+        Percentile::P90,
+        Percentile::P95,
+        Percentile::P99,
+        Percentile::P99_9,
+        Percentile::P99_99,
+        Percentile::P99_999,
+    ] {
         lat_row(
             &mut s,
-            label,
-            r.total.read.latency_us.p(label),
-            r.total.write.latency_us.p(label),
-            r.total.total.latency_us.p(label),
+            p.label(),
+            r.total.read.latency_us.p(p),
+            r.total.write.latency_us.p(p),
+            r.total.total.latency_us.p(p),
             &r.total,
         );
     }
@@ -126,7 +134,7 @@ pub fn text(r: &RunResult) -> String {
                 d.iops,
                 d.mib_per_sec,
                 d.latency_us.mean,
-                d.latency_us.p("p99"),
+                d.latency_us.p(Percentile::P99),
                 cpu
             );
         }
@@ -214,9 +222,9 @@ fn rw_rows(s: &mut String, indent: &str, r: &RwResult) {
             d.iops,
             d.mib_per_sec,
             d.latency_us.mean,
-            d.latency_us.p("p50"),
-            d.latency_us.p("p99"),
-            d.latency_us.p("p99.9"),
+            d.latency_us.p(Percentile::P50),
+            d.latency_us.p(Percentile::P99),
+            d.latency_us.p(Percentile::P99_9),
             d.latency_us.max,
             w = 8 - indent.len()
         );

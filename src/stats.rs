@@ -22,22 +22,95 @@ pub const MAX_TRACKED_NS: u64 = 1_000_000_000_000;
 /// Number of SQLIO histogram buckets: 0..23 ms and 24+ ms.
 pub const SQLIO_BUCKETS: usize = 25;
 
-/// Percentiles reported everywhere, as (label, quantile).
-pub const PERCENTILES: [(&str, f64); 13] = [
-    ("p25", 0.25),
-    ("p50", 0.50),
-    ("p75", 0.75),
-    ("p90", 0.90),
-    ("p95", 0.95),
-    ("p99", 0.99),
-    ("p99.9", 0.999),
-    ("p99.99", 0.9999),
-    ("p99.999", 0.99999),
-    ("p99.9999", 0.999_999),
-    ("p99.99999", 0.999_999_9),
-    ("p99.999999", 0.999_999_99),
-    ("p99.9999999", 0.999_999_999),
-];
+/// A latency percentile iosim reports. Its [`label`](Percentile::label)
+/// (`p99.9`) is the key of [`LatencySummary::percentiles`] in every document,
+/// so a typo in a name does not compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Percentile {
+    /// 25th.
+    P25,
+    /// Median.
+    P50,
+    /// 75th.
+    P75,
+    /// 90th.
+    P90,
+    /// 95th.
+    P95,
+    /// 99th: 1 I/O in 100.
+    P99,
+    /// 1 I/O in 1,000.
+    P99_9,
+    /// 1 I/O in 10,000.
+    P99_99,
+    /// 1 I/O in 100,000.
+    P99_999,
+    /// 1 I/O in a million.
+    P99_9999,
+    /// 1 I/O in 10 million.
+    P99_99999,
+    /// 1 I/O in 100 million.
+    P99_999999,
+    /// 1 I/O in a billion.
+    P99_9999999,
+}
+
+impl Percentile {
+    /// Every percentile reported, lowest first.
+    pub const ALL: [Percentile; 13] = [
+        Percentile::P25,
+        Percentile::P50,
+        Percentile::P75,
+        Percentile::P90,
+        Percentile::P95,
+        Percentile::P99,
+        Percentile::P99_9,
+        Percentile::P99_99,
+        Percentile::P99_999,
+        Percentile::P99_9999,
+        Percentile::P99_99999,
+        Percentile::P99_999999,
+        Percentile::P99_9999999,
+    ];
+
+    /// Its name in documents and tables: `p99.9`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Percentile::P25 => "p25",
+            Percentile::P50 => "p50",
+            Percentile::P75 => "p75",
+            Percentile::P90 => "p90",
+            Percentile::P95 => "p95",
+            Percentile::P99 => "p99",
+            Percentile::P99_9 => "p99.9",
+            Percentile::P99_99 => "p99.99",
+            Percentile::P99_999 => "p99.999",
+            Percentile::P99_9999 => "p99.9999",
+            Percentile::P99_99999 => "p99.99999",
+            Percentile::P99_999999 => "p99.999999",
+            Percentile::P99_9999999 => "p99.9999999",
+        }
+    }
+
+    /// The quantile, 0 to 1: 0.999 for `p99.9`.
+    pub const fn quantile(self) -> f64 {
+        match self {
+            Percentile::P25 => 0.25,
+            Percentile::P50 => 0.50,
+            Percentile::P75 => 0.75,
+            Percentile::P90 => 0.90,
+            Percentile::P95 => 0.95,
+            Percentile::P99 => 0.99,
+            Percentile::P99_9 => 0.999,
+            Percentile::P99_99 => 0.9999,
+            Percentile::P99_999 => 0.99999,
+            Percentile::P99_9999 => 0.999_999,
+            Percentile::P99_99999 => 0.999_999_9,
+            Percentile::P99_999999 => 0.999_999_99,
+            Percentile::P99_9999999 => 0.999_999_999,
+        }
+    }
+}
 
 /// A new empty latency histogram (nanoseconds, 3 significant digits).
 pub fn new_histogram() -> Histogram<u64> {
@@ -153,13 +226,13 @@ impl DirStats {
         }
         let us = |ns: f64| ns / 1000.0;
         let mut percentiles = BTreeMap::new();
-        for (label, q) in PERCENTILES {
+        for p in Percentile::ALL {
             // Never report a percentile above the exact maximum or below the exact minimum.
             let v = self
                 .hist
-                .value_at_quantile(q)
+                .value_at_quantile(p.quantile())
                 .clamp(self.lat_min_ns, self.lat_max_ns);
-            percentiles.insert(label.to_string(), us(v as f64));
+            percentiles.insert(p.label().to_string(), us(v as f64));
         }
         LatencySummary {
             min: us(self.lat_min_ns as f64),
@@ -228,14 +301,19 @@ pub struct LatencySummary {
     pub max: f64,
     /// Standard deviation (from the histogram, within 0.1%).
     pub stddev: f64,
-    /// Percentiles keyed `p25` ... `p99.9999999` (within 0.1%).
+    /// Percentiles keyed by [`Percentile::label`], `p25` ... `p99.9999999` (within 0.1%).
     pub percentiles: BTreeMap<String, f64>,
 }
 
 impl LatencySummary {
-    /// A percentile by label (`"p99"`), 0 when absent.
-    pub fn p(&self, label: &str) -> f64 {
-        self.percentiles.get(label).copied().unwrap_or(0.0)
+    /// A percentile, 0 when absent.
+    pub fn p(&self, p: Percentile) -> f64 {
+        self.get(p).unwrap_or(0.0)
+    }
+
+    /// A percentile, `None` when absent (a document from an older iosim).
+    pub fn get(&self, p: Percentile) -> Option<f64> {
+        self.percentiles.get(p.label()).copied()
     }
 }
 
@@ -405,9 +483,9 @@ mod tests {
         assert!((r.latency_us.min - 1.0).abs() < 1e-9);
         assert!((r.latency_us.max - 1000.0).abs() < 1e-9);
         assert!((r.latency_us.mean - 500.5).abs() < 1e-9);
-        let p50 = r.latency_us.p("p50");
+        let p50 = r.latency_us.p(Percentile::P50);
         assert!((p50 - 500.0).abs() / 500.0 < 0.002, "p50 {p50}");
-        let p99 = r.latency_us.p("p99");
+        let p99 = r.latency_us.p(Percentile::P99);
         assert!((p99 - 990.0).abs() / 990.0 < 0.002, "p99 {p99}");
         // 1..=1000 µs: everything below 1 ms except the single 1,000 µs I/O.
         assert_eq!(r.sqlio_histogram_ms[0], 999);

@@ -24,20 +24,12 @@ use crate::engine::{self, EngineConfig, Op};
 use crate::error::Error;
 use crate::workload::{CacheMode, EngineKind, FillMode, WorkloadSpec};
 
-/// Extended attribute that marks a file as an iosim test file.
-pub const OWNER_XATTR: &str = "user.iosim";
+// The mark of iosim's files lives in `outfile` (which decides what becomes
+// of a file at a path, and must not import this module back).
+pub use crate::outfile::{is_iosim_file, mark_iosim_file, mark_of, Mark, OWNER_XATTR};
+use crate::outfile::{set_mark, MARK_COMPLETE, MARK_FILLING};
 
-/// What a target is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetKind {
-    /// A regular file.
-    File,
-    /// A block device.
-    BlockDevice,
-    /// No storage (the null engine).
-    Null,
-}
+pub use crate::sysmon::check::TargetKind;
 
 /// A target ready to run on.
 #[derive(Debug, Serialize)]
@@ -65,6 +57,18 @@ pub struct PreparedTarget {
     /// Exclusive open of a block device, held while writing so nobody mounts it meanwhile.
     #[serde(skip)]
     pub claim: Option<File>,
+}
+
+impl PreparedTarget {
+    /// What the self-checks look at.
+    pub fn region(&self) -> crate::sysmon::check::Region<'_> {
+        crate::sysmon::check::Region {
+            path: &self.path,
+            kind: self.kind,
+            start: self.region_start,
+            len: self.region_len,
+        }
+    }
 }
 
 /// Options for [`prepare`] that are not part of the workload.
@@ -123,18 +127,30 @@ pub fn prepare(
     }
     let (kind, size, created, made, claim) = match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             if !dir.is_dir() {
                 return Err(Error::MissingDirectory(dir.to_path_buf()).into());
             }
             let size = t.size.ok_or_else(|| Error::NoSizeToCreate(path.clone()))?;
             if size < spec.bs {
-                return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
+                return Err(Error::TooSmall {
+                    path: path.clone(),
+                    have: size,
+                    need: spec.bs,
+                }
+                .into());
             }
             create_test_file(path, size, spec.fill, opts)?;
             (TargetKind::File, size, true, true, None)
         }
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))),
+        Err(e) => {
+            return Err(
+                anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))
+            )
+        }
         Ok(meta) if meta.file_type().is_block_device() => {
             let claim = if writes {
                 if !spec.allow_destroy {
@@ -152,10 +168,17 @@ pub fn prepare(
             } else {
                 None
             };
-            let f = File::open(path).map_err(|e| anyhow::Error::new(e).context(format!("cannot open '{}'", path.display())))?;
-            let size = device_size(&f).map_err(|e| anyhow::Error::new(e).context(format!("cannot read the size of '{}'", path.display())))?;
+            let f = File::open(path).map_err(|e| {
+                anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
+            })?;
+            let size = device_size(&f).map_err(|e| {
+                anyhow::Error::new(e)
+                    .context(format!("cannot read the size of '{}'", path.display()))
+            })?;
             if t.size.is_some() {
-                notes.push("--size is ignored for a block device: use --length to limit the region".into());
+                notes.push(
+                    "--size is ignored for a block device: use --length to limit the region".into(),
+                );
             }
             (TargetKind::BlockDevice, size, false, false, claim)
         }
@@ -164,7 +187,12 @@ pub fn prepare(
             // data never reached the disk, so it is made again, never measured.
             let size = t.size.unwrap_or(meta.len());
             if size < spec.bs {
-                return Err(Error::TooSmall { path: path.clone(), have: size, need: spec.bs }.into());
+                return Err(Error::TooSmall {
+                    path: path.clone(),
+                    have: size,
+                    need: spec.bs,
+                }
+                .into());
             }
             let notice = format!(
                 "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
@@ -172,8 +200,10 @@ pub fn prepare(
             );
             eprintln!("note: {notice}");
             notes.push(notice);
-            std::fs::remove_file(path)
-                .map_err(|e| anyhow::Error::new(e).context(format!("cannot remove the incomplete '{}'", path.display())))?;
+            std::fs::remove_file(path).map_err(|e| {
+                anyhow::Error::new(e)
+                    .context(format!("cannot remove the incomplete '{}'", path.display()))
+            })?;
             create_test_file(path, size, spec.fill, opts)?;
             (TargetKind::File, size, true, true, None)
         }
@@ -182,7 +212,11 @@ pub fn prepare(
             let mut size = meta.len();
             let mut created = false;
             if writes && !owned && !spec.allow_destroy {
-                return Err(Error::WouldDestroy(path.clone(), "it exists and was not created by iosim".into()).into());
+                return Err(Error::WouldDestroy(
+                    path.clone(),
+                    "it exists and was not created by iosim".into(),
+                )
+                .into());
             }
             if let Some(want) = t.size {
                 if want > size {
@@ -194,7 +228,11 @@ pub fn prepare(
                         .into());
                     }
                     extend_test_file(path, size, want, spec.fill, opts)?;
-                    notes.push(format!("extended from {} to {}", crate::units::format_size(size), crate::units::format_size(want)));
+                    notes.push(format!(
+                        "extended from {} to {}",
+                        crate::units::format_size(size),
+                        crate::units::format_size(want)
+                    ));
                     size = want;
                     created = true;
                 } else if owned && want == size {
@@ -204,10 +242,9 @@ pub fn prepare(
             (TargetKind::File, size, created, false, None)
         }
         Ok(_) => {
-            return Err(Error::BadWorkload(format!(
-                "'{}' is neither a regular file nor a block device: name a file (it will be created) or a device",
-                path.display()
-            ))
+            return Err(Error::NotFileOrDevice {
+                path: path.to_path_buf(),
+            }
             .into())
         }
     };
@@ -312,54 +349,6 @@ pub fn open_with_cache(path: &Path, cache: CacheMode, write: bool) -> io::Result
 /// True when direct I/O can be opened on `path` (an existing file).
 pub fn direct_io_supported(path: &Path) -> bool {
     open_with_cache(path, CacheMode::Direct, false).is_ok()
-}
-
-/// Value of [`OWNER_XATTR`] on a complete iosim file (a filled test file, or a
-/// side file such as the simulator's error log).
-const MARK_COMPLETE: &[u8] = b"testfile";
-/// Value of [`OWNER_XATTR`] while iosim is still filling a test file: the file
-/// is iosim's (it may be refilled) but its contents are not yet on the disk.
-const MARK_FILLING: &[u8] = b"filling";
-
-/// What iosim's mark says of a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mark {
-    /// No mark: iosim did not create it (or the filesystem has no user xattrs).
-    Foreign,
-    /// Created by iosim, but its fill never reached the disk (creation was
-    /// killed or failed): it must be refilled before it is used.
-    Incomplete,
-    /// Created by iosim and completely filled (data on the disk).
-    Complete,
-}
-
-/// Reads iosim's mark on `path`.
-pub fn mark_of(path: &Path) -> Mark {
-    let mut buf = [0u8; 16];
-    let n = match rustix::fs::getxattr(path, OWNER_XATTR, &mut buf[..]) {
-        Ok(n) if n > 0 => n,
-        _ => return Mark::Foreign,
-    };
-    match &buf[..n] {
-        v if v == MARK_COMPLETE => Mark::Complete,
-        v if v == MARK_FILLING => Mark::Incomplete,
-        _ => Mark::Foreign,
-    }
-}
-
-/// True when `path` carries iosim's mark (complete or not): iosim created it
-/// and may overwrite or delete it.
-pub fn is_iosim_file(path: &Path) -> bool {
-    mark_of(path) != Mark::Foreign
-}
-
-/// Marks `path` as a complete iosim file. Returns false where the filesystem has no user xattrs.
-pub fn mark_iosim_file(path: &Path) -> bool {
-    set_mark(path, MARK_COMPLETE)
-}
-
-fn set_mark(path: &Path, v: &[u8]) -> bool {
-    rustix::fs::setxattr(path, OWNER_XATTR, v, rustix::fs::XattrFlags::empty()).is_ok()
 }
 
 /// Checks that `path` is an existing directory: a missing path is
@@ -859,7 +848,10 @@ fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
         Ok(f) => Ok(f),
         // Workloads of one process running at once on one device (a profile
         // phase, `iosim qualify`): the claim held is this process's own.
-        Err(e) if e.raw_os_error() == Some(libc::EBUSY) && held_by_this_process(rdev) => {
+        Err(e)
+            if e.raw_os_error() == Some(libc::EBUSY)
+                && crate::sysmon::mounts::held_by_this_process(rdev) =>
+        {
             File::open(path).map_err(|e| {
                 anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
             })
@@ -871,38 +863,18 @@ fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
     }
 }
 
-/// True when one of this process's open descriptors is the block device `rdev`.
-fn held_by_this_process(rdev: u64) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
-        return false;
-    };
-    fds.flatten().any(|fd| {
-        std::fs::metadata(fd.path())
-            .is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
-    })
-}
-
-/// Explains why a device is busy, from the mount table.
+/// Explains why a device is busy: where it is mounted, or that it is swap.
 fn why_busy(rdev: u64) -> String {
     let (maj, min) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
-    let want = format!("{maj}:{min}");
-    if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
-        for line in mi.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() > 4 && f[2] == want {
-                return format!("it is mounted on {}", f[4]);
-            }
-        }
+    if let Some(m) = crate::sysmon::mounts::SysEnv::system()
+        .mounts()
+        .into_iter()
+        .find(|m| (m.major, m.minor) == (maj, min))
+    {
+        return format!("it is mounted on {}", m.mount_point);
     }
-    if let Ok(sw) = std::fs::read_to_string("/proc/swaps") {
-        if sw
-            .lines()
-            .skip(1)
-            .any(|l| l.contains(&format!("{maj}:{min}")))
-        {
-            return "it is used as swap".into();
-        }
+    if crate::sysmon::mounts::is_swap(rdev) {
+        return "it is used as swap".into();
     }
     "it is in use (mounted, a partition of it is mounted, or it is held by swap, LVM, RAID or device-mapper)".into()
 }

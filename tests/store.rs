@@ -88,8 +88,9 @@ fn run_show_round_trip_in_every_format() {
     let lat = &doc["total"]["read"]["latency_us"];
     let min = (lat["min"].as_f64().unwrap() * 1000.0).round() as u64;
     let max = (lat["max"].as_f64().unwrap() * 1000.0).round() as u64;
-    for (label, q) in iosim::stats::PERCENTILES {
-        let v = h.value_at_quantile(q).clamp(min, max) as f64 / 1000.0;
+    for p in iosim::stats::Percentile::ALL {
+        let v = h.value_at_quantile(p.quantile()).clamp(min, max) as f64 / 1000.0;
+        let label = p.label();
         assert_eq!(v, lat["percentiles"][label].as_f64().unwrap(), "{label}");
     }
 }

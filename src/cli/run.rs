@@ -116,8 +116,8 @@ pub struct RunArgs {
     pub distribution: Vec<crate::workload::Distribution>,
 
     /// Where the hot blocks of --distribution lie: scattered at random, or packed at the start.
-    #[arg(long, value_name = "WHERE", value_parser = ["random", "start"], default_value = "random")]
-    pub hot_placement: String,
+    #[arg(long, value_name = "WHERE", default_value = "random")]
+    pub hot_placement: crate::workload::Placement,
 
     /// Precondition until steady state before measuring (SNIA PTS): iops|lat|bw:SLOPE%,RANGE%
     /// over a rolling window of 5 rounds, e.g. iops:10%,20%; add ,ROUND,MAX (default 60s,25).
@@ -290,11 +290,7 @@ impl RunArgs {
     pub fn shape(&self) -> crate::workload::Shape {
         crate::workload::Shape {
             distribution: self.distribution.first().copied().unwrap_or_default(),
-            placement: if self.hot_placement == "start" {
-                crate::workload::Placement::Start
-            } else {
-                crate::workload::Placement::Random
-            },
+            placement: self.hot_placement,
             dedupe_pct: self.dedupe_pct.unwrap_or(0),
             bssplit: self.bssplit.clone(),
             steady_state: self.steady_state,

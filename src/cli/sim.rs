@@ -107,7 +107,7 @@ pub struct SimArgs {
 impl SimArgs {
     /// Builds the configuration: file (or defaults), then command-line overrides.
     /// Returns it with the warnings to show.
-    pub fn to_config(&self) -> Result<(SimConfig, Vec<String>), String> {
+    pub fn to_config(&self) -> anyhow::Result<(SimConfig, Vec<String>)> {
         let (mut cfg, mut warnings) = match &self.config {
             Some(p) => config::load(p)?,
             None => (SimConfig::default(), Vec::new()),
@@ -136,11 +136,12 @@ impl SimArgs {
                         }
                         _ => "",
                     };
-                    return Err(format!("--dir: {e}{hint}"));
+                    anyhow::bail!("--dir: {e}{hint}");
                 }
                 dirs.push((role, d));
             }
-            let (files, note) = crate::sim::files::place_in_dirs(&cfg.files, &dirs)?;
+            let (files, note) =
+                crate::sim::files::place_in_dirs(&cfg.files, &dirs).map_err(anyhow::Error::msg)?;
             cfg.files = files;
             warnings.extend(note);
         }
@@ -156,12 +157,11 @@ impl SimArgs {
         }
         if let Some(e) = self.engine {
             if e == EngineKind::Null {
-                return Err("--engine null cannot simulate a database: pages must really be stored; use uring or sync".into());
+                anyhow::bail!("--engine null cannot simulate a database: pages must really be stored; use uring or sync");
             }
             if e == EngineKind::Mmap {
-                return Err(
+                anyhow::bail!(
                     "--engine mmap cannot do the simulator's scatter/gather I/O: use uring or sync"
-                        .into(),
                 );
             }
             cfg.engine = e;

@@ -7,7 +7,7 @@ use clap::builder::PossibleValue;
 use clap::ValueEnum;
 
 use crate::document::Kind;
-use crate::workload::{CacheMode, EngineKind, RwMode};
+use crate::workload::{CacheMode, EngineKind, Placement, RwMode};
 
 /// Parses a size for clap.
 pub fn size_arg(s: &str) -> Result<u64, String> {
@@ -185,6 +185,20 @@ impl ValueEnum for EngineKind {
             EngineKind::Mmap => "Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough",
         };
         Some(PossibleValue::new(self.name()).help(help))
+    }
+}
+
+impl ValueEnum for Placement {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Placement::Random, Placement::Start]
+    }
+
+    // No help per value: `--hot-placement`'s own help says what each does.
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(match self {
+            Placement::Random => "random",
+            Placement::Start => "start",
+        }))
     }
 }
 

@@ -5,12 +5,13 @@
 use super::finish::{finish, Ending};
 use super::Ctx;
 use crate::cli::CompareArgs;
+use crate::comparison as compare;
 use crate::document::compare::{Comparison, ScopeComparison};
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
 use crate::qualify::QualifyResult;
 use crate::store::render::sides;
-use crate::store::{compare, Store};
+use crate::store::Store;
 
 /// A stored qualification: run id, start time, result.
 type StoredQualification = (i64, String, QualifyResult);

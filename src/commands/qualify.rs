@@ -125,7 +125,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             .verdicts
             .iter()
             .flat_map(|v| &v.reasons)
-            .filter(|r| r.rule == "io-errors")
+            .filter(|r| r.rule == crate::qualify::rules::RuleId::IoErrors)
             .count() as u64;
     let mut end = Ending::new(
         a.out.output,
@@ -136,7 +136,11 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     if let Some(p) = &a.html {
         end.files.push(OutFile {
             said: (!a.out.quiet).then(|| format!("HTML report written to {}", p.display())),
-            ..OutFile::new(p.clone(), "HTML report", qualify::html::html(&header, &res))
+            ..OutFile::new(
+                p.clone(),
+                "HTML report",
+                crate::html::qualify::html(&header, &res),
+            )
         });
     }
     finish(Document::Qualify(Headed::new(header, res)), ctx, end)

@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use crate::cli::{BaselineArgs, DbArgs, SaveArgs};
+use crate::comparison::{self as compare, Side};
 use crate::document::Document;
 use crate::runner::RunResult;
-use crate::store::compare::{self, Side};
 use crate::store::render::{point_name, write_fallback};
 use crate::store::RunId;
 use crate::sweep::{PointResult, SweepResult};

@@ -12,7 +12,7 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         anyhow::bail!("iosim sim prints text or json: use --output text or --output json");
     }
     // Configuration warnings are shown at once and repeated in the report.
-    let (mut cfg, warnings) = s.to_config().map_err(anyhow::Error::msg)?;
+    let (mut cfg, warnings) = s.to_config()?;
     // Under mpirun/srun each rank simulates its own database files.
     if ctx.job.is_some() {
         for f in &mut cfg.files {

@@ -35,9 +35,11 @@ use crate::workload::EngineKind;
 
 /// An error in a legacy command line, naming the option.
 pub fn bad_option(tool: &str, opt: &str, why: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(crate::Error::BadWorkload(format!(
-        "{tool} option '{opt}': {why}"
-    )))
+    anyhow::Error::new(crate::Error::BadOption {
+        tool: tool.to_string(),
+        option: opt.to_string(),
+        why: why.to_string(),
+    })
 }
 
 /// iosim's own options, accepted by both front ends (legacy tools never use `--`).
@@ -297,20 +299,18 @@ impl Extensions {
     /// The path a drive letter maps to.
     pub fn drive(&self, letter: char) -> anyhow::Result<PathBuf> {
         let letter = letter.to_ascii_uppercase();
-        self.drives.get(&letter).cloned().ok_or_else(|| {
-            anyhow::Error::new(crate::Error::BadWorkload(format!(
-                "drive {letter}: means nothing on Linux: map it with --drive {letter}=/mnt/data (or IOSIM_DRIVES=\"{letter}=/mnt/data\"), or give a Linux path"
-            )))
-        })
+        self.drives
+            .get(&letter)
+            .cloned()
+            .ok_or_else(|| anyhow::Error::new(crate::Error::UnmappedDrive { letter }))
     }
 
     /// The block device a disk number maps to.
     pub fn disk(&self, n: u32) -> anyhow::Result<PathBuf> {
-        self.disks.get(&n).cloned().ok_or_else(|| {
-            anyhow::Error::new(crate::Error::BadWorkload(format!(
-                "physical disk {n} means nothing on Linux: map it with --disk {n}=/dev/sdX (or IOSIM_DISKS=\"{n}=/dev/sdX\")"
-            )))
-        })
+        self.disks
+            .get(&n)
+            .cloned()
+            .ok_or_else(|| anyhow::Error::new(crate::Error::UnmappedDisk { disk: n }))
     }
 }
 

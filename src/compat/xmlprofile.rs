@@ -15,9 +15,7 @@ use super::diskspd_args::{DiskspdArgs, Format, Size, SwCache, Throughput, WriteD
 use super::Warnings;
 
 fn err(file: &str, why: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(crate::Error::BadWorkload(format!(
-        "diskspd option '-X{file}': {why}"
-    )))
+    super::bad_option("diskspd", &format!("-X{file}"), why)
 }
 
 fn child<'a, 'i>(n: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {

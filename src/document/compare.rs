@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::comparison::{Diff, Side};
 use crate::qualify::BaselineComparison;
-use crate::store::compare::{Diff, Side};
 
 /// One compared scope (a run's whole result is scope "", a quick suite has
 /// one scope per test, a sweep one per point).
@@ -61,7 +61,7 @@ pub fn text(c: &Comparison) -> String {
         if !sc.scope.is_empty() {
             s.push_str(&format!("== {} ==\n", sc.scope));
         }
-        s.push_str(&crate::store::compare::table(&sc.sides));
+        s.push_str(&crate::comparison::table(&sc.sides));
         s.push('\n');
     }
     for q in &c.qualifications {

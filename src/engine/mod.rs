@@ -401,15 +401,17 @@ pub fn memory_needed(
 
 /// Refuses a run whose I/O buffers (and `--verify-backlog` rings, `backlog`
 /// entries per worker) would not fit in the memory available now
-/// (`MemAvailable`), before anything is allocated: allocating them would
-/// abort the process or bring in the OOM killer mid-run.
+/// (`available`: `MemAvailable`, from `crate::sysmon::host`; `None` where
+/// the kernel does not say), before anything is allocated: allocating them
+/// would abort the process or bring in the OOM killer mid-run.
 pub fn check_memory(
     spec: &crate::workload::WorkloadSpec,
     choice: &EngineChoice,
     backlog: u64,
+    available: Option<u64>,
 ) -> Result<(), MemoryError> {
     let need = memory_needed(spec, choice, backlog)?;
-    let Some(avail) = crate::sysmon::host::mem_available_bytes() else {
+    let Some(avail) = available else {
         return Ok(());
     };
     check_fits(spec, backlog, need, avail)

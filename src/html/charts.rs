@@ -347,7 +347,7 @@ fn pow2_ticks(max: f64) -> Vec<(f64, String)> {
 pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
     let max = sw
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(|s| s.points.iter().map(|p| p.load))
         .fold(1.0, f64::max);
     let params: Vec<&str> = sw.iter().map(|s| s.param).collect();
     let xl = if params.iter().all(|p| *p == "qd") {
@@ -361,7 +361,7 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
     };
     let min = sw
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .flat_map(|s| s.points.iter().map(|p| p.load))
         .fold(max, f64::min);
     let mut x = Axis::log(xl, fmt_num);
     x.ticks = Some(pow2_ticks(max));
@@ -388,29 +388,29 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
         let k = s.knee.map(|i| s.points[i]);
         iops.lines.push(Line {
             name: s.name.clone(),
-            points: s.points.iter().map(|p| (p.0, p.1)).collect(),
+            points: s.points.iter().map(|p| (p.load, p.iops)).collect(),
             color: s.color,
             dots: true,
             ..Line::default()
         });
         if let Some(k) = k {
             iops.marks.push(Mark {
-                x: k.0,
-                y: k.1,
-                label: format!("knee: {} {}, {} IOPS", s.param, k.0, fmt_num(k.1)),
+                x: k.load,
+                y: k.iops,
+                label: format!("knee: {} {}, {} IOPS", s.param, k.load, fmt_num(k.iops)),
                 color: s.color,
             });
         }
         lat.lines.push(Line {
             name: format!("{} mean", s.name),
-            points: s.points.iter().map(|p| (p.0, p.2)).collect(),
+            points: s.points.iter().map(|p| (p.load, p.mean_us)).collect(),
             color: s.color,
             dots: true,
             ..Line::default()
         });
         lat.lines.push(Line {
             name: format!("{} p99", s.name),
-            points: s.points.iter().map(|p| (p.0, p.3)).collect(),
+            points: s.points.iter().map(|p| (p.load, p.p99_us)).collect(),
             color: s.color,
             dots: true,
             dashed: true,
@@ -418,9 +418,9 @@ pub fn sweep_charts(sw: &[Sweep]) -> [Chart; 2] {
         });
         if let Some(k) = k {
             lat.marks.push(Mark {
-                x: k.0,
-                y: k.2,
-                label: format!("knee: {} {}, {} mean", s.param, k.0, fmt_us(k.2)),
+                x: k.load,
+                y: k.mean_us,
+                label: format!("knee: {} {}, {} mean", s.param, k.load, fmt_us(k.mean_us)),
                 color: s.color,
             });
         }

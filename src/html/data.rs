@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::kinds;
 use crate::document::Document;
 use crate::runner::RunResult;
+use crate::stats::Percentile;
 use crate::store::StoredRun;
 
 /// One run result to draw.
@@ -73,6 +74,31 @@ pub fn nines(q: f64) -> f64 {
     -(1.0 - q).log10()
 }
 
+/// One point of a [`Sweep`]'s curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SweepPoint {
+    /// The swept setting (queue depth, threads or outstanding I/Os).
+    pub load: f64,
+    /// IOPS.
+    pub iops: f64,
+    /// Mean latency, microseconds.
+    pub mean_us: f64,
+    /// p99 latency, microseconds.
+    pub p99_us: f64,
+}
+
+impl SweepPoint {
+    /// A point from (load, IOPS, mean latency us, p99 latency us).
+    pub const fn new(load: f64, iops: f64, mean_us: f64, p99_us: f64) -> SweepPoint {
+        SweepPoint {
+            load,
+            iops,
+            mean_us,
+            p99_us,
+        }
+    }
+}
+
 /// A sweep found among the entries: same workload except queue depth (or threads).
 pub struct Sweep {
     /// `qd` or `threads`.
@@ -81,8 +107,8 @@ pub struct Sweep {
     pub name: String,
     /// Colour.
     pub color: usize,
-    /// (param, IOPS, mean latency us, p99 latency us), sorted by param.
-    pub points: Vec<(f64, f64, f64, f64)>,
+    /// The points, sorted by load.
+    pub points: Vec<SweepPoint>,
     /// Index of the knee in `points`, if the curve flattens.
     pub knee: Option<usize>,
 }
@@ -93,11 +119,11 @@ pub struct Sweep {
 /// points here are means without their spread, so they count as single runs:
 /// the means decide. None when the curve never flattens (or has fewer than
 /// three points).
-pub fn knee(points: &[(f64, f64, f64, f64)]) -> Option<usize> {
+pub fn knee(points: &[SweepPoint]) -> Option<usize> {
     use crate::sweep::analysis::{find_knee, SeriesPoint, DEFAULT_KNEE_ELASTICITY};
     let series: Vec<SeriesPoint> = points
         .iter()
-        .map(|p| SeriesPoint::single(p.0, p.1, p.2))
+        .map(|p| SeriesPoint::single(p.load, p.iops, p.mean_us))
         .collect();
     find_knee(&series, DEFAULT_KNEE_ELASTICITY).map(|k| k.index)
 }
@@ -150,30 +176,30 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
             }
         }
         for (_, g) in groups {
-            let mut pts: Vec<(f64, f64, f64, f64)> = g
+            let mut pts: Vec<SweepPoint> = g
                 .iter()
                 .filter_map(|e| {
                     let t = &e.result.total.total;
-                    Some((
+                    Some(SweepPoint::new(
                         setting(&e.result.config),
                         t.iops,
                         t.latency_us.mean,
-                        *t.latency_us.percentiles.get("p99")?,
+                        t.latency_us.get(Percentile::P99)?,
                     ))
                 })
                 .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts.sort_by(|a, b| a.load.total_cmp(&b.load));
             // Repetitions at one setting: keep their mean.
-            let mut merged: Vec<(f64, f64, f64, f64, f64)> = Vec::new();
+            let mut merged: Vec<(SweepPoint, f64)> = Vec::new();
             for p in pts {
                 match merged.last_mut() {
-                    Some(m) if m.0 == p.0 => {
-                        m.1 += p.1;
-                        m.2 += p.2;
-                        m.3 += p.3;
-                        m.4 += 1.0;
+                    Some((m, n)) if m.load == p.load => {
+                        m.iops += p.iops;
+                        m.mean_us += p.mean_us;
+                        m.p99_us += p.p99_us;
+                        *n += 1.0;
                     }
-                    _ => merged.push((p.0, p.1, p.2, p.3, 1.0)),
+                    _ => merged.push((p, 1.0)),
                 }
             }
             if merged.len() < 2 {
@@ -181,7 +207,7 @@ pub fn sweeps(es: &[Entry]) -> Vec<Sweep> {
             }
             let points: Vec<_> = merged
                 .iter()
-                .map(|m| (m.0, m.1 / m.4, m.2 / m.4, m.3 / m.4))
+                .map(|(m, n)| SweepPoint::new(m.load, m.iops / n, m.mean_us / n, m.p99_us / n))
                 .collect();
             let first = &g[0].result.config;
             let fixed = setting(first);

@@ -6,12 +6,13 @@
 use std::fmt::Write as _;
 
 use super::svg::{esc, fmt_num, fmt_us};
-use super::Sweep;
+use super::{Sweep, SweepPoint};
 use crate::document::Document;
 use crate::matrix::MatrixResult;
 use crate::profile::ProfileResult;
 use crate::qualify::QualifyResult;
 use crate::sim::summary::SimResult;
+use crate::stats::Percentile;
 use crate::store::StoredRun;
 use crate::sweep::SweepResult;
 
@@ -27,11 +28,11 @@ pub fn typed(runs: &[StoredRun]) -> Vec<(&StoredRun, Document)> {
 /// (its threshold and latency metric). None for a sweep whose points are not
 /// in rising load (a grid over several axes has no curve).
 pub fn sweep_curve(id: i64, r: &SweepResult, color: usize) -> Option<Sweep> {
-    let pts: Vec<(f64, f64, f64, f64)> = r
+    let pts: Vec<SweepPoint> = r
         .points
         .iter()
         .map(|p| {
-            (
+            SweepPoint::new(
                 p.outstanding as f64,
                 p.iops.mean,
                 p.lat_mean_us.mean,
@@ -39,7 +40,7 @@ pub fn sweep_curve(id: i64, r: &SweepResult, color: usize) -> Option<Sweep> {
             )
         })
         .collect();
-    if pts.len() < 2 || !pts.windows(2).all(|w| w[1].0 > w[0].0) {
+    if pts.len() < 2 || !pts.windows(2).all(|w| w[1].load > w[0].load) {
         return None;
     }
     Some(Sweep {
@@ -231,7 +232,7 @@ fn sim_section(s: &mut String, id: i64, r: &SimResult) {
             fmt_num(t.iops),
             fmt_num(t.mib_per_sec),
             fmt_us(t.latency_us.mean),
-            fmt_us(t.latency_us.p("p99")),
+            fmt_us(t.latency_us.p(Percentile::P99)),
             fmt_us(t.latency_us.max)
         );
     };

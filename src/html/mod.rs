@@ -16,13 +16,16 @@ mod data;
 pub mod kinds;
 mod page;
 mod png;
+pub mod qualify;
 pub mod svg;
 
 pub use charts::{
     charts, counter_charts, cpu_bars, histogram_chart, latency_time_chart, legend_table,
     percentile_chart, sweep_charts, time_chart, Figure, LegendPlace, MAX_LEGEND_ROWS,
 };
-pub use data::{document_sweeps, entries, histogram, knee, nines, sweeps, Entry, Sweep};
+pub use data::{
+    document_sweeps, entries, histogram, knee, nines, sweeps, Entry, Sweep, SweepPoint,
+};
 pub use page::{html, JS_CHECK, JS_ERRORS};
 pub use png::png;
 
@@ -111,16 +114,16 @@ mod tests {
     fn the_report_and_the_sweep_find_the_same_knee() {
         // IOPS saturates at qd 8 while latency keeps growing.
         let pts = [
-            (1.0, 10_000.0, 100.0, 150.0),
-            (2.0, 19_000.0, 105.0, 160.0),
-            (4.0, 34_000.0, 118.0, 190.0),
-            (8.0, 45_000.0, 178.0, 300.0),
-            (16.0, 47_000.0, 340.0, 700.0),
-            (32.0, 47_500.0, 673.0, 1500.0),
+            SweepPoint::new(1.0, 10_000.0, 100.0, 150.0),
+            SweepPoint::new(2.0, 19_000.0, 105.0, 160.0),
+            SweepPoint::new(4.0, 34_000.0, 118.0, 190.0),
+            SweepPoint::new(8.0, 45_000.0, 178.0, 300.0),
+            SweepPoint::new(16.0, 47_000.0, 340.0, 700.0),
+            SweepPoint::new(32.0, 47_500.0, 673.0, 1500.0),
         ];
         let series: Vec<_> = pts
             .iter()
-            .map(|p| crate::sweep::analysis::SeriesPoint::single(p.0, p.1, p.2))
+            .map(|p| crate::sweep::analysis::SeriesPoint::single(p.load, p.iops, p.mean_us))
             .collect();
         let sweep = crate::sweep::analysis::find_knee(
             &series,
@@ -134,9 +137,9 @@ mod tests {
         );
         // A curve that never flattens has no knee in either.
         let rising = [
-            (1.0, 1.0, 10.0, 10.0),
-            (2.0, 2.0, 10.0, 10.0),
-            (4.0, 4.0, 10.0, 10.0),
+            SweepPoint::new(1.0, 1.0, 10.0, 10.0),
+            SweepPoint::new(2.0, 2.0, 10.0, 10.0),
+            SweepPoint::new(4.0, 4.0, 10.0, 10.0),
         ];
         assert_eq!(knee(&rising), None);
     }

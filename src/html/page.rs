@@ -7,8 +7,9 @@ use super::charts::{charts, legend_table, LegendPlace};
 use super::data::{document_sweeps, entries, Entry};
 use super::kinds;
 use super::svg::{self, esc, fmt_num, fmt_us};
+use crate::comparison as compare;
 use crate::document::Document;
-use crate::store::{compare, StoredRun};
+use crate::store::StoredRun;
 
 /// Chart sizes in the HTML page.
 const W: f64 = 900.0;

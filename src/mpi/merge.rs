@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::rank::RankInfo;
 use crate::runner::{HistogramSet, PointStats, RunResult, SeriesPoint};
 pub use crate::runner::{HostRow, Overhead, RankRow, RanksReport, Skew};
-use crate::stats::{self, DirResult, DirStats, RwResult, RwStats};
-use crate::sysmon::check::{self_check, CheckInput, Warning};
+use crate::stats::{self, DirResult, DirStats, Percentile, RwResult, RwStats};
+use crate::sysmon::check::{self_check, CheckInput, Warning, WarningCode};
 use crate::sysmon::sampler::DeviceSeries;
 use crate::target::TargetKind;
 
@@ -142,12 +142,12 @@ fn add_stats(x: &mut PointStats, y: &PointStats) {
 /// The self-checks that compare a device's counters with iosim's I/O: on a
 /// host with several ranks the device serves all of them, so these are
 /// checked again per host against the sum of the host's ranks.
-const DEVICE_CHECKS: &[&str] = &[
-    "cache_answered_reads",
-    "device_extra_reads",
-    "device_extra_writes",
-    "writes_missed_device",
-    "writes_still_cached",
+const DEVICE_CHECKS: &[WarningCode] = &[
+    WarningCode::CacheAnsweredReads,
+    WarningCode::DeviceExtraReads,
+    WarningCode::DeviceExtraWrites,
+    WarningCode::WritesMissedDevice,
+    WarningCode::WritesStillCached,
 ];
 
 /// The job's warnings: every rank's (once each), except the device checks of
@@ -164,8 +164,8 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
     for r in reports {
         let shared = ranks_on(&r.who.host) > 1;
         for w in &r.result.warnings {
-            let device_check = DEVICE_CHECKS.contains(&w.code.as_str());
-            let unmonitored = r.who.local_rank != 0 && w.code == "no_device_counters";
+            let device_check = DEVICE_CHECKS.contains(&w.code);
+            let unmonitored = r.who.local_rank != 0 && w.code == WarningCode::NoDeviceCounters;
             if !(unmonitored || shared && device_check) {
                 push(w.clone());
             }
@@ -218,7 +218,7 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                 unwritten: None,
             };
             for w in self_check(&input) {
-                if DEVICE_CHECKS.contains(&w.code.as_str()) {
+                if DEVICE_CHECKS.contains(&w.code) {
                     push(w);
                 }
             }
@@ -437,7 +437,7 @@ pub fn stragglers(rows: &[RankRow]) -> Vec<String> {
     let med_iops = median(rows.iter().map(|r| r.result.total.iops).collect());
     let med_p99 = median(
         rows.iter()
-            .map(|r| r.result.total.latency_us.p("p99"))
+            .map(|r| r.result.total.latency_us.p(Percentile::P99))
             .collect(),
     );
     for r in rows {
@@ -452,7 +452,7 @@ pub fn stragglers(rows: &[RankRow]) -> Vec<String> {
                 med_iops
             ));
         }
-        let p99 = t.latency_us.p("p99");
+        let p99 = t.latency_us.p(Percentile::P99);
         if med_p99 > 0.0 && p99 > LATENCY_OUTLIER_FACTOR * med_p99 {
             out.push(format!(
                 "rank {} on {}: p99 latency {:.1} us, {:.1}x the median rank's ({:.1} us)",
@@ -516,7 +516,7 @@ impl RanksReport {
                 t.iops,
                 t.mib_per_sec,
                 t.latency_us.mean,
-                t.latency_us.p("p99"),
+                t.latency_us.p(Percentile::P99),
                 r.errors
             );
         }
@@ -664,7 +664,7 @@ impl SoloReport {
                 t.iops,
                 t.mib_per_sec,
                 t.latency_us.mean,
-                t.latency_us.p("p99"),
+                t.latency_us.p(Percentile::P99),
                 r.errors
             );
         }
@@ -921,7 +921,7 @@ mod tests {
             r.result.config.cache = crate::workload::CacheMode::Direct;
             // What each rank's own check said: the device read twice its bytes.
             r.result.warnings = vec![Warning {
-                code: "device_extra_reads".into(),
+                code: WarningCode::DeviceExtraReads,
                 message: "vdz read twice what iosim read".into(),
             }];
         }
@@ -951,7 +951,7 @@ mod tests {
         reports[0].result.monitor.devices = vec![device(per_rank_bytes / 2)];
         let w = merged_warnings(&reports);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert_eq!(w[0].code, "cache_answered_reads");
+        assert_eq!(w[0].code, WarningCode::CacheAnsweredReads);
         assert!(w[0].message.contains("vdz on a"), "{}", w[0].message);
     }
 }

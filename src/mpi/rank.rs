@@ -44,15 +44,7 @@ impl RankInfo {
 }
 
 /// This machine's host name (`%h`).
-pub fn hostname() -> String {
-    let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let h = h.trim();
-    if h.is_empty() {
-        "localhost".into()
-    } else {
-        h.to_string()
-    }
-}
+pub use crate::sysmon::host::hostname;
 
 /// The process's place in the job, set once by [`super::init`].
 pub(super) static WHO: std::sync::OnceLock<RankInfo> = std::sync::OnceLock::new();

@@ -5,7 +5,7 @@
 //! two stored qualifications (docs/qualify-storage.md, docs/history.md).
 //!
 //! A figure regressed when it is worse (less IOPS, more latency) by more
-//! than the threshold ([`crate::store::compare::beyond`], the rule of `run
+//! than the threshold ([`crate::comparison::beyond`], the rule of `run
 //! --baseline`), unless both sides have repetitions (sweep points) and
 //! Welch's test says the difference is within their noise. A role's verdict
 //! that got worse (FIT, FIT WITH WARNINGS, NOT FIT) is a regression too.
@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 
 use super::{BaselineComparison, Change, ChangeMetric, MeasureKind, QualifyResult};
-use crate::store::compare::{beyond, is_worse, rel_change, ALPHA};
+use crate::comparison::{beyond, is_worse, rel_change, ALPHA};
 use crate::sweep::analysis::Stat;
 use crate::verdict::Role;
 

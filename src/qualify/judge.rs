@@ -9,25 +9,25 @@ use super::rules::{
     Facts, KneeFact, LatencyFact, RoleFacts, SimSlowFact, SlowFact, TailFact, ThroughputFact,
 };
 use crate::sweep::analysis::Stat;
-use crate::sysmon::check::CpuCause;
+use crate::sysmon::check::{CpuCause, WarningCode};
 use crate::sysmon::procs::CpuAttribution;
 use crate::verdict::{Direction, Role};
 
 /// Self-check codes that mean the numbers measure something other than the
 /// storage. A CPU kept busy by the kernel's I/O path (`cpu_busy_io_path`) is
 /// not one: that is part of the storage's cost.
-pub const UNTRUSTED_CODES: [&str; 11] = [
-    "cache_answered_reads",
-    "writes_missed_device",
-    "writes_still_cached",
-    "buffered_fits_in_memory",
+pub const UNTRUSTED_CODES: [WarningCode; 11] = [
+    WarningCode::CacheAnsweredReads,
+    WarningCode::WritesMissedDevice,
+    WarningCode::WritesStillCached,
+    WarningCode::BufferedFitsInMemory,
     CpuCause::Iosim.code(),
     CpuCause::Others.code(),
-    "sparse_test_file",
-    "zero_filled_test_file",
-    "direct_io_unavailable",
-    "loop_backing_cached",
-    "unwritten_device",
+    WarningCode::SparseTestFile,
+    WarningCode::ZeroFilledTestFile,
+    WarningCode::DirectIoUnavailable,
+    WarningCode::LoopBackingCached,
+    WarningCode::UnwrittenDevice,
 ];
 
 /// What the knee rule concluded on one of the qualification's sweeps, in
@@ -91,7 +91,7 @@ pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
 }
 
 /// Folds the runs' warnings into one finding per (role, code).
-pub fn findings(ws: &[(Role, String, String)]) -> Vec<CheckFinding> {
+pub fn findings(ws: &[(Role, WarningCode, String)]) -> Vec<CheckFinding> {
     let mut out: Vec<CheckFinding> = Vec::new();
     for (role, code, msg) in ws {
         match out.iter_mut().find(|f| f.role == *role && &f.code == code) {
@@ -101,7 +101,7 @@ pub fn findings(ws: &[(Role, String, String)]) -> Vec<CheckFinding> {
                 role: *role,
                 message: msg.clone(),
                 runs: 1,
-                untrusted: UNTRUSTED_CODES.contains(&code.as_str()),
+                untrusted: UNTRUSTED_CODES.contains(code),
                 cpu: None,
             }),
         }
@@ -319,18 +319,10 @@ mod tests {
     #[test]
     fn cpu_findings_are_untrusted_by_cause_and_carry_who_used_it() {
         let ws = vec![
-            (
-                Role::Data,
-                "cpu_taken_by_others".to_string(),
-                "x".to_string(),
-            ),
-            (
-                Role::Data,
-                "cpu_taken_by_others".to_string(),
-                "y".to_string(),
-            ),
-            (Role::Log, "cpu_busy_io_path".to_string(), "z".to_string()),
-            (Role::Log, "cpu_bound_iosim".to_string(), "w".to_string()),
+            (Role::Data, WarningCode::CpuTakenByOthers, "x".to_string()),
+            (Role::Data, WarningCode::CpuTakenByOthers, "y".to_string()),
+            (Role::Log, WarningCode::CpuBusyIoPath, "z".to_string()),
+            (Role::Log, WarningCode::CpuBoundIosim, "w".to_string()),
         ];
         let mut f = findings(&ws);
         assert_eq!(f.len(), 3);
@@ -505,7 +497,10 @@ mod tests {
         );
         let (v, overall, _) = rules::judge(&f);
         assert_eq!(overall, Verdict::NotFit);
-        assert!(v[0].reasons.iter().any(|x| x.rule == "sim-long-io"));
+        assert!(v[0]
+            .reasons
+            .iter()
+            .any(|x| x.rule == rules::RuleId::SimLongIo));
         assert_eq!(v[1].verdict, Verdict::Fit);
         // Warnings no file explains count against both roles.
         r.sim.as_mut().unwrap().files[0].ios_over_15s = 0;

@@ -8,7 +8,7 @@
 //! simulator with page verification ([`crate::sim`]) and the self-checks the
 //! runner performs on every run ([`crate::sysmon::check`]). This module only
 //! binds locations to roles, splits the budget, keeps the figures the rules
-//! need ([`rules`]) and renders the result ([`render`]: text; [`html`]: the
+//! need ([`rules`]) and renders the result ([`render`]: text; [`crate::html::qualify`]: the HTML
 //! report), with the system under test ([`system`]) and the sources the rules
 //! cite ([`references`]) in both.
 //!
@@ -19,7 +19,6 @@
 
 pub mod compare;
 pub mod csv;
-pub mod html;
 pub mod references;
 pub mod render;
 pub mod rules;

@@ -68,8 +68,8 @@ pub fn collect(r: &QualifyResult) -> Vec<Reference> {
     for refr in &mut out {
         let mut by: Vec<String> = Vec::new();
         for x in r.verdicts.iter().flat_map(|v| &v.reasons) {
-            if x.source_tag == refr.tag && !by.contains(&x.rule) {
-                by.push(x.rule.clone());
+            if x.source_tag == refr.tag && !by.iter().any(|b| b == x.rule.as_str()) {
+                by.push(x.rule.to_string());
             }
         }
         if r.profiles

@@ -7,7 +7,8 @@ use super::references;
 use super::rules::{RoleVerdict, RuleSet, Verdict};
 use super::system;
 use crate::runner::RunResult;
-use crate::stats::SlowIos;
+use crate::stats::{Percentile, SlowIos};
+use crate::sysmon::check::WarningCode;
 use crate::sysmon::procs::CpuAttribution;
 use crate::verdict::Role;
 
@@ -88,8 +89,8 @@ impl Measure {
             mib_per_sec: t.total.mib_per_sec,
             read_mean_us: (t.read.ios > 0).then_some(t.read.latency_us.mean),
             write_mean_us: (t.write.ios > 0).then_some(t.write.latency_us.mean),
-            p99_us: t.total.latency_us.p("p99"),
-            p999_us: t.total.latency_us.p("p99.9"),
+            p99_us: t.total.latency_us.p(Percentile::P99),
+            p999_us: t.total.latency_us.p(Percentile::P99_9),
             max_us: run_max_us(r),
             ios_over_1s: slow.over_1s,
             ios_over_15s: slow.over_15s,
@@ -255,7 +256,7 @@ pub struct SimFileSummary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckFinding {
     /// Warning code.
-    pub code: String,
+    pub code: WarningCode,
     /// Role whose location it concerns.
     pub role: Role,
     /// First message seen.

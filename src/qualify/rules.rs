@@ -30,6 +30,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sysmon::check::WarningCode;
 use crate::verdict::{Direction, Role};
 
 /// The three answers.
@@ -294,6 +295,95 @@ pub const FLASH: RuleTable = RuleTable {
     max: &[(100.0, Level::Warning, RANDAL)],
 };
 
+/// The id of a verdict rule (the table in this module's documentation);
+/// documents and reports hold its text ([`RuleId::as_str`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RuleId {
+    /// `log-latency`: mean write latency of the log workloads.
+    #[serde(rename = "log-latency")]
+    LogLatency,
+    /// `data-latency`: mean latency of the latency-bound data and tempdb workloads.
+    #[serde(rename = "data-latency")]
+    DataLatency,
+    /// `knee-latency`: mean latency at the queue-depth sweep's knee.
+    #[serde(rename = "knee-latency")]
+    KneeLatency,
+    /// `deep-throughput`: throughput of a deep-queue workload against the location's sequential corner.
+    #[serde(rename = "deep-throughput")]
+    DeepThroughput,
+    /// `tail-p99`: p99 latency of a latency-bound workload.
+    #[serde(rename = "tail-p99")]
+    TailP99,
+    /// `tail-p99.9`: p99.9 latency of a latency-bound workload.
+    #[serde(rename = "tail-p99.9")]
+    TailP99_9,
+    /// `tail-max`: maximum latency of a latency-bound workload.
+    #[serde(rename = "tail-max")]
+    TailMax,
+    /// `slow-io`: i/Os over 1 s in the measurements.
+    #[serde(rename = "slow-io")]
+    SlowIo,
+    /// `stalled-io`: i/Os over 15 s in the measurements.
+    #[serde(rename = "stalled-io")]
+    StalledIo,
+    /// `sim-slow-io`: simulator I/Os over 1 s.
+    #[serde(rename = "sim-slow-io")]
+    SimSlowIo,
+    /// `sim-long-io`: simulator I/Os over 15 s, or its long-I/O warnings.
+    #[serde(rename = "sim-long-io")]
+    SimLongIo,
+    /// `io-errors`: any I/O error.
+    #[serde(rename = "io-errors")]
+    IoErrors,
+    /// `sim-errors`: any error the simulator's page and log checks found.
+    #[serde(rename = "sim-errors")]
+    SimErrors,
+    /// `sim-missing`: the simulator did not complete a cycle.
+    #[serde(rename = "sim-missing")]
+    SimMissing,
+    /// `cache-sized-test`: a test file or device no larger than the cache in front of the disks.
+    #[serde(rename = "cache-sized-test")]
+    CacheSizedTest,
+    /// `untrusted`: a self-check says the numbers measure something else.
+    #[serde(rename = "untrusted")]
+    Untrusted,
+    /// A rule this iosim does not know (from a document of another
+    /// version), kept as it was read.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl RuleId {
+    /// Its text: `log-latency`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            RuleId::LogLatency => "log-latency",
+            RuleId::DataLatency => "data-latency",
+            RuleId::KneeLatency => "knee-latency",
+            RuleId::DeepThroughput => "deep-throughput",
+            RuleId::TailP99 => "tail-p99",
+            RuleId::TailP99_9 => "tail-p99.9",
+            RuleId::TailMax => "tail-max",
+            RuleId::SlowIo => "slow-io",
+            RuleId::StalledIo => "stalled-io",
+            RuleId::SimSlowIo => "sim-slow-io",
+            RuleId::SimLongIo => "sim-long-io",
+            RuleId::IoErrors => "io-errors",
+            RuleId::SimErrors => "sim-errors",
+            RuleId::SimMissing => "sim-missing",
+            RuleId::CacheSizedTest => "cache-sized-test",
+            RuleId::Untrusted => "untrusted",
+            RuleId::Other(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Display for RuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One reason of a verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reason {
@@ -302,7 +392,7 @@ pub struct Reason {
     /// Warning or failure.
     pub level: Level,
     /// Rule id (`log-latency`).
-    pub rule: String,
+    pub rule: RuleId,
     /// The measured figure, in words (`log-writer commit-4k write mean 19.8 ms`).
     pub measured: String,
     /// The rule it broke (`above 4 ms`).
@@ -319,7 +409,7 @@ impl Reason {
     fn new(
         role: Role,
         level: Level,
-        rule: &str,
+        rule: RuleId,
         measured: String,
         limit: String,
         s: Source,
@@ -327,7 +417,7 @@ impl Reason {
         Reason {
             role,
             level,
-            rule: rule.into(),
+            rule,
             measured,
             limit,
             source_tag: s.tag.into(),
@@ -508,7 +598,7 @@ pub struct RoleFacts {
     /// I/O errors in every run on this location.
     pub io_errors: u64,
     /// Self-check findings (code, message) on this location that make the numbers untrustworthy.
-    pub untrusted: Vec<(String, String)>,
+    pub untrusted: Vec<(WarningCode, String)>,
     /// Simulator errors on this location's files.
     pub sim_errors: u64,
     /// Tails of the latency-bound workloads.
@@ -575,14 +665,21 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             }
             r.extend(banded(
                 role,
-                "log-latency",
+                RuleId::LogLatency,
                 m,
                 measured,
                 " for log writes",
                 t.log_mean,
             ));
         } else {
-            r.extend(banded(role, "data-latency", m, measured, "", t.data_mean));
+            r.extend(banded(
+                role,
+                RuleId::DataLatency,
+                m,
+                measured,
+                "",
+                t.data_mean,
+            ));
         }
     }
     for tail in &f.tails {
@@ -597,7 +694,14 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             k.iops,
             ms(k.mean_us)
         );
-        r.extend(banded(role, "knee-latency", m, measured, "", t.data_mean));
+        r.extend(banded(
+            role,
+            RuleId::KneeLatency,
+            m,
+            measured,
+            "",
+            t.data_mean,
+        ));
     }
     r.extend(slow_reasons(role, &f.slow, &f.sim_slow));
     for t in &f.throughput {
@@ -605,7 +709,7 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             r.push(Reason::new(
                 role,
                 Level::Warning,
-                "deep-throughput",
+                RuleId::DeepThroughput,
                 format!("{} {:.1} MiB/s", t.what, t.mib_s),
                 format!(
                     "below {:.0}% of this location's {} ({:.1} MiB/s): the deep queue the database uses for this work loses throughput",
@@ -621,7 +725,7 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
         r.push(Reason::new(
             role,
             Level::Fail,
-            "io-errors",
+            RuleId::IoErrors,
             format!("{} I/O errors", f.io_errors),
             "any I/O error".into(),
             SQLIOSIM,
@@ -631,7 +735,7 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
         r.push(Reason::new(
             role,
             Level::Fail,
-            "sim-errors",
+            RuleId::SimErrors,
             format!(
                 "simulator found {} errors in this location's files",
                 f.sim_errors
@@ -644,7 +748,7 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
         r.push(Reason::new(
             role,
             Level::Warning,
-            "sim-missing",
+            RuleId::SimMissing,
             "the simulator did not complete a cycle".into(),
             "pages written here were not all verified".into(),
             SQLIOSIM,
@@ -655,7 +759,7 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             r.push(Reason::new(
                 role,
                 Level::Warning,
-                "cache-sized-test",
+                RuleId::CacheSizedTest,
                 format!(
                     "{} of {}",
                     if c.device { "device" } else { "test file" },
@@ -670,7 +774,7 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
         r.push(Reason::new(
             role,
             Level::Warning,
-            "untrusted",
+            RuleId::Untrusted,
             format!("numbers not trustworthy ({code}): {msg}"),
             "a self-check failed".into(),
             SELF_CHECK,
@@ -701,7 +805,7 @@ fn tail_reason(role: Role, f: &TailFact, t: &RuleTable) -> Option<Reason> {
     };
     let stats = [
         (
-            "tail-p99",
+            RuleId::TailP99,
             "p99",
             f.p99_us,
             p99,
@@ -709,7 +813,7 @@ fn tail_reason(role: Role, f: &TailFact, t: &RuleTable) -> Option<Reason> {
             " (1 I/O in 100)",
         ),
         (
-            "tail-p99.9",
+            RuleId::TailP99_9,
             "p99.9",
             f.p999_us,
             p999,
@@ -717,7 +821,7 @@ fn tail_reason(role: Role, f: &TailFact, t: &RuleTable) -> Option<Reason> {
             " (1 I/O in 1000)",
         ),
         (
-            "tail-max",
+            RuleId::TailMax,
             "max",
             f.max_us,
             t.max,
@@ -768,7 +872,7 @@ fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
         r.push(Reason::new(
             role,
             Level::Fail,
-            "stalled-io",
+            RuleId::StalledIo,
             format!(
                 "{} I/O(s) over 15 s in the measurements on this location ({})",
                 m.over_15s,
@@ -781,7 +885,7 @@ fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
         r.push(Reason::new(
             role,
             Level::Warning,
-            "slow-io",
+            RuleId::SlowIo,
             format!(
                 "{} I/O(s) over 1 s in the measurements on this location ({})",
                 m.over_1s,
@@ -807,7 +911,7 @@ fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
         r.push(Reason::new(
             role,
             Level::Fail,
-            "sim-long-io",
+            RuleId::SimLongIo,
             measured,
             "any I/O over 15 s (SQLIOSim's long-I/O warning; SQL Server error 833)".into(),
             SQLIOSIM,
@@ -816,7 +920,7 @@ fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
         r.push(Reason::new(
             role,
             Level::Warning,
-            "sim-slow-io",
+            RuleId::SimSlowIo,
             format!(
                 "the simulator saw {} I/O(s) over 1 s on this location's file (slowest {})",
                 sim.over_1s,
@@ -952,7 +1056,7 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
 /// first: the first limit it is above decides the level and source.
 fn banded(
     role: Role,
-    rule: &str,
+    rule: RuleId,
     m: f64,
     measured: String,
     what: &str,
@@ -1054,7 +1158,7 @@ mod tests {
         d.latency[0].mean_us = 25_000.0;
         let v = judge_role(&d, None);
         assert_eq!(v.verdict, Verdict::NotFit);
-        assert_eq!(v.reasons[0].rule, "data-latency");
+        assert_eq!(v.reasons[0].rule, RuleId::DataLatency);
         assert_eq!(v.reasons[0].source_tag, "[DiskSpd-SQL]");
     }
 
@@ -1103,12 +1207,12 @@ mod tests {
         d.knee.as_mut().unwrap().mean_us = 21_000.0;
         let v = judge_role(&d, None);
         assert_eq!(v.verdict, Verdict::NotFit);
-        assert_eq!(v.reasons[0].rule, "knee-latency");
+        assert_eq!(v.reasons[0].rule, RuleId::KneeLatency);
         d.knee.as_mut().unwrap().mean_us = 320.0;
         d.throughput[0].mib_s = 400.0;
         let v = judge_role(&d, None);
         assert_eq!(v.verdict, Verdict::FitWithWarnings);
-        assert_eq!(v.reasons[0].rule, "deep-throughput");
+        assert_eq!(v.reasons[0].rule, RuleId::DeepThroughput);
     }
 
     #[test]
@@ -1117,7 +1221,7 @@ mod tests {
         d.io_errors = 1;
         let v = judge_role(&d, Some(true));
         assert_eq!(v.verdict, Verdict::NotFit);
-        assert_eq!(v.reasons[0].rule, "io-errors");
+        assert_eq!(v.reasons[0].rule, RuleId::IoErrors);
         let mut d = role(Role::Data);
         d.sim_errors = 3;
         let v = judge_role(&d, Some(true));
@@ -1137,7 +1241,7 @@ mod tests {
         let mut d = role(Role::Data);
         d.latency.push(lat("oltp data-8k", Direction::Read, 0.05));
         d.untrusted
-            .push(("cache_answered_reads".into(), "a cache answered".into()));
+            .push((WarningCode::CacheAnsweredReads, "a cache answered".into()));
         let f = facts(vec![d]);
         let (v, overall, trusted) = judge(&f);
         assert!(!trusted);
@@ -1149,10 +1253,10 @@ mod tests {
         // Two roles with the same finding: one recommendation.
         let mut l = role(Role::Log);
         l.untrusted
-            .push(("cache_answered_reads".into(), "a cache answered".into()));
+            .push((WarningCode::CacheAnsweredReads, "a cache answered".into()));
         let mut d = role(Role::Data);
         d.untrusted
-            .push(("cache_answered_reads".into(), "a cache answered".into()));
+            .push((WarningCode::CacheAnsweredReads, "a cache answered".into()));
         let r: Vec<String> = recommendations(&facts(vec![d, l]))
             .into_iter()
             .filter(|r| r.contains("not trustworthy"))
@@ -1202,7 +1306,7 @@ mod tests {
         let r = Reason::new(
             Role::Log,
             Level::Warning,
-            "log-latency",
+            RuleId::LogLatency,
             "x".into(),
             "y".into(),
             LOG_VS_DATA,
@@ -1335,10 +1439,10 @@ mod tests {
         // ... and not the flash table's maximum.
         let v = judge_role_with(&d, None, RuleSet::Flash);
         assert_eq!(v.verdict, Verdict::FitWithWarnings, "{v:?}");
-        let r: Vec<&str> = v.reasons.iter().map(|r| r.rule.as_str()).collect();
+        let r: Vec<&RuleId> = v.reasons.iter().map(|r| &r.rule).collect();
         assert_eq!(
             r,
-            ["data-latency", "tail-p99.9"],
+            [&RuleId::DataLatency, &RuleId::TailP99_9],
             "p99.9 60 ms > 20 ms comes before the max"
         );
         // Classic p99 above 100 ms warns, above 500 ms fails.
@@ -1346,7 +1450,7 @@ mod tests {
         let v = judge_role(&d, None);
         assert_eq!(v.verdict, Verdict::FitWithWarnings);
         assert_eq!(v.reasons.len(), 1, "one line per workload: {v:?}");
-        assert_eq!(v.reasons[0].rule, "tail-p99");
+        assert_eq!(v.reasons[0].rule, RuleId::TailP99);
         let line = v.reasons[0].line();
         assert!(
             line.contains("oltp data-8k p99 150.0 ms: above 100 ms (1 I/O in 100)"),
@@ -1356,15 +1460,15 @@ mod tests {
         d.tails[0] = tail("oltp data-8k", 50_000, 600.0, 700.0, 900.0);
         let v = judge_role(&d, None);
         assert_eq!(v.verdict, Verdict::NotFit);
-        assert_eq!(v.reasons[0].rule, "tail-p99");
+        assert_eq!(v.reasons[0].rule, RuleId::TailP99);
         // p99.9 and the maximum warn on their own.
         d.tails[0] = tail("oltp data-8k", 50_000, 20.0, 520.0, 530.0);
         let v = judge_role(&d, None);
-        assert_eq!(v.reasons[0].rule, "tail-p99.9");
+        assert_eq!(v.reasons[0].rule, RuleId::TailP99_9);
         d.tails[0] = tail("oltp data-8k", 50_000, 20.0, 90.0, 530.0);
         let v = judge_role(&d, None);
         assert_eq!(v.verdict, Verdict::FitWithWarnings);
-        assert_eq!(v.reasons[0].rule, "tail-max");
+        assert_eq!(v.reasons[0].rule, RuleId::TailMax);
         // Too few I/Os for a percentile: only the maximum is judged.
         d.tails[0] = tail("oltp data-8k", 50, 600.0, 600.0, 400.0);
         assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
@@ -1379,7 +1483,7 @@ mod tests {
         l.tails[0].p99_us = 25_000.0;
         let v = judge_role(&l, None);
         assert_eq!(v.verdict, Verdict::FitWithWarnings);
-        assert_eq!(v.reasons[0].rule, "tail-p99");
+        assert_eq!(v.reasons[0].rule, RuleId::TailP99);
         assert_eq!(v.reasons[0].source_tag, "[DiskSpd-SQL]");
         l.tails[0].p99_us = 120_000.0;
         assert_eq!(judge_role(&l, None).verdict, Verdict::NotFit);
@@ -1455,7 +1559,7 @@ mod tests {
         };
         let v = judge_role(&d, None);
         assert_eq!(v.verdict, Verdict::FitWithWarnings);
-        assert_eq!(v.reasons[0].rule, "slow-io");
+        assert_eq!(v.reasons[0].rule, RuleId::SlowIo);
         assert_eq!(v.reasons[0].source_tag, "[MS-IO]");
         assert_eq!(
             v.reasons[0].measured,
@@ -1471,7 +1575,7 @@ mod tests {
             1,
             "the stall, not also the slow I/Os: {v:?}"
         );
-        assert_eq!(v.reasons[0].rule, "stalled-io");
+        assert_eq!(v.reasons[0].rule, RuleId::StalledIo);
         assert_eq!(v.reasons[0].source_tag, "[MS-833]");
         assert!(v.reasons[0].line().contains("error 833"));
         // Both tables count the same.
@@ -1492,13 +1596,13 @@ mod tests {
         };
         let v = judge_role(&d, Some(true));
         assert_eq!(v.verdict, Verdict::FitWithWarnings);
-        assert_eq!(v.reasons[0].rule, "sim-slow-io");
+        assert_eq!(v.reasons[0].rule, RuleId::SimSlowIo);
         d.sim_slow.over_15s = 1;
         d.sim_slow.max_us = 17_000_000.0;
         let v = judge_role(&d, Some(true));
         assert_eq!(v.verdict, Verdict::NotFit);
         assert_eq!(v.reasons.len(), 1);
-        assert_eq!(v.reasons[0].rule, "sim-long-io");
+        assert_eq!(v.reasons[0].rule, RuleId::SimLongIo);
         assert_eq!(v.reasons[0].source_tag, "[SQLIOSim]");
         assert!(v.reasons[0].measured.contains("slowest 17.00 s"), "{v:?}");
         // The monitor alone (an I/O outstanding over 15 s).
@@ -1544,5 +1648,20 @@ mod tests {
             }
         }
         assert_eq!(serde_json::to_string(&RuleSet::Flash).unwrap(), "\"flash\"");
+    }
+
+    #[test]
+    fn rule_ids_read_and_write_their_text() {
+        for (id, text) in [
+            (RuleId::LogLatency, "log-latency"),
+            (RuleId::TailP99_9, "tail-p99.9"),
+            (RuleId::CacheSizedTest, "cache-sized-test"),
+            (RuleId::Other("retired-rule".into()), "retired-rule"),
+        ] {
+            assert_eq!(id.as_str(), text);
+            let json = serde_json::to_string(&id).unwrap();
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<RuleId>(&json).unwrap(), id);
+        }
     }
 }

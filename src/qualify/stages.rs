@@ -13,7 +13,7 @@ use super::result::{Measure, ProfileMeasure, RoleStalls, RoleSweep, SimFileSumma
 use super::rules;
 use crate::runner::{RunOptions, RunResult};
 use crate::sweep::analysis::MAX_DECIDING_REPEATS;
-use crate::sysmon::check::CpuCause;
+use crate::sysmon::check::{CpuCause, WarningCode};
 use crate::sysmon::procs::CpuAttribution;
 use crate::verdict::Role;
 use crate::workload::EngineKind;
@@ -26,7 +26,7 @@ pub(super) struct Collected {
     pub(super) profiles: Vec<ProfileMeasure>,
     pub(super) sim: Option<SimSummary>,
     /// (role, code, message) of every run's self-check warnings.
-    pub(super) warnings: Vec<(Role, String, String)>,
+    pub(super) warnings: Vec<(Role, WarningCode, String)>,
     /// Who used the CPU in the runs with a CPU finding.
     pub(super) cpu: Vec<(Role, CpuCause, CpuAttribution)>,
     /// Errors per role.
@@ -351,7 +351,7 @@ pub(super) fn stage_sim(
         ..crate::sim::config::SimConfig::default()
     };
     sc.max_memory_mb = sc.max_memory_mb.min(1024);
-    sc.finalize().map_err(anyhow::Error::msg)?;
+    sc.finalize()?;
     let r = crate::sim::run(
         sc,
         &crate::sim::RunOpts {
@@ -452,7 +452,7 @@ pub(super) fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, Stri
         if crate::sysmon::check::file_is_sparse(&l.target).unwrap_or(false) {
             c.warnings.push((
                 l.role,
-                "sparse_test_file".into(),
+                WarningCode::SparseTestFile,
                 format!(
                     "{} has holes: reads of holes never reach the device",
                     l.target.display()
@@ -462,7 +462,7 @@ pub(super) fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, Stri
         if crate::sysmon::check::looks_zero_filled(&l.target, 16).unwrap_or(false) {
             c.warnings.push((
                 l.role,
-                "zero_filled_test_file".into(),
+                WarningCode::ZeroFilledTestFile,
                 format!("{} reads back as zeros: storage that compresses or deduplicates serves it without real I/O", l.target.display()),
             ));
         }

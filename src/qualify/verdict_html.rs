@@ -68,7 +68,7 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
                     "<li>{}: {} ({} <a href=\"#{prefix}{}\">{}</a>: {}{})</li>",
                     esc(&x.measured),
                     esc(&x.limit),
-                    esc(&x.rule),
+                    esc(x.rule.as_str()),
                     super::references::anchor(&x.source_tag),
                     esc(&x.source_tag),
                     esc(&x.source),

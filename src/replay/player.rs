@@ -22,7 +22,7 @@ use crate::clock::now_ns;
 use crate::engine::pipeline::{Buffers, Done, Driver, Ended, Io, Next, Pipeline};
 use crate::engine::{self, EngineConfig, EngineRequest};
 use crate::error::Error;
-use crate::stats::{DirStats, LatencySummary, RwResult, RwStats};
+use crate::stats::{DirStats, LatencySummary, Percentile, RwResult, RwStats};
 use crate::target::{self, PrepareOptions, TargetKind};
 use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
 
@@ -639,10 +639,10 @@ impl ReplayResult {
                 "{:<16} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
                 name,
                 l.min,
-                l.p("p50"),
-                l.p("p90"),
-                l.p("p99"),
-                l.p("p99.9"),
+                l.p(Percentile::P50),
+                l.p(Percentile::P90),
+                l.p(Percentile::P99),
+                l.p(Percentile::P99_9),
                 l.max
             );
         };

@@ -1,7 +1,9 @@
 //! After a run: merge what the workers measured into one [`RunResult`].
 
 use crate::stats::RwStats;
-use crate::sysmon::check::{cpu_cause, cpu_warning, self_checks, CpuCause, TargetContent, Warning};
+use crate::sysmon::check::{
+    cpu_cause, cpu_warning, self_checks, CpuCause, TargetContent, Warning, WarningCode,
+};
 use crate::sysmon::mounts::Resolution;
 use crate::sysmon::procs::CpuAttribution;
 use crate::sysmon::sampler::MonitorReport;
@@ -60,7 +62,7 @@ fn window_warnings(outs: &[WorkerOut], (start, end): (u64, u64)) -> Vec<Warning>
         .collect();
     if let Some(max) = late.iter().max() {
         out.push(Warning {
-            code: "workers_started_late".into(),
+            code: WarningCode::WorkersStartedLate,
             message: format!(
                 "{} of {n} workers first ran up to {:.0} ms after the measured window opened \
                  (more runnable threads than CPUs?): the load was lighter than asked at the start. \
@@ -78,7 +80,7 @@ fn window_warnings(outs: &[WorkerOut], (start, end): (u64, u64)) -> Vec<Warning>
         .collect();
     if let Some(max) = late.iter().max() {
         out.push(Warning {
-            code: "workers_stopped_late".into(),
+            code: WarningCode::WorkersStoppedLate,
             message: format!(
                 "{} of {n} workers noticed the end of the measured window up to {:.0} ms late \
                  (more runnable threads than CPUs?): I/O after the end is not counted, \
@@ -241,9 +243,10 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
     let attribution = monitor.attribution.take();
     let (cpu, cpu_warning) = cpu_result(m.user_s, m.sys_s, secs, &monitor, attribution);
     let environment = crate::sysmon::host::host_info();
+    let regions: Vec<_> = targets.iter().map(PreparedTarget::region).collect();
     let mut warnings = self_checks(
         &spec,
-        &targets,
+        &regions,
         &resolutions,
         &m.per_target,
         &content,

@@ -228,7 +228,7 @@ fn run_loads(
             l.targets
                 .iter()
                 .zip(res)
-                .map(|(t, r)| check::examine(t, r))
+                .map(|(t, r)| check::examine(&t.region(), r))
                 .collect()
         })
         .collect();

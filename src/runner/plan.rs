@@ -126,8 +126,13 @@ pub(super) fn choose_engine(
         hipri: spec.hipri,
     })?;
     notes.extend(choice.notes.iter().cloned());
-    engine::check_memory(spec, &choice, backlog)?;
-    if let Some(cs) = crate::clock::clocksource() {
+    engine::check_memory(
+        spec,
+        &choice,
+        backlog,
+        crate::sysmon::host::mem_available_bytes(),
+    )?;
+    if let Some(cs) = crate::sysmon::host::clocksource() {
         if cs != "tsc" {
             notes.push(format!(
                 "clocksource is '{cs}', not 'tsc': timestamps may cost a system call each"

@@ -19,7 +19,184 @@ use std::time::Duration;
 use rand::distributions::Bernoulli;
 use serde::{Deserialize, Serialize};
 
+use crate::units::format_size;
 use crate::workload::EngineKind;
+
+/// Why a simulator configuration was refused; each message names the key or
+/// file and says what to give instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The configuration file could not be read.
+    #[error("cannot read configuration '{}': {err}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        err: std::io::Error,
+    },
+    /// A `.toml` file that is not TOML.
+    #[error("{origin} is not valid TOML: {reason}")]
+    NotToml {
+        /// The file.
+        origin: String,
+        /// The parser's words.
+        reason: String,
+    },
+    /// An INI section header without its `]`.
+    #[error("{at}: section header '{line}' lacks its closing ']'")]
+    UnclosedSection {
+        /// `file:line`.
+        at: String,
+        /// The line.
+        line: String,
+    },
+    /// NaN or an infinity where a number was expected.
+    #[error(
+        "{at}: {setting} is not a finite number: give {valid}{}",
+        in_section(section)
+    )]
+    NotFinite {
+        /// `file:line` (INI) or the file (TOML).
+        at: String,
+        /// `Key=value` as written.
+        setting: String,
+        /// What the key accepts.
+        valid: String,
+        /// The TOML section it was in.
+        section: Option<String>,
+    },
+    /// A `[FileN]` without `FileName`.
+    #[error("[File{file}] has no FileName: give each file a path")]
+    NoFileName {
+        /// N of `[FileN]`.
+        file: usize,
+    },
+    /// A Windows path without a drive letter (UNC or relative with `\`).
+    #[error("[File{file}] FileName '{name}' is a Windows path: give a Linux path (e.g. /mnt/data/sqliosim.mdx)")]
+    WindowsPath {
+        /// N of `[FileN]`.
+        file: usize,
+        /// The name.
+        name: String,
+    },
+    /// `IOSIM_DRIVES` is malformed.
+    #[error("{0}")]
+    Drives(String),
+    /// A drive letter `IOSIM_DRIVES` does not map.
+    #[error("[File{file}] FileName '{name}': {reason} (for iosim sim, set IOSIM_DRIVES; or give a Linux path)")]
+    UnmappedDrive {
+        /// N of `[FileN]`.
+        file: usize,
+        /// The name.
+        name: String,
+        /// Why it does not map.
+        reason: String,
+    },
+    /// The user counts add up above SQLIOSim's limit.
+    #[error("{section} UserCount={count} takes the users configured above SQLIOSim's limit of CPUCount x 1023 - 100 = {limit}: lower UserCount")]
+    TooManyUsers {
+        /// `[RandomUser]`, ...
+        section: &'static str,
+        /// Its UserCount.
+        count: i64,
+        /// The limit.
+        limit: i64,
+    },
+    /// No data file.
+    #[error("the configuration has no data file: add a [FileN] with LogFile=FALSE")]
+    NoDataFile,
+    /// No log file.
+    #[error(
+        "the configuration has no log file: SQLIOSim needs at least one [FileN] with LogFile=TRUE"
+    )]
+    NoLogFile,
+    /// A size above what Linux allows.
+    #[error("[File{file}] {key}={mb} MB is above the largest file Linux allows ({MAX_FILE_MB} MB): give a smaller {key}")]
+    FileTooLarge {
+        /// N of `[FileN]`.
+        file: usize,
+        /// `InitialSize` or `MaxSize`.
+        key: &'static str,
+        /// The size given.
+        mb: u64,
+    },
+    /// `InitialSize` 0.
+    #[error("{}: InitialSize is 0 MB: give it a size in MB", name.display())]
+    ZeroSize {
+        /// The file.
+        name: PathBuf,
+    },
+    /// A percentage that is not one.
+    #[error(
+        "{key} is {p}: give a percentage from 0 to 100% (INI: hundredths of a percent, 0 to 10000)"
+    )]
+    BadChance {
+        /// The key.
+        key: &'static str,
+        /// The fraction it came to.
+        p: f64,
+    },
+    /// A minimum above its maximum.
+    #[error("{keys}: the minimum {lo} is above the maximum {hi}: give a minimum no larger than the maximum")]
+    EmptyRange {
+        /// `Min/MaxIOChainLength`, ...
+        keys: &'static str,
+        /// The minimum.
+        lo: u64,
+        /// The maximum.
+        hi: u64,
+    },
+    /// The page-state tables would not fit in the address space.
+    #[error("[File{file}] MaxSize={max_mb} MB: the data files' page-state tables ({PAGE_STATE_BYTES} bytes per 8 KiB page up to MaxSize, taken only as pages are reached) would reserve {} of address space, more than the {} iosim allows: give MaxSize of at most {most_mb} MB per data file", format_size(*reserved), format_size(TABLE_ADDRESS_SPACE))]
+    TablesTooLarge {
+        /// N of the largest data file's `[FileN]`.
+        file: usize,
+        /// Its MaxSize.
+        max_mb: u64,
+        /// Bytes the tables would reserve.
+        reserved: u64,
+        /// The largest MaxSize per data file that fits.
+        most_mb: u64,
+    },
+    /// The page-state tables would not fit in memory.
+    #[error("[File{file}] InitialSize={initial_mb} MB: the page-state tables of the data files would need {} of memory ({PAGE_STATE_BYTES} bytes per 8 KiB page), but this machine has {} available: give InitialSize of at most {most_mb} MB per data file", format_size(*tables), format_size(*available))]
+    TablesOutOfMemory {
+        /// N of the largest data file's `[FileN]`.
+        file: usize,
+        /// Its InitialSize.
+        initial_mb: u64,
+        /// Bytes the tables need.
+        tables: u64,
+        /// MemAvailable.
+        available: u64,
+        /// The largest InitialSize per data file that fits.
+        most_mb: u64,
+    },
+    /// The users' buffers would not fit in memory.
+    #[error("the users' page buffers would need {} of memory (UserCount x pages per I/O x 8 KiB, over [RandomUser], [AuditUser], [ReadAheadUser] and [BulkUpdateUser]), but this machine has {} available: lower UserCount or MaxIOChainLength, BuffersValidated, BuffersRAMax, BuffersBUMax", format_size(*users), format_size(*available))]
+    BuffersOutOfMemory {
+        /// Bytes the buffers need.
+        users: u64,
+        /// MemAvailable.
+        available: u64,
+    },
+    /// Two files that are one.
+    #[error("{first} and {second} are the same file: give every file its own path (a directory given twice with --dir, or a FileName used twice)")]
+    SameFile {
+        /// The first, in words (`[File1] /x/a.mdf`).
+        first: String,
+        /// The second.
+        second: String,
+    },
+}
+
+/// ` (in [SECTION])` for a TOML section, nothing otherwise.
+fn in_section(section: &Option<String>) -> String {
+    section
+        .as_ref()
+        .map(|s| format!(" (in [{s}])"))
+        .unwrap_or_default()
+}
 
 /// One file of the simulated database.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -261,7 +438,7 @@ impl Default for SimConfig {
 
 /// MemAvailable in MiB (SQLIOSim's default buffer pool is the free memory).
 fn default_memory_mb() -> u64 {
-    mem_available().map_or(1024, |b| (b >> 20).max(16))
+    crate::sysmon::host::mem_available_bytes().map_or(1024, |b| (b >> 20).max(16))
 }
 
 /// The default file pair in `dir`: a 1 GiB data file that may grow to 2 GiB,
@@ -313,7 +490,7 @@ struct Setter<'a> {
     /// TOML (percentages in percent, `key = value`) rather than INI.
     toml: bool,
     /// The first value refused (a run must not start with it).
-    error: Option<String>,
+    error: Option<ConfigError>,
 }
 
 impl Setter<'_> {
@@ -330,11 +507,12 @@ impl Setter<'_> {
     /// meaning for them (SQLIOSim's own parser reads none of them).
     fn refuse_non_finite(&mut self, key: &str, v: &str, valid: &str) {
         if self.error.is_none() {
-            self.error = Some(format!(
-                "{}: {} is not a finite number: give {valid}",
-                self.origin,
-                self.shown(key, v)
-            ));
+            self.error = Some(ConfigError::NotFinite {
+                at: self.origin.clone(),
+                setting: self.shown(key, v),
+                valid: valid.to_string(),
+                section: None,
+            });
         }
     }
 
@@ -662,7 +840,7 @@ impl Setter<'_> {
 }
 
 /// Parses SQLIOSim's INI text over the defaults. Returns the configuration and warnings.
-pub fn parse_ini(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), String> {
+pub fn parse_ini(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), ConfigError> {
     let mut cfg = SimConfig::default();
     let mut warnings = Vec::new();
     let mut section = String::new();
@@ -681,12 +859,12 @@ pub fn parse_ini(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), S
             }
             st.origin = format!("{origin}:{}", lineno + 1);
             if let Some(rest) = line.strip_prefix('[') {
-                let name = rest.strip_suffix(']').ok_or_else(|| {
-                    format!(
-                        "{origin}:{}: section header '{line}' lacks its closing ']'",
-                        lineno + 1
-                    )
-                })?;
+                let name = rest
+                    .strip_suffix(']')
+                    .ok_or_else(|| ConfigError::UnclosedSection {
+                        at: format!("{origin}:{}", lineno + 1),
+                        line: line.to_string(),
+                    })?;
                 section = norm(name);
                 continue;
             }
@@ -711,10 +889,13 @@ pub fn parse_ini(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), S
 }
 
 /// Parses the native TOML format over the defaults.
-pub fn parse_toml(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), String> {
+pub fn parse_toml(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), ConfigError> {
     let doc: toml::Table = text
-        .parse()
-        .map_err(|e| format!("{origin} is not valid TOML: {e}"))?;
+        .parse::<toml::Table>()
+        .map_err(|e| ConfigError::NotToml {
+            origin: origin.to_string(),
+            reason: e.to_string(),
+        })?;
     let mut cfg = SimConfig::default();
     let mut warnings = Vec::new();
     {
@@ -763,8 +944,11 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), 
                         }
                     };
                     st.set(&section, &nk, k, &s);
-                    if let Some(e) = st.error.take() {
-                        return Err(format!("{e} (in [{sec}])"));
+                    if let Some(mut e) = st.error.take() {
+                        if let ConfigError::NotFinite { section, .. } = &mut e {
+                            *section = Some(sec.to_string());
+                        }
+                        return Err(e);
                     }
                 }
             }
@@ -774,13 +958,10 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<(SimConfig, Vec<String>), 
     Ok((cfg, warnings))
 }
 
-fn finish_files(cfg: &mut SimConfig) -> Result<(), String> {
+fn finish_files(cfg: &mut SimConfig) -> Result<(), ConfigError> {
     for (i, f) in cfg.files.iter_mut().enumerate() {
         if f.name.as_os_str().is_empty() {
-            return Err(format!(
-                "[File{}] has no FileName: give each file a path",
-                i + 1
-            ));
+            return Err(ConfigError::NoFileName { file: i + 1 });
         }
         if f.max_mb < f.initial_mb {
             f.max_mb = f.initial_mb;
@@ -794,7 +975,7 @@ fn finish_files(cfg: &mut SimConfig) -> Result<(), String> {
 /// letter maps through `IOSIM_DRIVES` as in `iosim sqlio` / `iosim diskspd`;
 /// an unmapped drive letter or a UNC path is refused (never a file literally
 /// named `f:\...`).
-fn windows_path(name: &Path, i: usize) -> Result<PathBuf, String> {
+fn windows_path(name: &Path, i: usize) -> Result<PathBuf, ConfigError> {
     let raw = name.to_string_lossy();
     let b = raw.as_bytes();
     let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
@@ -802,24 +983,26 @@ fn windows_path(name: &Path, i: usize) -> Result<PathBuf, String> {
         return Ok(name.to_path_buf());
     }
     if !drive {
-        return Err(format!(
-            "[File{}] FileName '{raw}' is a Windows path: give a Linux path (e.g. /mnt/data/sqliosim.mdx)",
-            i + 1
-        ));
+        return Err(ConfigError::WindowsPath {
+            file: i + 1,
+            name: raw.to_string(),
+        });
     }
-    let ext = crate::compat::Extensions::from_env().map_err(|e| e.to_string())?;
-    ext.resolve(&raw).map_err(|e| {
-        format!(
-            "[File{}] FileName '{raw}': {e} (for iosim sim, set IOSIM_DRIVES; or give a Linux path)",
-            i + 1
-        )
+    let ext =
+        crate::compat::Extensions::from_env().map_err(|e| ConfigError::Drives(e.to_string()))?;
+    ext.resolve(&raw).map_err(|e| ConfigError::UnmappedDrive {
+        file: i + 1,
+        name: raw.to_string(),
+        reason: e.to_string(),
     })
 }
 
 /// Reads a configuration file: TOML when it ends in `.toml`, INI otherwise.
-pub fn load(path: &Path) -> Result<(SimConfig, Vec<String>), String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read configuration '{}': {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<(SimConfig, Vec<String>), ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|err| ConfigError::Unreadable {
+        path: path.to_path_buf(),
+        err,
+    })?;
     let origin = path.display().to_string();
     if path.extension().is_some_and(|e| e == "toml") {
         parse_toml(&text, &origin)
@@ -830,7 +1013,7 @@ pub fn load(path: &Path) -> Result<(SimConfig, Vec<String>), String> {
 
 impl SimConfig {
     /// Resolves -1 user counts and checks what the run needs. Returns warnings.
-    pub fn finalize(&mut self) -> Result<Vec<String>, String> {
+    pub fn finalize(&mut self) -> Result<Vec<String>, ConfigError> {
         let mut w = Vec::new();
         let cpus = self.cpu_count.max(1) as i64;
         if self.random.user_count < 0 {
@@ -855,11 +1038,15 @@ impl SimConfig {
             (self.read_ahead.user_count, "[ReadAheadUser]"),
             (self.bulk.user_count, "[BulkUpdateUser]"),
         ] {
-            total = total.checked_add(n).filter(|&t| t <= limit).ok_or_else(|| {
-                format!(
-                    "{section} UserCount={n} takes the users configured above SQLIOSim's limit of CPUCount x 1023 - 100 = {limit}: lower UserCount"
-                )
-            })?;
+            total =
+                total
+                    .checked_add(n)
+                    .filter(|&t| t <= limit)
+                    .ok_or(ConfigError::TooManyUsers {
+                        section,
+                        count: n,
+                        limit,
+                    })?;
         }
         // Waits and durations: at most MAX_DURATION_S (about 31 years, as
         // --duration), so that deadlines in nanoseconds cannot overflow.
@@ -955,31 +1142,29 @@ impl SimConfig {
         self.read_ahead.min_pages = self.read_ahead.min_pages.min(self.read_ahead.max_pages);
         self.bulk.min_pages = self.bulk.min_pages.min(self.bulk.max_pages);
         if self.files.iter().filter(|f| !f.log_file).count() == 0 {
-            return Err(
-                "the configuration has no data file: add a [FileN] with LogFile=FALSE".into(),
-            );
+            return Err(ConfigError::NoDataFile);
         }
         if !self.files.iter().any(|f| f.log_file) {
-            return Err("the configuration has no log file: SQLIOSim needs at least one [FileN] with LogFile=TRUE".into());
+            return Err(ConfigError::NoLogFile);
         }
         self.check_distinct_files()?;
         for (i, f) in self.files.iter_mut().enumerate() {
             for (mb, key) in [(f.initial_mb, "InitialSize"), (f.max_mb, "MaxSize")] {
                 if mb > MAX_FILE_MB {
-                    return Err(format!(
-                        "[File{}] {key}={mb} MB is above the largest file Linux allows ({MAX_FILE_MB} MB): give a smaller {key}",
-                        i + 1
-                    ));
+                    return Err(ConfigError::FileTooLarge {
+                        file: i + 1,
+                        key,
+                        mb,
+                    });
                 }
             }
             f.max_mb = f.max_mb.max(f.initial_mb);
         }
         for f in &self.files {
             if f.initial_mb == 0 {
-                return Err(format!(
-                    "{}: InitialSize is 0 MB: give it a size in MB",
-                    f.name.display()
-                ));
+                return Err(ConfigError::ZeroSize {
+                    name: f.name.clone(),
+                });
             }
         }
         // SQLIOSim: Increment is reduced so that Increment x MaxExtents < MaxMemoryMB / #files.
@@ -1006,7 +1191,7 @@ impl SimConfig {
             w.push("UseScatterGather=TRUE forces NoBuffering=TRUE, as in SQLIOSim".into());
             self.no_buffering = true;
         }
-        if let Some(avail) = mem_available() {
+        if let Some(avail) = crate::sysmon::host::mem_available_bytes() {
             self.check_memory(avail)?;
         }
         self.choices()?;
@@ -1018,19 +1203,15 @@ impl SimConfig {
     /// no user meets one (`gen_bool` panics on NaN, `gen_range` on an empty
     /// range). [`finalize`](Self::finalize) calls it; a run builds its users'
     /// choices here.
-    pub fn choices(&self) -> Result<Choices, String> {
-        let chance = |p: f64, key: &str| {
-            Bernoulli::new(p).map_err(|_| {
-                format!("{key} is {p}: give a percentage from 0 to 100% (INI: hundredths of a percent, 0 to 10000)")
-            })
+    pub fn choices(&self) -> Result<Choices, ConfigError> {
+        let chance = |p: f64, key: &'static str| {
+            Bernoulli::new(p).map_err(|_| ConfigError::BadChance { key, p })
         };
-        let range = |lo: u64, hi: u64, keys: &str| {
+        let range = |lo: u64, hi: u64, keys: &'static str| {
             if lo <= hi {
                 Ok(lo..=hi)
             } else {
-                Err(format!(
-                    "{keys}: the minimum {lo} is above the maximum {hi}: give a minimum no larger than the maximum"
-                ))
+                Err(ConfigError::EmptyRange { keys, lo, hi })
             }
         };
         let s = &self.shrink;
@@ -1109,8 +1290,7 @@ impl SimConfig {
     /// Refuses a configuration whose in-memory state would not fit in
     /// `available` bytes (MemAvailable), or whose page-state tables would not
     /// fit in the address space, naming the key to lower.
-    pub fn check_memory(&self, available: u64) -> Result<(), String> {
-        let fmt = crate::units::format_size;
+    pub fn check_memory(&self, available: u64) -> Result<(), ConfigError> {
         let data_files = self.files.iter().filter(|g| !g.log_file).count().max(1) as u64;
         let reserved = self.table_reservation();
         if reserved > TABLE_ADDRESS_SPACE {
@@ -1121,14 +1301,12 @@ impl SimConfig {
                 .filter(|(_, f)| !f.log_file)
                 .max_by_key(|(_, f)| f.max_mb)
                 .expect("a data file (reservation above zero)");
-            return Err(format!(
-                "[File{}] MaxSize={} MB: the data files' page-state tables ({PAGE_STATE_BYTES} bytes per 8 KiB page up to MaxSize, taken only as pages are reached) would reserve {} of address space, more than the {} iosim allows: give MaxSize of at most {} MB per data file",
-                i + 1,
-                f.max_mb,
-                fmt(reserved),
-                fmt(TABLE_ADDRESS_SPACE),
-                TABLE_ADDRESS_SPACE / PAGE_STATE_BYTES / PAGES_PER_MB / data_files
-            ));
+            return Err(ConfigError::TablesTooLarge {
+                file: i + 1,
+                max_mb: f.max_mb,
+                reserved,
+                most_mb: TABLE_ADDRESS_SPACE / PAGE_STATE_BYTES / PAGES_PER_MB / data_files,
+            });
         }
         let (tables, users) = self.memory_needed();
         if tables.saturating_add(users) <= available {
@@ -1143,20 +1321,15 @@ impl SimConfig {
                 .max_by_key(|(_, f)| f.initial_mb)
                 .expect("a data file (checked above)");
             let room = available.saturating_sub(users) / PAGE_STATE_BYTES / PAGES_PER_MB;
-            return Err(format!(
-                "[File{}] InitialSize={} MB: the page-state tables of the data files would need {} of memory ({PAGE_STATE_BYTES} bytes per 8 KiB page), but this machine has {} available: give InitialSize of at most {} MB per data file",
-                i + 1,
-                f.initial_mb,
-                fmt(tables),
-                fmt(available),
-                room / data_files
-            ));
+            return Err(ConfigError::TablesOutOfMemory {
+                file: i + 1,
+                initial_mb: f.initial_mb,
+                tables,
+                available,
+                most_mb: room / data_files,
+            });
         }
-        Err(format!(
-            "the users' page buffers would need {} of memory (UserCount x pages per I/O x 8 KiB, over [RandomUser], [AuditUser], [ReadAheadUser] and [BulkUpdateUser]), but this machine has {} available: lower UserCount or MaxIOChainLength, BuffersValidated, BuffersRAMax, BuffersBUMax",
-            fmt(users),
-            fmt(available)
-        ))
+        Err(ConfigError::BuffersOutOfMemory { users, available })
     }
 }
 
@@ -1171,23 +1344,12 @@ pub const PAGES_PER_MB: u64 = (1 << 20) / crate::verify::PAGE_SIZE as u64;
 /// The largest file size Linux allows (off_t), in MB.
 pub const MAX_FILE_MB: u64 = (i64::MAX as u64) >> 20;
 
-/// MemAvailable from /proc/meminfo, bytes.
-fn mem_available() -> Option<u64> {
-    std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
-        t.lines()
-            .find(|l| l.starts_with("MemAvailable:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<u64>().ok())
-            .map(|kb| kb.saturating_mul(1024))
-    })
-}
-
 impl SimConfig {
     /// Refuses two files that are the same file (the same directory given
     /// twice with `--dir`, the same FileName twice, or the error log naming a
     /// database file): the simulator would delete and truncate a file that is
     /// still in use, and verify pages another file wrote.
-    fn check_distinct_files(&self) -> Result<(), String> {
+    fn check_distinct_files(&self) -> Result<(), ConfigError> {
         let mut seen: Vec<(PathBuf, String)> = Vec::new();
         let named = self
             .files
@@ -1206,9 +1368,10 @@ impl SimConfig {
         for (path, what) in named {
             let key = same_file_key(&path);
             if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
-                return Err(format!(
-                    "{first} and {what} are the same file: give every file its own path (a directory given twice with --dir, or a FileName used twice)"
-                ));
+                return Err(ConfigError::SameFile {
+                    first: first.clone(),
+                    second: what,
+                });
             }
             seen.push((key, what));
         }
@@ -1292,7 +1455,7 @@ mod tests {
     #[test]
     fn finalize_checks_files_and_users() {
         let mut c = SimConfig::default();
-        assert!(c.finalize().unwrap_err().contains("no data file"));
+        assert!(matches!(c.finalize().unwrap_err(), ConfigError::NoDataFile));
         let mut c = SimConfig {
             cpu_count: 2,
             files: default_files(Path::new("/tmp"), Some(64)),
@@ -1306,13 +1469,14 @@ mod tests {
             files: vec![c.files[0].clone()],
             ..c
         };
-        assert!(c.finalize().unwrap_err().contains("no log file"));
+        assert!(matches!(c.finalize().unwrap_err(), ConfigError::NoLogFile));
     }
 
     #[test]
     fn missing_filename_is_an_error() {
         assert!(parse_ini("[File1]\nInitialSize=5\n", "t")
             .unwrap_err()
+            .to_string()
             .contains("FileName"));
     }
 
@@ -1324,12 +1488,16 @@ mod tests {
         };
         let (c, _) = parse_ini(&ini("q:\\sqliosim.mdx"), "t.ini").unwrap();
         assert_eq!(c.files[0].name, PathBuf::from("/mnt/q/sqliosim.mdx"));
-        let e = parse_ini(&ini("v:\\sqliosim.mdx"), "t.ini").unwrap_err();
+        let e = parse_ini(&ini("v:\\sqliosim.mdx"), "t.ini")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("--drive V=") && e.contains("IOSIM_DRIVES"),
             "{e}"
         );
-        let e = parse_ini(&ini("\\DB52\\testfile.dat"), "t.ini").unwrap_err();
+        let e = parse_ini(&ini("\\DB52\\testfile.dat"), "t.ini")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("Windows path"), "{e}");
         let (c, _) = parse_ini(&ini("/tmp/d.mdx"), "t.ini").unwrap();
         assert_eq!(c.files[0].name, PathBuf::from("/tmp/d.mdx"));
@@ -1380,7 +1548,7 @@ mod tests {
             for v in ["NaN", "nan", "inf", "-inf", "infinity", "-Infinity"] {
                 // The key after the files, so that [File1] keys land in their section.
                 let ini = format!("{FILES}[{section}]\n{key}={v}\n");
-                let e = parse_ini(&ini, "t.ini").unwrap_err();
+                let e = parse_ini(&ini, "t.ini").unwrap_err().to_string();
                 assert!(
                     e.starts_with("t.ini:")
                         && e.contains(&format!("{key}={v} is not a finite number: give ")),
@@ -1388,7 +1556,9 @@ mod tests {
                 );
             }
         }
-        let e = parse_ini("[RandomUser]\nRollbackChance=NaN\n", "t.ini").unwrap_err();
+        let e = parse_ini("[RandomUser]\nRollbackChance=NaN\n", "t.ini")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "t.ini:2: RollbackChance=NaN is not a finite number: give hundredths of a percent from 0 to 10000 (100 = 1%)"
@@ -1396,7 +1566,7 @@ mod tests {
         // TOML: `nan` and `inf` are TOML floats; percentages are in percent there.
         for v in ["nan", "inf", "-inf", "+inf"] {
             let t = format!("[random_user]\nrollback_chance = {v}\n");
-            let e = parse_toml(&t, "t.toml").unwrap_err();
+            let e = parse_toml(&t, "t.toml").unwrap_err().to_string();
             assert!(
                 e.contains("rollback_chance = ")
                     && e.contains("is not a finite number: give a percentage from 0 to 100")
@@ -1404,7 +1574,7 @@ mod tests {
                 "{v}: {e}"
             );
             let t = format!("[config]\ntest_cycles = {v}\n");
-            let e = parse_toml(&t, "t.toml").unwrap_err();
+            let e = parse_toml(&t, "t.toml").unwrap_err().to_string();
             assert!(
                 e.contains("test_cycles = ") && e.contains("not a finite number"),
                 "{e}"
@@ -1493,14 +1663,18 @@ mod tests {
             ..SimConfig::default()
         };
         c.random.rollback_chance = f64::NAN;
-        let e = c.finalize().unwrap_err();
+        let e = c.finalize().unwrap_err().to_string();
         assert!(
             e.starts_with("RollbackChance is NaN: give a percentage"),
             "{e}"
         );
         c.random.rollback_chance = 0.5;
         c.cache_hit_ratio = f64::INFINITY;
-        assert!(c.choices().unwrap_err().starts_with("CacheHitRatio is inf"));
+        assert!(c
+            .choices()
+            .unwrap_err()
+            .to_string()
+            .starts_with("CacheHitRatio is inf"));
     }
 
     #[test]

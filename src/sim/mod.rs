@@ -397,7 +397,7 @@ pub struct RunOpts {
 pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult> {
     let t0 = crate::clock::now_ns();
     // The users' choices and the faults are checked before any file is touched.
-    let choices = cfg.choices().map_err(anyhow::Error::msg)?;
+    let choices = cfg.choices()?;
     let (faults, fault_notes) = place_faults(&cfg, &opts.faults)?;
     // The error log first: refused before any data file is touched. It follows
     // the data files' rules (create new, or reuse only what iosim made).

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use super::{ErrorRecord, Shared};
-use crate::stats::{RwResult, RwStats};
+use crate::stats::{Percentile, RwResult, RwStats};
 use crate::verify::ErrorClass;
 
 fn attrs(p: &std::path::Path) -> u64 {
@@ -331,9 +331,9 @@ pub fn text(r: &SimResult) -> String {
             st.read.mib_per_sec,
             st.write.iops,
             st.write.mib_per_sec,
-            ms(st.total.latency_us.p("p50")),
-            ms(st.total.latency_us.p("p99")),
-            ms(st.total.latency_us.p("p99.9")),
+            ms(st.total.latency_us.p(Percentile::P50)),
+            ms(st.total.latency_us.p(Percentile::P99)),
+            ms(st.total.latency_us.p(Percentile::P99_9)),
             ms(st.total.latency_us.max)
         )
     };

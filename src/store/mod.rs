@@ -7,7 +7,6 @@
 //! [`Meta`] it says about itself; [`Store::save`] stores any JSON under a
 //! kind with the columns the caller gives (a kind this iosim has no type for).
 
-pub mod compare;
 pub mod env;
 mod legacy;
 pub mod meta;

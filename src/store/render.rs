@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::compare::{self, Side};
 use super::{Store, StoredRun};
+use crate::comparison::{self as compare, Side};
 use crate::document::Document;
 use crate::report::OutputFormat;
 use crate::runner::RunResult;

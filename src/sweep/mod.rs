@@ -21,7 +21,8 @@ use crate::csvout::Fixed;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::{RunOptions, RunResult};
-use crate::sysmon::check::{CpuCause, CPU_LIMITED_CODES};
+use crate::stats::Percentile;
+use crate::sysmon::check::{CpuCause, WarningCode, CPU_LIMITED_CODES};
 use crate::units::{format_size_arg, parse_size};
 use crate::workload::{BsSplit, Distribution, RwMode, WorkloadSpec};
 use analysis::{
@@ -363,7 +364,7 @@ pub struct PointResult {
     /// Repetitions suggested for a ±5% confidence interval, when noisy.
     pub suggested_repeats: Option<usize>,
     /// Self-check warning codes seen in any repetition.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<WarningCode>,
 }
 
 /// A whole sweep: the JSON of `iosim sweep --output json`.
@@ -492,14 +493,14 @@ pub fn summarize_point(p: &Point, spec: &WorkloadSpec, runs: &[RunResult]) -> Po
             r.cpu.cpu_bound
                 || r.warnings
                     .iter()
-                    .any(|w| CPU_LIMITED_CODES.contains(&w.code.as_str()))
+                    .any(|w| CPU_LIMITED_CODES.contains(&w.code))
         })
         .count();
-    let mut warnings: Vec<String> = runs
+    let mut warnings: Vec<WarningCode> = runs
         .iter()
         .flat_map(|r| r.warnings.iter().map(|w| w.code.clone()))
         .collect();
-    warnings.sort();
+    warnings.sort_by(|a, b| a.as_str().cmp(b.as_str()));
     warnings.dedup();
     let noisy = is_noisy(&iops);
     let targets = spec.targets.len().max(1) as u64;
@@ -513,7 +514,7 @@ pub fn summarize_point(p: &Point, spec: &WorkloadSpec, runs: &[RunResult]) -> Po
         iops,
         mib_per_sec: get(&|r| r.total.total.mib_per_sec),
         lat_mean_us: get(&|r| r.total.total.latency_us.mean),
-        lat_p99_us: get(&|r| r.total.total.latency_us.p("p99")),
+        lat_p99_us: get(&|r| r.total.total.latency_us.p(Percentile::P99)),
         lat_max_us: get(&|r| r.total.total.latency_us.max),
         cpu_bound_runs,
         max_core_busy_pct: runs
@@ -579,7 +580,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     }
     for p in &points {
         if p.cpu_bound_runs > 0 {
-            let has = |c: CpuCause| p.warnings.iter().any(|w| w == c.code());
+            let has = |c: CpuCause| p.warnings.iter().any(|w| *w == c.code());
             let (why, what_to_do) = if has(CpuCause::Others) {
                 (
                     "other processes took CPU it needed".to_string(),
@@ -956,11 +957,11 @@ mod tests {
         assert!(old.cpu.cpu_bound && old.cpu.cause.is_none());
         let with = |cause: CpuCause| {
             let mut r = stored_run();
-            r.warnings.retain(|w| !w.code.starts_with("cpu"));
+            r.warnings.retain(|w| !w.code.as_str().starts_with("cpu"));
             r.cpu.cpu_bound = cause.untrusted();
             r.cpu.cause = Some(cause);
             r.warnings.push(Warning {
-                code: cause.code().into(),
+                code: cause.code(),
                 message: "m".into(),
             });
             r

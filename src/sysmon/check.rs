@@ -22,7 +22,6 @@ use super::mounts::{DeviceInfo, Resolution};
 use super::procs::CpuAttribution;
 use super::sampler::MonitorReport;
 use crate::stats::RwStats;
-use crate::target::{PreparedTarget, TargetKind};
 use crate::units::format_size;
 use crate::workload::{CacheMode, WorkloadSpec};
 
@@ -211,20 +210,125 @@ pub struct CheckInput {
     pub unwritten: Option<Unwritten>,
 }
 
+/// What a target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A regular file.
+    File,
+    /// A block device.
+    BlockDevice,
+    /// No storage (the null engine).
+    Null,
+}
+
+/// The part of a prepared target the checks look at
+/// (`crate::target::PreparedTarget::region`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region<'a> {
+    /// Path as given.
+    pub path: &'a Path,
+    /// File, block device or null.
+    pub kind: TargetKind,
+    /// First byte of the region used.
+    pub start: u64,
+    /// Length of the region used.
+    pub len: u64,
+}
+
 /// A finding, in plain words.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
     /// Stable identifier (snake_case), for scripts.
-    pub code: String,
+    pub code: WarningCode,
     /// What it means and what to do.
     pub message: String,
 }
 
-fn warn(code: &str, message: String) -> Warning {
-    Warning {
-        code: code.to_string(),
-        message,
+/// The stable identifier of a [`Warning`]; documents hold its snake_case
+/// text ([`WarningCode::as_str`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    /// The device read fewer bytes than iosim did: a cache answered.
+    CacheAnsweredReads,
+    /// The device read more than iosim did.
+    DeviceExtraReads,
+    /// The device wrote more than iosim did.
+    DeviceExtraWrites,
+    /// Writes that had to reach the device did not.
+    WritesMissedDevice,
+    /// Buffered writes were still in the page cache at the end.
+    WritesStillCached,
+    /// A buffered test file fits in memory.
+    BufferedFitsInMemory,
+    /// The test file has holes.
+    SparseTestFile,
+    /// The test file reads back as zeros.
+    ZeroFilledTestFile,
+    /// Places of a block device were never written.
+    UnwrittenDevice,
+    /// O_DIRECT was asked for and refused.
+    DirectIoUnavailable,
+    /// The device's counters could not be read.
+    NoDeviceCounters,
+    /// A loop device's backing file answered from the page cache.
+    LoopBackingCached,
+    /// iosim's own threads were the limit ([`CpuCause::Iosim`]).
+    CpuBoundIosim,
+    /// Other processes took CPU iosim needed ([`CpuCause::Others`]).
+    CpuTakenByOthers,
+    /// The kernel's I/O path kept the CPU busy ([`CpuCause::IoPath`]).
+    CpuBusyIoPath,
+    /// The one CPU warning of results stored before the causes were told
+    /// apart (a core >= 95% busy, by anyone); read back, it still counts as
+    /// CPU-bound.
+    CpuBound,
+    /// Workers started measuring late.
+    WorkersStartedLate,
+    /// Workers stopped measuring late.
+    WorkersStoppedLate,
+    /// A code this iosim does not know (from a document of another
+    /// version), kept as it was read.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl WarningCode {
+    /// Its text in documents and reports: `cache_answered_reads`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            WarningCode::CacheAnsweredReads => "cache_answered_reads",
+            WarningCode::DeviceExtraReads => "device_extra_reads",
+            WarningCode::DeviceExtraWrites => "device_extra_writes",
+            WarningCode::WritesMissedDevice => "writes_missed_device",
+            WarningCode::WritesStillCached => "writes_still_cached",
+            WarningCode::BufferedFitsInMemory => "buffered_fits_in_memory",
+            WarningCode::SparseTestFile => "sparse_test_file",
+            WarningCode::ZeroFilledTestFile => "zero_filled_test_file",
+            WarningCode::UnwrittenDevice => "unwritten_device",
+            WarningCode::DirectIoUnavailable => "direct_io_unavailable",
+            WarningCode::NoDeviceCounters => "no_device_counters",
+            WarningCode::LoopBackingCached => "loop_backing_cached",
+            WarningCode::CpuBoundIosim => "cpu_bound_iosim",
+            WarningCode::CpuTakenByOthers => "cpu_taken_by_others",
+            WarningCode::CpuBusyIoPath => "cpu_busy_io_path",
+            WarningCode::CpuBound => "cpu_bound",
+            WarningCode::WorkersStartedLate => "workers_started_late",
+            WarningCode::WorkersStoppedLate => "workers_stopped_late",
+            WarningCode::Other(s) => s,
+        }
     }
+}
+
+impl std::fmt::Display for WarningCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn warn(code: WarningCode, message: String) -> Warning {
+    Warning { code, message }
 }
 
 fn pct(a: u64, b: u64) -> f64 {
@@ -251,7 +355,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
             && (d.read_bytes as f64) < DEVICE_SHORTFALL_FRACTION * i.issued_read_bytes as f64
         {
             out.push(warn(
-                "cache_answered_reads",
+                WarningCode::CacheAnsweredReads,
                 format!(
                     "{dev_name} read {} in {} requests while iosim read {} in {} ({:.0}% of the bytes): a cache answered instead of the device, so read results show cache speed. {}",
                     format_size(d.read_bytes),
@@ -273,7 +377,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
                     + DEVICE_EXCESS_SLACK_BYTES as f64
         {
             out.push(warn(
-                "device_extra_reads",
+                WarningCode::DeviceExtraReads,
                 format!(
                     "{dev_name} read {} while iosim read {}: {}other processes using {dev_name} count too, so device numbers are not iosim's alone.",
                     format_size(d.read_bytes),
@@ -288,7 +392,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
                 + DEVICE_EXCESS_SLACK_BYTES as f64
         {
             out.push(warn(
-                "device_extra_writes",
+                WarningCode::DeviceExtraWrites,
                 format!(
                     "{dev_name} wrote {} in {} requests while iosim wrote {} in {}: the extra is filesystem journal and metadata{}, or other processes writing to {dev_name} (they count too). Device-side rates include it; if it is large, look for other activity or test on a block device.",
                     format_size(d.write_bytes),
@@ -309,7 +413,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
         {
             if writes_must_reach {
                 out.push(warn(
-                    "writes_missed_device",
+                    WarningCode::WritesMissedDevice,
                     format!(
                         "{dev_name} wrote {} while iosim wrote {} with {}: writes that must reach stable storage did not reach this device. Something between them absorbed them (a loop device over a cached file, a filesystem that silently buffers O_DIRECT); write results do not show the device.",
                         format_size(d.write_bytes),
@@ -319,7 +423,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
                 ));
             } else {
                 out.push(warn(
-                    "writes_still_cached",
+                    WarningCode::WritesStillCached,
                     format!(
                         "{dev_name} wrote {} while iosim wrote {} ({:.0}%): buffered writes were still in the page cache when the run ended, so write results show memory speed and the device will write them later. Use --cache direct or --cache writethrough to measure the device.",
                         format_size(d.write_bytes),
@@ -344,7 +448,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
         && i.issued_reads + i.issued_writes > 0
     {
         out.push(warn(
-            "buffered_fits_in_memory",
+            WarningCode::BufferedFitsInMemory,
             format!(
                 "buffered I/O ({}) on a {} target with {} of memory: the whole target can sit in the page cache, so results can show memory speed, not storage. Use --cache direct, or a target larger than memory.",
                 i.cache.name(),
@@ -357,7 +461,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
     // (e) File content.
     if i.kind == TargetKind::File && i.file_sparse {
         out.push(warn(
-            "sparse_test_file",
+            WarningCode::SparseTestFile,
             format!(
                 "{} has holes (fewer blocks allocated than its size): reads of holes return zeros without touching the device, and first writes allocate blocks. Recreate it with --fill random (or check whether the filesystem compresses it).",
                 i.target
@@ -366,7 +470,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
     }
     if i.zero_filled {
         out.push(warn(
-            "zero_filled_test_file",
+            WarningCode::ZeroFilledTestFile,
             format!(
                 "{} reads back as zeros: unwritten extents are answered by the filesystem without device I/O, and devices or hypervisors that compress, deduplicate or thin-provision can shortcut zeros. Recreate it with --fill random.",
                 i.target
@@ -391,7 +495,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
                 ),
             };
             out.push(warn(
-                "unwritten_device",
+                WarningCode::UnwrittenDevice,
                 format!(
                     "{}: {} of {} places sampled across the {} iosim used {places}: {why}. Write it whole first (`iosim precondition {} --allow-destroy`) and measure again.",
                     i.target,
@@ -407,7 +511,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
     // (f) Direct requested, not possible.
     if i.direct_unavailable {
         out.push(warn(
-            "direct_io_unavailable",
+            WarningCode::DirectIoUnavailable,
             format!(
                 "direct I/O (O_DIRECT) was asked for but the filesystem holding {} does not support it, so I/O went through the page cache: results show memory speed, not the device. Put the test file on a filesystem that supports O_DIRECT (ext4, xfs) or use a block device.",
                 i.target
@@ -418,7 +522,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
     // (g) No device counters.
     if i.device.is_none() && i.kind != TargetKind::Null {
         out.push(warn(
-            "no_device_counters",
+            WarningCode::NoDeviceCounters,
             format!(
                 "no block device counters for {}: {}. Device-side numbers (transfers, queue length, await, busy) are missing and iosim could not check that the device saw its I/O.",
                 i.target,
@@ -444,7 +548,7 @@ fn loop_backing_cached(i: &CheckInput, writes_must_reach: bool) -> Option<Warnin
             return None;
         }
         return Some(warn(
-            "loop_backing_cached",
+            WarningCode::LoopBackingCached,
             format!(
                 "{} is a loop device over {}, which is in memory (tmpfs): its I/O never reaches storage, so results show memory speed. Put the backing file on a disk filesystem (`losetup --direct-io=on`) or test a real device.",
                 lb.loop_device, lb.file
@@ -493,7 +597,7 @@ fn loop_backing_cached(i: &CheckInput, writes_must_reach: bool) -> Option<Warnin
         ""
     };
     Some(warn(
-        "loop_backing_cached",
+        WarningCode::LoopBackingCached,
         format!(
             "{} goes through the host's page cache to its backing file {} (loop/dio is 0): it {}, and {holder_name}, which holds the file, {}; the rest was the host's memory{holes}, so results show memory speed. Run `losetup --direct-io=on {dev}` and measure again.",
             lb.loop_device,
@@ -520,11 +624,11 @@ pub enum CpuCause {
 
 impl CpuCause {
     /// The warning code.
-    pub const fn code(self) -> &'static str {
+    pub const fn code(self) -> WarningCode {
         match self {
-            CpuCause::Iosim => "cpu_bound_iosim",
-            CpuCause::Others => "cpu_taken_by_others",
-            CpuCause::IoPath => "cpu_busy_io_path",
+            CpuCause::Iosim => WarningCode::CpuBoundIosim,
+            CpuCause::Others => WarningCode::CpuTakenByOthers,
+            CpuCause::IoPath => WarningCode::CpuBusyIoPath,
         }
     }
 
@@ -534,16 +638,12 @@ impl CpuCause {
     }
 }
 
-/// The one CPU warning of results stored before the causes were told apart
-/// (a core >= 95% busy, by anyone); read back, it still counts as CPU-bound.
-pub const LEGACY_CPU_BOUND: &str = "cpu_bound";
-
 /// Warning codes that say a run was limited by the CPU (iosim's or taken by
 /// others), the stored results' `cpu_bound` included.
-pub const CPU_LIMITED_CODES: [&str; 3] = [
+pub const CPU_LIMITED_CODES: [WarningCode; 3] = [
     CpuCause::Iosim.code(),
     CpuCause::Others.code(),
-    LEGACY_CPU_BOUND,
+    WarningCode::CpuBound,
 ];
 
 /// Who limited the CPU, if anyone, from who used it (`a`) and the busiest
@@ -682,7 +782,7 @@ fn target_size(path: &Path) -> io::Result<u64> {
     let f = File::open(path)?;
     let m = f.metadata()?;
     if m.file_type().is_block_device() {
-        crate::target::device_size(&f)
+        crate::blockdev::device_size(&f)
     } else {
         Ok(m.len())
     }
@@ -768,10 +868,8 @@ static WRITTEN_REGIONS: Mutex<Vec<(PathBuf, u64, u64, Unwritten)>> = Mutex::new(
 
 /// Zero blocks at [`DEVICE_SAMPLES`] places of a block device target's
 /// region, remembered once the region is found written.
-fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
-    let key = |w: &(PathBuf, u64, u64, Unwritten)| {
-        w.0 == t.path && w.1 == t.region_start && w.2 == t.region_len
-    };
+fn sampled_zeros(t: &Region) -> Option<Unwritten> {
+    let key = |w: &(PathBuf, u64, u64, Unwritten)| w.0 == t.path && w.1 == t.start && w.2 == t.len;
     if let Some(known) = WRITTEN_REGIONS
         .lock()
         .ok()
@@ -779,8 +877,7 @@ fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
     {
         return Some(known);
     }
-    let (zero, sampled) =
-        zero_blocks(&t.path, t.region_start, t.region_len, DEVICE_SAMPLES).ok()?;
+    let (zero, sampled) = zero_blocks(t.path, t.start, t.len, DEVICE_SAMPLES).ok()?;
     let u = Unwritten {
         evidence: UnwrittenEvidence::ZeroBlocks,
         sampled,
@@ -788,7 +885,7 @@ fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
     };
     if u.share() < UNWRITTEN_SHARE {
         if let Ok(mut v) = WRITTEN_REGIONS.lock() {
-            v.push((t.path.clone(), t.region_start, t.region_len, u.clone()));
+            v.push((t.path.to_path_buf(), t.start, t.len, u.clone()));
         }
     }
     Some(u)
@@ -800,11 +897,11 @@ fn sampled_zeros(t: &PreparedTarget) -> Option<Unwritten> {
 /// loop device (no I/O on the device, whose counters the run compares), zero
 /// blocks read directly for any other device. What cannot be looked at is
 /// left out.
-pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
+pub fn examine(t: &Region, res: &Resolution) -> TargetContent {
     match t.kind {
         TargetKind::File => TargetContent {
-            sparse: file_is_sparse(&t.path).unwrap_or(false),
-            zero_filled: looks_zero_filled(&t.path, 16).unwrap_or(false),
+            sparse: file_is_sparse(t.path).unwrap_or(false),
+            zero_filled: looks_zero_filled(t.path, 16).unwrap_or(false),
             unwritten: None,
         },
         TargetKind::BlockDevice => {
@@ -814,8 +911,8 @@ pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
                     // A deleted backing file cannot be opened by its name: not looked at.
                     Some((lb, file)) => count_holes(
                         Path::new(file),
-                        lb.offset.saturating_add(t.region_start),
-                        t.region_len,
+                        lb.offset.saturating_add(t.start),
+                        t.len,
                         DEVICE_SAMPLES,
                     )
                     .ok()
@@ -843,7 +940,7 @@ pub fn examine(t: &PreparedTarget, res: &Resolution) -> TargetContent {
 #[allow(clippy::too_many_arguments)]
 pub fn self_checks(
     spec: &WorkloadSpec,
-    targets: &[PreparedTarget],
+    targets: &[Region],
     resolutions: &[Resolution],
     per_target: &[RwStats],
     content: &[TargetContent],
@@ -877,7 +974,7 @@ pub fn self_checks(
             };
             if same {
                 issued.merge(&per_target[j]);
-                size += u.region_len;
+                size += u.len;
                 sparse |= content[j].sparse;
                 zero |= content[j].zero_filled;
                 // The target with the most never-written places speaks for the device.
@@ -1270,7 +1367,7 @@ mod tests {
             "{}",
             w.message
         );
-        assert!(CPU_LIMITED_CODES.contains(&"cpu_bound"));
+        assert!(CPU_LIMITED_CODES.contains(&WarningCode::CpuBound));
     }
 
     #[test]
@@ -1488,18 +1585,12 @@ mod tests {
         assert!(count_holes(&dir.path().join("none"), 0, 1, 1).is_err());
     }
 
-    fn device_target(path: &Path, len: u64) -> PreparedTarget {
-        PreparedTarget {
-            path: path.to_path_buf(),
+    fn device_target(path: &Path, len: u64) -> Region<'_> {
+        Region {
+            path,
             kind: TargetKind::BlockDevice,
-            size: len,
-            region_start: 0,
-            region_len: len,
-            created: false,
-            made: false,
-            dio_align: 512,
-            notes: Vec::new(),
-            claim: None,
+            start: 0,
+            len,
         }
     }
 
@@ -1519,7 +1610,7 @@ mod tests {
         assert_eq!(sampled_zeros(&t).unwrap().unwritten, 0);
         // Another region of the same path is read.
         let mut half = t;
-        half.region_len = MIB / 2;
+        half.len = MIB / 2;
         assert_eq!(sampled_zeros(&half).unwrap().unwritten, DEVICE_SAMPLES);
     }
 
@@ -1590,5 +1681,39 @@ mod tests {
         drop(f);
         assert_eq!(examine(&t, &res).unwritten.unwrap().unwritten, 0);
         assert_eq!(examine(&t, &other).unwritten.unwrap().unwritten, 0);
+    }
+
+    #[test]
+    fn warning_codes_read_and_write_their_text() {
+        use WarningCode::*;
+        let all = [
+            CacheAnsweredReads,
+            DeviceExtraReads,
+            DeviceExtraWrites,
+            WritesMissedDevice,
+            WritesStillCached,
+            BufferedFitsInMemory,
+            SparseTestFile,
+            ZeroFilledTestFile,
+            UnwrittenDevice,
+            DirectIoUnavailable,
+            NoDeviceCounters,
+            LoopBackingCached,
+            CpuBoundIosim,
+            CpuTakenByOthers,
+            CpuBusyIoPath,
+            CpuBound,
+            WorkersStartedLate,
+            WorkersStoppedLate,
+            Other("from_another_version".into()),
+        ];
+        for c in all {
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+            assert_eq!(serde_json::from_str::<WarningCode>(&json).unwrap(), c);
+        }
+        // A known text never reads back as `Other`.
+        let known: WarningCode = serde_json::from_str("\"cpu_bound\"").unwrap();
+        assert_eq!(known, CpuBound);
     }
 }

@@ -124,6 +124,38 @@ pub fn utilisation(a: &[CpuTimes], b: &[CpuTimes]) -> Vec<CoreUtil> {
     out
 }
 
+/// Hardware interrupts per CPU so far (`/proc/interrupts`); empty where it
+/// cannot be read.
+pub fn read_interrupts() -> Vec<u64> {
+    std::fs::read_to_string("/proc/interrupts")
+        .map(|t| parse_interrupts(&t))
+        .unwrap_or_default()
+}
+
+/// Interrupts per CPU: the sum of each CPU's column of `/proc/interrupts`.
+pub fn parse_interrupts(text: &str) -> Vec<u64> {
+    let mut lines = text.lines();
+    let ncpu = lines.next().map_or(0, |h| h.split_whitespace().count());
+    let mut sums = vec![0u64; ncpu];
+    for l in lines {
+        let Some((_, rest)) = l.split_once(':') else {
+            continue;
+        };
+        let counts: Vec<u64> = rest
+            .split_whitespace()
+            .take(ncpu)
+            .map_while(|v| v.parse().ok())
+            .collect();
+        // Lines such as ERR: and MIS: hold one machine-wide count: not per CPU.
+        if counts.len() == ncpu {
+            for (s, c) in sums.iter_mut().zip(counts) {
+                *s += c;
+            }
+        }
+    }
+    sums
+}
+
 /// User and system CPU seconds of this thread (`RUSAGE_THREAD`) or process (`RUSAGE_SELF`).
 pub fn rusage(thread: bool) -> (f64, f64) {
     crate::engine::sys::cpu_times(thread)
@@ -182,5 +214,12 @@ mod tests {
     fn rusage_is_readable() {
         let (u, s) = rusage(true);
         assert!(u >= 0.0 && s >= 0.0);
+    }
+
+    #[test]
+    fn interrupts_add_up_per_cpu() {
+        let t = "           CPU0       CPU1\n  1:         10          2   IO-APIC   1-edge      i8042\n 24:        100        300   PCI-MSI  nvme0q0\nERR:          0\nMIS:          0\n";
+        assert_eq!(parse_interrupts(t), vec![110, 302]);
+        assert!(parse_interrupts("").is_empty());
     }
 }

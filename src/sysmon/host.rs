@@ -35,7 +35,7 @@ pub fn host_info() -> HostInfo {
             .map(|n| n.get())
             .unwrap_or(1),
         mem_total_bytes: parse_mem_total(&read("/proc/meminfo")),
-        clocksource: crate::clock::clocksource().unwrap_or_default(),
+        clocksource: clocksource().unwrap_or_default(),
     }
 }
 
@@ -74,6 +74,25 @@ pub fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse::<u64>().ok())
         .and_then(|kib| kib.checked_mul(1024))
+}
+
+/// The kernel's current clocksource (`tsc`, `kvm-clock`, ...), if readable.
+pub fn clocksource() -> Option<String> {
+    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`), `localhost` where
+/// it is empty or unreadable.
+pub fn hostname() -> String {
+    let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let h = h.trim();
+    if h.is_empty() {
+        "localhost".into()
+    } else {
+        h.to_string()
+    }
 }
 
 /// Memory the kernel estimates is available for a new workload without

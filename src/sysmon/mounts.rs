@@ -105,6 +105,36 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountInfo> {
     out
 }
 
+/// True when one of this process's open descriptors is the block device `rdev`
+/// (`/proc/self/fd`).
+pub fn held_by_this_process(rdev: u64) -> bool {
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::metadata(fd.path())
+            .is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+    })
+}
+
+/// True when the block device `rdev` is a swap area (`/proc/swaps`).
+pub fn is_swap(rdev: u64) -> bool {
+    std::fs::read_to_string("/proc/swaps").is_ok_and(|t| {
+        swap_paths(&t).iter().any(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+        })
+    })
+}
+
+/// The swap areas `/proc/swaps` lists (its first column, unescaped).
+pub fn swap_paths(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|p| PathBuf::from(unescape_octal(p)))
+        .collect()
+}
+
 /// Where the resolver looks: the sysfs root and the mountinfo file.
 #[derive(Clone, Debug)]
 pub struct SysEnv {
@@ -1148,5 +1178,15 @@ mod tests {
         };
         let s = serde_json::to_string(&n).unwrap();
         assert_eq!(serde_json::from_str::<Resolution>(&s).unwrap(), n);
+    }
+
+    #[test]
+    fn swap_areas_are_listed_unescaped() {
+        let t = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/dm-1                               partition\t8388604\t\t0\t\t-2\n/swap\\040file                          file\t\t1048572\t\t0\t\t-3\n";
+        assert_eq!(
+            swap_paths(t),
+            vec![PathBuf::from("/dev/dm-1"), PathBuf::from("/swap file")]
+        );
+        assert!(!is_swap(u64::MAX));
     }
 }

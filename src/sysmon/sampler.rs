@@ -667,7 +667,7 @@ mod tests {
         // The checker agrees: direct I/O, the device saw what was issued.
         let warnings = crate::sysmon::check::self_check(&crate::sysmon::check::CheckInput {
             target: devpath.clone(),
-            kind: crate::target::TargetKind::BlockDevice,
+            kind: crate::sysmon::check::TargetKind::BlockDevice,
             cache: crate::workload::CacheMode::Direct,
             issued_reads: N,
             issued_read_bytes: N * BS as u64,
@@ -797,7 +797,7 @@ mod tests {
         );
         let w = crate::sysmon::check::self_check(&crate::sysmon::check::CheckInput {
             target: file.display().to_string(),
-            kind: crate::target::TargetKind::File,
+            kind: crate::sysmon::check::TargetKind::File,
             cache: crate::workload::CacheMode::Buffered,
             issued_reads: n,
             issued_read_bytes: SIZE as u64,

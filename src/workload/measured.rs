@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{DirResult, LatencySummary, RwResult, RwStats};
+use crate::stats::{DirResult, LatencySummary, Percentile, RwResult, RwStats};
 
 use super::distribution::SkewReport;
 use super::WorkloadSpec;
@@ -229,9 +229,9 @@ impl ShapeResult {
                     "  {:<12}{:>12.1}{:>10.1}{:>10.1}{:>10.1}{:>11.1}",
                     name,
                     l.mean,
-                    l.p("p50"),
-                    l.p("p99"),
-                    l.p("p99.9"),
+                    l.p(Percentile::P50),
+                    l.p(Percentile::P99),
+                    l.p(Percentile::P99_9),
                     l.max
                 );
             }
@@ -277,9 +277,9 @@ fn size_row(s: &mut String, name: &str, size_share: f64, d: &DirResult, all: &Rw
         d.iops,
         d.mib_per_sec,
         d.latency_us.mean,
-        d.latency_us.p("p50"),
-        d.latency_us.p("p99"),
-        d.latency_us.p("p99.9"),
+        d.latency_us.p(Percentile::P50),
+        d.latency_us.p(Percentile::P99),
+        d.latency_us.p(Percentile::P99_9),
         d.latency_us.max
     );
 }

@@ -7,7 +7,7 @@ use super::plan::Plan;
 use crate::compat::diskspd_args::{Layout, SwCache, Throughput, WriteData};
 use crate::compat::sysinfo::SystemInfo;
 use crate::runner::RunResult;
-use crate::stats::{DirResult, RwResult};
+use crate::stats::{DirResult, Percentile, RwResult};
 use crate::workload::SeqLayout;
 
 fn cache_lines(p: &Plan) -> [&'static str; 2] {
@@ -365,20 +365,20 @@ fn section(s: &mut String, p: &Plan, r: &RunResult, sec: Section) {
 }
 
 /// DiskSpd's percentile names and iosim's labels.
-pub const PERCENTILE_ROWS: [(&str, &str); 13] = [
-    ("25th", "p25"),
-    ("50th", "p50"),
-    ("75th", "p75"),
-    ("90th", "p90"),
-    ("95th", "p95"),
-    ("99th", "p99"),
-    ("3-nines", "p99.9"),
-    ("4-nines", "p99.99"),
-    ("5-nines", "p99.999"),
-    ("6-nines", "p99.9999"),
-    ("7-nines", "p99.99999"),
-    ("8-nines", "p99.999999"),
-    ("9-nines", "p99.9999999"),
+pub const PERCENTILE_ROWS: [(&str, Percentile); 13] = [
+    ("25th", Percentile::P25),
+    ("50th", Percentile::P50),
+    ("75th", Percentile::P75),
+    ("90th", Percentile::P90),
+    ("95th", Percentile::P95),
+    ("99th", Percentile::P99),
+    ("3-nines", Percentile::P99_9),
+    ("4-nines", Percentile::P99_99),
+    ("5-nines", Percentile::P99_999),
+    ("6-nines", Percentile::P99_9999),
+    ("7-nines", Percentile::P99_99999),
+    ("8-nines", Percentile::P99_999999),
+    ("9-nines", Percentile::P99_9999999),
 ];
 
 fn latency_chart(s: &mut String, r: &RwResult) {

@@ -18,35 +18,9 @@ impl CpuSample {
     pub fn now() -> CpuSample {
         CpuSample {
             cpus: crate::sysmon::cpu::read_proc_stat(),
-            interrupts: std::fs::read_to_string("/proc/interrupts")
-                .map(|t| parse_interrupts(&t))
-                .unwrap_or_default(),
+            interrupts: crate::sysmon::cpu::read_interrupts(),
         }
     }
-}
-
-/// Interrupts per CPU: the sum of each CPU's column of `/proc/interrupts`.
-pub fn parse_interrupts(text: &str) -> Vec<u64> {
-    let mut lines = text.lines();
-    let ncpu = lines.next().map_or(0, |h| h.split_whitespace().count());
-    let mut sums = vec![0u64; ncpu];
-    for l in lines {
-        let Some((_, rest)) = l.split_once(':') else {
-            continue;
-        };
-        let counts: Vec<u64> = rest
-            .split_whitespace()
-            .take(ncpu)
-            .map_while(|v| v.parse().ok())
-            .collect();
-        // Lines such as ERR: and MIS: hold one machine-wide count: not per CPU.
-        if counts.len() == ncpu {
-            for (s, c) in sums.iter_mut().zip(counts) {
-                *s += c;
-            }
-        }
-    }
-    sums
 }
 
 /// SQLIO's `-U` / `-Up` report (readme: "ProcessorNumber:", "DPCTime(%):", ...): DPC time is

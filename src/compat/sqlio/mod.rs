@@ -22,7 +22,7 @@ mod text;
 
 use super::{Extensions, Warnings};
 use crate::runner::RunResult;
-pub use cpu::{parse_interrupts, utilization, CpuSample};
+pub use cpu::{utilization, CpuSample};
 use files::{check_writable, prepare_files};
 use parse::TOOL;
 pub use parse::{
@@ -92,7 +92,7 @@ pub fn main(
     w.print(TOOL);
     check_writable(&p, &ext)?;
     if p.args.latency.is_some() {
-        let cs = crate::clock::clocksource().unwrap_or_else(|| "unknown".into());
+        let cs = crate::sysmon::host::clocksource().unwrap_or_else(|| "unknown".into());
         eprintln!("iosim sqlio: note: latency is timed with CLOCK_MONOTONIC (clocksource {cs}), in nanoseconds");
     }
     out.write_all(header(&p).as_bytes())?;

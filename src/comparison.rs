@@ -1,12 +1,13 @@
-//! Comparing stored runs: relative differences, Welch's t-test on
-//! repetitions, and the regression check behind `run --baseline`.
+//! Comparing runs: relative differences, Welch's t-test on repetitions,
+//! and the regression check behind `run --baseline`. Below `store`,
+//! `document`, `qualify` and `html`, which all compare.
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
 use crate::runner::RunResult;
-use crate::stats::DirResult;
+use crate::stats::{DirResult, Percentile};
 use crate::sweep::PointResult;
 
 /// A metric compared between runs.
@@ -20,10 +21,6 @@ pub struct Metric {
     pub of_point: fn(&PointResult) -> Option<f64>,
     /// True when larger is better (throughput); false for latency.
     pub higher_is_better: bool,
-}
-
-fn pct(d: &DirResult, label: &str) -> Option<f64> {
-    d.latency_us.percentiles.get(label).copied()
 }
 
 /// The metrics `compare` shows, in order.
@@ -48,19 +45,19 @@ pub const METRICS: [Metric; 7] = [
     },
     Metric {
         name: "lat p50 us",
-        of_run: |d| pct(d, "p50"),
+        of_run: |d| d.latency_us.get(Percentile::P50),
         of_point: |_| None,
         higher_is_better: false,
     },
     Metric {
         name: "lat p99 us",
-        of_run: |d| pct(d, "p99"),
+        of_run: |d| d.latency_us.get(Percentile::P99),
         of_point: |p| Some(p.lat_p99_us.mean),
         higher_is_better: false,
     },
     Metric {
         name: "lat p99.9 us",
-        of_run: |d| pct(d, "p99.9"),
+        of_run: |d| d.latency_us.get(Percentile::P99_9),
         of_point: |_| None,
         higher_is_better: false,
     },

@@ -1,14 +1,14 @@
 //! The qualification's self-contained HTML report: the verdict first, then
 //! the system under test, the evidence (every chart with its numbers in a
-//! table under it) and the references. Charts come from [`crate::html`].
+//! table under it) and the references. Charts come from [`crate::html`]; the verdict and references from [`crate::qualify`].
 //! Nothing in it links outside the page except the sources' absolute
 //! addresses, so the file can be mailed or moved.
 
 use std::fmt::Write as _;
 
-use super::{Measure, QualifyResult, RoleSweep};
-use crate::html::svg::{self, fmt_us, Chart};
-use crate::html::{sweep_charts, Sweep};
+use super::svg::{self, fmt_us, Chart};
+use super::{sweep_charts, Sweep, SweepPoint};
+use crate::qualify::{Measure, QualifyResult, RoleSweep};
 use crate::text::escape_xml as esc;
 
 /// The sweeps of one parameter as the report's sweep lines.
@@ -17,12 +17,12 @@ fn html_sweeps(sweeps: &[&RoleSweep]) -> Vec<Sweep> {
         .iter()
         .enumerate()
         .map(|(i, sw)| {
-            let pts: Vec<(f64, f64, f64, f64)> = sw
+            let pts: Vec<SweepPoint> = sw
                 .result
                 .points
                 .iter()
                 .map(|p| {
-                    (
+                    SweepPoint::new(
                         p.params
                             .get(&sw.param)
                             .and_then(|v| v.parse().ok())
@@ -145,7 +145,7 @@ fn sweep_table(q: &QualifyResult, sw: &RoleSweep, for_ids: &str) -> String {
         );
     }
     s.push_str("</table>");
-    if let Some(line) = super::knee_line(q, sw) {
+    if let Some(line) = crate::qualify::knee_line(q, sw) {
         let _ = write!(s, "<p class=\"note knee-line\">{}</p>", esc(&line));
     }
     if !r.findings.is_empty() {
@@ -190,7 +190,7 @@ fn profiles_table(r: &QualifyResult) -> String {
 }
 
 /// The simulator's numbers per file.
-fn sim_table(sim: &super::SimSummary) -> String {
+fn sim_table(sim: &crate::qualify::SimSummary) -> String {
     let mut s = String::from("<table class=\"numbers\" data-for=\"sim\"><tr><th class=\"l\">file</th><th class=\"l\">role</th><th>IOPS</th><th>read mean</th><th>write mean</th><th>errors</th><th class=\"l\">path</th></tr>");
     for f in &sim.files {
         let _ = write!(
@@ -388,8 +388,8 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
          <nav class=\"toc\"><a href=\"#verdict\">Verdict</a><a href=\"#system\">System under test</a><a href=\"#evidence\">Evidence</a><a href=\"#self-checks\">Self-checks</a><a href=\"#references\">References</a></nav>\n",
         r.headline(),
         crate::html::JS_ERRORS,
-        super::verdict_html::CSS,
-        super::verdict_html::overall_badge(r),
+        crate::qualify::verdict_html::CSS,
+        crate::qualify::verdict_html::overall_badge(r),
         esc(&h.iosim_version),
         esc(&h.host),
         esc(&h.started_at),
@@ -397,10 +397,10 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
         r.measure_s,
         r.setup_s
     );
-    s.push_str(&super::verdict_html::section(r, ""));
-    s.push_str(&super::system::html(&r.system, r.time_budget_s));
+    s.push_str(&crate::qualify::verdict_html::section(r, ""));
+    s.push_str(&crate::qualify::system::html(&r.system, r.time_budget_s));
     s.push_str("<section id=\"evidence\"><h2>Evidence</h2>\n<h3>Stages</h3>");
-    s.push_str(&super::verdict_html::stages_table(r));
+    s.push_str(&crate::qualify::verdict_html::stages_table(r));
     s.push('\n');
     for f in figures(r) {
         let _ = writeln!(
@@ -423,7 +423,7 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
             s,
             "<li>{} <b>{}</b> ({} runs{}): {}{}</li>",
             c.role.name(),
-            esc(&c.code),
+            esc(c.code.as_str()),
             c.runs,
             if c.untrusted {
                 ", numbers not trustworthy"
@@ -433,7 +433,7 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
             esc(&c.message),
             c.cpu
                 .as_ref()
-                .map(super::verdict_html::cpu_detail)
+                .map(crate::qualify::verdict_html::cpu_detail)
                 .unwrap_or_default()
         );
     }
@@ -451,7 +451,10 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
         }
     );
     s.push_str("</section>\n");
-    s.push_str(&super::references::html(&super::references::collect(r), ""));
+    s.push_str(&crate::qualify::references::html(
+        &crate::qualify::references::collect(r),
+        "",
+    ));
     let _ = write!(
         s,
         "<script>{}</script>\n</body></html>\n",
@@ -493,7 +496,7 @@ mod tests {
             .into_iter()
             .filter(|h| match h.strip_prefix('#') {
                 Some(a) => !ids.contains(&a),
-                None => !super::super::rules::is_absolute(h),
+                None => !crate::qualify::rules::is_absolute(h),
             })
             .map(str::to_string)
             .collect()
@@ -585,7 +588,7 @@ mod tests {
             page.contains("Not recorded"),
             "the system section says why it is empty"
         );
-        let text = super::super::render::text(&q.body);
+        let text = crate::qualify::render::text(&q.body);
         assert!(!text.contains("docs/sysmon.md"), "{text}");
         assert!(text.contains("References"), "{text}");
     }
