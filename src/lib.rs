@@ -4,7 +4,7 @@
 //! docs/architecture.md has the module map. Modules are named after the
 //! concept they hold:
 //!
-//! - [`cli`]: every clap argument struct (the only module that knows clap);
+//! - [`cli`]: every clap argument struct (clap's derive structs live only here);
 //! - [`commands`]: one handler per command, returning an [`outcome::Outcome`];
 //! - [`workload`]: what to run ([`workload::WorkloadSpec`]) and offset generators;
 //! - [`target`]: test files and block devices, creation and safety rules;
@@ -29,6 +29,12 @@
 //! - [`units`], [`text`], [`clock`], [`buf`], [`error`]: sizes and durations,
 //!   escaping, time, aligned buffers, typed errors.
 //! - [`mpi`]: collective runs under mpirun/srun (MPI itself behind the `mpi` feature).
+//! - [`document`]: the typed result documents every measuring command ends with;
+//! - [`qualify`]: `iosim qualify`, the storage qualification and its verdict;
+//! - [`crash`], [`replay`], [`capture`]: crash consistency, trace replay, trace capture;
+//! - [`csvout`]: the one CSV writer;
+//! - [`blockdev`]: block-device ioctls; [`term`]: the terminal's width;
+//! - [`fuzzing`]: the fuzz targets' bodies.
 #![warn(missing_docs)]
 
 pub mod blockdev;

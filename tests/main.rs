@@ -3,6 +3,7 @@
 //! [`common::iosim`] on temporary files and loop devices. One binary instead
 //! of one per file: one link instead of 22, and one place that launches iosim.
 
+mod architecture;
 mod common;
 mod compat;
 mod cpu;
