@@ -534,6 +534,10 @@ fn readme_commands_run_as_written() {
                     .unwrap()
             });
         let t = Instant::now();
+        // The kernel has one blk tracer, which tests/replay.rs's captures share.
+        let _tracer = line
+            .contains("iosim capture ")
+            .then(crate::common::kernel_tracer);
         let out = tour.shell(&line).output().unwrap();
         if let Some(b) = beside {
             let b = b.wait_with_output().unwrap();

@@ -504,9 +504,6 @@ fn capture_refuses_what_is_not_a_block_device() {
     assert!(err.contains("is not a block device"), "{err}");
 }
 
-/// The kernel has one blk tracer: the tests that capture take turns.
-static TRACER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// A `blktrace` that fails as Debian's does under kernel lockdown, after
 /// making (truncating) its per-CPU files `NAME.blktrace.0` and `.1` as the
 /// real one does: put first on PATH by [`with_fake_blktrace`].
@@ -602,7 +599,7 @@ fn capture_falls_back_to_tracefs_when_blktrace_is_refused() {
         crate::common::skip("no tracefs on this kernel");
         return;
     }
-    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::common::kernel_tracer();
     let Some(src) = LoopDev::new(16 << 20) else {
         return;
     };
@@ -675,7 +672,7 @@ fn capture_then_replay_round_trip() {
         crate::common::skip("no tracefs or debugfs on this kernel");
         return;
     }
-    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::common::kernel_tracer();
     let Some(src) = LoopDev::new(16 << 20) else {
         return;
     };

@@ -139,6 +139,14 @@ impl Drop for LoopDev {
     }
 }
 
+/// The kernel has one blk tracer: every test that runs `iosim capture` on a
+/// real device (tests/replay.rs, the README's tour) holds this while it
+/// traces, so two never trace at once (all tests share one binary).
+pub fn kernel_tracer() -> std::sync::MutexGuard<'static, ()> {
+    static TRACER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TRACER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Ends a test that cannot run here, with `why` printed; under CI
 /// (`CI=true`) a skipped test fails instead.
 pub fn skip(why: &str) {
