@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 /// is aligned to it, which is enough for any device's direct I/O.
 pub fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
-    *PAGE.get_or_init(rustix::param::page_size)
+    *PAGE.get_or_init(crate::platform::memory::page_size)
 }
 
 /// Size of a transparent huge page (PMD size), read once at run time from
@@ -120,10 +120,10 @@ impl AlignedBuf {
         // SAFETY: layout has a non-zero size.
         let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).ok_or(refused)?;
-        // SAFETY: the range is this allocation; madvise only changes how it is
-        // backed, and failing (THP disabled) leaves ordinary pages.
+        // SAFETY: the range is this allocation; the advice only changes how
+        // it is backed, and failing (THP disabled) leaves ordinary pages.
         unsafe {
-            libc::madvise(raw.cast(), len, libc::MADV_HUGEPAGE);
+            crate::platform::memory::advise_huge(raw, len);
             // Zeroing faults the pages in, now as huge pages.
             std::ptr::write_bytes(raw, 0, len);
         }
@@ -313,25 +313,12 @@ impl<T: ZeroIsValid> SparseTable<T> {
                 bytes,
             });
         }
-        use rustix::mm::{mmap_anonymous, MapFlags, ProtFlags};
-        // SAFETY: a new private anonymous mapping at an address the kernel
-        // chooses: it replaces no memory of ours.
-        let p = unsafe {
-            mmap_anonymous(
-                std::ptr::null_mut(),
-                bytes,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE | MapFlags::NORESERVE,
-            )
-        }
-        .map_err(|_| AllocError {
-            len: bytes,
-            why: "the kernel refused the address space",
-        })?;
-        let ptr = NonNull::new(p.cast::<T>()).ok_or(AllocError {
-            len: bytes,
-            why: "the kernel returned a null mapping",
-        })?;
+        let ptr = crate::platform::memory::reserve_zeroed(bytes)
+            .ok_or(AllocError {
+                len: bytes,
+                why: "the kernel refused the address space",
+            })?
+            .cast::<T>();
         Ok(SparseTable { ptr, len, bytes })
     }
 }
@@ -352,7 +339,7 @@ impl<T: ZeroIsValid> Drop for SparseTable<T> {
         if self.bytes > 0 {
             // SAFETY: the mapping was made in `new` with this length and no
             // reference into it outlives `self`.
-            let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.bytes) };
+            unsafe { crate::platform::memory::release(self.ptr.cast(), self.bytes) };
         }
     }
 }

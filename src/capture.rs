@@ -16,9 +16,9 @@
 //!
 //! `auto` (the default) tries blktrace and falls back to tracefs, saying why.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use crate::platform::fs::device_number;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,7 +151,7 @@ fn ensure_mounted(dir: &str, fstype: &str) -> Result<Option<String>, CaptureErro
 
 /// The sysfs directory of a block device (`/sys/dev/block/MAJ:MIN`).
 fn sysfs_dir(rdev: u64) -> PathBuf {
-    let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+    let (maj, min) = crate::platform::fs::major_minor(rdev);
     PathBuf::from(format!("/sys/dev/block/{maj}:{min}"))
 }
 
@@ -159,7 +159,7 @@ fn sysfs_dir(rdev: u64) -> PathBuf {
 pub fn capture(cfg: &CaptureConfig, stop: &AtomicBool) -> Result<CaptureReport, CaptureError> {
     let meta =
         std::fs::metadata(&cfg.device).map_err(|e| CaptureError::Missing(cfg.device.clone(), e))?;
-    if !meta.file_type().is_block_device() {
+    if !crate::platform::fs::is_device(&cfg.device, &meta) {
         return Err(CaptureError::NotBlockDevice(cfg.device.clone()));
     }
     // Every name the capture may write: blktrace opens NAME.blktrace.<cpu>
@@ -196,14 +196,14 @@ pub fn capture(cfg: &CaptureConfig, stop: &AtomicBool) -> Result<CaptureReport, 
                 if cfg.method == Method::Auto && locked_down(&stderr) =>
             {
                 notes.push("the kernel forbids blktrace's debugfs files here (kernel lockdown): captured with the kernel's blk tracer through tracefs instead (the same record format)".into());
-                run_tracefs(cfg, meta.rdev(), stop, &mut notes)?
+                run_tracefs(cfg, device_number(&meta), stop, &mut notes)?
             }
             r => r?,
         },
-        _ => run_tracefs(cfg, meta.rdev(), stop, &mut notes)?,
+        _ => run_tracefs(cfg, device_number(&meta), stop, &mut notes)?,
     };
     // A partition's I/O is traced at disk offsets.
-    let sys = sysfs_dir(meta.rdev());
+    let sys = sysfs_dir(device_number(&meta));
     if sys.join("partition").exists() {
         if let Some(start) = std::fs::read_to_string(sys.join("start"))
             .ok()
@@ -429,10 +429,7 @@ fn run_tracefs(
     put(&tf("current_tracer"), "blk")?;
     put(&tf("trace_options"), "bin")?;
     put(&tf("trace_options"), "nocontext-info")?;
-    let mut pipe = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(tf("trace_pipe"))
+    let mut pipe = crate::platform::fs::open_nonblocking(&tf("trace_pipe"))
         .map_err(|e| CaptureError::Tracefs(format!("cannot open trace_pipe: {e}")))?;
     let mut data = Vec::new();
     let mut buf = vec![0u8; 1 << 20];

@@ -13,8 +13,7 @@ pub const MAX_NAP_NS: u64 = 50_000_000;
 /// Monotonic time in nanoseconds since an arbitrary start.
 #[inline]
 pub fn now_ns() -> u64 {
-    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::platform::clock::now_ns()
 }
 
 /// Wall-clock time now as RFC 3339 UTC (`2026-11-22T03:49:31Z`).

@@ -33,11 +33,11 @@
 //! - [`qualify`]: `iosim qualify`, the storage qualification and its verdict;
 //! - [`crash`], [`replay`], [`capture`]: crash consistency, trace replay, trace capture;
 //! - [`csvout`]: the one CSV writer;
-//! - [`blockdev`]: block-device ioctls; [`term`]: the terminal's width;
+//! - [`platform`]: what differs between Linux and Windows, one module per concern;
+//! - [`term`]: the terminal's width;
 //! - [`fuzzing`]: the fuzz targets' bodies.
 #![warn(missing_docs)]
 
-pub mod blockdev;
 pub mod buf;
 pub mod capture;
 pub mod cli;
@@ -56,6 +56,7 @@ pub mod matrix;
 pub mod mpi;
 pub mod outcome;
 pub mod outfile;
+pub mod platform;
 pub mod profile;
 pub mod qualify;
 pub mod quick;

@@ -35,9 +35,8 @@ pub enum Mark {
 /// Reads iosim's mark on `path`.
 pub fn mark_of(path: &Path) -> Mark {
     let mut buf = [0u8; 16];
-    let n = match rustix::fs::getxattr(path, OWNER_XATTR, &mut buf[..]) {
-        Ok(n) if n > 0 => n,
-        _ => return Mark::Foreign,
+    let Some(n) = crate::platform::fs::read_mark(path, &mut buf[..]) else {
+        return Mark::Foreign;
     };
     match &buf[..n] {
         v if v == MARK_COMPLETE => Mark::Complete,
@@ -59,7 +58,7 @@ pub fn mark_iosim_file(path: &Path) -> bool {
 
 /// Sets iosim's mark on `path` to `v`; false where the filesystem has no user xattrs.
 pub(crate) fn set_mark(path: &Path, v: &[u8]) -> bool {
-    rustix::fs::setxattr(path, OWNER_XATTR, v, rustix::fs::XattrFlags::empty()).is_ok()
+    crate::platform::fs::write_mark(path, v)
 }
 
 /// What becomes of a file already at the path.

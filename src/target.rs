@@ -10,8 +10,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -151,7 +149,7 @@ pub fn prepare(
                 anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))
             )
         }
-        Ok(meta) if meta.file_type().is_block_device() => {
+        Ok(meta) if crate::platform::fs::is_device(path, &meta) => {
             let claim = if writes {
                 if !spec.allow_destroy {
                     return Err(Error::WouldDestroy(
@@ -163,7 +161,7 @@ pub fn prepare(
                 if claimed_by_job(path) {
                     None
                 } else {
-                    Some(claim_device(path, meta.rdev())?)
+                    Some(claim_device(path, crate::platform::fs::device_number(&meta))?)
                 }
             } else {
                 None
@@ -312,7 +310,7 @@ fn region(
 /// Opens a prepared target for I/O with the flags of `cache`.
 pub fn open_for_io(t: &PreparedTarget, cache: CacheMode, write: bool) -> anyhow::Result<File> {
     open_with_cache(&t.path, cache, write).map_err(|e| {
-        if e.raw_os_error() == Some(libc::EINVAL) && cache.is_direct() {
+        if crate::platform::fs::is_direct_refused(&e) && cache.is_direct() {
             Error::DirectUnsupported(t.path.clone()).into()
         } else {
             anyhow::Error::new(e).context(format!("cannot open '{}'", t.path.display()))
@@ -320,30 +318,21 @@ pub fn open_for_io(t: &PreparedTarget, cache: CacheMode, write: bool) -> anyhow:
     })
 }
 
-/// Opens `path` with O_DIRECT and/or O_DSYNC as `cache` says, and with
-/// O_NOATIME where allowed: a benchmark's reads leave the target's access
-/// time alone, and the kernel skips an access-time check per read (about 2%
-/// of the CPU per 4 KiB read on a fast device). Only the file's owner (or
-/// root) may ask for O_NOATIME; anyone else's open is retried without it.
+/// Opens `path` for I/O with the flags of `cache`: on Linux O_DIRECT and/or
+/// O_DSYNC (and O_NOATIME where allowed), on Windows
+/// FILE_FLAG_NO_BUFFERING and/or FILE_FLAG_WRITE_THROUGH, as DiskSpd's
+/// `-Su`, `-Sw` and `-Sh` do (`crate::platform::fs::open`). The handle is
+/// opened for overlapped I/O on Windows, which every engine there uses.
 pub fn open_with_cache(path: &Path, cache: CacheMode, write: bool) -> io::Result<File> {
-    let mut flags = 0;
-    if cache.is_direct() {
-        flags |= libc::O_DIRECT;
-    }
-    if cache.is_sync() {
-        flags |= libc::O_DSYNC;
-    }
-    let open = |flags| {
-        OpenOptions::new()
-            .read(true)
-            .write(write)
-            .custom_flags(flags)
-            .open(path)
-    };
-    match open(flags | libc::O_NOATIME) {
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(flags),
-        r => r,
-    }
+    crate::platform::fs::open(
+        path,
+        crate::platform::fs::OpenHow {
+            write,
+            direct: cache.is_direct(),
+            sync: cache.is_sync(),
+            overlapped: true,
+        },
+    )
 }
 
 /// True when direct I/O can be opened on `path` (an existing file).
@@ -359,22 +348,10 @@ pub fn check_directory(path: &Path) -> Result<(), Error> {
         Ok(m) => m,
         Err(_) => return Err(Error::MissingDirectory(path.to_path_buf())),
     };
-    let t = meta.file_type();
-    let kind = if t.is_dir() {
+    if meta.is_dir() {
         return Ok(());
-    } else if t.is_file() {
-        "regular file"
-    } else if t.is_block_device() {
-        "block device"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else {
-        "special file"
-    };
+    }
+    let kind = crate::platform::fs::kind_name(&meta);
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -573,10 +550,8 @@ fn write_fill(
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
         return Ok(());
     }
-    let r = rustix::fs::fallocate(&plain, rustix::fs::FallocateFlags::empty(), from, to - from);
-    if let Err(e) = r {
-        let e = io::Error::from(e);
-        if e.raw_os_error() == Some(libc::ENOSPC) {
+    if let Err(e) = crate::platform::fs::preallocate(&plain, from, to - from) {
+        if crate::platform::errno::is_no_space(&e) {
             return Err(nospace().into());
         }
         // Filesystems without fallocate: extend, and let the writes allocate.
@@ -593,7 +568,7 @@ fn write_fill(
         None => &plain,
     };
     let cfg = EngineConfig {
-        fds: vec![fd_file.as_raw_fd()],
+        fds: vec![crate::platform::io::raw_file(&fd_file)],
         slots: SLOTS,
         slot_size: FILL_CHUNK as usize,
         ..EngineConfig::default()
@@ -663,7 +638,7 @@ fn write_fill(
     for (start, end) in [(from, body_start), (body_end, to)] {
         if end > start {
             let n = (end - start) as usize;
-            write_all_at(&plain, &edge[..n], start).map_err(|e| map_nospace(e, nospace))?;
+            crate::platform::fs::write_all_at(&plain, &edge[..n], start).map_err(|e| map_nospace(e, nospace))?;
         }
     }
     plain.sync_data().map_err(|e| map_nospace(e, nospace))?;
@@ -753,25 +728,13 @@ impl<N: Fn() -> Stopped> Driver for FillChunks<'_, N> {
 }
 
 fn map_nospace(e: io::Error, nospace: impl Fn() -> Stopped) -> anyhow::Error {
-    if e.raw_os_error() == Some(libc::ENOSPC) || e.raw_os_error() == Some(libc::EDQUOT) {
+    if crate::platform::errno::is_no_space(&e) {
         nospace().into()
     } else {
         e.into()
     }
 }
 
-fn write_all_at(f: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    while !buf.is_empty() {
-        let n = f.write_at(buf, off)?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        buf = &buf[n..];
-        off += n as u64;
-    }
-    Ok(())
-}
 
 /// The note of a run that found its test file already made by iosim, at the size asked.
 pub const REUSED_NOTE: &str = "reused the existing test file";
@@ -796,29 +759,9 @@ pub fn progress_bar(show: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
     pb
 }
 
-pub use crate::blockdev::{device_size, device_size_fd, logical_block_size};
+pub use crate::platform::fs::{device_size, logical_block_size};
 
-/// statx of `path` for the fields in `mask`; None when the call fails.
-fn statx_of(path: &Path, mask: rustix::fs::StatxFlags) -> Option<rustix::fs::Statx> {
-    rustix::fs::statx(rustix::fs::CWD, path, rustix::fs::AtFlags::empty(), mask).ok()
-}
-
-/// Direct-I/O offset alignment of a file, from statx (Linux 6.1+); None when unknown.
-pub fn dio_alignment(path: &Path) -> Option<u64> {
-    let stx = statx_of(path, rustix::fs::StatxFlags::DIOALIGN)?;
-    if stx.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() == 0 || stx.stx_dio_offset_align == 0
-    {
-        return None;
-    }
-    Some(u64::from(stx.stx_dio_offset_align))
-}
-
-/// A file's statx attribute flags that the filesystem supports and sets
-/// (`STATX_ATTR_COMPRESSED`, `STATX_ATTR_ENCRYPTED`, ...); None when unknown.
-pub fn statx_attributes(path: &Path) -> Option<u64> {
-    let stx = statx_of(path, rustix::fs::StatxFlags::BASIC_STATS)?;
-    Some((stx.stx_attributes & stx.stx_attributes_mask).bits())
-}
+pub use crate::platform::fs::dio_alignment;
 
 /// Block devices that another process of the same job (an MPI rank on this
 /// host, `--share-target`) holds open exclusively for the whole run: this
@@ -840,23 +783,19 @@ fn claimed_by_job(path: &Path) -> bool {
 
 /// Opens a block device exclusively; EBUSY means it is mounted or held.
 fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
-    match OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(path)
-    {
+    match crate::platform::fs::open_exclusive(path) {
         Ok(f) => Ok(f),
         // Workloads of one process running at once on one device (a profile
         // phase, `iosim qualify`): the claim held is this process's own.
         Err(e)
-            if e.raw_os_error() == Some(libc::EBUSY)
+            if crate::platform::fs::is_busy(&e)
                 && crate::sysmon::mounts::held_by_this_process(rdev) =>
         {
             File::open(path).map_err(|e| {
                 anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
             })
         }
-        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+        Err(e) if crate::platform::fs::is_busy(&e) => {
             Err(Error::DeviceInUse(path.to_path_buf(), why_busy(rdev)).into())
         }
         Err(e) => Err(anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))),
@@ -865,7 +804,7 @@ fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
 
 /// Explains why a device is busy: where it is mounted, or that it is swap.
 fn why_busy(rdev: u64) -> String {
-    let (maj, min) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    let (maj, min) = crate::platform::fs::major_minor(rdev);
     if let Some(m) = crate::sysmon::mounts::SysEnv::system()
         .mounts()
         .into_iter()

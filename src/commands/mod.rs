@@ -103,12 +103,10 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
 /// SIGINT/SIGTERM set the returned flag, which workers poll; a second one
 /// exits at once with the interrupted status.
 pub fn install_signal_handlers() -> anyhow::Result<Arc<AtomicBool>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
     let stop = Arc::new(AtomicBool::new(false));
-    let code = i32::from(Outcome::Interrupted.code());
-    for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, code, stop.clone())?;
-        signal_hook::flag::register(sig, stop.clone())?;
-    }
+    crate::platform::signals::install_stop_handlers(
+        &stop,
+        i32::from(Outcome::Interrupted.code()),
+    )?;
     Ok(stop)
 }

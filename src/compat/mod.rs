@@ -348,12 +348,7 @@ pub fn mask_cpus(text: &str) -> Option<(u64, Vec<usize>)> {
 
 /// CPUs this process may run on (its affinity), in order.
 pub fn allowed_cpus() -> Vec<usize> {
-    match rustix::thread::sched_getaffinity(None) {
-        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
-            .filter(|&c| set.is_set(c))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
+    crate::platform::process::allowed_cpus()
 }
 
 /// Run options for a compatibility front end.

@@ -15,8 +15,6 @@
 
 use std::fmt::Write as _;
 use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -648,7 +646,7 @@ fn read_chunks(
         hipri: false,
     };
     let cfg = EngineConfig {
-        fds: vec![f.as_raw_fd()],
+        fds: vec![crate::platform::io::raw_file(&f)],
         slots: depth + SPARE,
         slot_size: CHUNK,
         ..EngineConfig::default()
@@ -722,7 +720,7 @@ impl<F: FnMut(u64, &[u8])> Driver for Queue<'_, F> {
 fn read_full(f: &File, buf: &mut [u8], mut off: u64) -> std::io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
-        match f.read_at(&mut buf[done..], off) {
+        match crate::platform::fs::read_at(f, &mut buf[done..], off) {
             Ok(0) => break,
             Ok(n) => {
                 done += n;

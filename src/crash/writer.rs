@@ -20,7 +20,6 @@
 
 use std::fs::File;
 use std::io::IsTerminal;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -410,7 +409,7 @@ fn step(
     } else {
         &t.buffered
     };
-    fd.write_all_at(&b[..PAGE_SIZE], offset).map_err(|e| {
+    crate::platform::fs::write_all_at(fd, &b[..PAGE_SIZE], offset).map_err(|e| {
         anyhow::anyhow!("write of {PAGE_SIZE} bytes at offset {offset} failed: {e}")
     })?;
     match kind {

@@ -22,7 +22,7 @@
 //! | `delay` | read or write | the I/O is held `ms` milliseconds before it is issued (a stalled device) |
 
 use std::io;
-use std::os::fd::RawFd;
+use crate::platform::io::RawFile;
 use std::sync::{Arc, Mutex};
 
 use super::{read_at, write_at, Capabilities, Completion, IoEngine, IoReq, Op};
@@ -292,7 +292,7 @@ enum Post {
 /// The wrapper.
 pub struct FaultyEngine {
     inner: Box<dyn IoEngine>,
-    fds: Vec<RawFd>,
+    fds: Vec<RawFile>,
     page_size: usize,
     plan: Arc<Mutex<FaultPlan>>,
     post: Vec<Vec<Post>>,
@@ -304,7 +304,7 @@ impl FaultyEngine {
     /// Wraps `inner`, whose files are `fds`, damaging I/Os as `plan` says.
     pub fn new(
         inner: Box<dyn IoEngine>,
-        fds: Vec<RawFd>,
+        fds: Vec<RawFile>,
         page_size: usize,
         plan: Arc<Mutex<FaultPlan>>,
     ) -> FaultyEngine {
@@ -500,7 +500,7 @@ impl IoEngine for FaultyEngine {
             req.offset,
             &[(req.slot as usize, req.len as usize)],
         ) {
-            self.post[req.slot as usize].push(Post::Result(-libc::EIO));
+            self.post[req.slot as usize].push(Post::Result(-crate::platform::errno::EIO));
         }
         self.inner.queue(req)
     }
@@ -549,7 +549,7 @@ impl IoEngine for FaultyEngine {
         iov: &[(usize, usize)],
     ) -> io::Result<()> {
         if self.before(slot, file, op, offset, iov) {
-            self.post[slot as usize].push(Post::Result(-libc::EIO));
+            self.post[slot as usize].push(Post::Result(-crate::platform::errno::EIO));
         }
         self.inner.queue_vectored(slot, file, op, offset, iov)
     }
@@ -559,11 +559,10 @@ impl IoEngine for FaultyEngine {
 mod tests {
     use super::*;
     use crate::engine::{EngineConfig, SyncEngine};
-    use std::os::fd::AsRawFd;
 
     fn engine(f: &std::fs::File, faults: Vec<Fault>) -> (FaultyEngine, Arc<Mutex<FaultPlan>>) {
         let cfg = EngineConfig {
-            fds: vec![f.as_raw_fd()],
+            fds: vec![crate::platform::io::raw_file(&f)],
             slots: 4,
             slot_size: 4096,
             ..Default::default()
@@ -730,8 +729,8 @@ mod tests {
         let (r, b) = read(&mut e, 7);
         assert_eq!(r, 4096);
         assert_eq!(&b[..4], b"NRD!");
-        assert_eq!(write(&mut e, 0, 4, 1), -libc::EIO);
-        assert_eq!(read(&mut e, 4).0, -libc::EIO);
+        assert_eq!(write(&mut e, 0, 4, 1), -crate::platform::errno::EIO);
+        assert_eq!(read(&mut e, 4).0, -crate::platform::errno::EIO);
     }
 
     #[test]

@@ -29,7 +29,7 @@
 //!   naming the truncated target, and the I/O-error exit code.
 
 use std::io;
-use std::os::fd::{BorrowedFd, RawFd};
+use crate::platform::io::RawFile as RawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -222,7 +222,7 @@ impl MmapEngine {
         };
         for &fd in &cfg.fds {
             // SAFETY: the caller keeps the descriptors open while the engine lives.
-            let len = super::fd::fd_len(unsafe { BorrowedFd::borrow_raw(fd) })?;
+            let len = crate::platform::io::file_len(fd)?;
             let len = usize::try_from(len).map_err(|_| {
                 io::Error::new(io::ErrorKind::InvalidInput, "the file is too large to map")
             })?;
@@ -264,7 +264,7 @@ impl MmapEngine {
     /// What to tell the user about a truncated mapping.
     fn truncation_note(m: &Map) -> String {
         // SAFETY: the descriptor stays open while the engine lives.
-        let now = super::fd::fd_len(unsafe { BorrowedFd::borrow_raw(m.fd) })
+        let now = crate::platform::io::file_len(m.fd)
             .map(|n| format!("{n} bytes"))
             .unwrap_or_else(|_| "unknown".into());
         format!(

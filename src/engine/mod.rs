@@ -12,22 +12,19 @@
 //! I/O inside `queue` and report it from the next `reap`.
 
 use std::io;
-use std::os::fd::RawFd;
+use crate::platform::io::RawFile;
 
 use crate::workload::{CacheMode, EngineKind};
 
 pub mod faulty;
-mod fd;
 mod mmap;
 mod null;
 pub mod pipeline;
 pub mod priority;
 mod slots;
 mod sync;
-pub mod sys;
 mod uring;
 
-pub use fd::fd_len;
 pub use mmap::MmapEngine;
 pub use null::NullEngine;
 pub use sync::SyncEngine;
@@ -70,7 +67,7 @@ pub struct Completion {
 #[derive(Clone, Debug, Default)]
 pub struct EngineConfig {
     /// Open file descriptors; requests name them by index. The caller keeps them open.
-    pub fds: Vec<RawFd>,
+    pub fds: Vec<RawFile>,
     /// Number of slots (outstanding I/Os).
     pub slots: usize,
     /// Bytes per slot buffer.
@@ -465,22 +462,21 @@ pub fn uring_available() -> Result<(), io::Error> {
 }
 
 /// Reads `buf.len()` bytes at `offset` with one `pread`; returns bytes or -errno.
-pub fn read_at(fd: RawFd, buf: &mut [u8], offset: u64) -> i32 {
+pub fn read_at(fd: RawFile, buf: &mut [u8], offset: u64) -> i32 {
     // SAFETY: buf is a live, uniquely borrowed slice of buf.len() bytes.
-    unsafe { fd::pio(fd, Op::Read, buf.as_mut_ptr(), buf.len(), offset) }
+    unsafe { crate::platform::io::pio(fd, Op::Read, buf.as_mut_ptr(), buf.len(), offset) }
 }
 
 /// Writes `buf` at `offset` with one `pwrite`; returns bytes or -errno.
-pub fn write_at(fd: RawFd, buf: &[u8], offset: u64) -> i32 {
+pub fn write_at(fd: RawFile, buf: &[u8], offset: u64) -> i32 {
     // SAFETY: buf is a live slice of buf.len() bytes; pwrite only reads it.
-    unsafe { fd::pio(fd, Op::Write, buf.as_ptr().cast_mut(), buf.len(), offset) }
+    unsafe { crate::platform::io::pio(fd, Op::Write, buf.as_ptr().cast_mut(), buf.len(), offset) }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::fd::AsRawFd;
 
     fn make(kind: EngineKind, cfg: &EngineConfig) -> Box<dyn IoEngine> {
         let choice = EngineChoice {
@@ -497,7 +493,7 @@ mod tests {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&vec![7u8; 64 * 1024]).unwrap();
         let cfg = EngineConfig {
-            fds: vec![f.as_raw_fd()],
+            fds: vec![crate::platform::io::raw_file(&f)],
             slots: 4,
             slot_size: 4096,
             sqpoll: false,
@@ -689,7 +685,7 @@ mod tests {
         let f = tempfile::tempfile().unwrap();
         f.set_len(64 * 1024).unwrap();
         let cfg = EngineConfig {
-            fds: vec![f.as_raw_fd()],
+            fds: vec![crate::platform::io::raw_file(&f)],
             slots: 4,
             slot_size: 4096,
             ..Default::default()
@@ -759,6 +755,6 @@ mod tests {
         .unwrap();
         let mut out = [Completion::default(); 1];
         assert_eq!(e.reap(1, &mut out).unwrap(), 1);
-        assert_eq!(out[0].result, -libc::EBADF);
+        assert_eq!(out[0].result, -crate::platform::errno::EBADF);
     }
 }

@@ -102,7 +102,7 @@ const SPIN_NS: u64 = 200_000;
 
 /// The errno of an engine's error (EIO when it carries none).
 pub fn errno(e: &io::Error) -> i32 {
-    e.raw_os_error().unwrap_or(libc::EIO)
+    e.raw_os_error().unwrap_or(crate::platform::errno::EIO)
 }
 
 /// One request, as [`Driver::next`] returns it (the slot is the one offered).
@@ -656,7 +656,6 @@ mod tests {
     use super::*;
     use crate::engine::faulty::{Fault, FaultPlan, FaultyEngine};
     use crate::engine::{Capabilities, EngineConfig, NullEngine, SyncEngine};
-    use std::os::fd::AsRawFd;
     use std::sync::Arc;
 
     /// An engine whose requests complete at the next reap, one per reap
@@ -712,7 +711,7 @@ mod tests {
         fn queue(&mut self, req: IoReq) -> io::Result<()> {
             self.queues += 1;
             if self.fail_queue == Some(self.queues) {
-                return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+                return Err(io::Error::from_raw_os_error(crate::platform::errno::EAGAIN));
             }
             self.queued.push(req);
             self.outstanding += 1;
@@ -874,7 +873,7 @@ mod tests {
         let f = tempfile::tempfile().unwrap();
         f.set_len(6144).unwrap();
         let cfg = EngineConfig {
-            fds: vec![f.as_raw_fd()],
+            fds: vec![crate::platform::io::raw_file(&f)],
             slots: 2,
             slot_size: 4096,
             ..Default::default()
@@ -904,7 +903,7 @@ mod tests {
             [
                 Transfer::Full,
                 Transfer::Short(2048),
-                Transfer::Failed(libc::EIO)
+                Transfer::Failed(crate::platform::errno::EIO)
             ]
         );
         // The same on an engine that completes at the reap.
@@ -914,10 +913,10 @@ mod tests {
         Pipeline::new(2).run(&mut eng, None, &mut d).unwrap();
         assert!(d.log.contains(&Ev::Done(1, 512, Transfer::Short(256))));
         assert_eq!(
-            errno(&io::Error::from_raw_os_error(libc::ENOSPC)),
-            libc::ENOSPC
+            errno(&io::Error::from_raw_os_error(crate::platform::errno::ENOSPC)),
+            crate::platform::errno::ENOSPC
         );
-        assert_eq!(errno(&io::Error::other("no errno")), libc::EIO);
+        assert_eq!(errno(&io::Error::other("no errno")), crate::platform::errno::EIO);
     }
 
     #[test]
@@ -986,7 +985,7 @@ mod tests {
         let mut d = Reads::new(100);
         let e = Pipeline::new(4).run(&mut eng, None, &mut d).unwrap_err();
         let io = e.downcast_ref::<io::Error>().expect("the engine's error");
-        assert_eq!(io.raw_os_error(), Some(libc::EAGAIN));
+        assert_eq!(io.raw_os_error(), Some(crate::platform::errno::EAGAIN));
         assert_eq!(eng.outstanding, 0);
         // ... unless the driver takes it as that request's result.
         struct Keep(Reads, Vec<i32>);
@@ -1007,7 +1006,7 @@ mod tests {
         eng.fail_queue = Some(3);
         let mut d = Keep(Reads::new(6), Vec::new());
         Pipeline::new(4).run(&mut eng, None, &mut d).unwrap();
-        assert_eq!((d.0.done, d.1.as_slice()), (5, &[-libc::EAGAIN][..]));
+        assert_eq!((d.0.done, d.1.as_slice()), (5, &[-crate::platform::errno::EAGAIN][..]));
     }
 
     #[test]
@@ -1081,7 +1080,7 @@ mod tests {
         let f = tempfile::tempfile().unwrap();
         f.set_len(8 * 4096).unwrap();
         let cfg = EngineConfig {
-            fds: vec![f.as_raw_fd()],
+            fds: vec![crate::platform::io::raw_file(&f)],
             slots: 4,
             slot_size: 4096,
             ..Default::default()
@@ -1117,7 +1116,7 @@ mod tests {
         p.run(&mut eng, None, &mut d).unwrap();
         assert_eq!(d.0, [(0, 3, Transfer::Full), (3, 1, Transfer::Full)]);
         let mut got = vec![0u8; 4 * 4096];
-        std::os::unix::fs::FileExt::read_exact_at(&f, &mut got, 0).unwrap();
+        assert_eq!(crate::platform::fs::read_at(&f, &mut got, 0).unwrap(), got.len());
         for (page, want) in [1u8, 2, 3, 9].iter().enumerate() {
             assert!(got[page * 4096..(page + 1) * 4096]
                 .iter()

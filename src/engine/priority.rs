@@ -15,7 +15,6 @@ pub enum IoPriority {
     BestEffort(u8),
 }
 
-const IOPRIO_WHO_PROCESS: libc::c_int = 1;
 const IOPRIO_CLASS_SHIFT: u32 = 13;
 const IOPRIO_CLASS_BE: u32 = 2;
 const IOPRIO_CLASS_IDLE: u32 = 3;
@@ -34,20 +33,7 @@ impl IoPriority {
 
 /// Sets the calling thread's I/O priority; threads it starts later inherit it.
 pub fn set_current_thread(p: IoPriority) -> io::Result<()> {
-    // SAFETY: ioprio_set takes three integers and touches no memory of ours;
-    // `who` 0 with IOPRIO_WHO_PROCESS names the calling thread.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_ioprio_set,
-            IOPRIO_WHO_PROCESS,
-            0 as libc::c_int,
-            p.value() as libc::c_int,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::platform::process::set_io_priority(p.value())
 }
 
 #[cfg(test)]
@@ -65,9 +51,8 @@ mod tests {
     fn a_thread_can_lower_its_own_priority() {
         std::thread::spawn(|| {
             set_current_thread(IoPriority::BestEffort(7)).unwrap();
-            // SAFETY: ioprio_get takes two integers and touches no memory of ours.
-            let got = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
-            assert_eq!(got as u32, IoPriority::BestEffort(7).value());
+            let got = crate::platform::process::io_priority().unwrap();
+            assert_eq!(got, IoPriority::BestEffort(7).value());
         })
         .join()
         .unwrap();

@@ -1,20 +1,20 @@
 //! The `sync` engine: pread/pwrite, one I/O at a time (fio's `psync`).
 
 use std::io;
-use std::os::fd::RawFd;
+use crate::platform::io::RawFile;
 
-use super::fd::{pio, piov};
+use crate::platform::io::{iovec, pio, piov, IoVec};
 use super::slots::{DoneQueue, Slots};
 use super::{Capabilities, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::workload::EngineKind;
 
 /// pread/pwrite engine.
 pub struct SyncEngine {
-    fds: Vec<RawFd>,
+    fds: Vec<RawFile>,
     slots: Slots,
     done: DoneQueue,
     /// Scratch iovecs for queue_vectored (reused, no allocation per I/O).
-    iov: Vec<libc::iovec>,
+    iov: Vec<IoVec>,
 }
 
 // SAFETY: the iovec scratch only ever points into `slots`, owned by the engine.
@@ -82,10 +82,7 @@ impl IoEngine for SyncEngine {
                     "bad iovec slot",
                 ));
             }
-            self.iov.push(libc::iovec {
-                iov_base: self.slots.ptr_mut(s).cast(),
-                iov_len: len,
-            });
+            self.iov.push(iovec(self.slots.ptr_mut(s), len));
         }
         // SAFETY: every iovec points into this engine's slots (checked above).
         let result = unsafe { piov(self.fds[file as usize], op, &self.iov, offset) };

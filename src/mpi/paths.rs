@@ -56,9 +56,7 @@ pub fn share_region(start: u64, len: u64, unit: u64, rank: usize, size: usize) -
 /// unless it is a block device.
 pub fn rank_path(path: &std::path::Path) -> PathBuf {
     let s = path.to_string_lossy();
-    let is_device = std::fs::metadata(path)
-        .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-        .unwrap_or(false);
+    let is_device = crate::platform::fs::path_is_device(path);
     if is_device || has_placeholders(&s) {
         return PathBuf::from(expand_path(&s, &who()));
     }

@@ -498,9 +498,7 @@ fn prepare_targets(
     c.barrier();
     for (i, s) in sharing.iter().filter(|(_, s)| s.len() > 1) {
         let path = &spec.targets[*i].path;
-        let is_device = std::fs::metadata(path)
-            .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-            .unwrap_or(false);
+        let is_device = crate::platform::fs::path_is_device(path);
         let claimer = s.iter().find(|&&r| all[r].0 == who.host);
         if is_device && claimer != Some(&who.rank) {
             target::set_claimed_by_job(path);

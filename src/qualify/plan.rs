@@ -1,5 +1,4 @@
 //! What to qualify and where: the roles' locations, the shape of each stage's runs.
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -106,10 +105,6 @@ pub(super) fn target_size(l: &Location) -> u64 {
     }
 }
 
-fn is_block_device(p: &Path) -> bool {
-    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
-}
-
 fn block_device_of(p: &Path) -> Option<String> {
     let probe = if p.exists() {
         p.to_path_buf()
@@ -128,7 +123,7 @@ pub fn locations(cfg: &QualifyConfig) -> anyhow::Result<Vec<Location>> {
     let bad = |m: String| anyhow::Error::new(crate::Error::BadWorkload(m));
     let mut out: Vec<Location> = Vec::new();
     for r in &cfg.roles {
-        let device = is_block_device(&r.path);
+        let device = crate::platform::fs::path_is_device(&r.path);
         if device && !cfg.allow_destroy {
             return Err(crate::Error::WouldDestroy(
                 r.path.clone(),

@@ -312,7 +312,6 @@ pub fn replay(
         }
     }
     let file = target::open_for_io(&prepared, cfg.cache, writes)?;
-    use std::os::fd::AsRawFd;
     let choice = engine::choose(&EngineRequest {
         kind: cfg.engine,
         cache: cfg.cache,
@@ -324,7 +323,7 @@ pub fn replay(
     let caps = choice.caps;
     let slots = caps.slots_for(cfg.qd);
     let mut eng = choice.create(&EngineConfig {
-        fds: vec![file.as_raw_fd()],
+        fds: vec![crate::platform::io::raw_file(&file)],
         slots,
         slot_size: max_len as usize,
         writable: writes,

@@ -7,7 +7,7 @@
 //! re-read (up to [`REREADS`] times, off the hot path) so that a read that
 //! returned wrong data once is told from data damaged on the storage.
 
-use std::os::fd::RawFd;
+use crate::platform::io::RawFile;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -106,7 +106,7 @@ pub(super) struct VerifyHook {
     table: Arc<GenTable>,
     target: usize,
     /// The target, for re-reading a block that failed its check.
-    fd: Option<RawFd>,
+    fd: Option<RawFile>,
     /// The buffer of those re-reads (allocated at the first one).
     reread_buf: Option<AlignedBuf>,
     pub counts: VerifyCounts,
@@ -125,7 +125,7 @@ pub(super) struct VerifyHook {
 }
 
 impl VerifyHook {
-    pub fn new(v: &VerifyCtx, target: usize, fd: Option<RawFd>, slots: usize) -> VerifyHook {
+    pub fn new(v: &VerifyCtx, target: usize, fd: Option<RawFile>, slots: usize) -> VerifyHook {
         let epoch_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);

@@ -7,8 +7,6 @@
 //! statistics: no allocation, lock, formatting or extra system call per I/O.
 //! At every interval boundary the worker hands a copy of its interval
 //! statistics to the main thread (once per interval, not per I/O).
-
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -229,7 +227,7 @@ fn setup(
     let fds = plan
         .file
         .as_ref()
-        .map(|f| vec![f.as_raw_fd()])
+        .map(|f| vec![crate::platform::io::raw_file(&f)])
         .unwrap_or_default();
     let cfg = EngineConfig {
         fds,
@@ -454,7 +452,7 @@ impl<'a> Worker<'a> {
             last_ts: 0,
             measured_ios: 0,
             verify: ctx.verify.as_ref().map(|v| {
-                let fd = plan.file.as_ref().map(|f| f.as_raw_fd());
+                let fd = plan.file.as_ref().map(|f| crate::platform::io::raw_file(&f));
                 VerifyHook::new(v, plan.target, fd, slots)
             }),
             blocked: false,

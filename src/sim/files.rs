@@ -4,8 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use crate::platform::io::RawFile;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -94,8 +93,8 @@ impl Drop for Latch<'_> {
 
 impl SimFile {
     /// Raw descriptor.
-    pub fn fd(&self) -> RawFd {
-        self.file.as_raw_fd()
+    pub fn fd(&self) -> RawFile {
+        crate::platform::io::raw_file(&self.file)
     }
 
     /// Current size in pages.
@@ -326,7 +325,7 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
     let meta = std::fs::metadata(&path).ok();
     let is_device = meta
         .as_ref()
-        .is_some_and(|m| m.file_type().is_block_device());
+        .is_some_and(|m| crate::platform::fs::is_device(&path, m));
     let mut created = false;
     let want = fc.initial_mb * MIB;
     let (initial_bytes, max_bytes) = if is_device {
@@ -338,12 +337,9 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
             .into());
         }
         // O_EXCL on a block device fails with EBUSY when it is mounted or held.
-        OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_EXCL)
-            .open(&path)
+        crate::platform::fs::open_exclusive(&path)
             .map_err(|e| {
-                if e.raw_os_error() == Some(libc::EBUSY) {
+                if crate::platform::fs::is_busy(&e) {
                     anyhow::Error::new(crate::Error::DeviceInUse(
                         path.clone(),
                         "the device is mounted or held by another program".into(),
@@ -394,7 +390,7 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
     };
     let mode = cache_mode(cfg);
     let file = crate::target::open_with_cache(&path, mode, true).map_err(|e| {
-        if e.raw_os_error() == Some(libc::EINVAL) && mode.is_direct() {
+        if crate::platform::fs::is_direct_refused(&e) && mode.is_direct() {
             anyhow::anyhow!(
                 "direct I/O (O_DIRECT) is not supported for '{}': set NoBuffering=FALSE (and UseScatterGather=FALSE), or put the file on ext4 or xfs",
                 path.display()
@@ -472,7 +468,7 @@ pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()
             while pos < off + len {
                 let n = (off + len - pos).min(chunk.len() as u64) as usize;
                 let r = crate::engine::write_at(f.fd(), &chunk.as_slice()[..n], pos);
-                if r == -libc::ENOSPC || r == -libc::EDQUOT {
+                if r == -crate::platform::errno::ENOSPC || r == -crate::platform::errno::EDQUOT {
                     return Err(no_space(f, len).into());
                 }
                 if r < 0 {
@@ -482,10 +478,8 @@ pub fn resize(f: &SimFile, old: u64, new: u64, stamp: bool) -> anyhow::Result<()
                 pos += r as u64;
             }
         } else {
-            let r = rustix::fs::fallocate(&f.file, rustix::fs::FallocateFlags::empty(), off, len);
-            if let Err(e) = r {
-                let e = io::Error::from(e);
-                if matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) {
+            if let Err(e) = crate::platform::fs::preallocate(&f.file, off, len) {
+                if crate::platform::errno::is_no_space(&e) {
                     return Err(no_space(f, len).into());
                 }
                 f.file.set_len(new * ps)?;

@@ -468,7 +468,7 @@ impl UserIo {
         self.pipe.release_all();
         let mut one = One {
             io: Some(Io::new(f.idx, op, offset, len as u32)),
-            result: -libc::EIO,
+            result: -crate::platform::errno::EIO,
         };
         if let Err(e) = self.pipe.run(self.engine.as_mut(), None, &mut one) {
             one.result = -errno(&e);

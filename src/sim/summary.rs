@@ -12,8 +12,8 @@ use super::{ErrorRecord, Shared};
 use crate::stats::{Percentile, RwResult, RwStats};
 use crate::verify::ErrorClass;
 
-fn attrs(p: &std::path::Path) -> u64 {
-    crate::target::statx_attributes(p).unwrap_or(0)
+fn attrs(p: &std::path::Path) -> crate::platform::fs::FileAttributes {
+    crate::platform::fs::attributes(p).unwrap_or_default()
 }
 
 /// SQLIOSim's per-file counters plus iosim's statistics.
@@ -176,8 +176,8 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
             path: f.path.display().to_string(),
             kind: if f.cfg.log_file { "log" } else { "data" }.into(),
             size_bytes: f.page_count() * crate::verify::PAGE_SIZE as u64,
-            compression: attrs(&f.path) & (libc::STATX_ATTR_COMPRESSED as u64) != 0,
-            encryption: attrs(&f.path) & (libc::STATX_ATTR_ENCRYPTED as u64) != 0,
+            compression: attrs(&f.path).compressed,
+            encryption: attrs(&f.path).encrypted,
             sparse: f.cfg.sparse,
             device: f.is_device,
             dio_align: f.align,

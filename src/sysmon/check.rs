@@ -10,7 +10,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -745,7 +744,7 @@ pub fn file_is_sparse(path: &Path) -> io::Result<bool> {
     if !m.file_type().is_file() {
         return Ok(false);
     }
-    Ok(m.blocks().saturating_mul(512) < m.size())
+    Ok(crate::platform::fs::allocated_bytes(&m) < m.len())
 }
 
 /// Size of the blocks looked at for zeros and holes.
@@ -781,8 +780,8 @@ pub fn looks_zero_filled(path: &Path, samples: usize) -> io::Result<bool> {
 fn target_size(path: &Path) -> io::Result<u64> {
     let f = File::open(path)?;
     let m = f.metadata()?;
-    if m.file_type().is_block_device() {
-        crate::blockdev::device_size(&f)
+    if crate::platform::fs::is_device(path, &m) {
+        crate::platform::fs::device_size(&f)
     } else {
         Ok(m.len())
     }
@@ -799,15 +798,14 @@ pub fn zero_blocks(
     len: u64,
     samples: usize,
 ) -> io::Result<(usize, usize)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let device = std::fs::metadata(path)?.file_type().is_block_device();
+    let device = crate::platform::fs::path_is_device(path);
     let direct = device
         .then(|| {
-            std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_DIRECT)
-                .open(path)
-                .ok()
+            let how = crate::platform::fs::OpenHow {
+                direct: true,
+                ..Default::default()
+            };
+            crate::platform::fs::open(path, how).ok()
         })
         .flatten();
     let (f, direct) = match direct {
@@ -823,7 +821,7 @@ pub fn zero_blocks(
     };
     let (mut zero, mut sampled) = (0, 0);
     for off in sample_offsets(start, len, samples) {
-        let n = f.read_at(buf, off)?;
+        let n = crate::platform::fs::read_at(&f, buf, off)?;
         sampled += 1;
         if buf[..n].iter().all(|&b| b == 0) {
             zero += 1;
@@ -843,18 +841,11 @@ pub fn count_holes(
     len: u64,
     samples: usize,
 ) -> io::Result<(usize, usize)> {
-    use rustix::fs::{seek, SeekFrom};
     let f = File::open(path)?;
     let (mut holes, mut sampled) = (0, 0);
     for off in sample_offsets(start, len, samples) {
         sampled += 1;
-        let hole = match seek(&f, SeekFrom::Data(off)) {
-            Ok(data) => data > off,
-            // No data at or after `off` (or `off` is past the end).
-            Err(rustix::io::Errno::NXIO) => true,
-            Err(e) => return Err(e.into()),
-        };
-        holes += usize::from(hole);
+        holes += usize::from(crate::platform::fs::is_hole(&f, off)?);
     }
     Ok((holes, sampled))
 }
@@ -1571,7 +1562,7 @@ mod tests {
         let data: Vec<u8> = (0..(8 * MIB) as u32)
             .map(|x| (x.wrapping_mul(2_654_435_761) >> 24) as u8 | 1)
             .collect();
-        f.write_at(&data, 0).unwrap();
+        crate::platform::fs::write_all_at(&f, &data, 0).unwrap();
         f.sync_all().unwrap();
         let (holes, n) = count_holes(&p, 0, 16 * MIB, 16).unwrap();
         assert_eq!(n, 16);
@@ -1622,7 +1613,7 @@ mod tests {
     #[test]
     fn examine_finds_a_never_written_loop_device() {
         use std::process::Command;
-        if !rustix::process::geteuid().is_root()
+        if !crate::platform::process::is_root()
             || Command::new("losetup").arg("--version").output().is_err()
         {
             assert!(
@@ -1676,7 +1667,7 @@ mod tests {
             .write(true)
             .open(&devpath)
             .unwrap();
-        f.write_at(&data, 0).unwrap();
+        crate::platform::fs::write_all_at(&f, &data, 0).unwrap();
         f.sync_all().unwrap();
         drop(f);
         assert_eq!(examine(&t, &res).unwritten.unwrap().unwritten, 0);

@@ -158,7 +158,7 @@ pub fn parse_interrupts(text: &str) -> Vec<u64> {
 
 /// User and system CPU seconds of this thread (`RUSAGE_THREAD`) or process (`RUSAGE_SELF`).
 pub fn rusage(thread: bool) -> (f64, f64) {
-    crate::engine::sys::cpu_times(thread)
+    crate::platform::process::cpu_times(thread)
 }
 
 /// Pins the calling thread to one CPU.
@@ -168,14 +168,7 @@ pub fn pin_to_cpu(cpu: usize) -> std::io::Result<()> {
 
 /// Restricts the calling thread to a set of CPUs.
 pub fn pin_to_cpus(cpus: &[usize]) -> std::io::Result<()> {
-    let mut set = rustix::thread::CpuSet::new();
-    for &c in cpus {
-        if c >= rustix::thread::CpuSet::MAX_CPU {
-            return Err(std::io::Error::from(rustix::io::Errno::INVAL));
-        }
-        set.set(c);
-    }
-    Ok(rustix::thread::sched_setaffinity(None, &set)?)
+    crate::platform::process::pin_to_cpus(cpus)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! The sysfs root and the mountinfo file are injectable ([`SysEnv`]) so the
 //! resolution logic is tested on fixture trees.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use crate::platform::fs::{device_number, is_device, major_minor};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -112,8 +112,8 @@ pub fn held_by_this_process(rdev: u64) -> bool {
         return false;
     };
     fds.flatten().any(|fd| {
-        std::fs::metadata(fd.path())
-            .is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+        let p = fd.path();
+        std::fs::metadata(&p).is_ok_and(|m| is_device(&p, &m) && device_number(&m) == rdev)
     })
 }
 
@@ -121,7 +121,8 @@ pub fn held_by_this_process(rdev: u64) -> bool {
 pub fn is_swap(rdev: u64) -> bool {
     std::fs::read_to_string("/proc/swaps").is_ok_and(|t| {
         swap_paths(&t).iter().any(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+            std::fs::metadata(p)
+                .is_ok_and(|m| is_device(Path::new(p), &m) && device_number(&m) == rdev)
         })
     })
 }
@@ -394,13 +395,13 @@ fn resolve_depth(path: &Path, env: &SysEnv, depth: u32) -> Resolution {
             }
         }
     };
-    let mut r = if meta.file_type().is_block_device() {
-        let rdev = meta.rdev();
-        resolve_block_dev(libc::major(rdev), libc::minor(rdev), env)
+    let mut r = if is_device(&p, &meta) {
+        let (maj, min) = major_minor(device_number(&meta));
+        resolve_block_dev(maj, min, env)
     } else {
-        let dev = meta.dev();
+        let (maj, min) = major_minor(crate::platform::fs::filesystem_device(&meta));
         let canon = std::fs::canonicalize(&p).unwrap_or(p);
-        resolve_file_dev(libc::major(dev), libc::minor(dev), &canon, env, depth)
+        resolve_file_dev(maj, min, &canon, env, depth)
     };
     if depth == 0 {
         if let Resolution::Device(d) = &mut r {
@@ -716,8 +717,9 @@ fn source_block_dir(source: &str, env: &SysEnv) -> Option<PathBuf> {
         return Some(p);
     }
     let m = std::fs::metadata(source).ok()?;
-    if m.file_type().is_block_device() {
-        return block_dir(libc::major(m.rdev()), libc::minor(m.rdev()), env);
+    if is_device(Path::new(source), &m) {
+        let (maj, min) = major_minor(device_number(&m));
+        return block_dir(maj, min, env);
     }
     None
 }

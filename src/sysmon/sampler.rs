@@ -565,9 +565,8 @@ mod tests {
     /// and the monitor must count N of each.
     #[test]
     fn loop_device_counters_match_direct_io() {
-        use std::os::unix::fs::{FileExt, OpenOptionsExt};
-        // SAFETY: geteuid has no preconditions.
-        if !rustix::process::geteuid().is_root() {
+        use crate::platform::fs::{read_at, write_all_at};
+        if !crate::platform::process::is_root() {
             crate::testkit::skip("loop_device_counters_match_direct_io: needs root for losetup");
             return;
         }
@@ -615,12 +614,12 @@ mod tests {
             .expect("loop device names its backing file");
         assert!(backing.ends_with("loop.img"), "{backing}");
 
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&devpath)
-            .unwrap();
+        let how = crate::platform::fs::OpenHow {
+            write: true,
+            direct: true,
+            ..Default::default()
+        };
+        let f = crate::platform::fs::open(std::path::Path::new(&devpath), how).unwrap();
         const N: u64 = 256;
         const BS: usize = 4096;
         let mut buf = crate::buf::AlignedBuf::new(BS);
@@ -629,10 +628,10 @@ mod tests {
         for i in 0..N {
             buf.as_mut_slice().fill((i % 251) as u8 + 1);
             // Every other 4 KiB block, so no two requests are adjacent.
-            f.write_at(buf.as_slice(), i * 2 * BS as u64).unwrap();
+            write_all_at(&f, buf.as_slice(), i * 2 * BS as u64).unwrap();
         }
         for i in 0..N {
-            f.read_at(buf.as_mut_slice(), i * 2 * BS as u64).unwrap();
+            read_at(&f, buf.as_mut_slice(), i * 2 * BS as u64).unwrap();
             assert!(buf.as_slice().iter().all(|&b| b == (i % 251) as u8 + 1));
         }
         let r = m.stop();
@@ -701,10 +700,9 @@ mod tests {
     #[test]
     fn cached_reads_on_loop_filesystem_are_caught() {
         use std::io::Write;
-        use std::os::unix::fs::FileExt;
+        use crate::platform::fs::read_at;
         use std::process::Command;
-        // SAFETY: geteuid has no preconditions.
-        if !rustix::process::geteuid().is_root() {
+        if !crate::platform::process::is_root() {
             crate::testkit::skip("cached_reads_on_loop_filesystem_are_caught: needs root");
             return;
         }
@@ -780,13 +778,13 @@ mod tests {
         let f = std::fs::File::open(&file).unwrap();
         let mut buf = vec![0u8; 4096];
         for off in (0..SIZE as u64).step_by(4096) {
-            f.read_at(&mut buf, off).unwrap();
+            read_at(&f, &mut buf, off).unwrap();
         }
         let m = Monitor::start(info.monitor_names(), Duration::from_millis(50));
         m.reset_baseline();
         let n = (SIZE / 4096) as u64;
         for off in (0..SIZE as u64).step_by(4096) {
-            f.read_at(&mut buf, off).unwrap();
+            read_at(&f, &mut buf, off).unwrap();
         }
         let r = m.stop();
         let d = r.device(&kname).unwrap().clone();

@@ -10,7 +10,6 @@
 //! ([`super::mounts`]); the walk down the device stack is tested on the
 //! fixture sysfs tree.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -74,21 +73,16 @@ pub struct FsSpace {
 }
 
 impl FsSpace {
-    /// From the `statvfs` figures.
-    pub fn of(v: &rustix::fs::StatVfs) -> FsSpace {
-        let unit = if v.f_frsize > 0 {
-            v.f_frsize
-        } else {
-            v.f_bsize
-        };
+    /// From the filesystem's figures (`statvfs`; on Windows `GetDiskFreeSpaceExW`).
+    pub fn of(v: &crate::platform::fs::Space) -> FsSpace {
         FsSpace {
-            block_size: unit,
-            size_bytes: v.f_blocks.saturating_mul(unit),
-            free_bytes: v.f_bfree.saturating_mul(unit),
-            available_bytes: v.f_bavail.saturating_mul(unit),
-            inodes: v.f_files,
-            inodes_free: v.f_ffree,
-            read_only: v.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY),
+            block_size: v.block_size,
+            size_bytes: v.size_bytes,
+            free_bytes: v.free_bytes,
+            available_bytes: v.available_bytes,
+            inodes: v.inodes,
+            inodes_free: v.inodes_free,
+            read_only: v.read_only,
         }
     }
 }
@@ -130,14 +124,17 @@ pub fn describe_in(path: &Path, env: &SysEnv) -> StorageFacts {
     let meta = std::fs::metadata(probe).ok();
     let is_device = meta
         .as_ref()
-        .is_some_and(|m| m.file_type().is_block_device());
+        .is_some_and(|m| crate::platform::fs::is_device(probe, m));
     let (mount, space) = match meta.filter(|_| !is_device) {
         Some(m) => {
             let canon = std::fs::canonicalize(probe).unwrap_or_else(|_| probe.to_path_buf());
             let mounts = env.mounts();
             let mount =
-                find_mount(&mounts, libc::major(m.dev()), libc::minor(m.dev()), &canon).cloned();
-            let space = rustix::fs::statvfs(probe).ok().map(|v| FsSpace::of(&v));
+                {
+                let (maj, min) = crate::platform::fs::major_minor(crate::platform::fs::filesystem_device(&m));
+                find_mount(&mounts, maj, min, &canon).cloned()
+            };
+            let space = crate::platform::fs::space(probe).ok().map(|v| FsSpace::of(&v));
             (mount, space)
         }
         None => (None, None),

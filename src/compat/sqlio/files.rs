@@ -18,7 +18,6 @@ pub(super) fn prepare_files(
     stop: &AtomicBool,
     progress: bool,
 ) -> anyhow::Result<Vec<(PathBuf, Prepared)>> {
-    use std::os::unix::fs::FileTypeExt as _;
     let mut done = Vec::new();
     let mut emit = |out: &mut dyn std::io::Write, path: &Path, prep: Prepared| {
         let r = out.write_all(size_line(path, &prep).as_bytes());
@@ -28,7 +27,7 @@ pub(super) fn prepare_files(
     for f in &p.files {
         let meta = std::fs::metadata(&f.path);
         let (exists, is_file, len) = match &meta {
-            Ok(m) if m.file_type().is_block_device() => (true, false, 0),
+            Ok(m) if crate::platform::fs::is_device(&f.path, m) => (true, false, 0),
             Ok(m) => (true, m.is_file(), m.len()),
             Err(_) => (false, true, 0),
         };

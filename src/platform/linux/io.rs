@@ -1,16 +1,32 @@
-//! Plain facts about an open file descriptor, and the positional read/write
-//! calls, that the engines and their callers share (below both, so no engine
-//! file imports the engine module's functions for them).
+//! Positional I/O on Linux file descriptors, for the engines that perform
+//! I/O with one system call each (sync) and the callers that read or write
+//! a block outside an engine.
 
-use std::io;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::fs::File;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
-use super::Op;
+use crate::engine::Op;
 
-/// Size in bytes of the file or block device open as `fd` (the end of
-/// the file, which for a block device is its capacity).
-pub fn fd_len(fd: BorrowedFd<'_>) -> io::Result<u64> {
-    Ok(rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0))?)
+/// An open file as the engines name it: a file descriptor.
+pub type RawFile = RawFd;
+
+/// A value that names no open file.
+pub const NO_FILE: RawFile = -1;
+
+/// The raw descriptor of `f` (which the caller keeps open while it is used).
+pub fn raw_file(f: &File) -> RawFile {
+    f.as_raw_fd()
+}
+
+/// One piece of a vectored transfer.
+pub type IoVec = libc::iovec;
+
+/// A vectored-transfer piece of `len` bytes at `base`.
+pub fn iovec(base: *mut u8, len: usize) -> IoVec {
+    libc::iovec {
+        iov_base: base.cast(),
+        iov_len: len,
+    }
 }
 
 /// Performs one positional read or write synchronously; returns bytes or -errno.
@@ -25,7 +41,7 @@ pub fn fd_len(fd: BorrowedFd<'_>) -> io::Result<u64> {
 /// `buf` must be valid for `len` bytes (for writes into it, on a read), `fd`
 /// must stay open for the call, and nothing else may access `buf` until the
 /// call returns.
-pub(crate) unsafe fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u64) -> i32 {
+pub unsafe fn pio(fd: RawFile, op: Op, buf: *mut u8, len: usize, offset: u64) -> i32 {
     if fd < 0 {
         // Not a descriptor (BorrowedFd may not hold -1): what the kernel would say.
         return -libc::EBADF;
@@ -56,7 +72,7 @@ pub(crate) unsafe fn pio(fd: RawFd, op: Op, buf: *mut u8, len: usize, offset: u6
 /// # Safety
 /// Every iovec must point to memory valid for its length, not accessed by
 /// anything else until the call returns.
-pub(crate) unsafe fn piov(fd: RawFd, op: Op, iov: &[libc::iovec], offset: u64) -> i32 {
+pub unsafe fn piov(fd: RawFile, op: Op, iov: &[IoVec], offset: u64) -> i32 {
     // SAFETY: the caller guarantees every iovec points to valid memory.
     let r = unsafe {
         match op {
@@ -67,10 +83,17 @@ pub(crate) unsafe fn piov(fd: RawFd, op: Op, iov: &[libc::iovec], offset: u64) -
         }
     };
     if r < 0 {
-        -io::Error::last_os_error()
+        -std::io::Error::last_os_error()
             .raw_os_error()
             .unwrap_or(libc::EIO)
     } else {
         r as i32
     }
+}
+
+/// Size in bytes of the file or block device open as `fd` (its end).
+pub fn file_len(fd: RawFile) -> std::io::Result<u64> {
+    // SAFETY: the caller keeps `fd` open while it uses it (RawFile's contract).
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    Ok(rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0))?)
 }
