@@ -16,9 +16,9 @@
 //!
 //! `auto` (the default) tries blktrace and falls back to tracefs, saying why.
 
+use crate::platform::fs::device_number;
 use std::fs::File;
 use std::io::{Read, Write};
-use crate::platform::fs::device_number;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -161,7 +161,10 @@ pub fn prepare(
                 if claimed_by_job(path) {
                     None
                 } else {
-                    Some(claim_device(path, crate::platform::fs::device_number(&meta))?)
+                    Some(claim_device(
+                        path,
+                        crate::platform::fs::device_number(&meta),
+                    )?)
                 }
             } else {
                 None
@@ -574,7 +577,7 @@ fn write_fill(
         ..EngineConfig::default()
     };
     let req = engine::EngineRequest {
-        kind: EngineKind::Uring,
+        kind: EngineKind::native(),
         cache: CacheMode::Direct,
         qd: SLOTS as u32,
         sqpoll: false,
@@ -638,7 +641,8 @@ fn write_fill(
     for (start, end) in [(from, body_start), (body_end, to)] {
         if end > start {
             let n = (end - start) as usize;
-            crate::platform::fs::write_all_at(&plain, &edge[..n], start).map_err(|e| map_nospace(e, nospace))?;
+            crate::platform::fs::write_all_at(&plain, &edge[..n], start)
+                .map_err(|e| map_nospace(e, nospace))?;
         }
     }
     plain.sync_data().map_err(|e| map_nospace(e, nospace))?;
@@ -734,7 +738,6 @@ fn map_nospace(e: io::Error, nospace: impl Fn() -> Stopped) -> anyhow::Error {
         e.into()
     }
 }
-
 
 /// The note of a run that found its test file already made by iosim, at the size asked.
 pub const REUSED_NOTE: &str = "reused the existing test file";

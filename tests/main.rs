@@ -2,6 +2,11 @@
 //! per front end or concept, each running the real `iosim` binary through
 //! [`common::iosim`] on temporary files and loop devices. One binary instead
 //! of one per file: one link instead of 22, and one place that launches iosim.
+//!
+//! They run on Linux (loop devices, /proc, blktrace, Linux tools). The
+//! Windows build is tested from here too, under Wine: [`windows`] runs the
+//! cross-compiled `iosim.exe` (.ci/windows.sh builds it).
+#![cfg(target_os = "linux")]
 
 mod architecture;
 mod common;

@@ -171,10 +171,10 @@ impl ValueEnum for EngineKind {
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let help = match self {
             EngineKind::Auto => {
-                "The fastest engine for the request (default): sync through the page cache at queue depth 1, io_uring otherwise"
+                "The fastest engine for the request (default): sync through the page cache at queue depth 1, io_uring otherwise (iocp on Windows)"
             }
             EngineKind::Uring => {
-                "io_uring with registered files and buffers and batched submission"
+                "io_uring with registered files and buffers and batched submission (Linux)"
             }
             EngineKind::Sync => {
                 "pread/pwrite, one I/O at a time per thread (queue depth is 1 whatever --qd says)"
@@ -182,7 +182,8 @@ impl ValueEnum for EngineKind {
             EngineKind::Null => {
                 "No storage at all: every I/O completes at once. Measures iosim's own overhead"
             }
-            EngineKind::Mmap => "Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough",
+            EngineKind::Mmap => "Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough (Linux)",
+            EngineKind::Iocp => "Overlapped I/O on an I/O completion port per thread, as DiskSpd (Windows; its default there)",
         };
         Some(PossibleValue::new(self.name()).help(help))
     }

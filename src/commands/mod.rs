@@ -104,9 +104,6 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
 /// exits at once with the interrupted status.
 pub fn install_signal_handlers() -> anyhow::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
-    crate::platform::signals::install_stop_handlers(
-        &stop,
-        i32::from(Outcome::Interrupted.code()),
-    )?;
+    crate::platform::signals::install_stop_handlers(&stop, i32::from(Outcome::Interrupted.code()))?;
     Ok(stop)
 }

@@ -21,8 +21,8 @@
 //! | `eio` | read or write | the I/O fails with EIO |
 //! | `delay` | read or write | the I/O is held `ms` milliseconds before it is issued (a stalled device) |
 
-use std::io;
 use crate::platform::io::RawFile;
+use std::io;
 use std::sync::{Arc, Mutex};
 
 use super::{read_at, write_at, Capabilities, Completion, IoEngine, IoReq, Op};

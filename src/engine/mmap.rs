@@ -28,8 +28,8 @@
 //!   records the errors, so the run ends with what it measured, a message
 //!   naming the truncated target, and the I/O-error exit code.
 
-use std::io;
 use crate::platform::io::RawFile as RawFd;
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 

@@ -11,23 +11,31 @@
 //! waits for completions in one system call. Synchronous engines perform the
 //! I/O inside `queue` and report it from the next `reap`.
 
-use std::io;
 use crate::platform::io::RawFile;
+use std::io;
 
 use crate::workload::{CacheMode, EngineKind};
 
 pub mod faulty;
+#[cfg(windows)]
+mod iocp;
+#[cfg(target_os = "linux")]
 mod mmap;
 mod null;
 pub mod pipeline;
 pub mod priority;
 mod slots;
 mod sync;
+#[cfg(target_os = "linux")]
 mod uring;
 
+#[cfg(windows)]
+pub use iocp::IocpEngine;
+#[cfg(target_os = "linux")]
 pub use mmap::MmapEngine;
 pub use null::NullEngine;
 pub use sync::SyncEngine;
+#[cfg(target_os = "linux")]
 pub use uring::UringEngine;
 
 /// Direction of an I/O.
@@ -109,6 +117,12 @@ impl Capabilities {
                 needs_commit: true,
                 batched: true,
             },
+            // Each request goes to Windows as it is queued.
+            EngineKind::Iocp => Capabilities {
+                completes_in_queue: false,
+                needs_commit: false,
+                batched: true,
+            },
             EngineKind::Null => Capabilities {
                 completes_in_queue: true,
                 needs_commit: false,
@@ -171,6 +185,18 @@ pub enum ChoiceError {
     /// `--sqpoll`/`--hipri` asked for io_uring and the kernel refused it.
     #[error("io_uring is not available here ({0}), and --sqpoll/--hipri need it: drop them, or run where io_uring is allowed (a container's seccomp profile or kernel.io_uring_disabled may forbid it)")]
     UringNeeded(io::Error),
+    /// The engine exists on another operating system only.
+    #[error("the {engine} engine exists on {on} only, and this is {here}: use --engine {instead} (or leave --engine out)")]
+    OtherSystem {
+        /// The engine asked for.
+        engine: &'static str,
+        /// Where it exists.
+        on: &'static str,
+        /// This system.
+        here: &'static str,
+        /// This system's engine for the same job.
+        instead: &'static str,
+    },
 }
 
 /// Decides the engine of a run, once, in one place.
@@ -185,11 +211,25 @@ pub enum ChoiceError {
 pub fn choose(req: &EngineRequest) -> Result<EngineChoice, ChoiceError> {
     let mut notes = Vec::new();
     let needs_uring = req.sqpoll || req.hipri;
+    if let Some(on) = req.kind.only_on() {
+        if on != crate::platform::OS_NAME {
+            let instead = match req.kind {
+                EngineKind::Mmap => EngineKind::Sync,
+                _ => EngineKind::native(),
+            };
+            return Err(ChoiceError::OtherSystem {
+                engine: req.kind.name(),
+                on,
+                here: crate::platform::OS_NAME,
+                instead: instead.name(),
+            });
+        }
+    }
     let mut kind = match req.kind {
         EngineKind::Auto if !needs_uring && !req.cache.is_direct() && req.qd <= 1 => {
             EngineKind::Sync
         }
-        EngineKind::Auto => EngineKind::Uring,
+        EngineKind::Auto => EngineKind::native(),
         k => k,
     };
     if kind == EngineKind::Uring {
@@ -298,7 +338,31 @@ impl EngineChoice {
         Ok(match self.kind {
             EngineKind::Null => Box::new(NullEngine::new(cfg)?),
             EngineKind::Sync => Box::new(SyncEngine::new(cfg)?),
+            #[cfg(target_os = "linux")]
             EngineKind::Mmap => Box::new(MmapEngine::new(cfg, cfg.writable, cfg.sync_writes)?),
+            #[cfg(windows)]
+            EngineKind::Iocp | EngineKind::Auto => Box::new(IocpEngine::new(cfg).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot set up an I/O completion port for a worker ({e}): lower --threads or --qd, or use --engine sync"),
+                )
+            })?),
+            // `choose` never picks an engine of another system.
+            #[cfg(windows)]
+            EngineKind::Uring | EngineKind::Mmap => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!("the {} engine exists on Linux only", self.kind.name()),
+                ))
+            }
+            #[cfg(target_os = "linux")]
+            EngineKind::Iocp => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "the iocp engine exists on Windows only",
+                ))
+            }
+            #[cfg(target_os = "linux")]
             EngineKind::Uring | EngineKind::Auto => {
                 Box::new(UringEngine::new(cfg).map_err(|e| {
                     io::Error::new(
@@ -457,8 +521,18 @@ fn terms(
 }
 
 /// Checks whether io_uring can be set up at all (cheap; used for notices).
+#[cfg(target_os = "linux")]
 pub fn uring_available() -> Result<(), io::Error> {
     io_uring::IoUring::new(2).map(|_| ())
+}
+
+/// io_uring is Linux's: never available on Windows.
+#[cfg(windows)]
+pub fn uring_available() -> Result<(), io::Error> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "io_uring is Linux's; Windows has the iocp engine",
+    ))
 }
 
 /// Reads `buf.len()` bytes at `offset` with one `pread`; returns bytes or -errno.

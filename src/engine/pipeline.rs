@@ -913,10 +913,15 @@ mod tests {
         Pipeline::new(2).run(&mut eng, None, &mut d).unwrap();
         assert!(d.log.contains(&Ev::Done(1, 512, Transfer::Short(256))));
         assert_eq!(
-            errno(&io::Error::from_raw_os_error(crate::platform::errno::ENOSPC)),
+            errno(&io::Error::from_raw_os_error(
+                crate::platform::errno::ENOSPC
+            )),
             crate::platform::errno::ENOSPC
         );
-        assert_eq!(errno(&io::Error::other("no errno")), crate::platform::errno::EIO);
+        assert_eq!(
+            errno(&io::Error::other("no errno")),
+            crate::platform::errno::EIO
+        );
     }
 
     #[test]
@@ -1006,7 +1011,10 @@ mod tests {
         eng.fail_queue = Some(3);
         let mut d = Keep(Reads::new(6), Vec::new());
         Pipeline::new(4).run(&mut eng, None, &mut d).unwrap();
-        assert_eq!((d.0.done, d.1.as_slice()), (5, &[-crate::platform::errno::EAGAIN][..]));
+        assert_eq!(
+            (d.0.done, d.1.as_slice()),
+            (5, &[-crate::platform::errno::EAGAIN][..])
+        );
     }
 
     #[test]
@@ -1116,7 +1124,10 @@ mod tests {
         p.run(&mut eng, None, &mut d).unwrap();
         assert_eq!(d.0, [(0, 3, Transfer::Full), (3, 1, Transfer::Full)]);
         let mut got = vec![0u8; 4 * 4096];
-        assert_eq!(crate::platform::fs::read_at(&f, &mut got, 0).unwrap(), got.len());
+        assert_eq!(
+            crate::platform::fs::read_at(&f, &mut got, 0).unwrap(),
+            got.len()
+        );
         for (page, want) in [1u8, 2, 3, 9].iter().enumerate() {
             assert!(got[page * 4096..(page + 1) * 4096]
                 .iter()

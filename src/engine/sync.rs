@@ -1,11 +1,11 @@
 //! The `sync` engine: pread/pwrite, one I/O at a time (fio's `psync`).
 
-use std::io;
 use crate::platform::io::RawFile;
+use std::io;
 
-use crate::platform::io::{iovec, pio, piov, IoVec};
 use super::slots::{DoneQueue, Slots};
 use super::{Capabilities, Completion, EngineConfig, IoEngine, IoReq, Op};
+use crate::platform::io::{iovec, pio, piov, IoVec};
 use crate::workload::EngineKind;
 
 /// pread/pwrite engine.

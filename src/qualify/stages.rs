@@ -346,7 +346,7 @@ pub(super) fn stage_sim(
         delete_files_at_shutdown: true,
         engine: match cfg.engine {
             EngineKind::Sync => EngineKind::Sync,
-            _ => EngineKind::Uring,
+            _ => EngineKind::native(),
         },
         ..crate::sim::config::SimConfig::default()
     };

@@ -452,7 +452,10 @@ impl<'a> Worker<'a> {
             last_ts: 0,
             measured_ios: 0,
             verify: ctx.verify.as_ref().map(|v| {
-                let fd = plan.file.as_ref().map(|f| crate::platform::io::raw_file(&f));
+                let fd = plan
+                    .file
+                    .as_ref()
+                    .map(|f| crate::platform::io::raw_file(&f));
                 VerifyHook::new(v, plan.target, fd, slots)
             }),
             blocked: false,

@@ -429,7 +429,7 @@ impl Default for SimConfig {
             },
             files: Vec::new(),
             read_retries: 15,
-            engine: EngineKind::Uring,
+            engine: EngineKind::native(),
             seed: 0x5106_1051,
             verify: true,
         }

@@ -2,9 +2,9 @@
 //! the page-state table (last acknowledged generation, dirty generation and
 //! latch of every page).
 
+use crate::platform::io::RawFile;
 use std::fs::{File, OpenOptions};
 use std::io;
-use crate::platform::io::RawFile;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -337,17 +337,16 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
             .into());
         }
         // O_EXCL on a block device fails with EBUSY when it is mounted or held.
-        crate::platform::fs::open_exclusive(&path)
-            .map_err(|e| {
-                if crate::platform::fs::is_busy(&e) {
-                    anyhow::Error::new(crate::Error::DeviceInUse(
-                        path.clone(),
-                        "the device is mounted or held by another program".into(),
-                    ))
-                } else {
-                    anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
-                }
-            })?;
+        crate::platform::fs::open_exclusive(&path).map_err(|e| {
+            if crate::platform::fs::is_busy(&e) {
+                anyhow::Error::new(crate::Error::DeviceInUse(
+                    path.clone(),
+                    "the device is mounted or held by another program".into(),
+                ))
+            } else {
+                anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
+            }
+        })?;
         let f = File::open(&path)?;
         let dev = crate::target::device_size(&f)?;
         let size = want.min(dev) / PAGE_SIZE as u64 * PAGE_SIZE as u64;

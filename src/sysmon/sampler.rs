@@ -699,8 +699,8 @@ mod tests {
     /// buffered re-reads of a cached file are caught: the device sees none.
     #[test]
     fn cached_reads_on_loop_filesystem_are_caught() {
-        use std::io::Write;
         use crate::platform::fs::read_at;
+        use std::io::Write;
         use std::process::Command;
         if !crate::platform::process::is_root() {
             crate::testkit::skip("cached_reads_on_loop_filesystem_are_caught: needs root");

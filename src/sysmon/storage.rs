@@ -129,12 +129,14 @@ pub fn describe_in(path: &Path, env: &SysEnv) -> StorageFacts {
         Some(m) => {
             let canon = std::fs::canonicalize(probe).unwrap_or_else(|_| probe.to_path_buf());
             let mounts = env.mounts();
-            let mount =
-                {
-                let (maj, min) = crate::platform::fs::major_minor(crate::platform::fs::filesystem_device(&m));
+            let mount = {
+                let (maj, min) =
+                    crate::platform::fs::major_minor(crate::platform::fs::filesystem_device(&m));
                 find_mount(&mounts, maj, min, &canon).cloned()
             };
-            let space = crate::platform::fs::space(probe).ok().map(|v| FsSpace::of(&v));
+            let space = crate::platform::fs::space(probe)
+                .ok()
+                .map(|v| FsSpace::of(&v));
             (mount, space)
         }
         None => (None, None),

@@ -144,18 +144,21 @@ pub enum EngineKind {
     Sync,
     /// No storage at all: every I/O completes at once. Measures iosim's own overhead.
     Null,
-    /// Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough.
+    /// Memory-mapped I/O through the page cache (DiskSpd -Sm, fio ioengine=mmap); needs --cache buffered or writethrough. Linux only.
     Mmap,
+    /// Windows: overlapped I/O on an I/O completion port per thread, as DiskSpd does (the default there).
+    Iocp,
 }
 
 impl EngineKind {
     /// Every engine, in the order the command line lists them.
-    pub const ALL: [EngineKind; 5] = [
+    pub const ALL: [EngineKind; 6] = [
         EngineKind::Auto,
         EngineKind::Uring,
         EngineKind::Sync,
         EngineKind::Null,
         EngineKind::Mmap,
+        EngineKind::Iocp,
     ];
 
     /// The name used on the command line.
@@ -166,6 +169,26 @@ impl EngineKind {
             EngineKind::Sync => "sync",
             EngineKind::Null => "null",
             EngineKind::Mmap => "mmap",
+            EngineKind::Iocp => "iocp",
+        }
+    }
+
+    /// This system's engine for queued, asynchronous I/O: io_uring on
+    /// Linux, I/O completion ports on Windows.
+    pub const fn native() -> EngineKind {
+        if crate::platform::IS_WINDOWS {
+            EngineKind::Iocp
+        } else {
+            EngineKind::Uring
+        }
+    }
+
+    /// The operating system an engine exists on, when it is not every one.
+    pub const fn only_on(self) -> Option<&'static str> {
+        match self {
+            EngineKind::Uring | EngineKind::Mmap => Some("Linux"),
+            EngineKind::Iocp => Some("Windows"),
+            _ => None,
         }
     }
 }

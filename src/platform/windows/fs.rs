@@ -1,0 +1,456 @@
+//! Files on Windows: drive-letter and UNC paths as they are, volumes
+//! (`\\.\X:`) and disks (`\\.\PhysicalDriveN`) as devices, positional
+//! reads and writes, opening with DiskSpd's cache flags, exclusive opens
+//! of devices, preallocation with `SetFileValidData` where the process
+//! holds `SeManageVolumePrivilege`, and iosim's ownership mark in the
+//! `iosim.owner` NTFS alternate data stream.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::windows::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::windows::io::AsRawHandle;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use windows_sys::Win32::Storage::FileSystem as fsys;
+
+/// How a target is opened for I/O.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenHow {
+    /// Open for writing as well as reading.
+    pub write: bool,
+    /// Bypass the cache (`FILE_FLAG_NO_BUFFERING`, DiskSpd's `-Su`).
+    pub direct: bool,
+    /// Each write is durable when it completes (`FILE_FLAG_WRITE_THROUGH`, `-Sw`).
+    pub sync: bool,
+    /// For the IOCP and IoRing engines: `FILE_FLAG_OVERLAPPED`.
+    pub overlapped: bool,
+}
+
+fn share_all() -> u32 {
+    fsys::FILE_SHARE_READ | fsys::FILE_SHARE_WRITE | fsys::FILE_SHARE_DELETE
+}
+
+/// The `FILE_FLAG_*` bits of `how`.
+pub(crate) fn flags_of(how: OpenHow) -> u32 {
+    let mut flags = 0;
+    if how.direct {
+        flags |= fsys::FILE_FLAG_NO_BUFFERING;
+    }
+    if how.sync {
+        flags |= fsys::FILE_FLAG_WRITE_THROUGH;
+    }
+    if how.overlapped {
+        flags |= fsys::FILE_FLAG_OVERLAPPED;
+    }
+    flags
+}
+
+/// Opens `path` as `how` says, sharing it with other readers and writers
+/// (as DiskSpd does, so several threads and processes can test one file).
+pub fn open(path: &Path, how: OpenHow) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(how.write)
+        .share_mode(share_all())
+        .custom_flags(flags_of(how))
+        .open(path)
+}
+
+/// True when the open failed because unbuffered I/O is refused.
+pub fn is_direct_refused(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(super::errno::EINVAL)
+}
+
+/// Opens a volume or disk for reading with no sharing: fails with
+/// [`is_busy`] while a file system has it mounted and files are open on
+/// it, or another program holds it.
+pub fn open_exclusive(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .share_mode(fsys::FILE_SHARE_READ | fsys::FILE_SHARE_WRITE)
+        .open(path)
+        .and_then(|f| {
+            if is_volume_path(path) {
+                lock_volume(&f)?;
+            }
+            Ok(f)
+        })
+}
+
+/// `FSCTL_LOCK_VOLUME`: succeeds only when no file is open on the volume;
+/// held until the handle closes.
+fn lock_volume(f: &File) -> io::Result<()> {
+    use windows_sys::Win32::System::Ioctl::FSCTL_LOCK_VOLUME;
+    let mut ret = 0u32;
+    // SAFETY: FSCTL_LOCK_VOLUME takes no buffers; `ret` is a valid u32.
+    let ok = unsafe {
+        windows_sys::Win32::System::IO::DeviceIoControl(
+            f.as_raw_handle() as _,
+            FSCTL_LOCK_VOLUME,
+            std::ptr::null(),
+            0,
+            std::ptr::null_mut(),
+            0,
+            &mut ret,
+            std::ptr::null_mut(),
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::from_raw_os_error(super::errno::EBUSY));
+    }
+    Ok(())
+}
+
+/// True when an open failed because the device is in use.
+pub fn is_busy(e: &io::Error) -> bool {
+    // ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION, ERROR_BUSY
+    matches!(e.raw_os_error(), Some(32 | 33 | super::errno::EBUSY))
+}
+
+/// Opens a file for reading (no pipes that block on Windows' side of it).
+pub fn open_nonblocking(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+fn device_prefix(path: &Path) -> Option<String> {
+    let s = path.to_str()?;
+    let s = s.replace('/', "\\");
+    s.strip_prefix("\\\\.\\")
+        .or_else(|| s.strip_prefix("\\\\?\\"))
+        .map(str::to_ascii_lowercase)
+}
+
+/// `\\.\X:`: a volume.
+fn is_volume_path(path: &Path) -> bool {
+    device_prefix(path).is_some_and(|r| r.len() == 2 && r.ends_with(':'))
+}
+
+/// True when `path` is a volume (`\\.\X:`) or a disk (`\\.\PhysicalDriveN`).
+pub fn is_device(path: &Path, _meta: &Metadata) -> bool {
+    path_is_device(path)
+}
+
+/// True when `path` names a volume (`\\.\X:`) or a disk (`\\.\PhysicalDriveN`).
+pub fn path_is_device(path: &Path) -> bool {
+    device_prefix(path).is_some_and(|r| {
+        (r.len() == 2 && r.ends_with(':'))
+            || r.strip_prefix("physicaldrive")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// What kind of file `meta` describes, in words.
+pub fn kind_name(meta: &Metadata) -> &'static str {
+    if meta.is_dir() {
+        "directory"
+    } else if meta.is_file() {
+        "regular file"
+    } else {
+        "special file"
+    }
+}
+
+/// Device numbers are a Unix notion: 0 on Windows.
+pub fn device_number(_meta: &Metadata) -> u64 {
+    0
+}
+
+/// Device numbers are a Unix notion: 0 on Windows.
+pub fn filesystem_device(_meta: &Metadata) -> u64 {
+    0
+}
+
+/// Device numbers are a Unix notion: (0, 0) on Windows.
+pub fn major_minor(_dev: u64) -> (u32, u32) {
+    (0, 0)
+}
+
+/// Bytes allocated to a file: its size (sparse and compressed files are
+/// not told apart on Windows yet).
+pub fn allocated_bytes(meta: &Metadata) -> u64 {
+    meta.len()
+}
+
+/// Reads at `offset`; returns the bytes read (0 at the end).
+pub fn read_at(f: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    match f.seek_read(buf, offset) {
+        // ERROR_HANDLE_EOF
+        Err(e) if e.raw_os_error() == Some(38) => Ok(0),
+        r => r,
+    }
+}
+
+/// Writes all of `buf` at `offset`.
+pub fn write_all_at(f: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        let n = f.seek_write(buf, offset)?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// Enables `SeManageVolumePrivilege` in the process token, once; true when held.
+pub fn manage_volume_privilege() -> bool {
+    static HELD: OnceLock<bool> = OnceLock::new();
+    *HELD.get_or_init(enable_privilege)
+}
+
+fn enable_privilege() -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, GetLastError, LUID};
+    use windows_sys::Win32::Security::{
+        AdjustTokenPrivileges, LookupPrivilegeValueW, LUID_AND_ATTRIBUTES, SE_PRIVILEGE_ENABLED,
+        TOKEN_ADJUST_PRIVILEGES, TOKEN_PRIVILEGES, TOKEN_QUERY,
+    };
+    use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+    let name = super::wide(std::ffi::OsStr::new("SeManageVolumePrivilege"));
+    let mut token = std::ptr::null_mut();
+    // SAFETY: every pointer is to a live local of the right type; the token
+    // handle is closed before returning.
+    unsafe {
+        if OpenProcessToken(
+            GetCurrentProcess(),
+            TOKEN_ADJUST_PRIVILEGES | TOKEN_QUERY,
+            &mut token,
+        ) == 0
+        {
+            return false;
+        }
+        let mut luid = LUID {
+            LowPart: 0,
+            HighPart: 0,
+        };
+        let mut ok = LookupPrivilegeValueW(std::ptr::null(), name.as_ptr(), &mut luid) != 0;
+        if ok {
+            let tp = TOKEN_PRIVILEGES {
+                PrivilegeCount: 1,
+                Privileges: [LUID_AND_ATTRIBUTES {
+                    Luid: luid,
+                    Attributes: SE_PRIVILEGE_ENABLED,
+                }],
+            };
+            ok = AdjustTokenPrivileges(
+                token,
+                0,
+                &tp,
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            ) != 0
+                // ERROR_NOT_ALL_ASSIGNED: the account does not hold it.
+                && GetLastError() != 1300;
+        }
+        CloseHandle(token);
+        ok
+    }
+}
+
+/// Extends `f` to `offset + len` bytes; with `SeManageVolumePrivilege`, also
+/// marks them valid (`SetFileValidData`, as SQL Server's instant file
+/// initialisation does), so writes into them do not wait for zeroing.
+pub fn preallocate(f: &File, offset: u64, len: u64) -> io::Result<()> {
+    let end = offset.saturating_add(len);
+    if f.metadata()?.len() < end {
+        f.set_len(end)?;
+    }
+    if manage_volume_privilege() {
+        // SAFETY: a live handle of ours; SetFileValidData reads no memory of ours.
+        let ok = unsafe { fsys::SetFileValidData(f.as_raw_handle() as _, end as i64) };
+        if ok == 0 {
+            // Not NTFS, or the file is compressed or sparse: the zeroing stays.
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Whether a place is a hole: sparse files are not inspected on Windows
+/// yet, so every place counts as data.
+pub fn is_hole(_f: &File, _offset: u64) -> io::Result<bool> {
+    Ok(false)
+}
+
+fn ioctl_out<T: Default>(f: &File, code: u32) -> io::Result<T> {
+    let mut out = T::default();
+    let mut ret = 0u32;
+    // SAFETY: `out` is a live T of size_of::<T>() bytes for the output;
+    // the codes used here take no input buffer.
+    let ok = unsafe {
+        windows_sys::Win32::System::IO::DeviceIoControl(
+            f.as_raw_handle() as _,
+            code,
+            std::ptr::null(),
+            0,
+            (&mut out as *mut T).cast(),
+            std::mem::size_of::<T>() as u32,
+            &mut ret,
+            std::ptr::null_mut(),
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(out)
+}
+
+#[derive(Default)]
+#[repr(C)]
+struct LengthInfo {
+    length: i64,
+}
+
+#[derive(Default)]
+#[repr(C)]
+struct Geometry {
+    cylinders: i64,
+    media_type: u32,
+    tracks_per_cylinder: u32,
+    sectors_per_track: u32,
+    bytes_per_sector: u32,
+}
+
+/// Size of the file, volume or disk open as `f`, in bytes
+/// (`IOCTL_DISK_GET_LENGTH_INFO` for a device).
+pub fn device_size(f: &File) -> io::Result<u64> {
+    use windows_sys::Win32::System::Ioctl::IOCTL_DISK_GET_LENGTH_INFO;
+    match ioctl_out::<LengthInfo>(f, IOCTL_DISK_GET_LENGTH_INFO) {
+        Ok(l) => Ok(l.length as u64),
+        Err(_) => Ok(f.metadata()?.len()),
+    }
+}
+
+/// Sector size of a volume or disk (`IOCTL_DISK_GET_DRIVE_GEOMETRY`).
+pub fn logical_block_size(f: &File) -> io::Result<u64> {
+    use windows_sys::Win32::System::Ioctl::IOCTL_DISK_GET_DRIVE_GEOMETRY;
+    let g = ioctl_out::<Geometry>(f, IOCTL_DISK_GET_DRIVE_GEOMETRY)?;
+    Ok(u64::from(g.bytes_per_sector.max(1)))
+}
+
+/// The volume root holding `path` (`F:\`, `\\server\share\`), for the
+/// volume functions.
+fn volume_root(path: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(path).ok()?;
+    abs.ancestors().last().map(Path::to_path_buf)
+}
+
+/// Sector size of the volume holding a file: its unbuffered-I/O alignment.
+pub fn dio_alignment(path: &Path) -> Option<u64> {
+    let root = super::wide(volume_root(path)?.as_os_str());
+    let (mut spc, mut bps, mut free, mut total) = (0u32, 0u32, 0u32, 0u32);
+    // SAFETY: `root` is NUL-terminated UTF-16; the outputs are live u32s.
+    let ok = unsafe {
+        fsys::GetDiskFreeSpaceW(root.as_ptr(), &mut spc, &mut bps, &mut free, &mut total)
+    };
+    (ok != 0 && bps > 0).then_some(u64::from(bps))
+}
+
+/// Facts about a file that its filesystem reports and sets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileAttributes {
+    /// Stored compressed (`FILE_ATTRIBUTE_COMPRESSED`).
+    pub compressed: bool,
+    /// Stored encrypted (`FILE_ATTRIBUTE_ENCRYPTED`).
+    pub encrypted: bool,
+}
+
+/// The compression and encryption of a file; None when unknown.
+pub fn attributes(path: &Path) -> Option<FileAttributes> {
+    let a = std::fs::metadata(path).ok()?.file_attributes();
+    Some(FileAttributes {
+        compressed: a & fsys::FILE_ATTRIBUTE_COMPRESSED != 0,
+        encrypted: a & fsys::FILE_ATTRIBUTE_ENCRYPTED != 0,
+    })
+}
+
+/// Where iosim's ownership mark lives: an NTFS alternate data stream.
+pub const MARK_PLACE: &str = "the iosim.owner alternate data stream";
+
+fn mark_stream(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(":iosim.owner");
+    PathBuf::from(s)
+}
+
+/// Reads iosim's mark on `path` into `buf`; None when it has none.
+pub fn read_mark(path: &Path, buf: &mut [u8]) -> Option<usize> {
+    if path_is_device(path) {
+        return None;
+    }
+    let f = File::open(mark_stream(path)).ok()?;
+    match read_at(&f, buf, 0) {
+        Ok(n) if n > 0 => Some(n),
+        _ => None,
+    }
+}
+
+/// Sets iosim's mark on `path`; false where the filesystem has no
+/// alternate data streams (FAT, exFAT, most SMB servers other than Windows).
+pub fn write_mark(path: &Path, v: &[u8]) -> bool {
+    if path_is_device(path) || !path.is_file() {
+        return false;
+    }
+    // The mark is only ever written on a file that exists: the stream must not create it.
+    let Ok(f) = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(mark_stream(path))
+    else {
+        return false;
+    };
+    write_all_at(&f, v, 0).is_ok()
+}
+
+/// A filesystem's size and free space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Space {
+    /// Cluster size, bytes.
+    pub block_size: u64,
+    /// Size, bytes.
+    pub size_bytes: u64,
+    /// Free, bytes.
+    pub free_bytes: u64,
+    /// Free for this user (quotas), bytes.
+    pub available_bytes: u64,
+    /// Inodes: none on Windows (0).
+    pub inodes: u64,
+    /// Free inodes: none on Windows (0).
+    pub inodes_free: u64,
+    /// Read-only volume.
+    pub read_only: bool,
+}
+
+/// The size and free space of the volume holding `path` (`GetDiskFreeSpaceExW`).
+pub fn space(path: &Path) -> io::Result<Space> {
+    let root = volume_root(path).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    let w = super::wide(root.as_os_str());
+    let (mut avail, mut total, mut free) = (0u64, 0u64, 0u64);
+    // SAFETY: `w` is NUL-terminated UTF-16; the outputs are live u64s.
+    if unsafe { fsys::GetDiskFreeSpaceExW(w.as_ptr(), &mut avail, &mut total, &mut free) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let (mut spc, mut bps, mut f, mut t) = (0u32, 0u32, 0u32, 0u32);
+    // SAFETY: as above.
+    let cluster = if unsafe {
+        fsys::GetDiskFreeSpaceW(w.as_ptr(), &mut spc, &mut bps, &mut f, &mut t)
+    } != 0
+    {
+        u64::from(spc) * u64::from(bps)
+    } else {
+        4096
+    };
+    Ok(Space {
+        block_size: cluster,
+        size_bytes: total,
+        free_bytes: free,
+        available_bytes: avail,
+        inodes: 0,
+        inodes_free: 0,
+        read_only: false,
+    })
+}
