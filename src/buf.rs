@@ -349,6 +349,7 @@ mod sparse_tests {
     use super::SparseTable;
     use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+    #[cfg(target_os = "linux")]
     fn rss_kib() -> u64 {
         std::fs::read_to_string("/proc/self/status")
             .unwrap()
@@ -369,6 +370,7 @@ mod sparse_tests {
         assert!(b.is_empty());
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_huge_table_costs_only_the_pages_touched() {
         // 1 TiB of address space (256 G entries of 4 bytes): far more than this

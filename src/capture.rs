@@ -110,6 +110,9 @@ pub enum CaptureError {
     /// Other I/O on the way.
     #[error("{0}")]
     Io(String),
+    /// Not on this operating system.
+    #[error("capture traces with Linux's blk tracer (blktrace or tracefs), which {0} has not: capture on Linux and replay the trace here (`iosim replay` runs on {0})")]
+    NotHere(&'static str),
 }
 
 /// `'a', 'b'` for an error message.
@@ -157,6 +160,9 @@ fn sysfs_dir(rdev: u64) -> PathBuf {
 
 /// Captures as `cfg` says; `stop` (Ctrl-C) ends it early and keeps what was traced.
 pub fn capture(cfg: &CaptureConfig, stop: &AtomicBool) -> Result<CaptureReport, CaptureError> {
+    if crate::platform::IS_WINDOWS {
+        return Err(CaptureError::NotHere(crate::platform::OS_NAME));
+    }
     let meta =
         std::fs::metadata(&cfg.device).map_err(|e| CaptureError::Missing(cfg.device.clone(), e))?;
     if !crate::platform::fs::is_device(&cfg.device, &meta) {

@@ -23,7 +23,8 @@ pub(crate) const MARK_FILLING: &[u8] = b"filling";
 /// What iosim's mark says of a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mark {
-    /// No mark: iosim did not create it (or the filesystem has no user xattrs).
+    /// No mark: iosim did not create it (or the filesystem cannot hold the
+    /// mark: no user xattrs on Linux, no alternate data streams on Windows).
     Foreign,
     /// Created by iosim, but its fill never reached the disk (creation was
     /// killed or failed): it must be refilled before it is used.
@@ -51,12 +52,12 @@ pub fn is_iosim_file(path: &Path) -> bool {
     mark_of(path) != Mark::Foreign
 }
 
-/// Marks `path` as a complete iosim file. Returns false where the filesystem has no user xattrs.
+/// Marks `path` as a complete iosim file. Returns false where the filesystem cannot hold the mark.
 pub fn mark_iosim_file(path: &Path) -> bool {
     set_mark(path, MARK_COMPLETE)
 }
 
-/// Sets iosim's mark on `path` to `v`; false where the filesystem has no user xattrs.
+/// Sets iosim's mark on `path` to `v`; false where the filesystem cannot hold the mark.
 pub(crate) fn set_mark(path: &Path, v: &[u8]) -> bool {
     crate::platform::fs::write_mark(path, v)
 }

@@ -18,7 +18,7 @@ use iosim::runner::{
 use iosim::stats::{encode_histogram, RwStats};
 use iosim::sysmon::cpu::CoreUtil;
 
-fn words(s: &str) -> Vec<String> {
+pub(crate) fn words(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
 }
 
@@ -39,16 +39,16 @@ fn run_in(dir: &Path, tool: &str, args: &[String]) -> Output {
         .expect("iosim runs")
 }
 
-fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Matches `line` against `pat`, where `<n>` stands for a number and `<*>` for the rest of the line.
-fn shape(line: &str, pat: &str) -> bool {
+pub(crate) fn shape(line: &str, pat: &str) -> bool {
     let (mut l, mut p) = (line, pat);
     loop {
         if let Some(rest) = p.strip_prefix("<*>") {
@@ -79,7 +79,7 @@ fn shape(line: &str, pat: &str) -> bool {
     }
 }
 
-fn assert_shape(out: &str, expected: &[String], what: &str) {
+pub(crate) fn assert_shape(out: &str, expected: &[String], what: &str) {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines.len(),
@@ -96,7 +96,7 @@ fn assert_shape(out: &str, expected: &[String], what: &str) {
 }
 
 /// What SQLIO prints for a command line without -F, line by line.
-fn sqlio_expected(cmd: &str, file: &str, created: bool) -> Vec<String> {
+pub(crate) fn sqlio_expected(cmd: &str, file: &str, created: bool) -> Vec<String> {
     let opt = |f: &str| {
         cmd.split_whitespace()
             .find_map(|w| w.strip_prefix(f).map(String::from))

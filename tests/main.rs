@@ -33,4 +33,5 @@ mod store;
 mod sweep;
 mod verify;
 mod window;
+mod windows;
 mod workloads;

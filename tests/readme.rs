@@ -92,6 +92,10 @@ const NOT_RUN: &[(&str, &str)] = &[
         "packaging/build-deb.sh",
         "needs cargo-deb and a release build (minutes); tests/install.rs checks its man pages and completions",
     ),
+    (
+        "packaging/build-windows.sh",
+        "a release cross-build for Windows (minutes); .ci/windows.sh builds and tests iosim.exe under Wine",
+    ),
     ("docker build", "needs docker and the network"),
     (
         "cargo run --release",

@@ -10,7 +10,7 @@ use crate::store::{Store, StoreError};
 /// Where the history is.
 #[derive(Debug, Clone, Default, Args)]
 pub struct DbArgs {
-    /// History database (default: $XDG_DATA_HOME/iosim/history.db, else ~/.local/share/iosim/history.db).
+    /// History database (default: $XDG_DATA_HOME/iosim/history.db, else ~/.local/share/iosim/history.db; on Windows %LOCALAPPDATA%\iosim\history.db).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }

@@ -253,6 +253,9 @@ impl Extensions {
     /// mapped path itself; `#N` is `--disk N`; UNC paths are refused; anything else is
     /// taken as a Linux path.
     pub fn resolve(&self, raw: &str) -> anyhow::Result<PathBuf> {
+        if crate::platform::IS_WINDOWS {
+            return Ok(self.resolve_native(raw));
+        }
         if raw.starts_with("\\\\") {
             anyhow::bail!(crate::Error::BadWorkload(format!(
                 "'{raw}' is a Windows UNC path: mount the share on Linux (mount -t cifs or nfs) and give the Linux path of the file"
@@ -294,6 +297,32 @@ impl Extensions {
         // A relative Windows path (`DB52\\testfile.dat`): its backslashes are directory
         // separators, never part of a Linux file name.
         Ok(PathBuf::from(raw.replace('\\', "/")))
+    }
+
+    /// A Windows path on Windows: as it is (drive letters, UNC paths,
+    /// `\\.\PhysicalDriveN`), except a drive letter or disk number the user
+    /// mapped with `--drive`/`--disk`, and `#N` (DiskSpd's disk numbers),
+    /// which is `\\.\PhysicalDriveN`.
+    fn resolve_native(&self, raw: &str) -> PathBuf {
+        if let Some(n) = raw.strip_prefix('#').and_then(|n| n.parse::<u32>().ok()) {
+            return self
+                .disks
+                .get(&n)
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from(format!("\\\\.\\PhysicalDrive{n}")));
+        }
+        let b = raw.as_bytes();
+        if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+            if let Some(base) = self.drives.get(&(b[0] as char).to_ascii_uppercase()) {
+                let rest = raw[2..].trim_start_matches(['\\', '/']);
+                return if rest.is_empty() {
+                    base.clone()
+                } else {
+                    base.join(rest)
+                };
+            }
+        }
+        PathBuf::from(raw)
     }
 
     /// The path a drive letter maps to.
@@ -398,6 +427,7 @@ pub fn shell_quote(s: &str) -> String {
 mod tests {
     use super::*;
 
+    #[cfg(target_os = "linux")]
     fn ext() -> Extensions {
         let mut e = Extensions::default();
         e.add_drive("L=/mnt/data").unwrap();
@@ -405,6 +435,27 @@ mod tests {
         e
     }
 
+    /// On Windows, Windows paths are used as they are; a mapped drive or
+    /// disk number still maps, and `#N` is the physical drive.
+    #[cfg(windows)]
+    #[test]
+    fn windows_paths_are_native_on_windows() {
+        let mut e = Extensions::default();
+        e.add_drive("L=D:\\data").unwrap();
+        assert_eq!(e.resolve("F:\\x.dat").unwrap(), Path::new("F:\\x.dat"));
+        assert_eq!(
+            e.resolve("\\\\srv\\share\\x").unwrap(),
+            Path::new("\\\\srv\\share\\x")
+        );
+        assert_eq!(
+            e.resolve("L:\\a.dat").unwrap(),
+            Path::new("D:\\data\\a.dat")
+        );
+        assert_eq!(e.resolve("#2").unwrap(), Path::new("\\\\.\\PhysicalDrive2"));
+        assert_eq!(e.resolve("x.dat").unwrap(), Path::new("x.dat"));
+    }
+
+    #[cfg(target_os = "linux")]
     #[test]
     fn windows_paths_map_through_drives() {
         let e = ext();

@@ -646,7 +646,7 @@ fn read_chunks(
         hipri: false,
     };
     let cfg = EngineConfig {
-        fds: vec![crate::platform::io::raw_file(&f)],
+        fds: vec![crate::platform::io::raw_file(f)],
         slots: depth + SPARE,
         slot_size: CHUNK,
         ..EngineConfig::default()

@@ -562,7 +562,7 @@ mod tests {
 
     fn engine(f: &std::fs::File, faults: Vec<Fault>) -> (FaultyEngine, Arc<Mutex<FaultPlan>>) {
         let cfg = EngineConfig {
-            fds: vec![crate::platform::io::raw_file(&f)],
+            fds: vec![crate::platform::io::raw_file(f)],
             slots: 4,
             slot_size: 4096,
             ..Default::default()

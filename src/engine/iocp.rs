@@ -35,8 +35,12 @@ use crate::workload::EngineKind;
 const FILE_WRITE_THROUGH: u32 = 0x2;
 const FILE_NO_INTERMEDIATE_BUFFERING: u32 = 0x8;
 
-/// The caching flags the handle `h` was opened with; None when Windows does not say.
-fn mode_flags(h: HANDLE) -> Option<u32> {
+/// `FILE_MODE_INFORMATION` flags of a handle opened for synchronous I/O
+/// (without `FILE_FLAG_OVERLAPPED`).
+const FILE_SYNCHRONOUS_IO: u32 = 0x10 | 0x20;
+
+/// The handle's `FILE_MODE_INFORMATION`; None when Windows does not say.
+fn mode(h: HANDLE) -> Option<u32> {
     let mut mode = 0u32;
     // SAFETY: IO_STATUS_BLOCK is plain data; all zeros is a valid initial state.
     let mut iosb: IO_STATUS_BLOCK = unsafe { std::mem::zeroed() };
@@ -50,9 +54,12 @@ fn mode_flags(h: HANDLE) -> Option<u32> {
             FileModeInformation,
         )
     };
-    if st < 0 {
-        return None;
-    }
+    (st >= 0).then_some(mode)
+}
+
+/// The caching flags the handle `h` was opened with; None when Windows does not say.
+fn mode_flags(h: HANDLE) -> Option<u32> {
+    let mode = mode(h)?;
     let mut flags = 0;
     if mode & FILE_NO_INTERMEDIATE_BUFFERING != 0 {
         flags |= FILE_FLAG_NO_BUFFERING;
@@ -65,13 +72,12 @@ fn mode_flags(h: HANDLE) -> Option<u32> {
 
 /// A handle of this engine's own on the file `h`, for overlapped I/O.
 fn reopen(h: HANDLE, cfg: &EngineConfig) -> io::Result<HANDLE> {
-    let flags = mode_flags(h).unwrap_or_else(|| {
-        if cfg.sync_writes {
-            FILE_FLAG_WRITE_THROUGH
-        } else {
-            0
-        }
-    }) | FILE_FLAG_OVERLAPPED;
+    let fallback = if cfg.sync_writes {
+        FILE_FLAG_WRITE_THROUGH
+    } else {
+        0
+    };
+    let flags = mode_flags(h).unwrap_or(fallback) | FILE_FLAG_OVERLAPPED;
     let share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
     for access in [GENERIC_READ | GENERIC_WRITE, GENERIC_READ] {
         // SAFETY: `h` is a live handle the caller keeps open for the call.
@@ -86,8 +92,11 @@ fn reopen(h: HANDLE, cfg: &EngineConfig) -> io::Result<HANDLE> {
 /// IOCP engine.
 pub struct IocpEngine {
     port: HANDLE,
-    /// The engine's own handles, one per file of the config.
+    /// The handles the I/O goes through, one per file of the config: the
+    /// engine's own (reopened), or the caller's where it could not be reopened.
     files: Vec<HANDLE>,
+    /// Whether each of `files` is the engine's own, to close.
+    owned: Vec<bool>,
     /// One OVERLAPPED per slot, at a fixed address while I/O is in flight.
     ovl: Box<[OVERLAPPED]>,
     /// Completions taken from the port in one call.
@@ -117,6 +126,7 @@ impl IocpEngine {
         let mut e = IocpEngine {
             port,
             files: Vec::with_capacity(cfg.fds.len()),
+            owned: Vec::with_capacity(cfg.fds.len()),
             // SAFETY: OVERLAPPED is plain data; zeroed is its initial state.
             ovl: (0..slots).map(|_| unsafe { std::mem::zeroed() }).collect(),
             // SAFETY: OVERLAPPED_ENTRY is plain data.
@@ -126,10 +136,24 @@ impl IocpEngine {
             slots: ManuallyDrop::new(Slots::new(cfg)?),
         };
         for (i, &fd) in cfg.fds.iter().enumerate() {
-            let own = reopen(crate::platform::io::handle(fd), cfg)?;
-            e.files.push(own);
-            // SAFETY: binds our own handle to our port; the key is the file's index.
-            let r = unsafe { CreateIoCompletionPort(own, e.port, i, 0) };
+            let given = crate::platform::io::handle(fd);
+            // A file opened without sharing cannot be reopened: its own
+            // handle is bound instead (it must then be overlapped, and bound
+            // to no other port).
+            let (h, own) = match reopen(given, cfg) {
+                Ok(h) => (h, true),
+                Err(e) if mode(given).is_some_and(|m| m & FILE_SYNCHRONOUS_IO != 0) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("a file opened for synchronous I/O without sharing cannot be reopened for overlapped I/O ({e})"),
+                    ))
+                }
+                Err(_) => (given, false),
+            };
+            e.files.push(h);
+            e.owned.push(own);
+            // SAFETY: binds the handle to our port; the key is the file's index.
+            let r = unsafe { CreateIoCompletionPort(h, e.port, i, 0) };
             if r.is_null() {
                 return Err(io::Error::last_os_error());
             }
@@ -297,9 +321,11 @@ impl Drop for IocpEngine {
                 return;
             }
         }
-        for &h in &self.files {
-            // SAFETY: our own handles, closed once.
-            unsafe { CloseHandle(h) };
+        for (&h, &own) in self.files.iter().zip(&self.owned) {
+            if own {
+                // SAFETY: our own handles, closed once.
+                unsafe { CloseHandle(h) };
+            }
         }
         // SAFETY: our own port, closed once.
         unsafe { CloseHandle(self.port) };

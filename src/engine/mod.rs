@@ -225,6 +225,15 @@ pub fn choose(req: &EngineRequest) -> Result<EngineChoice, ChoiceError> {
             });
         }
     }
+    if needs_uring && crate::platform::IS_WINDOWS {
+        return Err(ChoiceError::UringNeeded(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "io_uring is Linux's, and this is {}",
+                crate::platform::OS_NAME
+            ),
+        )));
+    }
     let mut kind = match req.kind {
         EngineKind::Auto if !needs_uring && !req.cache.is_direct() && req.qd <= 1 => {
             EngineKind::Sync
@@ -550,7 +559,6 @@ pub fn write_at(fd: RawFile, buf: &[u8], offset: u64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
 
     fn make(kind: EngineKind, cfg: &EngineConfig) -> Box<dyn IoEngine> {
         let choice = EngineChoice {
@@ -564,8 +572,16 @@ mod tests {
     }
 
     fn roundtrip(kind: EngineKind) {
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&vec![7u8; 64 * 1024]).unwrap();
+        // Opened as the runner opens targets (shared; overlapped on Windows).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("engine.dat");
+        std::fs::write(&path, vec![7u8; 64 * 1024]).unwrap();
+        let how = crate::platform::fs::OpenHow {
+            write: true,
+            overlapped: true,
+            ..Default::default()
+        };
+        let f = crate::platform::fs::open(&path, how).unwrap();
         let cfg = EngineConfig {
             fds: vec![crate::platform::io::raw_file(&f)],
             slots: 4,
@@ -644,8 +660,10 @@ mod tests {
     }
 
     #[test]
-    fn auto_takes_io_uring_for_direct_io_or_depth() {
-        let want = if uring_available().is_ok() {
+    fn auto_takes_the_native_engine_for_direct_io_or_depth() {
+        let want = if crate::platform::IS_WINDOWS {
+            EngineKind::Iocp
+        } else if uring_available().is_ok() {
             EngineKind::Uring
         } else {
             EngineKind::Sync
@@ -679,8 +697,24 @@ mod tests {
         );
         let c = choose(&request(EngineKind::Null, CacheMode::Direct, 8)).unwrap();
         assert_eq!((c.kind, c.caps.slots_for(8)), (EngineKind::Null, 8));
-        let c = choose(&request(EngineKind::Mmap, CacheMode::Buffered, 1)).unwrap();
-        assert_eq!((c.kind, c.caps.slots_for(8)), (EngineKind::Mmap, 1));
+        let mmap = choose(&request(EngineKind::Mmap, CacheMode::Buffered, 1));
+        let iocp = choose(&request(EngineKind::Iocp, CacheMode::Direct, 8));
+        // Each system's own engines are kept; the other's are refused, naming this one's.
+        let (mine, other) = if crate::platform::IS_WINDOWS {
+            (iocp, mmap)
+        } else {
+            (mmap, iocp)
+        };
+        let c = mine.unwrap();
+        assert_eq!(
+            c.caps.slots_for(8),
+            if c.kind == EngineKind::Iocp { 8 } else { 1 }
+        );
+        let e = other.unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("this is {}", crate::platform::OS_NAME)) && e.contains("--engine"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -746,6 +780,13 @@ mod tests {
         roundtrip(EngineKind::Sync);
     }
 
+    #[cfg(windows)]
+    #[test]
+    fn iocp_engine_reads_what_it_wrote() {
+        roundtrip(EngineKind::Iocp);
+    }
+
+    #[cfg(target_os = "linux")]
     #[test]
     fn uring_engine_reads_what_it_wrote() {
         if let Err(e) = uring_available() {
@@ -791,6 +832,7 @@ mod tests {
         vectored_roundtrip(EngineKind::Sync);
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn uring_engine_vectored_io() {
         if let Err(e) = uring_available() {
@@ -800,6 +842,7 @@ mod tests {
         vectored_roundtrip(EngineKind::Uring);
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn mmap_engine_reads_what_it_wrote() {
         roundtrip(EngineKind::Mmap);

@@ -47,6 +47,7 @@ mod tests {
         assert_eq!(IoPriority::BestEffort(9).value(), 0x4007);
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_thread_can_lower_its_own_priority() {
         std::thread::spawn(|| {

@@ -227,7 +227,7 @@ fn setup(
     let fds = plan
         .file
         .as_ref()
-        .map(|f| vec![crate::platform::io::raw_file(&f)])
+        .map(|f| vec![crate::platform::io::raw_file(f)])
         .unwrap_or_default();
     let cfg = EngineConfig {
         fds,
@@ -452,10 +452,7 @@ impl<'a> Worker<'a> {
             last_ts: 0,
             measured_ios: 0,
             verify: ctx.verify.as_ref().map(|v| {
-                let fd = plan
-                    .file
-                    .as_ref()
-                    .map(|f| crate::platform::io::raw_file(&f));
+                let fd = plan.file.as_ref().map(crate::platform::io::raw_file);
                 VerifyHook::new(v, plan.target, fd, slots)
             }),
             blocked: false,

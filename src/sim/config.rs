@@ -976,6 +976,10 @@ fn finish_files(cfg: &mut SimConfig) -> Result<(), ConfigError> {
 /// an unmapped drive letter or a UNC path is refused (never a file literally
 /// named `f:\...`).
 fn windows_path(name: &Path, i: usize) -> Result<PathBuf, ConfigError> {
+    if crate::platform::IS_WINDOWS {
+        // SQLIOSim's own paths, on its own system: used as they are.
+        return Ok(name.to_path_buf());
+    }
     let raw = name.to_string_lossy();
     let b = raw.as_bytes();
     let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
@@ -1480,6 +1484,17 @@ mod tests {
             .contains("FileName"));
     }
 
+    /// On Windows, SQLIOSim's configuration files are used with their paths unchanged.
+    #[cfg(windows)]
+    #[test]
+    fn windows_file_names_are_used_as_they_are_on_windows() {
+        let ini = "[CONFIG]\n[File1]\nFileName=q:\\sqliosim.mdx\nInitialSize=10\nLogFile=FALSE\n[File2]\nFileName=\\\\srv\\share\\l.ldx\nInitialSize=10\nLogFile=TRUE\n";
+        let (c, _) = parse_ini(ini, "t.ini").unwrap();
+        assert_eq!(c.files[0].name, PathBuf::from("q:\\sqliosim.mdx"));
+        assert_eq!(c.files[1].name, PathBuf::from("\\\\srv\\share\\l.ldx"));
+    }
+
+    #[cfg(target_os = "linux")]
     #[test]
     fn windows_file_names_map_through_iosim_drives_or_are_refused() {
         std::env::set_var("IOSIM_DRIVES", "Q=/mnt/q");

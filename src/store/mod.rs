@@ -64,6 +64,7 @@ pub enum StoreError {
 }
 
 /// The default database: `$XDG_DATA_HOME/iosim/history.db`, else
+/// `%LOCALAPPDATA%\iosim\history.db` on Windows, else
 /// `~/.local/share/iosim/history.db`.
 pub fn default_path() -> PathBuf {
     let env = |k: &str| {
@@ -73,6 +74,8 @@ pub fn default_path() -> PathBuf {
     };
     let base = env("XDG_DATA_HOME")
         .filter(|p| p.is_absolute())
+        // Windows: %LOCALAPPDATA%\iosim\history.db (never set on Linux).
+        .or_else(|| env("LOCALAPPDATA"))
         .or_else(|| env("HOME").map(|h| h.join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("."));
     base.join("iosim").join("history.db")

@@ -1019,6 +1019,7 @@ pub fn self_checks(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_os = "linux")]
     use std::io::Write;
 
     const MIB: u64 = 1 << 20;
@@ -1361,6 +1362,7 @@ mod tests {
         assert!(CPU_LIMITED_CODES.contains(&WarningCode::CpuBound));
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn sparse_file_detection() {
         let dir = tempfile::tempdir().unwrap();
@@ -1552,6 +1554,7 @@ mod tests {
         assert_eq!(sample_offsets(0, 0, 8).count(), 0);
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn holes_and_zero_blocks_in_a_region() {
         let dir = tempfile::tempdir().unwrap();

@@ -973,6 +973,7 @@ mod tests {
 
     /// Where a loop device's backing file lives, on this machine: a file in
     /// the temp directory and one in /dev/shm (tmpfs, in memory).
+    #[cfg(target_os = "linux")]
     #[test]
     fn loop_holder_is_found_and_watched() {
         let looped = |file: &Path, suffix: &str| {

@@ -480,6 +480,7 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn parses_stat_lines_with_odd_names() {
         let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 30 20 20 0 1 0 100 0 0";
@@ -685,6 +686,7 @@ mod tests {
         assert_eq!((r.workers, r.worker_wait_pct), (0, None));
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn live_sample_sees_this_process() {
         let s = ProcSample::take();

@@ -261,6 +261,7 @@ mod tests {
         panic!("no backing file should be resolved here")
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_partition_names_its_whole_disk_with_model_and_vendor() {
         let e = env();
@@ -347,6 +348,7 @@ mod tests {
         );
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn statvfs_figures_become_bytes() {
         let d = tempfile::tempdir().unwrap();

@@ -157,7 +157,8 @@ pub fn profile_text(p: &Plan) -> String {
             let _ = writeln!(s, "\t\tthreads per file: {}", s_.threads);
         }
         if s_.qd > 1 && p.args.total_threads.is_none() {
-            // DiskSpd's words; iosim's engine (io_uring) is named in the system section.
+            // DiskSpd's words: true of the iocp engine on Windows; on Linux
+            // iosim's engine (io_uring) is named in the system section.
             s.push_str("\t\tusing I/O Completion Ports\n");
         }
         let _ = writeln!(

@@ -370,6 +370,35 @@ pub fn attributes(path: &Path) -> Option<FileAttributes> {
 /// Where iosim's ownership mark lives: an NTFS alternate data stream.
 pub const MARK_PLACE: &str = "the iosim.owner alternate data stream";
 
+/// True when the volume holding `path` has named streams
+/// (`FILE_NAMED_STREAMS`: NTFS and ReFS; not FAT, exFAT, or Wine's mapped
+/// drives, where `file:stream` would be a second, ordinary file).
+fn has_streams(path: &Path) -> bool {
+    let Some(root) = volume_root(path) else {
+        return false;
+    };
+    let w = super::wide(root.as_os_str());
+    let mut flags = 0u32;
+    // SAFETY: `w` is NUL-terminated UTF-16; only the flags are asked for
+    // (null buffers with zero sizes for the rest).
+    let ok = unsafe {
+        fsys::GetVolumeInformationW(
+            w.as_ptr(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut flags,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    ok != 0 && flags & FILE_NAMED_STREAMS != 0
+}
+
+/// `FILE_NAMED_STREAMS` (winnt.h).
+const FILE_NAMED_STREAMS: u32 = 0x0004_0000;
+
 fn mark_stream(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();
     s.push(":iosim.owner");
@@ -378,7 +407,7 @@ fn mark_stream(path: &Path) -> PathBuf {
 
 /// Reads iosim's mark on `path` into `buf`; None when it has none.
 pub fn read_mark(path: &Path, buf: &mut [u8]) -> Option<usize> {
-    if path_is_device(path) {
+    if path_is_device(path) || !has_streams(path) {
         return None;
     }
     let f = File::open(mark_stream(path)).ok()?;
@@ -391,7 +420,7 @@ pub fn read_mark(path: &Path, buf: &mut [u8]) -> Option<usize> {
 /// Sets iosim's mark on `path`; false where the filesystem has no
 /// alternate data streams (FAT, exFAT, most SMB servers other than Windows).
 pub fn write_mark(path: &Path, v: &[u8]) -> bool {
-    if path_is_device(path) || !path.is_file() {
+    if path_is_device(path) || !path.is_file() || !has_streams(path) {
         return false;
     }
     // The mark is only ever written on a file that exists: the stream must not create it.
