@@ -33,11 +33,34 @@ pub enum Mark {
     Complete,
 }
 
+/// Marks this process set on files whose filesystem cannot hold one (no
+/// user xattrs; no alternate data streams on FAT, exFAT, some SMB servers
+/// and Wine's drives), by canonical path: the process that created a file
+/// may go on using it (`iosim qualify`'s later stages, a profile's phases),
+/// while a later process, which cannot tell it from a user's file, needs
+/// `--allow-destroy`, as the note at creation says.
+static UNMARKABLE: std::sync::Mutex<Vec<(PathBuf, Vec<u8>)>> = std::sync::Mutex::new(Vec::new());
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// Reads iosim's mark on `path`.
 pub fn mark_of(path: &Path) -> Mark {
     let mut buf = [0u8; 16];
-    let Some(n) = crate::platform::fs::read_mark(path, &mut buf[..]) else {
-        return Mark::Foreign;
+    let n = match crate::platform::fs::read_mark(path, &mut buf[..]) {
+        Some(n) => n,
+        None => {
+            let at = canonical(path);
+            let kept = UNMARKABLE.lock().unwrap_or_else(|p| p.into_inner());
+            match kept.iter().find(|(p, _)| *p == at) {
+                Some((_, v)) if v.len() <= buf.len() => {
+                    buf[..v.len()].copy_from_slice(v);
+                    v.len()
+                }
+                _ => return Mark::Foreign,
+            }
+        }
     };
     match &buf[..n] {
         v if v == MARK_COMPLETE => Mark::Complete,
@@ -59,7 +82,16 @@ pub fn mark_iosim_file(path: &Path) -> bool {
 
 /// Sets iosim's mark on `path` to `v`; false where the filesystem cannot hold the mark.
 pub(crate) fn set_mark(path: &Path, v: &[u8]) -> bool {
-    crate::platform::fs::write_mark(path, v)
+    if crate::platform::fs::write_mark(path, v) {
+        return true;
+    }
+    if path.is_file() {
+        let at = canonical(path);
+        let mut kept = UNMARKABLE.lock().unwrap_or_else(|p| p.into_inner());
+        kept.retain(|(p, _)| *p != at);
+        kept.push((at, v.to_vec()));
+    }
+    false
 }
 
 /// What becomes of a file already at the path.

@@ -19,6 +19,10 @@ mod rank;
 #[cfg(feature = "mpi")]
 pub mod world;
 
+// Open MPI and MPICH are Linux's; MS-MPI is not supported (docs/windows.md).
+#[cfg(all(feature = "mpi", not(target_os = "linux")))]
+compile_error!("the mpi feature needs Open MPI or MPICH on Linux (MS-MPI is not supported): build without --features mpi");
+
 pub use agree::{build_id, check_fingerprints, Agreed, Fingerprint};
 pub use collective::JobOptions;
 pub use paths::{
