@@ -1,7 +1,9 @@
 //! What differs between the operating systems iosim runs on, one module per
 //! concern, with the same functions on each system: the per-I/O clock,
 //! error codes, file facts and opening, the ownership mark, positional I/O,
-//! memory maps, the stop signals, CPU times and I/O priority.
+//! memory maps, the stop signals, CPU times and I/O priority, and the
+//! system-wide CPU and disk counters that Linux keeps in `/proc` and `/sys`
+//! (`counters`: `None` on Linux, where `sysmon` reads those files).
 //!
 //! `linux/` holds the Linux side (rustix and libc), `windows/` the Windows
 //! side (windows-sys and the Win32 API); this file picks one, so no other
@@ -21,7 +23,7 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
-pub use imp::{clock, errno, fs, io, memory, process, signals};
+pub use imp::{clock, counters, errno, fs, io, memory, process, signals};
 
 /// The operating system this build runs on, as the user reads it.
 pub const OS_NAME: &str = imp::OS_NAME;

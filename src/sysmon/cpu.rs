@@ -1,7 +1,10 @@
-//! CPU accounting: per-core times from `/proc/stat`, and this process's and
-//! threads' user/system time from `getrusage`.
+//! CPU accounting: per-core times from `/proc/stat` (on Windows, from
+//! `NtQuerySystemInformation`, converted to the same lines), and this
+//! process's and threads' user/system time from `getrusage`.
 
 use serde::{Deserialize, Serialize};
+
+use crate::platform::counters::ProcessorTimes;
 
 /// One `cpuN` line of `/proc/stat`, in clock ticks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,11 +68,69 @@ pub fn parse_proc_stat(text: &str) -> Vec<CpuTimes> {
     out
 }
 
-/// Reads `/proc/stat` now.
+/// Reads `/proc/stat` now; on Windows, the processors' times
+/// ([`crate::platform::counters::cpu_times`]) in the same unit and order.
 pub fn read_proc_stat() -> Vec<CpuTimes> {
+    if let Some(p) = crate::platform::counters::cpu_times() {
+        return from_processor_times(&p);
+    }
     std::fs::read_to_string("/proc/stat")
         .map(|t| parse_proc_stat(&t))
         .unwrap_or_default()
+}
+
+/// Windows counts CPU time in 100 ns units; `/proc/stat` in ticks of
+/// 1/100 s (`USER_HZ`).
+const HUNDRED_NS_PER_TICK: u64 = 100_000;
+
+/// Windows' processor times as `/proc/stat` lines: the machine as a whole
+/// first (`cpu: None`: the machine-wide entry when there is one, else the
+/// sum of the processors), then each processor, in ticks of 1/100 s.
+/// Windows' kernel time holds idle, DPC and interrupt time: `system` is
+/// what is left of it, `irq` is DPC + interrupt time, `softirq` the DPC
+/// part; Windows has no iowait or steal (0).
+pub fn from_processor_times(p: &[ProcessorTimes]) -> Vec<CpuTimes> {
+    if p.is_empty() {
+        return Vec::new();
+    }
+    let whole = p
+        .iter()
+        .find(|x| x.cpu.is_none())
+        .copied()
+        .unwrap_or_else(|| {
+            p.iter()
+                .fold(ProcessorTimes::default(), |a, x| ProcessorTimes {
+                    cpu: None,
+                    idle: a.idle + x.idle,
+                    kernel: a.kernel + x.kernel,
+                    user: a.user + x.user,
+                    dpc: a.dpc + x.dpc,
+                    interrupt: a.interrupt + x.interrupt,
+                })
+        });
+    std::iter::once(&whole)
+        .chain(p.iter().filter(|x| x.cpu.is_some()))
+        .map(processor_ticks)
+        .collect()
+}
+
+fn processor_ticks(x: &ProcessorTimes) -> CpuTimes {
+    let t = |v: u64| v / HUNDRED_NS_PER_TICK;
+    let system = x
+        .kernel
+        .saturating_sub(x.idle)
+        .saturating_sub(x.dpc)
+        .saturating_sub(x.interrupt);
+    CpuTimes {
+        cpu: x.cpu,
+        user: t(x.user),
+        system: t(system),
+        idle: t(x.idle),
+        iowait: 0,
+        irq: t(x.dpc + x.interrupt),
+        softirq: t(x.dpc),
+        steal: 0,
+    }
 }
 
 /// Utilisation of one core (or all, `cpu: None`) between two samples, in percent.
@@ -207,6 +268,126 @@ mod tests {
     fn rusage_is_readable() {
         let (u, s) = rusage(true);
         assert!(u >= 0.0 && s >= 0.0);
+    }
+
+    /// 100 ns units per second.
+    const S: u64 = 10_000_000;
+
+    #[test]
+    fn windows_times_become_proc_stat_lines() {
+        // Core 0: 10 s idle, 30 s kernel (idle, 2 s DPC and 1 s interrupt
+        // included), 5 s user. Core 1: 20 s idle, 24 s kernel, 1 s user.
+        let p = [
+            ProcessorTimes {
+                cpu: Some(0),
+                idle: 10 * S,
+                kernel: 30 * S,
+                user: 5 * S,
+                dpc: 2 * S,
+                interrupt: S,
+            },
+            ProcessorTimes {
+                cpu: Some(1),
+                idle: 20 * S,
+                kernel: 24 * S,
+                user: S,
+                dpc: 0,
+                interrupt: S / 2,
+            },
+        ];
+        let v = from_processor_times(&p);
+        assert_eq!(v.len(), 3);
+        assert_eq!(
+            v[1],
+            CpuTimes {
+                cpu: Some(0),
+                user: 500,
+                system: 1700,
+                idle: 1000,
+                iowait: 0,
+                irq: 300,
+                softirq: 200,
+                steal: 0,
+            }
+        );
+        assert_eq!(
+            (v[2].cpu, v[2].system, v[2].irq, v[2].softirq),
+            (Some(1), 350, 50, 0)
+        );
+        // The machine: the sum of the cores, first.
+        assert_eq!(
+            v[0],
+            CpuTimes {
+                cpu: None,
+                user: 600,
+                system: 2050,
+                idle: 3000,
+                iowait: 0,
+                irq: 350,
+                softirq: 200,
+                steal: 0,
+            }
+        );
+        // Kernel time holds idle time: total() is kernel + user.
+        assert_eq!(v[1].total(), (30 + 5) * 100);
+        // Half a tick is dropped, never rounded up.
+        let z = from_processor_times(&[ProcessorTimes {
+            cpu: Some(0),
+            user: 149_999,
+            ..Default::default()
+        }]);
+        assert_eq!(z[1].user, 1);
+        assert!(from_processor_times(&[]).is_empty());
+    }
+
+    #[test]
+    fn windows_machine_total_stands_alone() {
+        // GetSystemTimes' answer: one machine-wide entry, no DPC or interrupt time.
+        let v = from_processor_times(&[ProcessorTimes {
+            cpu: None,
+            idle: 300 * S,
+            kernel: 340 * S,
+            user: 60 * S,
+            dpc: 0,
+            interrupt: 0,
+        }]);
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            (v[0].cpu, v[0].idle, v[0].system, v[0].user),
+            (None, 30_000, 4_000, 6_000)
+        );
+        // Busy between two such samples is kernel - idle + user.
+        let w = from_processor_times(&[ProcessorTimes {
+            cpu: None,
+            idle: 309 * S,
+            kernel: 350 * S,
+            user: 60 * S,
+            dpc: 0,
+            interrupt: 0,
+        }]);
+        let u = utilisation(&v, &w);
+        assert!((u[0].busy_pct - 10.0).abs() < 1e-9, "{:?}", u[0]);
+    }
+
+    #[test]
+    fn read_proc_stat_gives_the_machine_first() {
+        // Linux: /proc/stat; Windows: the processors' times converted.
+        let v = read_proc_stat();
+        if let Some(first) = v.first() {
+            assert_eq!(first.cpu, None, "{v:?}");
+            assert!(v[1..].iter().all(|c| c.cpu.is_some()), "{v:?}");
+        }
+        let raw = crate::platform::counters::cpu_times();
+        if crate::platform::IS_WINDOWS {
+            // Whatever Windows (or Wine) gives reaches read_proc_stat: the
+            // same lines (the two reads are moments apart: ids only).
+            let ids = |v: &[CpuTimes]| v.iter().map(|c| c.cpu).collect::<Vec<_>>();
+            let want = raw.map(|r| from_processor_times(&r)).unwrap_or_default();
+            assert_eq!(ids(&v), ids(&want));
+        } else {
+            assert_eq!(raw, None);
+            assert!(v.len() >= 2, "/proc/stat read: {v:?}");
+        }
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Block device counters from `/proc/diskstats`, and the rates PerfMon's
+//! Block device counters from `/proc/diskstats` (on Windows, each physical
+//! disk's `IOCTL_DISK_PERFORMANCE`, as the same lines), and the rates PerfMon's
 //! PhysicalDisk object shows (Disk Transfers/sec, Disk Bytes/sec, Avg. Disk
 //! Bytes/Transfer, Avg. Disk sec/Transfer, Avg. Disk Queue Length) computed
 //! from two samples.
@@ -8,6 +9,8 @@
 //! or 17 (5.5+: flushes), so 14, 18 or 20 whitespace-separated fields in all.
 
 use serde::{Deserialize, Serialize};
+
+use crate::platform::counters::DiskPerformance;
 
 /// `/proc/diskstats` counts sectors of 512 bytes whatever the device's
 /// logical block size (a 4Kn disk still reports 512-byte units).
@@ -117,11 +120,52 @@ pub fn parse_diskstats(text: &str) -> Vec<DiskStat> {
     out
 }
 
-/// Reads `/proc/diskstats` now (empty if unreadable).
+/// Reads `/proc/diskstats` now (empty if unreadable); on Windows, every
+/// physical disk's counters ([`crate::platform::counters::disks`]) as the
+/// same lines.
 pub fn read_diskstats() -> Vec<DiskStat> {
+    if let Some(d) = crate::platform::counters::disks() {
+        return d.iter().map(from_disk_performance).collect();
+    }
     std::fs::read_to_string("/proc/diskstats")
         .map(|t| parse_diskstats(&t))
         .unwrap_or_default()
+}
+
+/// The name Windows gives physical disk `n`, as `\\.\PhysicalDriveN`
+/// opens it and Performance Monitor's PhysicalDisk instances number it.
+pub fn physical_drive_name(n: u32) -> String {
+    format!("PhysicalDrive{n}")
+}
+
+/// Windows counts disk time in 100 ns units.
+const HUNDRED_NS_PER_MS: u64 = 10_000;
+
+/// One Windows disk's counters as a `/proc/diskstats` line (14 fields):
+/// bytes as 512-byte sectors, read and write time in ms, the requests in
+/// flight now, `time_in_queue_ms` = read + write time (the integral of the
+/// queue length: "Avg. Disk Queue Length"), and `io_ticks_ms` = query time
+/// − idle time, whose change between two samples is the busy time
+/// (100 − "% Idle Time"). No merges, discards or flushes (0), no device
+/// numbers (0:0). Windows' read and write counts are 32-bit: a wrap between
+/// two samples reads as a reset (0 for that interval).
+pub fn from_disk_performance(p: &DiskPerformance) -> DiskStat {
+    let ms = |v: u64| v / HUNDRED_NS_PER_MS;
+    let (read_ms, write_ms) = (ms(p.read_time), ms(p.write_time));
+    DiskStat {
+        name: physical_drive_name(p.number),
+        reads: u64::from(p.read_count),
+        sectors_read: p.bytes_read / DISKSTATS_SECTOR,
+        read_ms,
+        writes: u64::from(p.write_count),
+        sectors_written: p.bytes_written / DISKSTATS_SECTOR,
+        write_ms,
+        in_flight: u64::from(p.queue_depth),
+        io_ticks_ms: ms(p.query_time.saturating_sub(p.idle_time)),
+        time_in_queue_ms: read_ms + write_ms,
+        fields: 14,
+        ..Default::default()
+    }
 }
 
 /// Difference of a 64-bit counter (`unsigned long` in the kernel). A counter
@@ -437,6 +481,70 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(device_counters(&a, &b, 1.0, 4096).write_bytes, 8192);
+    }
+
+    #[test]
+    fn windows_counters_become_diskstats_lines() {
+        // 100 ns units per millisecond.
+        const MS: u64 = 10_000;
+        let a = DiskPerformance {
+            number: 2,
+            bytes_read: 4096 * 1000,
+            bytes_written: 8192 * 500,
+            read_time: 1500 * MS,
+            write_time: 2500 * MS,
+            idle_time: 50_000 * MS,
+            read_count: 1000,
+            write_count: 500,
+            queue_depth: 3,
+            query_time: 130_000_000 * MS,
+        };
+        let d = from_disk_performance(&a);
+        assert_eq!(d.name, "PhysicalDrive2");
+        assert_eq!((d.major, d.minor, d.fields), (0, 0, 14));
+        assert_eq!((d.reads, d.sectors_read, d.read_ms), (1000, 8000, 1500));
+        assert_eq!((d.writes, d.sectors_written, d.write_ms), (500, 8000, 2500));
+        assert_eq!((d.in_flight, d.time_in_queue_ms), (3, 4000));
+        assert_eq!(d.io_ticks_ms, 130_000_000 - 50_000);
+        assert_eq!((d.reads_merged, d.discards, d.flushes), (0, 0, 0));
+        // Two seconds later: 2000 more 4 KiB reads taking 3 s in all, 1.2 s
+        // of the 2 idle, 1 request in flight.
+        let b = DiskPerformance {
+            bytes_read: a.bytes_read + 2000 * 4096,
+            read_time: a.read_time + 3000 * MS,
+            idle_time: a.idle_time + 1200 * MS,
+            read_count: a.read_count + 2000,
+            queue_depth: 1,
+            query_time: a.query_time + 2000 * MS,
+            ..a
+        };
+        let c = device_counters(&d, &from_disk_performance(&b), 2.0, DISKSTATS_SECTOR);
+        assert_eq!((c.reads, c.writes, c.read_bytes), (2000, 0, 2000 * 4096));
+        assert!((c.reads_per_sec - 1000.0).abs() < 1e-9);
+        assert!((c.avg_read_ms - 1.5).abs() < 1e-9);
+        // Avg. Disk Queue Length: 3 s of request time over 2 s.
+        assert!((c.avg_queue_len - 1.5).abs() < 1e-9);
+        // % Idle Time 60: busy 40.
+        assert!((c.busy_pct - 40.0).abs() < 1e-9, "{}", c.busy_pct);
+        assert_eq!(c.in_flight_end, 1);
+    }
+
+    #[test]
+    fn read_diskstats_reads_this_system() {
+        let raw = crate::platform::counters::disks();
+        let v = read_diskstats();
+        if crate::platform::IS_WINDOWS {
+            // Whatever Windows (or Wine) gives reaches read_diskstats.
+            let names: Vec<String> = raw
+                .unwrap_or_default()
+                .iter()
+                .map(|p| physical_drive_name(p.number))
+                .collect();
+            assert_eq!(v.iter().map(|d| d.name.clone()).collect::<Vec<_>>(), names);
+            assert!(v.iter().all(|d| d.fields == 14), "{v:?}");
+        } else {
+            assert_eq!(raw, None);
+        }
     }
 
     #[test]

@@ -3,9 +3,16 @@
 //! block device counters from `/proc/diskstats`, which device a target lives
 //! on (and, for reports, what that storage is: [`storage`]), a background
 //! sampler, and self-checks of iosim's numbers against the kernel's.
+//! On Windows the same numbers come from where Performance Monitor's
+//! Processor and PhysicalDisk objects get theirs, through
+//! [`crate::platform::counters`]: each processor's times from
+//! `NtQuerySystemInformation` (or the machine's from `GetSystemTimes`),
+//! each `\\.\PhysicalDriveN`'s `IOCTL_DISK_PERFORMANCE`, and the physical
+//! drive under a target's volume (`IOCTL_STORAGE_GET_DEVICE_NUMBER`),
+//! turned into the same `/proc/stat` and `/proc/diskstats` lines.
 //!
-//! Parsers are pure functions over the text of the `/proc` files, tested on
-//! fixtures; sampling is done by the runner at the start and end of the
+//! Parsers are pure functions over the text of the `/proc` files, and
+//! converters over Windows' raw numbers, tested on fixtures; sampling is done by the runner at the start and end of the
 //! measured time, and by [`sampler::Monitor`]'s one background thread.
 
 pub mod check;

@@ -9,6 +9,10 @@
 //!
 //! The sysfs root and the mountinfo file are injectable ([`SysEnv`]) so the
 //! resolution logic is tested on fixture trees.
+//!
+//! On Windows a target resolves to the physical drive under its volume
+//! (`PhysicalDriveN`, [`crate::platform::counters::disk_of`]), whose
+//! counters [`super::diskstats::read_diskstats`] reads.
 
 use crate::platform::fs::{device_number, is_device, major_minor};
 use std::path::{Path, PathBuf};
@@ -373,6 +377,9 @@ pub fn resolve_target_in(path: &Path, env: &SysEnv) -> Resolution {
 }
 
 fn resolve_depth(path: &Path, env: &SysEnv, depth: u32) -> Resolution {
+    if let Some(r) = resolve_physical_disk(path) {
+        return r;
+    }
     let mut p = path.to_path_buf();
     let meta = loop {
         match std::fs::metadata(&p) {
@@ -409,6 +416,32 @@ fn resolve_depth(path: &Path, env: &SysEnv, depth: u32) -> Resolution {
         }
     }
     r
+}
+
+/// Windows: the physical drive under `path`
+/// ([`crate::platform::counters::disk_of`]), whose PhysicalDisk counters
+/// show what the target's I/O did, or why there is none. `None` on Linux,
+/// where the mount table and sysfs say.
+fn resolve_physical_disk(path: &Path) -> Option<Resolution> {
+    match crate::platform::counters::disk_of(path) {
+        Some(d) => {
+            let name = super::diskstats::physical_drive_name(d.number);
+            Some(Resolution::Device(DeviceInfo {
+                disk: name.clone(),
+                name,
+                size_bytes: d.size_bytes,
+                ..Default::default()
+            }))
+        }
+        None if crate::platform::IS_WINDOWS => Some(Resolution::NoDevice {
+            fs_type: String::new(),
+            reason: "the volume's disk could not be queried: Windows names no single physical \
+                     drive under it (a network share, a RAM disk, a volume spread over several \
+                     disks and a CD have none)"
+                .to_string(),
+        }),
+        None => None,
+    }
 }
 
 /// For a loop device, finds where its backing file lives (one level down:
@@ -1011,7 +1044,12 @@ mod tests {
         }
         // A deleted backing file is looked for where it was.
         assert_eq!(looped(&img, " (deleted)").loop_backing, d.loop_backing);
-        if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
+        // /dev/shm is Linux's tmpfs (Wine shows it to Windows programs as
+        // Z:\dev\shm, an ordinary folder to them).
+        let shm = (!crate::platform::IS_WINDOWS)
+            .then(|| tempfile::tempdir_in("/dev/shm").ok())
+            .flatten();
+        if let Some(shm) = shm {
             let img = shm.path().join("disk.img");
             std::fs::write(&img, b"x").unwrap();
             let d = looped(&img, "");
@@ -1159,7 +1197,8 @@ mod tests {
         match resolve_target(Path::new(env!("CARGO_MANIFEST_DIR"))) {
             Resolution::Device(d) => {
                 assert!(!d.name.is_empty());
-                assert!(d.fs_type.is_some());
+                // Windows names the physical drive only, not the filesystem.
+                assert!(d.fs_type.is_some() || crate::platform::IS_WINDOWS, "{d:?}");
             }
             Resolution::NoDevice { reason, .. } => assert!(!reason.is_empty()),
         }
@@ -1167,6 +1206,28 @@ mod tests {
         let a = resolve_target(Path::new(env!("CARGO_MANIFEST_DIR")));
         let b = resolve_target(&Path::new(env!("CARGO_MANIFEST_DIR")).join("no/such/file"));
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn physical_disk_comes_first_on_windows_only() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let raw = crate::platform::counters::disk_of(here);
+        if !crate::platform::IS_WINDOWS {
+            assert_eq!(raw, None);
+            assert_eq!(resolve_physical_disk(here), None);
+            return;
+        }
+        match (raw, resolve_target(here)) {
+            (Some(d), Resolution::Device(info)) => {
+                assert_eq!(info.name, format!("PhysicalDrive{}", d.number));
+                assert_eq!(info.disk, info.name);
+                assert_eq!(info.size_bytes, d.size_bytes);
+            }
+            (None, Resolution::NoDevice { reason, .. }) => {
+                assert!(reason.contains("could not be queried"), "{reason}");
+            }
+            (raw, r) => panic!("disk_of gave {raw:?}, resolve_target {r:?}"),
+        }
     }
 
     #[test]

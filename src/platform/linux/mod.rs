@@ -1,6 +1,7 @@
 //! The Linux side of [`crate::platform`].
 
 pub mod clock;
+pub mod counters;
 pub mod errno;
 pub mod fs;
 pub mod io;

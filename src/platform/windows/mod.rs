@@ -3,6 +3,7 @@
 //! Windows machine is listed in docs/windows.md.
 
 pub mod clock;
+pub mod counters;
 pub mod errno;
 pub mod fs;
 pub mod io;
