@@ -976,11 +976,18 @@ fn finish_files(cfg: &mut SimConfig) -> Result<(), ConfigError> {
 /// an unmapped drive letter or a UNC path is refused (never a file literally
 /// named `f:\...`).
 fn windows_path(name: &Path, i: usize) -> Result<PathBuf, ConfigError> {
-    if crate::platform::IS_WINDOWS {
-        // SQLIOSim's own paths, on its own system: used as they are.
-        return Ok(name.to_path_buf());
-    }
     let raw = name.to_string_lossy();
+    if crate::platform::IS_WINDOWS {
+        // SQLIOSim's own paths, on its own system: used as they are, unless
+        // the user mapped the drive (`Extensions::resolve`).
+        let ext = crate::compat::Extensions::from_env()
+            .map_err(|e| ConfigError::Drives(e.to_string()))?;
+        return ext.resolve(&raw).map_err(|e| ConfigError::UnmappedDrive {
+            file: i + 1,
+            name: raw.to_string(),
+            reason: e.to_string(),
+        });
+    }
     let b = raw.as_bytes();
     let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
     if !drive && !raw.starts_with("\\\\") && !raw.contains('\\') {

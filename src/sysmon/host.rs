@@ -78,15 +78,23 @@ pub fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
 
 /// The kernel's current clocksource (`tsc`, `kvm-clock`, ...), if readable.
 pub fn clocksource() -> Option<String> {
+    if crate::platform::IS_WINDOWS {
+        // Windows has no clocksource; iosim's clock there is QueryPerformanceCounter.
+        return None;
+    }
     std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
         .ok()
         .map(|s| s.trim().to_string())
 }
 
-/// This machine's host name (`/proc/sys/kernel/hostname`), `localhost` where
-/// it is empty or unreadable.
+/// This machine's host name (`/proc/sys/kernel/hostname`; `COMPUTERNAME` on
+/// Windows), `localhost` where it is empty or unreadable.
 pub fn hostname() -> String {
-    let h = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let h = if crate::platform::IS_WINDOWS {
+        std::env::var("COMPUTERNAME").unwrap_or_default()
+    } else {
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default()
+    };
     let h = h.trim();
     if h.is_empty() {
         "localhost".into()

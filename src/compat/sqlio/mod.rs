@@ -92,8 +92,13 @@ pub fn main(
     w.print(TOOL);
     check_writable(&p, &ext)?;
     if p.args.latency.is_some() {
-        let cs = crate::sysmon::host::clocksource().unwrap_or_else(|| "unknown".into());
-        eprintln!("iosim sqlio: note: latency is timed with CLOCK_MONOTONIC (clocksource {cs}), in nanoseconds");
+        let source = crate::sysmon::host::clocksource()
+            .map(|cs| format!(" (clocksource {cs})"))
+            .unwrap_or_default();
+        eprintln!(
+            "iosim sqlio: note: latency is timed with {}{source}, in nanoseconds",
+            crate::platform::clock::CLOCK_NAME
+        );
     }
     out.write_all(header(&p).as_bytes())?;
     out.flush()?;
