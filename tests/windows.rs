@@ -269,8 +269,10 @@ fn sim_verifies_its_pages() {
         .args(["sim", "-q", "-o", "json", "--config", "sim.ini"])
         .output()
         .unwrap();
-    let v = json(&o);
-    assert_eq!(v["errors"]["count"], 0, "{v}");
+    let v: Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
+    assert_eq!(v["errors"]["count"], 0, "{:#}", v["errors"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(v["pages_verified"].as_u64().unwrap() > 0, "{v}");
     assert!(v["log_blocks_verified"].as_u64().unwrap() > 0, "{v}");
 }

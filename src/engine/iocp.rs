@@ -89,6 +89,9 @@ fn reopen(h: HANDLE, cfg: &EngineConfig) -> io::Result<HANDLE> {
     Err(io::Error::last_os_error())
 }
 
+/// No leader: a slot's own request.
+const NONE: u32 = u32::MAX;
+
 /// IOCP engine.
 pub struct IocpEngine {
     port: HANDLE,
@@ -105,6 +108,13 @@ pub struct IocpEngine {
     inflight: usize,
     /// Requests that failed as they were issued (no packet comes for them).
     failed: DoneQueue,
+    /// A vectored request is one overlapped request per piece; per slot, the
+    /// slot its request completes as (`NONE` for a plain request), and at
+    /// that slot the pieces still in flight and the bytes (or the first
+    /// error) so far.
+    leader: Box<[u32]>,
+    pieces_left: Box<[u32]>,
+    sum: Box<[i32]>,
     /// Dropped after every I/O is complete (see Drop).
     slots: ManuallyDrop<Slots>,
 }
@@ -133,6 +143,9 @@ impl IocpEngine {
             entries: (0..slots).map(|_| unsafe { std::mem::zeroed() }).collect(),
             inflight: 0,
             failed: DoneQueue::new(slots),
+            leader: vec![NONE; slots].into_boxed_slice(),
+            pieces_left: vec![0; slots].into_boxed_slice(),
+            sum: vec![0; slots].into_boxed_slice(),
             slots: ManuallyDrop::new(Slots::new(cfg)?),
         };
         for (i, &fd) in cfg.fds.iter().enumerate() {
@@ -165,18 +178,26 @@ impl IocpEngine {
         let base = self.ovl.as_ptr() as usize;
         let size = std::mem::size_of::<OVERLAPPED>();
         let mut k = n;
-        for ent in &self.entries[..removed] {
-            let at = ent.lpOverlapped as usize;
+        for e in 0..removed {
+            let (at, status, bytes, key) = {
+                let ent = &self.entries[e];
+                (
+                    ent.lpOverlapped as usize,
+                    ent.Internal,
+                    ent.dwNumberOfBytesTransferred,
+                    ent.lpCompletionKey,
+                )
+            };
             // A packet that is not one of our OVERLAPPEDs: ignore it.
             if at < base || (at - base) % size != 0 || (at - base) / size >= self.ovl.len() {
                 continue;
             }
             let slot = (at - base) / size;
             self.inflight -= 1;
-            let result = if ent.Internal == 0 {
-                ent.dwNumberOfBytesTransferred as i32
+            let result = if status == 0 {
+                bytes as i32
             } else {
-                let file = self.files.get(ent.lpCompletionKey).copied();
+                let file = self.files.get(key).copied();
                 let mut got = 0u32;
                 // SAFETY: the I/O of this OVERLAPPED is complete; this only
                 // converts its status into a Win32 error (no wait).
@@ -193,13 +214,71 @@ impl IocpEngine {
                     }
                 }
             };
-            out[k] = Completion {
-                slot: slot as u32,
-                result,
-            };
-            k += 1;
+            let lead = self.leader[slot];
+            if lead == NONE {
+                out[k] = Completion {
+                    slot: slot as u32,
+                    result,
+                };
+                k += 1;
+                continue;
+            }
+            self.leader[slot] = NONE;
+            let l = lead as usize;
+            if let Some(done) = self.piece_done(l, result) {
+                out[k] = Completion {
+                    slot: lead,
+                    result: done,
+                };
+                k += 1;
+            }
         }
         k
+    }
+
+    /// Counts a piece of the vectored request completing as `lead`; its
+    /// result once the last piece is in.
+    fn piece_done(&mut self, lead: usize, result: i32) -> Option<i32> {
+        if self.sum[lead] >= 0 {
+            self.sum[lead] = if result < 0 {
+                result
+            } else {
+                self.sum[lead] + result
+            };
+        }
+        self.pieces_left[lead] -= 1;
+        (self.pieces_left[lead] == 0).then_some(self.sum[lead])
+    }
+
+    /// Issues one overlapped request; false (with `err` set) when Windows refused it.
+    fn issue(&mut self, slot: usize, file: u32, op: Op, offset: u64, len: u32) -> Result<(), i32> {
+        let ptr = self.slots.ptr_mut(slot);
+        let h = self.files[file as usize];
+        let ov = &mut self.ovl[slot];
+        ov.Internal = 0;
+        ov.InternalHigh = 0;
+        ov.Anonymous.Anonymous.Offset = offset as u32;
+        ov.Anonymous.Anonymous.OffsetHigh = (offset >> 32) as u32;
+        ov.hEvent = std::ptr::null_mut();
+        // SAFETY: the slot's buffer (len bytes) and its OVERLAPPED belong to
+        // this engine and stay put until the packet is taken (or Drop waits).
+        let ok = unsafe {
+            match op {
+                Op::Read => ReadFile(h, ptr, len, std::ptr::null_mut(), ov),
+                Op::Write => WriteFile(h, ptr, len, std::ptr::null_mut(), ov),
+            }
+        };
+        // SAFETY: reads the calling thread's last error.
+        if ok != 0 || unsafe { GetLastError() } == ERROR_IO_PENDING {
+            // Done at once or pending, a packet comes either way.
+            self.inflight += 1;
+            return Ok(());
+        }
+        // SAFETY: as above.
+        Err(match unsafe { GetLastError() } {
+            ERROR_HANDLE_EOF => 0,
+            err => -(err as i32),
+        })
     }
 
     /// Takes completions until `min` are in `out` (or the wait of
@@ -257,32 +336,46 @@ impl IoEngine for IocpEngine {
     #[inline]
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
         let len = (req.len as usize).min(self.slots.size()) as u32;
-        let ptr = self.slots.ptr_mut(req.slot as usize);
-        let h = self.files[req.file as usize];
-        let ov = &mut self.ovl[req.slot as usize];
-        ov.Internal = 0;
-        ov.InternalHigh = 0;
-        ov.Anonymous.Anonymous.Offset = req.offset as u32;
-        ov.Anonymous.Anonymous.OffsetHigh = (req.offset >> 32) as u32;
-        ov.hEvent = std::ptr::null_mut();
-        // SAFETY: the slot's buffer (len bytes) and its OVERLAPPED belong to
-        // this engine and stay put until the packet is taken (or Drop waits).
-        let ok = unsafe {
-            match req.op {
-                Op::Read => ReadFile(h, ptr, len, std::ptr::null_mut(), ov),
-                Op::Write => WriteFile(h, ptr, len, std::ptr::null_mut(), ov),
+        if let Err(r) = self.issue(req.slot as usize, req.file, req.op, req.offset, len) {
+            self.failed.push(req.slot, r);
+        }
+        Ok(())
+    }
+
+    /// One overlapped request per piece, in order from `offset`; the
+    /// request completes as `slot` once every piece has (Windows'
+    /// `ReadFileScatter`/`WriteFileGather` want one system page per piece,
+    /// which a database page of 8 KiB is not).
+    fn queue_vectored(
+        &mut self,
+        slot: u32,
+        file: u32,
+        op: Op,
+        offset: u64,
+        iov: &[(usize, usize)],
+    ) -> io::Result<()> {
+        if iov
+            .iter()
+            .any(|&(s, len)| s >= self.slots.count() || len > self.slots.size())
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "bad iovec slot",
+            ));
+        }
+        let lead = slot as usize;
+        self.pieces_left[lead] = iov.len() as u32;
+        self.sum[lead] = 0;
+        let mut at = offset;
+        for &(s, len) in iov {
+            self.leader[s] = slot;
+            if let Err(r) = self.issue(s, file, op, at, len as u32) {
+                self.leader[s] = NONE;
+                if let Some(done) = self.piece_done(lead, r) {
+                    self.failed.push(slot, done);
+                }
             }
-        };
-        // SAFETY: reads the calling thread's last error.
-        if ok != 0 || unsafe { GetLastError() } == ERROR_IO_PENDING {
-            // Done at once or pending, a packet comes either way.
-            self.inflight += 1;
-        } else {
-            // SAFETY: as above.
-            match unsafe { GetLastError() } {
-                ERROR_HANDLE_EOF => self.failed.push(req.slot, 0),
-                err => self.failed.push(req.slot, -(err as i32)),
-            }
+            at += len as u64;
         }
         Ok(())
     }

@@ -571,8 +571,9 @@ mod tests {
         e
     }
 
-    fn roundtrip(kind: EngineKind) {
-        // Opened as the runner opens targets (shared; overlapped on Windows).
+    /// A 64 KiB file of 7s, opened as the runner opens targets (shared;
+    /// overlapped on Windows); the directory goes when the test ends.
+    fn shared_file() -> (tempfile::TempDir, std::fs::File) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("engine.dat");
         std::fs::write(&path, vec![7u8; 64 * 1024]).unwrap();
@@ -582,6 +583,11 @@ mod tests {
             ..Default::default()
         };
         let f = crate::platform::fs::open(&path, how).unwrap();
+        (dir, f)
+    }
+
+    fn roundtrip(kind: EngineKind) {
+        let (_dir, f) = shared_file();
         let cfg = EngineConfig {
             fds: vec![crate::platform::io::raw_file(&f)],
             slots: 4,
@@ -797,8 +803,7 @@ mod tests {
     }
 
     fn vectored_roundtrip(kind: EngineKind) {
-        let f = tempfile::tempfile().unwrap();
-        f.set_len(64 * 1024).unwrap();
+        let (_dir, f) = shared_file();
         let cfg = EngineConfig {
             fds: vec![crate::platform::io::raw_file(&f)],
             slots: 4,
@@ -830,6 +835,12 @@ mod tests {
     #[test]
     fn sync_engine_vectored_io() {
         vectored_roundtrip(EngineKind::Sync);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn iocp_engine_vectored_io() {
+        vectored_roundtrip(EngineKind::Iocp);
     }
 
     #[cfg(target_os = "linux")]

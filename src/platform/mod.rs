@@ -23,6 +23,8 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
+pub mod types;
+
 pub use imp::{clock, counters, errno, fs, io, memory, process, signals};
 
 /// The operating system this build runs on, as the user reads it.

@@ -53,39 +53,8 @@ pub struct Underlying {
     pub device: Resolution,
 }
 
-/// A filesystem's size and free space (`statvfs`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FsSpace {
-    /// Fundamental block size, bytes.
-    pub block_size: u64,
-    /// Size, bytes.
-    pub size_bytes: u64,
-    /// Free, bytes.
-    pub free_bytes: u64,
-    /// Free for an unprivileged user, bytes.
-    pub available_bytes: u64,
-    /// Inodes.
-    pub inodes: u64,
-    /// Free inodes.
-    pub inodes_free: u64,
-    /// Mounted read-only.
-    pub read_only: bool,
-}
-
-impl FsSpace {
-    /// From the filesystem's figures (`statvfs`; on Windows `GetDiskFreeSpaceExW`).
-    pub fn of(v: &crate::platform::fs::Space) -> FsSpace {
-        FsSpace {
-            block_size: v.block_size,
-            size_bytes: v.size_bytes,
-            free_bytes: v.free_bytes,
-            available_bytes: v.available_bytes,
-            inodes: v.inodes,
-            inodes_free: v.inodes_free,
-            read_only: v.read_only,
-        }
-    }
-}
+/// A filesystem's size and free space, as stored in results.
+pub use crate::platform::types::Space as FsSpace;
 
 /// One location's storage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,9 +103,7 @@ pub fn describe_in(path: &Path, env: &SysEnv) -> StorageFacts {
                     crate::platform::fs::major_minor(crate::platform::fs::filesystem_device(&m));
                 find_mount(&mounts, maj, min, &canon).cloned()
             };
-            let space = crate::platform::fs::space(probe)
-                .ok()
-                .map(|v| FsSpace::of(&v));
+            let space = crate::platform::fs::space(probe).ok();
             (mount, space)
         }
         None => (None, None),

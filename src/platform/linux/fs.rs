@@ -8,19 +8,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-/// How a target is opened for I/O.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OpenHow {
-    /// Open for writing as well as reading.
-    pub write: bool,
-    /// Bypass the page cache (`O_DIRECT`).
-    pub direct: bool,
-    /// Each write is durable when it completes (`O_DSYNC`).
-    pub sync: bool,
-    /// For an engine that completes I/O asynchronously on this handle
-    /// (Windows' overlapped I/O); nothing to do on Linux.
-    pub overlapped: bool,
-}
+pub use crate::platform::types::{FileAttributes, OpenHow, Space};
 
 /// Opens `path` as `how` says, with `O_NOATIME` where allowed: a
 /// benchmark's reads leave the target's access time alone, and the kernel
@@ -187,15 +175,6 @@ pub fn dio_alignment(path: &Path) -> Option<u64> {
     Some(u64::from(stx.stx_dio_offset_align))
 }
 
-/// Facts about a file that its filesystem reports and sets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FileAttributes {
-    /// Stored compressed (`STATX_ATTR_COMPRESSED`).
-    pub compressed: bool,
-    /// Stored encrypted (`STATX_ATTR_ENCRYPTED`).
-    pub encrypted: bool,
-}
-
 /// The compression and encryption of a file (statx); None when unknown.
 pub fn attributes(path: &Path) -> Option<FileAttributes> {
     let stx = statx_of(path, rustix::fs::StatxFlags::BASIC_STATS)?;
@@ -226,25 +205,6 @@ pub fn write_mark(path: &Path, v: &[u8]) -> bool {
         rustix::fs::XattrFlags::empty(),
     )
     .is_ok()
-}
-
-/// A filesystem's size and free space (`statvfs`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Space {
-    /// Fundamental block size, bytes.
-    pub block_size: u64,
-    /// Size, bytes.
-    pub size_bytes: u64,
-    /// Free, bytes.
-    pub free_bytes: u64,
-    /// Free for an unprivileged user, bytes.
-    pub available_bytes: u64,
-    /// Inodes (0 where the filesystem has no such count).
-    pub inodes: u64,
-    /// Free inodes.
-    pub inodes_free: u64,
-    /// Mounted read-only.
-    pub read_only: bool,
 }
 
 /// The size and free space of the filesystem holding `path`.

@@ -11,67 +11,14 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::windows::fs::OpenOptionsExt;
-use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 
 use windows_sys::Win32::Storage::FileSystem as fsys;
 use windows_sys::Win32::System::Ioctl;
 
-/// The time one processor (or the whole machine) spent in each state since
-/// boot, in Windows' unit of 100 ns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ProcessorTimes {
-    /// Processor number in the calling thread's processor group, or `None`
-    /// for the machine as a whole (`GetSystemTimes`, when the per-processor
-    /// query is refused).
-    pub cpu: Option<usize>,
-    /// Idle.
-    pub idle: u64,
-    /// Kernel mode, idle, DPC and interrupt time included.
-    pub kernel: u64,
-    /// User mode.
-    pub user: u64,
-    /// Deferred procedure calls (0 from `GetSystemTimes`).
-    pub dpc: u64,
-    /// Hardware interrupts (0 from `GetSystemTimes`).
-    pub interrupt: u64,
-}
+use super::ioctl_out;
 
-/// One physical disk's counters (`IOCTL_DISK_PERFORMANCE`'s
-/// `DISK_PERFORMANCE`), cumulative since the counters started; times in
-/// 100 ns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DiskPerformance {
-    /// N of `\\.\PhysicalDriveN`.
-    pub number: u32,
-    /// Bytes read.
-    pub bytes_read: u64,
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// The sum of every read's time.
-    pub read_time: u64,
-    /// The sum of every write's time.
-    pub write_time: u64,
-    /// Time with no request in flight.
-    pub idle_time: u64,
-    /// Reads completed (32 bits: wraps after 2^32).
-    pub read_count: u32,
-    /// Writes completed (32 bits: wraps after 2^32).
-    pub write_count: u32,
-    /// Requests in flight now.
-    pub queue_depth: u32,
-    /// The system time these counters were read at.
-    pub query_time: u64,
-}
-
-/// The physical disk under a path.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PhysicalDisk {
-    /// N of `\\.\PhysicalDriveN`.
-    pub number: u32,
-    /// Size of the whole disk, bytes (0 when Windows would not say).
-    pub size_bytes: u64,
-}
+pub use crate::platform::types::{DiskPerformance, PhysicalDisk, ProcessorTimes};
 
 /// `SYSTEM_PROCESSOR_PERFORMANCE_INFORMATION` with its fields named
 /// (windows-sys calls DpcTime, InterruptTime and InterruptCount
@@ -181,35 +128,6 @@ fn open_device(path: &str) -> io::Result<File> {
         .access_mode(0)
         .share_mode(fsys::FILE_SHARE_READ | fsys::FILE_SHARE_WRITE)
         .open(path)
-}
-
-/// `DeviceIoControl` with no input, into a zeroed `T`.
-///
-/// # Safety
-/// `T` must be plain C data (integers and arrays of them), valid when all
-/// zero, and at least as large as the output `code` writes.
-unsafe fn ioctl_out<T: Copy>(f: &File, code: u32) -> io::Result<T> {
-    // SAFETY: the caller's guarantee: all zero bytes are a valid T.
-    let mut out: T = unsafe { std::mem::zeroed() };
-    let mut ret = 0u32;
-    // SAFETY: `out` is a live, writable T of size_of::<T>() bytes; the
-    // codes used here take no input buffer; `f`'s handle is open.
-    let ok = unsafe {
-        windows_sys::Win32::System::IO::DeviceIoControl(
-            f.as_raw_handle() as _,
-            code,
-            std::ptr::null(),
-            0,
-            (&mut out as *mut T).cast(),
-            std::mem::size_of::<T>() as u32,
-            &mut ret,
-            std::ptr::null_mut(),
-        )
-    };
-    if ok == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(out)
 }
 
 /// How many `\\.\PhysicalDriveN` in a row may fail to open before the scan

@@ -14,18 +14,7 @@ use std::sync::OnceLock;
 
 use windows_sys::Win32::Storage::FileSystem as fsys;
 
-/// How a target is opened for I/O.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OpenHow {
-    /// Open for writing as well as reading.
-    pub write: bool,
-    /// Bypass the cache (`FILE_FLAG_NO_BUFFERING`, DiskSpd's `-Su`).
-    pub direct: bool,
-    /// Each write is durable when it completes (`FILE_FLAG_WRITE_THROUGH`, `-Sw`).
-    pub sync: bool,
-    /// For the IOCP and IoRing engines: `FILE_FLAG_OVERLAPPED`.
-    pub overlapped: bool,
-}
+pub use crate::platform::types::{FileAttributes, OpenHow, Space};
 
 fn share_all() -> u32 {
     fsys::FILE_SHARE_READ | fsys::FILE_SHARE_WRITE | fsys::FILE_SHARE_DELETE
@@ -275,36 +264,13 @@ pub fn is_hole(_f: &File, _offset: u64) -> io::Result<bool> {
     Ok(false)
 }
 
-fn ioctl_out<T: Default>(f: &File, code: u32) -> io::Result<T> {
-    let mut out = T::default();
-    let mut ret = 0u32;
-    // SAFETY: `out` is a live T of size_of::<T>() bytes for the output;
-    // the codes used here take no input buffer.
-    let ok = unsafe {
-        windows_sys::Win32::System::IO::DeviceIoControl(
-            f.as_raw_handle() as _,
-            code,
-            std::ptr::null(),
-            0,
-            (&mut out as *mut T).cast(),
-            std::mem::size_of::<T>() as u32,
-            &mut ret,
-            std::ptr::null_mut(),
-        )
-    };
-    if ok == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(out)
-}
-
-#[derive(Default)]
+#[derive(Clone, Copy)]
 #[repr(C)]
 struct LengthInfo {
     length: i64,
 }
 
-#[derive(Default)]
+#[derive(Clone, Copy)]
 #[repr(C)]
 struct Geometry {
     cylinders: i64,
@@ -318,7 +284,8 @@ struct Geometry {
 /// (`IOCTL_DISK_GET_LENGTH_INFO` for a device).
 pub fn device_size(f: &File) -> io::Result<u64> {
     use windows_sys::Win32::System::Ioctl::IOCTL_DISK_GET_LENGTH_INFO;
-    match ioctl_out::<LengthInfo>(f, IOCTL_DISK_GET_LENGTH_INFO) {
+    // SAFETY: LengthInfo is GET_LENGTH_INFORMATION: one integer, valid when zero.
+    match unsafe { super::ioctl_out::<LengthInfo>(f, IOCTL_DISK_GET_LENGTH_INFO) } {
         Ok(l) => Ok(l.length as u64),
         Err(_) => Ok(f.metadata()?.len()),
     }
@@ -327,7 +294,8 @@ pub fn device_size(f: &File) -> io::Result<u64> {
 /// Sector size of a volume or disk (`IOCTL_DISK_GET_DRIVE_GEOMETRY`).
 pub fn logical_block_size(f: &File) -> io::Result<u64> {
     use windows_sys::Win32::System::Ioctl::IOCTL_DISK_GET_DRIVE_GEOMETRY;
-    let g = ioctl_out::<Geometry>(f, IOCTL_DISK_GET_DRIVE_GEOMETRY)?;
+    // SAFETY: Geometry is DISK_GEOMETRY: integers only, valid when zero.
+    let g = unsafe { super::ioctl_out::<Geometry>(f, IOCTL_DISK_GET_DRIVE_GEOMETRY)? };
     Ok(u64::from(g.bytes_per_sector.max(1)))
 }
 
@@ -347,15 +315,6 @@ pub fn dio_alignment(path: &Path) -> Option<u64> {
         fsys::GetDiskFreeSpaceW(root.as_ptr(), &mut spc, &mut bps, &mut free, &mut total)
     };
     (ok != 0 && bps > 0).then_some(u64::from(bps))
-}
-
-/// Facts about a file that its filesystem reports and sets.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FileAttributes {
-    /// Stored compressed (`FILE_ATTRIBUTE_COMPRESSED`).
-    pub compressed: bool,
-    /// Stored encrypted (`FILE_ATTRIBUTE_ENCRYPTED`).
-    pub encrypted: bool,
 }
 
 /// The compression and encryption of a file; None when unknown.
@@ -433,25 +392,6 @@ pub fn write_mark(path: &Path, v: &[u8]) -> bool {
         return false;
     };
     write_all_at(&f, v, 0).is_ok()
-}
-
-/// A filesystem's size and free space.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Space {
-    /// Cluster size, bytes.
-    pub block_size: u64,
-    /// Size, bytes.
-    pub size_bytes: u64,
-    /// Free, bytes.
-    pub free_bytes: u64,
-    /// Free for this user (quotas), bytes.
-    pub available_bytes: u64,
-    /// Inodes: none on Windows (0).
-    pub inodes: u64,
-    /// Free inodes: none on Windows (0).
-    pub inodes_free: u64,
-    /// Read-only volume.
-    pub read_only: bool,
 }
 
 /// The size and free space of the volume holding `path` (`GetDiskFreeSpaceExW`).
