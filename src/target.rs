@@ -410,8 +410,9 @@ pub fn create_test_file(
 
 /// Marks a filled file complete and makes the mark durable.
 fn finish_fill(path: &Path, marked: bool) -> anyhow::Result<()> {
+    // Unmarked (the filesystem cannot hold the mark): complete for this process only.
+    set_mark(path, MARK_COMPLETE);
     if marked {
-        set_mark(path, MARK_COMPLETE);
         OpenOptions::new()
             .write(true)
             .open(path)
