@@ -10,13 +10,10 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// Extended attribute that marks a file as an iosim test file.
-pub const OWNER_XATTR: &str = "user.iosim";
-
-/// Value of [`OWNER_XATTR`] on a complete iosim file (a filled test file, or a
+/// iosim's mark on a complete iosim file (a filled test file, or a
 /// side file such as the simulator's error log).
 pub(crate) const MARK_COMPLETE: &[u8] = b"testfile";
-/// Value of [`OWNER_XATTR`] while iosim is still filling a test file: the file
+/// iosim's mark while iosim is still filling a test file: the file
 /// is iosim's (it may be refilled) but its contents are not yet on the disk.
 pub(crate) const MARK_FILLING: &[u8] = b"filling";
 

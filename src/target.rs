@@ -24,7 +24,7 @@ use crate::workload::{CacheMode, EngineKind, FillMode, WorkloadSpec};
 
 // The mark of iosim's files lives in `outfile` (which decides what becomes
 // of a file at a path, and must not import this module back).
-pub use crate::outfile::{is_iosim_file, mark_iosim_file, mark_of, Mark, OWNER_XATTR};
+pub use crate::outfile::{is_iosim_file, mark_iosim_file, mark_of, Mark};
 use crate::outfile::{set_mark, MARK_COMPLETE, MARK_FILLING};
 
 pub use crate::sysmon::check::TargetKind;
@@ -801,7 +801,8 @@ fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
             })
         }
         Err(e) if crate::platform::fs::is_busy(&e) => {
-            Err(Error::DeviceInUse(path.to_path_buf(), why_busy(rdev)).into())
+            let why = crate::platform::fs::busy_reason(path).unwrap_or_else(|| why_busy(rdev));
+            Err(Error::DeviceInUse(path.to_path_buf(), why).into())
         }
         Err(e) => Err(anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))),
     }

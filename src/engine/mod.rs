@@ -38,14 +38,9 @@ pub use sync::SyncEngine;
 #[cfg(target_os = "linux")]
 pub use uring::UringEngine;
 
-/// Direction of an I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// Read into the slot's buffer.
-    Read,
-    /// Write from the slot's buffer.
-    Write,
-}
+/// Direction of an I/O (declared below the engines, in `platform`, whose
+/// positional I/O takes it too).
+pub use crate::platform::types::Op;
 
 /// One request: which slot (buffer), which file, where, and how much.
 #[derive(Clone, Copy, Debug)]

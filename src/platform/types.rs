@@ -3,6 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Direction of an I/O (`engine::Op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Read into the slot's buffer.
+    Read,
+    /// Write from the slot's buffer.
+    Write,
+}
+
 /// How a target is opened for I/O.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OpenHow {

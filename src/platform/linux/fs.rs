@@ -50,6 +50,12 @@ pub fn open_exclusive(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Why a device may not be written, where this system says more than
+/// "busy": None on Linux (the target module reads the mount table).
+pub fn busy_reason(_path: &Path) -> Option<String> {
+    None
+}
+
 /// True when an open failed because the device is in use ([`open_exclusive`]).
 pub fn is_busy(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EBUSY)
@@ -185,12 +191,15 @@ pub fn attributes(path: &Path) -> Option<FileAttributes> {
     })
 }
 
+/// Extended attribute that marks a file as an iosim test file.
+pub const OWNER_XATTR: &str = "user.iosim";
+
 /// Where iosim's ownership mark lives: the `user.iosim` extended attribute.
 pub const MARK_PLACE: &str = "the user.iosim extended attribute";
 
 /// Reads iosim's mark on `path` into `buf`; None when it has none.
 pub fn read_mark(path: &Path, buf: &mut [u8]) -> Option<usize> {
-    match rustix::fs::getxattr(path, crate::outfile::OWNER_XATTR, buf) {
+    match rustix::fs::getxattr(path, OWNER_XATTR, buf) {
         Ok(n) if n > 0 => Some(n),
         _ => None,
     }
@@ -198,13 +207,7 @@ pub fn read_mark(path: &Path, buf: &mut [u8]) -> Option<usize> {
 
 /// Sets iosim's mark on `path`; false where the filesystem has no user xattrs.
 pub fn write_mark(path: &Path, v: &[u8]) -> bool {
-    rustix::fs::setxattr(
-        path,
-        crate::outfile::OWNER_XATTR,
-        v,
-        rustix::fs::XattrFlags::empty(),
-    )
-    .is_ok()
+    rustix::fs::setxattr(path, OWNER_XATTR, v, rustix::fs::XattrFlags::empty()).is_ok()
 }
 
 /// The size and free space of the filesystem holding `path`.

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
-use crate::engine::Op;
+use crate::platform::types::Op;
 
 /// An open file as the engines name it: a file descriptor.
 pub type RawFile = RawFd;

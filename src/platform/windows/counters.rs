@@ -177,7 +177,7 @@ fn disk_performance(f: &File) -> io::Result<DiskPerformance> {
 
 /// What a path names before any volume lookup.
 #[derive(Debug, PartialEq, Eq)]
-enum Named {
+pub(crate) enum Named {
     /// `\\.\PhysicalDriveN`.
     Drive(u32),
     /// `\\.\X:`: a volume, to open as written.
@@ -186,7 +186,7 @@ enum Named {
     Path,
 }
 
-fn named(path: &Path) -> Named {
+pub(crate) fn named(path: &Path) -> Named {
     let Some(s) = path.to_str() else {
         return Named::Path;
     };

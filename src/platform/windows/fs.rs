@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 
 use windows_sys::Win32::Storage::FileSystem as fsys;
 
+use super::counters::Named;
+
 pub use crate::platform::types::{FileAttributes, OpenHow, Space};
 
 fn share_all() -> u32 {
@@ -51,21 +53,49 @@ pub fn is_direct_refused(e: &io::Error) -> bool {
     e.raw_os_error() == Some(super::errno::EINVAL)
 }
 
-/// Opens a volume or disk for reading with no sharing: fails with
-/// [`is_busy`] while a file system has it mounted and files are open on
-/// it, or another program holds it.
+/// Opens a volume or disk to write it, refusing one in use ([`is_busy`]):
+/// a volume is locked (`FSCTL_LOCK_VOLUME`, refused while a file on it is
+/// open); a disk is refused while a volume on it has a drive letter (a
+/// disk taken offline has none).
 pub fn open_exclusive(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
+    if busy_reason(path).is_some() {
+        return Err(io::Error::from_raw_os_error(super::errno::EBUSY));
+    }
+    let f = OpenOptions::new()
         .read(true)
         .write(true)
         .share_mode(fsys::FILE_SHARE_READ | fsys::FILE_SHARE_WRITE)
-        .open(path)
-        .and_then(|f| {
-            if is_volume_path(path) {
-                lock_volume(&f)?;
-            }
-            Ok(f)
+        .open(path)?;
+    if let Named::Volume(_) = super::counters::named(path) {
+        lock_volume(&f)?;
+    }
+    Ok(f)
+}
+
+/// Why a disk may not be written: the drive letters of its volumes
+/// (`GetLogicalDrives`, each volume's disk from
+/// `IOCTL_STORAGE_GET_DEVICE_NUMBER`); None for anything else.
+pub fn busy_reason(path: &Path) -> Option<String> {
+    let Named::Drive(n) = super::counters::named(path) else {
+        return None;
+    };
+    // SAFETY: takes nothing, returns a bit mask.
+    let mask = unsafe { fsys::GetLogicalDrives() };
+    let letters: Vec<String> = (0..26u8)
+        .filter(|b| mask & (1 << b) != 0)
+        .map(|b| char::from(b'A' + b))
+        .filter(|c| {
+            super::counters::disk_of(Path::new(&format!("\\\\.\\{c}:")))
+                .is_some_and(|d| d.number == n)
         })
+        .map(|c| format!("{c}:"))
+        .collect();
+    (!letters.is_empty()).then(|| {
+        format!(
+            "volume {} is on it: take the disk offline first (Disk Management, or Set-Disk -Number {n} -IsOffline $true)",
+            letters.join(", ")
+        )
+    })
 }
 
 /// `FSCTL_LOCK_VOLUME`: succeeds only when no file is open on the volume;
@@ -103,19 +133,6 @@ pub fn open_nonblocking(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 
-fn device_prefix(path: &Path) -> Option<String> {
-    let s = path.to_str()?;
-    let s = s.replace('/', "\\");
-    s.strip_prefix("\\\\.\\")
-        .or_else(|| s.strip_prefix("\\\\?\\"))
-        .map(str::to_ascii_lowercase)
-}
-
-/// `\\.\X:`: a volume.
-fn is_volume_path(path: &Path) -> bool {
-    device_prefix(path).is_some_and(|r| r.len() == 2 && r.ends_with(':'))
-}
-
 /// True when `path` is a volume (`\\.\X:`) or a disk (`\\.\PhysicalDriveN`).
 pub fn is_device(path: &Path, _meta: &Metadata) -> bool {
     path_is_device(path)
@@ -123,11 +140,7 @@ pub fn is_device(path: &Path, _meta: &Metadata) -> bool {
 
 /// True when `path` names a volume (`\\.\X:`) or a disk (`\\.\PhysicalDriveN`).
 pub fn path_is_device(path: &Path) -> bool {
-    device_prefix(path).is_some_and(|r| {
-        (r.len() == 2 && r.ends_with(':'))
-            || r.strip_prefix("physicaldrive")
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    })
+    !matches!(super::counters::named(path), Named::Path)
 }
 
 /// What kind of file `meta` describes, in words.
@@ -422,4 +435,22 @@ pub fn space(path: &Path) -> io::Result<Space> {
         inodes_free: 0,
         read_only: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The system disk holds C: (on Windows, and in Wine, whose C: is drive 0).
+    #[test]
+    fn the_system_disk_is_refused_while_it_holds_c() {
+        let why = busy_reason(Path::new(r"\\.\PhysicalDrive0")).expect("drive 0 holds C:");
+        assert!(why.contains("C:") && why.contains("offline"), "{why}");
+        assert!(open_exclusive(Path::new(r"\\.\PhysicalDrive0")).is_err_and(|e| is_busy(&e)));
+        assert_eq!(busy_reason(Path::new(r"C:\x.dat")), None);
+        assert!(path_is_device(Path::new(r"\\.\PhysicalDrive12")));
+        assert!(path_is_device(Path::new(r"\\.\f:")));
+        assert!(!path_is_device(Path::new(r"\\server\share\x.dat")));
+        assert!(!path_is_device(Path::new(r"F:\x.dat")));
+    }
 }

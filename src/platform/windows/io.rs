@@ -11,7 +11,7 @@ use windows_sys::Win32::Storage::FileSystem::{ReadFile, WriteFile};
 use windows_sys::Win32::System::Threading::CreateEventW;
 use windows_sys::Win32::System::IO::{GetOverlappedResult, OVERLAPPED};
 
-use crate::engine::Op;
+use crate::platform::types::Op;
 
 /// An open file as the engines name it: a Win32 handle, as an integer.
 pub type RawFile = isize;
@@ -75,7 +75,7 @@ pub unsafe fn pio(h: RawFile, op: Op, buf: *mut u8, len: usize, offset: u64) -> 
     if h == NO_FILE || h == 0 {
         return -super::errno::EBADF;
     }
-    let handle = super::handle(h);
+    let handle = handle(h);
     // SAFETY: OVERLAPPED is plain data; all zeros is its documented initial state.
     let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
     ov.Anonymous.Anonymous.Offset = offset as u32;
@@ -136,7 +136,7 @@ pub fn file_len(h: RawFile) -> std::io::Result<u64> {
     use std::os::windows::io::{FromRawHandle, IntoRawHandle};
     // SAFETY: the caller keeps `h` open; the File is turned back into the
     // raw handle below, so it is never closed here.
-    let f = unsafe { File::from_raw_handle(super::handle(h)) };
+    let f = unsafe { File::from_raw_handle(handle(h)) };
     let r = super::fs::device_size(&f);
     let _ = f.into_raw_handle();
     r

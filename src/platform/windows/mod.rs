@@ -13,8 +13,6 @@ pub mod signals;
 
 pub const OS_NAME: &str = "Windows";
 
-pub(crate) use io::handle;
-
 /// UTF-16, NUL-terminated, for the `W` functions.
 pub(crate) fn wide(s: &std::ffi::OsStr) -> Vec<u16> {
     use std::os::windows::ffi::OsStrExt;
