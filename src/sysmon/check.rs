@@ -1608,11 +1608,13 @@ mod tests {
         assert_eq!(sampled_zeros(&half).unwrap().unwritten, DEVICE_SAMPLES);
     }
 
+    #[cfg(target_os = "linux")]
     use crate::sysmon::test_loop::LoopGuard;
 
     /// `examine` on a real loop device over a sparse file: holes found in
     /// the backing file; the same device taken for one that is not a loop
     /// device is read (O_DIRECT) and reads back as zeros; once written, neither.
+    #[cfg(target_os = "linux")]
     #[test]
     fn examine_finds_a_never_written_loop_device() {
         use std::process::Command;

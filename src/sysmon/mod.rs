@@ -24,8 +24,8 @@ pub mod procs;
 pub mod sampler;
 pub mod storage;
 
-/// What the unit tests that attach real loop devices share.
-#[cfg(test)]
+/// What the unit tests that attach real loop devices share (Linux's).
+#[cfg(all(test, target_os = "linux"))]
 pub(crate) mod test_loop {
     /// Detaches a loop device when the test ends, however it ends.
     pub(crate) struct LoopGuard(pub(crate) String);

@@ -558,11 +558,13 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
     use crate::sysmon::test_loop::LoopGuard;
 
     /// End to end on a real block device: a loop device over a 64 MiB temp
     /// file, N direct 4 KiB writes then N direct reads with plain pwrite/pread,
     /// and the monitor must count N of each.
+    #[cfg(target_os = "linux")]
     #[test]
     fn loop_device_counters_match_direct_io() {
         use crate::platform::fs::{read_at, write_all_at};
@@ -687,8 +689,10 @@ mod tests {
     }
 
     /// Unmounts a test mount when the test ends.
+    #[cfg(target_os = "linux")]
     struct MountGuard(std::path::PathBuf);
 
+    #[cfg(target_os = "linux")]
     impl Drop for MountGuard {
         fn drop(&mut self) {
             let _ = std::process::Command::new("umount").arg(&self.0).status();
@@ -697,6 +701,7 @@ mod tests {
 
     /// A file on ext4 on a loop device resolves to that loop device, and
     /// buffered re-reads of a cached file are caught: the device sees none.
+    #[cfg(target_os = "linux")]
     #[test]
     fn cached_reads_on_loop_filesystem_are_caught() {
         use crate::platform::fs::read_at;
