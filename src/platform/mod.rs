@@ -25,7 +25,7 @@ use windows as imp;
 
 pub mod types;
 
-pub use imp::{clock, counters, errno, fs, io, memory, process, signals};
+pub use imp::{clock, counters, errno, fs, host, io, memory, process, signals};
 
 /// The operating system this build runs on, as the user reads it.
 pub const OS_NAME: &str = imp::OS_NAME;

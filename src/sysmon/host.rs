@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub struct HostInfo {
     /// Host name.
     pub host: String,
-    /// Kernel release (`uname -r`).
+    /// Kernel release (`uname -r`; on Windows `Windows 10.0 (build N)`).
     pub kernel: String,
     /// CPU model name.
     pub cpu_model: String,
@@ -26,15 +26,19 @@ pub fn host_info() -> HostInfo {
             .map(|s| s.trim().to_string())
             .unwrap_or_default()
     };
-    let cpuinfo = read("/proc/cpuinfo");
+    // Windows says these through its own calls (crate::platform::host).
+    use crate::platform::host;
     HostInfo {
-        host: read("/proc/sys/kernel/hostname"),
-        kernel: read("/proc/sys/kernel/osrelease"),
-        cpu_model: parse_cpu_model(&cpuinfo),
+        host: hostname(),
+        kernel: host::os_release().unwrap_or_else(|| read("/proc/sys/kernel/osrelease")),
+        cpu_model: host::cpu_model().unwrap_or_else(|| parse_cpu_model(&read("/proc/cpuinfo"))),
         cpus: std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
-        mem_total_bytes: parse_mem_total(&read("/proc/meminfo")),
+        mem_total_bytes: host::memory().map_or_else(
+            || parse_mem_total(&read("/proc/meminfo")),
+            |(total, _)| total,
+        ),
         clocksource: clocksource().unwrap_or_default(),
     }
 }
@@ -42,6 +46,10 @@ pub fn host_info() -> HostInfo {
 /// (major, minor) of the running kernel, from `/proc/sys/kernel/osrelease`
 /// (`6.18.44-fc-v669` is (6, 18)); None where it cannot be read.
 pub fn kernel_version() -> Option<(u32, u32)> {
+    if crate::platform::IS_WINDOWS {
+        // Not Linux: no Linux kernel feature is there.
+        return None;
+    }
     parse_kernel_version(&std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?)
 }
 
@@ -106,6 +114,9 @@ pub fn hostname() -> String {
 /// Memory the kernel estimates is available for a new workload without
 /// swapping (`MemAvailable`), in bytes; None where it is not reported.
 pub fn mem_available_bytes() -> Option<u64> {
+    if let Some((_, available)) = crate::platform::host::memory() {
+        return Some(available);
+    }
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     meminfo_bytes(&meminfo, "MemAvailable")
 }

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod counters;
 pub mod errno;
 pub mod fs;
+pub mod host;
 pub mod io;
 pub mod memory;
 pub mod process;
