@@ -354,15 +354,7 @@ impl IoEngine for IocpEngine {
         offset: u64,
         iov: &[(usize, usize)],
     ) -> io::Result<()> {
-        if iov
-            .iter()
-            .any(|&(s, len)| s >= self.slots.count() || len > self.slots.size())
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "bad iovec slot",
-            ));
-        }
+        self.slots.check_iov(iov)?;
         let lead = slot as usize;
         self.pieces_left[lead] = iov.len() as u32;
         self.sum[lead] = 0;

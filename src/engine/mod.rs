@@ -318,7 +318,9 @@ pub trait IoEngine: Send {
     /// that transfers `iov` = (slot buffer index, bytes) pieces in order,
     /// starting at `offset`. The completion carries `slot`. None of the
     /// named slots may have an I/O in flight. Engines without vectored I/O
-    /// return `Unsupported`; the caller then issues one request per piece.
+    /// (null, mmap) return `Unsupported`, which the pipeline reports as the
+    /// request's failure: a caller that sends vectored requests needs an
+    /// engine that has them (sync, io_uring, iocp, faulty).
     fn queue_vectored(
         &mut self,
         slot: u32,

@@ -43,6 +43,20 @@ impl Slots {
         self.size
     }
 
+    /// Checks a vectored request's (slot, bytes) pieces against the slots.
+    pub(crate) fn check_iov(&self, iov: &[(usize, usize)]) -> std::io::Result<()> {
+        if iov
+            .iter()
+            .any(|&(s, len)| s >= self.count || len > self.size)
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "bad iovec slot",
+            ));
+        }
+        Ok(())
+    }
+
     /// The buffer of `slot`.
     pub(crate) fn buffer(&mut self, slot: usize) -> &mut [u8] {
         let s = self.size;

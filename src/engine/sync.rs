@@ -74,14 +74,9 @@ impl IoEngine for SyncEngine {
         offset: u64,
         iov: &[(usize, usize)],
     ) -> io::Result<()> {
+        self.slots.check_iov(iov)?;
         self.iov.clear();
         for &(s, len) in iov {
-            if s >= self.slots.count() || len > self.slots.size() {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "bad iovec slot",
-                ));
-            }
             self.iov.push(iovec(self.slots.ptr_mut(s), len));
         }
         // SAFETY: every iovec points into this engine's slots (checked above).

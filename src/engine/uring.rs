@@ -438,14 +438,9 @@ impl IoEngine for UringEngine {
         offset: u64,
         iov: &[(usize, usize)],
     ) -> io::Result<()> {
+        self.slots.check_iov(iov)?;
         self.iovs[slot as usize].clear();
         for &(s, len) in iov {
-            if s >= self.slots.count() || len > self.slots.size() {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "bad iovec slot",
-                ));
-            }
             let base = self.slots.ptr_mut(s);
             let v = &mut self.iovs[slot as usize];
             v.push(libc::iovec {
