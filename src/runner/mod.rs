@@ -584,7 +584,10 @@ mod tests {
         WorkloadSpec {
             engine: EngineKind::Null,
             threads,
-            duration: Duration::from_millis(60),
+            // Bounded by I/Os, not time: a loaded machine (Wine in CI) may
+            // start a worker after a short window has closed.
+            duration: Duration::from_secs(60),
+            io_limit: Some(500),
             ..WorkloadSpec::default()
         }
     }
@@ -657,7 +660,7 @@ mod tests {
     #[test]
     fn workloads_that_cannot_share_a_window_are_refused() {
         let long = WorkloadSpec {
-            duration: Duration::from_secs(2),
+            duration: Duration::from_secs(120),
             ..null_spec(1)
         };
         let e = run_many(&[null_spec(1), long], &RunOptions::default()).unwrap_err();
