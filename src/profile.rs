@@ -117,6 +117,16 @@ pub struct ProfileWorkload {
     /// Percentage of written 4 KiB blocks that repeat an earlier one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe_pct: Option<u8>,
+    /// An fsync after every N writes of a thread (fio's `fsync=N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync: Option<u32>,
+    /// An fdatasync after every N writes of a thread (fio's `fdatasync=N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync: Option<u32>,
+    /// How each write is made durable, as a WAL's `wal_sync_method`:
+    /// `open_datasync`, `open_sync`, `fdatasync` or `fsync`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_method: Option<crate::workload::SyncMethod>,
 }
 
 fn bad(msg: String) -> anyhow::Error {
@@ -241,9 +251,27 @@ impl ProfileWorkload {
         if let Some(p) = self.dedupe_pct {
             shape.dedupe_pct = p;
         }
+        let flush = match (self.fsync, self.fdatasync) {
+            (Some(_), Some(_)) => {
+                return Err(crate::Error::BadWorkload(
+                    "fsync and fdatasync both given: a workload flushes one way".into(),
+                ))
+            }
+            (Some(every), None) => Some(crate::workload::Flush {
+                kind: crate::workload::FlushKind::Fsync,
+                every,
+            }),
+            (None, Some(every)) => Some(crate::workload::Flush {
+                kind: crate::workload::FlushKind::Fdatasync,
+                every,
+            }),
+            (None, None) => None,
+        };
         Ok(WorkloadSpec {
             rw: self.rw,
             write_pct,
+            flush,
+            sync_method: self.sync_method,
             bs: crate::units::parse_size(&self.bs)?,
             align,
             threads: self.threads,

@@ -83,6 +83,21 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = WorkloadSpec::default().engine)]
     pub engine: EngineKind,
 
+    /// An fsync after every N writes of each thread (fio's fsync=N); its
+    /// latency is reported as its own distribution.
+    #[arg(long, value_name = "N", conflicts_with_all = ["fdatasync", "sync_method"])]
+    pub fsync: Option<u32>,
+
+    /// An fdatasync after every N writes of each thread (fio's fdatasync=N).
+    #[arg(long, value_name = "N", conflicts_with = "sync_method")]
+    pub fdatasync: Option<u32>,
+
+    /// How each write is made durable, as a database WAL does (PostgreSQL's
+    /// wal_sync_method): open_datasync (O_DSYNC), open_sync (O_SYNC),
+    /// fdatasync or fsync (a flush after every write).
+    #[arg(long, value_name = "METHOD", value_parser = crate::workload::sync_method_arg)]
+    pub sync_method: Option<crate::workload::SyncMethod>,
+
     /// Size of files to create (and of the null target).
     #[arg(long, value_parser = size_arg)]
     pub size: Option<u64>,
@@ -281,9 +296,27 @@ impl RunArgs {
             think: self.think.unwrap_or(Duration::ZERO),
             random_pct: self.random_pct,
             shape: self.shape(),
+            flush: self.flush(),
+            sync_method: self.sync_method,
         };
         spec.validate()?;
         Ok(spec)
+    }
+
+    /// `--fsync N` or `--fdatasync N`.
+    pub fn flush(&self) -> Option<crate::workload::Flush> {
+        use crate::workload::{Flush, FlushKind};
+        match (self.fsync, self.fdatasync) {
+            (Some(every), _) => Some(Flush {
+                kind: FlushKind::Fsync,
+                every,
+            }),
+            (None, Some(every)) => Some(Flush {
+                kind: FlushKind::Fdatasync,
+                every,
+            }),
+            (None, None) => None,
+        }
     }
 
     /// The production-like parts (issue 17) these options ask for.
@@ -300,7 +333,7 @@ impl RunArgs {
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
     /// (argument id, option name).
-    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 13] = [
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 16] = [
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),
@@ -314,6 +347,9 @@ impl RunArgs {
         ("stripe", "--stripe"),
         ("random_pct", "--random-pct"),
         ("series", "--series"),
+        ("fsync", "--fsync"),
+        ("fdatasync", "--fdatasync"),
+        ("sync_method", "--sync-method"),
     ];
 
     /// Records which shape options were given on the command line, from

@@ -13,6 +13,7 @@
 pub mod bssplit;
 pub mod data;
 pub mod distribution;
+mod durability;
 pub mod measured;
 mod modes;
 mod offsets;
@@ -21,6 +22,7 @@ pub mod steady;
 
 pub use bssplit::BsSplit;
 pub use distribution::{Distribution, Placement};
+pub use durability::{sync_method_arg, Flush, FlushKind, OpenSync, SyncMethod};
 pub use modes::{fill_arg, CacheMode, EngineKind, FillMode, RwMode};
 pub use offsets::{NextIo, OffsetGen};
 pub use spec::{

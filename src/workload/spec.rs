@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::durability::{Flush, OpenSync, SyncMethod};
 use super::modes::{CacheMode, EngineKind, FillMode, RwMode};
 use super::steady;
 use super::{BsSplit, Distribution, Placement};
@@ -175,6 +176,13 @@ pub struct WorkloadSpec {
     /// the JSON when everything is at its default.
     #[serde(default, skip_serializing_if = "Shape::is_default")]
     pub shape: Shape,
+    /// A flush after every N writes of a thread (`--fsync N`, `--fdatasync N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<Flush>,
+    /// How writes are made durable, as a database's WAL does (`--sync-method`):
+    /// opens the file O_DSYNC or O_SYNC, or flushes after each write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_method: Option<SyncMethod>,
 }
 
 /// The production-like parts of a workload (issue 17), all off by default.
@@ -233,6 +241,8 @@ impl Default for WorkloadSpec {
             think: Duration::ZERO,
             random_pct: None,
             shape: Shape::default(),
+            flush: None,
+            sync_method: None,
         }
     }
 }
@@ -245,6 +255,25 @@ pub const MAX_THREADS: u32 = 1024;
 pub const MAX_QD: u32 = 4096;
 
 impl WorkloadSpec {
+    /// The flush a thread issues after its writes, from `--fsync`/`--fdatasync` or `--sync-method`.
+    pub fn effective_flush(&self) -> Option<Flush> {
+        self.flush.or(self.sync_method.and_then(SyncMethod::flush))
+    }
+
+    /// The synchronous-write flag the targets are opened with (`--sync-method open_*`).
+    pub fn open_sync(&self) -> OpenSync {
+        match self.sync_method.map(SyncMethod::open_sync) {
+            Some(o) => o,
+            None if self.cache.is_sync() => OpenSync::Dsync,
+            None => OpenSync::None,
+        }
+    }
+
+    /// True when the workload asks for flushes or a sync method.
+    fn durability_asked(&self) -> bool {
+        self.flush.is_some() || self.sync_method.is_some()
+    }
+
     /// Checks ranges and combinations that do not depend on the targets.
     pub fn validate(&self) -> Result<(), Error> {
         let bad = |m: String| Err(Error::BadWorkload(m));
@@ -284,6 +313,35 @@ impl WorkloadSpec {
             if a == 0 {
                 return bad("--align must be at least 1 byte".into());
             }
+        }
+        if let Some(f) = self.flush {
+            if f.every == 0 {
+                return bad(format!(
+                    "--{} 0 flushes after no write: give the number of writes between flushes, e.g. --{} 1 to flush after every write (as a database commit does)",
+                    f.kind.name(),
+                    f.kind.name()
+                ));
+            }
+            if let Some(m) = self.sync_method {
+                return bad(format!(
+                    "--{} {} and --sync-method {m} both say when writes are flushed: give one",
+                    f.kind.name(),
+                    f.every
+                ));
+            }
+        }
+        if self.write_pct == 0 && !self.rw.is_mixed() && self.durability_asked() {
+            return bad(format!(
+                "--rw {} issues no writes, so there is nothing to flush: use a pattern with writes (e.g. --rw write) or drop {}",
+                self.rw.name(),
+                if self.flush.is_some() { "--fsync/--fdatasync" } else { "--sync-method" }
+            ));
+        }
+        if self.sync_method.is_some() && self.cache.is_sync() {
+            return bad(format!(
+                "--sync-method decides how writes are made durable and --cache {} already opens the file O_DSYNC: use --cache direct or buffered with it",
+                self.cache.name()
+            ));
         }
         if self.duration.is_zero() && self.io_limit.is_none() {
             return bad("--duration must be more than 0".into());

@@ -171,6 +171,8 @@ pub fn plan(
         allow_destroy: ext.allow_destroy,
         cpus,
         sqpoll: false,
+        flush: None,
+        sync_method: None,
         submit_batch: 1,
         hipri: false,
         io_limit: None,
