@@ -251,6 +251,10 @@ pub struct RwStats {
     pub read: DirStats,
     /// Writes.
     pub write: DirStats,
+    /// Flushes (`--fsync`, `--fdatasync`, `--sync-method fsync|fdatasync`):
+    /// their own latency distribution, in neither reads nor writes, and
+    /// moving no bytes.
+    pub flush: DirStats,
 }
 
 impl RwStats {
@@ -258,6 +262,7 @@ impl RwStats {
     pub fn merge(&mut self, other: &RwStats) {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.flush.merge(&other.flush);
     }
 
     /// Reads and writes together.
@@ -267,10 +272,11 @@ impl RwStats {
         t
     }
 
-    /// Empties both.
+    /// Empties all three.
     pub fn reset(&mut self) {
         self.read.reset();
         self.write.reset();
+        self.flush.reset();
     }
 
     /// Reads and writes slower than 1 s and 15 s.
@@ -286,6 +292,7 @@ impl RwStats {
             read: self.read.summarize(secs),
             write: self.write.summarize(secs),
             total: self.total().summarize(secs),
+            flush: (self.flush.ios > 0).then(|| self.flush.summarize(secs)),
         }
     }
 }
@@ -345,6 +352,10 @@ pub struct RwResult {
     pub write: DirResult,
     /// Reads and writes together.
     pub total: DirResult,
+    /// Flushes, when the workload issued any (`--fsync`, `--fdatasync`,
+    /// `--sync-method`): their count, rate and latency (bytes are 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirResult>,
 }
 
 /// Mean, sample standard deviation and 95% confidence half-width of `xs`.

@@ -15,7 +15,7 @@ use iosim::runner::{
     CpuResult, ErrorSummary, HistogramSet, PointStats, RunResult, Series, SeriesPoint,
     TargetResult, ThreadResult,
 };
-use iosim::stats::{encode_histogram, RwStats};
+use iosim::stats::RwStats;
 use iosim::sysmon::cpu::CoreUtil;
 
 pub(crate) fn words(s: &str) -> Vec<String> {
@@ -1329,10 +1329,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
             targets: vec![],
             threads: vec![],
         },
-        histograms: HistogramSet {
-            read: encode_histogram(&all.read.hist),
-            write: encode_histogram(&all.write.hist),
-        },
+        histograms: HistogramSet::of(&all),
         environment: Default::default(),
         devices: Vec::new(),
         monitor: Default::default(),

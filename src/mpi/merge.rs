@@ -40,6 +40,7 @@ pub fn compress_histograms(h: &HistogramSet) -> HistogramSet {
     HistogramSet {
         read: deflate(&h.read),
         write: deflate(&h.write),
+        flush: h.flush.as_deref().map(deflate),
     }
 }
 
@@ -76,9 +77,14 @@ fn dir_stats(r: &DirResult, hist: &str) -> Result<DirStats, String> {
 
 /// A rank's whole-run statistics, mergeable.
 fn rank_stats(r: &RunResult) -> Result<RwStats, String> {
+    let flush = match (&r.total.flush, &r.histograms.flush) {
+        (Some(f), Some(h)) => dir_stats(f, h)?,
+        _ => DirStats::new(),
+    };
     Ok(RwStats {
         read: dir_stats(&r.total.read, &r.histograms.read)?,
         write: dir_stats(&r.total.write, &r.histograms.write)?,
+        flush,
     })
 }
 
@@ -260,10 +266,7 @@ pub fn merge(
     // The merged result: sums, the common window, everything from every rank.
     merged.duration_s = window;
     merged.total = total.summarize(window);
-    merged.histograms = HistogramSet {
-        read: stats::encode_histogram(&total.read.hist),
-        write: stats::encode_histogram(&total.write.hist),
-    };
+    merged.histograms = HistogramSet::of(&total);
     merged.interrupted = reports.iter().any(|r| r.result.interrupted);
     merged.targets.clear();
     merged.threads.clear();
@@ -706,10 +709,7 @@ mod tests {
         let mut result = RunResult {
             duration_s: secs,
             total: s.summarize(secs),
-            histograms: HistogramSet {
-                read: stats::encode_histogram(&s.read.hist),
-                write: stats::encode_histogram(&s.write.hist),
-            },
+            histograms: HistogramSet::of(&s),
             ..base.clone()
         };
         result.histograms = compress_histograms(&result.histograms);
@@ -791,6 +791,7 @@ mod tests {
         let plain = HistogramSet {
             read: stats::encode_histogram(&h),
             write: stats::encode_histogram(&stats::new_histogram()),
+            flush: None,
         };
         let small = compress_histograms(&plain);
         assert!(small.read.len() < plain.read.len());

@@ -285,10 +285,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         cpu,
         errors: m.errors,
         series,
-        histograms: HistogramSet {
-            read: crate::stats::encode_histogram(&m.total.read.hist),
-            write: crate::stats::encode_histogram(&m.total.write.hist),
-        },
+        histograms: HistogramSet::of(&m.total),
         environment,
         devices: resolutions,
         monitor,

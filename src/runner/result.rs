@@ -286,4 +286,19 @@ pub struct HistogramSet {
     pub read: String,
     /// Writes.
     pub write: String,
+    /// Flushes, when the workload issued any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<String>,
+}
+
+impl HistogramSet {
+    /// The histograms of `s` (the flushes' only when there were flushes).
+    pub fn of(s: &crate::stats::RwStats) -> HistogramSet {
+        use crate::stats::encode_histogram;
+        HistogramSet {
+            read: encode_histogram(&s.read.hist),
+            write: encode_histogram(&s.write.hist),
+            flush: (s.flush.ios > 0).then(|| encode_histogram(&s.flush.hist)),
+        }
+    }
 }
