@@ -686,6 +686,7 @@ mod tests {
             direct_unavailable: false,
             loop_backing: None,
             unwritten: None,
+            flushes: None,
         });
         assert!(warnings.is_empty(), "{warnings:?}");
     }
@@ -818,6 +819,7 @@ mod tests {
             direct_unavailable: false,
             loop_backing: None,
             unwritten: None,
+            flushes: None,
         });
         let codes: Vec<&str> = w.iter().map(|w| w.code.as_str()).collect();
         assert!(codes.contains(&"cache_answered_reads"), "{w:?}");

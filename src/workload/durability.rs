@@ -17,6 +17,14 @@ pub enum FlushKind {
 }
 
 impl FlushKind {
+    /// The engine operation that performs it.
+    pub fn op(self) -> crate::platform::types::Op {
+        match self {
+            FlushKind::Fsync => crate::platform::types::Op::Fsync,
+            FlushKind::Fdatasync => crate::platform::types::Op::Fdatasync,
+        }
+    }
+
     /// The call's name.
     pub fn name(self) -> &'static str {
         match self {
