@@ -50,6 +50,7 @@ pub mod csvout;
 pub mod document;
 pub mod engine;
 pub mod error;
+pub mod fsync;
 pub mod fuzzing;
 pub mod html;
 pub mod matrix;
