@@ -12,10 +12,10 @@ pub fn text(r: &FsyncResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "iosim {}  fsync  {}  ({:.0} s per test)",
+        "iosim {}  fsync  {}  ({} per test)",
         env!("CARGO_PKG_VERSION"),
         r.path,
-        r.secs_per_test
+        crate::units::format_duration_arg(std::time::Duration::from_secs_f64(r.secs_per_test))
     );
     let _ = writeln!(
         s,

@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(c.in_flight_end, 3);
         assert_eq!(
             c.summary(),
-            "1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%"
+            "1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%, flushes 5/s"
         );
     }
 
