@@ -707,6 +707,17 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// A flush in slot `s` the file system refused: what works instead.
+    #[cold]
+    fn flush_refusal(&self, s: usize, result: i32) -> Option<String> {
+        let kind = self.ctx.spec.effective_flush()?.kind;
+        if self.io.op[s].is_flush() && result < 0 {
+            crate::workload::flush_refused(kind, -result)
+        } else {
+            None
+        }
+    }
+
     /// Counts a failed or short I/O in slot `s` and keeps the first few.
     #[cold]
     fn failed(&mut self, s: usize, result: i32) {
@@ -721,6 +732,8 @@ impl<'a> Worker<'a> {
                 len: bs,
                 result,
                 message: if let Some(m) = self.eng.explain(result) {
+                    m
+                } else if let Some(m) = self.flush_refusal(s, result) {
                     m
                 } else if result < 0 {
                     std::io::Error::from_raw_os_error(-result).to_string()
