@@ -970,15 +970,15 @@ mod tests {
             (pages.cache, pages.bs, pages.qd),
             (CacheMode::Buffered, 8192, 1)
         );
-        assert_eq!(pages.rate_iops, Some(5000));
+        assert_eq!(pages.rate_iops, Some(750));
+        assert_eq!(pages.flush.map(|f| f.every), Some(1000));
         let wal = spec_of("postgresql-oltp", "wal-commit");
         assert_eq!(wal.cache, CacheMode::Buffered);
         assert_eq!(wal.sync_method, Some(SyncMethod::Fdatasync));
         assert!(wal.threads > 1, "group commit: several committers");
-        assert_eq!(
-            wal.shape.bssplit.as_ref().unwrap().to_string(),
-            "8K/70:16K/20:32K/10"
-        );
+        let mix = wal.shape.bssplit.as_ref().unwrap();
+        assert_eq!(mix.sizes().first(), Some(&(8 << 10)));
+        assert_eq!(wal.bs, 64 << 10, "full-page writes: up to 8 WAL pages");
         let cp = spec_of("postgresql-checkpoint", "checkpoint-8k");
         assert_eq!(cp.rw, RwMode::Randwrite);
         assert_eq!(cp.cache, CacheMode::Buffered);
@@ -999,7 +999,7 @@ mod tests {
     fn innodb_pages_are_direct_and_its_logs_flush_per_commit() {
         use crate::workload::{FlushKind, SyncMethod};
         let p = Profile::load("mysql-oltp").unwrap();
-        assert_eq!(p.target_names(), ["data", "redo", "binlog"]);
+        assert_eq!(p.target_names(), ["data", "doublewrite", "redo", "binlog"]);
         let pages = spec_of("mysql-oltp", "pages-16k");
         assert_eq!((pages.cache, pages.bs), (CacheMode::Direct, 16 << 10));
         let redo = spec_of("mysql-oltp", "redo-commit");
@@ -1007,6 +1007,11 @@ mod tests {
             redo.flush.map(|f| (f.kind, f.every)),
             Some((FlushKind::Fsync, 1))
         );
+        // Whole 512-byte log blocks, written O_DIRECT as MariaDB does.
+        assert_eq!(redo.cache, CacheMode::Direct);
+        let sizes = redo.shape.bssplit.as_ref().unwrap().sizes();
+        assert!(sizes.iter().all(|s| s % 512 == 0), "{sizes:?}");
+        assert_eq!(spec_of("mysql-oltp", "doublewrite-batch").bs, 1 << 20);
         let binlog = spec_of("mysql-oltp", "binlog-commit");
         assert_eq!(binlog.sync_method, Some(SyncMethod::Fdatasync));
         let p = Profile::load("mysql-doublewrite").unwrap();
@@ -1045,9 +1050,11 @@ mod tests {
         let backend = spec_of("etcd-wal", "backend-commit");
         assert_eq!(
             backend.flush.map(|f| (f.kind, f.every)),
-            Some((FlushKind::Fdatasync, 16))
+            Some((FlushKind::Fdatasync, 3))
         );
-        assert_eq!(backend.rate_iops, Some(160));
+        // 10 commits a second: etcd's 100 ms batch interval.
+        assert_eq!(backend.rate_iops, Some(30));
+        assert_eq!(wal.rate_iops, Some(490));
     }
 
     #[test]
