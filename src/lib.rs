@@ -22,6 +22,7 @@
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
 //! - [`verify`]: the simulator's page and log-block formats and checks;
 //! - [`profile`]: database workload profiles (`iosim run --profile`);
+//! - [`dbms`]: the database engines the profiles and `qualify --dbms` model;
 //! - [`verdict`]: latency verdicts from the SQL Server guideline tables;
 //! - [`matrix`]: `iosim matrix`, the ORION-style load matrix;
 //! - [`outcome`]: how a command ended and its exit status (one table);
@@ -48,6 +49,7 @@ pub mod comparison;
 pub mod compat;
 pub mod crash;
 pub mod csvout;
+pub mod dbms;
 pub mod document;
 pub mod engine;
 pub mod error;

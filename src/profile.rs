@@ -18,6 +18,7 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use crate::csvout::Fixed;
+use crate::dbms::Dbms;
 use crate::runner::{RunOptions, RunResult};
 use crate::stats::Percentile;
 use crate::verdict::{Role, Verdict};
@@ -45,6 +46,26 @@ pub static BUILTIN: &[(&str, &str)] = &[
     ("backup", include_str!("../profiles/backup.toml")),
     ("restore", include_str!("../profiles/restore.toml")),
     ("tempdb", include_str!("../profiles/tempdb.toml")),
+    (
+        "postgresql-oltp",
+        include_str!("../profiles/postgresql-oltp.toml"),
+    ),
+    (
+        "postgresql-checkpoint",
+        include_str!("../profiles/postgresql-checkpoint.toml"),
+    ),
+    (
+        "postgresql-seqscan",
+        include_str!("../profiles/postgresql-seqscan.toml"),
+    ),
+    ("mysql-oltp", include_str!("../profiles/mysql-oltp.toml")),
+    (
+        "mysql-doublewrite",
+        include_str!("../profiles/mysql-doublewrite.toml"),
+    ),
+    ("oracle-oltp", include_str!("../profiles/oracle-oltp.toml")),
+    ("oracle-scan", include_str!("../profiles/oracle-scan.toml")),
+    ("etcd-wal", include_str!("../profiles/etcd-wal.toml")),
 ];
 
 /// A profile as written in its TOML file.
@@ -57,6 +78,9 @@ pub struct Profile {
     pub description: String,
     /// The reference row (and source tags) the numbers come from.
     pub source: String,
+    /// The database whose I/O it models (`sqlserver` when absent).
+    #[serde(default)]
+    pub dbms: Dbms,
     /// The workloads.
     #[serde(rename = "workload")]
     pub workloads: Vec<ProfileWorkload>,
@@ -127,6 +151,12 @@ pub struct ProfileWorkload {
     /// `open_datasync`, `open_sync`, `fdatasync` or `fsync`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_method: Option<crate::workload::SyncMethod>,
+    /// I/Os per second per thread at most (fio's `rate_iops`): a database
+    /// thread that does other work between its I/Os, so that page-cache hits
+    /// do not turn a buffered workload into a CPU benchmark. It replaces
+    /// `--rate-iops`/`--rate` for this workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<u64>,
 }
 
 fn bad(msg: String) -> anyhow::Error {
@@ -267,10 +297,22 @@ impl ProfileWorkload {
             }),
             (None, None) => None,
         };
+        if self.rate_iops == Some(0) {
+            return Err(crate::Error::BadWorkload(
+                "rate_iops = 0: give the I/Os per second per thread, or leave it out for no cap"
+                    .into(),
+            ));
+        }
+        let (rate_iops, rate_bytes) = match self.rate_iops {
+            Some(r) => (Some(r), None),
+            None => (base.rate_iops, base.rate_bytes),
+        };
         Ok(WorkloadSpec {
             rw: self.rw,
             write_pct,
             flush,
+            rate_iops,
+            rate_bytes,
             sync_method: self.sync_method,
             bs: crate::units::parse_size(&self.bs)?,
             align,
@@ -494,6 +536,9 @@ pub struct ProfileResult {
     pub description: String,
     /// The reference row it comes from.
     pub source: String,
+    /// The database whose I/O it models (`sqlserver` in results from before there was a choice).
+    #[serde(default)]
+    pub dbms: Dbms,
     /// Target names and paths.
     pub targets: Vec<BoundTarget>,
     /// Notes (derived paths, CPU accounting...).
@@ -624,16 +669,51 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
             "workloads of a phase run at once, in one measured window with one system monitor: each result's machine CPU figures are the whole machine's, and a device two workloads share shows both workloads' I/O".into(),
         );
     }
+    notes.extend(verdict_notes(&plan.profile));
     Ok(ProfileResult {
         profile: plan.profile.name.clone(),
         description: plan.profile.description.clone(),
         source: plan.profile.source.clone(),
+        dbms: plan.profile.dbms,
         targets: plan.targets.clone(),
         notes,
         interrupted,
         errors: results.iter().map(|o| o.result.errors.count).sum(),
         results,
     })
+}
+
+/// What the verdicts of a profile that is not SQL Server's mean: the
+/// latency tables are SQL Server's guidance, and a buffered workload's
+/// latency is partly the page cache's.
+fn verdict_notes(p: &Profile) -> Vec<String> {
+    let mut out = Vec::new();
+    if p.dbms == Dbms::Etcd {
+        out.push(
+            "the latency tables are SQL Server's published guidance, applied here as general latency bands; etcd's own target is for its flushes (the p99 of the WAL's fdatasync under 10 ms), which iosim qualify --dbms etcd judges".into(),
+        );
+    } else if p.dbms != Dbms::Sqlserver {
+        out.push(format!(
+            "the latency tables are SQL Server's published guidance, applied here as general latency bands: {} publishes no storage latency target of its own (iosim qualify --dbms {} judges by the rules docs/qualify-storage.md lists for it)",
+            p.dbms.title(),
+            p.dbms.name()
+        ));
+    }
+    let buffered: Vec<&str> = p
+        .workloads
+        .iter()
+        .filter(|w| !w.cache.is_direct())
+        .map(|w| w.name.as_str())
+        .collect();
+    if !buffered.is_empty() {
+        out.push(format!(
+            "{} go{} through the page cache, as the database's own I/O does: {} latency is in part this host's memory, not the storage (the flushes reach the storage)",
+            buffered.join(", "),
+            if buffered.len() == 1 { "es" } else { "" },
+            if buffered.len() == 1 { "its" } else { "their" }
+        ));
+    }
+    out
 }
 
 fn ms(us: f64) -> String {
@@ -649,6 +729,7 @@ pub fn text(r: &ProfileResult) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(s, "Profile {}: {}", r.profile, r.description);
+    let _ = writeln!(s, "Database: {}", r.dbms.title());
     let _ = writeln!(s, "Source:  {}", r.source);
     for t in &r.targets {
         let _ = writeln!(
@@ -813,10 +894,11 @@ pub fn list_text() -> anyhow::Result<String> {
     for (name, text) in BUILTIN {
         let p = Profile::parse(text, name)?;
         s.push_str(&format!(
-            "{:<15} {}\n{:<15} targets: {}; source: {}\n",
+            "{:<21} {}\n{:<21} database: {}; targets: {}; source: {}\n",
             p.name,
             p.description,
             "",
+            p.dbms.title(),
             p.target_names().join(", "),
             p.source
         ));
@@ -844,12 +926,172 @@ mod tests {
             let p = Profile::parse(text, name).unwrap();
             assert_eq!(&p.name, name);
             assert!(!p.source.is_empty());
-            assert!(p
-                .workloads
-                .iter()
-                .all(|w| w.cache == CacheMode::DirectWritethrough));
+            // A database's profiles are named after it; SQL Server's are not.
+            match p.dbms {
+                Dbms::Sqlserver => {
+                    assert!(!Dbms::ALL.iter().any(|d| name.starts_with(d.name())));
+                    // SQL Server opens its files unbuffered and write-through.
+                    assert!(p
+                        .workloads
+                        .iter()
+                        .all(|w| w.cache == CacheMode::DirectWritethrough));
+                }
+                d => assert!(name.starts_with(&format!("{}-", d.name())), "{name}"),
+            }
+            // Every workload builds a valid spec on a target (checked by parse), and
+            // a documented-only database says so where users read it.
+            if p.dbms.documented_only() {
+                assert!(p.description.contains("documented only"), "{name}");
+            }
         }
-        assert_eq!(BUILTIN.len(), 11);
+        assert_eq!(BUILTIN.len(), 19);
+        // The names another engineer's bench script uses.
+        for name in ["postgresql-oltp", "mysql-oltp", "oracle-oltp", "etcd-wal"] {
+            assert!(BUILTIN.iter().any(|(n, _)| *n == name), "{name}");
+        }
+    }
+
+    fn spec_of(profile: &str, workload: &str) -> WorkloadSpec {
+        let p = Profile::load(profile).unwrap();
+        let w = p.workloads.iter().find(|w| w.name == workload).unwrap();
+        let mut s = w.spec(&WorkloadSpec::default()).unwrap();
+        s.resolve_sizes();
+        s
+    }
+
+    #[test]
+    fn postgresql_reads_and_writes_through_the_page_cache_and_fdatasyncs_its_wal() {
+        use crate::workload::{FlushKind, SyncMethod};
+        let p = Profile::load("postgresql-oltp").unwrap();
+        assert_eq!(p.dbms, Dbms::Postgresql);
+        assert_eq!(p.target_names(), ["data", "wal"]);
+        let pages = spec_of("postgresql-oltp", "pages-8k");
+        assert_eq!(
+            (pages.cache, pages.bs, pages.qd),
+            (CacheMode::Buffered, 8192, 1)
+        );
+        assert_eq!(pages.rate_iops, Some(750));
+        assert_eq!(pages.flush.map(|f| f.every), Some(1000));
+        let wal = spec_of("postgresql-oltp", "wal-commit");
+        assert_eq!(wal.cache, CacheMode::Buffered);
+        assert_eq!(wal.sync_method, Some(SyncMethod::Fdatasync));
+        assert!(wal.threads > 1, "group commit: several committers");
+        let mix = wal.shape.bssplit.as_ref().unwrap();
+        assert_eq!(mix.sizes().first(), Some(&(8 << 10)));
+        assert_eq!(wal.bs, 64 << 10, "full-page writes: up to 8 WAL pages");
+        let cp = spec_of("postgresql-checkpoint", "checkpoint-8k");
+        assert_eq!(cp.rw, RwMode::Randwrite);
+        assert_eq!(cp.cache, CacheMode::Buffered);
+        assert_eq!(
+            cp.flush,
+            Some(crate::workload::Flush {
+                kind: FlushKind::Fsync,
+                every: 32
+            })
+        );
+        let scan = spec_of("postgresql-seqscan", "seqscan-8k");
+        assert_eq!((scan.rw, scan.cache), (RwMode::Read, CacheMode::Buffered));
+        let vac = spec_of("postgresql-seqscan", "autovacuum-8k");
+        assert_eq!((vac.rw, vac.write_pct), (RwMode::Readwrite, 20));
+    }
+
+    #[test]
+    fn innodb_pages_are_direct_and_its_logs_flush_per_commit() {
+        use crate::workload::{FlushKind, SyncMethod};
+        let p = Profile::load("mysql-oltp").unwrap();
+        assert_eq!(p.target_names(), ["data", "doublewrite", "redo", "binlog"]);
+        let pages = spec_of("mysql-oltp", "pages-16k");
+        assert_eq!((pages.cache, pages.bs), (CacheMode::Direct, 16 << 10));
+        let redo = spec_of("mysql-oltp", "redo-commit");
+        assert_eq!(
+            redo.flush.map(|f| (f.kind, f.every)),
+            Some((FlushKind::Fsync, 1))
+        );
+        // Whole 512-byte log blocks, written O_DIRECT as MariaDB does.
+        assert_eq!(redo.cache, CacheMode::Direct);
+        let sizes = redo.shape.bssplit.as_ref().unwrap().sizes();
+        assert!(sizes.iter().all(|s| s % 512 == 0), "{sizes:?}");
+        assert_eq!(spec_of("mysql-oltp", "doublewrite-batch").bs, 1 << 20);
+        let binlog = spec_of("mysql-oltp", "binlog-commit");
+        assert_eq!(binlog.sync_method, Some(SyncMethod::Fdatasync));
+        let p = Profile::load("mysql-doublewrite").unwrap();
+        assert_eq!(p.target_names(), ["data", "doublewrite"]);
+        let dw = spec_of("mysql-doublewrite", "doublewrite-batch");
+        assert_eq!((dw.rw, dw.cache), (RwMode::Write, CacheMode::Direct));
+        assert_eq!(dw.flush.map(|f| f.every), Some(1));
+        assert_eq!(dw.bs, 1 << 20);
+    }
+
+    #[test]
+    fn oracle_is_direct_with_a_redo_size_mix_and_multiblock_reads() {
+        let redo = spec_of("oracle-oltp", "lgwr-redo");
+        let mix = redo.shape.bssplit.as_ref().unwrap();
+        assert_eq!(mix.sizes().first(), Some(&512));
+        assert_eq!(redo.bs, 1 << 20, "up to 1 MiB");
+        let dbwr = spec_of("oracle-oltp", "dbwr-8k");
+        assert!(dbwr.qd >= 8, "asynchronous batches");
+        let scan = spec_of("oracle-scan", "multiblock-1m");
+        assert_eq!((scan.rw, scan.bs), (RwMode::Read, 1 << 20));
+        assert!(Profile::load("oracle-oltp")
+            .unwrap()
+            .workloads
+            .iter()
+            .all(|w| w.cache.is_direct()));
+    }
+
+    #[test]
+    fn etcd_appends_2300_bytes_buffered_with_fdatasync_at_qd_1() {
+        use crate::workload::{FlushKind, SyncMethod};
+        let wal = spec_of("etcd-wal", "wal-append");
+        assert_eq!(wal.bs, 2300);
+        assert_eq!((wal.qd, wal.threads), (1, 1));
+        assert_eq!(wal.cache, CacheMode::Buffered);
+        assert_eq!(wal.sync_method, Some(SyncMethod::Fdatasync));
+        let backend = spec_of("etcd-wal", "backend-commit");
+        assert_eq!(
+            backend.flush.map(|f| (f.kind, f.every)),
+            Some((FlushKind::Fdatasync, 3))
+        );
+        // 10 commits a second: etcd's 100 ms batch interval.
+        assert_eq!(backend.rate_iops, Some(30));
+        assert_eq!(wal.rate_iops, Some(490));
+    }
+
+    #[test]
+    fn a_profile_names_its_database_and_its_own_rate_cap() {
+        let base = "name = \"x\"\ndescription = \"d\"\nsource = \"s\"\n";
+        let w = "[[workload]]\nname = \"w\"\ntarget = \"data\"\nrole = \"data\"\nrw = \"randread\"\nbs = \"8K\"\n";
+        assert_eq!(
+            Profile::parse(&format!("{base}{w}"), "t").unwrap().dbms,
+            Dbms::Sqlserver
+        );
+        let p = Profile::parse(&format!("{base}dbms = \"etcd\"\n{w}"), "t").unwrap();
+        assert_eq!(p.dbms, Dbms::Etcd);
+        let e = Profile::parse(&format!("{base}dbms = \"db2\"\n{w}"), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("db2") && e.contains("postgresql"), "{e}");
+        // The profile's cap replaces the command line's, which applies elsewhere.
+        let p = Profile::parse(&format!("{base}{w}rate_iops = 100\n"), "t").unwrap();
+        let cli = WorkloadSpec {
+            rate_bytes: Some(1 << 20),
+            ..Default::default()
+        };
+        let s = p.workloads[0].spec(&cli).unwrap();
+        assert_eq!((s.rate_iops, s.rate_bytes), (Some(100), None));
+        let e = Profile::parse(&format!("{base}{w}rate_iops = 0\n"), "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rate_iops = 0"), "{e}");
+        let list = list_text().unwrap();
+        assert!(
+            list.contains("database: PostgreSQL; targets: data, wal;"),
+            "{list}"
+        );
+        assert!(
+            list.contains("database: SQL Server; targets: data;"),
+            "{list}"
+        );
     }
 
     #[test]

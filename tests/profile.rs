@@ -7,7 +7,8 @@ use crate::common;
 use common::*;
 use serde_json::Value;
 
-const BUILTINS: [&str; 11] = [
+/// SQL Server's profiles, then the other databases'.
+const BUILTINS: [&str; 19] = [
     "oltp",
     "oltp-with-log",
     "log-writer",
@@ -19,7 +20,26 @@ const BUILTINS: [&str; 11] = [
     "backup",
     "restore",
     "tempdb",
+    "postgresql-oltp",
+    "postgresql-checkpoint",
+    "postgresql-seqscan",
+    "mysql-oltp",
+    "mysql-doublewrite",
+    "oracle-oltp",
+    "oracle-scan",
+    "etcd-wal",
 ];
+
+/// How many of [`BUILTINS`] are SQL Server's.
+const SQL_SERVER: usize = 11;
+
+/// The database a built-in profile models, as its JSON names it.
+fn dbms_of(name: &str) -> &'static str {
+    ["postgresql", "mysql", "oracle", "etcd"]
+        .into_iter()
+        .find(|d| name.starts_with(&format!("{d}-")))
+        .unwrap_or("sqlserver")
+}
 
 fn run_profile(profile: &str, paths: &[&std::path::Path]) -> Value {
     let mut args: Vec<String> = vec!["run".into(), "--profile".into(), profile.into()];
@@ -46,8 +66,17 @@ fn profile_list_names_every_builtin_with_its_source() {
     }
     assert_eq!(
         text.matches("source: SQL Server I/O patterns").count(),
-        BUILTINS.len()
+        SQL_SERVER
     );
+    assert_eq!(text.matches("database: SQL Server;").count(), SQL_SERVER);
+    for (db, n) in [
+        ("PostgreSQL", 3),
+        ("MySQL/MariaDB (InnoDB)", 2),
+        ("Oracle Database", 2),
+        ("etcd", 1),
+    ] {
+        assert_eq!(text.matches(&format!("database: {db};")).count(), n, "{db}");
+    }
 }
 
 #[test]
@@ -57,6 +86,7 @@ fn every_builtin_profile_runs_and_gets_verdicts() {
         let r = run_profile(name, &[&dir.path().join("db.dat")]);
         assert_eq!(r["kind"], "profile");
         assert_eq!(r["profile"], name);
+        assert_eq!(r["dbms"], dbms_of(name));
         assert_eq!(r["errors"], 0, "{name}");
         let results = r["results"].as_array().unwrap();
         assert!(!results.is_empty(), "{name}");
@@ -82,8 +112,14 @@ fn every_builtin_profile_runs_and_gets_verdicts() {
                     assert!(!v["label"].as_str().unwrap().is_empty());
                 }
             }
-            // SQL Server opens its files write-through and unbuffered.
-            assert_eq!(w["result"]["config"]["cache"], "direct-writethrough");
+            // SQL Server opens its files write-through and unbuffered; the
+            // others as their profile says (PostgreSQL's through the page cache).
+            let cache = &w["result"]["config"]["cache"];
+            match dbms_of(name) {
+                "sqlserver" | "oracle" => assert_eq!(cache, "direct-writethrough"),
+                "postgresql" | "etcd" => assert_eq!(cache, "buffered"),
+                _ => assert!(cache == "direct" || cache == "buffered", "{cache}"),
+            }
         }
         // Every target got its own file in the temp dir.
         for t in r["targets"].as_array().unwrap() {
