@@ -4,9 +4,7 @@
 //! flushes look real at all. Each statement names its public source
 //! ([`SOURCES`], docs/references.md).
 
-use serde::{Deserialize, Serialize};
-
-use super::{FsyncResult, Section};
+use super::result::{kb, Advice, FsyncResult, Section};
 use crate::workload::SyncMethod;
 
 /// The public sources the advice rests on (also in docs/references.md).
@@ -43,27 +41,6 @@ const AS_FAST: f64 = 0.10;
 /// this factor: the fsync on the other descriptor did not flush the write.
 const DESCRIPTOR_GAP: f64 = 3.0;
 
-/// The conclusions, one statement per line.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Advice {
-    /// The `wal_sync_method` to use, when the figures decide it.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub wal_sync_method: Option<SyncMethod>,
-    /// PostgreSQL.
-    pub postgresql: Vec<String>,
-    /// The `innodb_flush_method` to use (`O_DIRECT` or `fsync`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub innodb_flush_method: Option<String>,
-    /// MySQL and MariaDB.
-    pub mysql: Vec<String>,
-    /// Flushes look acknowledged without reaching stable media.
-    pub flushes_look_free: bool,
-    /// An fsync on another descriptor looks ignored.
-    pub other_descriptor_ignored: bool,
-    /// The device and the file system.
-    pub storage: Vec<String>,
-}
-
 /// Operations per second of the test, when it ran.
 fn ops(r: &FsyncResult, m: SyncMethod, bs: u64, writes: u32) -> Option<f64> {
     r.method(m, bs, writes)
@@ -83,7 +60,7 @@ pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
             .push("no sync method completed a test: nothing to recommend".into());
         return a;
     };
-    let kb = super::kb(bs);
+    let kb = kb(bs);
 
     // PostgreSQL: the fastest method, but fdatasync (Linux's default) when
     // it is about as fast, and a word on group commit from the two-write rows.
@@ -192,7 +169,7 @@ pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{FsyncTest, Section};
+    use super::super::result::FsyncTest;
     use super::*;
 
     fn t(section: Section, name: &str, m: Option<SyncMethod>, writes: u32, ops: f64) -> FsyncTest {

@@ -23,19 +23,18 @@
 
 pub mod advice;
 mod render;
+mod result;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-pub use advice::Advice;
 pub use render::{csv, text};
+pub use result::{kb, Advice, FsyncResult, FsyncTest, Section};
 
 use crate::clock::now_ns;
 use crate::runner::{RunOptions, RunResult};
-use crate::stats::{DirResult, DirStats};
+use crate::stats::DirStats;
 use crate::workload::{
     CacheMode, EngineKind, Flush, FlushKind, RwMode, SyncMethod, TargetSpec, WorkloadSpec,
 };
@@ -54,99 +53,6 @@ pub struct FsyncConfig {
     pub duration: Duration,
     /// Allow the test file to be one iosim did not create.
     pub allow_destroy: bool,
-}
-
-/// What a test measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Section {
-    /// Each sync method, with one or two writes per operation.
-    Methods,
-    /// `open_sync` with 16 KiB in writes of different sizes.
-    OpenSyncSizes,
-    /// An fsync on a descriptor other than the one that wrote.
-    Descriptors,
-    /// Writes not synced.
-    NonSync,
-}
-
-/// One test: a line of the report.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FsyncTest {
-    /// Which part of the report.
-    pub section: Section,
-    /// The line's name (`fdatasync`, ` 2 *  8kB open_sync writes`, `write, close, fsync`).
-    pub name: String,
-    /// The sync method, for the methods' tests.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub method: Option<SyncMethod>,
-    /// Bytes per write.
-    pub bs: u64,
-    /// Writes per operation.
-    pub writes_per_op: u32,
-    /// Operations (each `writes_per_op` writes and, for the flush methods, one flush) per second.
-    pub ops_per_sec: f64,
-    /// Mean time of an operation, microseconds (1e6 / ops_per_sec, as pg_test_fsync prints).
-    pub usecs_per_op: f64,
-    /// The latency of what makes an operation durable: the flush for
-    /// fdatasync/fsync, the writes for `open_*`, the whole operation for the
-    /// descriptor tests.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub durable_latency: Option<DirResult>,
-    /// Why it could not run (the file system refused the method).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub unavailable: Option<String>,
-    /// The test ran without O_DIRECT where pg_test_fsync asks for it.
-    #[serde(default)]
-    pub buffered_fallback: bool,
-    /// The run's full result (for the tests that are iosim workloads).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub result: Option<RunResult>,
-}
-
-/// Everything `iosim fsync` measured and concluded.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FsyncResult {
-    /// The test file.
-    pub path: String,
-    /// Time per test, seconds.
-    pub secs_per_test: f64,
-    /// Every test, in the report's order.
-    pub tests: Vec<FsyncTest>,
-    /// What the figures mean for PostgreSQL, MySQL/MariaDB and the device.
-    pub advice: Advice,
-    /// Things the reader should know.
-    pub notes: Vec<String>,
-    /// Stopped by Ctrl-C before every test ran.
-    pub interrupted: bool,
-}
-
-impl FsyncResult {
-    /// The test of `method` with `writes` writes of `bs` bytes per operation.
-    pub fn method(&self, method: SyncMethod, bs: u64, writes: u32) -> Option<&FsyncTest> {
-        self.tests.iter().find(|t| {
-            t.section == Section::Methods
-                && t.method == Some(method)
-                && t.bs == bs
-                && t.writes_per_op == writes
-        })
-    }
-
-    /// The test named `name` in `section`.
-    pub fn named(&self, section: Section, name: &str) -> Option<&FsyncTest> {
-        self.tests
-            .iter()
-            .find(|t| t.section == section && t.name.trim() == name.trim())
-    }
-}
-
-/// pg_test_fsync's label of a size: `8kB`.
-pub fn kb(bs: u64) -> String {
-    if bs % 1024 == 0 {
-        format!("{}kB", bs / 1024)
-    } else {
-        format!("{bs}B")
-    }
 }
 
 /// Runs every test.

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{kb, FsyncResult, FsyncTest, Section};
+use super::result::{kb, FsyncResult, FsyncTest, Section};
 use crate::stats::Percentile;
 
 /// The report, as text.
