@@ -14,6 +14,7 @@ mod compat;
 mod cpu;
 mod crash;
 mod csv;
+mod dbms;
 mod engine;
 mod install;
 mod loop_checks;
