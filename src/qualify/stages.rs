@@ -152,7 +152,11 @@ pub(super) fn stage_sweeps(
         for (axis, fixed_qd) in [(qd, 1), (threads, 4)] {
             let mut axis = crate::sweep::parse_axis(axis).map_err(anyhow::Error::msg)?;
             if axis.param == crate::sweep::Param::Threads {
-                c.notes.extend(fit_threads_axis(&mut axis, cores, l.role));
+                c.notes.extend(fit_threads_axis(
+                    &mut axis,
+                    cores,
+                    cfg.dbms.role_name(l.role),
+                ));
             }
             plans.push((l, axis, rw, bs, fixed_qd));
         }
