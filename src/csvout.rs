@@ -76,6 +76,12 @@ pub struct RunRow<'a> {
     total_lat_max_us: Fixed<2>,
     errors: u64,
     interrupted: bool,
+    /// Flushes (0 when the run issued none): last, so older readers' columns stay put.
+    flush_ios: u64,
+    flush_per_s: Fixed<2>,
+    flush_lat_mean_us: Fixed<2>,
+    flush_lat_p99_us: Fixed<2>,
+    flush_lat_max_us: Fixed<2>,
 }
 
 /// The run CSV's header (the field names of [`RunRow`]).
@@ -111,12 +117,19 @@ pub const RUN_HEADER: &[&str] = &[
     "total_lat_max_us",
     "errors",
     "interrupted",
+    "flush_ios",
+    "flush_per_s",
+    "flush_lat_mean_us",
+    "flush_lat_p99_us",
+    "flush_lat_max_us",
 ];
 
 impl<'a> RunRow<'a> {
     fn new(scope: &'a str, path: &'a str, r: &'a RunResult, x: &DirResultSet<'a>) -> Self {
         let c = &r.config;
         let (rd, wr, t) = (x.read, x.write, x.total);
+        let none = DirResult::default();
+        let fl = x.flush.unwrap_or(&none);
         RunRow {
             scope,
             path,
@@ -149,6 +162,11 @@ impl<'a> RunRow<'a> {
             total_lat_max_us: Fixed(t.latency_us.max),
             errors: r.errors.count,
             interrupted: r.interrupted,
+            flush_ios: fl.ios,
+            flush_per_s: Fixed(fl.iops),
+            flush_lat_mean_us: Fixed(fl.latency_us.mean),
+            flush_lat_p99_us: Fixed(fl.latency_us.p(Percentile::P99)),
+            flush_lat_max_us: Fixed(fl.latency_us.max),
         }
     }
 }
@@ -158,6 +176,7 @@ struct DirResultSet<'a> {
     read: &'a DirResult,
     write: &'a DirResult,
     total: &'a DirResult,
+    flush: Option<&'a DirResult>,
 }
 
 /// A run's rows: one per target, one per block size of a size mix, then the total.
@@ -167,6 +186,7 @@ pub fn run_rows(r: &RunResult) -> Vec<RunRow<'_>> {
             read: &x.read,
             write: &x.write,
             total: &x.total,
+            flush: x.flush.as_ref(),
         }
     }
     let mut rows: Vec<RunRow<'_>> = r

@@ -33,6 +33,7 @@
 //! - [`document`]: the typed result documents every measuring command ends with;
 //! - [`qualify`]: `iosim qualify`, the storage qualification and its verdict;
 //! - [`crash`], [`replay`], [`capture`]: crash consistency, trace replay, trace capture;
+//! - [`fsync`]: `iosim fsync`, pg_test_fsync's question with advice for the databases;
 //! - [`csvout`]: the one CSV writer;
 //! - [`platform`]: what differs between Linux and Windows, one module per concern;
 //! - [`term`]: the terminal's width;
@@ -52,6 +53,7 @@ pub mod dbms;
 pub mod document;
 pub mod engine;
 pub mod error;
+pub mod fsync;
 pub mod fuzzing;
 pub mod html;
 pub mod matrix;

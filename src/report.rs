@@ -64,10 +64,18 @@ pub fn text(r: &RunResult) -> String {
         }
     }
     s.push('\n');
+    let flush = r.total.flush.clone();
     let _ = writeln!(
         s,
-        "latency (us)  {:>12}{:>12}{:>12}",
-        "read", "write", "total"
+        "latency (us)  {:>12}{:>12}{:>12}{}",
+        "read",
+        "write",
+        "total",
+        if flush.is_some() {
+            format!("{:>12}", "flush")
+        } else {
+            String::new()
+        }
     );
     type Field = fn(&DirResult) -> f64;
     let rows: [(&str, Field); 4] = [
@@ -80,9 +88,12 @@ pub fn text(r: &RunResult) -> String {
         lat_row(
             &mut s,
             name,
-            f(&r.total.read),
-            f(&r.total.write),
-            f(&r.total.total),
+            [
+                f(&r.total.read),
+                f(&r.total.write),
+                f(&r.total.total),
+                flush.as_ref().map_or(0.0, f),
+            ],
             &r.total,
         );
     }
@@ -98,9 +109,12 @@ pub fn text(r: &RunResult) -> String {
         lat_row(
             &mut s,
             p.label(),
-            r.total.read.latency_us.p(p),
-            r.total.write.latency_us.p(p),
-            r.total.total.latency_us.p(p),
+            [
+                r.total.read.latency_us.p(p),
+                r.total.write.latency_us.p(p),
+                r.total.total.latency_us.p(p),
+                flush.as_ref().map_or(0.0, |d| d.latency_us.p(p)),
+            ],
             &r.total,
         );
     }
@@ -211,7 +225,15 @@ pub fn text(r: &RunResult) -> String {
 }
 
 fn rw_rows(s: &mut String, indent: &str, r: &RwResult) {
-    for (name, d) in [("read", &r.read), ("write", &r.write), ("total", &r.total)] {
+    let none = DirResult::default();
+    let flush = r.flush.as_ref().unwrap_or(&none);
+    for (name, d) in [
+        ("read", &r.read),
+        ("write", &r.write),
+        ("total", &r.total),
+        // Flushes per second, and their latency (not in the total).
+        ("flush", flush),
+    ] {
         if d.ios == 0 && name != "total" {
             continue;
         }
@@ -231,7 +253,8 @@ fn rw_rows(s: &mut String, indent: &str, r: &RwResult) {
     }
 }
 
-fn lat_row(s: &mut String, name: &str, r: f64, w: f64, t: f64, res: &RwResult) {
+/// One latency row: read, write, total and (when the run flushed) flush.
+fn lat_row(s: &mut String, name: &str, [r, w, t, f]: [f64; 4], res: &RwResult) {
     let cell = |v: f64, ios: u64| {
         if ios == 0 {
             format!("{:>12}", "-")
@@ -241,11 +264,12 @@ fn lat_row(s: &mut String, name: &str, r: f64, w: f64, t: f64, res: &RwResult) {
     };
     let _ = writeln!(
         s,
-        "  {:<12}{}{}{}",
+        "  {:<12}{}{}{}{}",
         name,
         cell(r, res.read.ios),
         cell(w, res.write.ios),
-        cell(t, res.total.ios)
+        cell(t, res.total.ios),
+        res.flush.as_ref().map_or(String::new(), |d| cell(f, d.ios))
     );
 }
 

@@ -20,7 +20,7 @@ use crate::buf::fill_random;
 use crate::engine::pipeline::{Buffers, Done, Driver, Ended, Io, Next, Pipeline, Transfer};
 use crate::engine::{self, EngineConfig, Op};
 use crate::error::Error;
-use crate::workload::{CacheMode, EngineKind, FillMode, WorkloadSpec};
+use crate::workload::{CacheMode, EngineKind, FillMode, OpenSync, WorkloadSpec};
 
 // The mark of iosim's files lives in `outfile` (which decides what becomes
 // of a file at a path, and must not import this module back).
@@ -312,7 +312,33 @@ fn region(
 
 /// Opens a prepared target for I/O with the flags of `cache`.
 pub fn open_for_io(t: &PreparedTarget, cache: CacheMode, write: bool) -> anyhow::Result<File> {
-    open_with_cache(&t.path, cache, write).map_err(|e| {
+    open_checked(t, cache, OpenSync::None, write)
+}
+
+/// Opens a workload's target: `--cache` and, for `--sync-method open_*`,
+/// O_DSYNC or O_SYNC.
+pub fn open_for_workload(
+    t: &PreparedTarget,
+    spec: &WorkloadSpec,
+    write: bool,
+) -> anyhow::Result<File> {
+    open_checked(t, spec.cache, spec.open_sync(), write)
+}
+
+fn open_checked(
+    t: &PreparedTarget,
+    cache: CacheMode,
+    sync: OpenSync,
+    write: bool,
+) -> anyhow::Result<File> {
+    let how = crate::platform::fs::OpenHow {
+        write,
+        direct: cache.is_direct(),
+        sync: cache.is_sync() || sync == OpenSync::Dsync,
+        full_sync: sync == OpenSync::Sync,
+        overlapped: true,
+    };
+    crate::platform::fs::open(&t.path, how).map_err(|e| {
         if crate::platform::fs::is_direct_refused(&e) && cache.is_direct() {
             Error::DirectUnsupported(t.path.clone()).into()
         } else {
@@ -333,6 +359,7 @@ pub fn open_with_cache(path: &Path, cache: CacheMode, write: bool) -> io::Result
             write,
             direct: cache.is_direct(),
             sync: cache.is_sync(),
+            full_sync: false,
             overlapped: true,
         },
     )

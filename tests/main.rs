@@ -15,6 +15,7 @@ mod cpu;
 mod crash;
 mod csv;
 mod dbms;
+mod durability;
 mod engine;
 mod install;
 mod loop_checks;

@@ -170,6 +170,8 @@ const SCALE: &[(&str, &[Scaled])] = &[
         &[("--size", "64M", false), ("--duration", "100ms", true)],
     ),
     ("capture", &[("--duration", "1s", true)]),
+    // 16 tests: 100 ms each.
+    ("fsync", &[("--duration", "100ms", true)]),
 ];
 
 /// A command line of the README: its text (continuations joined, comments

@@ -12,6 +12,7 @@ pub mod compat;
 pub mod crash;
 pub mod create;
 pub mod db;
+pub mod fsync;
 pub mod history;
 pub mod install;
 pub mod matrix;
@@ -34,6 +35,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 pub use compat::CompatArgs;
 pub use create::CreateArgs;
 pub use db::{BaselineArgs, DbArgs, SaveArgs};
+pub use fsync::FsyncArgs;
 pub use history::{CompareArgs, HistoryArgs, ShowArgs};
 pub use matrix::MatrixArgs;
 pub use mpi::MpiArgs;
@@ -182,6 +184,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Record a block device's I/O as blktrace files for iosim replay (docs/workloads.md).
     Capture(capture::CaptureArgs),
+    /// How fast each sync method makes a WAL write durable (pg_test_fsync's tests), with advice for PostgreSQL and MySQL (docs/fsync.md).
+    Fsync(FsyncArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell; docs/install.md).
     Completions(install::CompletionsArgs),
     /// Write one man page per command into a directory (docs/install.md).

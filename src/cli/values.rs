@@ -224,6 +224,7 @@ impl ValueEnum for Kind {
             Kind::Qualify => "iosim qualify",
             Kind::Replay => "iosim replay",
             Kind::Crash => "iosim crash verify",
+            Kind::Fsync => "iosim fsync",
         };
         Some(PossibleValue::new(self.name()).help(help))
     }

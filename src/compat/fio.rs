@@ -332,6 +332,21 @@ fn from_options(pairs: &[(String, String)], mut notes: Vec<String>) -> Translate
             "thinktime" => spec.think = fio_time(v, true).unwrap_or_default(),
             "thinktime_blocks" => spec.burst = num(v).unwrap_or(0) as u32,
             "number_ios" => spec.io_limit = num(v),
+            // fio's fsync=N / fdatasync=N: a flush after every N writes (0: none).
+            "fsync" | "fdatasync" => match num(v) {
+                Some(0) => spec.flush = None,
+                Some(n) => {
+                    spec.flush = Some(crate::workload::Flush {
+                        kind: if k == "fsync" {
+                            crate::workload::FlushKind::Fsync
+                        } else {
+                            crate::workload::FlushKind::Fdatasync
+                        },
+                        every: u32::try_from(n).unwrap_or(u32::MAX),
+                    })
+                }
+                None => bad("give the number of writes between flushes"),
+            },
             "randseed" => spec.seed = num(v).unwrap_or(spec.seed),
             "iodepth_batch_submit" | "iodepth_batch" => {
                 spec.submit_batch = num(v).unwrap_or(1) as u32
@@ -387,6 +402,35 @@ mod tests {
 
     fn t(args: &[&str]) -> Translated {
         translate(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn etcds_fio_recipe_flushes_every_write() {
+        // etcd's documented disk check: 2300-byte writes, fdatasync after each.
+        let x = t(&[
+            "--rw=write",
+            "--ioengine=sync",
+            "--fdatasync=1",
+            "--directory=/var/lib/etcd",
+            "--size=22m",
+            "--bs=2300",
+            "--name=etcd-check",
+        ]);
+        let s = &x.spec;
+        assert_eq!(
+            s.flush,
+            Some(crate::workload::Flush {
+                kind: crate::workload::FlushKind::Fdatasync,
+                every: 1
+            })
+        );
+        assert_eq!((s.bs, s.engine), (2300, EngineKind::Sync));
+        assert!(
+            x.notes.iter().all(|n| !n.contains("fdatasync")),
+            "{:?}",
+            x.notes
+        );
+        assert_eq!(t(&["--fsync=0", "--rw=write"]).spec.flush, None);
     }
 
     #[test]

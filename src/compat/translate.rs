@@ -154,6 +154,14 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         w.push("--number-ios".into());
         w.push(n.to_string());
     }
+    if let Some(f) = spec.flush {
+        w.push(format!("--{}", f.kind.name()));
+        w.push(f.every.to_string());
+    }
+    if let Some(m) = spec.sync_method {
+        w.push("--sync-method".into());
+        w.push(m.name().into());
+    }
     shape_words(spec, &mut w);
     (w.join(" "), notes)
 }

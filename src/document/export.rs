@@ -50,6 +50,7 @@ impl Exporter for TextExporter {
             Document::Qualify(q) => crate::qualify::render::text(&q.body),
             Document::Replay(r) => r.body.text(),
             Document::Crash(c) => crate::crash::check::text(&c.body),
+            Document::Fsync(f) => crate::fsync::text(&f.body),
         };
         if let Some(r) = doc.ranks() {
             text.push_str(&r.text());
@@ -75,6 +76,7 @@ impl Exporter for CsvExporter {
                 crate::matrix::grid_csv(&m.body, crate::matrix::Metric::SmallIops)
             }
             Document::Replay(r) => r.body.csv(),
+            Document::Fsync(f) => crate::fsync::csv(&f.body),
             Document::Qualify(q) => crate::qualify::csv::csv(&q.body),
             Document::Sim(_) | Document::Compare(_) | Document::Crash(_) => {
                 anyhow::bail!(

@@ -23,6 +23,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::compat::stored::FrontEnd;
 use crate::crash::check::CrashVerdict;
+use crate::fsync::FsyncResult;
 use crate::matrix::MatrixResult;
 use crate::mpi::SoloReport;
 use crate::profile::ProfileResult;
@@ -220,6 +221,7 @@ impl Body for Comparison {}
 impl Body for QualifyResult {}
 impl Body for ReplayResult {}
 impl Body for CrashVerdict {}
+impl Body for FsyncResult {}
 
 /// What `-o json` prints of a run: the run schema as documented (its fields,
 /// then `ranks`), without `kind` and the history's `front_end`, byte for
@@ -263,6 +265,8 @@ pub enum Document {
     Replay(Headed<ReplayResult>),
     /// `iosim crash verify`: the verdict on what survived a crash.
     Crash(Headed<CrashVerdict>),
+    /// `iosim fsync`: the sync methods compared, and the advice.
+    Fsync(Headed<FsyncResult>),
 }
 
 /// The kinds of [`Document`]: the `kind` tag of its JSON, the history's
@@ -289,11 +293,13 @@ pub enum Kind {
     Replay,
     /// `iosim crash verify`.
     Crash,
+    /// `iosim fsync`.
+    Fsync,
 }
 
 impl Kind {
     /// Every kind, in the order of [`Document`]'s variants.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Run,
         Kind::Quick,
         Kind::Sweep,
@@ -304,6 +310,7 @@ impl Kind {
         Kind::Qualify,
         Kind::Replay,
         Kind::Crash,
+        Kind::Fsync,
     ];
 
     /// Whether the history stores documents of this kind: every kind but a
@@ -325,6 +332,7 @@ impl Kind {
             Kind::Qualify => "qualify",
             Kind::Replay => "replay",
             Kind::Crash => "crash",
+            Kind::Fsync => "fsync",
         }
     }
 }
@@ -348,6 +356,7 @@ impl Document {
             Document::Qualify(_) => Kind::Qualify,
             Document::Replay(_) => Kind::Replay,
             Document::Crash(_) => Kind::Crash,
+            Document::Fsync(_) => Kind::Fsync,
         }
     }
 
@@ -374,6 +383,7 @@ impl Document {
             Document::Qualify(h) => (&h.header, &h.ranks),
             Document::Replay(h) => (&h.header, &h.ranks),
             Document::Crash(h) => (&h.header, &h.ranks),
+            Document::Fsync(h) => (&h.header, &h.ranks),
         }
     }
 
@@ -390,6 +400,7 @@ impl Document {
             Document::Qualify(h) => &mut h.ranks,
             Document::Replay(h) => &mut h.ranks,
             Document::Crash(h) => &mut h.ranks,
+            Document::Fsync(h) => &mut h.ranks,
         };
         *slot = ranks;
         self
@@ -427,6 +438,7 @@ impl Document {
             Document::Compare(_) => Vec::new(),
             Document::Qualify(q) => q.body.locations.iter().map(|l| l.given.clone()).collect(),
             Document::Replay(r) => r.body.targets.iter().map(|t| t.path.clone()).collect(),
+            Document::Fsync(f) => vec![f.body.path.clone().into()],
             Document::Crash(c) => c
                 .body
                 .targets
@@ -462,6 +474,16 @@ impl Document {
                 .results
                 .iter()
                 .map(|w| (w.name.clone(), &w.result))
+                .collect(),
+            Document::Fsync(f) => f
+                .body
+                .tests
+                .iter()
+                .filter_map(|t| {
+                    t.result
+                        .as_ref()
+                        .map(|r| (format!("{} {}x{}", t.name.trim(), t.writes_per_op, t.bs), r))
+                })
                 .collect(),
             _ => Vec::new(),
         }

@@ -233,6 +233,7 @@ impl FaultPlan {
         for i in 0..self.faults.len() {
             let (f, seen, done) = &mut self.faults[i];
             if f.file != file
+                || op.is_flush()
                 || (op == Op::Write && !f.kind.on_write())
                 || (op == Op::Read && !f.kind.on_read())
             {

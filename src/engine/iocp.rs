@@ -266,6 +266,7 @@ impl IocpEngine {
             match op {
                 Op::Read => ReadFile(h, ptr, len, std::ptr::null_mut(), ov),
                 Op::Write => WriteFile(h, ptr, len, std::ptr::null_mut(), ov),
+                Op::Fsync | Op::Fdatasync => unreachable!("queue flushes synchronously"),
             }
         };
         // SAFETY: reads the calling thread's last error.
@@ -335,6 +336,15 @@ impl IoEngine for IocpEngine {
 
     #[inline]
     fn queue(&mut self, req: IoReq) -> io::Result<()> {
+        if req.op.is_flush() {
+            // FlushFileBuffers cannot be overlapped: it runs here, and its
+            // result comes from the next reap (as an immediate failure would).
+            let h = self.files[req.file as usize];
+            // SAFETY: a flush touches no buffer; the handle is this engine's.
+            let r = unsafe { crate::platform::io::pio(h as _, req.op, std::ptr::null_mut(), 0, 0) };
+            self.failed.push(req.slot, r);
+            return Ok(());
+        }
         let len = (req.len as usize).min(self.slots.size()) as u32;
         if let Err(r) = self.issue(req.slot as usize, req.file, req.op, req.offset, len) {
             self.failed.push(req.slot, r);

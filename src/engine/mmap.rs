@@ -358,6 +358,28 @@ impl IoEngine for MmapEngine {
             self.done.push(req.slot, -libc::EIO);
             return Ok(());
         }
+        if req.op.is_flush() {
+            // As fio's mmap engine: msync(MS_SYNC) of the whole mapping (the
+            // kernel syncs the range's data), then, for fsync, the file's
+            // metadata too.
+            // SAFETY: the whole mapping is ours.
+            let mut r = unsafe { libc::msync(m.ptr.cast(), m.len, libc::MS_SYNC) };
+            if r == 0 && req.op == Op::Fsync {
+                // SAFETY: a flush touches no buffer; the fd stays open with the map.
+                r = unsafe { crate::platform::io::pio(m.fd, req.op, std::ptr::null_mut(), 0, 0) };
+                self.done.push(req.slot, r.min(0));
+                return Ok(());
+            }
+            let r = if r == 0 {
+                0
+            } else {
+                -io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EIO)
+            };
+            self.done.push(req.slot, r);
+            return Ok(());
+        }
         if !m.holds(off, len) || len > self.slots.size() {
             self.done.push(req.slot, -libc::EINVAL);
             return Ok(());
@@ -372,6 +394,7 @@ impl IoEngine for MmapEngine {
             match req.op {
                 Op::Read => std::ptr::copy_nonoverlapping(map, buf, len),
                 Op::Write => std::ptr::copy_nonoverlapping(buf, map, len),
+                Op::Fsync | Op::Fdatasync => unreachable!("flushes return above"),
             }
         }
         if REGIONS[m.region].faulted.load(Ordering::Relaxed) {

@@ -221,6 +221,10 @@ impl UringEngine {
                     (Op::Write, false) => opcode::Write::new($fd, ptr, req.len)
                         .offset(req.offset)
                         .build(),
+                    (Op::Fsync, _) => opcode::Fsync::new($fd).build(),
+                    (Op::Fdatasync, _) => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
                 }
             };
         }
@@ -455,6 +459,10 @@ impl IoEngine for UringEngine {
                 match op {
                     Op::Read => opcode::Readv::new($fd, ptr, n).offset(offset).build(),
                     Op::Write => opcode::Writev::new($fd, ptr, n).offset(offset).build(),
+                    Op::Fsync => opcode::Fsync::new($fd).build(),
+                    Op::Fdatasync => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build(),
                 }
             };
         }

@@ -74,7 +74,8 @@ pub fn sections(docs: &[(&StoredRun, Document)]) -> String {
             | Document::Quick(_)
             | Document::Compare(_)
             | Document::Replay(_)
-            | Document::Crash(_) => {}
+            | Document::Crash(_)
+            | Document::Fsync(_) => {}
         }
     }
     s

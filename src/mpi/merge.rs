@@ -222,6 +222,7 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                 direct_unavailable: false,
                 loop_backing: None,
                 unwritten: None,
+                flushes: None,
             };
             for w in self_check(&input) {
                 if DEVICE_CHECKS.contains(&w.code) {

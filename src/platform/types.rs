@@ -3,13 +3,37 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Direction of an I/O (`engine::Op`).
+/// What an I/O does (`engine::Op`): read, write, or flush the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     /// Read into the slot's buffer.
     Read,
     /// Write from the slot's buffer.
     Write,
+    /// Flush the file's data and metadata (`fsync`; `FlushFileBuffers` on
+    /// Windows). Offset and length are ignored; a success transfers 0 bytes.
+    Fsync,
+    /// Flush the file's data (`fdatasync`; `FlushFileBuffers` on Windows,
+    /// which has no data-only flush). Offset and length are ignored.
+    Fdatasync,
+}
+
+impl Op {
+    /// True for [`Op::Fsync`] and [`Op::Fdatasync`].
+    #[inline]
+    pub fn is_flush(self) -> bool {
+        matches!(self, Op::Fsync | Op::Fdatasync)
+    }
+
+    /// The operation's name in messages and error records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Fsync => "fsync",
+            Op::Fdatasync => "fdatasync",
+        }
+    }
 }
 
 /// How a target is opened for I/O.
@@ -22,6 +46,9 @@ pub struct OpenHow {
     /// Each write is durable when it completes (Linux `O_DSYNC`; Windows
     /// `FILE_FLAG_WRITE_THROUGH`, DiskSpd's `-Sw`).
     pub sync: bool,
+    /// Each write is durable with the file's metadata when it completes
+    /// (Linux `O_SYNC`, PostgreSQL's `open_sync`; on Windows the same as `sync`).
+    pub full_sync: bool,
     /// For an engine that completes I/O asynchronously on this handle
     /// (Windows' `FILE_FLAG_OVERLAPPED`); nothing to do on Linux.
     pub overlapped: bool,

@@ -248,6 +248,10 @@ pub struct Mix {
 impl Mix {
     /// Counts one I/O.
     pub fn add(&mut self, op: Op, len: u32) {
+        if op.is_flush() {
+            // Moves no data: not part of the mix of sizes.
+            return;
+        }
         let e = self.sizes.entry(len).or_default();
         match op {
             Op::Read => {
@@ -260,6 +264,7 @@ impl Mix {
                 self.write_bytes += u64::from(len);
                 e.1 += 1;
             }
+            Op::Fsync | Op::Fdatasync => {}
         }
     }
 

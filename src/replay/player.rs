@@ -506,6 +506,7 @@ impl Driver for Player<'_> {
             let dir = match d.op {
                 Op::Read => &mut self.stats.read,
                 Op::Write => &mut self.stats.write,
+                Op::Fsync | Op::Fdatasync => &mut self.stats.flush,
             };
             dir.record(d.lat_ns, u64::from(d.len));
             self.done.add(d.op, d.len);

@@ -184,7 +184,7 @@ pub(super) fn plan_workers(
             let file = if t.kind == TargetKind::Null {
                 None
             } else {
-                Some(target::open_for_io(t, spec.cache, writes)?)
+                Some(target::open_for_workload(t, spec, writes)?)
             };
             let cpu = if !spec.targets[ti].cpus.is_empty() {
                 Some(spec.targets[ti].cpus.clone())

@@ -400,6 +400,12 @@ struct Worker<'a> {
     blocked: bool,
     /// The I/Os in flight when the window closed, timed to completion.
     late: SlowAfterWindow,
+    /// The flush after every `flush_every` writes (`--fsync N`, `--fdatasync N`,
+    /// `--sync-method fsync|fdatasync`); `flush_every` 0: none.
+    flush_op: Op,
+    flush_every: u32,
+    /// Writes issued since the last flush.
+    unflushed: u32,
 }
 
 impl<'a> Worker<'a> {
@@ -457,6 +463,9 @@ impl<'a> Worker<'a> {
             }),
             blocked: false,
             late: SlowAfterWindow::default(),
+            flush_op: spec.effective_flush().map_or(Op::Fsync, |f| f.kind.op()),
+            flush_every: spec.effective_flush().map_or(0, |f| f.every),
+            unflushed: 0,
         }
     }
 
@@ -502,6 +511,14 @@ impl<'a> Worker<'a> {
         let bs = self.bs;
         while let Some(slot) = self.io.free.pop() {
             let s = slot as usize;
+            if self.flush_every != 0 && self.unflushed >= self.flush_every {
+                // The writes before it are issued: flush (fio's fsync=N). Not
+                // paced: a rate cap counts reads and writes.
+                self.unflushed = 0;
+                self.io.intended_ts[s] = self.last_ts;
+                self.queue_one(slot, self.flush_op, 0, 0, 0)?;
+                continue;
+            }
             if let Some(p) = &mut self.pacer {
                 let now = now_ns();
                 let due = p.due();
@@ -529,7 +546,12 @@ impl<'a> Worker<'a> {
                     }
                 },
             };
-            let op = if write { Op::Write } else { Op::Read };
+            let op = if write {
+                self.unflushed += 1;
+                Op::Write
+            } else {
+                Op::Read
+            };
             if let Some(v) = &mut self.verify {
                 // The stamp or check below is a crc32c over the block: time
                 // for an engine to bring the target's memory in meanwhile.
@@ -539,35 +561,50 @@ impl<'a> Worker<'a> {
             } else if write {
                 self.data.next(&mut self.eng.buffer(s)[..len as usize]);
             }
-            self.io.off[s] = off;
-            self.io.op[s] = op;
-            self.io.len[s] = len;
-            self.io.class[s] = class;
-            if self.sync {
-                self.io.submit_ts[s] = self.last_ts;
-            }
-            self.eng.queue(IoReq {
-                slot,
-                file: 0,
-                op,
-                offset: off,
-                len,
-            })?;
-            self.io.inflight += 1;
-            if !self.sync {
-                self.io.pending.push(slot);
-                if self.io.pending.len() >= self.submit_batch {
-                    // A group is full: stamp it and hand it to the kernel now.
-                    self.io.stamp_pending();
-                    self.eng.commit()?;
-                }
-            }
+            self.queue_one(slot, op, off, len, class)?;
         }
         if !self.sync && !self.io.pending.is_empty() {
             // Submitted by the reap below, right after this stamp.
             self.io.stamp_pending();
         }
         Ok(waiting)
+    }
+
+    /// Hands one request in `slot` to the engine (its buffer is ready).
+    #[inline]
+    fn queue_one(
+        &mut self,
+        slot: u32,
+        op: Op,
+        off: u64,
+        len: u32,
+        class: u8,
+    ) -> anyhow::Result<()> {
+        let s = slot as usize;
+        self.io.off[s] = off;
+        self.io.op[s] = op;
+        self.io.len[s] = len;
+        self.io.class[s] = class;
+        if self.sync {
+            self.io.submit_ts[s] = self.last_ts;
+        }
+        self.eng.queue(IoReq {
+            slot,
+            file: 0,
+            op,
+            offset: off,
+            len,
+        })?;
+        self.io.inflight += 1;
+        if !self.sync {
+            self.io.pending.push(slot);
+            if self.io.pending.len() >= self.submit_batch {
+                // A group is full: stamp it and hand it to the kernel now.
+                self.io.stamp_pending();
+                self.eng.commit()?;
+            }
+        }
+        Ok(())
     }
 
     /// Waits for completions (or, paced with nothing in flight, for the next
@@ -611,6 +648,10 @@ impl<'a> Worker<'a> {
             self.io.free.push(c.slot);
             let len = self.io.len[s];
             let ok = c.result == len as i32;
+            if self.io.op[s].is_flush() {
+                self.flushed(s, ok, c.result, now);
+                continue;
+            }
             let counted = match &mut self.verify {
                 None => true,
                 Some(v) => {
@@ -652,6 +693,31 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Records the flush in slot `s`, completed `now` (in its own
+    /// distribution: not an I/O of `--number-ios`, nor of the size mix).
+    #[inline]
+    fn flushed(&mut self, s: usize, ok: bool, result: i32, now: u64) {
+        if !ok {
+            self.failed(s, result);
+        } else if self.win.measuring && !self.stopping {
+            let lat = now.saturating_sub(self.io.submit_ts[s]);
+            self.cur.flush.record(lat, 0);
+        } else if self.stopping && self.win.measuring {
+            self.late.record(now.saturating_sub(self.io.submit_ts[s]));
+        }
+    }
+
+    /// A flush in slot `s` the file system refused: what works instead.
+    #[cold]
+    fn flush_refusal(&self, s: usize, result: i32) -> Option<String> {
+        let kind = self.ctx.spec.effective_flush()?.kind;
+        if self.io.op[s].is_flush() && result < 0 {
+            crate::workload::flush_refused(kind, -result)
+        } else {
+            None
+        }
+    }
+
     /// Counts a failed or short I/O in slot `s` and keeps the first few.
     #[cold]
     fn failed(&mut self, s: usize, result: i32) {
@@ -661,16 +727,13 @@ impl<'a> Worker<'a> {
             self.error_records.push(IoErrorRecord {
                 target: self.plan.target,
                 thread: self.plan.thread,
-                op: if self.io.op[s] == Op::Read {
-                    "read"
-                } else {
-                    "write"
-                }
-                .into(),
+                op: self.io.op[s].name().into(),
                 offset: self.io.off[s],
                 len: bs,
                 result,
                 message: if let Some(m) = self.eng.explain(result) {
+                    m
+                } else if let Some(m) = self.flush_refusal(s, result) {
                     m
                 } else if result < 0 {
                     std::io::Error::from_raw_os_error(-result).to_string()

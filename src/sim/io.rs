@@ -464,6 +464,8 @@ impl UserIo {
         match op {
             Op::Read => f.ctr.reads.fetch_add(1, Ordering::Relaxed),
             Op::Write => f.ctr.writes.fetch_add(1, Ordering::Relaxed),
+            // The simulator's users read and write pages; files are write-through.
+            Op::Fsync | Op::Fdatasync => 0,
         };
         self.pipe.release_all();
         let mut one = One {
@@ -668,6 +670,7 @@ impl Driver for Batches<'_> {
             match self.op {
                 Op::Read => f.ctr.scatter_reads.fetch_add(1, Ordering::Relaxed),
                 Op::Write => f.ctr.gather_writes.fetch_add(1, Ordering::Relaxed),
+                Op::Fsync | Op::Fdatasync => 0,
             };
             Next::Io(Io::vectored(
                 f.idx,
@@ -680,6 +683,7 @@ impl Driver for Batches<'_> {
             match self.op {
                 Op::Read => f.ctr.reads.fetch_add(1, Ordering::Relaxed),
                 Op::Write => f.ctr.writes.fetch_add(1, Ordering::Relaxed),
+                Op::Fsync | Op::Fdatasync => 0,
             };
             Next::Io(Io::new(f.idx, self.op, offset, (p.n * PAGE_SIZE) as u32))
         }

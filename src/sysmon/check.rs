@@ -207,6 +207,21 @@ pub struct CheckInput {
     pub loop_backing: Option<LoopCheck>,
     /// A block device target: its sampled places never written.
     pub unwritten: Option<Unwritten>,
+    /// The workload flushed (`--fsync`, `--fdatasync`, `--sync-method`).
+    pub flushes: Option<FlushCheck>,
+}
+
+/// What the flush check needs: iosim's flushes and what the device says of
+/// flushes (the kernel drops them for a device without a volatile cache).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlushCheck {
+    /// Flushes iosim completed.
+    pub issued: u64,
+    /// The disk declares a volatile write cache (`queue/write_cache` is
+    /// `write back`); `None` when unknown.
+    pub volatile_cache: Option<bool>,
+    /// The kernel counts flushes in /proc/diskstats (Linux 5.5 and later).
+    pub device_counts_flushes: bool,
 }
 
 /// What a target is.
@@ -287,6 +302,8 @@ pub enum WarningCode {
     WorkersStartedLate,
     /// Workers stopped measuring late.
     WorkersStoppedLate,
+    /// iosim's flushes did not reach a device that has a volatile cache.
+    FlushesMissedDevice,
     /// A code this iosim does not know (from a document of another
     /// version), kept as it was read.
     #[serde(untagged)]
@@ -315,6 +332,7 @@ impl WarningCode {
             WarningCode::CpuBound => "cpu_bound",
             WarningCode::WorkersStartedLate => "workers_started_late",
             WarningCode::WorkersStoppedLate => "workers_stopped_late",
+            WarningCode::FlushesMissedDevice => "flushes_missed_device",
             WarningCode::Other(s) => s,
         }
     }
@@ -325,6 +343,9 @@ impl std::fmt::Display for WarningCode {
         f.write_str(self.as_str())
     }
 }
+
+/// Fewer flushes than this are not compared with the device's count.
+const MIN_FLUSHES_TO_COMPARE: u64 = 20;
 
 fn warn(code: WarningCode, message: String) -> Warning {
     Warning { code, message }
@@ -431,6 +452,24 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
                     ),
                 ));
             }
+        }
+    }
+
+    // Flushes that a device with a volatile cache never saw.
+    if let (Some(d), Some(f)) = (&i.device, &i.flushes) {
+        if f.issued >= MIN_FLUSHES_TO_COMPARE
+            && f.device_counts_flushes
+            && f.volatile_cache == Some(true)
+            && d.flushes == 0
+        {
+            out.push(warn(
+                WarningCode::FlushesMissedDevice,
+                format!(
+                    "iosim completed {} flushes ({}) and {dev_name}, which declares a volatile write cache, completed none: something above the device acknowledged them (a filesystem mounted with nobarrier, a loop device whose backing file is cached, a layer that ignores flushes), so flush latencies do not show the device making data durable. Test the device itself, or mount without nobarrier.",
+                    f.issued,
+                    i.target
+                ),
+            ));
         }
     }
 
@@ -1003,6 +1042,13 @@ pub fn self_checks(
             direct_unavailable: false,
             loop_backing,
             unwritten,
+            flushes: (issued.flush.ios > 0).then(|| FlushCheck {
+                issued: issued.flush.ios,
+                volatile_cache: resolutions[i]
+                    .device()
+                    .and_then(|d| super::mounts::volatile_write_cache(&d.disk)),
+                device_counts_flushes: super::host::kernel_version().is_some_and(|v| v >= (5, 5)),
+            }),
         };
         for w in self_check(&input) {
             if !out
@@ -1060,6 +1106,7 @@ mod tests {
             direct_unavailable: false,
             loop_backing: None,
             unwritten: None,
+            flushes: None,
         }
     }
 
@@ -1420,6 +1467,52 @@ mod tests {
             holder,
         });
         i
+    }
+
+    #[test]
+    fn flushes_a_volatile_cache_never_saw_are_named() {
+        let mut i = clean();
+        i.flushes = Some(FlushCheck {
+            issued: 500,
+            volatile_cache: Some(true),
+            device_counts_flushes: true,
+        });
+        // The device counted none: named, with the count.
+        let w = self_check(&i);
+        assert_eq!(codes(&w), vec!["flushes_missed_device"]);
+        assert!(
+            w[0].message.starts_with("iosim completed 500 flushes"),
+            "{}",
+            w[0].message
+        );
+        // It counted some (fewer is fine: concurrent flushes share one).
+        let mut seen = i.clone();
+        seen.device.as_mut().unwrap().flushes = 40;
+        assert!(self_check(&seen).is_empty());
+        // A write-through device gets no flushes from the kernel; an old
+        // kernel counts none; a handful of flushes is not compared.
+        for f in [
+            FlushCheck {
+                volatile_cache: Some(false),
+                ..i.flushes.clone().unwrap()
+            },
+            FlushCheck {
+                volatile_cache: None,
+                ..i.flushes.clone().unwrap()
+            },
+            FlushCheck {
+                device_counts_flushes: false,
+                ..i.flushes.clone().unwrap()
+            },
+            FlushCheck {
+                issued: 5,
+                ..i.flushes.clone().unwrap()
+            },
+        ] {
+            let mut j = i.clone();
+            j.flushes = Some(f);
+            assert!(self_check(&j).is_empty());
+        }
     }
 
     #[test]

@@ -250,8 +250,13 @@ pub struct DeviceCounters {
 impl DeviceCounters {
     /// One line for a text report: rates, sizes, await, queue and busy.
     pub fn summary(&self) -> String {
+        let flushes = if self.flushes > 0 && self.duration_s > 0.0 {
+            format!(", flushes {:.0}/s", self.flushes as f64 / self.duration_s)
+        } else {
+            String::new()
+        };
         format!(
-            "{:.0} transfers/s (r {:.0}, w {:.0}), {:.2} MiB/s, {:.1} KiB/transfer, await r {:.2} ms w {:.2} ms, queue {:.2}, busy {:.0}%",
+            "{:.0} transfers/s (r {:.0}, w {:.0}), {:.2} MiB/s, {:.1} KiB/transfer, await r {:.2} ms w {:.2} ms, queue {:.2}, busy {:.0}%{flushes}",
             self.transfers_per_sec,
             self.reads_per_sec,
             self.writes_per_sec,
@@ -420,7 +425,7 @@ mod tests {
         assert_eq!(c.in_flight_end, 3);
         assert_eq!(
             c.summary(),
-            "1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%"
+            "1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%, flushes 5/s"
         );
     }
 

@@ -691,6 +691,13 @@ pub fn describe_name(name: &str, env: &SysEnv) -> Option<DeviceInfo> {
     Some(describe_block(&dir, major, minor, env))
 }
 
+/// Whether `disk` declares a volatile write cache (`/sys/block/DISK/queue/write_cache`
+/// is `write back`): the kernel sends it flushes; for `write through` it drops them.
+pub fn volatile_write_cache(disk: &str) -> Option<bool> {
+    let v = read_trim(&Path::new("/sys/block").join(disk).join("queue/write_cache"))?;
+    Some(v == "write back")
+}
+
 fn read_trim(p: &Path) -> Option<String> {
     std::fs::read_to_string(p)
         .ok()

@@ -461,7 +461,7 @@ mod tests {
         assert!((r.cpu_series[1].cores[2].system_pct - 60.0).abs() < 1e-9);
         assert!((r.cpu_series[1].cores[2].irq_pct - 8.0).abs() < 1e-9);
         let text = r.render_text();
-        let expected = "vda: 1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%\n\
+        let expected = "vda: 1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%, flushes 5/s\n\
             vda1: 1500 transfers/s (r 1000, w 500), 7.81 MiB/s, 5.3 KiB/transfer, await r 1.50 ms w 5.00 ms, queue 4.50, busy 90%\n\
             sdz: not in /proc/diskstats\n\
             cpu (all): busy 33% (user 15, system 16, irq 2, iowait 0, steal 0)\n\
@@ -686,6 +686,7 @@ mod tests {
             direct_unavailable: false,
             loop_backing: None,
             unwritten: None,
+            flushes: None,
         });
         assert!(warnings.is_empty(), "{warnings:?}");
     }
@@ -818,6 +819,7 @@ mod tests {
             direct_unavailable: false,
             loop_backing: None,
             unwritten: None,
+            flushes: None,
         });
         let codes: Vec<&str> = w.iter().map(|w| w.code.as_str()).collect();
         assert!(codes.contains(&"cache_answered_reads"), "{w:?}");

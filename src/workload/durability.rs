@@ -17,6 +17,14 @@ pub enum FlushKind {
 }
 
 impl FlushKind {
+    /// The engine operation that performs it.
+    pub fn op(self) -> crate::platform::types::Op {
+        match self {
+            FlushKind::Fsync => crate::platform::types::Op::Fsync,
+            FlushKind::Fdatasync => crate::platform::types::Op::Fdatasync,
+        }
+    }
+
     /// The call's name.
     pub fn name(self) -> &'static str {
         match self {
@@ -124,6 +132,20 @@ pub fn sync_method_arg(s: &str) -> Result<SyncMethod, String> {
     })
 }
 
+/// What to tell the user when a flush failed with `errno`: a file system
+/// that refuses the call (EINVAL, ENOSYS, EOPNOTSUPP) gets the method that
+/// works without it; other errors are the device's and say nothing more.
+pub fn flush_refused(kind: FlushKind, errno: i32) -> Option<String> {
+    use crate::platform::errno::{EINVAL, ENOSYS, EOPNOTSUPP};
+    (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP).then(|| {
+        format!(
+            "the file system refuses {} ({}): use --sync-method open_datasync (each write opened O_DSYNC, no flush call) or open_sync instead",
+            kind.name(),
+            std::io::Error::from_raw_os_error(errno)
+        )
+    })
+}
+
 /// The synchronous-write flag a file is opened with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OpenSync {
@@ -154,6 +176,17 @@ mod tests {
         assert!(
             e.contains("open_datasync, fdatasync, fsync, open_sync"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_refused_flush_names_what_works() {
+        let m = flush_refused(FlushKind::Fdatasync, crate::platform::errno::EINVAL).unwrap();
+        assert!(m.starts_with("the file system refuses fdatasync ("), "{m}");
+        assert!(m.contains("--sync-method open_datasync"), "{m}");
+        assert_eq!(
+            flush_refused(FlushKind::Fsync, crate::platform::errno::EIO),
+            None
         );
     }
 

@@ -495,14 +495,20 @@ impl WorkloadSpec {
             Some(b) => format!("bssplit {b}"),
             None => crate::units::format_size(self.bs),
         };
+        let durability = match (self.sync_method, self.flush) {
+            (Some(m), _) => format!(" sync {m}"),
+            (None, Some(f)) => format!(" {}/{}", f.kind.name(), f.every),
+            (None, None) => String::new(),
+        };
         format!(
-            "{}{} {} qd{} x{} {} {}",
+            "{}{} {} qd{} x{} {}{} {}",
             self.rw.name(),
             mix,
             size,
             self.qd,
             self.threads,
             self.cache.name(),
+            durability,
             self.engine.name()
         )
     }

@@ -17,6 +17,8 @@ pub const EROFS: i32 = libc::EROFS;
 pub const ENXIO: i32 = libc::ENXIO;
 pub const EFAULT: i32 = libc::EFAULT;
 pub const EILSEQ: i32 = libc::EILSEQ;
+pub const ENOSYS: i32 = libc::ENOSYS;
+pub const EOPNOTSUPP: i32 = libc::EOPNOTSUPP;
 
 /// True when `e` says the disk or the user's quota is full.
 pub fn is_no_space(e: &std::io::Error) -> bool {

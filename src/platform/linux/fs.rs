@@ -23,6 +23,9 @@ pub fn open(path: &Path, how: OpenHow) -> io::Result<File> {
     if how.sync {
         flags |= libc::O_DSYNC;
     }
+    if how.full_sync {
+        flags |= libc::O_SYNC;
+    }
     let open = |flags| {
         OpenOptions::new()
             .read(true)

@@ -60,6 +60,8 @@ pub unsafe fn pio(fd: RawFile, op: Op, buf: *mut u8, len: usize, offset: u64) ->
         Op::Write => {
             rustix::io::pwrite(fd, unsafe { std::slice::from_raw_parts(buf, len) }, offset)
         }
+        Op::Fsync => rustix::fs::fsync(fd).map(|()| 0),
+        Op::Fdatasync => rustix::fs::fdatasync(fd).map(|()| 0),
     };
     match r {
         Ok(n) => n as i32,
@@ -73,6 +75,11 @@ pub unsafe fn pio(fd: RawFile, op: Op, buf: *mut u8, len: usize, offset: u64) ->
 /// Every iovec must point to memory valid for its length, not accessed by
 /// anything else until the call returns.
 pub unsafe fn piov(fd: RawFile, op: Op, iov: &[IoVec], offset: u64) -> i32 {
+    if op.is_flush() {
+        // A flush moves no data: the buffers are not used.
+        // SAFETY: a flush touches no buffer.
+        return unsafe { pio(fd, op, std::ptr::null_mut(), 0, offset) };
+    }
     // SAFETY: the caller guarantees every iovec points to valid memory.
     let r = unsafe {
         match op {
@@ -80,6 +87,7 @@ pub unsafe fn piov(fd: RawFile, op: Op, iov: &[IoVec], offset: u64) -> i32 {
             Op::Write => {
                 libc::pwritev64(fd, iov.as_ptr(), iov.len() as i32, offset as libc::off64_t)
             }
+            Op::Fsync | Op::Fdatasync => unreachable!("flushes return above"),
         }
     };
     if r < 0 {

@@ -28,7 +28,7 @@ pub(crate) fn flags_of(how: OpenHow) -> u32 {
     if how.direct {
         flags |= fsys::FILE_FLAG_NO_BUFFERING;
     }
-    if how.sync {
+    if how.sync || how.full_sync {
         flags |= fsys::FILE_FLAG_WRITE_THROUGH;
     }
     if how.overlapped {

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::os::windows::io::AsRawHandle;
 
 use windows_sys::Win32::Foundation::{GetLastError, ERROR_HANDLE_EOF, ERROR_IO_PENDING};
-use windows_sys::Win32::Storage::FileSystem::{ReadFile, WriteFile};
+use windows_sys::Win32::Storage::FileSystem::{FlushFileBuffers, ReadFile, WriteFile};
 use windows_sys::Win32::System::Threading::CreateEventW;
 use windows_sys::Win32::System::IO::{GetOverlappedResult, OVERLAPPED};
 
@@ -76,6 +76,16 @@ pub unsafe fn pio(h: RawFile, op: Op, buf: *mut u8, len: usize, offset: u64) -> 
         return -super::errno::EBADF;
     }
     let handle = handle(h);
+    if op.is_flush() {
+        // Windows has one flush, for data and metadata; it waits itself.
+        // SAFETY: the caller keeps the handle open for the call.
+        return if unsafe { FlushFileBuffers(handle) } != 0 {
+            0
+        } else {
+            // SAFETY: reads the calling thread's last error.
+            -(unsafe { GetLastError() } as i32)
+        };
+    }
     // SAFETY: OVERLAPPED is plain data; all zeros is its documented initial state.
     let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
     ov.Anonymous.Anonymous.Offset = offset as u32;
@@ -89,6 +99,7 @@ pub unsafe fn pio(h: RawFile, op: Op, buf: *mut u8, len: usize, offset: u64) -> 
         match op {
             Op::Read => ReadFile(handle, buf, len, &mut n, &mut ov),
             Op::Write => WriteFile(handle, buf, len, &mut n, &mut ov),
+            Op::Fsync | Op::Fdatasync => unreachable!("flushes return above"),
         }
     };
     if ok != 0 {
@@ -116,6 +127,10 @@ pub unsafe fn pio(h: RawFile, op: Op, buf: *mut u8, len: usize, offset: u64) -> 
 /// # Safety
 /// As [`pio`], for every piece.
 pub unsafe fn piov(h: RawFile, op: Op, iov: &[IoVec], offset: u64) -> i32 {
+    if op.is_flush() {
+        // SAFETY: a flush touches no buffer.
+        return unsafe { pio(h, op, std::ptr::null_mut(), 0, offset) };
+    }
     let mut done = 0u64;
     for v in iov {
         // SAFETY: the caller's guarantee for every piece.

@@ -1,0 +1,289 @@
+//! What `iosim fsync`'s figures mean for the databases' settings: PostgreSQL's
+//! `wal_sync_method`, MySQL/MariaDB's `innodb_flush_method` and the
+//! durability `innodb_flush_log_at_trx_commit` trades, and whether the
+//! flushes look real at all. Each statement names its public source
+//! ([`SOURCES`], docs/references.md).
+
+use serde::{Deserialize, Serialize};
+
+use super::{FsyncResult, Section};
+use crate::workload::SyncMethod;
+
+/// The public sources the advice rests on (also in docs/references.md).
+pub const SOURCES: [(&str, &str); 5] = [
+    (
+        "PostgreSQL: wal_sync_method",
+        "https://www.postgresql.org/docs/current/runtime-config-wal.html#GUC-WAL-SYNC-METHOD",
+    ),
+    (
+        "PostgreSQL: pg_test_fsync",
+        "https://www.postgresql.org/docs/current/pgtestfsync.html",
+    ),
+    (
+        "PostgreSQL: reliability and the write-ahead log",
+        "https://www.postgresql.org/docs/current/wal-reliability.html",
+    ),
+    (
+        "MySQL: innodb_flush_method, innodb_flush_log_at_trx_commit",
+        "https://dev.mysql.com/doc/refman/8.4/en/innodb-parameters.html",
+    ),
+    (
+        "MariaDB: InnoDB flush method",
+        "https://mariadb.com/kb/en/innodb-flush-method/",
+    ),
+];
+
+/// A flush this much faster than the device's plain write... is
+/// suspicious: a real flush waits for stable media. A synced operation
+/// costing under this multiple of an unsynced write is "free".
+const FREE_FLUSH_RATIO: f64 = 2.0;
+/// Methods within this share of the fastest count as as fast.
+const AS_FAST: f64 = 0.10;
+/// `write, close, fsync` faster than `write, fsync, close` by more than
+/// this factor: the fsync on the other descriptor did not flush the write.
+const DESCRIPTOR_GAP: f64 = 3.0;
+
+/// The conclusions, one statement per line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    /// The `wal_sync_method` to use, when the figures decide it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub wal_sync_method: Option<SyncMethod>,
+    /// PostgreSQL.
+    pub postgresql: Vec<String>,
+    /// The `innodb_flush_method` to use (`O_DIRECT` or `fsync`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub innodb_flush_method: Option<String>,
+    /// MySQL and MariaDB.
+    pub mysql: Vec<String>,
+    /// Flushes look acknowledged without reaching stable media.
+    pub flushes_look_free: bool,
+    /// An fsync on another descriptor looks ignored.
+    pub other_descriptor_ignored: bool,
+    /// The device and the file system.
+    pub storage: Vec<String>,
+}
+
+/// Operations per second of the test, when it ran.
+fn ops(r: &FsyncResult, m: SyncMethod, bs: u64, writes: u32) -> Option<f64> {
+    r.method(m, bs, writes)
+        .filter(|t| t.unavailable.is_none() && t.ops_per_sec > 0.0)
+        .map(|t| t.ops_per_sec)
+}
+
+/// The advice for a result, with `bs` the WAL write size to judge by.
+pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
+    let mut a = Advice::default();
+    let one: Vec<(SyncMethod, f64)> = SyncMethod::ALL
+        .into_iter()
+        .filter_map(|m| ops(r, m, bs, 1).map(|o| (m, o)))
+        .collect();
+    let Some(&(fastest, best)) = one.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        a.storage
+            .push("no sync method completed a test: nothing to recommend".into());
+        return a;
+    };
+    let kb = super::kb(bs);
+
+    // PostgreSQL: the fastest method, but fdatasync (Linux's default) when
+    // it is about as fast, and a word on group commit from the two-write rows.
+    let fdatasync = ops(r, SyncMethod::Fdatasync, bs, 1);
+    let pick = match fdatasync {
+        Some(f) if f >= best * (1.0 - AS_FAST) => SyncMethod::Fdatasync,
+        _ => fastest,
+    };
+    a.wal_sync_method = Some(pick);
+    a.postgresql.push(format!(
+        "wal_sync_method = {pick}: {:.0} commits/s at one {kb} WAL write per commit{}",
+        ops(r, pick, bs, 1).unwrap_or(best),
+        if pick == SyncMethod::Fdatasync && fastest != pick {
+            format!(
+                " (the default on Linux; {fastest} is at most {:.0}% faster here, within the noise of one test)",
+                AS_FAST * 100.0
+            )
+        } else if pick == SyncMethod::Fdatasync {
+            " (the default on Linux, and the fastest here)".to_string()
+        } else {
+            format!(
+                " ({:.0}% more than fdatasync, the default on Linux{})",
+                fdatasync.map_or(0.0, |f| (best / f - 1.0) * 100.0),
+                if pick.open_sync() != crate::workload::OpenSync::None {
+                    "; this test opened the file with O_DIRECT, as pg_test_fsync does; PostgreSQL does so only with wal_level = minimal before version 16, or debug_io_direct = wal from 16"
+                } else {
+                    ""
+                }
+            )
+        }
+    ));
+    let (o1, o2) = (
+        ops(r, SyncMethod::OpenDatasync, bs, 2),
+        ops(r, SyncMethod::Fdatasync, bs, 2),
+    );
+    if let (Some(open2), Some(fd2), Some(fd1)) = (o1, o2, fdatasync) {
+        a.postgresql.push(format!(
+            "two {kb} writes per commit: open_datasync {open2:.0}/s (each write waits), fdatasync {fd2:.0}/s ({:.0}% of its one-write rate): a busy server writes several WAL blocks per flush, which favours the flush methods",
+            fd2 / fd1 * 100.0
+        ));
+    }
+    a.postgresql.push(
+        "commit_delay and synchronous_commit trade latency or durability for fewer flushes; fsync = off and full_page_writes = off risk corruption on a crash".into(),
+    );
+
+    // MySQL / MariaDB.
+    let direct = r.tests.iter().any(|t| {
+        t.section == Section::Methods
+            && t.method
+                .is_some_and(|m| m.open_sync() != crate::workload::OpenSync::None)
+            && t.unavailable.is_none()
+            && !t.buffered_fallback
+    });
+    a.innodb_flush_method = Some(if direct { "O_DIRECT" } else { "fsync" }.into());
+    a.mysql.push(if direct {
+        "innodb_flush_method = O_DIRECT (MariaDB's default since 10.6, MySQL's since 8.4): this file system takes direct I/O, so data pages bypass the page cache and the redo log is flushed with fsync".to_string()
+    } else {
+        "innodb_flush_method = fsync: this file system refuses O_DIRECT, so InnoDB must write through the page cache and fsync".to_string()
+    });
+    if let Some(fs) = ops(r, SyncMethod::Fsync, bs, 1) {
+        a.mysql.push(format!(
+            "innodb_flush_log_at_trx_commit = 1 (full durability): every commit waits for a redo write and an fsync, so one connection commits at most about {fs:.0} times a second here; group commit shares one flush among concurrent commits"
+        ));
+    }
+    a.mysql.push(
+        "innodb_flush_log_at_trx_commit = 2 flushes once a second: an operating-system crash or power loss can lose about the last second of commits (a mysqld crash cannot); = 0 can lose them on a mysqld crash too. sync_binlog = 1 adds a binary-log flush per commit group".into(),
+    );
+
+    // Do the flushes reach stable media?
+    let write = r
+        .named(Section::NonSync, "write")
+        .filter(|t| t.unavailable.is_none() && t.ops_per_sec > 0.0)
+        .map(|t| t.ops_per_sec);
+    if let (Some(w), Some(f)) = (write, fdatasync) {
+        if w / f < FREE_FLUSH_RATIO {
+            a.flushes_look_free = true;
+            a.storage.push(format!(
+                "a {kb} write with fdatasync ({f:.0}/s) costs less than {FREE_FLUSH_RATIO}x one without ({w:.0}/s): the flushes come back without waiting for stable media. Unless the write cache survives power loss (battery- or capacitor-backed, or a hypervisor that guarantees it), a power cut can lose committed transactions; check the cache settings, or run `iosim crash` to see"
+            ));
+        } else {
+            a.storage.push(format!(
+                "a flush costs real time here (fdatasync {f:.0}/s against {w:.0}/s without): writes wait for the device"
+            ));
+        }
+    }
+    let desc = |n: &str| {
+        r.named(Section::Descriptors, n)
+            .filter(|t| t.unavailable.is_none() && t.ops_per_sec > 0.0)
+            .map(|t| t.ops_per_sec)
+    };
+    if let (Some(same), Some(other)) = (desc("write, fsync, close"), desc("write, close, fsync")) {
+        if other > same * DESCRIPTOR_GAP {
+            a.other_descriptor_ignored = true;
+            a.storage.push(format!(
+                "an fsync on another descriptor is {:.1}x faster than on the one that wrote ({other:.0}/s against {same:.0}/s): it does not flush what the other descriptor wrote. Databases whose processes flush each other's writes (PostgreSQL's checkpointer) are not safe on this file system",
+                other / same
+            ));
+        } else {
+            a.storage.push(format!(
+                "an fsync on another descriptor is honoured ({other:.0}/s against {same:.0}/s on the one that wrote)"
+            ));
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{FsyncTest, Section};
+    use super::*;
+
+    fn t(section: Section, name: &str, m: Option<SyncMethod>, writes: u32, ops: f64) -> FsyncTest {
+        FsyncTest {
+            section,
+            name: name.into(),
+            method: m,
+            bs: 8192,
+            writes_per_op: writes,
+            ops_per_sec: ops,
+            usecs_per_op: 1e6 / ops,
+            durable_latency: None,
+            unavailable: None,
+            buffered_fallback: false,
+            result: None,
+        }
+    }
+
+    fn result(open: f64, fdatasync: f64, write: f64, other_fd: f64) -> FsyncResult {
+        let m = |m: SyncMethod, w, o| t(Section::Methods, m.name(), Some(m), w, o);
+        FsyncResult {
+            path: "x".into(),
+            secs_per_test: 1.0,
+            tests: vec![
+                m(SyncMethod::OpenDatasync, 1, open),
+                m(SyncMethod::Fdatasync, 1, fdatasync),
+                m(SyncMethod::Fsync, 1, fdatasync * 0.9),
+                m(SyncMethod::OpenSync, 1, open * 0.95),
+                m(SyncMethod::OpenDatasync, 2, open / 2.0),
+                m(SyncMethod::Fdatasync, 2, fdatasync * 0.9),
+                t(Section::Descriptors, "write, fsync, close", None, 1, 900.0),
+                t(
+                    Section::Descriptors,
+                    "write, close, fsync",
+                    None,
+                    1,
+                    other_fd,
+                ),
+                t(Section::NonSync, "write", None, 1, write),
+            ],
+            advice: Advice::default(),
+            notes: vec![],
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn fdatasync_wins_ties_and_open_datasync_wins_clearly() {
+        let a = advise(&result(1050.0, 1000.0, 200_000.0, 950.0), 8192);
+        assert_eq!(a.wal_sync_method, Some(SyncMethod::Fdatasync));
+        assert!(
+            a.postgresql[0].contains("within the noise"),
+            "{:?}",
+            a.postgresql
+        );
+        assert!(!a.flushes_look_free && !a.other_descriptor_ignored);
+        assert_eq!(a.innodb_flush_method.as_deref(), Some("O_DIRECT"));
+        assert!(
+            a.mysql[1].contains("about 900 times a second"),
+            "{:?}",
+            a.mysql
+        );
+        let a = advise(&result(2000.0, 1000.0, 200_000.0, 950.0), 8192);
+        assert_eq!(a.wal_sync_method, Some(SyncMethod::OpenDatasync));
+        assert!(
+            a.postgresql[0].contains("100% more than fdatasync"),
+            "{:?}",
+            a.postgresql
+        );
+    }
+
+    #[test]
+    fn free_flushes_and_ignored_descriptors_are_named() {
+        let a = advise(&result(50_000.0, 60_000.0, 100_000.0, 5_000.0), 8192);
+        assert!(a.flushes_look_free);
+        assert!(
+            a.storage.iter().any(|s| s.contains("power cut")),
+            "{:?}",
+            a.storage
+        );
+        assert!(a.other_descriptor_ignored);
+    }
+
+    #[test]
+    fn nothing_ran_nothing_recommended() {
+        let mut r = result(1.0, 1.0, 1.0, 1.0);
+        for t in &mut r.tests {
+            t.unavailable = Some("refused".into());
+        }
+        let a = advise(&r, 8192);
+        assert_eq!(a.wal_sync_method, None);
+        assert!(a.storage[0].contains("nothing to recommend"));
+    }
+}

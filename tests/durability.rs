@@ -1,0 +1,388 @@
+//! Flushes as part of a workload (`--fsync N`, `--fdatasync N`,
+//! `--sync-method`) and `iosim fsync`: what the kernel's counters say
+//! reached the device, on loop devices and a loop-mounted file system.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{self, iosim, run_json, LoopDev};
+
+/// Flush requests the kernel completed on `dev` (/proc/diskstats field 15, Linux 5.5+).
+fn device_flushes(dev: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() >= 20 && f[2] == dev)
+        .map(|f| f[18].parse().unwrap())
+}
+
+fn shm_loop(size: u64) -> Option<LoopDev> {
+    LoopDev::new_in(Path::new("/dev/shm"), size)
+}
+
+/// Every engine flushes: iosim's flush count is in its JSON, with its own
+/// latency, and the loop device's kernel counter moved by as many flushes
+/// (a raw block device's fdatasync is one flush request).
+#[test]
+fn flushes_on_every_engine_reach_the_device() {
+    let Some(lo) = shm_loop(16 << 20) else {
+        return;
+    };
+    let Some(before_all) = device_flushes(&lo.name) else {
+        common::skip("this kernel does not count flushes in /proc/diskstats (5.5+ does)");
+        return;
+    };
+    assert_eq!(
+        std::fs::read_to_string(format!("/sys/block/{}/queue/write_cache", lo.name))
+            .unwrap()
+            .trim(),
+        "write back",
+        "a loop device over tmpfs takes flushes"
+    );
+    let _ = before_all;
+    let dev = lo.dev.to_str().unwrap();
+    for (engine, cache, flag) in [
+        ("sync", "direct", "--fdatasync"),
+        ("uring", "direct", "--fsync"),
+        ("mmap", "buffered", "--fdatasync"),
+    ] {
+        let before = device_flushes(&lo.name).unwrap();
+        let v = run_json(&[
+            "run",
+            dev,
+            "--allow-destroy",
+            "--rw",
+            "write",
+            "--bs",
+            "4K",
+            "--qd",
+            "1",
+            "--cache",
+            cache,
+            "--engine",
+            engine,
+            flag,
+            "2",
+            "--number-ios",
+            "400",
+            "-d",
+            "60s",
+            "--no-save",
+        ]);
+        let after = device_flushes(&lo.name).unwrap();
+        assert_eq!(v["engine"], engine);
+        assert_eq!(v["total"]["write"]["ios"], 400, "{engine}");
+        let flush = &v["total"]["flush"];
+        let n = flush["ios"].as_u64().unwrap_or(0);
+        // One flush after every second write; the last may fall after the window.
+        assert!((199..=200).contains(&n), "{engine}: {n} flushes");
+        assert_eq!(flush["bytes"], 0);
+        assert!(flush["latency_us"]["percentiles"]["p99"].as_f64().unwrap() > 0.0);
+        assert!(v["histograms"]["flush"].is_string(), "{engine}");
+        // Flushes of the warm-up-free run, plus the file's preparation: at least as many.
+        assert!(
+            after - before >= n,
+            "{engine}: iosim flushed {n} times, {} saw {}",
+            lo.name,
+            after - before
+        );
+        assert!(
+            v["config"]["flush"]["every"] == 2,
+            "{engine}: the spec records the flush: {}",
+            v["config"]
+        );
+    }
+    // A workload without flushes has no flush section at all.
+    let v = run_json(&[
+        "run",
+        dev,
+        "--allow-destroy",
+        "--rw",
+        "write",
+        "--number-ios",
+        "50",
+        "-d",
+        "60s",
+        "--no-save",
+    ]);
+    assert!(v["total"].get("flush").is_none(), "{}", v["total"]);
+    assert!(v["histograms"].get("flush").is_none());
+}
+
+/// The text report's flush row and column, and the CSV's flush columns.
+#[test]
+fn flush_latency_is_its_own_row_column_and_csv_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("wal.dat");
+    let args = [
+        "run",
+        f.to_str().unwrap(),
+        "--size",
+        "1M",
+        "--rw",
+        "write",
+        "--bs",
+        "8K",
+        "--cache",
+        "buffered",
+        "--sync-method",
+        "fdatasync",
+        "--number-ios",
+        "50",
+        "-d",
+        "60s",
+        "--no-save",
+    ];
+    let text = common::success(iosim().args(args));
+    assert!(text.contains("sync fdatasync"), "{text}");
+    let row = text.lines().find(|l| l.starts_with("flush")).expect(&text);
+    assert!(row.split_whitespace().count() == 8, "{row}");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("latency (us)") && l.ends_with("flush")),
+        "{text}"
+    );
+    let csv = common::success(iosim().args(args).args(["-o", "csv"]));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let total: Vec<&str> = lines.last().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    assert_eq!(total[0], "total");
+    assert!(
+        total[col("flush_ios")].parse::<u64>().unwrap() >= 49,
+        "{csv}"
+    );
+    assert!(total[col("flush_lat_p99_us")].parse::<f64>().unwrap() > 0.0);
+}
+
+/// Mistakes are refused before anything runs, each saying what to do.
+#[test]
+fn bad_flush_options_are_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.dat");
+    let t = f.to_str().unwrap();
+    let refused = |extra: &[&str], want: &str| {
+        let out = iosim()
+            .args(["run", t, "--size", "1M", "-d", "1s", "--no-save"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?} ran");
+        assert!(err.contains(want), "{extra:?}: {err}");
+    };
+    refused(
+        &["--rw", "write", "--fsync", "0"],
+        "--fsync 0 flushes after no write",
+    );
+    refused(
+        &["--rw", "write", "--sync-method", "fsync_writethrough"],
+        "use one of open_datasync, fdatasync, fsync, open_sync",
+    );
+    refused(
+        &["--rw", "randread", "--fdatasync", "1"],
+        "issues no writes",
+    );
+    refused(
+        &["--rw", "write", "--fsync", "1", "--fdatasync", "1"],
+        "cannot be used with",
+    );
+    refused(
+        &[
+            "--rw",
+            "write",
+            "--sync-method",
+            "open_sync",
+            "--cache",
+            "writethrough",
+        ],
+        "already opens the file O_DSYNC",
+    );
+    // O_DIRECT where the file system refuses it (tmpfs before Linux 6.6): named, with what works.
+    if Path::new("/dev/shm").is_dir() && !takes_direct_io(Path::new("/dev/shm")) {
+        let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+        let out = iosim()
+            .args(["run"])
+            .arg(shm.path().join("wal.dat"))
+            .args([
+                "--size",
+                "1M",
+                "--rw",
+                "write",
+                "--sync-method",
+                "open_datasync",
+            ])
+            .args(["--cache", "direct", "-d", "1s", "--no-save"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains("--cache buffered"), "{err}");
+    }
+    let out = iosim()
+        .args(["fsync", "--bs", "0"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--bs"));
+}
+
+/// A fresh ext4 on a loop device, mounted; unmounted and detached on drop.
+struct Mounted {
+    mnt: PathBuf,
+    lo: LoopDev,
+}
+
+impl Mounted {
+    fn new() -> Option<Mounted> {
+        if !common::have("mkfs.ext4") || !common::have("mount") {
+            common::skip("needs mkfs.ext4 and mount (e2fsprogs, mount)");
+            return None;
+        }
+        let lo = shm_loop(64 << 20)?;
+        let mnt = std::env::temp_dir().join(format!("iosim-test-fsync-{}", lo.name));
+        std::fs::create_dir_all(&mnt).unwrap();
+        let ok = Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&lo.dev)
+            .status()
+            .unwrap()
+            .success()
+            && Command::new("mount")
+                .arg(&lo.dev)
+                .arg(&mnt)
+                .status()
+                .unwrap()
+                .success();
+        if !ok {
+            let _ = std::fs::remove_dir(&mnt);
+            common::skip("cannot make or mount an ext4 file system on the loop device");
+            return None;
+        }
+        Some(Mounted { mnt, lo })
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let _ = std::fs::remove_dir(&self.mnt);
+    }
+}
+
+/// `iosim fsync` on a loop-mounted ext4: every pg_test_fsync row ran, the
+/// flushes reached the device, the advice names a wal_sync_method and an
+/// innodb_flush_method, and the test file is gone afterwards.
+#[test]
+fn iosim_fsync_on_a_loop_mounted_file_system() {
+    let Some(m) = Mounted::new() else {
+        return;
+    };
+    let before = device_flushes(&m.lo.name);
+    let v = run_json(&["fsync", m.mnt.to_str().unwrap(), "-s", "150ms", "--no-save"]);
+    let tests = v["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4 + 4 + 5 + 2 + 1, "{v}");
+    for t in tests {
+        assert!(t.get("unavailable").is_none(), "{t}");
+        assert!(t["ops_per_sec"].as_f64().unwrap() > 0.0, "{t}");
+        assert_eq!(t["buffered_fallback"], false, "ext4 takes O_DIRECT");
+    }
+    // The flush methods' durable latency is the flush's.
+    let fd = tests
+        .iter()
+        .find(|t| t["method"] == "fdatasync" && t["writes_per_op"] == 1)
+        .unwrap();
+    assert_eq!(
+        fd["result"]["total"]["flush"]["ios"],
+        fd["durable_latency"]["ios"]
+    );
+    let a = &v["advice"];
+    assert!(a["wal_sync_method"].is_string(), "{a}");
+    assert_eq!(a["innodb_flush_method"], "O_DIRECT");
+    assert_eq!(a["other_descriptor_ignored"], false);
+    if let (Some(b), Some(after)) = (before, device_flushes(&m.lo.name)) {
+        assert!(
+            after - b > 100,
+            "ext4 sent flushes to {}: {}",
+            m.lo.name,
+            after - b
+        );
+    }
+    assert!(
+        std::fs::read_dir(&m.mnt)
+            .unwrap()
+            .all(|e| e.unwrap().file_name() == "lost+found"),
+        "iosim fsync removed its test file"
+    );
+}
+
+/// Whether the file system of `dir` takes O_DIRECT (tmpfs does from Linux 6.6).
+fn takes_direct_io(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = dir.join(".iosim-direct-probe");
+    let ok = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&f)
+        .is_ok();
+    let _ = std::fs::remove_file(&f);
+    ok
+}
+
+/// On tmpfs: every section and the advice; where tmpfs refuses O_DIRECT the
+/// open_* rows ran through the page cache and say so.
+#[test]
+fn iosim_fsync_on_tmpfs_prints_every_section() {
+    if !Path::new("/dev/shm").is_dir() {
+        common::skip("needs /dev/shm");
+        return;
+    }
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let text = common::success(iosim().args(["fsync"]).arg(shm.path()).args([
+        "-s",
+        "100ms",
+        "--no-save",
+        "--bs",
+        "4K",
+    ]));
+    for heading in [
+        "Compare file sync methods using one 4kB write:",
+        "Compare file sync methods using two 4kB writes:",
+        "Compare open_sync with different write sizes",
+        "Test if fsync on non-write file descriptor is honored",
+        "Non-sync'ed 4kB writes:",
+        "wal_sync_method = ",
+        "innodb_flush_method = ",
+        "(100ms per test)",
+    ] {
+        assert!(text.contains(heading), "{heading}: {text}");
+    }
+    let direct = takes_direct_io(shm.path());
+    assert_eq!(text.contains("open_datasync (buffered)"), !direct, "{text}");
+    assert_eq!(text.contains("refuses O_DIRECT"), !direct, "{text}");
+}
+
+/// A write cache that acknowledges flushes without making anything durable
+/// (the FUSE rig's `lying` mode): a flushed write costs what an unflushed
+/// one does, and `iosim fsync` says a power cut can lose commits.
+#[test]
+fn iosim_fsync_notices_flushes_that_cost_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (back, mnt, journal) = (
+        dir.path().join("back"),
+        dir.path().join("mnt"),
+        dir.path().join("journal"),
+    );
+    std::fs::create_dir(&back).unwrap();
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(_rig) = common::FuseRig::mount(&back, &mnt, &journal, &["--mode", "lying"]) else {
+        return;
+    };
+    let v = run_json(&["fsync", mnt.to_str().unwrap(), "-s", "300ms", "--no-save"]);
+    let a = &v["advice"];
+    assert_eq!(a["flushes_look_free"], true, "{a}");
+    assert!(a["storage"].to_string().contains("power cut"), "{a}");
+}
