@@ -114,5 +114,11 @@ fn qualify_csv_one_row_per_measurement() {
             .filter(|s| s.result.knee.is_some())
             .count()
     );
+    // The last columns name the database and what it calls each role.
+    assert!(
+        rows.iter()
+            .all(|r| &r[r.len() - 2] == "sqlserver" && r[r.len() - 1] == r[1]),
+        "{rows:?}"
+    );
     check("qualify", &out);
 }

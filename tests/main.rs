@@ -14,6 +14,7 @@ mod compat;
 mod cpu;
 mod crash;
 mod csv;
+mod dbms;
 mod durability;
 mod engine;
 mod install;

@@ -9,8 +9,30 @@ use clap::{Args, ValueEnum};
 use super::db::SaveArgs;
 use super::output::OutputArgs;
 use super::values::{duration_arg, size_arg};
+use crate::dbms::Dbms;
 use crate::qualify::rules::RuleSet;
 use crate::workload::EngineKind;
+
+impl ValueEnum for Dbms {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Dbms::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            Dbms::Sqlserver => "SQL Server: data, log (tempdb, backup); O_DIRECT and O_DSYNC as it opens its files (default)",
+            Dbms::Postgresql => "PostgreSQL: data and WAL through the page cache, fdatasync per commit",
+            Dbms::Mysql => "MySQL/MariaDB InnoDB: O_DIRECT 16 KiB pages, doublewrite, redo and binary log flushed per commit",
+            Dbms::Oracle => "Oracle (documented only): direct single-block and multiblock reads, DBWR batches, LGWR redo",
+            Dbms::Etcd => "etcd: WAL appends with fdatasync, bbolt backend commits; p99 fdatasync under 10 ms",
+        };
+        Some(
+            PossibleValue::new(self.name())
+                .aliases(self.aliases().iter().copied())
+                .help(help),
+        )
+    }
+}
 
 impl ValueEnum for RuleSet {
     fn value_variants<'a>() -> &'a [Self] {
@@ -37,15 +59,27 @@ pub struct QualifyArgs {
     #[arg(long, value_name = "DIR|DEV")]
     pub data: PathBuf,
 
-    /// Where the transaction log goes (default: beside the data, which the verdict then points out).
-    #[arg(long, value_name = "DIR|DEV")]
+    /// Where the transaction log goes: PostgreSQL's and etcd's WAL, InnoDB's and Oracle's redo
+    /// (default: beside the data, which the verdict then points out).
+    #[arg(long, value_name = "DIR|DEV", visible_aliases = ["wal", "redo"])]
     pub log: Option<PathBuf>,
 
-    /// Where tempdb goes (judged as its own role when given).
+    /// The database to qualify for: its roles, workloads, cache modes and rules
+    /// (docs/qualify-storage.md).
+    #[arg(long, value_enum, default_value_t = Dbms::Sqlserver)]
+    pub dbms: Dbms,
+
+    /// Print what the qualification would run (the database and its settings, the roles'
+    /// test targets, the stages with their runs and share of --time, the minimum budget,
+    /// the rules) and exit, without creating or measuring anything.
+    #[arg(long)]
+    pub plan: bool,
+
+    /// Where tempdb goes (judged as its own role when given; SQL Server only).
     #[arg(long, value_name = "DIR|DEV")]
     pub tempdb: Option<PathBuf>,
 
-    /// Where backups go (backup and restore are measured when given).
+    /// Where backups go (backup and restore are measured when given; SQL Server only).
     #[arg(long, value_name = "DIR|DEV")]
     pub backup: Option<PathBuf>,
 

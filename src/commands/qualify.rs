@@ -60,18 +60,6 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             crate::units::format_duration_arg(a.time)
         );
     }
-    // The baseline first: a missing one fails before anything is measured.
-    let baseline = match &a.baseline {
-        Some(r) => Some(resolve_baseline(a, r)?),
-        None => None,
-    };
-    if let Some(p) = &a.html {
-        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                return Err(crate::Error::MissingDirectory(dir.to_path_buf()).into());
-            }
-        }
-    }
     let mut roles = vec![RoleArg {
         role: Role::Data,
         path: a.data.clone(),
@@ -88,7 +76,6 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             });
         }
     }
-    let opts = ctx.run_options(&a.out, Duration::from_secs(1));
     let cfg = qualify::QualifyConfig {
         roles,
         time: a.time,
@@ -99,7 +86,39 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         progress: !a.out.quiet,
         rules: a.rules,
         cache_size: a.cache_size,
+        dbms: a.dbms,
     };
+    if a.plan {
+        // Nothing is created, measured or saved; rank 0 alone prints under a launcher.
+        let text = qualify::render::plan_text(&cfg)?;
+        if ctx.is_root() {
+            write!(ctx.out, "{text}")?;
+        }
+        return Ok(Outcome::Success);
+    }
+    // The baseline first: a missing one fails before anything is measured.
+    let baseline = match &a.baseline {
+        Some(r) => Some(resolve_baseline(a, r)?),
+        None => None,
+    };
+    if let Some((id, _, then)) = &baseline {
+        if then.dbms != a.dbms {
+            anyhow::bail!(
+                "--baseline {id} qualified this storage for {} and this qualification is for {}: their workloads and rules differ; compare with a qualification for {} (iosim history --kind qualify)",
+                then.dbms.title(),
+                a.dbms.title(),
+                a.dbms.title()
+            );
+        }
+    }
+    if let Some(p) = &a.html {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(crate::Error::MissingDirectory(dir.to_path_buf()).into());
+            }
+        }
+    }
+    let opts = ctx.run_options(&a.out, Duration::from_secs(1));
     let header = Header::now();
     let mut res = qualify::run(&cfg, &opts)?;
     if let Some((id, started_at, then)) = &baseline {

@@ -164,22 +164,32 @@ fn sweep_table(q: &QualifyResult, sw: &RoleSweep, for_ids: &str) -> String {
 
 /// The database workloads' numbers and latency-table words.
 fn profiles_table(r: &QualifyResult) -> String {
-    let mut s = String::from("<table class=\"numbers\" data-for=\"profiles\"><tr><th class=\"l\">workload</th><th class=\"l\">role</th><th class=\"l\">pattern</th><th>IOPS</th><th>MiB/s</th><th>read mean</th><th>write mean</th><th>p99</th><th class=\"l\">latency tables</th></tr>");
+    let mut s = String::from("<table class=\"numbers\" data-for=\"profiles\"><tr><th class=\"l\">workload</th><th class=\"l\">role</th><th class=\"l\">pattern</th><th>IOPS</th><th>MiB/s</th><th>read mean</th><th>write mean</th><th>p99</th><th>flush p99</th><th class=\"l\">latency tables</th></tr>");
     for p in &r.profiles {
         let m = &p.measure;
+        let flush = match &m.flush {
+            Some(f) if f.timed() => fmt_us(f.p99_us),
+            Some(_) => "not timed".into(),
+            None => "-".into(),
+        };
         let _ = write!(
             s,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.0}</td><td>{:.1}</td>{}{}{}<td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.0}</td><td>{:.1}</td>{}{}{}{}<td class=\"l\">{}</td></tr>",
             esc(&m.name),
-            m.role.name(),
+            r.dbms.role_name(m.role),
             esc(&m.workload),
             m.iops,
             m.mib_per_sec,
             td(&opt_us(m.read_mean_us)),
             td(&opt_us(m.write_mean_us)),
             td(&fmt_us(m.p99_us)),
+            td(&flush),
             if p.deep_queue {
                 "deep queue by design: judged by throughput and the sweep's knee".to_string()
+            } else if !m.reads_reach_storage() && !m.writes_reach_storage() {
+                "through the page cache: shown, not judged (its flushes are)".to_string()
+            } else if p.tables.is_empty() {
+                "judged by the rules of the verdict".to_string()
             } else {
                 esc(&p.tables.join(" / "))
             }
@@ -398,7 +408,11 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
         r.setup_s
     );
     s.push_str(&crate::qualify::verdict_html::section(r, ""));
-    s.push_str(&crate::qualify::system::html(&r.system, r.time_budget_s));
+    s.push_str(&crate::qualify::system::html(
+        &r.system,
+        r.time_budget_s,
+        r.dbms,
+    ));
     s.push_str("<section id=\"evidence\"><h2>Evidence</h2>\n<h3>Stages</h3>");
     s.push_str(&crate::qualify::verdict_html::stages_table(r));
     s.push('\n');

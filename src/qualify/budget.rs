@@ -2,7 +2,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::plan::{profile_list, sweep_shape, Location};
+use super::databases::sweep_shape;
+use super::plan::{profile_list, Location};
+use crate::dbms::Dbms;
 use crate::sweep::analysis::MAX_DECIDING_REPEATS;
 
 /// The stages and their fixed shares of the budget.
@@ -90,10 +92,14 @@ pub const MEANINGFUL_RUN: Duration = Duration::from_secs(1);
 /// confidence interval, the knee's test, `compare`'s Welch test need two).
 pub const MIN_REPEAT: usize = 2;
 
-/// The runs each measuring stage makes for these locations, with the
-/// stage's share: the quick corners on each distinct target, every sweep
-/// point [`MIN_REPEAT`] times, every phase of the profiles that fit the roles.
-pub fn planned_runs(locs: &[Location]) -> anyhow::Result<Vec<(&'static str, f64, usize)>> {
+/// The runs each measuring stage makes for these locations when qualifying
+/// for `dbms`, with the stage's share: the quick corners on each distinct
+/// target, every sweep point [`MIN_REPEAT`] times, every phase of the
+/// database's profiles that fit the roles.
+pub fn planned_runs(
+    dbms: Dbms,
+    locs: &[Location],
+) -> anyhow::Result<Vec<(&'static str, f64, usize)>> {
     let mut targets: Vec<&Path> = Vec::new();
     for l in locs {
         if !targets.contains(&l.target.as_path()) {
@@ -102,7 +108,7 @@ pub fn planned_runs(locs: &[Location]) -> anyhow::Result<Vec<(&'static str, f64,
     }
     let mut points = 0;
     for l in locs {
-        let (_, _, qd, threads) = sweep_shape(l.role);
+        let (_, _, qd, threads) = sweep_shape(dbms, l.role);
         for axis in [qd, threads] {
             points += crate::sweep::parse_axis(axis)
                 .map_err(anyhow::Error::msg)?
@@ -111,7 +117,7 @@ pub fn planned_runs(locs: &[Location]) -> anyhow::Result<Vec<(&'static str, f64,
         }
     }
     let mut phases = 0;
-    for (name, _) in profile_list(locs) {
+    for (name, _) in profile_list(dbms, locs) {
         phases += crate::profile::Profile::load(name)?.phases().len();
     }
     let share = |name: &str| STAGES.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
@@ -260,8 +266,9 @@ mod tests {
             progress: false,
             rules: RuleSet::Classic,
             cache_size: None,
+            dbms: crate::dbms::Dbms::Sqlserver,
         };
-        let planned = planned_runs(&locations(&cfg).unwrap()).unwrap();
+        let planned = planned_runs(Dbms::Sqlserver, &locations(&cfg).unwrap()).unwrap();
         assert_eq!(planned[0], ("quick corners", 0.10, 10));
         assert_eq!(planned[1], ("sweeps", 0.35, 40));
         let min = minimum_budget(&planned);
@@ -280,7 +287,22 @@ mod tests {
             role: Role::Tempdb,
             path: t.path().into(),
         });
-        assert!(minimum_budget(&planned_runs(&locations(&more).unwrap()).unwrap()) > min);
+        assert!(
+            minimum_budget(&planned_runs(Dbms::Sqlserver, &locations(&more).unwrap()).unwrap())
+                > min
+        );
+        // Another database: its own profiles' phases, the same sweeps.
+        let pg = QualifyConfig {
+            dbms: Dbms::Postgresql,
+            ..cfg.clone()
+        };
+        let planned_pg = planned_runs(Dbms::Postgresql, &locations(&pg).unwrap()).unwrap();
+        assert_eq!(planned_pg[1], planned[1]);
+        assert_eq!(
+            planned_pg[2],
+            ("profiles", 0.30, 4),
+            "oltp, checkpoint, seqscan's 2 phases"
+        );
         let note = preliminary_note(Duration::from_secs(10), min);
         assert!(
             note.starts_with("PRELIMINARY: a budget of 10s is under the 131s"),

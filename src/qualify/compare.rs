@@ -340,6 +340,8 @@ mod tests {
             ios_over_1s: 0,
             ios_over_15s: 0,
             errors: 0,
+            cache: None,
+            flush: None,
         }
     }
 

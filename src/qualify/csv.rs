@@ -2,12 +2,15 @@
 //! one row per measurement, in the order of the report: the quick corners,
 //! every sweep point (the mean of its repetitions, with the 95% confidence
 //! interval), every database profile workload. The verdicts and their
-//! reasons are in the text and JSON outputs.
+//! reasons are in the text and JSON outputs. The last columns give each
+//! profile workload's flushes and name the database (`dbms`) and what it
+//! calls the role (`role_name`: PostgreSQL's log is its `wal`).
 
 use serde::Serialize;
 
 use super::{Measure, MeasureKind, QualifyResult};
 use crate::csvout::Fixed;
+use crate::dbms::Dbms;
 
 /// One measurement.
 #[derive(Serialize)]
@@ -38,9 +41,20 @@ struct Row<'a> {
     errors: Option<u64>,
     /// The sweep's knee (sweep points only).
     knee: Option<bool>,
+    /// Flushes timed (profile workloads that flush; 0 when the runner did not time them).
+    flush_ios: Option<u64>,
+    /// Their mean latency.
+    flush_lat_mean_us: Option<Fixed<2>>,
+    /// Their p99.
+    flush_lat_p99_us: Option<Fixed<2>>,
+    /// The database qualified for.
+    dbms: &'static str,
+    /// What the database calls the role.
+    role_name: &'static str,
 }
 
-fn measure_row(kind: MeasureKind, m: &Measure) -> Row<'_> {
+fn measure_row(kind: MeasureKind, m: &Measure, dbms: Dbms) -> Row<'_> {
+    let timed = m.flush.as_ref().filter(|f| f.timed());
     Row {
         kind: kind.name(),
         role: m.role.name(),
@@ -59,6 +73,11 @@ fn measure_row(kind: MeasureKind, m: &Measure) -> Row<'_> {
         lat_p99_us: Fixed(m.p99_us),
         errors: Some(m.errors),
         knee: None,
+        flush_ios: m.flush.as_ref().map(|f| f.ios),
+        flush_lat_mean_us: timed.map(|f| Fixed(f.mean_us)),
+        flush_lat_p99_us: timed.map(|f| Fixed(f.p99_us)),
+        dbms: dbms.name(),
+        role_name: dbms.role_name(m.role),
     }
 }
 
@@ -95,7 +114,7 @@ pub fn csv(r: &QualifyResult) -> String {
     let mut rows: Vec<Row<'_>> = r
         .quick
         .iter()
-        .map(|m| measure_row(MeasureKind::Corner, m))
+        .map(|m| measure_row(MeasureKind::Corner, m, r.dbms))
         .collect();
     for (s, names) in r.sweeps.iter().zip(&names) {
         for (i, (p, (name, workload))) in s.result.points.iter().zip(names).enumerate() {
@@ -118,13 +137,18 @@ pub fn csv(r: &QualifyResult) -> String {
                 lat_p99_us: Fixed(p.lat_p99_us.mean),
                 errors: None,
                 knee: Some(s.result.knee.as_ref().is_some_and(|k| k.index == i)),
+                flush_ios: None,
+                flush_lat_mean_us: None,
+                flush_lat_p99_us: None,
+                dbms: r.dbms.name(),
+                role_name: r.dbms.role_name(s.role),
             });
         }
     }
     rows.extend(
         r.profiles
             .iter()
-            .map(|p| measure_row(MeasureKind::Profile, &p.measure)),
+            .map(|p| measure_row(MeasureKind::Profile, &p.measure, r.dbms)),
     );
     crate::csvout::write(None, rows)
 }

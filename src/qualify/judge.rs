@@ -6,7 +6,8 @@ use super::plan::shares_device;
 use super::result::{CheckFinding, QualifyResult, RoleSweep};
 use super::rules;
 use super::rules::{
-    Facts, KneeFact, LatencyFact, RoleFacts, SimSlowFact, SlowFact, TailFact, ThroughputFact,
+    Facts, FlushFact, KneeFact, LatencyFact, RoleFacts, SimSlowFact, SlowFact, TailFact,
+    ThroughputFact,
 };
 use crate::sweep::analysis::Stat;
 use crate::sysmon::check::{CpuCause, WarningCode};
@@ -154,8 +155,24 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
         let mut latency = Vec::new();
         let mut throughput = Vec::new();
         let mut tails = Vec::new();
+        let mut flushes = Vec::new();
+        let mut flush_untimed = Vec::new();
         for p in r.profiles.iter().filter(|p| p.measure.role == role) {
             let m = &p.measure;
+            // Flushes reach the storage whatever the cache: judged by their own rules.
+            match &m.flush {
+                Some(f) if f.timed() => flushes.push(FlushFact {
+                    what: m.name.clone(),
+                    kind: f.kind,
+                    ios: f.ios,
+                    mean_us: f.mean_us,
+                    p99_us: f.p99_us,
+                    p999_us: f.p999_us,
+                    max_us: f.max_us,
+                }),
+                Some(_) => flush_untimed.push(m.name.clone()),
+                None => {}
+            }
             if p.deep_queue {
                 if m.bs < 512 << 10 {
                     // Small blocks are no match for the 1 MiB corner; the knee judges them.
@@ -180,7 +197,13 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
                 }
                 continue;
             }
-            if m.max_us > 0.0 && (role != Role::Log || m.read_mean_us.is_none()) {
+            // A buffered read or write the page cache answered says nothing
+            // about the storage: only what reached it is judged.
+            let (reads, writes) = (m.reads_reach_storage(), m.writes_reach_storage());
+            if m.max_us > 0.0
+                && (reads || writes)
+                && (role != Role::Log || m.read_mean_us.is_none())
+            {
                 tails.push(TailFact {
                     what: m.name.clone(),
                     ios: m.ios(),
@@ -190,8 +213,8 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
                 });
             }
             for (d, v) in [
-                (Direction::Read, m.read_mean_us),
-                (Direction::Write, m.write_mean_us),
+                (Direction::Read, m.read_mean_us.filter(|_| reads)),
+                (Direction::Write, m.write_mean_us.filter(|_| writes)),
             ] {
                 if let Some(v) = v {
                     latency.push(LatencyFact {
@@ -255,6 +278,8 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
                 given: r.cache_size,
                 host_memory: r.host_memory,
             }),
+            flushes,
+            flush_untimed,
         });
     }
     let find = |name: &str| {
@@ -277,6 +302,7 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
         commit_alone_us: find("log-writer commit-4k"),
         commit_with_data_us: find("oltp-with-log log-4k"),
         rules: r.rules,
+        dbms: r.dbms,
     }
 }
 
@@ -376,6 +402,8 @@ mod tests {
             ios_over_1s: 0,
             ios_over_15s: 0,
             errors: 0,
+            cache: None,
+            flush: None,
         }
     }
 
@@ -405,6 +433,8 @@ mod tests {
         QualifyResult {
             overall: Verdict::Fit,
             rules: RuleSet::Flash,
+            dbms: crate::dbms::Dbms::Sqlserver,
+            settings: vec![],
             trustworthy: true,
             verdicts: vec![],
             recommendations: vec![],
@@ -507,6 +537,64 @@ mod tests {
         let f = facts(&r, &[]);
         assert_eq!(f.roles[0].sim_slow.long_io_warnings, 3);
         assert_eq!(f.roles[1].sim_slow.long_io_warnings, 3);
+    }
+
+    #[test]
+    fn buffered_workloads_are_judged_by_their_flushes_only() {
+        use crate::workload::{CacheMode, FlushKind};
+        let mut r = result();
+        r.dbms = crate::dbms::Dbms::Etcd;
+        r.sim = None;
+        r.stalls.clear();
+        let buffered = |name: &str, role: Role, flush: Option<FlushMeasure>| ProfileMeasure {
+            profile: "etcd-wal".into(),
+            measure: Measure {
+                cache: Some(CacheMode::Buffered),
+                read_mean_us: None,
+                write_mean_us: Some(3.0),
+                flush,
+                ..measure(name, role)
+            },
+            tables: vec![],
+            deep_queue: false,
+        };
+        let timed = FlushMeasure {
+            kind: FlushKind::Fdatasync,
+            every: 1,
+            ios: 5_000,
+            mean_us: 900.0,
+            p99_us: 14_000.0,
+            p999_us: 20_000.0,
+            max_us: 30_000.0,
+        };
+        r.profiles = vec![
+            buffered("etcd-wal wal-append", Role::Log, Some(timed.clone())),
+            buffered(
+                "etcd-wal backend-commit",
+                Role::Data,
+                Some(FlushMeasure {
+                    ios: 0,
+                    ..timed.clone()
+                }),
+            ),
+        ];
+        let f = facts(&r, &[]);
+        assert_eq!(f.dbms, crate::dbms::Dbms::Etcd);
+        let (d, l) = (&f.roles[0], &f.roles[1]);
+        // The page cache's writes are not judged, nor their tails.
+        assert!(d.latency.is_empty() && l.latency.is_empty() && l.tails.is_empty());
+        assert_eq!(l.flushes.len(), 1);
+        assert_eq!(l.flushes[0].p99_us, 14_000.0);
+        assert_eq!(d.flush_untimed, ["etcd-wal backend-commit"]);
+        let (v, overall, _) = rules::judge(&f);
+        assert_eq!(overall, Verdict::NotFit);
+        assert_eq!(v[1].reasons[0].rule, rules::RuleId::EtcdWalFsync);
+        assert_eq!(v[0].reasons[0].rule, rules::RuleId::FlushNotMeasured);
+        // A direct workload of the same database is judged as before.
+        r.profiles[0].measure.cache = Some(CacheMode::Direct);
+        r.profiles[0].measure.flush = None;
+        let f = facts(&r, &[]);
+        assert_eq!(f.roles[1].latency.len(), 1);
     }
 
     #[test]

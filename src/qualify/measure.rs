@@ -13,7 +13,7 @@ use super::stages::{
     stage_checks, stage_profiles, stage_quick, stage_sim, stage_sweeps, Collected,
 };
 use super::system;
-use super::{references, rules};
+use super::{databases, references, rules};
 use crate::runner::RunOptions;
 use crate::workload::FillMode;
 
@@ -43,11 +43,11 @@ pub(super) fn qualify(
 ) -> anyhow::Result<QualifyResult> {
     let mut locs = locations(cfg)?;
     if locs.iter().any(|l| !l.device) {
-        let need = largest_block(&locs)?;
+        let need = largest_block(cfg.dbms, &locs)?;
         if cfg.size < need {
             let arg = crate::units::format_size_arg;
             return Err(crate::Error::BadWorkload(format!(
-                "--size {}: each test file qualify creates in a directory must hold its largest I/O ({}): give --size {} or more (the default is 1G)",
+                "--size {}: each test file qualify creates in a directory must hold its largest I/O, or a slice for each workload that shares it ({}): give --size {} or more (the default is 1G)",
                 arg(cfg.size),
                 arg(need),
                 arg(need)
@@ -55,7 +55,7 @@ pub(super) fn qualify(
             .into());
         }
     }
-    let system = system::gather(&locs, cfg.size, cfg.engine, stage_caches(&locs)?);
+    let system = system::gather(&locs, cfg.size, cfg.engine, stage_caches(cfg.dbms, &locs)?);
     let quiet = RunOptions {
         progress: false,
         ..opts.clone()
@@ -65,7 +65,7 @@ pub(super) fn qualify(
         total: cfg.time,
     };
     let mut c = Collected::default();
-    let minimum = minimum_budget(&planned_runs(&locs)?);
+    let minimum = minimum_budget(&planned_runs(cfg.dbms, &locs)?);
     let preliminary = cfg.time < minimum;
     if preliminary && cfg.progress {
         eprintln!("[qualify] {}", preliminary_note(cfg.time, minimum));
@@ -90,9 +90,12 @@ pub(super) fn qualify(
     // Clean up the test files this run created.
     clean_up(cfg, &locs, &mut c);
 
+    let db_notes = database_notes(cfg, &c);
     let mut res = QualifyResult {
         overall: Verdict::Fit,
         rules: cfg.rules,
+        dbms: cfg.dbms,
+        settings: databases::settings(cfg.dbms),
         trustworthy: true,
         verdicts: Vec::new(),
         recommendations: Vec::new(),
@@ -119,6 +122,7 @@ pub(super) fn qualify(
         cache_size: cfg.cache_size,
         host_memory: crate::sysmon::host::host_info().mem_total_bytes,
     };
+    res.notes.extend(db_notes);
     res.checks = findings(&c.warnings);
     attach_cpu(&mut res.checks, &c.cpu);
     let facts = facts(&res, &c.errors);
@@ -144,6 +148,30 @@ pub(super) fn qualify(
             .push("interrupted: the verdicts judge only what was measured before Ctrl-C".into());
     }
     Ok(res)
+}
+
+/// What the report says of the database qualified for: where its latency
+/// limits come from, the simulator's I/O, workloads built from documentation
+/// only, and the page-cache findings of its buffered workloads.
+fn database_notes(cfg: &QualifyConfig, c: &Collected) -> Vec<String> {
+    let mut out = Vec::new();
+    if cfg.dbms != crate::dbms::Dbms::Sqlserver {
+        out.push(format!(
+            "latency limits for {}: {}",
+            cfg.dbms.title(),
+            databases::latency_guidance(cfg.dbms)
+        ));
+    }
+    out.extend(databases::documented_only_note(cfg.dbms));
+    out.extend(databases::simulator_note(cfg.dbms));
+    if c.page_cache_by_design > 0 {
+        out.push(format!(
+            "{} self-check finding(s) said the page cache answered {}'s buffered workloads, as it answers the database itself: they do not make the numbers untrustworthy, and those workloads' read and write latencies are shown, not judged (their flushes, which reach the storage, are)",
+            c.page_cache_by_design,
+            cfg.dbms.title()
+        ));
+    }
+    out
 }
 
 /// Creates the test files in the directories (before the budget starts);

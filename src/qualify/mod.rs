@@ -12,7 +12,8 @@
 //! report), with the system under test ([`system`]) and the sources the rules
 //! cite ([`references`]) in both.
 //!
-//! By stage: `plan` binds the locations and shapes the stages' runs,
+//! By stage: `databases` says what each database (`--dbms`) runs and
+//! assumes, `plan` binds the locations and shapes the stages' runs,
 //! `budget` splits the time, `measure` runs the stages (`stages`) in order,
 //! `judge` turns what they measured into the facts the rules judge, and
 //! `result` holds it all.
@@ -26,6 +27,7 @@ pub mod system;
 pub mod verdict_html;
 
 mod budget;
+pub mod databases;
 mod judge;
 mod measure;
 mod plan;
@@ -37,15 +39,18 @@ pub use budget::{
     budget_for_repeats, minimum_budget, per_run, planned_runs, preliminary_note, slot_for,
     sweep_repeats, Budget, MEANINGFUL_RUN, MIN_REPEAT, MIN_RUN, STAGES, SWEEP_RUN_TARGET,
 };
+pub use databases::{sweep_shape, Setting};
 pub use judge::{attach_cpu, facts, findings, knee_line, show_stat, UNTRUSTED_CODES};
 use measure::qualify;
 pub use plan::{
-    fit_threads_axis, is_deep_queue, locations, profile_list, shares_device, sweep_shape, Location,
-    QualifyConfig, RoleArg, MEASURE_CACHE, QUICK_CACHE, SWEEP_THREADS_PER_CORE,
+    fit_threads_axis, is_deep_queue, locations, profile_list, shares_device, slice_region, slices,
+    Location, QualifyConfig, RoleArg, MEASURE_CACHE, QUICK_CACHE, SLICE_ALIGN,
+    SWEEP_THREADS_PER_CORE,
 };
+
 pub use result::{
-    BaselineComparison, Change, ChangeMetric, CheckFinding, Measure, MeasureKind, ProfileMeasure,
-    QualifyResult, RoleStalls, RoleSweep, SimFileSummary, SimSummary, StageRecord,
+    BaselineComparison, Change, ChangeMetric, CheckFinding, FlushMeasure, Measure, MeasureKind,
+    ProfileMeasure, QualifyResult, RoleStalls, RoleSweep, SimFileSummary, SimSummary, StageRecord,
 };
 
 /// Runs the qualification. `baseline` is compared at the end (resolved by the caller before).

@@ -4,10 +4,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::databases;
 use super::rules::RuleSet;
 use super::system;
+use crate::dbms::Dbms;
 use crate::verdict::Role;
-use crate::workload::{CacheMode, EngineKind, RwMode, WorkloadSpec};
+use crate::workload::{CacheMode, EngineKind, WorkloadSpec};
 
 /// Where one role goes, as given.
 #[derive(Clone, Debug)]
@@ -39,6 +41,8 @@ pub struct QualifyConfig {
     pub rules: RuleSet,
     /// The cache in front of the disks, as the user gave it (`--cache-size`).
     pub cache_size: Option<u64>,
+    /// The database qualified for: its roles, workloads and rules (`--dbms`).
+    pub dbms: Dbms,
 }
 
 /// A role bound to its test target.
@@ -70,9 +74,12 @@ pub const QUICK_CACHE: CacheMode = CacheMode::Direct;
 pub const MEASURE_CACHE: CacheMode = CacheMode::DirectWritethrough;
 
 /// How each stage opens its files, for the report.
-pub(super) fn stage_caches(locs: &[Location]) -> anyhow::Result<Vec<system::StageCache>> {
+pub(super) fn stage_caches(
+    dbms: Dbms,
+    locs: &[Location],
+) -> anyhow::Result<Vec<system::StageCache>> {
     let mut profiles: Vec<CacheMode> = Vec::new();
-    for (name, _) in profile_list(locs) {
+    for (name, _) in profile_list(dbms, locs) {
         for w in &crate::profile::Profile::load(name)?.workloads {
             if !profiles.contains(&w.cache) {
                 profiles.push(w.cache);
@@ -123,6 +130,16 @@ pub fn locations(cfg: &QualifyConfig) -> anyhow::Result<Vec<Location>> {
     let bad = |m: String| anyhow::Error::new(crate::Error::BadWorkload(m));
     let mut out: Vec<Location> = Vec::new();
     for r in &cfg.roles {
+        if !databases::roles(cfg.dbms).contains(&r.role) {
+            return Err(bad(format!(
+                "--{} is SQL Server's {}: iosim models no such file for {}; give --data and --log (its {}) for --dbms {}",
+                r.role.name(),
+                r.role.name(),
+                cfg.dbms.title(),
+                cfg.dbms.role_name(Role::Log),
+                cfg.dbms.name()
+            )));
+        }
         let device = crate::platform::fs::path_is_device(&r.path);
         if device && !cfg.allow_destroy {
             return Err(crate::Error::WouldDestroy(
@@ -230,8 +247,9 @@ pub const SWEEP_THREADS_PER_CORE: u64 = 2;
 
 /// Drops the values of a threads axis beyond [`SWEEP_THREADS_PER_CORE`] per
 /// core of a machine with `cores` cores (keeping at least one value); the
-/// note saying so when any were dropped.
-pub fn fit_threads_axis(axis: &mut crate::sweep::Axis, cores: usize, role: Role) -> Option<String> {
+/// note saying so when any were dropped, naming the role `role` (as the
+/// database calls it: `wal`).
+pub fn fit_threads_axis(axis: &mut crate::sweep::Axis, cores: usize, role: &str) -> Option<String> {
     use crate::sweep::Value;
     let cap = SWEEP_THREADS_PER_CORE * cores.max(1) as u64;
     let before = axis.values.clone();
@@ -250,40 +268,15 @@ pub fn fit_threads_axis(axis: &mut crate::sweep::Axis, cores: usize, role: Role)
     };
     Some(format!(
         "the {} threads sweep stops at {} threads, not {}: {SWEEP_THREADS_PER_CORE} per core on this {cores}-core machine (more would wait for each other's CPU and measure the machine, not the storage)",
-        role.name(),
+        role,
         show(&axis.values),
         show(&before),
     ))
 }
 
-/// The sweeps of a role: the pattern the database uses there, over queue depth and threads.
-pub fn sweep_shape(role: Role) -> (RwMode, u64, &'static str, &'static str) {
-    match role {
-        Role::Data => (RwMode::Randread, 8 << 10, "qd=1..64x2", "threads=1..8x2"),
-        Role::Log => (RwMode::Write, 60 << 10, "qd=1..32x2", "threads=1..4x2"),
-        Role::Tempdb => (RwMode::Randrw, 8 << 10, "qd=1..64x2", "threads=1..8x2"),
-        Role::Backup => (RwMode::Write, 1 << 20, "qd=1..16x2", "threads=1..4x2"),
-    }
-}
-
-/// The profiles that fit the roles present, with their targets' locations.
-pub fn profile_list(locs: &[Location]) -> Vec<(&'static str, Vec<Role>)> {
-    let has = |r: Role| locs.iter().any(|l| l.role == r);
-    let mut v = vec![
-        ("oltp-with-log", vec![Role::Data, Role::Log]),
-        ("log-writer", vec![Role::Log]),
-        ("checkpoint", vec![Role::Data]),
-        ("read-ahead", vec![Role::Data]),
-        ("bulk-insert", vec![Role::Data, Role::Log]),
-    ];
-    if has(Role::Tempdb) {
-        v.push(("tempdb", vec![Role::Tempdb]));
-    }
-    if has(Role::Backup) {
-        v.push(("backup", vec![Role::Data, Role::Backup]));
-        v.push(("restore", vec![Role::Data, Role::Backup]));
-    }
-    v
+/// The profiles that fit the roles present, with their targets' roles.
+pub fn profile_list(dbms: Dbms, locs: &[Location]) -> Vec<(&'static str, Vec<Role>)> {
+    databases::profiles(dbms, |r| locs.iter().any(|l| l.role == r))
 }
 
 /// Workloads judged by throughput and the knee rather than their mean latency.
@@ -295,24 +288,67 @@ pub fn is_deep_queue(profile: &str, workload: &str) -> bool {
             | ("restore", _)
             | ("bulk-insert", "eager-write-128k")
             | ("checkpoint", _)
+            | ("oracle-scan", _)
+            | ("oracle-oltp", "dbwr-8k")
+            | ("mysql-doublewrite", "in-place-16k")
     )
 }
 
-/// The largest block any stage issues on the test files (the quick
-/// corners', the sweeps', the profiles'): each file must hold one.
-pub(super) fn largest_block(locs: &[Location]) -> anyhow::Result<u64> {
-    let mut bs = crate::quick::SUITE.iter().map(|c| c.bs).max().unwrap_or(0);
+/// The smallest test file every stage's I/O fits in (the quick corners',
+/// the sweeps', the profiles'): each file must hold the largest I/O, and
+/// where a profile puts several targets on one location ([`slices`]), each
+/// slice must hold its workload's.
+pub(super) fn largest_block(dbms: Dbms, locs: &[Location]) -> anyhow::Result<u64> {
+    let mut need = crate::quick::SUITE.iter().map(|c| c.bs).max().unwrap_or(0);
     for l in locs {
-        bs = bs.max(sweep_shape(l.role).1);
+        need = need.max(databases::sweep_shape(dbms, l.role).1);
     }
-    for (name, _) in profile_list(locs) {
-        for w in &crate::profile::Profile::load(name)?.workloads {
+    for (name, roles) in profile_list(dbms, locs) {
+        let p = crate::profile::Profile::load(name)?;
+        let names = p.target_names();
+        let sl = slices(&roles);
+        for w in &p.workloads {
             let mut spec = w.spec(&WorkloadSpec::default())?;
             spec.resolve_sizes();
-            bs = bs.max(spec.bs);
+            let i = names.iter().position(|n| *n == w.target).unwrap_or(0);
+            let parts = sl.get(i).map_or(1, |s| s.1) as u64;
+            need = need.max(if parts > 1 {
+                parts * spec.bs.next_multiple_of(SLICE_ALIGN)
+            } else {
+                spec.bs
+            });
         }
     }
-    Ok(bs)
+    Ok(need)
+}
+
+/// Where a profile puts several targets on one location, each gets a slice
+/// of the file or device starting at a multiple of this.
+pub const SLICE_ALIGN: u64 = 1 << 20;
+
+/// For each target of a profile (by the roles of its targets, in order):
+/// which slice of its role's location it uses and of how many (`(0, 1)`:
+/// the whole of it).
+pub fn slices(roles: &[Role]) -> Vec<(usize, usize)> {
+    roles
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let of = roles.iter().filter(|x| *x == r).count();
+            let index = roles[..i].iter().filter(|x| *x == r).count();
+            (index, of)
+        })
+        .collect()
+}
+
+/// The region `(offset, length)` of slice `index` of `of` in a location of
+/// `size` bytes, aligned to [`SLICE_ALIGN`] (None: the whole location).
+pub fn slice_region(size: u64, (index, of): (usize, usize)) -> Option<(u64, u64)> {
+    if of <= 1 {
+        return None;
+    }
+    let len = (size / of as u64) / SLICE_ALIGN * SLICE_ALIGN;
+    Some((index as u64 * len, len))
 }
 
 #[cfg(test)]
@@ -340,6 +376,7 @@ mod tests {
             progress: false,
             rules: RuleSet::Classic,
             cache_size: None,
+            dbms: Dbms::Sqlserver,
         };
         let l = locations(&cfg).unwrap();
         assert_eq!(l.len(), 2);
@@ -360,16 +397,98 @@ mod tests {
     }
 
     #[test]
+    fn targets_sharing_a_location_get_aligned_slices() {
+        use Role::{Data, Log};
+        assert_eq!(slices(&[Data, Log]), [(0, 1), (0, 1)]);
+        // InnoDB: data and doublewrite on data, redo and binary log on the log.
+        assert_eq!(
+            slices(&[Data, Data, Log, Log]),
+            [(0, 2), (1, 2), (0, 2), (1, 2)]
+        );
+        assert_eq!(slice_region(1 << 30, (0, 1)), None);
+        assert_eq!(slice_region(1 << 30, (1, 2)), Some((512 << 20, 512 << 20)));
+        // Aligned to 1 MiB, whatever the size.
+        let (off, len) = slice_region((16 << 20) + 12345, (1, 3)).unwrap();
+        assert_eq!((off % SLICE_ALIGN, len % SLICE_ALIGN), (0, 0));
+        assert_eq!(len, 5 << 20);
+        // The smallest test file holds a slice of each workload's largest I/O.
+        let a = tempfile::tempdir().unwrap();
+        let locs = locations(&QualifyConfig {
+            roles: vec![RoleArg {
+                role: Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+            dbms: Dbms::Mysql,
+        })
+        .unwrap();
+        assert_eq!(largest_block(Dbms::Mysql, &locs).unwrap(), 2 << 20);
+        assert_eq!(largest_block(Dbms::Sqlserver, &locs).unwrap(), 1 << 20);
+    }
+
+    #[test]
+    fn another_database_has_no_tempdb_or_backup() {
+        let a = tempfile::tempdir().unwrap();
+        let role = |role| RoleArg {
+            role,
+            path: a.path().into(),
+        };
+        let cfg = QualifyConfig {
+            roles: vec![role(Role::Data), role(Role::Tempdb)],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+            dbms: Dbms::Postgresql,
+        };
+        let e = locations(&cfg).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--tempdb is SQL Server's tempdb: iosim models no such file for PostgreSQL; give --data and --log (its wal)"),
+            "{e}"
+        );
+        let ok = QualifyConfig {
+            dbms: Dbms::Sqlserver,
+            ..cfg.clone()
+        };
+        assert_eq!(locations(&ok).unwrap().len(), 3);
+        let etcd = QualifyConfig {
+            roles: vec![role(Role::Data)],
+            dbms: Dbms::Etcd,
+            ..cfg
+        };
+        let l = locations(&etcd).unwrap();
+        assert_eq!(
+            profile_list(Dbms::Etcd, &l),
+            [("etcd-wal", vec![Role::Log, Role::Data])]
+        );
+    }
+
+    #[test]
     fn deep_queue_workloads_are_named() {
         assert!(is_deep_queue("read-ahead", "scan-512k"));
         assert!(is_deep_queue("backup", "write-backup-1m"));
         assert!(!is_deep_queue("oltp-with-log", "data-8k"));
         assert!(!is_deep_queue("bulk-insert", "log-60k"));
+        assert!(is_deep_queue("oracle-scan", "multiblock-1m"));
+        assert!(!is_deep_queue("oracle-oltp", "single-block-8k"));
     }
 
     #[test]
     fn threads_sweeps_fit_the_cores() {
-        let axis = |role| crate::sweep::parse_axis(sweep_shape(role).3).unwrap();
+        let axis = |role| {
+            crate::sweep::parse_axis(databases::sweep_shape(Dbms::Sqlserver, role).3).unwrap()
+        };
         let nums = |a: &crate::sweep::Axis| {
             a.values
                 .iter()
@@ -381,7 +500,7 @@ mod tests {
         };
         // Two cores: data's 1..8 stops at 4, and says so.
         let mut a = axis(Role::Data);
-        let note = fit_threads_axis(&mut a, 2, Role::Data).unwrap();
+        let note = fit_threads_axis(&mut a, 2, "data").unwrap();
         assert_eq!(nums(&a), [1, 2, 4]);
         assert_eq!(
             note,
@@ -389,15 +508,15 @@ mod tests {
         );
         // The log's 1..4 fits two cores: no note.
         let mut a = axis(Role::Log);
-        assert_eq!(fit_threads_axis(&mut a, 2, Role::Log), None);
+        assert_eq!(fit_threads_axis(&mut a, 2, "log"), None);
         assert_eq!(nums(&a), [1, 2, 4]);
         // Four cores and more: the whole axis.
         let mut a = axis(Role::Data);
-        assert_eq!(fit_threads_axis(&mut a, 4, Role::Data), None);
+        assert_eq!(fit_threads_axis(&mut a, 4, "data"), None);
         assert_eq!(nums(&a), [1, 2, 4, 8]);
         // One core: 1 and 2.
         let mut a = axis(Role::Tempdb);
-        assert!(fit_threads_axis(&mut a, 1, Role::Tempdb).is_some());
+        assert!(fit_threads_axis(&mut a, 1, "tempdb").is_some());
         assert_eq!(nums(&a), [1, 2]);
     }
 }

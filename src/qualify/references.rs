@@ -42,7 +42,8 @@ pub fn anchor(tag: &str) -> String {
 }
 
 /// The references of a qualification: those stored with it, every source
-/// the rules use, and any a reason names that neither lists.
+/// the rules of its database use, the documentation of the settings it
+/// assumed, and any a reason names that none of these lists.
 pub fn collect(r: &QualifyResult) -> Vec<Reference> {
     let mut out: Vec<Reference> = r.references.clone();
     let mut add = |tag: &str, title: &str, url: &str| {
@@ -59,8 +60,13 @@ pub fn collect(r: &QualifyResult) -> Vec<Reference> {
             });
         }
     };
-    for s in super::rules::SOURCES {
+    for s in super::rules::sources_for(r.dbms) {
         add(s.tag, s.title, s.url);
+    }
+    for s in super::databases::doc_sources(r.dbms) {
+        if r.settings.iter().any(|x| x.source_tag == s.tag) {
+            add(s.tag, s.title, s.url);
+        }
     }
     for x in r.verdicts.iter().flat_map(|v| &v.reasons) {
         add(&x.source_tag, &x.source, &x.url);
@@ -78,6 +84,9 @@ pub fn collect(r: &QualifyResult) -> Vec<Reference> {
             .any(|t| t.contains(&refr.tag))
         {
             by.push("latency tables".into());
+        }
+        if r.settings.iter().any(|x| x.source_tag == refr.tag) {
+            by.push("settings assumed".into());
         }
         refr.cited_by = by;
     }
@@ -168,9 +177,15 @@ mod tests {
         .expect("a document stored before the report kept its system and references loads");
         r.profiles.clear();
         let refs = collect(&r);
-        for s in super::super::rules::SOURCES {
+        for s in super::super::rules::sources_for(crate::dbms::Dbms::Sqlserver) {
             assert!(refs.iter().any(|x| x.tag == s.tag), "{} missing", s.tag);
         }
+        assert!(
+            !refs
+                .iter()
+                .any(|x| x.tag == "[iosim-bands]" || x.tag == "[etcd-fio]"),
+            "another database's sources are not a SQL Server qualification's"
+        );
         let sc = refs.iter().find(|x| x.tag == "[iosim self-check]").unwrap();
         assert_eq!(sc.cited_by, ["untrusted"]);
         assert!(sc.url.is_empty());

@@ -8,13 +8,52 @@ fn us(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into())
 }
 
+/// A workload's flushes in a few words (`; fdatasync every 1 write: 9000, mean 410 us, p99 1200 us`).
+fn flush_words(m: &super::Measure) -> String {
+    let Some(f) = &m.flush else {
+        return String::new();
+    };
+    let asked = crate::workload::Flush {
+        kind: f.kind,
+        every: f.every,
+    };
+    if f.timed() {
+        format!(
+            "  {asked}: {} flushes, mean {:.0} us, p99 {:.0} us, max {:.0} us",
+            f.ios, f.mean_us, f.p99_us, f.max_us
+        )
+    } else {
+        format!("  {asked}: not timed by this runner")
+    }
+}
+
+/// The database and the settings assumed, in one line (`database: PostgreSQL;
+/// settings assumed: wal_sync_method=fdatasync, ...`).
+pub fn database_line(r: &QualifyResult) -> String {
+    let settings: Vec<String> = r.settings.iter().map(|x| x.pair()).collect();
+    format!(
+        "database: {}{}",
+        r.dbms.title(),
+        if settings.is_empty() {
+            String::new()
+        } else {
+            format!("; settings assumed: {}", settings.join(", "))
+        }
+    )
+}
+
 /// The text summary: verdict, reasons, recommendations, then the evidence.
 pub fn text(r: &QualifyResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "iosim qualify: {} (rules: {}){}",
+        "iosim qualify: {} ({}rules: {}){}",
         r.headline(),
+        if r.dbms == crate::dbms::Dbms::Sqlserver {
+            String::new()
+        } else {
+            format!("{}; ", r.dbms.title())
+        },
         r.rules.name(),
         if r.trustworthy {
             ""
@@ -22,6 +61,7 @@ pub fn text(r: &QualifyResult) -> String {
             "  (NUMBERS NOT TRUSTWORTHY: see the self-checks)"
         }
     );
+    let _ = writeln!(s, "  {}", database_line(r));
     if r.preliminary {
         let _ = writeln!(
             s,
@@ -37,7 +77,7 @@ pub fn text(r: &QualifyResult) -> String {
         let _ = writeln!(
             s,
             "  {:<7} {:<18} {}",
-            v.role.name(),
+            r.dbms.role_name(v.role),
             v.verdict.label(),
             loc.map(|l| format!(
                 "{}{}",
@@ -74,7 +114,7 @@ pub fn text(r: &QualifyResult) -> String {
         s.push_str(&super::compare::text(b));
     }
 
-    let sut = super::system::text(&r.system, r.time_budget_s);
+    let sut = super::system::text(&r.system, r.time_budget_s, r.dbms);
     if !sut.is_empty() {
         let _ = write!(s, "\n{sut}");
     }
@@ -110,7 +150,7 @@ pub fn text(r: &QualifyResult) -> String {
         let _ = writeln!(
             s,
             "  {:<7} {:<20}{:>11.1}{:>10.0}{:>11}{:>11}{:>10.0}{:>10.0}",
-            m.role.name(),
+            r.dbms.role_name(m.role),
             m.name,
             m.mib_per_sec,
             m.iops,
@@ -124,7 +164,7 @@ pub fn text(r: &QualifyResult) -> String {
         let _ = writeln!(
             s,
             "\nSweep {} over {} ({}; mean ± sd over {} repetitions):",
-            sw.role.name(),
+            r.dbms.role_name(sw.role),
             sw.param,
             sw.workload,
             sw.result.repeat
@@ -171,9 +211,9 @@ pub fn text(r: &QualifyResult) -> String {
         let m = &p.measure;
         let _ = writeln!(
             s,
-            "  {:<34} {:<7}{:>10.0}{:>10.1}{:>11}{:>11}{:>10.0}{:>11.0}{:>10.0}{}",
+            "  {:<34} {:<7}{:>10.0}{:>10.1}{:>11}{:>11}{:>10.0}{:>11.0}{:>10.0}{}{}",
             m.name,
-            m.role.name(),
+            r.dbms.role_name(m.role),
             m.iops,
             m.mib_per_sec,
             us(m.read_mean_us),
@@ -183,9 +223,12 @@ pub fn text(r: &QualifyResult) -> String {
             m.max_us,
             if p.deep_queue {
                 "  (deep queue: judged by throughput and the knee)"
+            } else if !m.reads_reach_storage() && !m.writes_reach_storage() {
+                "  (through the page cache: shown, not judged)"
             } else {
                 ""
-            }
+            },
+            flush_words(m)
         );
     }
     if !r.stalls.is_empty() {
@@ -194,7 +237,7 @@ pub fn text(r: &QualifyResult) -> String {
             let _ = writeln!(
                 s,
                 "  {:<7} {:.1} ms in {}; {} of {} I/Os over 1 s, {} over 15 s",
-                st.role.name(),
+                r.dbms.role_name(st.role),
                 st.max_us / 1000.0,
                 st.max_in,
                 st.ios_over_1s,
@@ -219,7 +262,7 @@ pub fn text(r: &QualifyResult) -> String {
                 s,
                 "  {:<4} {:<7} {:>9.0} IOPS  read {:>8.0} us  write {:>8.0} us  max {:>9.0} us  over 1 s {}  errors {}  {}",
                 f.kind,
-                f.role.name(),
+                r.dbms.role_name(f.role),
                 f.iops,
                 f.read_mean_us,
                 f.write_mean_us,
@@ -248,7 +291,7 @@ pub fn text(r: &QualifyResult) -> String {
         let _ = writeln!(
             s,
             "  {:<7} {} ({} run(s){}): {}",
-            c.role.name(),
+            r.dbms.role_name(c.role),
             c.code,
             c.runs,
             if c.untrusted {
@@ -276,4 +319,209 @@ pub fn text(r: &QualifyResult) -> String {
         super::references::text(&super::references::collect(r))
     );
     s
+}
+
+/// `iosim qualify --plan`: what a qualification with `cfg` would run, and
+/// nothing created or measured: the database and the settings it assumes,
+/// each role's test target, the stages with their share of the budget and
+/// their runs, the profiles' workloads, the minimum budget and the rules.
+pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
+    use super::databases;
+    let dur = crate::units::format_duration_arg;
+    let locs = super::locations(cfg)?;
+    let dbms = cfg.dbms;
+    let planned = super::planned_runs(dbms, &locs)?;
+    let minimum = super::minimum_budget(&planned);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "iosim qualify --plan: {} (--dbms {}), budget {}, rules {}",
+        dbms.title(),
+        dbms.name(),
+        dur(cfg.time),
+        cfg.rules.name()
+    );
+    let _ = writeln!(
+        s,
+        "Nothing was created or measured: run the same command without --plan to qualify."
+    );
+    let _ = writeln!(s, "\nSettings assumed:");
+    for x in databases::settings(dbms) {
+        let _ = writeln!(s, "  {:<44} {} {}", x.pair(), x.means, x.source_tag);
+    }
+    let _ = writeln!(s, "Latency limits: {}", databases::latency_guidance(dbms));
+    if let Some(n) = databases::documented_only_note(dbms) {
+        let _ = writeln!(s, "Note: {n}");
+    }
+    let _ = writeln!(s, "\nRoles:");
+    for l in &locs {
+        let what = if l.device {
+            "a block device, used whole (overwritten)".to_string()
+        } else if l.derived {
+            format!(
+                "a test file of {} beside the data: no --log given",
+                crate::units::format_size(cfg.size)
+            )
+        } else {
+            format!("a test file of {}", crate::units::format_size(cfg.size))
+        };
+        let _ = writeln!(
+            s,
+            "  {:<8} {} ({what})",
+            dbms.role_name(l.role),
+            l.target.display()
+        );
+    }
+    let _ = writeln!(s, "\nStages (nominal share of --time {}):", dur(cfg.time));
+    let runs = |name: &str| planned.iter().find(|p| p.0 == name).map_or(0, |p| p.2);
+    for (name, share) in super::STAGES {
+        let slot = cfg.time.mul_f64(share);
+        let what = match name {
+            "quick corners" => format!(
+                "{} runs: the {} corners of iosim quick on each test target (direct)",
+                runs(name),
+                crate::quick::SUITE.len()
+            ),
+            "sweeps" => {
+                let mut parts = Vec::new();
+                for l in &locs {
+                    let (rw, bs, qd, threads) = databases::sweep_shape(dbms, l.role);
+                    parts.push(format!(
+                        "{} {} {} over {qd} and {threads}",
+                        dbms.role_name(l.role),
+                        rw.name(),
+                        crate::units::format_size(bs)
+                    ));
+                }
+                format!(
+                    "{} runs at least (every point {} times): {} ({})",
+                    runs(name),
+                    super::MIN_REPEAT,
+                    parts.join("; "),
+                    super::MEASURE_CACHE.name()
+                )
+            }
+            "profiles" => format!("{} phases, the profiles below", runs(name)),
+            "simulator" => {
+                if dbms == crate::dbms::Dbms::Sqlserver {
+                    "one iosim sim cycle with page verification, data and log files".into()
+                } else {
+                    "page integrity: one iosim sim cycle with page verification (SQL Server's I/O), data and log files".into()
+                }
+            }
+            _ => "the runs' self-checks and the test files' content".into(),
+        };
+        let _ = writeln!(
+            s,
+            "  {:<14} {:>3.0}% {:>7}  {what}",
+            name,
+            share * 100.0,
+            dur(slot)
+        );
+    }
+    let _ = writeln!(s, "\nProfiles:");
+    for (name, roles) in super::profile_list(dbms, &locs) {
+        let p = crate::profile::Profile::load(name)?;
+        let targets: Vec<String> = p
+            .target_names()
+            .iter()
+            .zip(&roles)
+            .map(|(t, r)| format!("{t} on {}", dbms.role_name(*r)))
+            .collect();
+        let _ = writeln!(s, "  {name} ({})", targets.join(", "));
+        for w in &p.workloads {
+            let mut spec = w.spec(&crate::workload::WorkloadSpec::default())?;
+            spec.resolve_sizes();
+            let mut words = vec![spec.describe()];
+            if let Some(f) = spec.flush {
+                words.push(f.to_string());
+            }
+            if let Some(m) = spec.sync_method {
+                words.push(format!("sync_method {m}"));
+            }
+            if let Some(r) = spec.rate_iops {
+                words.push(format!("{r} I/Os a second per thread"));
+            }
+            let _ = writeln!(
+                s,
+                "    {:<18} phase {} {}",
+                w.name,
+                w.phase,
+                words.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nMinimum budget for a verdict that is not PRELIMINARY: {}{}",
+        dur(minimum),
+        if cfg.time < minimum {
+            format!(" (--time {} is under it)", dur(cfg.time))
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "\nRules (--dbms {}, --rules {}):",
+        dbms.name(),
+        cfg.rules.name()
+    );
+    for (id, line) in super::rules::summary(dbms, cfg.rules) {
+        let _ = writeln!(s, "  {:<20} {line}", id.as_str());
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dbms::Dbms;
+    use crate::qualify::rules::RuleSet;
+    use crate::qualify::{QualifyConfig, RoleArg};
+    use crate::verdict::Role;
+
+    #[test]
+    fn the_plan_names_the_database_its_settings_roles_profiles_and_rules() {
+        let a = tempfile::tempdir().unwrap();
+        let cfg = |dbms| QualifyConfig {
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: std::time::Duration::from_secs(600),
+            size: 1 << 30,
+            engine: crate::workload::EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+            dbms,
+        };
+        let t = plan_text(&cfg(Dbms::Postgresql)).unwrap();
+        assert!(
+            t.starts_with("iosim qualify --plan: PostgreSQL (--dbms postgresql), budget 600s, rules classic\n"),
+            "{t}"
+        );
+        for want in [
+            "  wal_sync_method=fdatasync ",
+            "  full_page_writes=on ",
+            "  wal      ",
+            "  postgresql-oltp (data on data, wal on wal)",
+            "sync_method fdatasync",
+            "  flush-latency ",
+            "Minimum budget for a verdict that is not PRELIMINARY: 131s",
+        ] {
+            assert!(t.contains(want), "{want:?} in\n{t}");
+        }
+        let t = plan_text(&cfg(Dbms::Etcd)).unwrap();
+        assert!(t.contains("  etcd-wal-fsync "), "{t}");
+        assert!(t.contains("  backend  "), "{t}");
+        assert!(t.contains("wal write 4KiB over qd=1..32x2"), "{t}");
+        let t = plan_text(&cfg(Dbms::Oracle)).unwrap();
+        assert!(t.contains("built from its documentation only"), "{t}");
+        // Nothing was created.
+        assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
+    }
 }

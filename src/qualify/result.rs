@@ -2,15 +2,18 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::databases::Setting;
 use super::plan::Location;
 use super::references;
 use super::rules::{RoleVerdict, RuleSet, Verdict};
 use super::system;
+use crate::dbms::Dbms;
 use crate::runner::RunResult;
 use crate::stats::{Percentile, SlowIos};
 use crate::sysmon::check::WarningCode;
 use crate::sysmon::procs::CpuAttribution;
 use crate::verdict::Role;
+use crate::workload::{CacheMode, FlushKind};
 
 /// One stage's time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -67,6 +70,60 @@ pub struct Measure {
     pub ios_over_15s: u64,
     /// I/O errors.
     pub errors: u64,
+    /// How it opened its file (absent in results from before it was kept:
+    /// every measure was then direct).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheMode>,
+    /// The flushes it asked for (`fsync`/`fdatasync` every N writes, or a
+    /// sync method that flushes), with their times when the run took them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<FlushMeasure>,
+}
+
+/// The flushes of a measured workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlushMeasure {
+    /// `fsync` or `fdatasync`.
+    pub kind: FlushKind,
+    /// Writes of a thread between two flushes.
+    pub every: u32,
+    /// Flushes timed; 0 when the runner that measured did not time them
+    /// (the rules about flushes then say so instead of judging).
+    pub ios: u64,
+    /// Mean flush latency, µs.
+    pub mean_us: f64,
+    /// p99 flush latency, µs.
+    pub p99_us: f64,
+    /// p99.9 flush latency, µs.
+    pub p999_us: f64,
+    /// Slowest flush, µs.
+    pub max_us: f64,
+}
+
+impl FlushMeasure {
+    /// The flushes `r` asked for and what it measured of them (None: it asked for none).
+    pub fn of(r: &RunResult) -> Option<FlushMeasure> {
+        let asked = r
+            .config
+            .flush
+            .or_else(|| r.config.sync_method.and_then(|m| m.flush()))?;
+        let times = r.total.flush.as_ref().filter(|f| f.ios > 0);
+        let l = times.map(|f| &f.latency_us);
+        Some(FlushMeasure {
+            kind: asked.kind,
+            every: asked.every,
+            ios: times.map_or(0, |f| f.ios),
+            mean_us: l.map_or(0.0, |l| l.mean),
+            p99_us: l.map_or(0.0, |l| l.p(Percentile::P99)),
+            p999_us: l.map_or(0.0, |l| l.p(Percentile::P99_9)),
+            max_us: l.map_or(0.0, |l| l.max),
+        })
+    }
+
+    /// Timed by the run.
+    pub fn timed(&self) -> bool {
+        self.ios > 0
+    }
 }
 
 impl Measure {
@@ -95,7 +152,22 @@ impl Measure {
             ios_over_1s: slow.over_1s,
             ios_over_15s: slow.over_15s,
             errors: r.errors.count,
+            cache: Some(r.config.cache),
+            flush: FlushMeasure::of(r),
         }
+    }
+
+    /// Its reads reach the storage each time (direct I/O; absent in old
+    /// results, which were all direct): a buffered read the page cache
+    /// answers says nothing about the storage.
+    pub fn reads_reach_storage(&self) -> bool {
+        self.cache.is_none_or(CacheMode::is_direct)
+    }
+
+    /// Its writes reach the storage each time (direct I/O, or opened
+    /// O_DSYNC by the cache mode): a buffered write waits for nothing.
+    pub fn writes_reach_storage(&self) -> bool {
+        self.cache.is_none_or(|c| c.is_direct() || c.is_sync())
     }
 
     /// I/Os it completed.
@@ -105,10 +177,15 @@ impl Measure {
 }
 
 /// A run's I/Os over 1 s and 15 s: its stored latency histograms (the
-/// measured window), plus those still in flight when the window closed.
+/// measured window; flushes count as I/Os), plus those still in flight when
+/// the window closed.
 fn run_slow_ios(r: &RunResult) -> SlowIos {
-    let mut s = if r.total.total.latency_us.max > crate::stats::SLOW_IO_NS as f64 / 1000.0 {
-        SlowIos::of_encoded(&[&r.histograms.read, &r.histograms.write])
+    let flush_max = r.total.flush.as_ref().map_or(0.0, |f| f.latency_us.max);
+    let max = r.total.total.latency_us.max.max(flush_max);
+    let mut s = if max > crate::stats::SLOW_IO_NS as f64 / 1000.0 {
+        let mut hs = vec![r.histograms.read.as_str(), r.histograms.write.as_str()];
+        hs.extend(r.histograms.flush.as_deref());
+        SlowIos::of_encoded(&hs)
     } else {
         SlowIos::default()
     };
@@ -118,10 +195,11 @@ fn run_slow_ios(r: &RunResult) -> SlowIos {
     s
 }
 
-/// A run's slowest I/O, µs, those in flight when its window closed included.
+/// A run's slowest I/O or flush, µs, those in flight when its window closed included.
 fn run_max_us(r: &RunResult) -> f64 {
     let late = r.slow_after_window.map_or(0.0, |l| l.max_us);
-    r.total.total.latency_us.max.max(late)
+    let flush = r.total.flush.as_ref().map_or(0.0, |f| f.latency_us.max);
+    r.total.total.latency_us.max.max(late).max(flush)
 }
 
 /// The slowest I/O seen on one role's location over the quick corners,
@@ -395,6 +473,13 @@ pub struct QualifyResult {
     /// The latency table that judged it (`classic` in results from before there was a choice).
     #[serde(default)]
     pub rules: RuleSet,
+    /// The database qualified for (`sqlserver` in results from before there was a choice).
+    #[serde(default)]
+    pub dbms: Dbms,
+    /// The database settings its workloads assume (`wal_sync_method=fdatasync`),
+    /// each with what it does and its source (empty in results from before they were kept).
+    #[serde(default)]
+    pub settings: Vec<Setting>,
     /// The self-checks found nothing that makes the numbers untrue.
     pub trustworthy: bool,
     /// Per role.

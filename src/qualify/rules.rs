@@ -22,6 +22,17 @@
 //! | `sim-errors` | any error the simulator's page and log checks found | - | any | [SQLIOSim] |
 //! | `sim-missing` | the simulator did not complete a cycle | yes | - | [SQLIOSim] |
 //! | `untrusted` | a self-check says the numbers measure something else (a cache, the CPU, holes...) | yes | - | iosim self-checks |
+//! | `flush-latency` | mean flush latency of the log's commits (`fsync`/`fdatasync` per commit; not SQL Server, whose log writes are write-through) | as `log-latency` | as `log-latency` | [iosim-bands] |
+//! | `etcd-wal-fsync` | p99 of etcd's WAL fdatasync (the slowest with fewer than 100) | - | above 10 ms | [etcd-fio] |
+//! | `etcd-backend-commit` | p99 of etcd's backend commit flush | above 25 ms | above 250 ms | [etcd-commit], [etcd-alerts] |
+//! | `flush-not-measured` | a workload whose flushes a rule judges ran on a runner that did not time them | yes | - | iosim self-checks |
+//!
+//! Which rules and sources apply depends on the database (`--dbms`): for
+//! one that publishes no latency target (PostgreSQL, MySQL/MariaDB, Oracle)
+//! the latency rules cite iosim's general bands ([`GENERAL_BANDS`]) instead of
+//! SQL Server's guidance; etcd's flushes are judged by its own targets. A
+//! buffered read or write the page cache answers is not judged: only what
+//! reaches the storage (direct I/O, O_DSYNC writes, flushes).
 //!
 //! The latency limits (means, tails, knee) come from one of two tables,
 //! [`RuleSet::Classic`] (the default) and [`RuleSet::Flash`] (`--rules
@@ -30,8 +41,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::dbms::Dbms;
 use crate::sysmon::check::WarningCode;
 use crate::verdict::{Direction, Role};
+use crate::workload::FlushKind;
 
 /// The three answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -149,8 +162,35 @@ pub const SELF_CHECK: Source = Source {
     url: "",
 };
 
-/// Every source the rules and the latency tables cite: the report's
-/// references list. A new `Source` above belongs here too (a test checks).
+/// iosim's general latency bands, cited for a database that publishes no
+/// storage latency target of its own.
+pub const GENERAL_BANDS: Source = Source {
+    tag: "[iosim-bands]",
+    title: "iosim's general latency bands: the limits of the --rules table (classic or flash), drawn from SQL Server's published guidance ([Randal], [DiskSpd-SQL], [MS-2012], [MS-IO], [MS-833]) and applied to a database whose documentation publishes no storage latency target",
+    url: "",
+};
+/// The fio check etcd's hardware page links to.
+pub const ETCD_FIO: Source = Source {
+    tag: "[etcd-fio]",
+    title: "Matteo Olivi and Mike Spreitzer (IBM Cloud blog, 2019), Using Fio to Tell Whether Your Storage is Fast Enough for Etcd, linked from etcd's hardware recommendations: the 99th percentile of the WAL's fdatasync should be under 10 ms",
+    url: "https://www.ibm.com/cloud/blog/using-fio-to-tell-whether-your-storage-is-fast-enough-for-etcd",
+};
+/// etcd's own alerting rules.
+pub const ETCD_ALERTS: Source = Source {
+    tag: "[etcd-alerts]",
+    title: "etcd's alerting rules (contrib/mixin, release 3.5): etcdHighCommitDurations warns when the backend commit's p99 is over 0.25 s, etcdHighFsyncDurations when the WAL fsync's p99 is over 0.5 s",
+    url: "https://github.com/etcd-io/etcd/blob/release-3.5/contrib/mixin/mixin.libsonnet",
+};
+/// The 25 ms backend-commit rule of thumb (no address: etcd does not publish it).
+pub const ETCD_COMMIT: Source = Source {
+    tag: "[etcd-commit]",
+    title: "rule of thumb repeated in etcd operators' guidance, not in etcd's own documentation: the backend commit's p99 under 25 ms",
+    url: "",
+};
+
+/// Every source the rules and the latency tables cite. A new `Source`
+/// above belongs here too (a test checks); [`sources_for`] picks those of
+/// one database for the report's references list.
 pub const SOURCES: &[Source] = &[
     RANDAL,
     DISKSPD_SQL,
@@ -163,7 +203,56 @@ pub const SOURCES: &[Source] = &[
     AZURE_PV2,
     MARKS_CACHE,
     SELF_CHECK,
+    GENERAL_BANDS,
+    ETCD_FIO,
+    ETCD_ALERTS,
+    ETCD_COMMIT,
 ];
+
+/// SQL Server's own guidance: cited as is for SQL Server, through
+/// [`GENERAL_BANDS`] for the other databases.
+const SQL_SERVER_GUIDANCE: [&str; 8] = [
+    RANDAL.tag,
+    DISKSPD_SQL.tag,
+    MS_IO.tag,
+    MS_2012.tag,
+    LOG_VS_DATA.tag,
+    MS_833.tag,
+    DELL_FLASH.tag,
+    AZURE_PV2.tag,
+];
+
+/// The sources the rules of a qualification for `dbms` can cite.
+pub fn sources_for(dbms: Dbms) -> Vec<Source> {
+    SOURCES
+        .iter()
+        .copied()
+        .filter(|s| match dbms {
+            Dbms::Sqlserver => ![
+                GENERAL_BANDS.tag,
+                ETCD_FIO.tag,
+                ETCD_ALERTS.tag,
+                ETCD_COMMIT.tag,
+            ]
+            .contains(&s.tag),
+            Dbms::Etcd => !SQL_SERVER_GUIDANCE.contains(&s.tag),
+            _ => {
+                !SQL_SERVER_GUIDANCE.contains(&s.tag)
+                    && ![ETCD_FIO.tag, ETCD_ALERTS.tag, ETCD_COMMIT.tag].contains(&s.tag)
+            }
+        })
+        .collect()
+}
+
+/// The source a rule cites for `dbms`: SQL Server's guidance is cited
+/// through iosim's general bands for the other databases.
+pub fn cite(dbms: Dbms, s: Source) -> Source {
+    if dbms != Dbms::Sqlserver && SQL_SERVER_GUIDANCE.contains(&s.tag) {
+        GENERAL_BANDS
+    } else {
+        s
+    }
+}
 /// Howard Marks on measuring storage, not its cache.
 pub const MARKS_CACHE: Source = Source {
     tag: "[Marks-cache]",
@@ -194,6 +283,12 @@ pub const SHARED_LOG_RATIO: f64 = 1.2;
 pub const MIN_IOS_P99: u64 = 100;
 /// p99.9 is judged on a workload with at least this many I/Os (with fewer it is the maximum).
 pub const MIN_IOS_P999: u64 = 1000;
+/// etcd's WAL fdatasync p99: NOT FIT above (ms) [etcd-fio].
+pub const ETCD_WAL_FSYNC_MS: f64 = 10.0;
+/// etcd's backend commit p99: warning above (ms) [etcd-commit].
+pub const ETCD_COMMIT_WARN_MS: f64 = 25.0;
+/// etcd's backend commit p99: NOT FIT above (ms), etcd's own alert [etcd-alerts].
+pub const ETCD_COMMIT_FAIL_MS: f64 = 250.0;
 
 /// A limit in ms: above it, a reason of this level citing this source.
 pub type Band = (f64, Level, Source);
@@ -347,6 +442,18 @@ pub enum RuleId {
     /// `untrusted`: a self-check says the numbers measure something else.
     #[serde(rename = "untrusted")]
     Untrusted,
+    /// `flush-latency`: mean latency of the log's commit flushes.
+    #[serde(rename = "flush-latency")]
+    FlushLatency,
+    /// `etcd-wal-fsync`: p99 of etcd's WAL fdatasync.
+    #[serde(rename = "etcd-wal-fsync")]
+    EtcdWalFsync,
+    /// `etcd-backend-commit`: p99 of etcd's backend commit flush.
+    #[serde(rename = "etcd-backend-commit")]
+    EtcdBackendCommit,
+    /// `flush-not-measured`: flushes a rule judges were not timed.
+    #[serde(rename = "flush-not-measured")]
+    FlushNotMeasured,
     /// A rule this iosim does not know (from a document of another
     /// version), kept as it was read.
     #[serde(untagged)]
@@ -373,6 +480,10 @@ impl RuleId {
             RuleId::SimMissing => "sim-missing",
             RuleId::CacheSizedTest => "cache-sized-test",
             RuleId::Untrusted => "untrusted",
+            RuleId::FlushLatency => "flush-latency",
+            RuleId::EtcdWalFsync => "etcd-wal-fsync",
+            RuleId::EtcdBackendCommit => "etcd-backend-commit",
+            RuleId::FlushNotMeasured => "flush-not-measured",
             RuleId::Other(s) => s,
         }
     }
@@ -513,6 +624,25 @@ pub struct TailFact {
     pub max_us: f64,
 }
 
+/// The flushes of a workload, timed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlushFact {
+    /// What ran (`etcd-wal wal-append`).
+    pub what: String,
+    /// `fsync` or `fdatasync`.
+    pub kind: FlushKind,
+    /// Flushes timed.
+    pub ios: u64,
+    /// Mean, µs.
+    pub mean_us: f64,
+    /// p99, µs.
+    pub p99_us: f64,
+    /// p99.9, µs.
+    pub p999_us: f64,
+    /// The slowest, µs.
+    pub max_us: f64,
+}
+
 /// Slow I/Os on a location, over every measurement (quick corners, sweeps, profiles).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SlowFact {
@@ -609,6 +739,10 @@ pub struct RoleFacts {
     pub sim_slow: SimSlowFact,
     /// The test file against the cache (None: its size is not known).
     pub cache: Option<CacheFact>,
+    /// The flushes of the profiles' workloads on this location, timed.
+    pub flushes: Vec<FlushFact>,
+    /// Workloads on this location that asked for flushes the runner did not time.
+    pub flush_untimed: Vec<String>,
 }
 
 /// Everything the rules look at.
@@ -628,6 +762,8 @@ pub struct Facts {
     pub commit_with_data_us: Option<f64>,
     /// The latency table.
     pub rules: RuleSet,
+    /// The database qualified for.
+    pub dbms: Dbms,
 }
 
 fn ms(us: f64) -> String {
@@ -651,8 +787,25 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
     judge_role_with(f, sim_completed, RuleSet::Classic)
 }
 
-/// Judges one role by the table `rules`.
+/// Judges one role by the table `rules`, for SQL Server.
 pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSet) -> RoleVerdict {
+    judge_role_for(f, sim_completed, rules, Dbms::Sqlserver)
+}
+
+/// A role's flushes are judged: the log's (a commit waits for them) and
+/// etcd's backend commits (its own target); a data file's other flushes
+/// are background writeback, judged only when they stall.
+pub fn flushes_judged(dbms: Dbms, role: Role) -> bool {
+    role == Role::Log || dbms == Dbms::Etcd
+}
+
+/// Judges one role by the table `rules` and the database's own rules.
+pub fn judge_role_for(
+    f: &RoleFacts,
+    sim_completed: Option<bool>,
+    rules: RuleSet,
+    dbms: Dbms,
+) -> RoleVerdict {
     let mut r = Vec::new();
     let role = f.role;
     let t = rules.table();
@@ -685,6 +838,24 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
     for tail in &f.tails {
         r.extend(tail_reason(role, tail, t));
     }
+    if flushes_judged(dbms, role) {
+        for fl in &f.flushes {
+            r.extend(flush_reasons(dbms, role, fl, t));
+        }
+        if !f.flush_untimed.is_empty() {
+            r.push(Reason::new(
+                role,
+                Level::Warning,
+                RuleId::FlushNotMeasured,
+                format!(
+                    "{}: flushes asked for, not timed by this iosim's runner",
+                    f.flush_untimed.join(", ")
+                ),
+                "the rules about this location's flushes (commit latency) were not judged: qualify again with an iosim whose runner times flushes".into(),
+                SELF_CHECK,
+            ));
+        }
+    }
     if let Some(k) = &f.knee {
         let m = k.mean_us / 1000.0;
         let measured = format!(
@@ -703,7 +874,7 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             t.data_mean,
         ));
     }
-    r.extend(slow_reasons(role, &f.slow, &f.sim_slow));
+    r.extend(slow_reasons(dbms, role, &f.slow, &f.sim_slow));
     for t in &f.throughput {
         if t.reference_mib_s > 0.0 && t.mib_s < DEEP_SHARE * t.reference_mib_s {
             r.push(Reason::new(
@@ -780,6 +951,14 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
             SELF_CHECK,
         ));
     }
+    for x in &mut r {
+        let s = cite(dbms, by_tag(&x.source_tag));
+        if s.tag != x.source_tag {
+            x.source_tag = s.tag.into();
+            x.source = s.title.into();
+            x.url = s.url.into();
+        }
+    }
     let verdict = if r.iter().any(|x| x.level == Level::Fail) {
         Verdict::NotFit
     } else if r.is_empty() {
@@ -791,6 +970,88 @@ pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSe
         role,
         verdict,
         reasons: r,
+    }
+}
+
+/// The source of `tag` among [`SOURCES`] (the self-check's when unknown).
+fn by_tag(tag: &str) -> Source {
+    SOURCES
+        .iter()
+        .copied()
+        .find(|s| s.tag == tag)
+        .unwrap_or(SELF_CHECK)
+}
+
+/// The reasons of one workload's flushes on a role whose flushes are judged
+/// ([`flushes_judged`]): etcd's own targets, or for the other databases the
+/// mean against the log's band and the tail as a log write's.
+fn flush_reasons(dbms: Dbms, role: Role, f: &FlushFact, t: &RuleTable) -> Vec<Reason> {
+    let what = format!("{} {}", f.what, f.kind.name());
+    // With too few flushes for a p99 the slowest stands for it.
+    let (label, us) = if f.ios >= MIN_IOS_P99 {
+        ("p99", f.p99_us)
+    } else {
+        ("max", f.max_us)
+    };
+    let measured = format!(
+        "{what} {label} {} ({} flushes{})",
+        ms(us),
+        f.ios,
+        if f.ios >= MIN_IOS_P99 {
+            ""
+        } else {
+            ": too few for a p99, the slowest stands for it"
+        }
+    );
+    let m = us / 1000.0;
+    match (dbms, role) {
+        (Dbms::Etcd, Role::Log) => banded(
+            role,
+            RuleId::EtcdWalFsync,
+            m,
+            measured,
+            ": etcd's WAL needs its fdatasync's p99 under 10 ms",
+            &[(ETCD_WAL_FSYNC_MS, Level::Fail, ETCD_FIO)],
+        )
+        .into_iter()
+        .collect(),
+        (Dbms::Etcd, _) => banded(
+            role,
+            RuleId::EtcdBackendCommit,
+            m,
+            measured,
+            " for etcd's backend commit",
+            &[
+                (ETCD_COMMIT_FAIL_MS, Level::Fail, ETCD_ALERTS),
+                (ETCD_COMMIT_WARN_MS, Level::Warning, ETCD_COMMIT),
+            ],
+        )
+        .into_iter()
+        .collect(),
+        _ => {
+            let mut r: Vec<Reason> = banded(
+                role,
+                RuleId::FlushLatency,
+                f.mean_us / 1000.0,
+                format!("{what} mean {}", ms(f.mean_us)),
+                " for a commit's flush",
+                t.log_mean,
+            )
+            .into_iter()
+            .collect();
+            r.extend(tail_reason(
+                Role::Log,
+                &TailFact {
+                    what,
+                    ios: f.ios,
+                    p99_us: f.p99_us,
+                    p999_us: f.p999_us,
+                    max_us: f.max_us,
+                },
+                t,
+            ));
+            r
+        }
     }
 }
 
@@ -855,7 +1116,7 @@ fn secs(us: f64) -> String {
 /// The slow- and stalled-I/O reasons: over 15 s fails (SQL Server's error
 /// 833), over 1 s warns (Microsoft: such systems need optimization); the
 /// simulator's the same, with its long-I/O monitor.
-fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
+fn slow_reasons(dbms: Dbms, role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
     let mut r = Vec::new();
     let slowest = || {
         format!(
@@ -878,7 +1139,11 @@ fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
                 m.over_15s,
                 slowest()
             ),
-            "any I/O over 15 s: SQL Server logs error 833 for it".into(),
+            if dbms == Dbms::Sqlserver {
+                "any I/O over 15 s: SQL Server logs error 833 for it".into()
+            } else {
+                "any I/O over 15 s: a stalled I/O (SQL Server's error 833 threshold)".into()
+            },
             MS_833,
         ));
     } else if m.over_1s > 0 {
@@ -933,12 +1198,148 @@ fn slow_reasons(role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<Reason> {
     r
 }
 
+/// The rules a qualification for `dbms` applies with the table `set`, one
+/// line each: what it judges, its limits and the sources it cites (`iosim
+/// qualify --plan` prints them).
+pub fn summary(dbms: Dbms, set: RuleSet) -> Vec<(RuleId, String)> {
+    let t = set.table();
+    let tags = |bands: &[Band]| {
+        let mut v: Vec<&str> = Vec::new();
+        for b in bands {
+            let tag = cite(dbms, b.2).tag;
+            if !v.contains(&tag) {
+                v.push(tag);
+            }
+        }
+        v.join(", ")
+    };
+    let limits = |bands: &[Band]| {
+        let w = bands.iter().rev().find(|b| b.1 == Level::Warning);
+        let f = bands.iter().find(|b| b.1 == Level::Fail);
+        let mut s = Vec::new();
+        if let Some(w) = w {
+            s.push(format!("warning above {} ms", w.0));
+        }
+        if let Some(f) = f {
+            s.push(format!("NOT FIT above {} ms", f.0));
+        }
+        format!("{} ({})", s.join(", "), tags(bands))
+    };
+    let mut v = vec![
+        (
+            RuleId::DataLatency,
+            format!(
+                "mean latency of the data workloads whose I/O reaches the storage (direct or write-through): {}",
+                limits(t.data_mean)
+            ),
+        ),
+        (
+            RuleId::LogLatency,
+            format!(
+                "mean write latency of the log workloads whose writes reach the storage: {}",
+                limits(t.log_mean)
+            ),
+        ),
+        (
+            RuleId::TailP99,
+            format!(
+                "p99 (tail-p99), p99.9 (tail-p99.9) and slowest (tail-max) of the same workloads: data p99 {}; log p99 {}; slowest {}",
+                limits(t.data_p99),
+                limits(t.log_p99),
+                limits(t.max)
+            ),
+        ),
+    ];
+    match dbms {
+        Dbms::Sqlserver => {}
+        Dbms::Etcd => {
+            v.push((
+                RuleId::EtcdWalFsync,
+                format!(
+                    "p99 of the WAL's fdatasync (the slowest with fewer than {MIN_IOS_P99}): NOT FIT above {ETCD_WAL_FSYNC_MS} ms ({})",
+                    ETCD_FIO.tag
+                ),
+            ));
+            v.push((
+                RuleId::EtcdBackendCommit,
+                format!(
+                    "p99 of the backend commit's fdatasync: warning above {ETCD_COMMIT_WARN_MS} ms ({}), NOT FIT above {ETCD_COMMIT_FAIL_MS} ms ({})",
+                    ETCD_COMMIT.tag, ETCD_ALERTS.tag
+                ),
+            ));
+        }
+        _ => v.push((
+            RuleId::FlushLatency,
+            format!(
+                "mean latency of the log's commit flushes (fsync/fdatasync): {}; their p99, p99.9 and slowest as the log's tails",
+                limits(t.log_mean)
+            ),
+        )),
+    }
+    v.extend([
+        (
+            RuleId::KneeLatency,
+            format!(
+                "mean latency at the queue-depth sweep's knee: {}",
+                limits(t.data_mean)
+            ),
+        ),
+        (
+            RuleId::DeepThroughput,
+            format!(
+                "MiB/s of a deep-queue workload of 512 KiB+ blocks: warning below {:.0}% of the location's 1 MiB QD8 corner ({})",
+                DEEP_SHARE * 100.0,
+                cite(dbms, DISKSPD_SQL).tag
+            ),
+        ),
+        (
+            RuleId::SlowIo,
+            format!(
+                "I/Os and flushes over 1 s in any measurement: warning ({}); over 15 s (stalled-io): NOT FIT ({})",
+                cite(dbms, MS_IO).tag,
+                cite(dbms, MS_833).tag
+            ),
+        ),
+        (
+            RuleId::SimErrors,
+            format!(
+                "errors of the simulator's page and log checks (sim-errors), I/O errors (io-errors): NOT FIT; simulator I/Os over 1 s / 15 s (sim-slow-io, sim-long-io), no cycle completed (sim-missing) ({})",
+                SQLIOSIM.tag
+            ),
+        ),
+        (
+            RuleId::CacheSizedTest,
+            format!(
+                "a test file or device under 3x --cache-size, or without it under this host's memory: warning ({})",
+                MARKS_CACHE.tag
+            ),
+        ),
+        (
+            RuleId::Untrusted,
+            format!(
+                "a self-check says the numbers measure something else: warning, numbers not trustworthy ({})",
+                SELF_CHECK.tag
+            ),
+        ),
+    ]);
+    if dbms != Dbms::Sqlserver {
+        v.push((
+            RuleId::FlushNotMeasured,
+            format!(
+                "flushes a rule judges that the runner did not time: warning ({})",
+                SELF_CHECK.tag
+            ),
+        ));
+    }
+    v
+}
+
 /// The verdicts: per role, overall, and whether the numbers can be trusted.
 pub fn judge(f: &Facts) -> (Vec<RoleVerdict>, Verdict, bool) {
     let roles: Vec<RoleVerdict> = f
         .roles
         .iter()
-        .map(|r| judge_role_with(r, f.sim_completed, f.rules))
+        .map(|r| judge_role_for(r, f.sim_completed, f.rules, f.dbms))
         .collect();
     let overall = roles
         .iter()
@@ -986,7 +1387,7 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
                     "run with {}<={} on {}: beyond it latency grows {:.1}x for {:.0}% more IOPS",
                     k.param.to_uppercase(),
                     k.at,
-                    r.role.name(),
+                    f.dbms.role_name(r.role),
                     k.growth_after,
                     (k.max_iops / k.iops - 1.0).max(0.0) * 100.0
                 ));
@@ -1004,8 +1405,8 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             .iter_mut()
             .find(|x| x.0.device == c.device && x.0.size == c.size && x.1 == limit)
         {
-            Some(x) => x.3.push(r.role.name()),
-            None => small.push((c, limit, what, vec![r.role.name()])),
+            Some(x) => x.3.push(f.dbms.role_name(r.role)),
+            None => small.push((c, limit, what, vec![f.dbms.role_name(r.role)])),
         }
     }
     for (c, limit, what, roles) in small {
@@ -1039,8 +1440,8 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             continue;
         }
         match untrusted.iter_mut().find(|(c, _)| *c == codes) {
-            Some((_, roles)) => *roles = format!("{roles} and {}", r.role.name()),
-            None => untrusted.push((codes, r.role.name().to_string())),
+            Some((_, roles)) => *roles = format!("{roles} and {}", f.dbms.role_name(r.role)),
+            None => untrusted.push((codes, f.dbms.role_name(r.role).to_string())),
         }
     }
     for (codes, roles) in untrusted {
@@ -1090,6 +1491,8 @@ mod tests {
             slow: SlowFact::default(),
             sim_slow: SimSlowFact::default(),
             cache: None,
+            flushes: vec![],
+            flush_untimed: vec![],
         }
     }
 
@@ -1110,6 +1513,7 @@ mod tests {
             commit_alone_us: None,
             commit_with_data_us: None,
             rules: RuleSet::Classic,
+            dbms: Dbms::Sqlserver,
         }
     }
 
@@ -1650,12 +2054,205 @@ mod tests {
         assert_eq!(serde_json::to_string(&RuleSet::Flash).unwrap(), "\"flash\"");
     }
 
+    fn flush(what: &str, ios: u64, mean_ms: f64, p99_ms: f64, max_ms: f64) -> FlushFact {
+        FlushFact {
+            what: what.into(),
+            kind: FlushKind::Fdatasync,
+            ios,
+            mean_us: mean_ms * 1000.0,
+            p99_us: p99_ms * 1000.0,
+            p999_us: max_ms * 1000.0,
+            max_us: max_ms * 1000.0,
+        }
+    }
+
+    fn judge_etcd(f: &RoleFacts) -> RoleVerdict {
+        judge_role_for(f, Some(true), RuleSet::Classic, Dbms::Etcd)
+    }
+
+    #[test]
+    fn etcds_wal_fdatasync_p99_over_10_ms_is_not_fit() {
+        let mut wal = role(Role::Log);
+        // A fast WAL: p99 2.4 ms.
+        wal.flushes
+            .push(flush("etcd-wal wal-append", 20_000, 1.3, 2.4, 15.8));
+        let v = judge_etcd(&wal);
+        assert_eq!(v.verdict, Verdict::Fit, "{v:?}");
+        // A slow one: p99 12 ms.
+        wal.flushes[0].p99_us = 12_000.0;
+        let v = judge_etcd(&wal);
+        assert_eq!(v.verdict, Verdict::NotFit);
+        assert_eq!(v.reasons.len(), 1, "{v:?}");
+        let x = &v.reasons[0];
+        assert_eq!(x.rule, RuleId::EtcdWalFsync);
+        assert_eq!(x.source_tag, "[etcd-fio]");
+        assert!(is_absolute(&x.url));
+        assert_eq!(
+            x.line().split(" (etcd-wal-fsync").next().unwrap(),
+            "etcd-wal wal-append fdatasync p99 12.0 ms (20000 flushes): above 10 ms: etcd's WAL needs its fdatasync's p99 under 10 ms"
+        );
+        // Exactly 10 ms is under the limit ("less than" is met by equal within the histogram).
+        wal.flushes[0].p99_us = 10_000.0;
+        assert_eq!(judge_etcd(&wal).verdict, Verdict::Fit);
+        // Too few flushes for a p99: the slowest stands for it.
+        wal.flushes[0] = flush("etcd-wal wal-append", 40, 1.0, 2.0, 11.0);
+        let v = judge_etcd(&wal);
+        assert_eq!(v.verdict, Verdict::NotFit);
+        assert!(v.reasons[0]
+            .measured
+            .contains("max 11.0 ms (40 flushes: too few for a p99"));
+        // The same flushes on SQL Server's rules are not judged by etcd's target.
+        let v = judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::Sqlserver);
+        assert!(v.reasons.iter().all(|x| x.rule != RuleId::EtcdWalFsync));
+    }
+
+    #[test]
+    fn etcds_backend_commit_warns_over_25_ms_and_fails_over_250() {
+        let mut backend = role(Role::Data);
+        backend
+            .flushes
+            .push(flush("etcd-wal backend-commit", 3_000, 4.0, 20.0, 40.0));
+        assert_eq!(judge_etcd(&backend).verdict, Verdict::Fit);
+        backend.flushes[0].p99_us = 30_000.0;
+        let v = judge_etcd(&backend);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        assert_eq!(v.reasons[0].rule, RuleId::EtcdBackendCommit);
+        assert_eq!(v.reasons[0].source_tag, "[etcd-commit]");
+        backend.flushes[0].p99_us = 300_000.0;
+        let v = judge_etcd(&backend);
+        assert_eq!(v.verdict, Verdict::NotFit);
+        assert_eq!(v.reasons[0].source_tag, "[etcd-alerts]");
+        // A data file's flushes of another database are background writeback:
+        // judged only when they stall.
+        let v = judge_role_for(&backend, Some(true), RuleSet::Classic, Dbms::Postgresql);
+        assert_eq!(v.verdict, Verdict::Fit, "{v:?}");
+    }
+
+    #[test]
+    fn a_databases_without_latency_targets_cite_iosims_general_bands() {
+        // PostgreSQL's WAL: commit flushes judged against the log band.
+        let mut wal = role(Role::Log);
+        wal.flushes
+            .push(flush("postgresql-oltp wal-commit", 9_000, 3.0, 6.0, 9.0));
+        let v = judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::Postgresql);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings, "{v:?}");
+        assert_eq!(v.reasons[0].rule, RuleId::FlushLatency);
+        assert_eq!(v.reasons[0].source_tag, "[iosim-bands]");
+        assert!(v.reasons[0]
+            .source
+            .starts_with("iosim's general latency bands"));
+        assert!(v.reasons[0].line().starts_with(
+            "postgresql-oltp wal-commit fdatasync mean 3.00 ms: above 2 ms for a commit's flush"
+        ));
+        wal.flushes[0].mean_us = 5_000.0;
+        assert_eq!(
+            judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::Postgresql).verdict,
+            Verdict::NotFit
+        );
+        // MySQL's data pages (direct): the data band, cited through iosim's bands.
+        let mut d = role(Role::Data);
+        d.latency
+            .push(lat("mysql-oltp pages-16k", Direction::Read, 12.0));
+        d.slow.over_15s = 1;
+        d.slow.max_us = 16e6;
+        let v = judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::Mysql);
+        let tags: Vec<&str> = v.reasons.iter().map(|x| x.source_tag.as_str()).collect();
+        assert_eq!(tags, ["[iosim-bands]", "[iosim-bands]"], "{v:?}");
+        assert!(v.reasons[1]
+            .limit
+            .contains("SQL Server's error 833 threshold"));
+        // The same facts for SQL Server cite its own guidance.
+        let v = judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::Sqlserver);
+        let tags: Vec<&str> = v.reasons.iter().map(|x| x.source_tag.as_str()).collect();
+        assert_eq!(tags, ["[Randal]", "[MS-833]"]);
+        // Every source a database's rules cite is in its references list.
+        let common = [
+            RANDAL,
+            DISKSPD_SQL,
+            MS_IO,
+            MS_2012,
+            LOG_VS_DATA,
+            MS_833,
+            DELL_FLASH,
+            AZURE_PV2,
+            SQLIOSIM,
+            MARKS_CACHE,
+            SELF_CHECK,
+        ];
+        for dbms in Dbms::ALL {
+            let listed = sources_for(dbms);
+            let mut cited: Vec<Source> = common.iter().map(|s| cite(dbms, *s)).collect();
+            if dbms == Dbms::Etcd {
+                cited.extend([ETCD_FIO, ETCD_ALERTS, ETCD_COMMIT]);
+            }
+            for c in cited {
+                assert!(
+                    listed.iter().any(|x| x.tag == c.tag),
+                    "{dbms}: cites {} but does not list it",
+                    c.tag
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn flushes_a_rule_judges_but_nobody_timed_warn() {
+        let mut wal = role(Role::Log);
+        wal.flush_untimed.push("etcd-wal wal-append".into());
+        let v = judge_etcd(&wal);
+        assert_eq!(v.verdict, Verdict::FitWithWarnings);
+        assert_eq!(v.reasons[0].rule, RuleId::FlushNotMeasured);
+        assert!(v.reasons[0]
+            .measured
+            .starts_with("etcd-wal wal-append: flushes asked for, not timed"));
+        // A data file's background flushes: no rule would judge them, no warning.
+        let mut d = role(Role::Data);
+        d.flush_untimed
+            .push("postgresql-checkpoint checkpoint-8k".into());
+        assert_eq!(
+            judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::Postgresql).verdict,
+            Verdict::Fit
+        );
+    }
+
+    #[test]
+    fn each_database_lists_its_rules() {
+        let ids = |d| {
+            summary(d, RuleSet::Classic)
+                .into_iter()
+                .map(|x| x.0)
+                .collect::<Vec<_>>()
+        };
+        assert!(ids(Dbms::Etcd).contains(&RuleId::EtcdWalFsync));
+        assert!(!ids(Dbms::Etcd).contains(&RuleId::FlushLatency));
+        assert!(ids(Dbms::Postgresql).contains(&RuleId::FlushLatency));
+        assert!(!ids(Dbms::Sqlserver).contains(&RuleId::FlushNotMeasured));
+        let pg = summary(Dbms::Postgresql, RuleSet::Classic);
+        assert!(
+            pg[0]
+                .1
+                .ends_with("warning above 10 ms, NOT FIT above 20 ms ([iosim-bands])"),
+            "{}",
+            pg[0].1
+        );
+        let sql = summary(Dbms::Sqlserver, RuleSet::Flash);
+        assert!(
+            sql[0]
+                .1
+                .ends_with("warning above 1 ms, NOT FIT above 5 ms ([Randal], [Dell-flash])"),
+            "{}",
+            sql[0].1
+        );
+    }
+
     #[test]
     fn rule_ids_read_and_write_their_text() {
         for (id, text) in [
             (RuleId::LogLatency, "log-latency"),
             (RuleId::TailP99_9, "tail-p99.9"),
             (RuleId::CacheSizedTest, "cache-sized-test"),
+            (RuleId::EtcdWalFsync, "etcd-wal-fsync"),
+            (RuleId::FlushNotMeasured, "flush-not-measured"),
             (RuleId::Other("retired-rule".into()), "retired-rule"),
         ] {
             assert_eq!(id.as_str(), text);

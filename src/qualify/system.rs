@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::Location;
+use crate::dbms::Dbms;
 use crate::sysmon::host::HostInfo;
 use crate::sysmon::mounts::{DeviceInfo, Resolution};
 use crate::sysmon::storage::{vendor_words, StorageFacts, Underlying};
@@ -199,8 +200,12 @@ fn underlying_words(u: &Underlying) -> String {
     }
 }
 
-/// The rows (label, value) of one location.
-pub fn location_rows(l: &LocationSystem, earlier: &[LocationSystem]) -> Vec<(String, String)> {
+/// The rows (label, value) of one location, its role named as `dbms` names it.
+pub fn location_rows(
+    l: &LocationSystem,
+    earlier: &[LocationSystem],
+    dbms: Dbms,
+) -> Vec<(String, String)> {
     let mut rows = Vec::new();
     let what = if l.device {
         format!(
@@ -220,12 +225,15 @@ pub fn location_rows(l: &LocationSystem, earlier: &[LocationSystem]) -> Vec<(Str
             }
         )
     };
-    rows.push((l.role.name().to_string(), what));
+    rows.push((dbms.role_name(l.role).to_string(), what));
     if let Some(e) = earlier
         .iter()
         .find(|e| e.storage.device == l.storage.device && e.storage.mount == l.storage.mount)
     {
-        rows.push(("storage".into(), format!("the same as {}'s", e.role.name())));
+        rows.push((
+            "storage".into(),
+            format!("the same as {}'s", dbms.role_name(e.role)),
+        ));
         return rows;
     }
     rows.push(("device".into(), resolution_words(&l.storage.device)));
@@ -326,21 +334,21 @@ pub fn host_rows(s: &SystemUnderTest, budget_s: f64) -> Vec<(String, String)> {
 }
 
 /// Every row: the host's, then each location's.
-fn all_rows(s: &SystemUnderTest, budget_s: f64) -> Vec<Vec<(String, String)>> {
+fn all_rows(s: &SystemUnderTest, budget_s: f64, dbms: Dbms) -> Vec<Vec<(String, String)>> {
     let mut out = vec![host_rows(s, budget_s)];
     for (i, l) in s.locations.iter().enumerate() {
-        out.push(location_rows(l, &s.locations[..i]));
+        out.push(location_rows(l, &s.locations[..i], dbms));
     }
     out
 }
 
 /// The text section (empty for a qualification stored before iosim kept it).
-pub fn text(s: &SystemUnderTest, budget_s: f64) -> String {
+pub fn text(s: &SystemUnderTest, budget_s: f64, dbms: Dbms) -> String {
     if s.locations.is_empty() && s.host.kernel.is_empty() {
         return String::new();
     }
     let mut out = String::from("System under test:\n");
-    for group in all_rows(s, budget_s) {
+    for group in all_rows(s, budget_s, dbms) {
         for (k, v) in group {
             let _ = writeln!(out, "  {k:<12} {v}");
         }
@@ -349,13 +357,13 @@ pub fn text(s: &SystemUnderTest, budget_s: f64) -> String {
 }
 
 /// The HTML section (`id="system"`).
-pub fn html(s: &SystemUnderTest, budget_s: f64) -> String {
+pub fn html(s: &SystemUnderTest, budget_s: f64, dbms: Dbms) -> String {
     let mut out = String::from("<section id=\"system\"><h2>System under test</h2>\n");
     if s.locations.is_empty() && s.host.kernel.is_empty() {
         out.push_str("<p class=\"note\">Not recorded: this qualification was stored by an iosim that did not keep it.</p></section>\n");
         return out;
     }
-    for (i, group) in all_rows(s, budget_s).into_iter().enumerate() {
+    for (i, group) in all_rows(s, budget_s, dbms).into_iter().enumerate() {
         let _ = write!(
             out,
             "<table class=\"sut\" data-sut=\"{}\">",
@@ -463,7 +471,7 @@ mod tests {
             }],
             locations: vec![loc(Role::Data, storage()), loc(Role::Log, storage())],
         };
-        let t = text(&s, 600.0);
+        let t = text(&s, 600.0, Dbms::Sqlserver);
         for want in [
             "  kernel       Linux 6.1.0\n",
             "  CPU          AMD EPYC (2 logical CPUs online)\n",
@@ -480,7 +488,7 @@ mod tests {
         ] {
             assert!(t.contains(want), "missing {want:?} in\n{t}");
         }
-        let h = html(&s, 600.0);
+        let h = html(&s, 600.0, Dbms::Sqlserver);
         assert!(h.starts_with("<section id=\"system\">"));
         assert!(h.contains("data-sut=\"data\""), "{h}");
         assert!(h.contains("<th class=\"l\">under it</th>"), "{h}");
@@ -522,7 +530,7 @@ mod tests {
     #[test]
     fn an_old_document_without_the_section_loads_and_says_so() {
         let s: SystemUnderTest = serde_json::from_str("{}").unwrap();
-        assert_eq!(text(&s, 60.0), "");
-        assert!(html(&s, 60.0).contains("Not recorded"));
+        assert_eq!(text(&s, 60.0, Dbms::Sqlserver), "");
+        assert!(html(&s, 60.0, Dbms::Sqlserver).contains("Not recorded"));
     }
 }

@@ -43,11 +43,44 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
         );
         let _ = writeln!(s, "<p class=\"v PRELIM\">{}</p>", esc(&note));
     }
+    let settings: Vec<String> = r
+        .settings
+        .iter()
+        .map(|x| {
+            format!(
+                "<code title=\"{}\">{}</code> <a href=\"#{prefix}{}\">{}</a>",
+                esc(&x.means),
+                esc(&x.pair()),
+                super::references::anchor(&x.source_tag),
+                esc(&x.source_tag)
+            )
+        })
+        .collect();
     let _ = writeln!(
         s,
-        "<p>Judged by the <b>{}</b> latency table (<code>--rules {}</code>).</p>",
+        "<p data-dbms=\"{}\">Qualified for <b>{}</b> (<code>--dbms {}</code>){}.</p>",
+        r.dbms.name(),
+        esc(r.dbms.title()),
+        r.dbms.name(),
+        if settings.is_empty() {
+            String::new()
+        } else {
+            format!("; settings assumed: {}", settings.join(", "))
+        }
+    );
+    let _ = writeln!(
+        s,
+        "<p>Judged by the <b>{}</b> latency table (<code>--rules {}</code>){}.</p>",
         r.rules.name(),
-        r.rules.name()
+        r.rules.name(),
+        if r.dbms == crate::dbms::Dbms::Sqlserver {
+            String::new()
+        } else {
+            format!(
+                "; latency limits: {}",
+                esc(&super::databases::latency_guidance(r.dbms))
+            )
+        }
     );
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
@@ -85,7 +118,7 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
             "<tr class=\"role\" data-role=\"{}\" data-verdict=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\"><ul>{}</ul></td></tr>",
             v.role.name(),
             v.verdict.label(),
-            v.role.name(),
+            r.dbms.role_name(v.role),
             esc(&loc),
             badge(v.verdict),
             reasons.join("")
