@@ -401,11 +401,12 @@ struct Worker<'a> {
     /// The I/Os in flight when the window closed, timed to completion.
     late: SlowAfterWindow,
     /// The flush after every `flush_every` writes (`--fsync N`, `--fdatasync N`,
-    /// `--sync-method fsync|fdatasync`); `flush_every` 0: none.
+    /// `--sync-method fsync|fdatasync`); `flush_every` u64::MAX: none (one
+    /// comparison per I/O either way).
     flush_op: Op,
-    flush_every: u32,
-    /// Writes issued since the last flush.
-    unflushed: u32,
+    flush_every: u64,
+    /// Writes issued since the last flush (u64: never wraps into a flush).
+    unflushed: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -464,7 +465,9 @@ impl<'a> Worker<'a> {
             blocked: false,
             late: SlowAfterWindow::default(),
             flush_op: spec.effective_flush().map_or(Op::Fsync, |f| f.kind.op()),
-            flush_every: spec.effective_flush().map_or(0, |f| f.every),
+            flush_every: spec
+                .effective_flush()
+                .map_or(u64::MAX, |f| u64::from(f.every.max(1))),
             unflushed: 0,
         }
     }
@@ -511,7 +514,7 @@ impl<'a> Worker<'a> {
         let bs = self.bs;
         while let Some(slot) = self.io.free.pop() {
             let s = slot as usize;
-            if self.flush_every != 0 && self.unflushed >= self.flush_every {
+            if self.unflushed >= self.flush_every {
                 // The writes before it are issued: flush (fio's fsync=N). Not
                 // paced: a rate cap counts reads and writes.
                 self.unflushed = 0;
@@ -571,7 +574,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Hands one request in `slot` to the engine (its buffer is ready).
-    #[inline]
+    #[inline(always)]
     fn queue_one(
         &mut self,
         slot: u32,
@@ -695,7 +698,8 @@ impl<'a> Worker<'a> {
 
     /// Records the flush in slot `s`, completed `now` (in its own
     /// distribution: not an I/O of `--number-ios`, nor of the size mix).
-    #[inline]
+    /// Out of line: the loop of a workload without flushes stays as small.
+    #[inline(never)]
     fn flushed(&mut self, s: usize, ok: bool, result: i32, now: u64) {
         if !ok {
             self.failed(s, result);
