@@ -66,6 +66,7 @@ pub static BUILTIN: &[(&str, &str)] = &[
     ("oracle-oltp", include_str!("../profiles/oracle-oltp.toml")),
     ("oracle-scan", include_str!("../profiles/oracle-scan.toml")),
     ("etcd-wal", include_str!("../profiles/etcd-wal.toml")),
+    ("etcd-fio", include_str!("../profiles/etcd-fio.toml")),
 ];
 
 /// A profile as written in its TOML file.
@@ -944,7 +945,7 @@ mod tests {
                 assert!(p.description.contains("documented only"), "{name}");
             }
         }
-        assert_eq!(BUILTIN.len(), 19);
+        assert_eq!(BUILTIN.len(), 20);
         // The names another engineer's bench script uses.
         for name in ["postgresql-oltp", "mysql-oltp", "oracle-oltp", "etcd-wal"] {
             assert!(BUILTIN.iter().any(|(n, _)| *n == name), "{name}");
@@ -1040,13 +1041,14 @@ mod tests {
     }
 
     #[test]
-    fn etcd_appends_2300_bytes_buffered_with_fdatasync_at_qd_1() {
+    fn etcd_appends_pages_and_its_fio_check_2300_bytes_buffered_with_fdatasync() {
         use crate::workload::{FlushKind, SyncMethod};
         let wal = spec_of("etcd-wal", "wal-append");
-        assert_eq!(wal.bs, 2300);
+        assert_eq!(wal.bs, 4096);
         assert_eq!((wal.qd, wal.threads), (1, 1));
         assert_eq!(wal.cache, CacheMode::Buffered);
         assert_eq!(wal.sync_method, Some(SyncMethod::Fdatasync));
+        assert_eq!(wal.rate_iops, Some(490));
         let backend = spec_of("etcd-wal", "backend-commit");
         assert_eq!(
             backend.flush.map(|f| (f.kind, f.every)),
@@ -1054,7 +1056,12 @@ mod tests {
         );
         // 10 commits a second: etcd's 100 ms batch interval.
         assert_eq!(backend.rate_iops, Some(30));
-        assert_eq!(wal.rate_iops, Some(490));
+        // fio --rw=write --ioengine=sync --fdatasync=1 --bs=2300: buffered, one writer.
+        let fio = spec_of("etcd-fio", "fdatasync-2300");
+        assert_eq!((fio.bs, fio.qd, fio.threads), (2300, 1, 1));
+        assert_eq!((fio.rw, fio.cache), (RwMode::Write, CacheMode::Buffered));
+        assert_eq!(fio.sync_method, Some(SyncMethod::Fdatasync));
+        assert_eq!(fio.rate_iops, None);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use common::*;
 use serde_json::Value;
 
 /// SQL Server's profiles, then the other databases'.
-const BUILTINS: [&str; 19] = [
+const BUILTINS: [&str; 20] = [
     "oltp",
     "oltp-with-log",
     "log-writer",
@@ -28,6 +28,7 @@ const BUILTINS: [&str; 19] = [
     "oracle-oltp",
     "oracle-scan",
     "etcd-wal",
+    "etcd-fio",
 ];
 
 /// How many of [`BUILTINS`] are SQL Server's.
@@ -73,7 +74,7 @@ fn profile_list_names_every_builtin_with_its_source() {
         ("PostgreSQL", 3),
         ("MySQL/MariaDB (InnoDB)", 2),
         ("Oracle Database", 2),
-        ("etcd", 1),
+        ("etcd", 2),
     ] {
         assert_eq!(text.matches(&format!("database: {db};")).count(), n, "{db}");
     }

@@ -55,7 +55,8 @@ impl ValueEnum for RuleSet {
 /// `iosim qualify`.
 #[derive(Debug, Clone, Args)]
 pub struct QualifyArgs {
-    /// Where the data files go: a directory (a test file is created in it) or a block device.
+    /// Where the data files go (etcd's backend): a directory (a test file is created in it) or a
+    /// block device.
     #[arg(long, value_name = "DIR|DEV")]
     pub data: PathBuf,
 

@@ -304,7 +304,7 @@ pub fn profiles(dbms: Dbms, has: impl Fn(Role) -> bool) -> Vec<(&'static str, Ve
             ("oracle-oltp", vec![Data, Log]),
             ("oracle-scan", vec![Data]),
         ],
-        Dbms::Etcd => vec![("etcd-wal", vec![Log, Data])],
+        Dbms::Etcd => vec![("etcd-wal", vec![Log, Data]), ("etcd-fio", vec![Log])],
     }
 }
 

@@ -470,7 +470,10 @@ mod tests {
         let l = locations(&etcd).unwrap();
         assert_eq!(
             profile_list(Dbms::Etcd, &l),
-            [("etcd-wal", vec![Role::Log, Role::Data])]
+            [
+                ("etcd-wal", vec![Role::Log, Role::Data]),
+                ("etcd-fio", vec![Role::Log])
+            ]
         );
     }
 
