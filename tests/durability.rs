@@ -280,7 +280,7 @@ fn iosim_fsync_on_a_loop_mounted_file_system() {
         return;
     };
     let before = device_flushes(&m.lo.name);
-    let v = run_json(&["fsync", m.mnt.to_str().unwrap(), "-s", "150ms", "--no-save"]);
+    let v = run_json(&["fsync", m.mnt.to_str().unwrap(), "-s", "400ms", "--no-save"]);
     let tests = v["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 4 + 4 + 5 + 2 + 1, "{v}");
     for t in tests {
@@ -381,7 +381,7 @@ fn iosim_fsync_notices_flushes_that_cost_nothing() {
     let Some(_rig) = common::FuseRig::mount(&back, &mnt, &journal, &["--mode", "lying"]) else {
         return;
     };
-    let v = run_json(&["fsync", mnt.to_str().unwrap(), "-s", "300ms", "--no-save"]);
+    let v = run_json(&["fsync", mnt.to_str().unwrap(), "-s", "500ms", "--no-save"]);
     let a = &v["advice"];
     assert_eq!(a["flushes_look_free"], true, "{a}");
     assert!(a["storage"].to_string().contains("power cut"), "{a}");
