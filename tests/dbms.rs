@@ -70,6 +70,7 @@ fn verdict<'a>(doc: &'a Value, role: &str) -> &'a Value {
 
 #[test]
 fn every_database_is_qualified_with_its_workloads_settings_and_rules() {
+    let _disk = common::disk_turn();
     for (dbms, setting, prefix, log) in DATABASES {
         let d = tempfile::tempdir().unwrap();
         let data = d.path().join("data");

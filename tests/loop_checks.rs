@@ -100,6 +100,7 @@ fn set_direct_io(lo: &LoopDev, on: bool) -> bool {
 /// `losetup --direct-io=on` the same reads reach that disk and it is not named.
 #[test]
 fn a_loop_device_over_a_cached_file_is_named_until_direct_io_is_on() {
+    let _disk = common::disk_turn();
     let Some(lo) = loop_in(&std::env::temp_dir()) else {
         return;
     };

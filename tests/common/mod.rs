@@ -139,6 +139,14 @@ impl Drop for LoopDev {
     }
 }
 
+/// Tests that load the machine's disk hard (five qualifications in a row)
+/// and tests that judge a disk's counters against what iosim did (a loop
+/// device's holder) take turns: the counters count every process's I/O.
+pub fn disk_turn() -> std::sync::MutexGuard<'static, ()> {
+    static DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    DISK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The kernel has one blk tracer: every test that runs `iosim capture` on a
 /// real device (tests/replay.rs, the README's tour) holds this while it
 /// traces, so two never trace at once (all tests share one binary).
