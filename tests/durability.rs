@@ -28,10 +28,10 @@ fn flushes_on_every_engine_reach_the_device() {
     let Some(lo) = shm_loop(16 << 20) else {
         return;
     };
-    let Some(before_all) = device_flushes(&lo.name) else {
+    if device_flushes(&lo.name).is_none() {
         common::skip("this kernel does not count flushes in /proc/diskstats (5.5+ does)");
         return;
-    };
+    }
     assert_eq!(
         std::fs::read_to_string(format!("/sys/block/{}/queue/write_cache", lo.name))
             .unwrap()
@@ -39,7 +39,6 @@ fn flushes_on_every_engine_reach_the_device() {
         "write back",
         "a loop device over tmpfs takes flushes"
     );
-    let _ = before_all;
     let dev = lo.dev.to_str().unwrap();
     for (engine, cache, flag) in [
         ("sync", "direct", "--fdatasync"),

@@ -249,11 +249,10 @@ fn method_test(
 
 /// Whether a run's error is the file system refusing what was asked (not a bug, not a full disk).
 fn refused(e: &anyhow::Error) -> bool {
-    use crate::platform::errno::{EINVAL, ENOSYS, EOPNOTSUPP};
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .and_then(std::io::Error::raw_os_error)
-            .is_some_and(|n| n == EINVAL || n == ENOSYS || n == EOPNOTSUPP)
+            .is_some_and(crate::workload::is_refusal)
             || matches!(
                 c.downcast_ref::<crate::Error>(),
                 Some(crate::Error::DirectUnsupported(_))

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::result::{kb, FsyncResult, FsyncTest, Section};
+use crate::csvout::Fixed;
 use crate::stats::Percentile;
 
 /// The report, as text.
@@ -117,34 +118,84 @@ fn row(t: &FsyncTest) -> String {
     )
 }
 
-/// One row per test: section, name, method, bs, writes per operation,
-/// ops/s, usecs/op, the durable latency's mean, p99 and max, and why it did not run.
+/// One CSV row: a test.
+#[derive(serde::Serialize)]
+struct CsvRow<'a> {
+    section: Section,
+    test: &'a str,
+    method: &'a str,
+    bs: u64,
+    writes_per_op: u32,
+    ops_per_sec: Fixed<3>,
+    usecs_per_op: Fixed<3>,
+    lat_mean_us: Option<Fixed<2>>,
+    lat_p99_us: Option<Fixed<2>>,
+    lat_max_us: Option<Fixed<2>>,
+    unavailable: &'a str,
+}
+
+/// One row per test (the one CSV writer, `csvout`): section, name, method,
+/// bs, writes per operation, ops/s, usecs/op, the durable latency's mean,
+/// p99 and max (empty when none), and why it did not run.
 pub fn csv(r: &FsyncResult) -> String {
-    let mut s = String::from(
-        "section,test,method,bs,writes_per_op,ops_per_sec,usecs_per_op,lat_mean_us,lat_p99_us,lat_max_us,unavailable\n",
-    );
-    for t in &r.tests {
-        let d = t.durable_latency.as_ref().filter(|d| d.ios > 0);
-        let f = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.2}"));
-        let section = serde_json::to_value(t.section)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{:.3},{:.3},{},{},{},{}",
-            section,
-            crate::report::csv_field(t.name.trim()),
-            t.method.map_or("", |m| m.name()),
-            t.bs,
-            t.writes_per_op,
-            t.ops_per_sec,
-            t.usecs_per_op,
-            f(d.map(|d| d.latency_us.mean)),
-            f(d.map(|d| d.latency_us.p(Percentile::P99))),
-            f(d.map(|d| d.latency_us.max)),
-            crate::report::csv_field(t.unavailable.as_deref().unwrap_or("")),
+    crate::csvout::write(
+        None,
+        r.tests.iter().map(|t| {
+            let d = t.durable_latency.as_ref().filter(|d| d.ios > 0);
+            CsvRow {
+                section: t.section,
+                test: t.name.trim(),
+                method: t.method.map_or("", |m| m.name()),
+                bs: t.bs,
+                writes_per_op: t.writes_per_op,
+                ops_per_sec: Fixed(t.ops_per_sec),
+                usecs_per_op: Fixed(t.usecs_per_op),
+                lat_mean_us: d.map(|d| Fixed(d.latency_us.mean)),
+                lat_p99_us: d.map(|d| Fixed(d.latency_us.p(Percentile::P99))),
+                lat_max_us: d.map(|d| Fixed(d.latency_us.max)),
+                unavailable: t.unavailable.as_deref().unwrap_or(""),
+            }
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_has_a_header_and_a_row_per_test() {
+        let t = FsyncTest {
+            section: Section::Methods,
+            name: "fdatasync".into(),
+            method: Some(crate::workload::SyncMethod::Fdatasync),
+            bs: 8192,
+            writes_per_op: 1,
+            ops_per_sec: 1000.0,
+            usecs_per_op: 1000.0,
+            durable_latency: None,
+            unavailable: Some("refused, says the file system".into()),
+            buffered_fallback: false,
+            result: None,
+        };
+        let r = FsyncResult {
+            path: "x".into(),
+            secs_per_test: 1.0,
+            tests: vec![t],
+            advice: Default::default(),
+            notes: vec![],
+            interrupted: false,
+        };
+        let s = csv(&r);
+        let mut lines = s.lines();
+        assert_eq!(
+            lines.next(),
+            Some("section,test,method,bs,writes_per_op,ops_per_sec,usecs_per_op,lat_mean_us,lat_p99_us,lat_max_us,unavailable")
         );
+        assert_eq!(
+            lines.next(),
+            Some("methods,fdatasync,fdatasync,8192,1,1000.000,1000.000,,,,\"refused, says the file system\"")
+        );
+        assert_eq!(lines.next(), None);
     }
-    s
 }

@@ -132,12 +132,18 @@ pub fn sync_method_arg(s: &str) -> Result<SyncMethod, String> {
     })
 }
 
+/// True for the errors a file system gives for a call or flag it does not
+/// support (EINVAL, ENOSYS, EOPNOTSUPP), as opposed to the device failing.
+pub fn is_refusal(errno: i32) -> bool {
+    use crate::platform::errno::{EINVAL, ENOSYS, EOPNOTSUPP};
+    errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP
+}
+
 /// What to tell the user when a flush failed with `errno`: a file system
 /// that refuses the call (EINVAL, ENOSYS, EOPNOTSUPP) gets the method that
 /// works without it; other errors are the device's and say nothing more.
 pub fn flush_refused(kind: FlushKind, errno: i32) -> Option<String> {
-    use crate::platform::errno::{EINVAL, ENOSYS, EOPNOTSUPP};
-    (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP).then(|| {
+    is_refusal(errno).then(|| {
         format!(
             "the file system refuses {} ({}): use --sync-method open_datasync (each write opened O_DSYNC, no flush call) or open_sync instead",
             kind.name(),

@@ -22,7 +22,9 @@ pub mod steady;
 
 pub use bssplit::BsSplit;
 pub use distribution::{Distribution, Placement};
-pub use durability::{flush_refused, sync_method_arg, Flush, FlushKind, OpenSync, SyncMethod};
+pub use durability::{
+    flush_refused, is_refusal, sync_method_arg, Flush, FlushKind, OpenSync, SyncMethod,
+};
 pub use modes::{fill_arg, CacheMode, EngineKind, FillMode, RwMode};
 pub use offsets::{NextIo, OffsetGen};
 pub use spec::{
