@@ -42,6 +42,7 @@
 
 pub mod buf;
 pub mod capture;
+pub mod changes;
 pub mod cli;
 pub mod clock;
 pub mod commands;

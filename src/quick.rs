@@ -153,6 +153,17 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
                 notes.push(n.clone());
             }
         }
+        // What held or moved the corner's numbers (docs/changes.md).
+        for w in result
+            .warnings
+            .iter()
+            .filter(|w| w.code == crate::sysmon::check::WarningCode::RateLimited)
+        {
+            notes.push(format!("{}: {}", c.name, w.message));
+        }
+        for e in &result.changes.events {
+            notes.push(format!("{}: change over time: {}", c.name, e.describe()));
+        }
         tests.push(QuickTest {
             name: c.name.to_string(),
             result,

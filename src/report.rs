@@ -204,6 +204,9 @@ pub fn text(r: &RunResult) -> String {
     for w in &r.warnings {
         let _ = writeln!(s, "WARNING ({}): {}", w.code, w.message);
     }
+    for c in &r.changes.events {
+        let _ = writeln!(s, "change over time: {}", c.describe());
+    }
     if r.errors.count > 0 {
         let _ = writeln!(s, "I/O errors: {}", r.errors.count);
         for e in r.errors.first.iter().take(10) {

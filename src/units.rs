@@ -79,6 +79,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, Error> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A count with thousands separators, as a report shows it: `64,170`.
+pub fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Formats a byte count with a binary suffix: `4KiB`, `1GiB`, `1.50GiB`.
 pub fn format_size(bytes: u64) -> String {
     const UNITS: [(&str, u32); 5] = [
@@ -142,6 +155,15 @@ pub fn align_up(v: u64, align: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_have_thousands_separators() {
+        assert_eq!(format_count(0), "0");
+        assert_eq!(format_count(999), "999");
+        assert_eq!(format_count(2000), "2,000");
+        assert_eq!(format_count(64_170), "64,170");
+        assert_eq!(format_count(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn sizes_are_powers_of_two() {

@@ -9,6 +9,7 @@
 #![cfg(target_os = "linux")]
 
 mod architecture;
+mod changes;
 mod common;
 mod compat;
 mod cpu;

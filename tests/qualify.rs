@@ -29,50 +29,6 @@ fn shm_loop(size: u64) -> Option<LoopDev> {
     LoopDev::new_in(Path::new("/dev/shm"), size)
 }
 
-/// A blkio cgroup (v1) limiting writes to one device; removed on drop.
-struct Throttle {
-    dir: PathBuf,
-}
-
-impl Throttle {
-    fn new(dev: &LoopDev, write_iops: u32) -> Option<Throttle> {
-        let root = Path::new("/sys/fs/cgroup/blkio");
-        if !root.join("blkio.throttle.write_iops_device").exists() {
-            crate::common::skip(&format!(
-                "no cgroup v1 blkio throttle at {}",
-                root.display()
-            ));
-            return None;
-        }
-        let dir = root.join(format!("iosim-qualify-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok()?;
-        std::fs::write(
-            dir.join("blkio.throttle.write_iops_device"),
-            format!("{} {write_iops}", dev.major_minor()),
-        )
-        .ok()?;
-        Some(Throttle { dir })
-    }
-
-    /// `iosim ARGS` started inside the cgroup.
-    fn command(&self, args: &[String]) -> Command {
-        let mut c = Command::new("sh");
-        c.arg("-c")
-            .arg("echo $$ > \"$0\" && exec \"$@\"")
-            .arg(self.dir.join("cgroup.procs"))
-            .arg(crate::common::bin())
-            .args(args)
-            .env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
-        c
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
 fn args(data: &LoopDev, log: &LoopDev, dir: &Path, extra: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = [
         "qualify",
@@ -471,7 +427,7 @@ fn qualify_two_loop_devices_and_a_throttled_log() {
         .to_string();
 
     // 2. The log device throttled to 50 writes a second: commits wait ~20 ms.
-    let Some(throttle) = Throttle::new(&log, 50) else {
+    let Some(throttle) = common::Throttle::new(&log, "write_iops", 50) else {
         return;
     };
     // The baseline check (default threshold 10%) fails: exit 4.

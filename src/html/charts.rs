@@ -155,8 +155,48 @@ pub fn time_chart(
                 ..Line::default()
             })
             .collect(),
-        marks: vec![],
+        marks: es.iter().flat_map(|e| change_marks(e, field)).collect(),
     }
+}
+
+/// The run's changes over time and rate limits (docs/changes.md) as
+/// labelled points on an over-time chart of `field`: each at the interval
+/// where it began.
+fn change_marks(e: &Entry, field: fn(&PointStats) -> f64) -> Vec<Mark> {
+    use crate::changes::ChangeKind;
+    let pts = &e.result.series.total;
+    let at = |t: f64| {
+        pts.iter()
+            .find(|p| p.t_s > t + 1e-9)
+            .or(pts.last())
+            .map_or(0.0, |p| field(&p.total))
+    };
+    let c = &e.result.changes;
+    let mut out: Vec<Mark> = c
+        .events
+        .iter()
+        .map(|ev| Mark {
+            x: ev.at_s,
+            y: at(ev.at_s),
+            label: match ev.kind {
+                ChangeKind::StepDown | ChangeKind::StepUp => {
+                    format!("step {:+.0}%", ev.change_pct)
+                }
+                ChangeKind::Drift => format!("drift {:+.0}%", ev.change_pct),
+                ChangeKind::PeriodicStalls => {
+                    format!("stalls every {:.1} s", ev.period_s.unwrap_or(0.0))
+                }
+            },
+            color: e.color,
+        })
+        .collect();
+    out.extend(c.rate_limits.iter().map(|l| Mark {
+        x: (l.from_s + l.to_s) / 2.0,
+        y: at((l.from_s + l.to_s) / 2.0),
+        label: format!("rate limit {}", l.level()),
+        color: e.color,
+    }));
+    out
 }
 
 /// p50 (solid) and p99 (dashed) latency per interval.

@@ -148,6 +148,13 @@ fn sweep_table(q: &QualifyResult, sw: &RoleSweep, for_ids: &str) -> String {
     if let Some(line) = crate::qualify::knee_line(q, sw) {
         let _ = write!(s, "<p class=\"note knee-line\">{}</p>", esc(&line));
     }
+    if let Some(c) = &r.ceiling {
+        let _ = write!(
+            s,
+            "<p class=\"note knee-line\">rate limit: {}</p>",
+            esc(&c.describe())
+        );
+    }
     if !r.findings.is_empty() {
         let _ = write!(
             s,

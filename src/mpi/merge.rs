@@ -316,6 +316,9 @@ pub fn merge(
         }
     }
     merged.warnings = merged_warnings(&reports);
+    // Each rank's changes are of its own device and series: its warnings
+    // (rate_limited) carry them into the merged document, ranked.
+    merged.changes = Default::default();
     let mut late = stats::SlowAfterWindow::default();
     for r in reports
         .iter()

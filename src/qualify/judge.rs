@@ -280,6 +280,18 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
             }),
             flushes,
             flush_untimed,
+            rate_limit: r
+                .checks
+                .iter()
+                .find(|f| f.role == role && f.code == WarningCode::RateLimited)
+                .map(|f| f.message.clone())
+                .or_else(|| {
+                    r.sweeps
+                        .iter()
+                        .filter(|s| s.role == role)
+                        .find_map(|s| s.result.ceiling.as_ref())
+                        .map(|c| c.describe())
+                }),
         });
     }
     let find = |name: &str| {

@@ -192,6 +192,9 @@ pub fn text(r: &QualifyResult) -> String {
         if let Some(line) = super::knee_line(r, sw) {
             let _ = writeln!(s, "  {line}");
         }
+        if let Some(c) = &sw.result.ceiling {
+            let _ = writeln!(s, "  rate limit: {}", c.describe());
+        }
     }
     let _ = writeln!(s, "\nDatabase profiles:");
     let _ = writeln!(

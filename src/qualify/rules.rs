@@ -26,6 +26,7 @@
 //! | `etcd-wal-fsync` | p99 of etcd's WAL fdatasync (the slowest with fewer than 100) | - | above 10 ms | [etcd-fio] |
 //! | `etcd-backend-commit` | p99 of etcd's backend commit flush | above 25 ms | above 250 ms | [etcd-commit], [etcd-alerts] |
 //! | `flush-not-measured` | a workload whose flushes a rule judges ran on a runner that did not time them | yes | - | iosim self-checks |
+//! | `rate-limited` | a measurement held flat at a ceiling by a rate limit in front of the device (`rate_limited`), or the queue-depth sweep's flat ceiling (docs/changes.md) | yes | - | iosim self-checks |
 //!
 //! Which rules and sources apply depends on the database (`--dbms`): for
 //! one that publishes no latency target (PostgreSQL, MySQL/MariaDB, Oracle)
@@ -454,6 +455,9 @@ pub enum RuleId {
     /// `flush-not-measured`: flushes a rule judges were not timed.
     #[serde(rename = "flush-not-measured")]
     FlushNotMeasured,
+    /// `rate-limited`: a rate limit in front of the device held a measurement.
+    #[serde(rename = "rate-limited")]
+    RateLimited,
     /// A rule this iosim does not know (from a document of another
     /// version), kept as it was read.
     #[serde(untagged)]
@@ -484,6 +488,7 @@ impl RuleId {
             RuleId::EtcdWalFsync => "etcd-wal-fsync",
             RuleId::EtcdBackendCommit => "etcd-backend-commit",
             RuleId::FlushNotMeasured => "flush-not-measured",
+            RuleId::RateLimited => "rate-limited",
             RuleId::Other(s) => s,
         }
     }
@@ -743,6 +748,9 @@ pub struct RoleFacts {
     pub flushes: Vec<FlushFact>,
     /// Workloads on this location that asked for flushes the runner did not time.
     pub flush_untimed: Vec<String>,
+    /// A rate limit held a measurement on this location (the `rate_limited`
+    /// self-check's message, or a sweep's flat ceiling), in words.
+    pub rate_limit: Option<String>,
 }
 
 /// Everything the rules look at.
@@ -948,6 +956,16 @@ pub fn judge_role_for(
             RuleId::Untrusted,
             format!("numbers not trustworthy ({code}): {msg}"),
             "a self-check failed".into(),
+            SELF_CHECK,
+        ));
+    }
+    if let Some(m) = &f.rate_limit {
+        r.push(Reason::new(
+            role,
+            Level::Warning,
+            RuleId::RateLimited,
+            m.clone(),
+            "the verdict describes the limit, not what the device could do without it".into(),
             SELF_CHECK,
         ));
     }
@@ -1493,6 +1511,7 @@ mod tests {
             cache: None,
             flushes: vec![],
             flush_untimed: vec![],
+            rate_limit: None,
         }
     }
 

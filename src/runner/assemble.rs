@@ -256,6 +256,9 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
     );
     warnings.extend(cpu_warning);
     warnings.extend(window_warnings(outs, window));
+    let total = m.total.summarize(secs);
+    let changes = changes_of(&spec, engine, &series, &monitor, &resolutions, &total, &cpu);
+    warnings.extend(crate::changes::rate_limit_warning(&changes.rate_limits));
     let shape = shape_result(&spec, outs, secs, &m.total);
     let mut late = crate::stats::SlowAfterWindow::default();
     for o in outs {
@@ -280,7 +283,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         notes,
         interrupted,
         duration_s: secs,
-        total: m.total.summarize(secs),
+        total,
         threads: m.threads,
         cpu,
         errors: m.errors,
@@ -294,7 +297,58 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         verify: None,
         window: wall_window(window, unix_offset_ns),
         slow_after_window: late.if_slow(),
+        changes,
     }
+}
+
+/// The rate limits and changes over time of a run ([`crate::changes`]),
+/// from its total series and the device under its target (when every
+/// target is on one device).
+fn changes_of(
+    spec: &WorkloadSpec,
+    engine: EngineKind,
+    series: &Series,
+    monitor: &MonitorReport,
+    resolutions: &[Resolution],
+    total: &crate::stats::RwResult,
+    cpu: &CpuResult,
+) -> crate::changes::Changes {
+    use crate::changes::{detect, Context, DeviceView, Interval};
+    let intervals: Vec<Interval> = series
+        .total
+        .iter()
+        .map(|p| Interval {
+            t_s: p.t_s,
+            duration_s: p.duration_s,
+            iops: p.total.iops,
+            mib_per_sec: p.total.mib_per_sec,
+            lat_mean_us: p.total.lat_mean_us,
+        })
+        .collect();
+    let depth = crate::engine::Capabilities::of(engine).slots_for(spec.qd) as f64;
+    let outstanding: f64 = (0..spec.targets.len().max(1))
+        .map(|i| f64::from(spec.threads_for(i)) * depth)
+        .sum();
+    let mut names = resolutions.iter().map(|r| r.device().map(|d| &d.name));
+    let device = match names.next() {
+        Some(Some(first)) if names.all(|n| n == Some(first)) => {
+            monitor.device(first).map(|c| DeviceView {
+                name: first.clone(),
+                await_ms: c.avg_transfer_ms,
+                transfers: c.reads + c.writes,
+            })
+        }
+        _ => None,
+    };
+    detect(
+        &intervals,
+        &Context {
+            outstanding: (!spec.paced()).then_some(outstanding),
+            device,
+            iosim_ios: total.total.ios,
+            cpu_limited: cpu.cpu_bound,
+        },
+    )
 }
 
 /// The workers' per-size, open-loop and skew measurements merged (issue 17).

@@ -260,6 +260,10 @@ pub struct RunResult {
     /// statistic above); absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_after_window: Option<crate::stats::SlowAfterWindow>,
+    /// Rate limits and changes of level over time found in the series
+    /// (docs/changes.md); absent when none were.
+    #[serde(default, skip_serializing_if = "crate::changes::Changes::is_empty")]
+    pub changes: crate::changes::Changes,
 }
 
 /// The measured window `[start, end)`, wall clock, nanoseconds since the Unix

@@ -398,6 +398,10 @@ pub struct SweepResult {
     pub findings: Vec<String>,
     /// True when interrupted.
     pub interrupted: bool,
+    /// Throughput flat across loads with latency growing in proportion: a
+    /// rate limit (docs/changes.md); absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<crate::changes::Ceiling>,
 }
 
 /// How to run a sweep.
@@ -565,6 +569,10 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
     }
     let knee_status = KneeStatus::from(&verdict);
     let knee = verdict.knee();
+    let ceiling = ceiling_of(&points);
+    if let Some(c) = &ceiling {
+        findings.push(c.describe());
+    }
     if let Some(m) = plan.max_latency_us {
         let metric = if plan.use_p99 { "p99" } else { "mean" };
         match recommended {
@@ -638,7 +646,26 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
         recommended,
         findings,
         interrupted,
+        ceiling,
     }
+}
+
+/// The sweep's rate-limit ceiling ([`crate::changes::ceiling`]), over
+/// points the CPU did not limit.
+fn ceiling_of(points: &[PointResult]) -> Option<crate::changes::Ceiling> {
+    if points.iter().any(|p| p.cpu_bound_runs > 0) {
+        return None;
+    }
+    let load: Vec<crate::changes::LoadPoint> = points
+        .iter()
+        .map(|p| crate::changes::LoadPoint {
+            load: p.outstanding as f64,
+            iops: p.iops.mean,
+            mib_per_sec: p.mib_per_sec.mean,
+            lat_mean_us: p.lat_mean_us.mean,
+        })
+        .collect();
+    crate::changes::ceiling(&load)
 }
 
 fn describe_point(p: &PointResult) -> String {

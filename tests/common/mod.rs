@@ -45,9 +45,20 @@ pub fn success(cmd: &mut Command) -> String {
 }
 
 /// Runs iosim with `args`, expects success, parses the JSON on stdout.
+///
+/// No test that runs through here throttles its device, so none may find a
+/// rate limit: every such run counts towards the detector's false alarms
+/// (docs/changes.md), and one fails the test.
 pub fn run_json(args: &[&str]) -> serde_json::Value {
     let out = success(iosim().args(args).args(["--output", "json", "--quiet"]));
-    serde_json::from_str(&out).unwrap()
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    if let Some(w) = v["warnings"]
+        .as_array()
+        .and_then(|ws| ws.iter().find(|w| w["code"] == "rate_limited"))
+    {
+        panic!("a rate limit named on an unthrottled device (iosim {args:?}): {w}");
+    }
+    v
 }
 
 /// True when running as root.
@@ -136,6 +147,71 @@ impl LoopDev {
 impl Drop for LoopDev {
     fn drop(&mut self) {
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// A blkio cgroup (v1) limiting one device (the kernel's block throttle:
+/// `blkio.throttle.{read,write}_{iops,bps}_device`); removed on drop.
+/// Commands started with [`Throttle::command`] run inside it.
+pub struct Throttle {
+    dir: PathBuf,
+    dev: String,
+}
+
+impl Throttle {
+    /// A cgroup limiting `dev` to `value` for `what` (`read_iops`,
+    /// `write_iops`, `read_bps`, `write_bps`); None (with a printed reason)
+    /// where this kernel has no cgroup v1 blkio throttle.
+    pub fn new(dev: &LoopDev, what: &str, value: u64) -> Option<Throttle> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        if !root.join("blkio.throttle.write_iops_device").exists() {
+            skip(&format!(
+                "no cgroup v1 blkio throttle at {}",
+                root.display()
+            ));
+            return None;
+        }
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let dir = root.join(format!(
+            "iosim-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).ok()?;
+        let t = Throttle {
+            dir,
+            dev: dev.major_minor(),
+        };
+        t.set(what, value);
+        Some(t)
+    }
+
+    /// Changes a limit (0 removes it), also while a command runs.
+    pub fn set(&self, what: &str, value: u64) {
+        std::fs::write(
+            self.dir.join(format!("blkio.throttle.{what}_device")),
+            format!("{} {value}", self.dev),
+        )
+        .unwrap();
+    }
+
+    /// `iosim ARGS` started inside the cgroup.
+    pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(self.dir.join("cgroup.procs"))
+            .arg(bin())
+            .args(args)
+            .env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"))
+            .current_dir(scratch_dir());
+        c
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 

@@ -1,0 +1,200 @@
+//! Storage that changes under iosim: a rate limit named on a loop device
+//! under the kernel's block throttle (cgroup v1 blkio), for IOPS and for
+//! bandwidth, not named without it, and a limit that drops mid-run (a
+//! credit running out) reported as a step at the right time.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::common::{LoopDev, Throttle};
+
+fn loop_dev() -> Option<LoopDev> {
+    // In /dev/shm: fast whatever the machine's disk does, so the limit is
+    // the throttle's and nothing else's.
+    LoopDev::new_in(std::path::Path::new("/dev/shm"), 64 << 20)
+}
+
+/// `iosim run DEV --rw randread` with `extra`, inside `t`, as JSON.
+fn run_in(t: &Throttle, dev: &LoopDev, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "run",
+        dev.dev.to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--cache",
+        "direct",
+        "--no-save",
+        "--output",
+        "json",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    let out = t.command(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn rate_limited(r: &Value) -> Option<String> {
+    r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "rate_limited")
+        .map(|w| w["message"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn an_iops_throttle_is_named_with_its_value_and_no_throttle_is_not() {
+    let Some(dev) = loop_dev() else { return };
+    let Some(t) = Throttle::new(&dev, "read_iops", 2000) else {
+        return;
+    };
+    let r = run_in(
+        &t,
+        &dev,
+        &[
+            "--bs",
+            "4k",
+            "--qd",
+            "16",
+            "--duration",
+            "4s",
+            "--interval",
+            "250ms",
+        ],
+    );
+    let msg = rate_limited(&r).unwrap_or_else(|| panic!("no rate_limited: {}", r["changes"]));
+    let l = &r["changes"]["rate_limits"][0];
+    assert_eq!(l["metric"], "iops", "{l}");
+    let v = l["iops"].as_f64().unwrap();
+    assert!((v - 2000.0).abs() <= 100.0, "{v}");
+    assert!(
+        msg.starts_with("IOPS held at 2,0") || msg.starts_with("IOPS held at 1,9"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "a rate limit (a provisioned or throttled volume), not the device's capability"
+        ),
+        "{msg}"
+    );
+    // Little's law: 16 in flight over 2,000 IOPS is 8 ms.
+    let lat = l["latency_ms"].as_f64().unwrap();
+    assert!((6.0..10.0).contains(&lat), "{lat}");
+    // The same device without the limit: nothing named.
+    t.set("read_iops", 0);
+    let r = run_in(
+        &t,
+        &dev,
+        &[
+            "--bs",
+            "4k",
+            "--qd",
+            "16",
+            "--duration",
+            "2s",
+            "--interval",
+            "250ms",
+        ],
+    );
+    assert_eq!(rate_limited(&r), None, "{}", r["changes"]);
+    assert!(r["changes"]["rate_limits"].is_null(), "{}", r["changes"]);
+}
+
+#[test]
+fn a_bandwidth_throttle_is_named_in_mib_per_second() {
+    let Some(dev) = loop_dev() else { return };
+    let Some(t) = Throttle::new(&dev, "read_bps", 16 << 20) else {
+        return;
+    };
+    // 64 transfers an interval: the throttle's 100 ms slices even out.
+    let r = run_in(
+        &t,
+        &dev,
+        &[
+            "--bs",
+            "128k",
+            "--qd",
+            "8",
+            "--duration",
+            "4s",
+            "--interval",
+            "500ms",
+        ],
+    );
+    let msg = rate_limited(&r).unwrap_or_else(|| panic!("no rate_limited: {}", r["changes"]));
+    let l = &r["changes"]["rate_limits"][0];
+    assert_eq!(l["metric"], "bandwidth", "{l}");
+    let v = l["mib_per_sec"].as_f64().unwrap();
+    assert!((v - 16.0).abs() <= 0.8, "{v}");
+    assert!(msg.starts_with("throughput held at 1"), "{msg}");
+}
+
+#[test]
+fn a_limit_that_drops_mid_run_is_a_step_at_the_right_time() {
+    let Some(dev) = loop_dev() else { return };
+    let Some(t) = Throttle::new(&dev, "read_iops", 2000) else {
+        return;
+    };
+    std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            run_in(
+                &t,
+                &dev,
+                &[
+                    "--bs",
+                    "4k",
+                    "--qd",
+                    "16",
+                    "--duration",
+                    "10s",
+                    "--interval",
+                    "250ms",
+                ],
+            )
+        });
+        // The run prepares, then measures; the limit drops about 5 s in
+        // (when exactly is read from the clock and compared below).
+        std::thread::sleep(Duration::from_secs(5));
+        t.set("read_iops", 500);
+        let dropped_at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        let r = run.join().unwrap();
+        let start = r["window"]["start_unix_ns"].as_f64().unwrap() / 1e9;
+        let want = dropped_at - start;
+        assert!(
+            (1.5..9.0).contains(&want),
+            "the drop fell outside the window: {want}"
+        );
+        let steps: Vec<&Value> = r["changes"]["events"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no events: {}", r["changes"]))
+            .iter()
+            .filter(|e| e["kind"] == "step_down")
+            .collect();
+        assert_eq!(steps.len(), 1, "{}", r["changes"]);
+        let at = steps[0]["at_s"].as_f64().unwrap();
+        assert!(
+            (at - want).abs() <= 1.0,
+            "step at {at} s, the limit dropped at {want} s"
+        );
+        let before = steps[0]["before_iops"].as_f64().unwrap();
+        let after = steps[0]["after_iops"].as_f64().unwrap();
+        assert!(
+            (before - 2000.0).abs() <= 150.0 && (after - 500.0).abs() <= 50.0,
+            "{before} -> {after}"
+        );
+        // Both levels are named as limits.
+        let limits = r["changes"]["rate_limits"].as_array().unwrap();
+        assert_eq!(limits.len(), 2, "{}", r["changes"]);
+        let msg = rate_limited(&r).unwrap();
+        assert!(msg.contains(", then 5"), "{msg}");
+    });
+}
