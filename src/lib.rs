@@ -30,6 +30,7 @@
 //! - [`units`], [`text`], [`clock`], [`buf`], [`error`]: sizes and durations,
 //!   escaping, time, aligned buffers, typed errors.
 //! - [`mpi`]: collective runs under mpirun/srun (MPI itself behind the `mpi` feature).
+//! - [`metrics`]: live metrics for Prometheus (`--metrics-listen`): the state, its OpenMetrics text, the HTTP server;
 //! - [`document`]: the typed result documents every measuring command ends with;
 //! - [`qualify`]: `iosim qualify`, the storage qualification and its verdict;
 //! - [`crash`], [`replay`], [`capture`]: crash consistency, trace replay, trace capture;
@@ -58,6 +59,7 @@ pub mod fsync;
 pub mod fuzzing;
 pub mod html;
 pub mod matrix;
+pub mod metrics;
 pub mod mpi;
 pub mod outcome;
 pub mod outfile;

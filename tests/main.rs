@@ -21,6 +21,7 @@ mod engine;
 mod install;
 mod loop_checks;
 mod matrix;
+mod metrics;
 mod mpi;
 mod profile;
 mod progress;

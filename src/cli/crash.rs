@@ -104,6 +104,10 @@ pub struct WriteArgs {
     /// No notes on standard error.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Live metrics.
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 /// `iosim crash verify`.

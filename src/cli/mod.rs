@@ -16,6 +16,7 @@ pub mod fsync;
 pub mod history;
 pub mod install;
 pub mod matrix;
+pub mod metrics;
 pub mod mpi;
 pub mod output;
 pub mod precondition;

@@ -136,4 +136,8 @@ pub struct QualifyArgs {
     /// History database.
     #[command(flatten)]
     pub save: SaveArgs,
+
+    /// Live metrics.
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }

@@ -68,6 +68,10 @@ pub struct ReplayArgs {
     /// History.
     #[command(flatten)]
     pub save: SaveArgs,
+
+    /// Live metrics.
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 /// `2x`, `2`, `0.5x`.

@@ -229,6 +229,10 @@ pub struct RunArgs {
     /// Regression guard.
     #[command(flatten)]
     pub guard: BaselineArgs,
+
+    /// Live metrics.
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 impl RunArgs {

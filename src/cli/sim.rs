@@ -102,6 +102,10 @@ pub struct SimArgs {
     /// Where the result is stored (history database).
     #[command(flatten)]
     pub save: SaveArgs,
+
+    /// Live metrics.
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 impl SimArgs {

@@ -45,6 +45,12 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 force: w.force,
                 quiet: w.quiet,
             };
+            // `--metrics-listen`: the targets' device counters, until the writer stops.
+            let served = w.metrics.serve("crash write", w.quiet)?;
+            if let Some(m) = &served {
+                m.live()
+                    .watch_targets(w.targets.iter().map(|p| p.as_path()));
+            }
             let s = writer::run(&cfg, &stop)?;
             if !w.quiet {
                 eprintln!(

@@ -118,7 +118,9 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             }
         }
     }
-    let opts = ctx.run_options(&a.out, Duration::from_secs(1));
+    let served = a.metrics.serve("qualify", a.out.quiet)?;
+    let mut opts = ctx.run_options(&a.out, Duration::from_secs(1));
+    opts.metrics = served.as_ref().map(crate::metrics::Server::live);
     let header = Header::now();
     let mut res = qualify::run(&cfg, &opts)?;
     if let Some((id, started_at, then)) = &baseline {

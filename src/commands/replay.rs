@@ -35,6 +35,11 @@ pub fn run(a: &ReplayArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             a.target.display()
         );
     }
+    // `--metrics-listen`: the target's device counters, until this returns.
+    let served = a.metrics.serve("replay", a.out.quiet)?;
+    if let Some(s) = &served {
+        s.live().watch_targets([a.target.as_path()]);
+    }
     let header = Header::now();
     let res = crate::replay::replay(&trace, &cfg, &ctx.stop)?;
     let outcome = Outcome::of_run(res.interrupted, res.errors);

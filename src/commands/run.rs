@@ -8,13 +8,17 @@ use crate::outcome::Outcome;
 
 /// Runs the workload, prints it, checks the baseline, saves it.
 pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    // `--metrics-listen`: served until this returns (dropping the server stops it).
+    let served = r.metrics.serve("run", r.out.quiet)?;
+    let live = served.as_ref().map(crate::metrics::Server::live);
     if let Some(name) = &r.profile {
-        return run_profile(name, r, ctx);
+        return run_profile(name, r, ctx, live);
     }
     let spec = r.to_spec()?;
     let baseline = save::Baseline::resolve(&r.save.db, &r.guard, ctx.is_root())?;
     let mut opts = ctx.run_options(&r.out, r.interval);
     opts.verify = r.verify.options();
+    opts.metrics = live;
     let steady = match &spec.shape.steady_state {
         Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
         None => None,
@@ -52,7 +56,12 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
 }
 
 /// `iosim run --profile NAME PATH...`.
-fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+fn run_profile(
+    name: &str,
+    r: &RunArgs,
+    ctx: &mut Ctx,
+    live: Option<std::sync::Arc<crate::metrics::Live>>,
+) -> anyhow::Result<Outcome> {
     let mut plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
     // Under mpirun/srun each rank runs the profile on its own files (or its
     // slice of a shared device with --share-target), all in one window.
@@ -72,7 +81,8 @@ fn run_profile(name: &str, r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome
         }
     }
     let baseline = save::Baseline::resolve(&r.save.db, &r.guard, ctx.is_root())?;
-    let opts = ctx.run_options(&r.out, r.interval);
+    let mut opts = ctx.run_options(&r.out, r.interval);
+    opts.metrics = live;
     let header = Header::now();
     let res = crate::profile::run(&plan, &opts)?;
     let mut end = Ending::new(

@@ -33,6 +33,12 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         long_io: std::time::Duration::from_secs(s.long_io),
         max_dumps: s.max_dumps,
     };
+    // `--metrics-listen`: the database files' device counters, until this returns.
+    let served = s.metrics.serve("sim", s.out.quiet)?;
+    if let Some(m) = &served {
+        m.live()
+            .watch_targets(cfg.files.iter().map(|f| f.name.as_path()));
+    }
     let header = Header::now();
     // Every rank starts its simulation together.
     if let Some(job) = &ctx.job {

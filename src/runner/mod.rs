@@ -26,6 +26,7 @@
 //! live progress line, and builds the results.
 
 mod assemble;
+mod live;
 mod pacing;
 mod plan;
 mod progress;
@@ -90,6 +91,8 @@ pub struct RunOptions {
     pub thread_series: bool,
     /// `--verify`: write verifiable blocks and check every read (`None`: no checks).
     pub verify: Option<crate::verify::run::VerifyOptions>,
+    /// `--metrics-listen`: the live metrics each interval is folded into.
+    pub metrics: Option<Arc<crate::metrics::Live>>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -101,6 +104,7 @@ impl std::fmt::Debug for RunOptions {
             .field("sync", &self.sync.as_ref().map(|_| "RunSync"))
             .field("thread_series", &self.thread_series)
             .field("verify", &self.verify)
+            .field("metrics", &self.metrics.is_some())
             .finish()
     }
 }
@@ -114,6 +118,7 @@ impl Default for RunOptions {
             sync: None,
             thread_series: false,
             verify: None,
+            metrics: None,
         }
     }
 }
@@ -233,12 +238,19 @@ fn run_loads(
         })
         .collect();
     let monitor = start_monitor(resolutions.iter().flatten(), interval, opts.sync.as_deref());
+    let live = opts.metrics.clone().map(|m| {
+        let workloads = loads.iter().map(|l| {
+            let paths = l.targets.iter().map(|t| t.path.display().to_string());
+            (l.spec.describe(), paths.collect())
+        });
+        live::LiveRun::new(m, workloads, resolutions.iter().flatten())
+    });
 
     let aggs = loads
         .iter()
         .map(|l| IntervalAgg::new(l.targets.len(), l.workers, interval_ns, opts.thread_series))
         .collect();
-    let driven = drive(&crew, monitor, aggs, &loads[0].spec, opts);
+    let driven = drive(&crew, monitor, aggs, &loads[0].spec, opts, live.as_ref());
     let window = (crew.window.start(), crew.window.end());
     let unix_offset_ns = unix_offset_ns();
     // A worker's failure (a panic) first: the main thread's may follow from it.
@@ -314,6 +326,9 @@ fn run_loads(
         let mut result = assemble(facts, &outs, m);
         result.verify = report;
         results.push(result);
+    }
+    if let Some(l) = &live {
+        l.checked(&results);
     }
     Ok(results)
 }
@@ -458,6 +473,7 @@ fn drive(
     mut aggs: Vec<IntervalAgg>,
     spec: &WorkloadSpec,
     opts: &RunOptions,
+    live: Option<&live::LiveRun>,
 ) -> anyhow::Result<(Vec<Series>, MonitorReport)> {
     let w = &crew.window;
     let sync = opts.sync.as_deref();
@@ -529,6 +545,9 @@ fn drive(
         match crew.rx.recv_timeout(POLL) {
             Ok(msg) => {
                 let wi = msg.workload;
+                if let Some(l) = live {
+                    l.interval(&msg);
+                }
                 if let Some(t) = &mut together {
                     let mut all = msg.clone();
                     all.target = wi;
@@ -537,6 +556,9 @@ fn drive(
                     }
                 }
                 if let Some(point) = aggs.get_mut(wi).and_then(|a| a.add(msg)) {
+                    if let Some(l) = live {
+                        l.closed(wi, &point);
+                    }
                     if together.is_none() {
                         progress.update(&point);
                     }
@@ -548,6 +570,9 @@ fn drive(
     }
     let mon = monitor.stop();
     progress.finish();
+    if let Some(l) = live {
+        l.ended();
+    }
     if let Some(e) = failure {
         return Err(e);
     }

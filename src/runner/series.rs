@@ -80,6 +80,10 @@ pub(super) struct IntervalMsg {
     /// End of interval `through`, ns from the window's start.
     pub end_ns: u64,
     pub stats: RwStats,
+    /// The sender's I/O errors since its run began (live metrics).
+    pub errors: u64,
+    /// The sender's I/Os in flight when it sent this (live metrics).
+    pub in_flight: u32,
 }
 
 /// One interval being merged: messages received, its length, per target.

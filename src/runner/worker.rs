@@ -812,6 +812,8 @@ impl<'a> Worker<'a> {
             through,
             end_ns: end_rel,
             stats: self.cur.clone(),
+            errors: self.errors,
+            in_flight: u32::try_from(self.io.inflight).unwrap_or(u32::MAX),
         });
         self.whole.merge(&self.cur);
         self.cur.reset();
