@@ -17,6 +17,7 @@ mod csv;
 mod dbms;
 mod durability;
 mod engine;
+mod histlog;
 mod install;
 mod loop_checks;
 mod matrix;

@@ -21,6 +21,7 @@ impl Ctx<'_> {
             sync: self.job.clone().map(|j| j as std::sync::Arc<dyn RunSync>),
             thread_series: false,
             verify: None,
+            hist_log: None,
         }
     }
 }

@@ -390,6 +390,7 @@ pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunO
         sync: None,
         thread_series: false,
         verify: None,
+        hist_log: None,
     }
 }
 
