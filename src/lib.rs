@@ -19,6 +19,7 @@
 //! - [`store`]: the run history database and stored documents shown again;
 //! - [`comparison`]: differences, Welch's t-test and regressions between runs;
 //! - [`html`]: the HTML report and SVG/PNG charts;
+//! - [`histlog`]: the interval histogram log (`--hist-log`), written and read back;
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
 //! - [`verify`]: the simulator's page and log-block formats and checks;
 //! - [`profile`]: database workload profiles (`iosim run --profile`);
@@ -57,6 +58,7 @@ pub mod engine;
 pub mod error;
 pub mod fsync;
 pub mod fuzzing;
+pub mod histlog;
 pub mod html;
 pub mod matrix;
 pub mod metrics;

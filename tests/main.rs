@@ -18,6 +18,7 @@ mod csv;
 mod dbms;
 mod durability;
 mod engine;
+mod histlog;
 mod install;
 mod loop_checks;
 mod matrix;

@@ -51,10 +51,18 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Run: an id, `last`, `label:NAME` or `group:N`.
-    pub run: String,
+    #[arg(required_unless_present = "hist_log")]
+    pub run: Option<String>,
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+    /// Read this histogram log (iosim run --hist-log) instead of a stored
+    /// run: its intervals, span and every stream's merged percentiles.
+    #[arg(long, value_name = "FILE", conflicts_with = "run")]
+    pub hist_log: Option<std::path::PathBuf>,
+    /// With --hist-log: one line per interval too (start, I/Os, p50, p99, max).
+    #[arg(long, requires = "hist_log")]
+    pub intervals: bool,
 }
 
 /// `iosim compare`.

@@ -39,7 +39,7 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Runs to show (ids, `last`, `label:NAME`, `group:N`); charts overlay them.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "hist_log")]
     pub runs: Vec<String>,
     /// Output format: html (default), or the stored documents as json, text or csv
     /// (as `iosim show` prints them).
@@ -63,4 +63,8 @@ pub struct ReportArgs {
     /// Chart height for --svg/--png, pixels.
     #[arg(long, default_value_t = 480)]
     pub height: u32,
+    /// Report a histogram log (iosim run --hist-log) instead of stored runs:
+    /// its streams merged and latency over time (p50, p99, max per interval), as HTML.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "svg", "png"])]
+    pub hist_log: Option<PathBuf>,
 }

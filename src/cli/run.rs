@@ -209,6 +209,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
 
+    /// Write every interval's latency histograms to this file as the run goes
+    /// (HdrHistogram interval log: read it with iosim show --hist-log FILE;
+    /// docs/long-runs.md). An existing file is refused.
+    #[arg(long, value_name = "FILE")]
+    pub hist_log: Option<PathBuf>,
+
     /// Shape options given on the command line (filled from clap's value
     /// sources by [`RunArgs::note_sources`]; not an option itself).
     #[arg(skip)]

@@ -22,6 +22,7 @@ impl Ctx<'_> {
             thread_series: false,
             verify: None,
             metrics: None,
+            hist_log: None,
         }
     }
 }

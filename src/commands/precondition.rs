@@ -69,6 +69,7 @@ fn precondition(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> 
         thread_series: false,
         verify: None,
         metrics: None,
+        hist_log: None,
     };
     // Pass 1 and 2: the whole region, sequentially, twice (128 KiB writes, as PTS).
     let seq_bs = 128 << 10;

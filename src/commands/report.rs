@@ -10,6 +10,13 @@ use crate::store::StoredRun;
 
 /// `iosim report`.
 pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    if let Some(p) = &a.hist_log {
+        if a.output != ReportFormat::Html {
+            anyhow::bail!("iosim report --hist-log writes HTML: leave out -o (or use iosim show --hist-log FILE -o json)");
+        }
+        let page = crate::html::hist_log_html(&crate::histlog::read(p)?.summary);
+        return write_page(a, ctx, &page);
+    }
     let store = a.db.open_existing()?;
     let mut runs: Vec<StoredRun> = Vec::new();
     for r in &a.runs {
@@ -61,6 +68,11 @@ pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         }
         ReportFormat::Doc(f) => crate::store::render::render_many(&runs, f)?,
     };
+    write_page(a, ctx, &page)
+}
+
+/// The page to `--out`, or to stdout unless only `--svg`/`--png` were asked for.
+fn write_page(a: &ReportArgs, ctx: &mut Ctx, page: &str) -> anyhow::Result<Outcome> {
     match &a.out {
         Some(p) => {
             outfile::write(p, "report", page.as_bytes(), Existing::Replace)?;

@@ -19,10 +19,19 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let mut opts = ctx.run_options(&r.out, r.interval);
     opts.verify = r.verify.options();
     opts.metrics = live;
+    // The log first: an existing one is refused before any target is touched.
+    let hist_log = match &r.hist_log {
+        Some(_) if ctx.job.is_some() => anyhow::bail!(
+            "--hist-log is not available under mpirun/srun yet: run without it, or on one host without the launcher"
+        ),
+        Some(p) => Some(crate::histlog::HistLog::create(p)?.shared()),
+        None => None,
+    };
     let steady = match &spec.shape.steady_state {
         Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
         None => None,
     };
+    opts.hist_log = hist_log;
     let run = crate::runner::run_joint(std::slice::from_ref(&spec), &opts)?
         .pop()
         .expect("one result per workload");
@@ -62,6 +71,11 @@ fn run_profile(
     ctx: &mut Ctx,
     live: Option<std::sync::Arc<crate::metrics::Live>>,
 ) -> anyhow::Result<Outcome> {
+    if r.hist_log.is_some() {
+        anyhow::bail!(
+            "--hist-log logs one workload, and a profile runs several at once: run without --profile, or without --hist-log"
+        );
+    }
     let mut plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
     // Under mpirun/srun each rank runs the profile on its own files (or its
     // slice of a shared device with --share-target), all in one window.

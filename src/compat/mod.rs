@@ -391,6 +391,7 @@ pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunO
         thread_series: false,
         verify: None,
         metrics: None,
+        hist_log: None,
     }
 }
 

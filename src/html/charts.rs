@@ -199,19 +199,43 @@ fn change_marks(e: &Entry, field: fn(&PointStats) -> f64) -> Vec<Mark> {
     out
 }
 
-/// p50 (solid) and p99 (dashed) latency per interval.
+/// p50 (solid), p99 (dashed) and max (thin) latency per interval of each run.
 pub fn latency_time_chart(es: &[Entry]) -> Chart {
+    latency_over_time(es.iter().map(|e| {
+        let pts = e
+            .result
+            .series
+            .total
+            .iter()
+            .map(|p| {
+                (
+                    p.t_s,
+                    [p.total.lat_p50_us, p.total.lat_p99_us, p.total.lat_max_us],
+                )
+            })
+            .collect();
+        (e.name.clone(), e.color, pts)
+    }))
+}
+
+/// Latency over time from per-interval (time s, [p50, p99, max] µs) points,
+/// one named, coloured set each: p50 solid, p99 dashed, max thin. A series
+/// longer than the chart is wide (a day of 1 s intervals) is drawn as each
+/// pixel column's min-max envelope, and the chart says so ([`svg::render`]);
+/// extra markers go in the chart's `marks`.
+pub fn latency_over_time(
+    runs: impl Iterator<Item = (String, usize, Vec<(f64, [f64; 3])>)>,
+) -> Chart {
     let mut lines = Vec::new();
-    for e in es {
-        let p50: fn(&PointStats) -> f64 = |p| p.lat_p50_us;
-        let p99: fn(&PointStats) -> f64 = |p| p.lat_p99_us;
-        for (field, dashed, tag) in [(p50, false, "p50"), (p99, true, "p99")] {
+    for (name, color, pts) in runs {
+        for (i, tag) in ["p50", "p99", "max"].into_iter().enumerate() {
             lines.push(Line {
-                name: format!("{} {tag}", e.name),
-                points: series_points(e.result, field),
-                color: e.color,
-                dashed,
-                dots: true,
+                name: format!("{name} {tag}"),
+                points: pts.iter().map(|(t, v)| (*t, v[i])).collect(),
+                color,
+                dashed: i == 1,
+                thin: i == 2,
+                dots: i < 2,
                 ..Line::default()
             });
         }
@@ -220,7 +244,7 @@ pub fn latency_time_chart(es: &[Entry]) -> Chart {
     x.min = Some(0.0);
     Chart {
         id: "latency".into(),
-        title: "Latency over time (p50 solid, p99 dashed)".into(),
+        title: "Latency over time (p50 solid, p99 dashed, max thin)".into(),
         x,
         y: Axis::log("latency", fmt_us),
         lines,

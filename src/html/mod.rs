@@ -20,13 +20,13 @@ pub mod qualify;
 pub mod svg;
 
 pub use charts::{
-    charts, counter_charts, cpu_bars, histogram_chart, latency_time_chart, legend_table,
-    percentile_chart, sweep_charts, time_chart, Figure, LegendPlace, MAX_LEGEND_ROWS,
+    charts, counter_charts, cpu_bars, histogram_chart, latency_over_time, latency_time_chart,
+    legend_table, percentile_chart, sweep_charts, time_chart, Figure, LegendPlace, MAX_LEGEND_ROWS,
 };
 pub use data::{
     document_sweeps, entries, histogram, knee, nines, sweeps, Entry, Sweep, SweepPoint,
 };
-pub use page::{html, JS_CHECK, JS_ERRORS};
+pub use page::{hist_log_html, html, JS_CHECK, JS_ERRORS};
 pub use png::png;
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ fn caption(id: &str) -> &'static str {
         "histogram" => "How many I/Os took how long: the share of all I/Os in each latency bucket, buckets log-spaced (20 per decade).",
         "iops" => "Completed I/Os per second, per interval (one point per --interval).",
         "mibs" => "MiB per second, per interval.",
-        "latency" => "Median and 99th-percentile latency in each interval.",
+        "latency" => "Median, 99th-percentile and largest latency in each interval. A series longer than the chart is wide is drawn as each pixel column's lowest and highest value, so a spike in one interval of thousands still shows.",
         "sweep-iops" => "IOPS as load grows. The knee (as iosim sweep finds it) is the first point where the next step buys no significant IOPS (Welch's test over the repetitions, or under 10% of its load increase) while latency keeps rising, and no later point has over 15% more IOPS beyond the confidence intervals. Beyond it, more outstanding I/O mostly adds queueing.",
         "sweep-latency" => "Latency as load grows; past the knee it rises faster than throughput.",
         "cpu" => "Whole-run CPU use of the machine (and its busiest core): a core near 100% means the run measured the CPU, not the storage.",
@@ -223,6 +223,55 @@ fn compared(s: &mut String, es: &[Entry]) {
         }
         s.push_str("</table><p class=\"note\">Single runs: differences are shown without a significance test; `iosim compare label:A label:B` tests repetitions with Welch's t-test.</p>\n");
     }
+}
+
+/// The report of a histogram log (`iosim report --hist-log FILE`): its
+/// span, each stream merged, and latency over time per interval.
+pub fn hist_log_html(log: &crate::histlog::LogSummary) -> String {
+    use crate::stats::Percentile as P;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosim histogram log</title>\
+         <script>{JS_ERRORS}</script><style>{CSS}</style></head><body>\n\
+         <h1>iosim histogram log</h1><p class=\"note\">Generated {} by iosim {} from {}: {} intervals of {:.3} s over {:.3} s. Self-contained: no network needed.</p>\n\
+         <table><tr><th class=\"l\">stream</th><th>I/Os</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th></tr>",
+        crate::clock::utc_now_rfc3339(),
+        env!("CARGO_PKG_VERSION"),
+        esc(&log.path),
+        log.intervals,
+        log.interval_s,
+        log.span_s
+    );
+    for st in &log.streams {
+        let l = &st.latency_us;
+        let _ = write!(
+            s,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&st.stream),
+            st.ios,
+            fmt_us(l.mean),
+            fmt_us(l.p(P::P50)),
+            fmt_us(l.p(P::P99)),
+            fmt_us(l.p(P::P99_9)),
+            fmt_us(l.max)
+        );
+    }
+    s.push_str("</table>\n");
+    let pts = log
+        .points
+        .iter()
+        .map(|p| (p.t_s + p.duration_s, [p.p50_us, p.p99_us, p.max_us]))
+        .collect();
+    let chart = super::charts::latency_over_time(std::iter::once(("all".to_string(), 0, pts)));
+    let _ = writeln!(
+        s,
+        "<figure>{}<figcaption>{}</figcaption></figure>",
+        svg::render(&chart, W, H),
+        esc(caption("latency"))
+    );
+    let _ = write!(s, "<script>{JS_CHECK}</script>\n</body></html>\n");
+    s
 }
 
 /// The charts with their captions, and what is missing from them.

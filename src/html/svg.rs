@@ -76,6 +76,8 @@ pub struct Line {
     pub dots: bool,
     /// Draw as steps (histograms).
     pub step: bool,
+    /// A thin, lighter stroke (a line behind the others, e.g. the maximum).
+    pub thin: bool,
 }
 
 /// A labelled point (e.g. the saturation knee).
@@ -406,16 +408,25 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
         x1 - x0,
         y0 - y1 + 8.0
     );
+    let columns = (x1 - x0).max(1.0);
+    let mut downsampled = 0;
     for l in &c.lines {
         let color = PALETTE[l.color % PALETTE.len()];
         let mut d = String::new();
         let mut prev: Option<(f64, f64)> = None;
-        for &(x, y) in l
+        let mapped = l
             .points
             .iter()
             .filter(|p| xm.contains(p.0) && ym.contains(p.1))
-        {
-            let (px, py) = (xm.f(x), ym.f(y));
+            .map(|&(x, y)| (xm.f(x), ym.f(y)));
+        let many = !l.step && l.points.len() as f64 > 2.0 * columns;
+        let drawn: Vec<(f64, f64)> = if many {
+            downsampled = downsampled.max(l.points.len());
+            envelope(mapped)
+        } else {
+            mapped.collect()
+        };
+        for &(px, py) in &drawn {
             match prev {
                 None => {
                     let _ = write!(d, "M{px:.1},{py:.1}");
@@ -437,14 +448,19 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
         } else {
             ""
         };
+        let width = if l.thin {
+            "1\" stroke-opacity=\"0.55"
+        } else {
+            "2"
+        };
         let _ = write!(
             s,
-            "<path class=\"series\" d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" \
+            "<path class=\"series\" d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"{width}\" \
              stroke-linejoin=\"round\"{dash}><title>{}</title></path>",
             esc(&l.name)
         );
         // Dots help on short series; on long ones they would hide the line.
-        if (l.dots && l.points.len() <= 150) || l.points.len() == 1 {
+        if !many && ((l.dots && l.points.len() <= 150) || l.points.len() == 1) {
             for &(x, y) in l
                 .points
                 .iter()
@@ -460,6 +476,14 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
         }
     }
     s.push_str("</g>");
+    if downsampled > 0 {
+        let _ = write!(
+            s,
+            "<text class=\"downsampled\" x=\"{x1:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#555\">\
+             {downsampled} points in {columns:.0} pixel columns: each column drawn as its min-max</text>",
+            y1 - 4.0
+        );
+    }
     for m in &c.marks {
         if !(xm.contains(m.x) && ym.contains(m.y)) {
             continue;
@@ -483,6 +507,42 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// A long line (pixel coordinates, in x order) reduced to one pixel
+/// column at a time: each column's lowest and highest point, in the order
+/// that keeps the path short, so a spike of one point in thousands is drawn
+/// (an average per column would hide it) and the path has at most two
+/// points per column whatever the length of the series.
+fn envelope(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    let mut col: Option<(f64, f64, f64)> = None; // (column, lowest y, highest y)
+    let flush = |out: &mut Vec<(f64, f64)>, (c, lo, hi): (f64, f64, f64)| {
+        let x = c + 0.5;
+        let last_y = out.last().map_or(lo, |p| p.1);
+        if lo == hi {
+            out.push((x, lo));
+        } else if (last_y - lo).abs() <= (last_y - hi).abs() {
+            out.extend([(x, lo), (x, hi)]);
+        } else {
+            out.extend([(x, hi), (x, lo)]);
+        }
+    };
+    for (px, py) in points {
+        let c = px.floor();
+        col = match col {
+            Some((k, lo, hi)) if k == c => Some((k, lo.min(py), hi.max(py))),
+            Some(done) => {
+                flush(&mut out, done);
+                Some((c, py, py))
+            }
+            None => Some((c, py, py)),
+        };
+    }
+    if let Some(done) = col {
+        flush(&mut out, done);
+    }
+    out
 }
 
 /// A grouped bar chart: one group of bars per category.
@@ -624,6 +684,75 @@ pub fn fmt_us(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The y pixel coordinates of a rendered chart's lines.
+    fn path_ys(svg: &str) -> Vec<f64> {
+        svg.split("class=\"series\" d=\"")
+            .skip(1)
+            .flat_map(|rest| {
+                let d = &rest[..rest.find('"').unwrap()];
+                d.split(['M', 'L'])
+                    .filter(|p| !p.is_empty())
+                    .map(|p| p.split(',').nth(1).unwrap().parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_day_of_intervals_is_drawn_small_and_keeps_its_spike() {
+        // 86,400 one-second intervals, a spike in one of them.
+        let series = |spike: bool| -> Vec<(f64, f64)> {
+            (0..86_400)
+                .map(|i| {
+                    let y = if spike && i == 40_000 {
+                        5000.0
+                    } else {
+                        100.0 + (i % 7) as f64
+                    };
+                    (i as f64, y)
+                })
+                .collect()
+        };
+        let chart = |spike: bool| Chart {
+            id: "latency".into(),
+            title: "t".into(),
+            x: Axis::linear("time (s)", fmt_num),
+            y: Axis::log("latency", fmt_us),
+            lines: vec![Line {
+                name: "p99".into(),
+                points: series(spike),
+                dots: true,
+                ..Line::default()
+            }],
+            marks: vec![],
+        };
+        let with = render(&chart(true), 900.0, 480.0);
+        let without = render(&chart(false), 900.0, 480.0);
+        assert!(with.len() < 300_000, "{} bytes", with.len());
+        assert!(with.contains("86400 points in") && !with.contains("<circle"));
+        // The spike is the highest point drawn (smallest y), far above the rest.
+        let top = |s: &str| path_ys(s).into_iter().fold(f64::INFINITY, f64::min);
+        assert!(top(&with) < top(&without) - 50.0);
+        // Two points a column at most.
+        assert!(path_ys(&with).len() <= 2 * 900);
+    }
+
+    #[test]
+    fn envelope_keeps_each_columns_extremes() {
+        let pts = [
+            (0.1, 5.0),
+            (0.5, 1.0),
+            (0.9, 3.0),
+            (1.2, 4.0),
+            (2.5, 9.0),
+            (2.6, 2.0),
+        ];
+        assert_eq!(
+            envelope(pts.into_iter()),
+            vec![(0.5, 1.0), (0.5, 5.0), (1.5, 4.0), (2.5, 2.0), (2.5, 9.0)]
+        );
+    }
 
     #[test]
     fn ticks() {

@@ -93,6 +93,8 @@ pub struct RunOptions {
     pub verify: Option<crate::verify::run::VerifyOptions>,
     /// `--metrics-listen`: the live metrics each interval is folded into.
     pub metrics: Option<Arc<crate::metrics::Live>>,
+    /// `--hist-log`: every closed interval's histograms written here (one workload only).
+    pub hist_log: Option<crate::histlog::SharedHistLog>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -105,6 +107,7 @@ impl std::fmt::Debug for RunOptions {
             .field("thread_series", &self.thread_series)
             .field("verify", &self.verify)
             .field("metrics", &self.metrics.is_some())
+            .field("hist_log", &self.hist_log.as_ref().map(|_| "HistLog"))
             .finish()
     }
 }
@@ -119,6 +122,7 @@ impl Default for RunOptions {
             thread_series: false,
             verify: None,
             metrics: None,
+            hist_log: None,
         }
     }
 }
@@ -249,6 +253,8 @@ fn run_loads(
     let aggs = loads
         .iter()
         .map(|l| IntervalAgg::new(l.targets.len(), l.workers, interval_ns, opts.thread_series))
+        .enumerate()
+        .map(|(i, a)| a.with_hist_log(opts.hist_log.clone().filter(|_| i == 0)))
         .collect();
     let driven = drive(&crew, monitor, aggs, &loads[0].spec, opts, live.as_ref());
     let window = (crew.window.start(), crew.window.end());
@@ -284,6 +290,9 @@ fn run_loads(
     {
         let mut notes = load.notes;
         notes.extend(raised.clone());
+        if let (0, Some(log)) = (wi, &opts.hist_log) {
+            notes.push(log.lock().unwrap_or_else(|p| p.into_inner()).finish());
+        }
         notes.extend(engine_notes);
         let elsewhere: Vec<(String, RwStats)> = shared
             .iter()
@@ -344,6 +353,11 @@ fn one_window(specs: &[WorkloadSpec], opts: &RunOptions) -> Result<(), crate::Er
             "workloads run at the same time share one measured window, but one asks for --duration {:?} --warmup {:?} and another for --duration {:?} --warmup {:?}: give them the same",
             first.duration, first.warmup, s.duration, s.warmup
         )));
+    }
+    if opts.hist_log.is_some() && specs.len() > 1 {
+        return Err(crate::Error::BadWorkload(
+            "--hist-log logs one workload's histograms: run the workloads one at a time to log each".into(),
+        ));
     }
     if opts.verify.is_some() && specs.len() > 1 {
         return Err(crate::Error::BadWorkload(
@@ -517,6 +531,7 @@ fn drive(
         IntervalAgg::new(aggs.len(), workers, crew.interval_ns, false)
     });
     let mut baseline_at_start = warmup_ns == 0;
+    let mut log_started = false;
     loop {
         let now = now_ns();
         if w.start() == UNSET && now >= t0.saturating_add(warmup_ns) {
@@ -533,6 +548,12 @@ fn drive(
             }
         }
         let start = w.start();
+        if let (false, Some(log)) = (start == UNSET || log_started, &opts.hist_log) {
+            // The log's StartTime and BaseTime: the window's start.
+            let at = crate::histlog::unix_time(unix_offset_ns() + i128::from(start));
+            log.lock().unwrap_or_else(|p| p.into_inner()).start(at);
+            log_started = true;
+        }
         if !baseline_at_start && now >= start {
             monitor.reset_baseline();
             baseline_at_start = true;

@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::histlog::SharedHistLog;
 use crate::stats::RwStats;
 
 use super::result::{PointStats, Series, SeriesPoint};
@@ -113,6 +114,8 @@ pub(super) struct IntervalAgg {
     /// Per thread (DiskSpd's `-D` per-thread IOPS deviation); empty unless asked for.
     threads: Vec<Vec<SeriesPoint>>,
     elapsed_ns: u64,
+    /// `--hist-log`: each closed interval's histograms are written here.
+    hist_log: Option<SharedHistLog>,
 }
 
 impl IntervalAgg {
@@ -138,7 +141,14 @@ impl IntervalAgg {
                 Vec::new()
             },
             elapsed_ns: 0,
+            hist_log: None,
         }
+    }
+
+    /// Writes each interval's histograms to `log` as it closes.
+    pub(super) fn with_hist_log(mut self, log: Option<SharedHistLog>) -> IntervalAgg {
+        self.hist_log = log;
+        self
     }
 
     /// The open interval `i` (created when first seen).
@@ -198,6 +208,7 @@ impl IntervalAgg {
             per_thread,
             ..
         } = self.open.pop_front()?;
+        let start_ns = self.base as u64 * self.interval_ns;
         self.base += 1;
         self.elapsed_ns += dur;
         let secs = dur as f64 / 1e9;
@@ -226,6 +237,13 @@ impl IntervalAgg {
                     Some(t) => t.merge(s),
                     None => total = Some(s.clone()),
                 }
+            }
+        }
+        if let Some(log) = &self.hist_log {
+            let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+            match &total {
+                Some(t) => log.interval(start_ns, dur, t, &per_target),
+                None => log.interval(start_ns, dur, &RwStats::default(), &per_target),
             }
         }
         let p = if self.ntargets == 1 {
