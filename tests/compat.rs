@@ -1338,6 +1338,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
         verify: None,
         window: None,
         slow_after_window: None,
+        neighbour: None,
     }
 }
 

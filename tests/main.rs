@@ -21,6 +21,7 @@ mod install;
 mod loop_checks;
 mod matrix;
 mod mpi;
+mod neighbour;
 mod profile;
 mod progress;
 mod properties;

@@ -19,9 +19,19 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(ss) => Some(super::precondition::reach(&spec, ss, &opts)?),
         None => None,
     };
-    let run = crate::runner::run_joint(std::slice::from_ref(&spec), &opts)?
-        .pop()
-        .expect("one result per workload");
+    let run = match &r.neighbour {
+        Some(n) if ctx.job.is_some() => {
+            return Err(crate::Error::BadWorkload(format!(
+                "--neighbour {} measures one host's neighbour: run it without mpirun/srun",
+                n.text
+            ))
+            .into())
+        }
+        Some(n) => crate::neighbour::run(&spec, n, &opts)?,
+        None => crate::runner::run_joint(std::slice::from_ref(&spec), &opts)?
+            .pop()
+            .expect("one result per workload"),
+    };
     let mut result = run.result;
     // Issue 17 reports (steady state, achieved data ratios) ride in the notes
     // until the result document has a place for them.

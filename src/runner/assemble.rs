@@ -294,6 +294,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         verify: None,
         window: wall_window(window, unix_offset_ns),
         slow_after_window: late.if_slow(),
+        neighbour: None,
     }
 }
 

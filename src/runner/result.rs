@@ -260,6 +260,10 @@ pub struct RunResult {
     /// statistic above); absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_after_window: Option<crate::stats::SlowAfterWindow>,
+    /// `--neighbour`: this result is the workload alone; how a background
+    /// workload beside it changed it (absent without `--neighbour`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbour: Option<crate::workload::neighbour::NeighbourReport>,
 }
 
 /// The measured window `[start, end)`, wall clock, nanoseconds since the Unix
