@@ -82,7 +82,7 @@ fn a_neighbour_runs_beside_the_workload_and_is_compared() {
     assert_eq!(n["background"]["spec"], "rw=write,bs=256k,qd=4");
     // The text report's section.
     let text = success(iosim().args(args).arg("--quiet"));
-    assert!(text.contains("\nneighbour: write 256 KiB qd4"), "{text}");
+    assert!(text.contains("\nneighbour: write 256KiB qd4"), "{text}");
     assert!(text.contains("  alone: "), "{text}");
     assert!(
         text.contains("  with neighbour (rw=write,bs=256k,qd=4): "),
@@ -294,7 +294,9 @@ fn a_heavy_neighbour_eats_a_rate_limited_devices_budget() {
         num(n, &["change", "iops_pct"]) < -40.0,
         "the neighbour took most of the budget: {n}"
     );
-    assert!(num(n, &["change", "lat_p99_x"]) > 1.5, "{n}");
+    // The throttle releases I/O in time slices (about 100 ms), so the
+    // tails are the slice's alone and beside the neighbour; the median moves.
+    assert!(num(n, &["change", "lat_p50_x"]) > 1.5, "{n}");
     assert_eq!(n["background"]["created"], false);
     assert!(lo.dev.exists());
 }
