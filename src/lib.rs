@@ -40,6 +40,7 @@
 //! - [`platform`]: what differs between Linux and Windows, one module per concern;
 //! - [`term`]: the terminal's width;
 //! - [`fuzzing`]: the fuzz targets' bodies.
+//! - [`neighbour`]: noisy neighbours measured (`--neighbour SPEC`).
 #![warn(missing_docs)]
 
 pub mod buf;
@@ -63,6 +64,7 @@ pub mod html;
 pub mod matrix;
 pub mod metrics;
 pub mod mpi;
+pub mod neighbour;
 pub mod outcome;
 pub mod outfile;
 pub mod platform;

@@ -193,6 +193,9 @@ pub fn text(r: &RunResult) -> String {
                 let _ = writeln!(s, "device: {}: {reason}", t.path);
             }
         }
+        if let Some(v) = d.volume() {
+            let _ = writeln!(s, "volume: {}", v.hint());
+        }
     }
     let mon = r.monitor.render_text();
     if !mon.trim().is_empty() {
@@ -216,6 +219,10 @@ pub fn text(r: &RunResult) -> String {
                 e.op, e.offset, e.len, e.message
             );
         }
+    }
+    if let Some(n) = &r.neighbour {
+        s.push('\n');
+        s.push_str(&n.text());
     }
     if let Some(v) = &r.verify {
         let paths: Vec<String> = r.targets.iter().map(|t| t.path.clone()).collect();

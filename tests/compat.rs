@@ -1339,6 +1339,7 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
         window: None,
         slow_after_window: None,
         changes: Default::default(),
+        neighbour: None,
     }
 }
 

@@ -24,6 +24,7 @@ mod loop_checks;
 mod matrix;
 mod metrics;
 mod mpi;
+mod neighbour;
 mod profile;
 mod progress;
 mod properties;

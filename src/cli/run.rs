@@ -214,6 +214,12 @@ pub struct RunArgs {
     /// docs/long-runs.md). An existing file is refused.
     #[arg(long, value_name = "FILE")]
     pub hist_log: Option<PathBuf>,
+    /// Also measure a noisy neighbour: run the workload alone, then again beside this
+    /// background workload, and report the change (rw=write,bs=1m,qd=8 with a profile
+    /// workload's keys, plus target=PATH and size=SIZE; default target: a file next to the
+    /// first path, removed after). docs/workloads.md
+    #[arg(long, value_name = "SPEC", value_parser = crate::neighbour::neighbour_arg, conflicts_with_all = ["profile", "steady_state"])]
+    pub neighbour: Option<crate::neighbour::NeighbourSpec>,
 
     /// Shape options given on the command line (filled from clap's value
     /// sources by [`RunArgs::note_sources`]; not an option itself).

@@ -32,9 +32,24 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         None => None,
     };
     opts.hist_log = hist_log;
-    let run = crate::runner::run_joint(std::slice::from_ref(&spec), &opts)?
-        .pop()
-        .expect("one result per workload");
+    let run = match &r.neighbour {
+        Some(n) if ctx.job.is_some() => {
+            return Err(crate::Error::BadWorkload(format!(
+                "--neighbour {} measures one host's neighbour: run it without mpirun/srun",
+                n.text
+            ))
+            .into())
+        }
+        Some(n) if opts.hist_log.is_some() => return Err(crate::Error::BadWorkload(format!(
+            "--neighbour {} runs the workload twice and --hist-log logs one run: drop one of them",
+            n.text
+        ))
+        .into()),
+        Some(n) => crate::neighbour::run(&spec, n, &opts)?,
+        None => crate::runner::run_joint(std::slice::from_ref(&spec), &opts)?
+            .pop()
+            .expect("one result per workload"),
+    };
     let mut result = run.result;
     // Issue 17 reports (steady state, achieved data ratios) ride in the notes
     // until the result document has a place for them.

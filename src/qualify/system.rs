@@ -237,6 +237,9 @@ pub fn location_rows(
         return rows;
     }
     rows.push(("device".into(), resolution_words(&l.storage.device)));
+    if let Some(v) = l.storage.device.volume() {
+        rows.push(("volume".into(), v.hint()));
+    }
     for u in &l.storage.underlying {
         rows.push(("under it".into(), underlying_words(u)));
     }

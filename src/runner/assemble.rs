@@ -298,6 +298,7 @@ pub(super) fn assemble(f: RunFacts, outs: &[WorkerOut], m: Merged) -> RunResult 
         window: wall_window(window, unix_offset_ns),
         slow_after_window: late.if_slow(),
         changes,
+        neighbour: None,
     }
 }
 

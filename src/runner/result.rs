@@ -264,6 +264,10 @@ pub struct RunResult {
     /// (docs/changes.md); absent when none were.
     #[serde(default, skip_serializing_if = "crate::changes::Changes::is_empty")]
     pub changes: crate::changes::Changes,
+    /// `--neighbour`: this result is the workload alone; how a background
+    /// workload beside it changed it (absent without `--neighbour`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbour: Option<crate::workload::neighbour::NeighbourReport>,
 }
 
 /// The measured window `[start, end)`, wall clock, nanoseconds since the Unix

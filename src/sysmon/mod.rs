@@ -1,7 +1,8 @@
 //! System monitors: CPU time from `/proc/stat` and the process's own CPU use,
 //! who used the CPU (iosim, the kernel's I/O path, other processes),
 //! block device counters from `/proc/diskstats`, which device a target lives
-//! on (and, for reports, what that storage is: [`storage`]), a background
+//! on (and, for reports, what that storage is: [`storage`], and what kind of
+//! volume: [`volume`]), a background
 //! sampler, and self-checks of iosim's numbers against the kernel's.
 //! On Windows the same numbers come from where Performance Monitor's
 //! Processor and PhysicalDisk objects get theirs, through
@@ -23,6 +24,7 @@ pub mod mounts;
 pub mod procs;
 pub mod sampler;
 pub mod storage;
+pub mod volume;
 
 /// What the unit tests that attach real loop devices share (Linux's).
 #[cfg(all(test, target_os = "linux"))]

@@ -231,6 +231,10 @@ pub struct DeviceInfo {
     /// Anything a reader should know about these counters, in plain words.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notes: Vec<String>,
+    /// The kind of volume its names reveal (a cloud's block storage, virtio,
+    /// iSCSI...; `sysmon::volume`), when they reveal one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub volume: Option<super::volume::VolumeKind>,
 }
 
 /// How a loop device reaches its backing file, from `/sys/block/loopN/loop/`
@@ -308,6 +312,15 @@ impl Resolution {
         match self {
             Resolution::Device(d) => Some(d),
             Resolution::NoDevice { .. } => None,
+        }
+    }
+
+    /// The kind of volume the target lives on, when its device's names or
+    /// its file system reveal it (`sysmon::volume`).
+    pub fn volume(&self) -> Option<super::volume::VolumeKind> {
+        match self {
+            Resolution::Device(d) => d.volume,
+            Resolution::NoDevice { fs_type, .. } => super::volume::VolumeKind::of_fs_type(fs_type),
         }
     }
 }
@@ -818,17 +831,28 @@ fn describe_block(dir: &Path, major: u32, minor: u32, _env: &SysEnv) -> DeviceIn
             holder: None,
         });
     }
+    let model = read_trim(&disk_dir.join("device/model"));
+    let vendor = read_trim(&disk_dir.join("device/vendor"));
+    let driver = std::fs::read_link(disk_dir.join("device/driver"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let volume = super::volume::classify(&super::volume::facts(
+        &disk_dir,
+        &disk,
+        model.as_deref(),
+        vendor.as_deref(),
+        driver.as_deref(),
+    ));
     DeviceInfo {
         name,
         major,
         minor,
         disk,
         partition,
-        model: read_trim(&disk_dir.join("device/model")),
-        vendor: read_trim(&disk_dir.join("device/vendor")),
-        driver: std::fs::read_link(disk_dir.join("device/driver"))
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())),
+        model,
+        vendor,
+        driver,
+        volume,
         size_bytes: read_u64(&dir.join("size")).unwrap_or(0) * 512,
         rotational: read_trim(&q.join("rotational")).as_deref() == Some("1"),
         logical_block_size: read_u64(&q.join("logical_block_size")).unwrap_or(0),

@@ -16,6 +16,7 @@ pub mod distribution;
 mod durability;
 pub mod measured;
 mod modes;
+pub mod neighbour;
 mod offsets;
 mod spec;
 pub mod steady;
