@@ -219,72 +219,34 @@ fn a_file_on_a_virtio_disk_says_so() {
     }
 }
 
-/// A child cgroup of blkio (cgroup v1) with a read-IOPS cap on one device,
-/// removed on drop.
-struct Throttle(std::path::PathBuf);
-
-impl Throttle {
-    fn new(dev: &str, iops: u32) -> Option<Throttle> {
-        let root = std::path::Path::new("/sys/fs/cgroup/blkio");
-        if !root.join("blkio.throttle.read_iops_device").exists() {
-            return None;
-        }
-        let dir = root.join(format!("iosim-neighbour-test-{}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        let t = Throttle(dir);
-        std::fs::write(
-            t.0.join("blkio.throttle.read_iops_device"),
-            format!("{dev} {iops}"),
-        )
-        .ok()?;
-        Some(t)
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 #[test]
 fn a_heavy_neighbour_eats_a_rate_limited_devices_budget() {
     let Some(lo) = LoopDev::new(64 << 20) else {
         return;
     };
-    let Some(cap) = Throttle::new(&lo.major_minor(), 400) else {
-        return skip("no cgroup v1 blkio throttle to cap the loop device with");
+    let Some(cap) = common::Throttle::new(&lo, "read_iops", 400) else {
+        return;
     };
     // The workload and its neighbour share the cgroup's 400 read IOPS on the
     // device: the neighbour keeps 32 reads in flight, the workload 2.
     let dev = lo.dev.to_str().unwrap();
     let spec = format!("rw=randread,bs=4k,qd=16,threads=2,target={dev}");
-    let script = format!(
-        "echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"",
-        cap.0.display()
-    );
-    let out = success(
-        std::process::Command::new("sh")
-            .args(["-c", &script, bin()])
-            .args([
-                "run",
-                dev,
-                "--rw",
-                "randread",
-                "--qd",
-                "2",
-                "--duration",
-                "2s",
-                "--neighbour",
-                &spec,
-                "--no-save",
-                "--output",
-                "json",
-                "--quiet",
-            ])
-            .env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"))
-            .current_dir(scratch_dir()),
-    );
+    let out = success(&mut cap.command(&[
+        "run",
+        dev,
+        "--rw",
+        "randread",
+        "--qd",
+        "2",
+        "--duration",
+        "2s",
+        "--neighbour",
+        &spec,
+        "--no-save",
+        "--output",
+        "json",
+        "--quiet",
+    ]));
     let r: Value = serde_json::from_str(&out).unwrap();
     check_consistent(&r);
     let n = &r["neighbour"];
@@ -299,4 +261,51 @@ fn a_heavy_neighbour_eats_a_rate_limited_devices_budget() {
     assert!(num(n, &["change", "lat_p50_x"]) > 1.5, "{n}");
     assert_eq!(n["background"]["created"], false);
     assert!(lo.dev.exists());
+}
+
+/// `iosim qualify --neighbour SPEC`: the stage runs on each location after
+/// the budgeted ones, and its study is in the result.
+#[test]
+fn qualify_runs_a_neighbour_stage_when_asked() {
+    let _disk = common::disk_turn();
+    let d = tempfile::tempdir().unwrap();
+    let out = common::iosim()
+        .args(["qualify", "--data"])
+        .arg(d.path())
+        .args([
+            "--time",
+            "10s",
+            "--size",
+            "16M",
+            "--neighbour",
+            "rw=write,bs=1m,qd=8",
+            "--no-save",
+            "-q",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{err}");
+    let q: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stage = q["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "neighbour")
+        .unwrap_or_else(|| panic!("no neighbour stage: {}", q["stages"]));
+    // Each location (the data's, and the log's beside it) alone and beside it.
+    let all = q["neighbours"].as_array().unwrap();
+    assert_eq!(stage["runs"], 2 * all.len() as u64, "{stage}");
+    assert_eq!(all.len(), q["locations"].as_array().unwrap().len());
+    let n = &all[0];
+    assert_eq!(n["role"], "data", "{n}");
+    let r = &n["report"];
+    let (a, t) = (num(r, &["alone", "iops"]), num(r, &["together", "iops"]));
+    assert!(a > 0.0 && t > 0.0, "both phases ran: {r}");
+    assert!((num(r, &["change", "iops_pct"]) - (t - a) / a * 100.0).abs() < 1e-6);
+    assert_eq!(r["background"]["spec"], "rw=write,bs=1m,qd=8", "{r}");
+    // The neighbour's file next to the test file is gone with it.
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }

@@ -70,6 +70,12 @@ pub struct QualifyArgs {
     #[arg(long, value_enum, default_value_t = Dbms::Sqlserver)]
     pub dbms: Dbms,
 
+    /// Add a noisy-neighbour stage: on each location, 8 KiB random reads at QD 1 alone,
+    /// then beside this background workload (run's --neighbour SPEC), 5 s each, after the
+    /// budgeted stages; a p99 that grows 2x or more is a warning (docs/qualify-storage.md).
+    #[arg(long, value_name = "SPEC", value_parser = crate::neighbour::neighbour_arg)]
+    pub neighbour: Option<crate::neighbour::NeighbourSpec>,
+
     /// Print what the qualification would run (the database and its settings, the roles'
     /// test targets, the stages with their runs and share of --time, the minimum budget,
     /// the rules) and exit, without creating or measuring anything.

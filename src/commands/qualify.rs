@@ -87,6 +87,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         rules: a.rules,
         cache_size: a.cache_size,
         dbms: a.dbms,
+        neighbour: a.neighbour.clone(),
     };
     if a.plan {
         // Nothing is created, measured or saved; rank 0 alone prints under a launcher.

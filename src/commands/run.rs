@@ -40,11 +40,13 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             ))
             .into())
         }
-        Some(n) if opts.hist_log.is_some() => return Err(crate::Error::BadWorkload(format!(
+        Some(n) if opts.hist_log.is_some() => {
+            return Err(crate::Error::BadWorkload(format!(
             "--neighbour {} runs the workload twice and --hist-log logs one run: drop one of them",
             n.text
         ))
-        .into()),
+            .into())
+        }
         Some(n) => crate::neighbour::run(&spec, n, &opts)?,
         None => crate::runner::run_joint(std::slice::from_ref(&spec), &opts)?
             .pop()

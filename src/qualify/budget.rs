@@ -254,6 +254,7 @@ mod tests {
         // 1 s in 35% of the budget.
         let a = tempfile::tempdir().unwrap();
         let cfg = QualifyConfig {
+            neighbour: None,
             roles: vec![RoleArg {
                 role: Role::Data,
                 path: a.path().into(),
@@ -293,6 +294,7 @@ mod tests {
         );
         // Another database: its own profiles' phases, the same sweeps.
         let pg = QualifyConfig {
+            neighbour: None,
             dbms: Dbms::Postgresql,
             ..cfg.clone()
         };

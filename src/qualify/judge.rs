@@ -280,6 +280,16 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
             }),
             flushes,
             flush_untimed,
+            neighbour: r
+                .neighbours
+                .iter()
+                .find(|n| n.role == role)
+                .map(|n| rules::NeighbourFact {
+                    spec: n.report.background.spec.clone(),
+                    alone_p99_us: n.report.alone.lat_p99_us,
+                    together_p99_us: n.report.together.lat_p99_us,
+                    iops_pct: n.report.change.iops_pct.unwrap_or(0.0),
+                }),
             rate_limit: r
                 .checks
                 .iter()
@@ -443,6 +453,7 @@ mod tests {
             ios_over_15s: over_15s,
         };
         QualifyResult {
+            neighbours: vec![],
             overall: Verdict::Fit,
             rules: RuleSet::Flash,
             dbms: crate::dbms::Dbms::Sqlserver,

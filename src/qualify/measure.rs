@@ -10,7 +10,7 @@ use super::plan::{largest_block, locations, stage_caches, target_size, Location,
 use super::result::{QualifyResult, StageRecord};
 use super::rules::Verdict;
 use super::stages::{
-    stage_checks, stage_profiles, stage_quick, stage_sim, stage_sweeps, Collected,
+    stage_checks, stage_neighbour, stage_profiles, stage_quick, stage_sim, stage_sweeps, Collected,
 };
 use super::system;
 use super::{databases, references, rules};
@@ -84,7 +84,31 @@ pub(super) fn qualify(
         &format!("set-up took {setup_s:.1} s (test files); the budget starts now"),
     );
 
-    let stages = run_stages(cfg, opts, &locs, &quiet, &progress, &mut budget, &mut c)?;
+    let mut stages = run_stages(cfg, opts, &locs, &quiet, &progress, &mut budget, &mut c)?;
+    if let Some(n) = cfg.neighbour.as_ref().filter(|_| !c.interrupted) {
+        // After the budgeted stages, with its own fixed time (docs/qualify-storage.md).
+        let mut distinct: Vec<&Location> = Vec::new();
+        for l in &locs {
+            if !distinct.iter().any(|x| x.target == l.target) {
+                distinct.push(l);
+            }
+        }
+        progress.line(&budget, &format!("stage neighbour: started ({})", n.text));
+        let t0 = Instant::now();
+        let (runs, summary) = stage_neighbour(cfg, &distinct, n, &quiet, &mut c)?;
+        let elapsed = t0.elapsed().as_secs_f64();
+        progress.line(
+            &budget,
+            &format!("stage neighbour: done in {elapsed:.1} s: {summary}"),
+        );
+        stages.push(StageRecord {
+            name: "neighbour".into(),
+            budget_s: elapsed,
+            elapsed_s: elapsed,
+            runs,
+            summary,
+        });
+    }
     let measure_s = budget.elapsed().as_secs_f64();
 
     // Clean up the test files this run created.
@@ -105,6 +129,7 @@ pub(super) fn qualify(
         locations: locs,
         system,
         stages,
+        neighbours: c.neighbours,
         quick: c.quick,
         sweeps: c.sweeps,
         profiles: c.profiles,

@@ -23,6 +23,8 @@ pub struct RoleArg {
 /// What to qualify, and how long to take.
 #[derive(Clone, Debug)]
 pub struct QualifyConfig {
+    /// `--neighbour`: the noisy-neighbour stage's background workload.
+    pub neighbour: Option<crate::neighbour::NeighbourSpec>,
     /// Roles and their locations; data first. Log falls back to the data location.
     pub roles: Vec<RoleArg>,
     /// Time budget of the measurements.
@@ -364,6 +366,7 @@ mod tests {
     fn locations_bind_roles_and_refuse_what_they_cannot_use() {
         let a = tempfile::tempdir().unwrap();
         let cfg = QualifyConfig {
+            neighbour: None,
             roles: vec![RoleArg {
                 role: Role::Data,
                 path: a.path().into(),
@@ -414,6 +417,7 @@ mod tests {
         // The smallest test file holds a slice of each workload's largest I/O.
         let a = tempfile::tempdir().unwrap();
         let locs = locations(&QualifyConfig {
+            neighbour: None,
             roles: vec![RoleArg {
                 role: Data,
                 path: a.path().into(),
@@ -441,6 +445,7 @@ mod tests {
             path: a.path().into(),
         };
         let cfg = QualifyConfig {
+            neighbour: None,
             roles: vec![role(Role::Data), role(Role::Tempdb)],
             time: Duration::from_secs(60),
             size: 1 << 20,
@@ -458,11 +463,13 @@ mod tests {
             "{e}"
         );
         let ok = QualifyConfig {
+            neighbour: None,
             dbms: Dbms::Sqlserver,
             ..cfg.clone()
         };
         assert_eq!(locations(&ok).unwrap().len(), 3);
         let etcd = QualifyConfig {
+            neighbour: None,
             roles: vec![role(Role::Data)],
             dbms: Dbms::Etcd,
             ..cfg

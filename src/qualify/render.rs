@@ -196,6 +196,15 @@ pub fn text(r: &QualifyResult) -> String {
             let _ = writeln!(s, "  rate limit: {}", c.describe());
         }
     }
+    if !r.neighbours.is_empty() {
+        let _ = writeln!(s, "\nNoisy neighbour (8 KiB random reads at QD 1):");
+        for n in &r.neighbours {
+            let _ = writeln!(s, "  {}:", n.role.name());
+            for line in n.report.text().lines() {
+                let _ = writeln!(s, "    {line}");
+            }
+        }
+    }
     let _ = writeln!(s, "\nDatabase profiles:");
     let _ = writeln!(
         s,
@@ -488,6 +497,7 @@ mod tests {
     fn the_plan_names_the_database_its_settings_roles_profiles_and_rules() {
         let a = tempfile::tempdir().unwrap();
         let cfg = |dbms| QualifyConfig {
+            neighbour: None,
             roles: vec![RoleArg {
                 role: Role::Data,
                 path: a.path().into(),

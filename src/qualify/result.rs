@@ -468,6 +468,10 @@ pub struct Change {
 /// (`Document::Qualify`, whose header says when and where).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QualifyResult {
+    /// `--neighbour`: how a background workload changed each location's
+    /// page reads (absent without it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub neighbours: Vec<RoleNeighbour>,
     /// Overall verdict.
     pub overall: Verdict,
     /// The latency table that judged it (`classic` in results from before there was a choice).
@@ -573,4 +577,13 @@ impl QualifyResult {
             None => format!("budget {budget}"),
         }
     }
+}
+
+/// The noisy-neighbour study of one location.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoleNeighbour {
+    /// The role whose location it ran on.
+    pub role: Role,
+    /// The study.
+    pub report: crate::workload::neighbour::NeighbourReport,
 }

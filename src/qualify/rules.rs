@@ -26,6 +26,7 @@
 //! | `etcd-wal-fsync` | p99 of etcd's WAL fdatasync (the slowest with fewer than 100) | - | above 10 ms | [etcd-fio] |
 //! | `etcd-backend-commit` | p99 of etcd's backend commit flush | above 25 ms | above 250 ms | [etcd-commit], [etcd-alerts] |
 //! | `flush-not-measured` | a workload whose flushes a rule judges ran on a runner that did not time them | yes | - | iosim self-checks |
+//! | `neighbour-impact` | `--neighbour`: p99 of 8 KiB random reads at QD 1 beside the background workload against alone | 2x or more | - | iosim self-checks |
 //! | `rate-limited` | a measurement held flat at a ceiling by a rate limit in front of the device (`rate_limited`), or the queue-depth sweep's flat ceiling (docs/changes.md) | yes | - | iosim self-checks |
 //!
 //! Which rules and sources apply depends on the database (`--dbms`): for
@@ -458,6 +459,9 @@ pub enum RuleId {
     /// `rate-limited`: a rate limit in front of the device held a measurement.
     #[serde(rename = "rate-limited")]
     RateLimited,
+    /// `neighbour-impact`: a background workload made page reads' p99 grow.
+    #[serde(rename = "neighbour-impact")]
+    NeighbourImpact,
     /// A rule this iosim does not know (from a document of another
     /// version), kept as it was read.
     #[serde(untagged)]
@@ -489,6 +493,7 @@ impl RuleId {
             RuleId::EtcdBackendCommit => "etcd-backend-commit",
             RuleId::FlushNotMeasured => "flush-not-measured",
             RuleId::RateLimited => "rate-limited",
+            RuleId::NeighbourImpact => "neighbour-impact",
             RuleId::Other(s) => s,
         }
     }
@@ -751,7 +756,27 @@ pub struct RoleFacts {
     /// A rate limit held a measurement on this location (the `rate_limited`
     /// self-check's message, or a sweep's flat ceiling), in words.
     pub rate_limit: Option<String>,
+    /// `--neighbour`: how the background workload changed this location's
+    /// page reads.
+    pub neighbour: Option<NeighbourFact>,
 }
+
+/// The noisy-neighbour stage on one location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NeighbourFact {
+    /// The background workload as given.
+    pub spec: String,
+    /// p99 latency alone, µs.
+    pub alone_p99_us: f64,
+    /// p99 beside the neighbour, µs.
+    pub together_p99_us: f64,
+    /// IOPS beside the neighbour against alone, %.
+    pub iops_pct: f64,
+}
+
+/// A page read's p99 growing by this factor or more beside the neighbour is
+/// a warning (`neighbour-impact`).
+pub const NEIGHBOUR_P99_FACTOR: f64 = 2.0;
 
 /// Everything the rules look at.
 #[derive(Clone, Debug, PartialEq)]
@@ -958,6 +983,27 @@ pub fn judge_role_for(
             "a self-check failed".into(),
             SELF_CHECK,
         ));
+    }
+    if let Some(n) = &f.neighbour {
+        let x = n.together_p99_us / n.alone_p99_us.max(f64::MIN_POSITIVE);
+        if n.alone_p99_us > 0.0 && x >= NEIGHBOUR_P99_FACTOR {
+            r.push(Reason::new(
+                role,
+                Level::Warning,
+                RuleId::NeighbourImpact,
+                format!(
+                    "p99 of 8 KiB page reads {:.2} ms beside {} against {:.2} ms alone (x{x:.1}), IOPS {:+.0}%",
+                    n.together_p99_us / 1000.0,
+                    n.spec,
+                    n.alone_p99_us / 1000.0,
+                    n.iops_pct
+                ),
+                format!(
+                    "a p99 {NEIGHBOUR_P99_FACTOR:.0}x or more beside a neighbour: the storage does not keep this workload apart from others sharing it"
+                ),
+                SELF_CHECK,
+            ));
+        }
     }
     if let Some(m) = &f.rate_limit {
         r.push(Reason::new(
@@ -1512,6 +1558,7 @@ mod tests {
             flushes: vec![],
             flush_untimed: vec![],
             rate_limit: None,
+            neighbour: None,
         }
     }
 

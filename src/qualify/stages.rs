@@ -39,6 +39,8 @@ pub(super) struct Collected {
     pub(super) interrupted: bool,
     /// Page-cache findings of buffered-by-design workloads, not counted as untrusted.
     pub(super) page_cache_by_design: usize,
+    /// The noisy-neighbour stage's studies, per location.
+    pub(super) neighbours: Vec<super::result::RoleNeighbour>,
 }
 
 /// The self-check codes that say the page cache answered: expected of a
@@ -498,6 +500,57 @@ pub(super) fn stage_sim(
         long_io_warnings: r.long_io_warnings,
     });
     Ok((1, summary))
+}
+
+/// Each phase of the noisy-neighbour stage (alone, then beside the neighbour).
+pub const NEIGHBOUR_PHASE: Duration = Duration::from_secs(5);
+
+/// The noisy-neighbour stage (`--neighbour`): on each distinct location,
+/// 8 KiB random reads at QD 1 (a page read's latency) alone, then beside
+/// the background workload, through the `run --neighbour` study.
+pub(super) fn stage_neighbour(
+    cfg: &QualifyConfig,
+    locs: &[&Location],
+    n: &crate::neighbour::NeighbourSpec,
+    opts: &RunOptions,
+    c: &mut Collected,
+) -> anyhow::Result<(usize, String)> {
+    let mut runs = 0;
+    for l in locs {
+        if opts.stop.load(Ordering::Relaxed) {
+            c.interrupted = true;
+            break;
+        }
+        let fg = crate::workload::WorkloadSpec {
+            targets: vec![crate::workload::TargetSpec::new(
+                l.target.clone(),
+                Some(l.size),
+            )],
+            rw: crate::workload::RwMode::Randread,
+            bs: 8192,
+            qd: 1,
+            ..base_spec(cfg, NEIGHBOUR_PHASE)
+        };
+        let j = crate::neighbour::run(&fg, n, opts)?;
+        let what = format!("neighbour {}", n.text);
+        c.run(l.role, &what, &j.result);
+        if let Some(report) = j.result.neighbour.clone() {
+            c.neighbours.push(super::result::RoleNeighbour {
+                role: l.role,
+                report,
+            });
+        }
+        runs += 2;
+    }
+    Ok((
+        runs,
+        format!(
+            "8 KiB random reads at QD 1 alone and beside {} on {} location(s), {} each",
+            n.text,
+            locs.len(),
+            crate::units::format_duration_arg(NEIGHBOUR_PHASE)
+        ),
+    ))
 }
 
 pub(super) fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, String) {
