@@ -44,6 +44,9 @@ pub struct Context {
     /// The CPU limited the run (`cpu_bound_iosim`, `cpu_taken_by_others`):
     /// a full queue then says nothing of the storage.
     pub cpu_limited: bool,
+    /// The run had any CPU finding (`cpu_busy_io_path` too): its throughput
+    /// followed the CPU, so its changes over time are not the storage's.
+    pub cpu_finding: bool,
 }
 
 /// The device's side of the run.
@@ -56,6 +59,12 @@ pub struct DeviceView {
     /// Requests the device completed (reads + writes).
     pub transfers: u64,
 }
+
+/// A level must last this long (and at least
+/// [`segments::MIN_SEGMENT`] intervals) to count: a storage series wanders
+/// by a fifth for a second or so and comes back (a loop device in memory
+/// did at 250 ms intervals), and that is no change.
+pub const MIN_LEVEL_S: f64 = 2.0;
 
 /// Fewest intervals worth looking at.
 pub const MIN_INTERVALS: usize = 6;
@@ -176,8 +185,8 @@ impl ChangeKind {
     /// What such a change usually means.
     pub fn meaning(self) -> &'static str {
         match self {
-            ChangeKind::StepDown => "burst credits running out (a cloud volume), a write or SLC cache filling up, or another workload starting on the device",
-            ChangeKind::StepUp => "a cache warming up, a restored volume's blocks having all been read once, or another workload stopping",
+            ChangeKind::StepDown => "burst credits running out (a cloud volume), a write or SLC cache filling up, or another workload starting on the device (or on the CPUs: see the run's CPU lines)",
+            ChangeKind::StepUp => "a cache warming up, a restored volume's blocks having all been read once, or another workload stopping (on the device or the CPUs)",
             ChangeKind::Drift => "an SSD's garbage collection as its free blocks run out, thermal throttling, or a file growing fragmented",
             ChangeKind::PeriodicStalls => "something on a timer: journal commits (ext4 commits every 5 s), database checkpoints, writeback, or garbage collection",
         }
@@ -258,15 +267,20 @@ pub fn detect(intervals: &[Interval], ctx: &Context) -> Changes {
     // Single slow intervals are stalls, not levels: they are found against
     // their neighbourhood first and replaced by it for the segmentation.
     let (smooth, mut stall_marks) = mark_stalls(&iops);
-    let levels = merge_small(segment(&smooth), &smooth);
+    let mut d: Vec<f64> = points.iter().map(|p| p.duration_s).collect();
+    let min_len = (MIN_LEVEL_S / median(&mut d).max(1e-6)).ceil() as usize;
+    let levels = merge_small(segment(&smooth, min_len), &smooth);
     let (levels, dips) = absorb_dips(levels, &smooth);
     for (m, d) in stall_marks.iter_mut().zip(dips) {
         *m |= d;
     }
-    let mut events = steps(&levels, &points);
-    if let Some(s) = periodic_stalls(&levels, &iops, &points, &stall_marks) {
-        events.push(s);
-        events.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+    let mut events = Vec::new();
+    if !ctx.cpu_finding {
+        events = steps(&levels, &points);
+        if let Some(s) = periodic_stalls(&levels, &iops, &points, &stall_marks) {
+            events.push(s);
+            events.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        }
     }
     let rate_limits = levels
         .iter()

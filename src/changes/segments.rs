@@ -33,18 +33,26 @@ pub struct Segment {
     pub mean: f64,
 }
 
+/// Lags (in points) over which [`noise`] looks for the series' wander.
+pub const NOISE_LAGS: usize = 4;
+
 /// The noise of `x`: the standard deviation of its points about their local
-/// level, from the median absolute difference of neighbours (so steps and
-/// drifts barely move it). Never below 0.5% of the median level, so a
-/// perfectly even series (a throttle's) does not make every wobble a change.
+/// level, from the median absolute difference of points 1 to
+/// [`NOISE_LAGS`] apart, the largest (so steps and drifts barely move it,
+/// while a series that wanders for a few points before it comes back, as
+/// a storage series does, counts its wander as noise). Never below 0.5% of
+/// the median level, so a perfectly even series (a throttle's) does not
+/// make every wobble a change.
 pub fn noise(x: &[f64]) -> f64 {
     if x.len() < 2 {
         return 0.0;
     }
-    let mut d: Vec<f64> = x.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
-    let mad = median(&mut d);
-    // For Gaussian noise the median of |x_i+1 - x_i| is 0.6745 * sqrt(2) * sigma.
-    let sigma = mad / (0.674_49 * std::f64::consts::SQRT_2);
+    let mut sigma: f64 = 0.0;
+    for lag in 1..=NOISE_LAGS.min(x.len() - 1) {
+        let mut d: Vec<f64> = x[lag..].iter().zip(x).map(|(b, a)| (b - a).abs()).collect();
+        // For Gaussian noise the median of |x_i+k - x_i| is 0.6745 * sqrt(2) * sigma.
+        sigma = sigma.max(median(&mut d) / (0.674_49 * std::f64::consts::SQRT_2));
+    }
     let mut v = x.to_vec();
     let level = median(&mut v).abs();
     sigma.max(0.005 * level).max(f64::MIN_POSITIVE)
@@ -79,9 +87,10 @@ pub fn blocks(x: &[f64], max: usize) -> (Vec<f64>, usize) {
 }
 
 /// The segments of `x` (at most [`MAX_POINTS`] of them are looked at point
-/// by point; see [`blocks`]): PELT with the penalty
+/// by point; see [`blocks`]), each at least `min_len` points (and
+/// [`MIN_SEGMENT`]) long: PELT with the penalty
 /// `PENALTY_PER_LN_N * noise^2 * ln n`. Segment bounds are in `x`'s indices.
-pub fn segment(x: &[f64]) -> Vec<Segment> {
+pub fn segment(x: &[f64], min_len: usize) -> Vec<Segment> {
     let n_all = x.len();
     if n_all == 0 {
         return Vec::new();
@@ -90,7 +99,7 @@ pub fn segment(x: &[f64]) -> Vec<Segment> {
     let sigma = noise(&y);
     let n = y.len();
     let beta = PENALTY_PER_LN_N * sigma * sigma * (n.max(2) as f64).ln();
-    let cuts = pelt(&y, beta, MIN_SEGMENT);
+    let cuts = pelt(&y, beta, min_len.div_ceil(b).max(MIN_SEGMENT));
     let mut bounds = vec![0];
     bounds.extend(cuts.iter().map(|&c| (c * b).min(n_all)));
     bounds.push(n_all);
@@ -190,7 +199,7 @@ mod tests {
     #[test]
     fn a_step_is_found_where_it_is() {
         let x = noisy(&[(20, 2000.0), (20, 500.0)], 20.0);
-        let s = segment(&x);
+        let s = segment(&x, MIN_SEGMENT);
         assert_eq!(s.len(), 2, "{s:?}");
         assert_eq!(s[1].start, 20);
         assert!((s[0].mean - 2000.0).abs() < 20.0 && (s[1].mean - 500.0).abs() < 20.0);
@@ -200,16 +209,16 @@ mod tests {
     fn noise_alone_is_one_segment() {
         for sd in [1.0, 50.0, 300.0] {
             let x = noisy(&[(300, 10_000.0)], sd);
-            assert_eq!(segment(&x).len(), 1, "sd {sd}");
+            assert_eq!(segment(&x, MIN_SEGMENT).len(), 1, "sd {sd}");
         }
         // A perfectly even series (a throttle) too.
-        assert_eq!(segment(&[2000.0; 50]).len(), 1);
+        assert_eq!(segment(&[2000.0; 50], MIN_SEGMENT).len(), 1);
     }
 
     #[test]
     fn several_steps_and_a_long_series() {
         let x = noisy(&[(30, 100.0), (40, 160.0), (30, 80.0)], 4.0);
-        let s = segment(&x);
+        let s = segment(&x, MIN_SEGMENT);
         assert_eq!(
             s.iter().map(|s| s.start).collect::<Vec<_>>(),
             vec![0, 30, 70]
@@ -218,7 +227,7 @@ mod tests {
         // (the block that holds the change may stand alone: the detectors
         // join levels under 15% apart).
         let x = noisy(&[(50_000, 1000.0), (36_400, 700.0)], 30.0);
-        let s = segment(&x);
+        let s = segment(&x, MIN_SEGMENT);
         assert!((2..=3).contains(&s.len()), "{:?}", &s[..s.len().min(5)]);
         assert!(s[1].start.abs_diff(50_000) <= 44, "{}", s[1].start);
         assert!((s[s.len() - 1].mean - 700.0).abs() < 5.0);

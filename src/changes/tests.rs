@@ -23,6 +23,7 @@ fn throttled() -> Context {
         }),
         iosim_ios: 20_000,
         cpu_limited: false,
+        cpu_finding: false,
     }
 }
 
@@ -251,4 +252,15 @@ fn a_device_that_keeps_scaling_or_wobbles_has_no_ceiling() {
     // Flat while latency stayed put: not a queue (a CPU limit, a paced run).
     let p = sweep(&[(4.0, 2000.0, 2.0), (8.0, 2000.0, 2.0), (16.0, 2000.0, 2.0)]);
     assert_eq!(ceiling(&p), None);
+}
+
+#[test]
+fn a_run_the_cpu_held_reports_no_changes() {
+    let mut s = flat(0.0, 10, 1000.0, 1.0);
+    s.extend(flat(10.0, 10, 3000.0, 0.3));
+    let ctx = Context {
+        cpu_finding: true,
+        ..Context::default()
+    };
+    assert!(detect(&s, &ctx).events.is_empty());
 }

@@ -348,6 +348,7 @@ fn changes_of(
             device,
             iosim_ios: total.total.ios,
             cpu_limited: cpu.cpu_bound,
+            cpu_finding: cpu.cause.is_some(),
         },
     )
 }
