@@ -67,7 +67,7 @@ pub struct DeviceView {
 pub const MIN_LEVEL_S: f64 = 2.0;
 
 /// Fewest intervals worth looking at.
-pub const MIN_INTERVALS: usize = 6;
+pub const MIN_INTERVALS: usize = 3;
 
 /// A change of level smaller than this (% of the higher level) is not
 /// reported: on a long run the noise estimate makes small shifts
@@ -85,7 +85,7 @@ pub const FLAT_SPAN_S: f64 = 1.0;
 pub const MIN_FLAT_SPANS: usize = 3;
 
 /// A flat stretch must last this many intervals and seconds to be a limit.
-pub const MIN_FLAT_INTERVALS: usize = 5;
+pub const MIN_FLAT_INTERVALS: usize = 3;
 /// See [`MIN_FLAT_INTERVALS`].
 pub const MIN_FLAT_S: f64 = 3.0;
 

@@ -81,7 +81,7 @@ fn a_device_at_its_own_limit_is_not_a_throttle() {
         .rate_limits
         .is_empty());
     // Too short.
-    assert!(detect(&flat(0.0, 4, 2000.0, 7.9), &throttled())
+    assert!(detect(&flat(0.0, 2, 2000.0, 7.9), &throttled())
         .rate_limits
         .is_empty());
 }
@@ -191,7 +191,14 @@ fn a_short_cut_last_interval_and_short_runs_are_left_out() {
     });
     let c = detect(&s, &throttled());
     assert!(c.events.is_empty() && c.rate_limits.len() == 1, "{c:?}");
-    assert!(detect(&flat(0.0, 5, 2000.0, 7.9), &throttled()).is_empty());
+    assert!(detect(&flat(0.0, 2, 2000.0, 7.9), &throttled()).is_empty());
+    // A 5 s run at the default 1 s intervals is long enough.
+    assert_eq!(
+        detect(&flat(0.0, 5, 2000.0, 7.9), &throttled())
+            .rate_limits
+            .len(),
+        1
+    );
 }
 
 fn sweep(points: &[(f64, f64, f64)]) -> Vec<LoadPoint> {
@@ -263,4 +270,29 @@ fn a_run_the_cpu_held_reports_no_changes() {
         ..Context::default()
     };
     assert!(detect(&s, &ctx).events.is_empty());
+}
+
+/// The default 1 s intervals: a limit that drops after 6 s of a 12 s run
+/// (the interval it dropped in is between the levels).
+#[test]
+fn a_short_run_at_one_second_intervals_shows_its_step() {
+    let iops = [
+        2200.0, 2000.0, 2000.0, 2000.0, 2000.0, 2000.0, 358.0, 500.0, 500.0, 500.0, 500.0, 500.0,
+    ];
+    let s: Vec<Interval> = iops
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| Interval {
+            t_s: (i + 1) as f64,
+            duration_s: 1.0,
+            iops: v,
+            mib_per_sec: v * 4096.0 / 1048576.0,
+            lat_mean_us: 16.0 / v * 1e6,
+        })
+        .collect();
+    let c = detect(&s, &throttled());
+    assert_eq!(c.events.len(), 1, "{c:?}");
+    assert_eq!(c.events[0].kind, ChangeKind::StepDown);
+    assert!((5.0..=6.0).contains(&c.events[0].at_s), "{c:?}");
+    assert_eq!(c.rate_limits.len(), 2, "{c:?}");
 }
