@@ -248,6 +248,9 @@ fn a_file_on_a_loop_mounted_volume_is_named_too() {
     if !common::have("mkfs.ext4") || !common::have("mount") {
         return common::skip("mkfs.ext4 or mount is not installed");
     }
+    // The holder's counters count every process's reads of the disk: the
+    // tests that read it hardest wait for their turn.
+    let _disk = common::disk_turn();
     let Some(lo) = loop_in(&std::env::temp_dir()) else {
         return;
     };
@@ -277,25 +280,34 @@ fn a_file_on_a_loop_mounted_volume_is_named_too() {
     }
     let _m = Mounted(mnt.clone());
     let file = mnt.join("t.dat");
-    let r = common::run_json(&[
-        "run",
-        file.to_str().unwrap(),
-        "--size",
-        "16M",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--qd",
-        "4",
-        "--cache",
-        "direct",
-        "--duration",
-        "1s",
-        "--no-save",
-    ]);
+    let run = || {
+        common::run_json(&[
+            "run",
+            file.to_str().unwrap(),
+            "--size",
+            "16M",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--cache",
+            "direct",
+            "--duration",
+            "1s",
+            "--no-save",
+        ])
+    };
+    let mut r = run();
+    // Other tests that read the same disk in that second count on the
+    // holder too and can hide what the loop device served (CI saw it once
+    // on a loaded machine): a second run decides.
+    if !codes(&r).contains(&"loop_backing_cached".to_string()) {
+        r = run();
+    }
     assert_eq!(r["devices"][0]["name"], lo.name.as_str());
     let c = codes(&r);
-    assert!(c.contains(&"loop_backing_cached".to_string()), "{c:?}");
+    assert!(c.contains(&"loop_backing_cached".to_string()), "{r}");
     assert!(!c.contains(&"unwritten_device".to_string()), "{c:?}");
 }
