@@ -20,6 +20,8 @@
 //! - [`comparison`]: differences, Welch's t-test and regressions between runs;
 //! - [`html`]: the HTML report and SVG/PNG charts;
 //! - [`histlog`]: the interval histogram log (`--hist-log`), written and read back;
+//! - [`changes`]: rate limits and changes over time found in a run's series;
+//! - [`neighbour`]: the noisy-neighbour study (`--neighbour`);
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
 //! - [`verify`]: the simulator's page and log-block formats and checks;
 //! - [`profile`]: database workload profiles (`iosim run --profile`);

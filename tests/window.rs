@@ -287,9 +287,12 @@ fn a_short_interval_keeps_memory_flat_and_the_run_on_time() {
         );
     }
     // Three times as long a run: memory does not grow with it (the series
-    // points themselves are a few hundred kilobytes).
+    // points themselves are a few hundred kilobytes). Before, it grew by
+    // ~300 MB a second; a loaded machine's main thread falling behind the 16
+    // workers' messages holds some of them in the channel for a while (CI
+    // measured 41 MB more for the longer run beside the other tests).
     assert!(
-        rss_long < rss_short + 32 * 1024,
+        rss_long < rss_short + 64 * 1024,
         "peak RSS {rss_short} KiB for 2 s, {rss_long} KiB for 6 s"
     );
     assert!(rss_long < 256 * 1024, "peak RSS {rss_long} KiB");
