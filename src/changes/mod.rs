@@ -487,8 +487,7 @@ fn periodic_stalls(
         .map(|&(s, _)| p[s].t_s - p[s].duration_s)
         .collect();
     let gaps: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
-    let period = mean_of(&gaps);
-    let sd = (gaps.iter().map(|g| (g - period).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+    let (period, sd, _) = crate::stats::mean_sd_ci95(&gaps);
     if period <= 0.0 || sd / period > PERIOD_VARIATION {
         return None;
     }
@@ -548,11 +547,10 @@ fn rate_limit(l: &Segment, p: &[Interval], ctx: &Context) -> Option<RateLimit> {
     if spans.len() < MIN_FLAT_SPANS {
         return None;
     }
-    let mean = mean_of(&spans);
+    let (mean, sd, _) = crate::stats::mean_sd_ci95(&spans);
     if mean <= 0.0 {
         return None;
     }
-    let sd = (spans.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / spans.len() as f64).sqrt();
     let variation_pct = 100.0 * sd / mean;
     if variation_pct > FLAT_VARIATION_PCT {
         return None;
