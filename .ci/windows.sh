@@ -3,7 +3,7 @@
 # target x86_64-pc-windows-gnu, Debian's mingw-w64 (the linker) and Wine
 # (which runs the result); lints the Windows side of the code; cross-compiles
 # iosim.exe and the library's unit tests; runs the unit tests under Wine
-# (.ci/wine-runner). Prints `IOSIM_WINDOWS_EXE=PATH` last: .ci/run exports
+# (.ci/wine-runner), each linted as it is built. Prints `IOSIM_WINDOWS_EXE=PATH` last: .ci/run exports
 # it, and tests/windows.rs runs that iosim.exe under Wine from the
 # integration tests. Run from anywhere in the repository.
 set -euo pipefail
@@ -26,15 +26,21 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$PWD/.ci/wine-runner"
-# The dev profile (opt-level 1) without debug info: Wine's timings mean
-# nothing, so the build that compiles fastest; the library's unit tests and
-# iosim.exe share its dependencies. (Only this script's Windows builds are
-# affected: the Linux tests build in the ci profile.)
-export CARGO_PROFILE_DEV_DEBUG=0
-echo "== [${SECONDS}s] cargo clippy --target $target (the Windows side of the code)" >&2
-cargo clippy --locked --target "$target" --all-targets -- -D warnings >&2
-echo "== [${SECONDS}s] cargo build --target $target (iosim.exe)" >&2
+# One compilation per artefact, linted as it is built: cargo clippy is cargo
+# check with clippy-driver wrapping rustc for the workspace's own crates
+# (RUSTC_WORKSPACE_WRAPPER), and the same wrapper around cargo build/test
+# lints the code and produces the program in one pass, where a separate
+# clippy pass compiled the crate a third time. -D warnings reaches only this
+# package's crates (dependencies are built with --cap-lints). The dev profile
+# at opt-level 0, without debug info: Wine's timings mean nothing, so the
+# build that compiles fastest; the unit tests and iosim.exe share their
+# dependencies. Only this script's Windows builds are affected: the Linux
+# tests build in the ci profile.
+export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_DEV_OPT_LEVEL=0
+export RUSTC_WORKSPACE_WRAPPER="${CLIPPY_DRIVER:-$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)}"
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-D warnings"
+echo "== [${SECONDS}s] cargo build --target $target, linted by clippy (iosim.exe)" >&2
 cargo build --locked --target "$target" --bin iosim >&2
-echo "== [${SECONDS}s] the library's unit tests under Wine" >&2
+echo "== [${SECONDS}s] the library's unit tests, linted by clippy, under Wine" >&2
 cargo test --locked --target "$target" --lib >&2
 echo "IOSIM_WINDOWS_EXE=$PWD/target/$target/debug/iosim.exe"

@@ -7,7 +7,7 @@ I/O, p50 and p99 latency, and peak memory. Ratios, not absolute numbers:
 shared machines are noisy, alternation spreads the noise over both tools.
 
     bench/run                 # full run (about 15 minutes), writes bench/results/
-    bench/run --smoke         # one short pair per workload, no pass/fail (CI)
+    bench/run --smoke         # one short pair per workload, no pass/fail (a quick look)
 
 Workloads and targets (issue "Faster than fio"):
   W1 4K randread direct QD32          IOPS ratio >= 1.00
