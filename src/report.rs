@@ -24,6 +24,29 @@ pub enum OutputFormat {
 /// The human report of one run.
 pub fn text(r: &RunResult) -> String {
     let mut s = String::new();
+    header(&mut s, r);
+    s.push('\n');
+    throughput_table(&mut s, r);
+    s.push('\n');
+    latency_table(&mut s, r);
+    s.push('\n');
+    s.push_str(&sqlio_histogram(&r.total.total));
+    if let Some(shape) = &r.shape {
+        // Per block size, open-loop latency, achieved skew (docs/workloads.md).
+        s.push('\n');
+        s.push_str(shape.text().trim_end());
+        s.push('\n');
+    }
+    thread_table(&mut s, r);
+    s.push('\n');
+    cpu_lines(&mut s, r);
+    device_lines(&mut s, r);
+    closing_lines(&mut s, r);
+    s
+}
+
+/// The first line (version, workload, engine, time) and one line per target.
+fn header(s: &mut String, r: &RunResult) {
     let c = &r.config;
     let _ = writeln!(
         s,
@@ -50,20 +73,26 @@ pub fn text(r: &RunResult) -> String {
             if t.created { ", created" } else { "" }
         );
     }
-    s.push('\n');
+}
+
+/// IOPS, MiB/s and latency per direction, in total and per target.
+fn throughput_table(s: &mut String, r: &RunResult) {
     let _ = writeln!(
         s,
         "{:<8}{:>12}{:>11}{:>12}{:>10}{:>10}{:>10}{:>11}",
         "", "IOPS", "MiB/s", "mean(us)", "p50", "p99", "p99.9", "max"
     );
-    rw_rows(&mut s, "", &r.total);
+    rw_rows(s, "", &r.total);
     if r.targets.len() > 1 {
         for (i, t) in r.targets.iter().enumerate() {
             let _ = writeln!(s, "target {i}: {}", t.path);
-            rw_rows(&mut s, "  ", &t.result);
+            rw_rows(s, "  ", &t.result);
         }
     }
-    s.push('\n');
+}
+
+/// Latency per direction (and of flushes): min, mean, stddev, max and percentiles.
+fn latency_table(s: &mut String, r: &RunResult) {
     let flush = r.total.flush.clone();
     let _ = writeln!(
         s,
@@ -86,7 +115,7 @@ pub fn text(r: &RunResult) -> String {
     ];
     for (name, f) in rows {
         lat_row(
-            &mut s,
+            s,
             name,
             [
                 f(&r.total.read),
@@ -107,7 +136,7 @@ pub fn text(r: &RunResult) -> String {
         Percentile::P99_999,
     ] {
         lat_row(
-            &mut s,
+            s,
             p.label(),
             [
                 r.total.read.latency_us.p(p),
@@ -118,14 +147,10 @@ pub fn text(r: &RunResult) -> String {
             &r.total,
         );
     }
-    s.push('\n');
-    s.push_str(&sqlio_histogram(&r.total.total));
-    if let Some(shape) = &r.shape {
-        // Per block size, open-loop latency, achieved skew (docs/workloads.md).
-        s.push('\n');
-        s.push_str(shape.text().trim_end());
-        s.push('\n');
-    }
+}
+
+/// One row per thread, when there are several.
+fn thread_table(s: &mut String, r: &RunResult) {
     if r.threads.len() > 1 {
         s.push('\n');
         let _ = writeln!(
@@ -153,7 +178,10 @@ pub fn text(r: &RunResult) -> String {
             );
         }
     }
-    s.push('\n');
+}
+
+/// CPU use of the workers and the machine, and its attribution.
+fn cpu_lines(s: &mut String, r: &RunResult) {
     let _ = write!(
         s,
         "cpu: iosim workers {:.1}% of one core (user {:.2} s, system {:.2} s)",
@@ -170,6 +198,10 @@ pub fn text(r: &RunResult) -> String {
     if let Some(a) = &r.cpu.attribution {
         let _ = writeln!(s, "cpu use: {}", a.summary());
     }
+}
+
+/// Each target's device and volume.
+fn device_lines(s: &mut String, r: &RunResult) {
     for (t, d) in r.targets.iter().zip(&r.devices) {
         match d {
             crate::sysmon::mounts::Resolution::Device(info) => {
@@ -197,6 +229,10 @@ pub fn text(r: &RunResult) -> String {
             let _ = writeln!(s, "volume: {}", v.hint());
         }
     }
+}
+
+/// The monitor's lines, warnings, changes, errors, the neighbour, verification and notes.
+fn closing_lines(s: &mut String, r: &RunResult) {
     let mon = r.monitor.render_text();
     if !mon.trim().is_empty() {
         s.push_str(&mon);
@@ -231,7 +267,6 @@ pub fn text(r: &RunResult) -> String {
     for n in &r.notes {
         let _ = writeln!(s, "note: {n}");
     }
-    s
 }
 
 fn rw_rows(s: &mut String, indent: &str, r: &RwResult) {

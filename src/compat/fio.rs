@@ -216,57 +216,80 @@ fn fio_time(v: &str, plain_us: bool) -> Option<Duration> {
     parse_duration(&t).ok()
 }
 
-fn from_options(pairs: &[(String, String)], mut notes: Vec<String>) -> Translated {
-    let mut spec = WorkloadSpec {
-        // fio's defaults where they differ from iosim's.
-        duration: Duration::from_secs(10),
-        cache: CacheMode::Buffered,
-        engine: EngineKind::Sync,
-        ..WorkloadSpec::default()
+fn from_options(pairs: &[(String, String)], notes: Vec<String>) -> Translated {
+    let mut job = Job {
+        spec: WorkloadSpec {
+            // fio's defaults where they differ from iosim's.
+            duration: Duration::from_secs(10),
+            cache: CacheMode::Buffered,
+            engine: EngineKind::Sync,
+            ..WorkloadSpec::default()
+        },
+        size: None,
+        files: Vec::new(),
+        offset: 0,
+        rwmix_write: None,
+        direct: false,
+        sync: false,
+        bs_pair: None,
+        notes,
     };
-    let mut size = None;
-    let mut files: Vec<String> = Vec::new();
-    let (mut offset, mut rwmix_write) = (0u64, None::<u8>);
-    let (mut direct, mut sync) = (false, false);
-    let mut bs_pair: Option<(u64, u64)> = None;
-    let num = |v: &str| v.trim().parse::<u64>().ok();
     for (k, v) in pairs {
-        let k = k.trim();
-        let v = v.trim();
+        job.option(k.trim(), v.trim());
+    }
+    job.finish()
+}
+
+/// A job as its options are read: the workload, and what is settled only
+/// when all are read.
+struct Job {
+    spec: WorkloadSpec,
+    size: Option<u64>,
+    files: Vec<String>,
+    offset: u64,
+    rwmix_write: Option<u8>,
+    direct: bool,
+    sync: bool,
+    /// `bs=READ,WRITE`.
+    bs_pair: Option<(u64, u64)>,
+    notes: Vec<String>,
+}
+
+/// A whole number, if `v` is one.
+fn num(v: &str) -> Option<u64> {
+    v.trim().parse::<u64>().ok()
+}
+
+impl Job {
+    /// One option, `k=v`; what is not translated becomes a note.
+    fn option(&mut self, k: &str, v: &str) {
+        let Job {
+            spec,
+            size,
+            files,
+            offset,
+            rwmix_write,
+            direct,
+            sync,
+            bs_pair,
+            notes,
+        } = self;
         let mut bad = |what: &str| notes.push(format!("{k}={v}: {what}"));
         match k {
             "filename" => files.extend(v.split(':').map(str::to_string)),
             "size" => match parse_size(v) {
-                Ok(s) => size = Some(s),
+                Ok(s) => *size = Some(s),
                 Err(_) => bad("not a size iosim reads (percentages are not translated)"),
             },
-            "offset" => offset = parse_size(v).unwrap_or(0),
-            "rw" | "readwrite" => {
-                let (mode, rest) = v.split_once(':').unwrap_or((v, ""));
-                let m = match mode {
-                    "read" => Some(RwMode::Read),
-                    "write" => Some(RwMode::Write),
-                    "randread" => Some(RwMode::Randread),
-                    "randwrite" => Some(RwMode::Randwrite),
-                    "rw" | "readwrite" => Some(RwMode::Readwrite),
-                    "randrw" => Some(RwMode::Randrw),
-                    _ => None,
-                };
-                match m {
-                    Some(m) => spec.rw = m,
-                    None => bad("iosim does not issue this pattern (trims are not supported)"),
-                }
-                if !rest.is_empty() {
-                    bad("the offset modifier after ':' is not translated");
-                }
-            }
-            "rwmixread" => rwmix_write = num(v).map(|r| 100 - r.min(100) as u8),
-            "rwmixwrite" => rwmix_write = num(v).map(|w| w.min(100) as u8),
+            "offset" => *offset = parse_size(v).unwrap_or(0),
+            "rw" | "readwrite" => rw(spec, v, &mut bad),
+            "rwmixread" => *rwmix_write = num(v).map(|r| 100 - r.min(100) as u8),
+            "rwmixwrite" => *rwmix_write = num(v).map(|w| w.min(100) as u8),
             "bs" | "blocksize" => {
                 let mut it = v.split(',').map(|s| parse_size(s.trim()).ok());
                 match (it.next().flatten(), it.next()) {
                     (Some(r), None) => spec.bs = r,
-                    (Some(r), Some(w)) => bs_pair = Some((r, w.unwrap_or(r))),
+                    (Some(r), Some(w)) => *bs_pair = Some((r, w.unwrap_or(r))),
                     _ => bad("not a block size"),
                 }
             }
@@ -282,71 +305,23 @@ fn from_options(pairs: &[(String, String)], mut notes: Vec<String>) -> Translate
                 None => bad("not a time"),
             },
             "ramp_time" => spec.warmup = fio_time(v, false).unwrap_or_default(),
-            "direct" => direct = v == "1",
-            "buffered" => direct = v == "0",
-            "sync" | "dsync" => sync = v != "0" && v != "none",
-            "ioengine" => {
-                spec.engine = match v {
-                    "io_uring" => EngineKind::Uring,
-                    "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Sync,
-                    "null" => EngineKind::Null,
-                    "mmap" => EngineKind::Mmap,
-                    "libaio" | "posixaio" => {
-                        bad("iosim uses io_uring for asynchronous I/O");
-                        EngineKind::Uring
-                    }
-                    _ => {
-                        bad("no iosim engine of that kind; iosim chooses one");
-                        EngineKind::Auto
-                    }
-                }
-            }
-            "random_distribution" => {
-                if let Some(d) = distribution(v, &mut notes) {
-                    spec.shape.distribution = d;
-                }
-            }
-            "buffer_compress_percentage" => match num(v).filter(|&p| p <= 100) {
-                Some(p) => spec.fill = FillMode::Compressible(p as u8),
-                None => bad("give 0 to 100"),
-            },
-            "buffer_compress_chunk" => {
-                bad("iosim compresses in 4 KiB blocks (the zero tail of each 4 KiB block)")
-            }
-            "dedupe_percentage" => match num(v).filter(|&p| p <= 100) {
-                Some(p) => spec.shape.dedupe_pct = p as u8,
-                None => bad("give 0 to 100"),
-            },
-            "zero_buffers" => {
-                if v != "0" {
-                    spec.fill = FillMode::Zero;
-                }
-            }
-            "buffer_pattern" => match v.parse() {
-                Ok(p) => spec.fill = FillMode::Pattern(p),
-                Err(_) => bad("iosim takes a hex pattern of 1 to 16 bytes (0xDEADBEEF)"),
-            },
+            "direct" => *direct = v == "1",
+            "buffered" => *direct = v == "0",
+            "sync" | "dsync" => *sync = v != "0" && v != "none",
+            "ioengine" => spec.engine = engine(v, &mut bad),
+            "random_distribution"
+            | "buffer_compress_percentage"
+            | "buffer_compress_chunk"
+            | "dedupe_percentage"
+            | "zero_buffers"
+            | "buffer_pattern" => data_option(spec, notes, k, v),
             "percentage_random" => spec.random_pct = num(v).map(|p| p.min(100) as u8),
             "rate_iops" => spec.rate_iops = num(v.split(',').next().unwrap_or(v)),
             "rate" => spec.rate_bytes = parse_size(v.split(',').next().unwrap_or(v)).ok(),
             "thinktime" => spec.think = fio_time(v, true).unwrap_or_default(),
             "thinktime_blocks" => spec.burst = num(v).unwrap_or(0) as u32,
             "number_ios" => spec.io_limit = num(v),
-            // fio's fsync=N / fdatasync=N: a flush after every N writes (0: none).
-            "fsync" | "fdatasync" => match num(v) {
-                Some(0) => spec.flush = None,
-                Some(n) => {
-                    spec.flush = Some(crate::workload::Flush {
-                        kind: if k == "fsync" {
-                            crate::workload::FlushKind::Fsync
-                        } else {
-                            crate::workload::FlushKind::Fdatasync
-                        },
-                        every: u32::try_from(n).unwrap_or(u32::MAX),
-                    })
-                }
-                None => bad("give the number of writes between flushes"),
-            },
+            "fsync" | "fdatasync" => flush(spec, k, v, &mut bad),
             "randseed" => spec.seed = num(v).unwrap_or(spec.seed),
             "iodepth_batch_submit" | "iodepth_batch" => {
                 spec.submit_batch = num(v).unwrap_or(1) as u32
@@ -355,45 +330,151 @@ fn from_options(pairs: &[(String, String)], mut notes: Vec<String>) -> Translate
             _ => bad("not translated (no iosim counterpart)"),
         }
     }
-    if let Some((r, w)) = bs_pair {
-        // fio's bs=READ,WRITE is a split of one size per direction.
-        spec.shape.bssplit = format!(
-            "{}/100,{}/100",
-            crate::units::format_size_arg(r),
-            crate::units::format_size_arg(w)
-        )
-        .parse()
-        .ok();
+
+    /// The workload once every option is read: the block sizes per
+    /// direction, the write share, the cache mode and the targets.
+    fn finish(self) -> Translated {
+        let Job {
+            mut spec,
+            mut size,
+            mut files,
+            offset,
+            rwmix_write,
+            direct,
+            sync,
+            bs_pair,
+            mut notes,
+        } = self;
+        if let Some((r, w)) = bs_pair {
+            // fio's bs=READ,WRITE is a split of one size per direction.
+            spec.shape.bssplit = format!(
+                "{}/100,{}/100",
+                crate::units::format_size_arg(r),
+                crate::units::format_size_arg(w)
+            )
+            .parse()
+            .ok();
+        }
+        if spec.rw.is_mixed() {
+            spec.write_pct = rwmix_write.unwrap_or(50);
+        } else {
+            spec.write_pct = spec.rw.default_write_pct();
+        }
+        spec.cache = match (direct, sync) {
+            (true, true) => CacheMode::DirectWritethrough,
+            (true, false) => CacheMode::Direct,
+            (false, true) => CacheMode::Writethrough,
+            (false, false) => CacheMode::Buffered,
+        };
+        if spec.engine == EngineKind::Null {
+            size = size.or(Some(1 << 30));
+        } else if files.is_empty() {
+            notes.push(
+                "no filename=: fio names its own files; give the target path in its place".into(),
+            );
+            files.push("FILE".into());
+        }
+        if spec.engine != EngineKind::Null {
+            spec.targets = files
+                .iter()
+                .map(|f| TargetSpec {
+                    offset,
+                    ..TargetSpec::new(f.clone(), size)
+                })
+                .collect();
+        }
+        Translated { spec, size, notes }
     }
-    if spec.rw.is_mixed() {
-        spec.write_pct = rwmix_write.unwrap_or(50);
-    } else {
-        spec.write_pct = spec.rw.default_write_pct();
-    }
-    spec.cache = match (direct, sync) {
-        (true, true) => CacheMode::DirectWritethrough,
-        (true, false) => CacheMode::Direct,
-        (false, true) => CacheMode::Writethrough,
-        (false, false) => CacheMode::Buffered,
+}
+
+/// `rw=MODE[:modifier]`.
+fn rw(spec: &mut WorkloadSpec, v: &str, bad: &mut dyn FnMut(&str)) {
+    let (mode, rest) = v.split_once(':').unwrap_or((v, ""));
+    let m = match mode {
+        "read" => Some(RwMode::Read),
+        "write" => Some(RwMode::Write),
+        "randread" => Some(RwMode::Randread),
+        "randwrite" => Some(RwMode::Randwrite),
+        "rw" | "readwrite" => Some(RwMode::Readwrite),
+        "randrw" => Some(RwMode::Randrw),
+        _ => None,
     };
-    if spec.engine == EngineKind::Null {
-        size = size.or(Some(1 << 30));
-    } else if files.is_empty() {
-        notes.push(
-            "no filename=: fio names its own files; give the target path in its place".into(),
-        );
-        files.push("FILE".into());
+    match m {
+        Some(m) => spec.rw = m,
+        None => bad("iosim does not issue this pattern (trims are not supported)"),
     }
-    if spec.engine != EngineKind::Null {
-        spec.targets = files
-            .iter()
-            .map(|f| TargetSpec {
-                offset,
-                ..TargetSpec::new(f.clone(), size)
+    if !rest.is_empty() {
+        bad("the offset modifier after ':' is not translated");
+    }
+}
+
+/// `ioengine=`: iosim's engine of the same kind.
+fn engine(v: &str, bad: &mut dyn FnMut(&str)) -> EngineKind {
+    match v {
+        "io_uring" => EngineKind::Uring,
+        "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => EngineKind::Sync,
+        "null" => EngineKind::Null,
+        "mmap" => EngineKind::Mmap,
+        "libaio" | "posixaio" => {
+            bad("iosim uses io_uring for asynchronous I/O");
+            EngineKind::Uring
+        }
+        _ => {
+            bad("no iosim engine of that kind; iosim chooses one");
+            EngineKind::Auto
+        }
+    }
+}
+
+/// fio's fsync=N / fdatasync=N: a flush after every N writes (0: none).
+fn flush(spec: &mut WorkloadSpec, k: &str, v: &str, bad: &mut dyn FnMut(&str)) {
+    match num(v) {
+        Some(0) => spec.flush = None,
+        Some(n) => {
+            spec.flush = Some(crate::workload::Flush {
+                kind: if k == "fsync" {
+                    crate::workload::FlushKind::Fsync
+                } else {
+                    crate::workload::FlushKind::Fdatasync
+                },
+                every: u32::try_from(n).unwrap_or(u32::MAX),
             })
-            .collect();
+        }
+        None => bad("give the number of writes between flushes"),
     }
-    Translated { spec, size, notes }
+}
+
+/// The options of the data written and of the offsets' distribution.
+fn data_option(spec: &mut WorkloadSpec, notes: &mut Vec<String>, k: &str, v: &str) {
+    let mut bad = |what: &str| notes.push(format!("{k}={v}: {what}"));
+    match k {
+        "random_distribution" => {
+            if let Some(d) = distribution(v, notes) {
+                spec.shape.distribution = d;
+            }
+        }
+        "buffer_compress_percentage" => match num(v).filter(|&p| p <= 100) {
+            Some(p) => spec.fill = FillMode::Compressible(p as u8),
+            None => bad("give 0 to 100"),
+        },
+        "buffer_compress_chunk" => {
+            bad("iosim compresses in 4 KiB blocks (the zero tail of each 4 KiB block)")
+        }
+        "dedupe_percentage" => match num(v).filter(|&p| p <= 100) {
+            Some(p) => spec.shape.dedupe_pct = p as u8,
+            None => bad("give 0 to 100"),
+        },
+        "zero_buffers" => {
+            if v != "0" {
+                spec.fill = FillMode::Zero;
+            }
+        }
+        "buffer_pattern" => match v.parse() {
+            Ok(p) => spec.fill = FillMode::Pattern(p),
+            Err(_) => bad("iosim takes a hex pattern of 1 to 16 bytes (0xDEADBEEF)"),
+        },
+        _ => bad("not translated (no iosim counterpart)"),
+    }
 }
 
 #[cfg(test)]

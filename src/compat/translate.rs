@@ -14,6 +14,17 @@ use crate::workload::{EngineKind, FillMode, SeqLayout, WorkloadSpec};
 pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<String>) {
     let mut w: Vec<String> = vec!["iosim".into(), "run".into()];
     let mut notes = Vec::new();
+    core_words(spec, &mut w, &mut notes);
+    region_words(spec, sizes, &mut w, &mut notes);
+    pattern_words(spec, &mut w);
+    control_words(spec, &mut w, &mut notes);
+    shape_words(spec, &mut w);
+    (w.join(" "), notes)
+}
+
+/// Targets, direction, block size, threads, queue depth, time, cache,
+/// engine and seed.
+fn core_words(spec: &WorkloadSpec, w: &mut Vec<String>, notes: &mut Vec<String>) {
     for t in &spec.targets {
         w.push(shell_quote(&t.path.display().to_string()));
     }
@@ -58,20 +69,31 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         w.push("--seed".into());
         w.push(spec.seed.to_string());
     }
-    let uniform = |v: Vec<String>, what: &str, notes: &mut Vec<String>| -> Option<String> {
-        let first = v.first().cloned()?;
-        if v.iter().any(|x| *x != first) {
-            notes.push(format!(
-                "{what} differs per file ({v:?}): the first file's is used"
-            ));
-        }
-        Some(first)
-    };
+}
+
+/// The first of `v`, with a note when the files differ in `what`.
+fn uniform(v: Vec<String>, what: &str, notes: &mut Vec<String>) -> Option<String> {
+    let first = v.first().cloned()?;
+    if v.iter().any(|x| *x != first) {
+        notes.push(format!(
+            "{what} differs per file ({v:?}): the first file's is used"
+        ));
+    }
+    Some(first)
+}
+
+/// The creation size, offset and region length (`sizes` per target).
+fn region_words(
+    spec: &WorkloadSpec,
+    sizes: &[Option<u64>],
+    w: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) {
     let sz: Vec<String> = sizes
         .iter()
         .map(|s| s.map(format_size_arg).unwrap_or_default())
         .collect();
-    if let Some(s) = uniform(sz, "the creation size", &mut notes).filter(|s| !s.is_empty()) {
+    if let Some(s) = uniform(sz, "the creation size", notes).filter(|s| !s.is_empty()) {
         w.push("--size".into());
         w.push(s);
     }
@@ -80,7 +102,7 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         .iter()
         .map(|t| format_size_arg(t.offset))
         .collect();
-    if let Some(o) = uniform(offs, "the offset", &mut notes).filter(|o| o != "0") {
+    if let Some(o) = uniform(offs, "the offset", notes).filter(|o| o != "0") {
         w.push("--offset".into());
         w.push(o);
     }
@@ -89,10 +111,14 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         .iter()
         .map(|t| t.length.map(format_size_arg).unwrap_or_default())
         .collect();
-    if let Some(l) = uniform(lens, "the region length", &mut notes).filter(|l| !l.is_empty()) {
+    if let Some(l) = uniform(lens, "the region length", notes).filter(|l| !l.is_empty()) {
         w.push("--length".into());
         w.push(l);
     }
+}
+
+/// Fill, sequential layout, random share, rate limits and think time.
+fn pattern_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
     match spec.fill {
         FillMode::Random => {}
         f => {
@@ -132,6 +158,10 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         w.push("--think".into());
         w.push(format_duration_arg(spec.think));
     }
+}
+
+/// Destroy permission, CPUs, the I/O limit, flushes and the sync method.
+fn control_words(spec: &WorkloadSpec, w: &mut Vec<String>, notes: &mut Vec<String>) {
     if spec.allow_destroy {
         w.push("--allow-destroy".into());
     }
@@ -162,8 +192,6 @@ pub fn run_command(spec: &WorkloadSpec, sizes: &[Option<u64>]) -> (String, Vec<S
         w.push("--sync-method".into());
         w.push(m.name().into());
     }
-    shape_words(spec, &mut w);
-    (w.join(" "), notes)
 }
 
 /// The workload-shape options (docs/workloads.md) of `spec`.

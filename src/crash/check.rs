@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::acklog::{self, AckLog, AckRecord, Mechanism, WriteKind};
+use super::acklog::{self, AckHeader, AckLog, AckRecord, AckTarget, Mechanism, WriteKind};
 use crate::engine::pipeline::{Buffers, Done, Driver, Io, Next, Pipeline, Transfer};
 use crate::engine::{self, EngineConfig, EngineRequest, Op};
 use crate::target;
@@ -217,153 +217,32 @@ pub fn verify(
 ) -> anyhow::Result<CrashVerdict> {
     let log = acklog::read(acks)?;
     let h = &log.header;
-    let paths: Vec<PathBuf> = if targets.is_empty() {
-        h.targets.iter().map(|t| PathBuf::from(&t.path)).collect()
-    } else if targets.len() != h.targets.len() {
-        anyhow::bail!(
-            "the acknowledgement log names {} target(s) ({}), {} were given: give them in the writer's order, or none to use the writer's paths",
-            h.targets.len(),
-            h.targets.iter().map(|t| t.path.as_str()).collect::<Vec<_>>().join(", "),
-            targets.len()
-        );
-    } else {
-        targets.to_vec()
+    let paths = target_paths(targets, h)?;
+    let mut pass = Pass {
+        log: &log,
+        cache,
+        stop,
+        crash_us: log.records.last().map_or(h.started_us, |r| r.ts_us),
+        damage: log.damage.clone(),
+        notes: Vec::new(),
+        findings: Vec::new(),
     };
-    let mut notes = Vec::new();
-    let mut damage = log.damage.clone();
-    let crash_us = log.records.last().map_or(h.started_us, |r| r.ts_us);
-    let mut findings = Vec::new();
     let mut tchecks = Vec::new();
-    let mut counts = Counts::default();
     for (ti, (t, path)) in h.targets.iter().zip(&paths).enumerate() {
-        let (data, log_exp) = expectations(&log, ti as u32, &mut damage);
-        let judge = Judge {
-            log: &log,
-            seed: h.run_seed,
-            file_id: t.file_id,
-            file: path.display().to_string(),
-            region_start: t.region_start,
-            crash_us,
-            torn_protection: h.torn_protection,
-        };
-        let pages = t.data_pages + t.log_pages;
-        let (f, direct) = open(path, cache)?;
-        if !direct && cache.is_direct() {
-            notes.push(format!(
-                "{}: O_DIRECT is not supported here; read through the page cache",
-                path.display()
-            ));
-        }
-        let t0 = Instant::now();
-        let mut tc = TargetCheck {
-            path: path.display().to_string(),
-            written_as: t.path.clone(),
-            pages_checked: 0,
-            log_blocks_checked: 0,
-            newer_than_acknowledged: 0,
-            bytes_read: 0,
-            secs: 0.0,
-            mib_s: 0.0,
-            direct,
-        };
-        // What each reader found; log slots: what each holds (log sequence index).
-        let parts = read_region(
-            &f,
-            direct,
-            t.region_start,
-            pages * PAGE_SIZE as u64,
-            stop,
-            |part: &mut Partial, first, buf| {
-                for (j, page) in buf.chunks_exact(PAGE_SIZE).enumerate() {
-                    let pno = first + j as u64;
-                    if pno < t.data_pages {
-                        if let Some(e) = data[pno as usize] {
-                            part.pages_checked += 1;
-                            match judge.page(page, pno, e, WriteKind::Page) {
-                                Verdict::Ok { newer } => part.newer += newer as u64,
-                                Verdict::Bad(f) => part.findings.push(f),
-                            }
-                        }
-                        continue;
-                    }
-                    let slot = (pno - t.data_pages) as usize;
-                    let hd = verify::read_header(page);
-                    if hd.magic == PAGE_MAGIC
-                        && hd.file_id == t.file_id
-                        && hd.page == pno
-                        && hd.generation > 0
-                        && verify::check_page(
-                            page,
-                            h.run_seed,
-                            PageId {
-                                file_id: t.file_id,
-                                page: pno,
-                                generation: hd.generation,
-                            },
-                        )
-                        .is_ok()
-                    {
-                        let idx = (hd.generation - 1) * t.log_pages + slot as u64;
-                        part.newest_log = part.newest_log.max(Some(idx));
-                    }
-                    if let Some(e) = log_exp[slot] {
-                        part.log_blocks_checked += 1;
-                        match judge.page(page, pno, e, WriteKind::Log) {
-                            Verdict::Ok { newer } => part.newer += newer as u64,
-                            Verdict::Bad(f) => part.log_lost.push(f),
-                        }
-                    }
-                }
-            },
-        )
-        .map_err(|e| anyhow::anyhow!("reading '{}' failed: {e:#}", path.display()))?;
-        let mut log_lost = Vec::new();
-        let mut newest = None;
-        for p in parts {
-            tc.pages_checked += p.pages_checked;
-            tc.log_blocks_checked += p.log_blocks_checked;
-            tc.newer_than_acknowledged += p.newer;
-            findings.extend(p.findings);
-            log_lost.extend(p.log_lost);
-            newest = newest.max(p.newest_log);
-        }
-        // A lost log block is an ordering violation when a later one survived.
-        for mut f in log_lost {
-            let idx = (f.expected_generation - 1) * t.log_pages + (f.page - t.data_pages);
-            if f.class == Failure::Lost {
-                if let Some(n) = newest.filter(|&n| n > idx) {
-                    f.class = Failure::OrderingViolation;
-                    f.detail = format!(
-                        "log block {} (acknowledged) is missing while the later log block {} survived: the storage persisted writes out of order. {}",
-                        idx + 1,
-                        n + 1,
-                        f.detail
-                    );
-                }
-            }
-            findings.push(f);
-        }
-        tc.secs = t0.elapsed().as_secs_f64();
-        tc.bytes_read = pages * PAGE_SIZE as u64;
-        tc.mib_s = tc.bytes_read as f64 / 1_048_576.0 / tc.secs.max(1e-9);
-        tchecks.push(tc);
+        tchecks.push(pass.target(ti as u32, t, path)?);
     }
     if stop.load(Ordering::Relaxed) {
         anyhow::bail!("interrupted: the verification did not finish, so there is no verdict; run iosim crash verify again");
     }
+    let Pass {
+        crash_us,
+        damage,
+        mut notes,
+        mut findings,
+        ..
+    } = pass;
     findings.sort_by(|a, b| (!a.failure, &a.file, a.offset).cmp(&(!b.failure, &b.file, b.offset)));
-    for f in &findings {
-        match f.class {
-            Failure::Lost => counts.lost += 1,
-            Failure::Corruption => counts.corruption += 1,
-            Failure::Misdirected => counts.misdirected += 1,
-            Failure::OrderingViolation => counts.ordering_violations += 1,
-            Failure::Torn => {
-                counts.torn += 1;
-                counts.torn_failures += f.failure as u64;
-            }
-        }
-    }
+    let counts = counts(&findings);
     let failed = findings.iter().any(|f| f.failure);
     if log.records.is_empty() {
         notes.push(
@@ -403,6 +282,206 @@ pub fn verify(
         findings,
         notes,
     })
+}
+
+/// The paths to read: those given, in the writer's order, or the writer's own.
+fn target_paths(targets: &[PathBuf], h: &AckHeader) -> anyhow::Result<Vec<PathBuf>> {
+    Ok(if targets.is_empty() {
+        h.targets.iter().map(|t| PathBuf::from(&t.path)).collect()
+    } else if targets.len() != h.targets.len() {
+        anyhow::bail!(
+            "the acknowledgement log names {} target(s) ({}), {} were given: give them in the writer's order, or none to use the writer's paths",
+            h.targets.len(),
+            h.targets.iter().map(|t| t.path.as_str()).collect::<Vec<_>>().join(", "),
+            targets.len()
+        );
+    } else {
+        targets.to_vec()
+    })
+}
+
+/// Totals of `findings` by class.
+fn counts(findings: &[PageFinding]) -> Counts {
+    let mut counts = Counts::default();
+    for f in findings {
+        match f.class {
+            Failure::Lost => counts.lost += 1,
+            Failure::Corruption => counts.corruption += 1,
+            Failure::Misdirected => counts.misdirected += 1,
+            Failure::OrderingViolation => counts.ordering_violations += 1,
+            Failure::Torn => {
+                counts.torn += 1;
+                counts.torn_failures += f.failure as u64;
+            }
+        }
+    }
+    counts
+}
+
+/// The verification pass over every target: what it needs, and what it
+/// gathers (the log's damage, notes, findings) across targets.
+struct Pass<'a> {
+    log: &'a AckLog,
+    cache: CacheMode,
+    stop: &'a AtomicBool,
+    /// The last acknowledgement: the crash, as near as the log knows it.
+    crash_us: u64,
+    damage: Vec<String>,
+    notes: Vec<String>,
+    findings: Vec<PageFinding>,
+}
+
+impl Pass<'_> {
+    /// Reads target `ti` (`t` as the writer laid it out) at `path` and judges
+    /// every page with an acknowledged write.
+    fn target(&mut self, ti: u32, t: &AckTarget, path: &Path) -> anyhow::Result<TargetCheck> {
+        let h = &self.log.header;
+        let (data, log_exp) = expectations(self.log, ti, &mut self.damage);
+        let region = Region {
+            t,
+            seed: h.run_seed,
+            data,
+            log_exp,
+            judge: Judge {
+                log: self.log,
+                seed: h.run_seed,
+                file_id: t.file_id,
+                file: path.display().to_string(),
+                region_start: t.region_start,
+                crash_us: self.crash_us,
+                torn_protection: h.torn_protection,
+            },
+        };
+        let pages = t.data_pages + t.log_pages;
+        let (f, direct) = open(path, self.cache)?;
+        if !direct && self.cache.is_direct() {
+            self.notes.push(format!(
+                "{}: O_DIRECT is not supported here; read through the page cache",
+                path.display()
+            ));
+        }
+        let t0 = Instant::now();
+        let mut tc = TargetCheck {
+            path: path.display().to_string(),
+            written_as: t.path.clone(),
+            pages_checked: 0,
+            log_blocks_checked: 0,
+            newer_than_acknowledged: 0,
+            bytes_read: 0,
+            secs: 0.0,
+            mib_s: 0.0,
+            direct,
+        };
+        // What each reader found; log slots: what each holds (log sequence index).
+        let parts = read_region(
+            &f,
+            direct,
+            t.region_start,
+            pages * PAGE_SIZE as u64,
+            self.stop,
+            |part: &mut Partial, first, buf| region.chunk(part, first, buf),
+        )
+        .map_err(|e| anyhow::anyhow!("reading '{}' failed: {e:#}", path.display()))?;
+        let mut log_lost = Vec::new();
+        let mut newest = None;
+        for p in parts {
+            tc.pages_checked += p.pages_checked;
+            tc.log_blocks_checked += p.log_blocks_checked;
+            tc.newer_than_acknowledged += p.newer;
+            self.findings.extend(p.findings);
+            log_lost.extend(p.log_lost);
+            newest = newest.max(p.newest_log);
+        }
+        self.findings.extend(ordered(log_lost, newest, t));
+        tc.secs = t0.elapsed().as_secs_f64();
+        tc.bytes_read = pages * PAGE_SIZE as u64;
+        tc.mib_s = tc.bytes_read as f64 / 1_048_576.0 / tc.secs.max(1e-9);
+        Ok(tc)
+    }
+}
+
+/// The lost log blocks of target `t`, each an ordering violation when a later
+/// one (`newest`, a log sequence index) survived.
+fn ordered(log_lost: Vec<PageFinding>, newest: Option<u64>, t: &AckTarget) -> Vec<PageFinding> {
+    let mut out = Vec::with_capacity(log_lost.len());
+    for mut f in log_lost {
+        let idx = (f.expected_generation - 1) * t.log_pages + (f.page - t.data_pages);
+        if f.class == Failure::Lost {
+            if let Some(n) = newest.filter(|&n| n > idx) {
+                f.class = Failure::OrderingViolation;
+                f.detail = format!(
+                    "log block {} (acknowledged) is missing while the later log block {} survived: the storage persisted writes out of order. {}",
+                    idx + 1,
+                    n + 1,
+                    f.detail
+                );
+            }
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// One target's region as the readers check it: what was acknowledged per
+/// data page and log slot, and the judge of each page.
+struct Region<'a> {
+    t: &'a AckTarget,
+    seed: u64,
+    data: Vec<Option<Expect>>,
+    log_exp: Vec<Option<Expect>>,
+    judge: Judge<'a>,
+}
+
+impl Region<'_> {
+    /// Checks the pages of one chunk (`buf`, from page `first`) into `part`.
+    fn chunk(&self, part: &mut Partial, first: u64, buf: &[u8]) {
+        let t = self.t;
+        for (j, page) in buf.chunks_exact(PAGE_SIZE).enumerate() {
+            let pno = first + j as u64;
+            if pno < t.data_pages {
+                if let Some(e) = self.data[pno as usize] {
+                    part.pages_checked += 1;
+                    match self.judge.page(page, pno, e, WriteKind::Page) {
+                        Verdict::Ok { newer } => part.newer += newer as u64,
+                        Verdict::Bad(f) => part.findings.push(f),
+                    }
+                }
+                continue;
+            }
+            let slot = (pno - t.data_pages) as usize;
+            if let Some(idx) = self.log_index(page, pno, slot) {
+                part.newest_log = part.newest_log.max(Some(idx));
+            }
+            if let Some(e) = self.log_exp[slot] {
+                part.log_blocks_checked += 1;
+                match self.judge.page(page, pno, e, WriteKind::Log) {
+                    Verdict::Ok { newer } => part.newer += newer as u64,
+                    Verdict::Bad(f) => part.log_lost.push(f),
+                }
+            }
+        }
+    }
+
+    /// The log sequence index of the intact log block in `slot` (page `pno`), if any.
+    fn log_index(&self, page: &[u8], pno: u64, slot: usize) -> Option<u64> {
+        let t = self.t;
+        let hd = verify::read_header(page);
+        let intact = hd.magic == PAGE_MAGIC
+            && hd.file_id == t.file_id
+            && hd.page == pno
+            && hd.generation > 0
+            && verify::check_page(
+                page,
+                self.seed,
+                PageId {
+                    file_id: t.file_id,
+                    page: pno,
+                    generation: hd.generation,
+                },
+            )
+            .is_ok();
+        intact.then(|| (hd.generation - 1) * t.log_pages + slot as u64)
+    }
 }
 
 /// Newest acknowledged generation per data page and per log slot of target `ti`.

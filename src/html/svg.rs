@@ -334,83 +334,147 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
             .flat_map(|l| l.points.iter())
             .chain(std::iter::empty())
     };
-    let xm = Map::new(
-        &c.x,
-        pts().map(|p| p.0).chain(c.marks.iter().map(|m| m.x)),
+    let p = Plot {
+        xm: Map::new(
+            &c.x,
+            pts().map(|p| p.0).chain(c.marks.iter().map(|m| m.x)),
+            x0,
+            x1,
+            false,
+        ),
+        ym: Map::new(
+            &c.y,
+            pts().map(|p| p.1).chain(c.marks.iter().map(|m| m.y)),
+            y0,
+            y1,
+            true,
+        ),
         x0,
         x1,
-        false,
-    );
-    let ym = Map::new(
-        &c.y,
-        pts().map(|p| p.1).chain(c.marks.iter().map(|m| m.y)),
         y0,
         y1,
-        true,
-    );
+    };
     let mut s = String::new();
     header(&mut s, &c.id, &c.title, w, h);
-    // Grid and ticks.
-    let xt: Vec<(f64, String)> =
-        c.x.ticks
-            .clone()
-            .unwrap_or_else(|| xm.ticks().into_iter().map(|v| (v, (c.x.fmt)(v))).collect());
-    let yt: Vec<(f64, String)> =
-        c.y.ticks
-            .clone()
-            .unwrap_or_else(|| ym.ticks().into_iter().map(|v| (v, (c.y.fmt)(v))).collect());
-    for (v, label) in &xt {
-        if *v < xm.lo - 1e-9 || *v > xm.hi + 1e-9 {
-            continue;
-        }
-        let x = xm.f(*v);
-        let _ = write!(
-            s,
-            "<line x1=\"{x:.1}\" y1=\"{y1:.1}\" x2=\"{x:.1}\" y2=\"{y0:.1}\" stroke=\"#e3e3e3\"/>\
-             <text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
-            y0 + 15.0,
-            esc(label)
-        );
-    }
-    for (v, label) in &yt {
-        if *v < ym.lo - 1e-9 || *v > ym.hi + 1e-9 {
-            continue;
-        }
-        let y = ym.f(*v);
-        let _ = write!(
-            s,
-            "<line x1=\"{x0:.1}\" y1=\"{y:.1}\" x2=\"{x1:.1}\" y2=\"{y:.1}\" stroke=\"#e3e3e3\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-            x0 - 5.0,
-            y + 4.0,
-            esc(label)
-        );
-    }
-    let _ = write!(
-        s,
-        "<rect x=\"{x0:.1}\" y=\"{y1:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#999\"/>\
-         <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
-         <text transform=\"translate(14,{:.1}) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
-        x1 - x0,
-        y0 - y1,
-        (x0 + x1) / 2.0,
-        y0 + 32.0,
-        esc(&c.x.label),
-        (y0 + y1) / 2.0,
-        esc(&c.y.label)
-    );
-    let clip = format!("clip-{}", c.id);
-    let _ = write!(
-        s,
-        "<clipPath id=\"{clip}\"><rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath>\
-         <g clip-path=\"url(#{clip})\">",
-        y1 - 4.0,
-        x1 - x0,
-        y0 - y1 + 8.0
-    );
+    p.grid(&mut s, c);
+    p.frame(&mut s, c);
     let columns = (x1 - x0).max(1.0);
     let mut downsampled = 0;
     for l in &c.lines {
+        if let Some(n) = p.line(&mut s, l, columns) {
+            downsampled = downsampled.max(n);
+        }
+    }
+    s.push_str("</g>");
+    if downsampled > 0 {
+        let _ = write!(
+            s,
+            "<text class=\"downsampled\" x=\"{x1:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#555\">\
+             {downsampled} points in {columns:.0} pixel columns: each column drawn as its min-max</text>",
+            y1 - 4.0
+        );
+    }
+    for m in &c.marks {
+        p.mark(&mut s, m);
+    }
+    if !items.is_empty() {
+        legend(&mut s, &items, x0, h - leg_h + 8.0, x1 - x0);
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// A line chart's plot area: its axes' mappings and its pixel bounds (`y0`
+/// the bottom, `y1` the top).
+struct Plot {
+    xm: Map,
+    ym: Map,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Plot {
+    /// Grid lines and tick labels of both axes.
+    fn grid(&self, s: &mut String, c: &Chart) {
+        let Plot {
+            xm,
+            ym,
+            x0,
+            x1,
+            y0,
+            y1,
+        } = self;
+        let xt: Vec<(f64, String)> =
+            c.x.ticks
+                .clone()
+                .unwrap_or_else(|| xm.ticks().into_iter().map(|v| (v, (c.x.fmt)(v))).collect());
+        let yt: Vec<(f64, String)> =
+            c.y.ticks
+                .clone()
+                .unwrap_or_else(|| ym.ticks().into_iter().map(|v| (v, (c.y.fmt)(v))).collect());
+        for (v, label) in &xt {
+            if *v < xm.lo - 1e-9 || *v > xm.hi + 1e-9 {
+                continue;
+            }
+            let x = xm.f(*v);
+            let _ = write!(
+                s,
+                "<line x1=\"{x:.1}\" y1=\"{y1:.1}\" x2=\"{x:.1}\" y2=\"{y0:.1}\" stroke=\"#e3e3e3\"/>\
+                 <text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
+                y0 + 15.0,
+                esc(label)
+            );
+        }
+        for (v, label) in &yt {
+            if *v < ym.lo - 1e-9 || *v > ym.hi + 1e-9 {
+                continue;
+            }
+            let y = ym.f(*v);
+            let _ = write!(
+                s,
+                "<line x1=\"{x0:.1}\" y1=\"{y:.1}\" x2=\"{x1:.1}\" y2=\"{y:.1}\" stroke=\"#e3e3e3\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
+                x0 - 5.0,
+                y + 4.0,
+                esc(label)
+            );
+        }
+    }
+
+    /// The plot's frame, the axes' labels, and the opening of the clipped
+    /// group the lines are drawn in.
+    fn frame(&self, s: &mut String, c: &Chart) {
+        let (x0, x1, y0, y1) = (self.x0, self.x1, self.y0, self.y1);
+        let _ = write!(
+            s,
+            "<rect x=\"{x0:.1}\" y=\"{y1:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#999\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
+             <text transform=\"translate(14,{:.1}) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
+            x1 - x0,
+            y0 - y1,
+            (x0 + x1) / 2.0,
+            y0 + 32.0,
+            esc(&c.x.label),
+            (y0 + y1) / 2.0,
+            esc(&c.y.label)
+        );
+        let clip = format!("clip-{}", c.id);
+        let _ = write!(
+            s,
+            "<clipPath id=\"{clip}\"><rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath>\
+             <g clip-path=\"url(#{clip})\">",
+            y1 - 4.0,
+            x1 - x0,
+            y0 - y1 + 8.0
+        );
+    }
+
+    /// Draws line `l` (and its dots); its number of points when it had more
+    /// than two per pixel column (of `columns`) and was drawn as an envelope.
+    fn line(&self, s: &mut String, l: &Line, columns: f64) -> Option<usize> {
+        let (xm, ym) = (&self.xm, &self.ym);
         let color = PALETTE[l.color % PALETTE.len()];
         let mut d = String::new();
         let mut prev: Option<(f64, f64)> = None;
@@ -421,11 +485,11 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
             .map(|&(x, y)| (xm.f(x), ym.f(y)));
         let many = !l.step && l.points.len() as f64 > 2.0 * columns;
         let drawn: Vec<(f64, f64)> = if many {
-            downsampled = downsampled.max(l.points.len());
             envelope(mapped)
         } else {
             mapped.collect()
         };
+        let downsampled = many.then_some(l.points.len());
         for &(px, py) in &drawn {
             match prev {
                 None => {
@@ -441,7 +505,7 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
             prev = Some((px, py));
         }
         if d.is_empty() {
-            continue;
+            return downsampled;
         }
         let dash = if l.dashed {
             " stroke-dasharray=\"6,4\""
@@ -474,21 +538,16 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
                 );
             }
         }
+        downsampled
     }
-    s.push_str("</g>");
-    if downsampled > 0 {
-        let _ = write!(
-            s,
-            "<text class=\"downsampled\" x=\"{x1:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#555\">\
-             {downsampled} points in {columns:.0} pixel columns: each column drawn as its min-max</text>",
-            y1 - 4.0
-        );
-    }
-    for m in &c.marks {
-        if !(xm.contains(m.x) && ym.contains(m.y)) {
-            continue;
+
+    /// A marked point: a ring, a dashed drop to the x axis, its label.
+    fn mark(&self, s: &mut String, m: &Mark) {
+        let (x0, x1, y0, y1) = (self.x0, self.x1, self.y0, self.y1);
+        if !(self.xm.contains(m.x) && self.ym.contains(m.y)) {
+            return;
         }
-        let (px, py) = (xm.f(m.x), ym.f(m.y));
+        let (px, py) = (self.xm.f(m.x), self.ym.f(m.y));
         let color = PALETTE[m.color % PALETTE.len()];
         let anchor = if px > (x0 + x1) / 2.0 { "end" } else { "start" };
         let dx = if anchor == "end" { -9.0 } else { 9.0 };
@@ -502,11 +561,6 @@ pub fn render_with(c: &Chart, w: f64, h: f64, legend_in_chart: bool) -> String {
             esc(&m.label)
         );
     }
-    if !items.is_empty() {
-        legend(&mut s, &items, x0, h - leg_h + 8.0, x1 - x0);
-    }
-    s.push_str("</svg>");
-    s
 }
 
 /// A long line (pixel coordinates, in x order) reduced to one pixel

@@ -242,14 +242,13 @@ pub fn merge(
     stonewall: bool,
 ) -> anyhow::Result<(RunResult, RanksReport)> {
     reports.sort_by_key(|r| r.who.rank);
-    let Some(first) = reports.first() else {
+    if reports.is_empty() {
         anyhow::bail!("no rank reported a result");
-    };
+    }
     let window = reports
         .iter()
         .map(|r| r.result.duration_s)
         .fold(0.0, f64::max);
-    let mut merged = first.result.clone();
     let mut total = RwStats::default();
     let mut stats_per_rank = Vec::new();
     for r in &reports {
@@ -263,155 +262,11 @@ pub fn merge(
         total.merge(&s);
         stats_per_rank.push(s);
     }
+    let mut merged = merged_result(&reports, window, &total);
 
-    // The merged result: sums, the common window, everything from every rank.
-    merged.duration_s = window;
-    merged.total = total.summarize(window);
-    merged.histograms = HistogramSet::of(&total);
-    merged.interrupted = reports.iter().any(|r| r.result.interrupted);
-    merged.targets.clear();
-    merged.threads.clear();
-    merged.errors = Default::default();
-    merged.series.total.clear();
-    merged.series.targets.clear();
-    merged.cpu.user_s = 0.0;
-    merged.cpu.sys_s = 0.0;
-    for r in &reports {
-        let res = &r.result;
-        let thread_base = merged.threads.len();
-        let target_base = merged.targets.len();
-        merged.targets.extend(res.targets.iter().cloned());
-        merged
-            .threads
-            .extend(res.threads.iter().cloned().map(|mut t| {
-                t.thread += thread_base;
-                t.target += target_base;
-                t
-            }));
-        merged.errors.count += res.errors.count;
-        for e in &res.errors.first {
-            if merged.errors.first.len() < 100 {
-                merged.errors.first.push(e.clone());
-            }
-        }
-        merged.cpu.user_s += res.cpu.user_s;
-        merged.cpu.sys_s += res.cpu.sys_s;
-        for (i, p) in res.series.total.iter().enumerate() {
-            match merged.series.total.get_mut(i) {
-                Some(m) => add_point(m, p),
-                None => merged.series.total.push(p.clone()),
-            }
-        }
-        merged
-            .series
-            .targets
-            .extend(res.series.targets.iter().cloned());
-        if r.who.rank != first.who.rank {
-            for n in res.notes.iter().filter(|n| !first.result.notes.contains(n)) {
-                let n = format!("rank {} on {}: {n}", r.who.rank, r.who.host);
-                if !merged.notes.contains(&n) {
-                    merged.notes.push(n);
-                }
-            }
-        }
-    }
-    merged.warnings = merged_warnings(&reports);
-    // Each rank's changes are of its own device and series: its warnings
-    // (rate_limited) carry them into the merged document, ranked.
-    merged.changes = Default::default();
-    let mut late = stats::SlowAfterWindow::default();
-    for r in reports
-        .iter()
-        .filter_map(|r| r.result.slow_after_window.as_ref())
-    {
-        late.merge(r);
-    }
-    merged.slow_after_window = late.if_slow();
-    merged.cpu.process_pct_of_one_core = if window > 0.0 {
-        100.0 * (merged.cpu.user_s + merged.cpu.sys_s) / window
-    } else {
-        0.0
-    };
-
-    // Per rank, with start/stop offsets from the earliest.
-    let start0 = reports.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
-    let stop0 = reports.iter().map(|r| r.stop_unix_ns).min().unwrap_or(0);
-    let per_rank: Vec<RankRow> = reports
-        .iter()
-        .map(|r| RankRow {
-            rank: r.who.rank,
-            host: r.who.host.clone(),
-            local_rank: r.who.local_rank,
-            duration_s: r.result.duration_s,
-            start_offset_ms: r.start_unix_ns.saturating_sub(start0) as f64 / 1e6,
-            stop_offset_ms: r.stop_unix_ns.saturating_sub(stop0) as f64 / 1e6,
-            errors: r.result.errors.count,
-            interrupted: r.result.interrupted,
-            targets: r.result.targets.iter().map(|t| t.path.clone()).collect(),
-            result: r.result.total.clone(),
-            histograms: r.result.histograms.clone(),
-        })
-        .collect();
-    let durations: Vec<f64> = per_rank.iter().map(|r| r.duration_s).collect();
-    let skew = Skew {
-        start_ms: per_rank
-            .iter()
-            .map(|r| r.start_offset_ms)
-            .fold(0.0, f64::max),
-        stop_ms: per_rank
-            .iter()
-            .map(|r| r.stop_offset_ms)
-            .fold(0.0, f64::max),
-        min_duration_s: durations.iter().copied().fold(f64::INFINITY, f64::min),
-        max_duration_s: window,
-    };
-
-    // Per host: sums over the common window; the monitor of the host's
-    // lowest rank (`%l` 0, the only one that ran one).
-    let mut per_host: Vec<HostRow> = Vec::new();
-    for (r, s) in reports.iter().zip(&stats_per_rank) {
-        let t = s.total();
-        let i = match per_host.iter().position(|h| h.host == r.who.host) {
-            Some(i) => i,
-            None => {
-                per_host.push(HostRow {
-                    host: r.who.host.clone(),
-                    ranks: Vec::new(),
-                    ios: 0,
-                    iops: 0.0,
-                    mib_per_sec: 0.0,
-                    errors: 0,
-                    cpu: r
-                        .result
-                        .monitor
-                        .cpu_whole
-                        .iter()
-                        .find(|c| c.cpu.is_none())
-                        .cloned(),
-                    devices: r
-                        .result
-                        .monitor
-                        .devices
-                        .iter()
-                        .map(|d| DeviceSeries {
-                            series: Vec::new(),
-                            ..d.clone()
-                        })
-                        .collect(),
-                });
-                per_host.len() - 1
-            }
-        };
-        let h = &mut per_host[i];
-        h.ranks.push(r.who.rank);
-        h.ios += t.ios;
-        h.errors += r.result.errors.count;
-        if window > 0.0 {
-            h.iops += t.ios as f64 / window;
-            h.mib_per_sec += t.bytes as f64 / window / 1_048_576.0;
-        }
-    }
-
+    let per_rank = rank_rows(&reports);
+    let skew = skew(&per_rank, window);
+    let per_host = host_rows(&reports, &stats_per_rank, window);
     let stragglers = stragglers(&per_rank);
     let ranks = RanksReport {
         count: reports.len(),
@@ -432,6 +287,181 @@ pub fn merge(
         ),
     );
     Ok((merged, ranks))
+}
+
+/// The merged result: sums, the common `window`, everything from every rank
+/// (`reports` sorted by rank, at least one); `total` is every rank's I/O.
+fn merged_result(reports: &[RankReport], window: f64, total: &RwStats) -> RunResult {
+    let first = &reports[0];
+    let mut merged = first.result.clone();
+    merged.duration_s = window;
+    merged.total = total.summarize(window);
+    merged.histograms = HistogramSet::of(total);
+    merged.interrupted = reports.iter().any(|r| r.result.interrupted);
+    merged.targets.clear();
+    merged.threads.clear();
+    merged.errors = Default::default();
+    merged.series.total.clear();
+    merged.series.targets.clear();
+    merged.cpu.user_s = 0.0;
+    merged.cpu.sys_s = 0.0;
+    for r in reports {
+        append_rank(&mut merged, r, first);
+    }
+    merged.warnings = merged_warnings(reports);
+    // Each rank's changes are of its own device and series: its warnings
+    // (rate_limited) carry them into the merged document, ranked.
+    merged.changes = Default::default();
+    let mut late = stats::SlowAfterWindow::default();
+    for r in reports
+        .iter()
+        .filter_map(|r| r.result.slow_after_window.as_ref())
+    {
+        late.merge(r);
+    }
+    merged.slow_after_window = late.if_slow();
+    merged.cpu.process_pct_of_one_core = if window > 0.0 {
+        100.0 * (merged.cpu.user_s + merged.cpu.sys_s) / window
+    } else {
+        0.0
+    };
+    merged
+}
+
+/// Adds rank `r`'s targets, threads, errors, CPU time, series and notes (those
+/// the `first` rank does not have, named by rank) to `merged`.
+fn append_rank(merged: &mut RunResult, r: &RankReport, first: &RankReport) {
+    let res = &r.result;
+    let thread_base = merged.threads.len();
+    let target_base = merged.targets.len();
+    merged.targets.extend(res.targets.iter().cloned());
+    merged
+        .threads
+        .extend(res.threads.iter().cloned().map(|mut t| {
+            t.thread += thread_base;
+            t.target += target_base;
+            t
+        }));
+    merged.errors.count += res.errors.count;
+    for e in &res.errors.first {
+        if merged.errors.first.len() < 100 {
+            merged.errors.first.push(e.clone());
+        }
+    }
+    merged.cpu.user_s += res.cpu.user_s;
+    merged.cpu.sys_s += res.cpu.sys_s;
+    for (i, p) in res.series.total.iter().enumerate() {
+        match merged.series.total.get_mut(i) {
+            Some(m) => add_point(m, p),
+            None => merged.series.total.push(p.clone()),
+        }
+    }
+    merged
+        .series
+        .targets
+        .extend(res.series.targets.iter().cloned());
+    if r.who.rank != first.who.rank {
+        for n in res.notes.iter().filter(|n| !first.result.notes.contains(n)) {
+            let n = format!("rank {} on {}: {n}", r.who.rank, r.who.host);
+            if !merged.notes.contains(&n) {
+                merged.notes.push(n);
+            }
+        }
+    }
+}
+
+/// Per rank, with start/stop offsets from the earliest.
+fn rank_rows(reports: &[RankReport]) -> Vec<RankRow> {
+    let start0 = reports.iter().map(|r| r.start_unix_ns).min().unwrap_or(0);
+    let stop0 = reports.iter().map(|r| r.stop_unix_ns).min().unwrap_or(0);
+    reports
+        .iter()
+        .map(|r| RankRow {
+            rank: r.who.rank,
+            host: r.who.host.clone(),
+            local_rank: r.who.local_rank,
+            duration_s: r.result.duration_s,
+            start_offset_ms: r.start_unix_ns.saturating_sub(start0) as f64 / 1e6,
+            stop_offset_ms: r.stop_unix_ns.saturating_sub(stop0) as f64 / 1e6,
+            errors: r.result.errors.count,
+            interrupted: r.result.interrupted,
+            targets: r.result.targets.iter().map(|t| t.path.clone()).collect(),
+            result: r.result.total.clone(),
+            histograms: r.result.histograms.clone(),
+        })
+        .collect()
+}
+
+/// How far apart the ranks started, stopped and ran; `window` is the longest run.
+fn skew(per_rank: &[RankRow], window: f64) -> Skew {
+    let durations: Vec<f64> = per_rank.iter().map(|r| r.duration_s).collect();
+    Skew {
+        start_ms: per_rank
+            .iter()
+            .map(|r| r.start_offset_ms)
+            .fold(0.0, f64::max),
+        stop_ms: per_rank
+            .iter()
+            .map(|r| r.stop_offset_ms)
+            .fold(0.0, f64::max),
+        min_duration_s: durations.iter().copied().fold(f64::INFINITY, f64::min),
+        max_duration_s: window,
+    }
+}
+
+/// Per host: sums over the common window; the monitor of the host's
+/// lowest rank (`%l` 0, the only one that ran one).
+fn host_rows(reports: &[RankReport], stats_per_rank: &[RwStats], window: f64) -> Vec<HostRow> {
+    let mut per_host: Vec<HostRow> = Vec::new();
+    for (r, s) in reports.iter().zip(stats_per_rank) {
+        let t = s.total();
+        let i = match per_host.iter().position(|h| h.host == r.who.host) {
+            Some(i) => i,
+            None => {
+                per_host.push(host_row(r));
+                per_host.len() - 1
+            }
+        };
+        let h = &mut per_host[i];
+        h.ranks.push(r.who.rank);
+        h.ios += t.ios;
+        h.errors += r.result.errors.count;
+        if window > 0.0 {
+            h.iops += t.ios as f64 / window;
+            h.mib_per_sec += t.bytes as f64 / window / 1_048_576.0;
+        }
+    }
+    per_host
+}
+
+/// A host's row before its ranks are added: the monitor of rank `r`, the
+/// host's lowest, without the device series.
+fn host_row(r: &RankReport) -> HostRow {
+    HostRow {
+        host: r.who.host.clone(),
+        ranks: Vec::new(),
+        ios: 0,
+        iops: 0.0,
+        mib_per_sec: 0.0,
+        errors: 0,
+        cpu: r
+            .result
+            .monitor
+            .cpu_whole
+            .iter()
+            .find(|c| c.cpu.is_none())
+            .cloned(),
+        devices: r
+            .result
+            .monitor
+            .devices
+            .iter()
+            .map(|d| DeviceSeries {
+                series: Vec::new(),
+                ..d.clone()
+            })
+            .collect(),
+    }
 }
 
 /// Names the ranks far from the others: IOPS below half the median, p99

@@ -407,39 +407,9 @@ pub fn parse_files(
     let lead = parts.iter().find(|p| !p.1.is_empty()).or(parts.first());
     let first = lead.map(|p| p.1).unwrap_or_default();
     let first_path = lead.map_or(name, |p| p.0);
-    let mut skipped = Skipped::default();
-    let mut ios = Vec::new();
-    let mut notes = Vec::new();
+    let mut out = Parsed::default();
     let (format, used) = if blktrace::looks_like(first) {
-        let mut used = event;
-        let mut devices = Vec::new();
-        for (p, d) in parts {
-            blktrace::parse(d, p, event, &mut ios, &mut skipped, &mut devices)?;
-        }
-        if ios.is_empty() {
-            let other: u64 = parts
-                .iter()
-                .map(|(p, d)| blktrace::count(d, p, event.other()))
-                .sum();
-            if other > 0 {
-                notes.push(format!(
-                    "the trace has no {} events; replayed its {} events instead",
-                    event.name(),
-                    event.other().name()
-                ));
-                used = event.other();
-                skipped = Skipped::default();
-                for (p, d) in parts {
-                    blktrace::parse(d, p, used, &mut ios, &mut skipped, &mut devices)?;
-                }
-            }
-        }
-        if devices.len() > 1 {
-            notes.push(format!(
-                "the trace holds I/O of {} devices; all of it is replayed onto the one target",
-                devices.len()
-            ));
-        }
+        let used = out.blktrace(parts, event)?;
         (TraceFormat::Blktrace, Some(used))
     } else {
         if parts.len() > 1 {
@@ -448,71 +418,17 @@ pub fn parse_files(
         let text = std::str::from_utf8(first)
             .map_err(|_| TraceError::UnknownFormat(first_path.to_path_buf()))?;
         if iolog::version(text).is_some() {
-            let mut files = Vec::new();
-            let v = iolog::parse(text, first_path, &mut ios, &mut skipped, &mut files)?;
-            if files.len() > 1 {
-                notes.push(format!(
-                    "the iolog names {} files ({}); the I/O of all of them is replayed onto the one target",
-                    files.len(),
-                    files.join(", ")
-                ));
-            }
-            if v == 2 {
-                notes.push("a fio version 2 iolog has no timestamps: its I/O is timed by its 'wait' lines only".into());
-            }
-            (
-                if v == 2 {
-                    TraceFormat::FioIologV2
-                } else {
-                    TraceFormat::FioIologV3
-                },
-                None,
-            )
+            (out.iolog(text, first_path)?, None)
         } else {
-            let mut used = event;
-            let mut devices = Vec::new();
-            let n = blkparse::parse(
-                text,
-                first_path,
-                event,
-                &mut ios,
-                &mut skipped,
-                &mut devices,
-            )?;
-            if n == 0 {
-                return Err(TraceError::UnknownFormat(first_path.to_path_buf()));
-            }
-            if ios.is_empty() {
-                let mut alt = Vec::new();
-                let mut alt_skipped = Skipped::default();
-                blkparse::parse(
-                    text,
-                    first_path,
-                    event.other(),
-                    &mut alt,
-                    &mut alt_skipped,
-                    &mut devices,
-                )?;
-                if !alt.is_empty() {
-                    notes.push(format!(
-                        "the dump has no {} events; replayed its {} events instead",
-                        event.name(),
-                        event.other().name()
-                    ));
-                    used = event.other();
-                    ios = alt;
-                    skipped = alt_skipped;
-                }
-            }
-            if devices.len() > 1 {
-                notes.push(format!(
-                    "the dump holds I/O of {} devices; all of it is replayed onto the one target",
-                    devices.len()
-                ));
-            }
+            let used = out.blkparse(text, first_path, event)?;
             (TraceFormat::Blkparse, Some(used))
         }
     };
+    let Parsed {
+        mut ios,
+        skipped,
+        mut notes,
+    } = out;
     if ios.is_empty() {
         return Err(TraceError::Empty {
             path: name.to_path_buf(),
@@ -557,6 +473,129 @@ pub fn parse_files(
         skipped,
         notes,
     })
+}
+
+/// What the parsers of [`parse_files`] gather: the I/O, what was skipped,
+/// and notes.
+#[derive(Default)]
+struct Parsed {
+    ios: Vec<TraceIo>,
+    skipped: Skipped,
+    notes: Vec<String>,
+}
+
+impl Parsed {
+    /// Binary blktrace files (per CPU); the other event when the trace has
+    /// none of `event`. Returns the event used.
+    fn blktrace(
+        &mut self,
+        parts: &[(&Path, &[u8])],
+        event: BlkEvent,
+    ) -> Result<BlkEvent, TraceError> {
+        let mut used = event;
+        let mut devices = Vec::new();
+        for (p, d) in parts {
+            blktrace::parse(d, p, event, &mut self.ios, &mut self.skipped, &mut devices)?;
+        }
+        if self.ios.is_empty() {
+            let other: u64 = parts
+                .iter()
+                .map(|(p, d)| blktrace::count(d, p, event.other()))
+                .sum();
+            if other > 0 {
+                self.notes.push(format!(
+                    "the trace has no {} events; replayed its {} events instead",
+                    event.name(),
+                    event.other().name()
+                ));
+                used = event.other();
+                self.skipped = Skipped::default();
+                for (p, d) in parts {
+                    blktrace::parse(d, p, used, &mut self.ios, &mut self.skipped, &mut devices)?;
+                }
+            }
+        }
+        if devices.len() > 1 {
+            self.notes.push(format!(
+                "the trace holds I/O of {} devices; all of it is replayed onto the one target",
+                devices.len()
+            ));
+        }
+        Ok(used)
+    }
+
+    /// A fio iolog (version 2 or 3). Returns its format.
+    fn iolog(&mut self, text: &str, path: &Path) -> Result<TraceFormat, TraceError> {
+        let mut files = Vec::new();
+        let v = iolog::parse(text, path, &mut self.ios, &mut self.skipped, &mut files)?;
+        if files.len() > 1 {
+            self.notes.push(format!(
+                "the iolog names {} files ({}); the I/O of all of them is replayed onto the one target",
+                files.len(),
+                files.join(", ")
+            ));
+        }
+        if v == 2 {
+            self.notes.push("a fio version 2 iolog has no timestamps: its I/O is timed by its 'wait' lines only".into());
+        }
+        Ok(if v == 2 {
+            TraceFormat::FioIologV2
+        } else {
+            TraceFormat::FioIologV3
+        })
+    }
+
+    /// blkparse's text dump; the other event when the dump has none of
+    /// `event`. Returns the event used.
+    fn blkparse(
+        &mut self,
+        text: &str,
+        path: &Path,
+        event: BlkEvent,
+    ) -> Result<BlkEvent, TraceError> {
+        let mut used = event;
+        let mut devices = Vec::new();
+        let n = blkparse::parse(
+            text,
+            path,
+            event,
+            &mut self.ios,
+            &mut self.skipped,
+            &mut devices,
+        )?;
+        if n == 0 {
+            return Err(TraceError::UnknownFormat(path.to_path_buf()));
+        }
+        if self.ios.is_empty() {
+            let mut alt = Vec::new();
+            let mut alt_skipped = Skipped::default();
+            blkparse::parse(
+                text,
+                path,
+                event.other(),
+                &mut alt,
+                &mut alt_skipped,
+                &mut devices,
+            )?;
+            if !alt.is_empty() {
+                self.notes.push(format!(
+                    "the dump has no {} events; replayed its {} events instead",
+                    event.name(),
+                    event.other().name()
+                ));
+                used = event.other();
+                self.ios = alt;
+                self.skipped = alt_skipped;
+            }
+        }
+        if devices.len() > 1 {
+            self.notes.push(format!(
+                "the dump holds I/O of {} devices; all of it is replayed onto the one target",
+                devices.len()
+            ));
+        }
+        Ok(used)
+    }
 }
 
 /// The fuzz target's body (`fuzzing::trace`): parses `data` as one file and

@@ -11,6 +11,8 @@
 //! Per I/O the loop does no allocation, no locking and no formatting: the
 //! slots' bookkeeping is allocated before the first I/O.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -20,10 +22,10 @@ use super::map::{MapMode, Mapper};
 use super::{Mix, Op, Skipped, Trace, TraceFormat};
 use crate::clock::now_ns;
 use crate::engine::pipeline::{Buffers, Done, Driver, Ended, Io, Next, Pipeline};
-use crate::engine::{self, EngineConfig, EngineRequest};
+use crate::engine::{self, EngineConfig, EngineRequest, IoEngine};
 use crate::error::Error;
 use crate::stats::{DirStats, LatencySummary, Percentile, RwResult, RwStats};
-use crate::target::{self, PrepareOptions, TargetKind};
+use crate::target::{self, PrepareOptions, PreparedTarget, TargetKind};
 use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
 
 /// When each I/O is submitted.
@@ -197,73 +199,11 @@ pub fn replay(
     cfg: &ReplayConfig,
     stop: &AtomicBool,
 ) -> anyhow::Result<ReplayResult> {
-    let rebased;
-    let trace = if cfg.trace_offset > 0 {
-        if let Some(low) = trace.ios.iter().find(|i| i.offset < cfg.trace_offset) {
-            return Err(Error::BadWorkload(format!(
-                "the trace has an I/O at byte {}, below --trace-offset {}: give the start of the traced partition (iosim capture prints it), or 0",
-                low.offset, cfg.trace_offset
-            ))
-            .into());
-        }
-        let mut t = trace.clone();
-        for io in &mut t.ios {
-            io.offset -= cfg.trace_offset;
-        }
-        rebased = t;
-        &rebased
-    } else {
-        trace
-    };
+    let trace = &*rebase(trace, cfg.trace_offset)?;
     let writes = trace.has_writes();
     let max_len = trace.max_len();
-    if let Timing::Speed(s) = cfg.timing {
-        if !(s.is_finite() && s > 0.0) {
-            return Err(Error::BadWorkload(format!(
-                "--speed {s}: give a positive factor such as 2x or 0.5x"
-            ))
-            .into());
-        }
-    }
-    if cfg.qd == 0 {
-        return Err(Error::BadWorkload("--qd 0: give at least 1".into()).into());
-    }
-    // The target, under `run`'s rules: created when missing (as large as the
-    // trace reaches), and never written unless iosim made it or --allow-destroy.
-    // A missing file is created as large as the trace reaches (whole MiB).
-    let size = if cfg.target.exists() {
-        cfg.size
-    } else {
-        Some(
-            cfg.size
-                .unwrap_or_else(|| crate::units::align_up(trace.extent().max(1 << 20), 1 << 20)),
-        )
-    };
-    let bs = u64::from(max_len).next_multiple_of(512);
-    let spec = WorkloadSpec {
-        targets: vec![TargetSpec::new(&cfg.target, size)],
-        rw: if writes {
-            RwMode::Randrw
-        } else {
-            RwMode::Randread
-        },
-        write_pct: if writes { 50 } else { 0 },
-        bs,
-        align: Some(512),
-        qd: cfg.qd,
-        cache: cfg.cache,
-        engine: cfg.engine,
-        allow_destroy: cfg.allow_destroy,
-        ..WorkloadSpec::default()
-    };
-    let prepared = target::prepare(
-        &spec,
-        0,
-        PrepareOptions {
-            progress: cfg.progress,
-            stop: Some(stop),
-        },
-    )?;
+    check_config(cfg)?;
+    let prepared = prepare_target(trace, cfg, stop)?;
     let mut notes = trace.notes.clone();
     notes.extend(prepared.notes.iter().cloned());
     let align = if cfg.cache.is_direct() {
@@ -271,46 +211,7 @@ pub fn replay(
     } else {
         1
     };
-    if let Some(bad) = trace.ios.iter().find(|i| u64::from(i.len) % align != 0) {
-        return Err(Error::BadWorkload(format!(
-            "the trace holds an I/O of {} bytes, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
-            bad.len,
-            cfg.target.display()
-        ))
-        .into());
-    }
-    let mapper = Mapper::new(
-        cfg.map,
-        trace.extent(),
-        max_len,
-        prepared.region_start,
-        prepared.region_len,
-        align,
-    )
-    .map_err(|e| {
-        anyhow::anyhow!(
-            "cannot replay '{}' onto '{}': {e}",
-            trace.path.display(),
-            cfg.target.display()
-        )
-    })?;
-    if cfg.map == MapMode::Auto && mapper.mode == MapMode::Scale {
-        notes.push(format!(
-            "the trace reaches {} but the target holds {}: offsets were scaled (--map scale; --map wrap keeps sequential runs)",
-            crate::units::format_size(trace.extent()),
-            crate::units::format_size(prepared.region_len)
-        ));
-    }
-    if mapper.mode == MapMode::None && align > 1 {
-        if let Some(bad) = trace.ios.iter().find(|i| i.offset % align != 0) {
-            return Err(Error::BadWorkload(format!(
-                "the trace holds an I/O at byte {}, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
-                bad.offset,
-                cfg.target.display()
-            ))
-            .into());
-        }
-    }
+    let mapper = map_offsets(trace, cfg, &prepared, align, &mut notes)?;
     let file = target::open_for_io(&prepared, cfg.cache, writes)?;
     let choice = engine::choose(&EngineRequest {
         kind: cfg.engine,
@@ -358,22 +259,255 @@ pub fn replay(
     let ended = Pipeline::new(slots)
         .timed()
         .run(eng.as_mut(), Some(stop), &mut p)?;
-    let interrupted = ended == Ended::Stopped;
-    let Player {
-        stats,
-        done,
-        lag,
-        late,
-        waited,
-        errors,
-        first_error,
-        last_done,
-        speed,
-        ..
-    } = p;
-    let elapsed_s = last_done.saturating_sub(start) as f64 / 1e9;
-    let tmix = trace.mix();
-    let mut sizes: Vec<SizeRow> = tmix
+    let played = Played {
+        player: p,
+        eng: eng.as_ref(),
+        engine: choice.kind.name().to_string(),
+        map: mapper.mode,
+        slots,
+        interrupted: ended == Ended::Stopped,
+    };
+    Ok(played.result(trace, cfg, &prepared, notes))
+}
+
+/// The trace with `offset` subtracted from every I/O's offset (the trace
+/// itself when it is 0), refused when an I/O lies below it.
+fn rebase(trace: &Trace, offset: u64) -> anyhow::Result<Cow<'_, Trace>> {
+    if offset == 0 {
+        return Ok(Cow::Borrowed(trace));
+    }
+    if let Some(low) = trace.ios.iter().find(|i| i.offset < offset) {
+        return Err(Error::BadWorkload(format!(
+            "the trace has an I/O at byte {}, below --trace-offset {}: give the start of the traced partition (iosim capture prints it), or 0",
+            low.offset, offset
+        ))
+        .into());
+    }
+    let mut t = trace.clone();
+    for io in &mut t.ios {
+        io.offset -= offset;
+    }
+    Ok(Cow::Owned(t))
+}
+
+/// Refuses a speed that is not a positive factor, and a queue depth of 0.
+fn check_config(cfg: &ReplayConfig) -> anyhow::Result<()> {
+    if let Timing::Speed(s) = cfg.timing {
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::BadWorkload(format!(
+                "--speed {s}: give a positive factor such as 2x or 0.5x"
+            ))
+            .into());
+        }
+    }
+    if cfg.qd == 0 {
+        return Err(Error::BadWorkload("--qd 0: give at least 1".into()).into());
+    }
+    Ok(())
+}
+
+/// The target, under `run`'s rules: created when missing (as large as the
+/// trace reaches), and never written unless iosim made it or --allow-destroy.
+fn prepare_target(
+    trace: &Trace,
+    cfg: &ReplayConfig,
+    stop: &AtomicBool,
+) -> anyhow::Result<PreparedTarget> {
+    let writes = trace.has_writes();
+    // A missing file is created as large as the trace reaches (whole MiB).
+    let size = if cfg.target.exists() {
+        cfg.size
+    } else {
+        Some(
+            cfg.size
+                .unwrap_or_else(|| crate::units::align_up(trace.extent().max(1 << 20), 1 << 20)),
+        )
+    };
+    let bs = u64::from(trace.max_len()).next_multiple_of(512);
+    let spec = WorkloadSpec {
+        targets: vec![TargetSpec::new(&cfg.target, size)],
+        rw: if writes {
+            RwMode::Randrw
+        } else {
+            RwMode::Randread
+        },
+        write_pct: if writes { 50 } else { 0 },
+        bs,
+        align: Some(512),
+        qd: cfg.qd,
+        cache: cfg.cache,
+        engine: cfg.engine,
+        allow_destroy: cfg.allow_destroy,
+        ..WorkloadSpec::default()
+    };
+    target::prepare(
+        &spec,
+        0,
+        PrepareOptions {
+            progress: cfg.progress,
+            stop: Some(stop),
+        },
+    )
+}
+
+/// The mapping of the trace's offsets onto the prepared region, refused when
+/// direct I/O (`align` > 1) cannot do the trace's sizes or offsets.
+fn map_offsets(
+    trace: &Trace,
+    cfg: &ReplayConfig,
+    prepared: &PreparedTarget,
+    align: u64,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Mapper> {
+    if let Some(bad) = trace.ios.iter().find(|i| u64::from(i.len) % align != 0) {
+        return Err(Error::BadWorkload(format!(
+            "the trace holds an I/O of {} bytes, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
+            bad.len,
+            cfg.target.display()
+        ))
+        .into());
+    }
+    let mapper = Mapper::new(
+        cfg.map,
+        trace.extent(),
+        trace.max_len(),
+        prepared.region_start,
+        prepared.region_len,
+        align,
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "cannot replay '{}' onto '{}': {e}",
+            trace.path.display(),
+            cfg.target.display()
+        )
+    })?;
+    if cfg.map == MapMode::Auto && mapper.mode == MapMode::Scale {
+        notes.push(format!(
+            "the trace reaches {} but the target holds {}: offsets were scaled (--map scale; --map wrap keeps sequential runs)",
+            crate::units::format_size(trace.extent()),
+            crate::units::format_size(prepared.region_len)
+        ));
+    }
+    if mapper.mode == MapMode::None && align > 1 {
+        if let Some(bad) = trace.ios.iter().find(|i| i.offset % align != 0) {
+            return Err(Error::BadWorkload(format!(
+                "the trace holds an I/O at byte {}, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
+                bad.offset,
+                cfg.target.display()
+            ))
+            .into());
+        }
+    }
+    Ok(mapper)
+}
+
+/// What the pipeline left: the player's tallies and the engine that ran it.
+struct Played<'a> {
+    player: Player<'a>,
+    eng: &'a dyn IoEngine,
+    /// The engine's name.
+    engine: String,
+    /// The offset mapping used.
+    map: MapMode,
+    slots: usize,
+    interrupted: bool,
+}
+
+impl Played<'_> {
+    /// The result, `notes` extended with the engine's and the replay's own.
+    fn result(
+        self,
+        trace: &Trace,
+        cfg: &ReplayConfig,
+        prepared: &PreparedTarget,
+        mut notes: Vec<String>,
+    ) -> ReplayResult {
+        let Played {
+            player,
+            eng,
+            engine,
+            map,
+            slots,
+            interrupted,
+        } = self;
+        let Player {
+            stats,
+            done,
+            lag,
+            late,
+            waited,
+            errors,
+            first_error,
+            last_done,
+            speed,
+            start,
+            ..
+        } = player;
+        let elapsed_s = last_done.saturating_sub(start) as f64 / 1e9;
+        let first_error = first_error.map(|(res, _)| {
+            let what = if res < 0 {
+                std::io::Error::from_raw_os_error(-res).to_string()
+            } else {
+                format!("short transfer of {res} bytes")
+            };
+            eng.explain(res).unwrap_or(what)
+        });
+        notes.extend(eng.notes());
+        if errors >= MAX_ERRORS {
+            notes.push(format!("stopped after {MAX_ERRORS} I/O errors"));
+        }
+        let fidelity = speed.map(|_| Fidelity {
+            start_lag_us: lag.latency(),
+            late_over_1ms: late,
+            waited_for_slot: waited,
+        });
+        if waited > 0 {
+            notes.push(format!(
+                "{waited} I/Os were due while all {slots} slots were busy: the target kept up less well than the traced device, or --qd is too low"
+            ));
+        }
+        ReplayResult {
+            trace: summary(trace),
+            targets: vec![target_summary(prepared)],
+            map,
+            timing: cfg.timing,
+            engine,
+            cache: cfg.cache,
+            qd: slots as u32,
+            elapsed_s,
+            result: stats.summarize(elapsed_s),
+            sizes: sizes(trace, &done),
+            fidelity,
+            errors,
+            first_error,
+            interrupted,
+            notes,
+        }
+    }
+}
+
+/// The target as the result names it.
+fn target_summary(prepared: &PreparedTarget) -> TargetSummary {
+    TargetSummary {
+        path: prepared.path.clone(),
+        kind: match prepared.kind {
+            TargetKind::File => "file",
+            TargetKind::BlockDevice => "block_device",
+            TargetKind::Null => "null",
+        }
+        .into(),
+        size: prepared.size,
+        region_start: prepared.region_start,
+        region_len: prepared.region_len,
+        created: prepared.created,
+    }
+}
+
+/// The size histogram: the trace's I/O sizes against the replay's, by size.
+fn sizes(trace: &Trace, done: &Mix) -> Vec<SizeRow> {
+    let mut sizes: Vec<SizeRow> = trace
+        .mix()
         .sizes
         .iter()
         .map(|(&bytes, &(r, w))| {
@@ -388,57 +522,7 @@ pub fn replay(
         })
         .collect();
     sizes.sort_by_key(|r| r.bytes);
-    let first_error = first_error.map(|(res, _)| {
-        let what = if res < 0 {
-            std::io::Error::from_raw_os_error(-res).to_string()
-        } else {
-            format!("short transfer of {res} bytes")
-        };
-        eng.explain(res).unwrap_or(what)
-    });
-    notes.extend(eng.notes());
-    if errors >= MAX_ERRORS {
-        notes.push(format!("stopped after {MAX_ERRORS} I/O errors"));
-    }
-    let fidelity = speed.map(|_| Fidelity {
-        start_lag_us: lag.latency(),
-        late_over_1ms: late,
-        waited_for_slot: waited,
-    });
-    if waited > 0 {
-        notes.push(format!(
-            "{waited} I/Os were due while all {slots} slots were busy: the target kept up less well than the traced device, or --qd is too low"
-        ));
-    }
-    Ok(ReplayResult {
-        trace: summary(trace),
-        targets: vec![TargetSummary {
-            path: prepared.path.clone(),
-            kind: match prepared.kind {
-                TargetKind::File => "file",
-                TargetKind::BlockDevice => "block_device",
-                TargetKind::Null => "null",
-            }
-            .into(),
-            size: prepared.size,
-            region_start: prepared.region_start,
-            region_len: prepared.region_len,
-            created: prepared.created,
-        }],
-        map: mapper.mode,
-        timing: cfg.timing,
-        engine: choice.kind.name().to_string(),
-        cache: cfg.cache,
-        qd: slots as u32,
-        elapsed_s,
-        result: stats.summarize(elapsed_s),
-        sizes,
-        fidelity,
-        errors,
-        first_error,
-        interrupted,
-        notes,
-    })
+    sizes
 }
 
 /// The replay as a pipeline driver: the trace's I/Os in order, each at its
@@ -544,9 +628,26 @@ impl ReplayResult {
 
     /// The text report.
     pub fn text(&self) -> String {
-        use std::fmt::Write;
-        let f = crate::units::format_size;
         let mut s = String::new();
+        self.summary_lines(&mut s);
+        self.size_table(&mut s);
+        self.latency_table(&mut s);
+        if self.interrupted {
+            let _ = writeln!(
+                s,
+                "\ninterrupted: the replay stopped before the end of the trace"
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        s
+    }
+
+    /// The trace, the target and the settings; the trace's and the replay's
+    /// totals, throughput and errors.
+    fn summary_lines(&self, s: &mut String) {
+        let f = crate::units::format_size;
         let t = &self.trace;
         let tg = &self.targets[0];
         let timing = match self.timing {
@@ -610,6 +711,11 @@ impl ReplayResult {
                 .map(|e| format!(" (first: {e})"))
                 .unwrap_or_default()
         );
+    }
+
+    /// I/O sizes, trace against replay.
+    fn size_table(&self, s: &mut String) {
+        let f = crate::units::format_size;
         let _ = writeln!(s);
         let _ = writeln!(
             s,
@@ -627,6 +733,11 @@ impl ReplayResult {
                 row.writes
             );
         }
+    }
+
+    /// Latency per direction, the start lag and the fidelity line.
+    fn latency_table(&self, s: &mut String) {
+        let r = &self.result;
         let _ = writeln!(s);
         let _ = writeln!(
             s,
@@ -647,28 +758,18 @@ impl ReplayResult {
             );
         };
         if r.read.ios > 0 {
-            row(&mut s, "read", &r.read.latency_us);
+            row(s, "read", &r.read.latency_us);
         }
         if r.write.ios > 0 {
-            row(&mut s, "write", &r.write.latency_us);
+            row(s, "write", &r.write.latency_us);
         }
         if let Some(fd) = &self.fidelity {
-            row(&mut s, "start lag", &fd.start_lag_us);
+            row(s, "start lag", &fd.start_lag_us);
             let _ = writeln!(
                 s,
                 "\nfidelity: {} of {} I/Os started more than 1 ms late; {} were due while every slot was busy",
                 fd.late_over_1ms, r.total.ios, fd.waited_for_slot
             );
         }
-        if self.interrupted {
-            let _ = writeln!(
-                s,
-                "\ninterrupted: the replay stopped before the end of the trace"
-            );
-        }
-        for n in &self.notes {
-            let _ = writeln!(s, "note: {n}");
-        }
-        s
     }
 }

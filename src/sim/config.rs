@@ -1026,6 +1026,24 @@ impl SimConfig {
     /// Resolves -1 user counts and checks what the run needs. Returns warnings.
     pub fn finalize(&mut self) -> Result<Vec<String>, ConfigError> {
         let mut w = Vec::new();
+        self.resolve_user_counts()?;
+        self.clamp_durations(&mut w);
+        self.clamp_ranges(&mut w);
+        self.check_files(&mut w)?;
+        if self.use_scatter_gather && !self.no_buffering {
+            w.push("UseScatterGather=TRUE forces NoBuffering=TRUE, as in SQLIOSim".into());
+            self.no_buffering = true;
+        }
+        if let Some(avail) = crate::sysmon::host::mem_available_bytes() {
+            self.check_memory(avail)?;
+        }
+        self.choices()?;
+        Ok(w)
+    }
+
+    /// Resolves -1 user counts from the CPU count, and refuses more users
+    /// than the machine can run, each kind alone and all together.
+    fn resolve_user_counts(&mut self) -> Result<(), ConfigError> {
         let cpus = self.cpu_count.max(1) as i64;
         if self.random.user_count < 0 {
             self.random.user_count = (2 * cpus).min(8);
@@ -1059,8 +1077,13 @@ impl SimConfig {
                         limit,
                     })?;
         }
-        // Waits and durations: at most MAX_DURATION_S (about 31 years, as
-        // --duration), so that deadlines in nanoseconds cannot overflow.
+        Ok(())
+    }
+
+    /// Caps waits and durations at MAX_DURATION_S (about 31 years, as
+    /// --duration), so that deadlines in nanoseconds cannot overflow, and the
+    /// read retries at their limit.
+    fn clamp_durations(&mut self, w: &mut Vec<String>) {
         let max_s = crate::units::MAX_DURATION_S;
         for (v, what, unit, per_s) in [
             (&mut self.random.sleep_after_ms, "SleepAfter", "ms", 1000),
@@ -1099,6 +1122,11 @@ impl SimConfig {
             ));
             self.test_cycle_duration = Duration::from_secs(max_s);
         }
+    }
+
+    /// Makes every minimum at most its maximum, and runs of pages at most one
+    /// vectored I/O.
+    fn clamp_ranges(&mut self, w: &mut Vec<String>) {
         for (lo, hi, what) in [
             (
                 &mut self.random.min_chain,
@@ -1152,6 +1180,12 @@ impl SimConfig {
         self.random.min_chain = self.random.min_chain.min(self.random.max_chain);
         self.read_ahead.min_pages = self.read_ahead.min_pages.min(self.read_ahead.max_pages);
         self.bulk.min_pages = self.bulk.min_pages.min(self.bulk.max_pages);
+    }
+
+    /// Refuses a configuration without a data file or a log file, with the
+    /// same file twice, or with a file too large or empty; reduces increments
+    /// as SQLIOSim does.
+    fn check_files(&mut self, w: &mut Vec<String>) -> Result<(), ConfigError> {
         if self.files.iter().filter(|f| !f.log_file).count() == 0 {
             return Err(ConfigError::NoDataFile);
         }
@@ -1198,15 +1232,7 @@ impl SimConfig {
                 f.shrinkable = false;
             }
         }
-        if self.use_scatter_gather && !self.no_buffering {
-            w.push("UseScatterGather=TRUE forces NoBuffering=TRUE, as in SQLIOSim".into());
-            self.no_buffering = true;
-        }
-        if let Some(avail) = crate::sysmon::host::mem_available_bytes() {
-            self.check_memory(avail)?;
-        }
-        self.choices()?;
-        Ok(w)
+        Ok(())
     }
 
     /// What the simulated users draw from. Refuses a probability that is

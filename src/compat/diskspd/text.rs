@@ -8,7 +8,7 @@ use crate::compat::diskspd_args::{Layout, SwCache, Throughput, WriteData};
 use crate::compat::sysinfo::SystemInfo;
 use crate::runner::RunResult;
 use crate::stats::{DirResult, Percentile, RwResult};
-use crate::workload::SeqLayout;
+use crate::workload::{SeqLayout, TargetSpec};
 
 fn cache_lines(p: &Plan) -> [&'static str; 2] {
     let sw = match p.args.sw_cache {
@@ -26,10 +26,21 @@ fn cache_lines(p: &Plan) -> [&'static str; 2] {
 
 /// The `Command Line:` and `Input parameters:` sections.
 pub fn profile_text(p: &Plan) -> String {
-    let s_ = &p.spec;
     let mut s = String::new();
     let _ = writeln!(s, "\nCommand Line: {}\n", p.cmdline);
     s.push_str("Input parameters:\n\n");
+    timespan_lines(&mut s, p);
+    for t in &p.spec.targets {
+        target_data_lines(&mut s, p, t);
+        target_access_lines(&mut s, p, t);
+    }
+    s.push('\n');
+    s
+}
+
+/// The timespan's lines: timing, affinity, seed, thread pool, write data.
+fn timespan_lines(s: &mut String, p: &Plan) {
+    let s_ = &p.spec;
     if p.args.verbose {
         s.push_str("\tusing verbose mode\n");
     }
@@ -65,123 +76,130 @@ pub fn profile_text(p: &Plan) -> String {
         s.push_str("\t  WARNING: this increases the CPU cost of issuing writes and should only\n");
         s.push_str("\t           be compared to other results using the -Zr flag\n");
     }
-    for t in &s_.targets {
-        let _ = writeln!(s, "\tpath: '{}'", t.path.display());
-        let _ = writeln!(s, "\t\tthink time: {}ms", p.args.think_ms.unwrap_or(0));
-        let _ = writeln!(s, "\t\tburst size: {}", p.args.burst.unwrap_or(0));
-        for l in cache_lines(p) {
-            let _ = writeln!(s, "\t\t{l}");
-        }
-        if p.args.mmap {
-            s.push_str("\t\tmemory mapped I/O enabled\n");
-        }
-        match p.args.write_data {
-            WriteData::Zero => s.push_str("\t\tzeroing write buffers\n"),
-            WriteData::RandomBuffer(size) => {
-                let _ = writeln!(
-                    s,
-                    "\t\twrite buffer size: {}",
-                    display_size(size.bytes(s_.bs))
-                );
-                s.push_str("\t\twrite buffer source: random fill\n");
-            }
-            WriteData::Pattern | WriteData::RandomPerIo => {}
-        }
-        match s_.write_pct {
-            0 => s.push_str("\t\tperforming read test\n"),
-            100 => s.push_str("\t\tperforming write test\n"),
-            w => {
-                let _ = writeln!(
-                    s,
-                    "\t\tperforming mix test (read/write ratio: {}/{w})",
-                    100 - w
-                );
-            }
-        }
-        // DiskSpd 2.2 prints sizes with binary units (ResultParser's _DisplayFileSize),
-        // 2.0.21a in bytes.
-        let v22 = p.layout == Layout::V2_2;
-        let size = |b: u64| {
-            if v22 {
-                display_size(b)
-            } else {
-                b.to_string()
-            }
-        };
-        let _ = writeln!(s, "\t\tblock size: {}", size(s_.bs));
-        if let Some(pct) = s_.random_pct {
+}
+
+/// A target's path, think time, bursts, caching, write data and direction.
+fn target_data_lines(s: &mut String, p: &Plan, t: &TargetSpec) {
+    let s_ = &p.spec;
+    let _ = writeln!(s, "\tpath: '{}'", t.path.display());
+    let _ = writeln!(s, "\t\tthink time: {}ms", p.args.think_ms.unwrap_or(0));
+    let _ = writeln!(s, "\t\tburst size: {}", p.args.burst.unwrap_or(0));
+    for l in cache_lines(p) {
+        let _ = writeln!(s, "\t\t{l}");
+    }
+    if p.args.mmap {
+        s.push_str("\t\tmemory mapped I/O enabled\n");
+    }
+    match p.args.write_data {
+        WriteData::Zero => s.push_str("\t\tzeroing write buffers\n"),
+        WriteData::RandomBuffer(size) => {
             let _ = writeln!(
                 s,
-                "\t\tusing mixed random/sequential I/O ({pct}% random) (alignment/stride: {})",
-                size(s_.effective_align())
+                "\t\twrite buffer size: {}",
+                display_size(size.bytes(s_.bs))
             );
-        } else if s_.rw.is_random() {
+            s.push_str("\t\twrite buffer source: random fill\n");
+        }
+        WriteData::Pattern | WriteData::RandomPerIo => {}
+    }
+    match s_.write_pct {
+        0 => s.push_str("\t\tperforming read test\n"),
+        100 => s.push_str("\t\tperforming write test\n"),
+        w => {
             let _ = writeln!(
                 s,
-                "\t\tusing random I/O (alignment: {})",
-                size(s_.effective_align())
+                "\t\tperforming mix test (read/write ratio: {}/{w})",
+                100 - w
             );
-        } else if matches!(p.args.sequential, Some((true, _))) {
-            let _ = writeln!(
-                s,
-                "\t\tusing interlocked sequential I/O (stride: {})",
-                size(s_.bs)
-            );
-        } else {
-            let _ = writeln!(s, "\t\tusing sequential I/O (stride: {})", size(s_.bs));
-        }
-        if v22 {
-            let _ = writeln!(
-                s,
-                "\t\tnumber of outstanding I/O operations per thread: {}",
-                s_.qd
-            );
-        } else {
-            let _ = writeln!(s, "\t\tnumber of outstanding I/O operations: {}", s_.qd);
-        }
-        if t.offset != 0 {
-            let _ = writeln!(s, "\t\tbase file offset: {}", size(t.offset));
-        }
-        if let Some(m) = p.args.max_size {
-            let _ = writeln!(s, "\t\tmax file size: {}", size(m.bytes(s_.bs)));
-        }
-        let stride = match s_.seq_layout {
-            SeqLayout::Stride(b) => b,
-            SeqLayout::Split | SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
-        };
-        // 2.2 leaves the line out when the stride is 0.
-        if !v22 || stride != 0 {
-            let _ = writeln!(s, "\t\tthread stride size: {}", size(stride));
-        }
-        if p.args.total_threads.is_none() {
-            let _ = writeln!(s, "\t\tthreads per file: {}", s_.threads);
-        }
-        if s_.qd > 1 && p.args.total_threads.is_none() {
-            // DiskSpd's words: true of the iocp engine on Windows; on Linux
-            // iosim's engine (io_uring) is named in the system section.
-            s.push_str("\t\tusing I/O Completion Ports\n");
-        }
-        let _ = writeln!(
-            s,
-            "\t\tIO priority: {}",
-            match p.args.priority {
-                1 => "very low",
-                2 => "low",
-                _ => "normal",
-            }
-        );
-        match p.args.throughput {
-            Some(Throughput::Iops(n)) => {
-                let _ = writeln!(s, "\t\tthroughput rate-limited to {n} IOPS");
-            }
-            Some(Throughput::BytesPerMs(n)) => {
-                let _ = writeln!(s, "\t\tthroughput rate-limited to {n} B/ms");
-            }
-            None => {}
         }
     }
-    s.push('\n');
-    s
+}
+
+/// A target's sizes, access pattern, queue depth, offsets, threads,
+/// priority and rate limit.
+fn target_access_lines(s: &mut String, p: &Plan, t: &TargetSpec) {
+    let s_ = &p.spec;
+    // DiskSpd 2.2 prints sizes with binary units (ResultParser's _DisplayFileSize),
+    // 2.0.21a in bytes.
+    let v22 = p.layout == Layout::V2_2;
+    let size = |b: u64| {
+        if v22 {
+            display_size(b)
+        } else {
+            b.to_string()
+        }
+    };
+    let _ = writeln!(s, "\t\tblock size: {}", size(s_.bs));
+    if let Some(pct) = s_.random_pct {
+        let _ = writeln!(
+            s,
+            "\t\tusing mixed random/sequential I/O ({pct}% random) (alignment/stride: {})",
+            size(s_.effective_align())
+        );
+    } else if s_.rw.is_random() {
+        let _ = writeln!(
+            s,
+            "\t\tusing random I/O (alignment: {})",
+            size(s_.effective_align())
+        );
+    } else if matches!(p.args.sequential, Some((true, _))) {
+        let _ = writeln!(
+            s,
+            "\t\tusing interlocked sequential I/O (stride: {})",
+            size(s_.bs)
+        );
+    } else {
+        let _ = writeln!(s, "\t\tusing sequential I/O (stride: {})", size(s_.bs));
+    }
+    if v22 {
+        let _ = writeln!(
+            s,
+            "\t\tnumber of outstanding I/O operations per thread: {}",
+            s_.qd
+        );
+    } else {
+        let _ = writeln!(s, "\t\tnumber of outstanding I/O operations: {}", s_.qd);
+    }
+    if t.offset != 0 {
+        let _ = writeln!(s, "\t\tbase file offset: {}", size(t.offset));
+    }
+    if let Some(m) = p.args.max_size {
+        let _ = writeln!(s, "\t\tmax file size: {}", size(m.bytes(s_.bs)));
+    }
+    let stride = match s_.seq_layout {
+        SeqLayout::Stride(b) => b,
+        SeqLayout::Split | SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
+    };
+    // 2.2 leaves the line out when the stride is 0.
+    if !v22 || stride != 0 {
+        let _ = writeln!(s, "\t\tthread stride size: {}", size(stride));
+    }
+    if p.args.total_threads.is_none() {
+        let _ = writeln!(s, "\t\tthreads per file: {}", s_.threads);
+    }
+    if s_.qd > 1 && p.args.total_threads.is_none() {
+        // DiskSpd's words: true of the iocp engine on Windows; on Linux
+        // iosim's engine (io_uring) is named in the system section.
+        s.push_str("\t\tusing I/O Completion Ports\n");
+    }
+    let _ = writeln!(
+        s,
+        "\t\tIO priority: {}",
+        match p.args.priority {
+            1 => "very low",
+            2 => "low",
+            _ => "normal",
+        }
+    );
+    match p.args.throughput {
+        Some(Throughput::Iops(n)) => {
+            let _ = writeln!(s, "\t\tthroughput rate-limited to {n} IOPS");
+        }
+        Some(Throughput::BytesPerMs(n)) => {
+            let _ = writeln!(s, "\t\tthroughput rate-limited to {n} B/ms");
+        }
+        None => {}
+    }
 }
 
 /// DiskSpd 2.2's size display (ResultParser.cpp `_DisplayFileSize`): the largest

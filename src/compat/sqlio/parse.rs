@@ -157,159 +157,220 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<SqlioArgs> {
             a.files.push(arg.clone());
             continue;
         }
-        let body = &arg[1..];
-        let Some(flag) = body.chars().next() else {
-            return Err(bad_option(TOOL, arg, "empty option"));
-        };
-        let v = &body[flag.len_utf8()..];
-        match flag {
-            'k' => {
-                a.write = match v {
-                    "R" => false,
-                    "W" => true,
-                    _ => return Err(bad_option(TOOL, arg, "use -kR (reads) or -kW (writes)")),
-                }
+        option(&mut a, w, arg)?;
+    }
+    warn_approximations(&a, w);
+    if a.cpu.is_some() && a.mask.is_some() {
+        return Err(bad_option(
+            TOOL,
+            "-p/-a",
+            "give either -p (one CPU) or -a (a mask), not both",
+        ));
+    }
+    Ok(a)
+}
+
+/// One option, `arg` (a dash, the flag letter, the value glued to it).
+fn option(a: &mut SqlioArgs, w: &mut Warnings, arg: &str) -> anyhow::Result<()> {
+    let body = &arg[1..];
+    let Some(flag) = body.chars().next() else {
+        return Err(bad_option(TOOL, arg, "empty option"));
+    };
+    let v = &body[flag.len_utf8()..];
+    match flag {
+        'k' => {
+            a.write = match v {
+                "R" => false,
+                "W" => true,
+                _ => return Err(bad_option(TOOL, arg, "use -kR (reads) or -kW (writes)")),
             }
-            't' => {
-                let t: u32 = num(arg, v, "a number of threads")?;
-                if t == 0 || t > MAX_THREADS {
-                    return Err(bad_option(TOOL, arg, format!("threads must be 1..{MAX_THREADS}, as in SQLIO")));
-                }
-                a.threads = Some(t);
+        }
+        't' => {
+            let t: u32 = num(arg, v, "a number of threads")?;
+            if t == 0 || t > MAX_THREADS {
+                return Err(bad_option(TOOL, arg, format!("threads must be 1..{MAX_THREADS}, as in SQLIO")));
             }
-            's' => {
-                a.secs = num(arg, v, "a number of seconds")?;
-                if a.secs == 0 {
-                    return Err(bad_option(TOOL, arg, "the run must last at least 1 second"));
-                }
+            a.threads = Some(t);
+        }
+        's' => {
+            a.secs = num(arg, v, "a number of seconds")?;
+            if a.secs == 0 {
+                return Err(bad_option(TOOL, arg, "the run must last at least 1 second"));
             }
-            'd' => {
-                if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphabetic()) {
-                    return Err(bad_option(TOOL, arg, "give drive letters, e.g. -dL or -dEFG"));
-                }
-                a.drives.extend(v.chars().map(|c| c.to_ascii_uppercase()));
+        }
+        'd' => {
+            if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphabetic()) {
+                return Err(bad_option(TOOL, arg, "give drive letters, e.g. -dL or -dEFG"));
             }
-            'R' => {
-                let items: Vec<String> = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
-                if items.is_empty() {
-                    return Err(bad_option(TOOL, arg, "give raw drive letters or disk numbers, e.g. -RL or -R0,1"));
-                }
-                for it in &items {
-                    let letter = it.len() == 1 && it.chars().all(|c| c.is_ascii_alphabetic());
-                    if !letter && it.parse::<u32>().is_err() {
-                        return Err(bad_option(TOOL, arg, format!("'{it}' is neither a drive letter nor a disk number")));
-                    }
-                }
-                a.raw.extend(items);
+            a.drives.extend(v.chars().map(|c| c.to_ascii_uppercase()));
+        }
+        'R' => a.raw.extend(raw_drives(arg, v)?),
+        'f' => a.pattern = pattern(arg, v)?,
+        'p' => {
+            let (ideal, n) = match v.strip_prefix('I') {
+                Some(n) => (true, n),
+                None => (false, v),
+            };
+            a.cpu = Some((ideal, num(arg, n, "a CPU number")?));
+        }
+        'a' => a.mask = Some(mask(arg, v)?),
+        'o' => {
+            let o: u32 = num(arg, v, "a number of outstanding I/Os")?;
+            if o == 0 || o > crate::workload::MAX_QD {
+                return Err(bad_option(TOOL, arg, format!("outstanding I/Os must be 1..{}", crate::workload::MAX_QD)));
             }
-            'f' => {
-                a.pattern = match v {
-                    "random" => Pattern::Random,
-                    "sequential" => Pattern::Sequential,
-                    n => match num(arg, n, "random, sequential or a stripe factor")? {
-                        0 => return Err(bad_option(TOOL, arg, "the stripe factor is a number of blocks from 1 up (-f1 is sequential)")),
-                        n => Pattern::Stripe(n),
-                    },
-                }
+            a.outstanding = Some(o);
+        }
+        'b' => {
+            a.block_kb = num(arg, v, "a block size in KB")?;
+            if a.block_kb == 0 || a.block_kb > MAX_BLOCK_KB {
+                return Err(bad_option(TOOL, arg, format!("the block size must be 1..{MAX_BLOCK_KB} KB")));
             }
-            'p' => {
-                let (ideal, n) = match v.strip_prefix('I') {
-                    Some(n) => (true, n),
-                    None => (false, v),
-                };
-                a.cpu = Some((ideal, num(arg, n, "a CPU number")?));
+        }
+        'U' => {
+            a.utilization = Some(match v {
+                "" => false,
+                "p" => true,
+                _ => return Err(bad_option(TOOL, arg, "use -U (system utilisation) or -Up (also per processor)")),
+            })
+        }
+        '6' if v == "4" => w.add(arg, "64-bit memory operations: iosim is a 64-bit program already (SQLIO v1.5.SG did not support -64 either)"),
+        'D' => {
+            let level: u32 = num(arg, v, "a debug level")?;
+            w.add(arg, "SQLIO's debug output (per-thread figures, timer calibration, per-I/O lines) is not printed; use --json FILE for per-thread results");
+            a.debug = Some(level);
+        }
+        'i' => a.ios_per_run = Some(num(arg, v, "a number of I/Os per run")?),
+        'm' => a.multi = Some(multi(arg, v)?),
+        'L' => a.latency = Some(latency(arg, v)?),
+        'B' => a.buffering = Some(buffering(arg, v)?),
+        'S' => a.start_blocks = num(arg, v, "a number of blocks")?,
+        'v' => {
+            if v == "1.1.1" {
+                return Err(bad_option(TOOL, arg, "SQLIO 1.1.1's repeated runs over the same blocks are not supported: iosim would measure cache hits that SQLIO 1.5 does not; drop -v1.1.1"));
             }
-            'a' => {
-                let (rr, rest) = match v.strip_prefix('R') {
-                    Some(r) => (true, r),
-                    None => (false, v),
-                };
-                let (ideal, mask) = match rest.strip_prefix('I') {
-                    Some(m) if rr => (true, m),
-                    _ => (false, rest),
-                };
-                if crate::compat::mask_cpus(mask).is_none() {
-                    return Err(bad_option(TOOL, arg, "give a CPU mask such as 0x3, -aR0xF or -aRI0xF"));
-                }
-                a.mask = Some((rr, ideal, mask.to_string()));
+            return Err(bad_option(TOOL, arg, "unknown option (the only -v SQLIO knows is -v1.1.1)"));
+        }
+        'F' => {
+            if v.is_empty() {
+                return Err(bad_option(TOOL, arg, "give the parameter file glued to the flag, e.g. -Fparam.txt"));
             }
-            'o' => {
-                let o: u32 = num(arg, v, "a number of outstanding I/Os")?;
-                if o == 0 || o > crate::workload::MAX_QD {
-                    return Err(bad_option(TOOL, arg, format!("outstanding I/Os must be 1..{}", crate::workload::MAX_QD)));
-                }
-                a.outstanding = Some(o);
-            }
-            'b' => {
-                a.block_kb = num(arg, v, "a block size in KB")?;
-                if a.block_kb == 0 || a.block_kb > MAX_BLOCK_KB {
-                    return Err(bad_option(TOOL, arg, format!("the block size must be 1..{MAX_BLOCK_KB} KB")));
-                }
-            }
-            'U' => {
-                a.utilization = Some(match v {
-                    "" => false,
-                    "p" => true,
-                    _ => return Err(bad_option(TOOL, arg, "use -U (system utilisation) or -Up (also per processor)")),
-                })
-            }
-            '6' if v == "4" => w.add(arg, "64-bit memory operations: iosim is a 64-bit program already (SQLIO v1.5.SG did not support -64 either)"),
-            'D' => {
-                let level: u32 = num(arg, v, "a debug level")?;
-                w.add(arg, "SQLIO's debug output (per-thread figures, timer calibration, per-I/O lines) is not printed; use --json FILE for per-thread results");
-                a.debug = Some(level);
-            }
-            'i' => a.ios_per_run = Some(num(arg, v, "a number of I/Os per run")?),
-            'm' => {
-                let mut c = v.chars();
-                let kind = c.next().filter(|k| *k == 'C' || *k == 'S').ok_or_else(|| {
-                    bad_option(TOOL, arg, "use -mC<n> (copy) or -mS<n> (scatter/gather)")
-                })?;
-                a.multi = Some((kind, num(arg, c.as_str(), "a number of sub-blocks")?));
-            }
-            'L' => {
-                let mut c = v.chars();
-                let timer = c.next().filter(|k| *k == 'S' || *k == 'P').ok_or_else(|| {
-                    bad_option(TOOL, arg, "use -LS (system timer) or -LP (processor timer)")
-                })?;
-                let i = match c.as_str() {
-                    "" => false,
-                    "i" => true,
-                    _ => return Err(bad_option(TOOL, arg, "use -LS, -LP, -LSi or -LPi")),
-                };
-                a.latency = Some((timer, i));
-            }
-            'B' => {
-                a.buffering = Some(match v {
-                    "N" => Buffering::None,
-                    "Y" => Buffering::All,
-                    "H" => Buffering::Hardware,
-                    "S" => Buffering::Software,
-                    _ => return Err(bad_option(TOOL, arg, "use -BN, -BY, -BH or -BS")),
-                })
-            }
-            'S' => a.start_blocks = num(arg, v, "a number of blocks")?,
-            'v' => {
-                if v == "1.1.1" {
-                    return Err(bad_option(TOOL, arg, "SQLIO 1.1.1's repeated runs over the same blocks are not supported: iosim would measure cache hits that SQLIO 1.5 does not; drop -v1.1.1"));
-                }
-                return Err(bad_option(TOOL, arg, "unknown option (the only -v SQLIO knows is -v1.1.1)"));
-            }
-            'F' => {
-                if v.is_empty() {
-                    return Err(bad_option(TOOL, arg, "give the parameter file glued to the flag, e.g. -Fparam.txt"));
-                }
-                a.param_files.push(v.to_string());
-            }
-            _ => {
+            a.param_files.push(v.to_string());
+        }
+        _ => {
+            return Err(bad_option(
+                TOOL,
+                arg,
+                "unknown SQLIO option (SQLIO options are case-sensitive: -k -t -s -d -R -f -p -a -o -b -i -m -L -U -B -S -v1.1.1 -64 -D -F)",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// `-R<letters or disk numbers>`: the raw drives.
+fn raw_drives(arg: &str, v: &str) -> anyhow::Result<Vec<String>> {
+    let items: Vec<String> = v
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.is_empty() {
+        return Err(bad_option(
+            TOOL,
+            arg,
+            "give raw drive letters or disk numbers, e.g. -RL or -R0,1",
+        ));
+    }
+    for it in &items {
+        let letter = it.len() == 1 && it.chars().all(|c| c.is_ascii_alphabetic());
+        if !letter && it.parse::<u32>().is_err() {
+            return Err(bad_option(
+                TOOL,
+                arg,
+                format!("'{it}' is neither a drive letter nor a disk number"),
+            ));
+        }
+    }
+    Ok(items)
+}
+
+/// `-frandom`, `-fsequential` or `-f<stripe factor>`.
+fn pattern(arg: &str, v: &str) -> anyhow::Result<Pattern> {
+    Ok(match v {
+        "random" => Pattern::Random,
+        "sequential" => Pattern::Sequential,
+        n => match num(arg, n, "random, sequential or a stripe factor")? {
+            0 => {
                 return Err(bad_option(
                     TOOL,
                     arg,
-                    "unknown SQLIO option (SQLIO options are case-sensitive: -k -t -s -d -R -f -p -a -o -b -i -m -L -U -B -S -v1.1.1 -64 -D -F)",
+                    "the stripe factor is a number of blocks from 1 up (-f1 is sequential)",
                 ))
             }
-        }
+            n => Pattern::Stripe(n),
+        },
+    })
+}
+
+/// `-a[R[I]]<mask>`: (round robin, ideal, mask text).
+fn mask(arg: &str, v: &str) -> anyhow::Result<(bool, bool, String)> {
+    let (rr, rest) = match v.strip_prefix('R') {
+        Some(r) => (true, r),
+        None => (false, v),
+    };
+    let (ideal, mask) = match rest.strip_prefix('I') {
+        Some(m) if rr => (true, m),
+        _ => (false, rest),
+    };
+    if crate::compat::mask_cpus(mask).is_none() {
+        return Err(bad_option(
+            TOOL,
+            arg,
+            "give a CPU mask such as 0x3, -aR0xF or -aRI0xF",
+        ));
     }
+    Ok((rr, ideal, mask.to_string()))
+}
+
+/// `-mC<n>` (copy) or `-mS<n>` (scatter/gather): (kind, sub-blocks).
+fn multi(arg: &str, v: &str) -> anyhow::Result<(char, u64)> {
+    let mut c = v.chars();
+    let kind = c
+        .next()
+        .filter(|k| *k == 'C' || *k == 'S')
+        .ok_or_else(|| bad_option(TOOL, arg, "use -mC<n> (copy) or -mS<n> (scatter/gather)"))?;
+    Ok((kind, num(arg, c.as_str(), "a number of sub-blocks")?))
+}
+
+/// `-LS`, `-LP`, `-LSi`, `-LPi`: (timer, with i).
+fn latency(arg: &str, v: &str) -> anyhow::Result<(char, bool)> {
+    let mut c = v.chars();
+    let timer = c
+        .next()
+        .filter(|k| *k == 'S' || *k == 'P')
+        .ok_or_else(|| bad_option(TOOL, arg, "use -LS (system timer) or -LP (processor timer)"))?;
+    let i = match c.as_str() {
+        "" => false,
+        "i" => true,
+        _ => return Err(bad_option(TOOL, arg, "use -LS, -LP, -LSi or -LPi")),
+    };
+    Ok((timer, i))
+}
+
+/// `-BN`, `-BY`, `-BH`, `-BS`.
+fn buffering(arg: &str, v: &str) -> anyhow::Result<Buffering> {
+    Ok(match v {
+        "N" => Buffering::None,
+        "Y" => Buffering::All,
+        "H" => Buffering::Hardware,
+        "S" => Buffering::Software,
+        _ => return Err(bad_option(TOOL, arg, "use -BN, -BY, -BH or -BS")),
+    })
+}
+
+/// Warnings for what is accepted but ignored or approximated.
+fn warn_approximations(a: &SqlioArgs, w: &mut Warnings) {
     if let (Some(n), Pattern::Random | Pattern::Sequential) = (a.ios_per_run, a.pattern) {
         w.add(&format!("-i{n}"), "I/Os per run only shape SQLIO's stripe pattern (a numeric -f); with -frandom or -fsequential they are meaningless, as SQLIO's readme says, so it is ignored");
     }
@@ -342,14 +403,6 @@ pub fn parse(args: &[String], w: &mut Warnings) -> anyhow::Result<SqlioArgs> {
             "Linux has no ideal-processor hint: threads are not pinned",
         );
     }
-    if a.cpu.is_some() && a.mask.is_some() {
-        return Err(bad_option(
-            TOOL,
-            "-p/-a",
-            "give either -p (one CPU) or -a (a mask), not both",
-        ));
-    }
-    Ok(a)
 }
 
 /// One line of a parameter file: `path threads mask sizeMB`.

@@ -53,120 +53,10 @@ pub fn plan(
         Pattern::Random | Pattern::Sequential => None,
     };
     let bs = args.block_kb * 1024;
-    let mut files: Vec<FilePlan> = Vec::new();
-    let mut push =
-        |path: PathBuf, threads: Option<u32>, mask: Option<String>, size: Option<u64>| {
-            // A parameter file's thread column wins over -t, as in SQLIO (a published
-            // run of `-t2 -Fparam.txt` reports the file's "4 threads").
-            files.push(FilePlan {
-                path,
-                threads: threads.or(args.threads).unwrap_or(1),
-                first_thread: 0,
-                mask,
-                size,
-            });
-        };
-    if let (Some(t), false) = (args.threads, args.param_files.is_empty()) {
-        w.add(
-            &format!("-t{t}"),
-            "the parameter file's thread counts are used for its files, as in SQLIO",
-        );
-    }
-    for pf in &args.param_files {
-        let text = read(pf)?;
-        for l in parse_param_file(&text, pf)? {
-            let path = ext.resolve(&l.path)?;
-            push(
-                path,
-                Some(l.threads),
-                Some(l.mask),
-                l.size_mb.map(|m| m << 20),
-            );
-        }
-    }
-    let mut names = args.files.clone();
-    if names.is_empty() && args.param_files.is_empty() && args.raw.is_empty() {
-        names.push("testfile.dat".to_string());
-    }
-    if args.drives.is_empty() {
-        for n in &names {
-            push(ext.resolve(n)?, None, None, None);
-        }
-    } else {
-        for d in &args.drives {
-            for n in &names {
-                // The readme's `-dDEF \test` is D:\test, E:\test and F:\test.
-                let rel = n.replace('\\', "/");
-                if n.as_bytes().get(1) == Some(&b':') {
-                    return Err(bad_option(
-                        TOOL,
-                        &format!("-d{d}"),
-                        format!("'{n}' must be a file name relative to the drive's root"),
-                    ));
-                }
-                push(
-                    ext.drive(*d)?.join(rel.trim_start_matches('/')),
-                    None,
-                    None,
-                    None,
-                );
-            }
-        }
-    }
-    for r in &args.raw {
-        let path = match r.parse::<u32>() {
-            Ok(n) => ext.disk(n)?,
-            Err(_) => ext.drive(r.chars().next().unwrap_or('?'))?,
-        };
-        push(path, None, None, None);
-    }
-    if files.is_empty() {
-        anyhow::bail!(crate::Error::BadWorkload(
-            "no file to test: name one (e.g. /mnt/data/testfile.dat) or give -F<paramfile>".into()
-        ));
-    }
-    if files.len() > MAX_FILES {
-        anyhow::bail!(crate::Error::BadWorkload(format!(
-            "{} files: SQLIO allows at most {MAX_FILES} (including -d and -R)",
-            files.len()
-        )));
-    }
-    let mut next = 0;
-    for f in &mut files {
-        f.first_thread = next;
-        next += f.threads;
-    }
-
-    // Affinity.
-    let mut spec_cpus = Vec::new();
-    let mut all_mask_cpus = Vec::new();
-    if let Some((false, cpu)) = args.cpu {
-        spec_cpus = vec![cpu];
-    }
-    if let Some((rr, ideal, m)) = &args.mask {
-        let (_, cpus) = crate::compat::mask_cpus(m).unwrap_or_default();
-        if !ideal {
-            if *rr {
-                spec_cpus = cpus;
-            } else {
-                all_mask_cpus = cpus;
-            }
-        }
-    }
+    let files = file_plans(args, ext, w, read)?;
+    let (spec_cpus, all_mask_cpus) = affinity(args);
     if let Some(st) = stripe {
-        // The readme: the threads split a row's blocks, so there must be at
-        // least as many blocks in a row (-f) as threads on a file.
-        if let Some(f) = files.iter().find(|f| u64::from(f.threads) > st.factor) {
-            return Err(bad_option(
-                TOOL,
-                &format!("-f{}", st.factor),
-                format!(
-                    "the stripe factor must be at least the number of threads on a file ({} on {}): raise -f or lower -t, or use -frandom or -fsequential",
-                    f.threads,
-                    f.path.display()
-                ),
-            ));
-        }
+        check_stripe(st, &files)?;
     }
     let offset = args.start_blocks * bs;
     let targets = files
@@ -229,6 +119,140 @@ pub fn plan(
         files,
         spec,
     })
+}
+
+/// The files of the run, in SQLIO's order (parameter files' lines, named
+/// files on each -d drive, -R raw drives), each with its first thread number.
+fn file_plans(
+    args: &SqlioArgs,
+    ext: &Extensions,
+    w: &mut Warnings,
+    read: &dyn Fn(&str) -> anyhow::Result<String>,
+) -> anyhow::Result<Vec<FilePlan>> {
+    // A parameter file's thread column wins over -t, as in SQLIO (a published
+    // run of `-t2 -Fparam.txt` reports the file's "4 threads").
+    let file =
+        |path: PathBuf, threads: Option<u32>, mask: Option<String>, size: Option<u64>| FilePlan {
+            path,
+            threads: threads.or(args.threads).unwrap_or(1),
+            first_thread: 0,
+            mask,
+            size,
+        };
+    let mut files: Vec<FilePlan> = Vec::new();
+    if let (Some(t), false) = (args.threads, args.param_files.is_empty()) {
+        w.add(
+            &format!("-t{t}"),
+            "the parameter file's thread counts are used for its files, as in SQLIO",
+        );
+    }
+    for pf in &args.param_files {
+        let text = read(pf)?;
+        for l in parse_param_file(&text, pf)? {
+            let path = ext.resolve(&l.path)?;
+            files.push(file(
+                path,
+                Some(l.threads),
+                Some(l.mask),
+                l.size_mb.map(|m| m << 20),
+            ));
+        }
+    }
+    for path in named_paths(args, ext)? {
+        files.push(file(path, None, None, None));
+    }
+    if files.is_empty() {
+        anyhow::bail!(crate::Error::BadWorkload(
+            "no file to test: name one (e.g. /mnt/data/testfile.dat) or give -F<paramfile>".into()
+        ));
+    }
+    if files.len() > MAX_FILES {
+        anyhow::bail!(crate::Error::BadWorkload(format!(
+            "{} files: SQLIO allows at most {MAX_FILES} (including -d and -R)",
+            files.len()
+        )));
+    }
+    let mut next = 0;
+    for f in &mut files {
+        f.first_thread = next;
+        next += f.threads;
+    }
+    Ok(files)
+}
+
+/// The paths of the named files (testfile.dat when nothing names a file),
+/// on each -d drive, then the -R raw drives.
+fn named_paths(args: &SqlioArgs, ext: &Extensions) -> anyhow::Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    let mut names = args.files.clone();
+    if names.is_empty() && args.param_files.is_empty() && args.raw.is_empty() {
+        names.push("testfile.dat".to_string());
+    }
+    if args.drives.is_empty() {
+        for n in &names {
+            paths.push(ext.resolve(n)?);
+        }
+    } else {
+        for d in &args.drives {
+            for n in &names {
+                // The readme's `-dDEF \test` is D:\test, E:\test and F:\test.
+                let rel = n.replace('\\', "/");
+                if n.as_bytes().get(1) == Some(&b':') {
+                    return Err(bad_option(
+                        TOOL,
+                        &format!("-d{d}"),
+                        format!("'{n}' must be a file name relative to the drive's root"),
+                    ));
+                }
+                paths.push(ext.drive(*d)?.join(rel.trim_start_matches('/')));
+            }
+        }
+    }
+    for r in &args.raw {
+        paths.push(match r.parse::<u32>() {
+            Ok(n) => ext.disk(n)?,
+            Err(_) => ext.drive(r.chars().next().unwrap_or('?'))?,
+        });
+    }
+    Ok(paths)
+}
+
+/// Affinity: (the CPUs the threads go round-robin on, from -p or -aR; the
+/// CPUs of a plain -a mask, for files without a mask of their own).
+fn affinity(args: &SqlioArgs) -> (Vec<usize>, Vec<usize>) {
+    let mut spec_cpus = Vec::new();
+    let mut all_mask_cpus = Vec::new();
+    if let Some((false, cpu)) = args.cpu {
+        spec_cpus = vec![cpu];
+    }
+    if let Some((rr, ideal, m)) = &args.mask {
+        let (_, cpus) = crate::compat::mask_cpus(m).unwrap_or_default();
+        if !ideal {
+            if *rr {
+                spec_cpus = cpus;
+            } else {
+                all_mask_cpus = cpus;
+            }
+        }
+    }
+    (spec_cpus, all_mask_cpus)
+}
+
+/// The readme: the threads split a row's blocks, so there must be at
+/// least as many blocks in a row (-f) as threads on a file.
+fn check_stripe(st: Stripe, files: &[FilePlan]) -> anyhow::Result<()> {
+    if let Some(f) = files.iter().find(|f| u64::from(f.threads) > st.factor) {
+        return Err(bad_option(
+            TOOL,
+            &format!("-f{}", st.factor),
+            format!(
+                "the stripe factor must be at least the number of threads on a file ({} on {}): raise -f or lower -t, or use -frandom or -fsequential",
+                f.threads,
+                f.path.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Parses, plans and validates a SQLIO command line (no I/O): used by `translate` too.
