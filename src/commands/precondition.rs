@@ -51,7 +51,7 @@ pub fn run(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     precondition(a, ctx).map_err(|e| {
         if !existed
             && crate::target::is_iosim_file(&a.target)
-            && std::fs::remove_file(&a.target).is_ok()
+            && crate::targetlock::remove_file(&a.target).is_ok()
         {
             return crate::target::with_outcome(e, crate::target::FileFate::Removed, &a.target);
         }

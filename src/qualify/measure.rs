@@ -323,7 +323,7 @@ fn clean_up(cfg: &QualifyConfig, locs: &[Location], c: &mut Collected) {
                     ": it existed before"
                 }
             ));
-        } else if let Err(e) = std::fs::remove_file(&l.target) {
+        } else if let Err(e) = crate::targetlock::remove_file(&l.target) {
             c.left
                 .push(format!("{} (could not remove it: {e})", l.target.display()));
         }

@@ -418,7 +418,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
                 // Nothing was simulated: remove what this run created, keep the rest.
                 let mut removed: Vec<String> = Vec::new();
                 for f in files.iter().filter(|f| f.created) {
-                    if std::fs::remove_file(&f.path).is_ok() {
+                    if crate::targetlock::remove_file(&f.path).is_ok() {
                         removed.push(f.path.display().to_string());
                     }
                 }
