@@ -94,3 +94,12 @@ pub mod verify;
 pub mod workload;
 
 pub use error::Error;
+
+/// `eprintln!` that never panics: a line to stderr through
+/// [`term::stderr_line`], dropped once stderr's reader is gone.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::term::stderr_line(::std::format_args!($($arg)*))
+    };
+}

@@ -201,7 +201,7 @@ pub fn prepare(
                 "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
                 path.display()
             );
-            eprintln!("note: {notice}");
+            crate::say!("note: {notice}");
             notes.push(notice);
             crate::targetlock::remove_file(path).map_err(|e| {
                 anyhow::Error::new(e)
@@ -455,8 +455,10 @@ pub fn create_test_file(
                 // when it holds the file.
                 match crate::targetlock::lock(path, LockMode::Shared) {
                     Err(held) => held.into(),
-                    Ok(_) => anyhow::Error::new(e)
-                        .context(format!("cannot create '{}': another program made it meanwhile", path.display())),
+                    Ok(_) => anyhow::Error::new(e).context(format!(
+                        "cannot create '{}': another program made it meanwhile",
+                        path.display()
+                    )),
                 }
             } else {
                 anyhow::Error::new(e).context(format!("cannot create '{}'", path.display()))
@@ -473,7 +475,7 @@ pub fn create_test_file(
         return Err(with_outcome(e, FileFate::Removed, path));
     }
     if !marked {
-        eprintln!(
+        crate::say!(
             "note: '{}' could not be marked as an iosim test file (this filesystem cannot hold {}); later write runs on it will need --allow-destroy",
             path.display(),
             crate::platform::fs::MARK_PLACE
@@ -726,7 +728,7 @@ fn write_fill(
     pb.finish_and_clear();
     if opts.progress {
         let secs = started.elapsed().as_secs_f64().max(1e-9);
-        eprintln!(
+        crate::say!(
             "created {} ({}, {} data) in {:.1} s ({:.0} MiB/s)",
             path.display(),
             crate::units::format_size(to - from),

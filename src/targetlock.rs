@@ -212,7 +212,10 @@ mod tests {
         // where the system's lock table says it.
         let e = lock(&p, LockMode::Shared).unwrap_err();
         let m = e.to_string();
-        assert!(m.contains("refusing to read") && m.contains("is writing"), "{m}");
+        assert!(
+            m.contains("refusing to read") && m.contains("is writing"),
+            "{m}"
+        );
         if cfg!(target_os = "linux") {
             let TargetLockError::InUse { holders, .. } = &e else {
                 panic!("{e:?}")
@@ -221,7 +224,10 @@ mod tests {
             assert!(m.contains(&format!("PID {}", std::process::id())), "{m}");
         }
         drop(other);
-        assert!(matches!(lock(&p, LockMode::Exclusive).unwrap(), Locked::Held));
+        assert!(matches!(
+            lock(&p, LockMode::Exclusive).unwrap(),
+            Locked::Held
+        ));
         remove_file(&p).unwrap();
     }
 }

@@ -1125,6 +1125,57 @@ fn a_reader_that_goes_away_stops_output_quietly() {
     }
 }
 
+/// `iosim run ... 2>&1 | head -8` (here `head -n 0`, gone before anything is
+/// written, so the test does not race): the "saved as run N" note, on stderr,
+/// meets the closed pipe. It used to panic (exit 101); every line to stderr
+/// now stops quietly as stdout does: 141, no panic, the result still saved.
+/// Also with stderr alone closed, and for an error message.
+#[test]
+fn a_stderr_reader_that_goes_away_stops_quietly_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let run = [
+        "run", "--engine", "null", "--size", "1M", "-d", "300ms", "--db", db,
+    ];
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("\"$0\" \"$@\" 2>&1 | head -n 0; echo \"status ${PIPESTATUS[0]}\"")
+        .arg(common::bin())
+        .args(run)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("status 141") && !text.contains("panicked"),
+        "{text}"
+    );
+    // stderr alone closed: the notes, then an error message.
+    for args in [
+        run.to_vec(),
+        vec![
+            "run",
+            "no/such/dir/t.dat",
+            "--size",
+            "1M",
+            "-d",
+            "100ms",
+            "--no-save",
+        ],
+    ] {
+        let out = common::iosim()
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(common::closed_pipe())
+            .status()
+            .unwrap();
+        assert_eq!(out.code(), Some(141), "{args:?}");
+    }
+    let listed = common::success(common::iosim().args(["history", "--db", db, "-o", "csv"]));
+    assert_eq!(listed.lines().count(), 3, "both runs saved: {listed}");
+}
+
 /// `iosim translate ... | head -1` stops quietly as the other commands do
 /// (it printed with println!, which panics on a closed pipe).
 #[test]

@@ -703,8 +703,16 @@ fn a_second_process_on_a_target_is_refused_with_the_holders_pid() {
         for o in &outs {
             assert!(!text(o).contains("lost write"), "{round}: {}", text(o));
         }
-        let ran: Vec<usize> = (0..2).filter(|&i| outs[i].status.code() == Some(0)).collect();
-        assert_eq!(ran.len(), 1, "{round}: {} / {}", text(&outs[0]), text(&outs[1]));
+        let ran: Vec<usize> = (0..2)
+            .filter(|&i| outs[i].status.code() == Some(0))
+            .collect();
+        assert_eq!(
+            ran.len(),
+            1,
+            "{round}: {} / {}",
+            text(&outs[0]),
+            text(&outs[1])
+        );
         let (won, lost) = (ran[0], 1 - ran[0]);
         let v: Value = serde_json::from_slice(&outs[won].stdout).unwrap();
         assert_eq!(errors(&v)["count"], 0, "{round}: {v}");

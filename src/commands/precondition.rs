@@ -34,7 +34,7 @@ pub fn reach(
         }
         let v = ss.metric.of(&res.total.total);
         if opts.progress {
-            eprintln!(
+            crate::say!(
                 "steady state: round {} {} = {v:.1}",
                 i + 1,
                 ss.metric.name()
@@ -96,7 +96,7 @@ fn precondition(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> 
     };
     rand.validate()?;
     if progress {
-        eprintln!(
+        crate::say!(
             "precondition: writing {} twice sequentially",
             crate::units::format_size(region)
         );

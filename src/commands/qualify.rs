@@ -128,10 +128,10 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         let b = qualify::compare::compare(*id, started_at, then, None, &res, Some(a.threshold));
         // On stderr too, as `run --baseline` says it, whatever the output format.
         for r in &b.regressions {
-            eprintln!("REGRESSION: {r}");
+            crate::say!("REGRESSION: {r}");
         }
         if b.regressions.is_empty() {
-            eprintln!(
+            crate::say!(
                 "baseline check passed against qualification {id}: no role's verdict got worse, no IOPS or mean latency worse by more than {}%",
                 a.threshold
             );

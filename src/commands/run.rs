@@ -108,7 +108,7 @@ fn run_profile(
     }
     if !r.out.quiet && ctx.is_root() {
         for n in &plan.notes {
-            eprintln!("iosim: note: {n}");
+            crate::say!("iosim: note: {n}");
         }
     }
     let baseline = save::Baseline::resolve(&r.save.db, &r.guard, ctx.is_root())?;

@@ -107,7 +107,7 @@ impl World {
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(move |info| {
         // No backtrace: symbolising one can take seconds, and the job must end now.
-        eprintln!(
+        crate::say!(
             "iosim: {} panicked, ending the whole job (this is a bug in iosim): {info}",
             super::rank::where_am_i()
         );
@@ -121,11 +121,11 @@ fn install_panic_hook() {
 pub fn fail(e: &anyhow::Error) {
     if e.downcast_ref::<Agreed>().is_some() {
         if super::rank::is_root() {
-            eprintln!("iosim: error: {e:#}");
+            crate::say!("iosim: error: {e:#}");
         }
         return;
     }
-    eprintln!(
+    crate::say!(
         "iosim: error on {}: {e:#}\niosim: ending the whole job",
         super::rank::where_am_i()
     );

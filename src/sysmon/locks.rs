@@ -31,7 +31,11 @@ pub fn parse_locks(text: &str, major: u32, minor: u32, ino: u64) -> Vec<(u32, bo
         .filter(|e| (e.0, e.1, e.2) == (major, minor, ino))
         .filter_map(|e| Some((u32::try_from(e.3).ok().filter(|&p| p > 0)?, e.4)))
         .collect();
-    if !on_dev.is_empty() || entries.iter().any(|e| (e.0, e.1, e.2) == (major, minor, ino)) {
+    if !on_dev.is_empty()
+        || entries
+            .iter()
+            .any(|e| (e.0, e.1, e.2) == (major, minor, ino))
+    {
         return on_dev;
     }
     entries
