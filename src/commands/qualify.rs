@@ -118,6 +118,8 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 return Err(crate::Error::MissingDirectory(dir.to_path_buf()).into());
             }
         }
+        // A file there that iosim did not write is refused now, not after the run.
+        crate::outfile::check(p, "HTML report")?;
     }
     let served = a.metrics.serve("qualify", a.out.quiet)?;
     let mut opts = ctx.run_options(&a.out, Duration::from_secs(1));

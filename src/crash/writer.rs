@@ -187,7 +187,7 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
             p,
             "acknowledgement log",
             if cfg.force {
-                Existing::Replace
+                Existing::Overwrite
             } else {
                 Existing::Refuse(ACK_LOG_KEPT)
             },
