@@ -8,6 +8,7 @@
 //! - [`commands`]: one handler per command, returning an [`outcome::Outcome`];
 //! - [`workload`]: what to run ([`workload::WorkloadSpec`]) and offset generators;
 //! - [`target`]: test files and block devices, creation and safety rules;
+//! - [`targetlock`]: the lock a run holds on each target, so no two processes measure one;
 //! - [`engine`]: the I/O engine trait and its io_uring, sync, mmap and null engines;
 //! - [`runner`]: worker threads, the hot loop, merging, the result schema;
 //! - [`stats`]: histograms and summaries;
@@ -82,6 +83,7 @@ pub mod store;
 pub mod sweep;
 pub mod sysmon;
 pub mod target;
+pub mod targetlock;
 pub mod term;
 #[cfg(test)]
 mod testkit;
@@ -92,3 +94,12 @@ pub mod verify;
 pub mod workload;
 
 pub use error::Error;
+
+/// `eprintln!` that never panics: a line to stderr through
+/// [`term::stderr_line`], dropped once stderr's reader is gone.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::term::stderr_line(::std::format_args!($($arg)*))
+    };
+}

@@ -26,14 +26,21 @@ fn main() -> ExitCode {
             ctx.out.flush()?;
             Ok(outcome)
         });
+    // A stderr whose reader went away (`2>&1 | head`) ends the process as
+    // a closed stdout does: quietly, 141, as a tool killed by SIGPIPE.
+    let reader_gone = ExitCode::from(Outcome::ReaderGone.code());
     match outcome {
+        Ok(o) if o != Outcome::Interrupted && iosim::term::stderr_gone() => reader_gone,
         Ok(o) => ExitCode::from(o.code()),
         // `iosim ... | head`: the reader has what it wanted; stop quietly.
-        Err(e) if outcome::is_broken_pipe(&e) => ExitCode::from(Outcome::ReaderGone.code()),
+        Err(e) if outcome::is_broken_pipe(&e) => reader_gone,
         Err(e) => {
             iosim::mpi::report_error(&e);
             if iosim::target::is_interrupted(&e) {
                 return ExitCode::from(Outcome::Interrupted.code());
+            }
+            if iosim::term::stderr_gone() {
+                return reader_gone;
             }
             ExitCode::from(Outcome::Failed.code())
         }

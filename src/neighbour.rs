@@ -235,7 +235,7 @@ pub fn run(fg: &WorkloadSpec, n: &NeighbourSpec, opts: &RunOptions) -> anyhow::R
 
 /// Removes a file the study created; true when it is gone.
 fn remove(path: &Path) -> bool {
-    std::fs::remove_file(path).is_ok()
+    crate::targetlock::remove_file(path).is_ok()
 }
 
 #[cfg(test)]

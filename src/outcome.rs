@@ -52,7 +52,7 @@ pub const EXIT_CODES: [(Outcome, u8, &str); 8] = [
     (
         Outcome::ReaderGone,
         141,
-        "stdout was closed early (| head): output stopped quietly, as a tool killed by SIGPIPE",
+        "stdout or stderr was closed early (| head): output stopped quietly, as a tool killed by SIGPIPE",
     ),
 ];
 

@@ -144,7 +144,7 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
         }
         let spec = WorkloadSpec { cache, ..spec };
         if opts.progress {
-            eprintln!("[{}/{}] {}", i + 1, SUITE.len(), c.name);
+            crate::say!("[{}/{}] {}", i + 1, SUITE.len(), c.name);
         }
         let result = crate::runner::run(&spec, opts)?;
         for n in &result.notes {

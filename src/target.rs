@@ -26,6 +26,7 @@ use crate::workload::{CacheMode, EngineKind, FillMode, OpenSync, WorkloadSpec};
 // of a file at a path, and must not import this module back).
 pub use crate::outfile::{is_iosim_file, mark_iosim_file, mark_of, Mark};
 use crate::outfile::{set_mark, MARK_COMPLETE, MARK_FILLING};
+use crate::targetlock::LockMode;
 
 pub use crate::sysmon::check::TargetKind;
 
@@ -123,6 +124,7 @@ pub fn prepare(
             }
         }
     }
+    lock_existing(path, t.size, writes, &mut notes)?;
     let (kind, size, created, made, claim) = match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let dir = path
@@ -199,9 +201,9 @@ pub fn prepare(
                 "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
                 path.display()
             );
-            eprintln!("note: {notice}");
+            crate::say!("note: {notice}");
             notes.push(notice);
-            std::fs::remove_file(path).map_err(|e| {
+            crate::targetlock::remove_file(path).map_err(|e| {
                 anyhow::Error::new(e)
                     .context(format!("cannot remove the incomplete '{}'", path.display()))
             })?;
@@ -288,6 +290,40 @@ pub fn prepare(
         notes,
         claim,
     })
+}
+
+/// Locks the existing file or device `path` for this run before anything
+/// reads or writes it ([`crate::targetlock`]): exclusively when the run
+/// writes it, or grows or refills it (`want`, the size asked for), else
+/// shared. Another rank of this job may hold the job's lock for it
+/// (`--share-target`). A file system without locks gets a note.
+fn lock_existing(
+    path: &Path,
+    want: Option<u64>,
+    writes: bool,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let device = crate::platform::fs::is_device(path, &meta);
+    if claimed_by_job(path) || !(meta.is_file() || device) {
+        return Ok(());
+    }
+    let grows = meta.is_file()
+        && (want.is_some_and(|w| w > meta.len()) || mark_of(path) == Mark::Incomplete);
+    let mode = if writes || grows {
+        LockMode::Exclusive
+    } else {
+        LockMode::Shared
+    };
+    if let crate::targetlock::Locked::Unsupported(e) = crate::targetlock::lock(path, mode)? {
+        notes.push(format!(
+            "'{}' could not be locked against other processes ({e}): make sure no other program writes it while iosim runs",
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The region `[offset, offset+length)` clipped to `size`; errors if a block does not fit.
@@ -414,19 +450,32 @@ pub fn create_test_file(
                 anyhow::Error::new(Error::MissingDirectory(
                     path.parent().unwrap_or(Path::new(".")).to_path_buf(),
                 ))
+            } else if e.kind() == io::ErrorKind::AlreadyExists {
+                // Another process made it since this one looked: name it
+                // when it holds the file.
+                match crate::targetlock::lock(path, LockMode::Shared) {
+                    Err(held) => held.into(),
+                    Ok(_) => anyhow::Error::new(e).context(format!(
+                        "cannot create '{}': another program made it meanwhile",
+                        path.display()
+                    )),
+                }
             } else {
                 anyhow::Error::new(e).context(format!("cannot create '{}'", path.display()))
             }
         })?;
-    let marked = set_mark(path, MARK_FILLING);
     drop(f);
+    // Before the mark and the fill: another iosim that finds the file
+    // meanwhile is refused by the lock, never refills it.
+    crate::targetlock::lock(path, LockMode::Exclusive)?;
+    let marked = set_mark(path, MARK_FILLING);
     let res = write_fill(path, 0, size, fill, opts).and_then(|()| finish_fill(path, marked));
     if let Err(e) = res {
-        let _ = std::fs::remove_file(path);
+        let _ = crate::targetlock::remove_file(path);
         return Err(with_outcome(e, FileFate::Removed, path));
     }
     if !marked {
-        eprintln!(
+        crate::say!(
             "note: '{}' could not be marked as an iosim test file (this filesystem cannot hold {}); later write runs on it will need --allow-destroy",
             path.display(),
             crate::platform::fs::MARK_PLACE
@@ -461,6 +510,7 @@ pub fn extend_test_file(
     fill: FillMode,
     opts: PrepareOptions<'_>,
 ) -> anyhow::Result<()> {
+    crate::targetlock::lock(path, LockMode::Exclusive)?;
     let was_ours = mark_of(path) == Mark::Complete;
     if was_ours {
         set_mark(path, MARK_FILLING);
@@ -678,7 +728,7 @@ fn write_fill(
     pb.finish_and_clear();
     if opts.progress {
         let secs = started.elapsed().as_secs_f64().max(1e-9);
-        eprintln!(
+        crate::say!(
             "created {} ({}, {} data) in {:.1} s ({:.0} MiB/s)",
             path.display(),
             crate::units::format_size(to - from),
@@ -795,9 +845,10 @@ pub use crate::platform::fs::{device_size, logical_block_size};
 
 pub use crate::platform::fs::dio_alignment;
 
-/// Block devices that another process of the same job (an MPI rank on this
-/// host, `--share-target`) holds open exclusively for the whole run: this
-/// process writes them without its own `O_EXCL` claim, which would fail.
+/// Targets that another process of the same job holds for the whole run:
+/// block devices an MPI rank on this host holds open exclusively, and files
+/// the job's first rank naming them has locked (`--share-target`). This
+/// process uses them without its own `O_EXCL` claim or lock, which would fail.
 static CLAIMED_BY_JOB: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 /// Records that `path` is claimed by another process of this job (see [`CLAIMED_BY_JOB`]).

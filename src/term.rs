@@ -2,6 +2,48 @@
 //! so a progress line never wraps (a wrapped line is redrawn as a new line
 //! on every tick and floods the screen).
 
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a write to stderr found its reader gone (`2>&1 | head`).
+static STDERR_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Writes one line to stderr, as `eprintln!` does, but never panics: a
+/// stderr whose reader went away (`iosim run ... 2>&1 | head -8`) is
+/// remembered ([`stderr_gone`]) and later lines are dropped. Every note,
+/// warning and error line goes through here ([`crate::say!`]); clippy.toml
+/// disallows `eprintln!`.
+pub fn stderr_line(args: std::fmt::Arguments<'_>) {
+    if STDERR_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut e = std::io::stderr().lock();
+    let wrote = e.write_fmt(args).and_then(|()| e.write_all(b"\n"));
+    if wrote.is_err_and(|err| err.kind() == std::io::ErrorKind::BrokenPipe) {
+        STDERR_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes `text` to stderr as it is, never panicking ([`stderr_line`]).
+pub fn stderr_text(text: &str) {
+    if STDERR_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    if std::io::stderr()
+        .lock()
+        .write_all(text.as_bytes())
+        .is_err_and(|err| err.kind() == std::io::ErrorKind::BrokenPipe)
+    {
+        STDERR_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// True once a line to stderr found its reader gone: the process then ends
+/// as a tool killed by SIGPIPE would (exit status 141), as for stdout.
+pub fn stderr_gone() -> bool {
+    STDERR_GONE.load(Ordering::Relaxed)
+}
+
 /// Columns assumed when stderr is not a terminal (or does not say).
 pub const DEFAULT_WIDTH: u16 = 80;
 

@@ -9,5 +9,5 @@ pub(crate) fn skip(why: &str) {
         std::env::var("CI").as_deref() != Ok("true"),
         "CI=true, and this test cannot run: {why}"
     );
-    eprintln!("skipped: {why}");
+    crate::say!("skipped: {why}");
 }

@@ -1125,6 +1125,57 @@ fn a_reader_that_goes_away_stops_output_quietly() {
     }
 }
 
+/// `iosim run ... 2>&1 | head -8` (here `head -n 0`, gone before anything is
+/// written, so the test does not race): the "saved as run N" note, on stderr,
+/// meets the closed pipe. It used to panic (exit 101); every line to stderr
+/// now stops quietly as stdout does: 141, no panic, the result still saved.
+/// Also with stderr alone closed, and for an error message.
+#[test]
+fn a_stderr_reader_that_goes_away_stops_quietly_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let run = [
+        "run", "--engine", "null", "--size", "1M", "-d", "300ms", "--db", db,
+    ];
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg("\"$0\" \"$@\" 2>&1 | head -n 0; echo \"status ${PIPESTATUS[0]}\"")
+        .arg(common::bin())
+        .args(run)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("status 141") && !text.contains("panicked"),
+        "{text}"
+    );
+    // stderr alone closed: the notes, then an error message.
+    for args in [
+        run.to_vec(),
+        vec![
+            "run",
+            "no/such/dir/t.dat",
+            "--size",
+            "1M",
+            "-d",
+            "100ms",
+            "--no-save",
+        ],
+    ] {
+        let out = common::iosim()
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(common::closed_pipe())
+            .status()
+            .unwrap();
+        assert_eq!(out.code(), Some(141), "{args:?}");
+    }
+    let listed = common::success(common::iosim().args(["history", "--db", db, "-o", "csv"]));
+    assert_eq!(listed.lines().count(), 3, "both runs saved: {listed}");
+}
+
 /// `iosim translate ... | head -1` stops quietly as the other commands do
 /// (it printed with println!, which panics on a closed pipe).
 #[test]
@@ -1145,19 +1196,20 @@ fn translate_on_a_closed_pipe_stops_quietly() {
 /// does; only the crash acknowledgement log is kept (tests/crash.rs).
 #[test]
 fn an_existing_output_file_is_replaced() {
+    // iosim's own earlier series is replaced; a user's file is not (see
+    // output_files_never_replace_a_users_file_nor_follow_a_link).
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("series.csv");
-    std::fs::write(&csv, "old contents\n").unwrap();
-    success(
-        common::iosim()
-            .args(["run", "--engine", "null", "--size", "1M", "-d", "300ms"])
-            .args(["--quiet", "--no-save", "--series", csv.to_str().unwrap()]),
-    );
+    for d in ["300ms", "600ms"] {
+        success(
+            common::iosim()
+                .args(["run", "--engine", "null", "--size", "1M", "-d", d])
+                .args(["--quiet", "--no-save", "--interval", "100ms"])
+                .args(["--series", csv.to_str().unwrap()]),
+        );
+    }
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert!(
-        !text.contains("old contents") && text.lines().count() > 1,
-        "{text}"
-    );
+    assert!(text.lines().count() > 4, "{text}");
 }
 
 /// `iosim quick` on a file it did not create: the refusal names
@@ -1246,5 +1298,162 @@ fn precondition_checks_before_writing_and_removes_what_it_made_on_failure() {
         assert_eq!(out.status.code(), Some(1), "{bs}: {err}");
         assert!(err.contains(says), "{bs}: {err}");
         assert!(!file.exists(), "--bs {bs}: the file was left");
+    }
+}
+
+/// Every option that writes an output file keeps a file iosim did not write,
+/// and never writes through a link to a user's file: `run --series`, `sweep
+/// --csv`, `report --out/--svg/--png`, `qualify --html`, `manpages DIR`.
+/// Both are left byte-identical, the command fails (exit 1) saying what to
+/// do, and a measuring command refuses before it measures (no test file
+/// made). iosim's own earlier output is replaced.
+#[test]
+fn output_files_never_replace_a_users_file_nor_follow_a_link() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h.db");
+    let db = db.to_str().unwrap();
+    common::success(common::iosim().args([
+        "run", "--engine", "null", "--size", "1M", "-d", "100ms", "--quiet", "--db", db,
+    ]));
+    let user = d.path().join("user-notes.txt");
+    let mine = b"the user's own notes\n";
+    std::fs::write(&user, mine).unwrap();
+    let t = d.path().join("t.dat");
+    let t = t.to_str().unwrap();
+    let man = d.path().join("man");
+    std::fs::create_dir(&man).unwrap();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // (command line with OUT where the file goes, the file OUT is).
+    let cases: Vec<(Vec<&str>, std::path::PathBuf)> = vec![
+        (
+            vec![
+                "run",
+                t,
+                "--size",
+                "1M",
+                "-d",
+                "200ms",
+                "--no-save",
+                "--series",
+                "OUT",
+            ],
+            d.path().join("s.csv"),
+        ),
+        (
+            vec![
+                "sweep",
+                t,
+                "--size",
+                "1M",
+                "--engine",
+                "null",
+                "--vary",
+                "qd=1,2",
+                "--duration",
+                "100ms",
+                "--no-save",
+                "--csv",
+                "OUT",
+            ],
+            d.path().join("sweep.csv"),
+        ),
+        (
+            vec!["report", "last", "--db", db, "--out", "OUT"],
+            d.path().join("r.html"),
+        ),
+        (
+            vec![
+                "report",
+                "last",
+                "--db",
+                db,
+                "--chart",
+                "percentiles",
+                "--svg",
+                "OUT",
+            ],
+            d.path().join("c.svg"),
+        ),
+        (
+            vec![
+                "report",
+                "last",
+                "--db",
+                db,
+                "--chart",
+                "percentiles",
+                "--png",
+                "OUT",
+            ],
+            d.path().join("c.png"),
+        ),
+        (
+            vec![
+                "qualify",
+                "--data",
+                data.to_str().unwrap(),
+                "--time",
+                "10s",
+                "--size",
+                "16M",
+                "--no-save",
+                "--html",
+                "OUT",
+            ],
+            d.path().join("q.html"),
+        ),
+        (vec!["manpages", man.to_str().unwrap()], man.join("iosim.1")),
+    ];
+    for (args, out) in &cases {
+        for link in [false, true] {
+            let _ = std::fs::remove_file(out);
+            if link {
+                std::os::unix::fs::symlink(&user, out).unwrap();
+            } else {
+                std::fs::write(out, mine).unwrap();
+            }
+            let args: Vec<&str> = args
+                .iter()
+                .map(|a| {
+                    if *a == "OUT" {
+                        out.to_str().unwrap()
+                    } else {
+                        a
+                    }
+                })
+                .collect();
+            let o = common::iosim().args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?} (link {link}): {err}");
+            let says = if link {
+                "remove the link first"
+            } else {
+                "remove it first, or choose another path"
+            };
+            assert!(
+                err.contains(says) && err.contains(out.to_str().unwrap()),
+                "{args:?}: {err}"
+            );
+            assert_eq!(std::fs::read(&user).unwrap(), mine, "{args:?}");
+            assert_eq!(std::fs::read(out).unwrap(), mine, "{args:?}");
+            assert!(
+                !std::path::Path::new(t).exists(),
+                "{args:?} measured before refusing"
+            );
+        }
+        std::fs::remove_file(out).unwrap();
+    }
+    // iosim's own output is replaced: a second report over the first.
+    let html = d.path().join("mine.html");
+    for _ in 0..2 {
+        common::success(common::iosim().args([
+            "report",
+            "last",
+            "--db",
+            db,
+            "--out",
+            html.to_str().unwrap(),
+        ]));
     }
 }

@@ -674,3 +674,58 @@ fn verify_with_a_size_mix_names_the_mix_not_align() {
     );
     assert!(!f.exists(), "the test file was left");
 }
+
+/// Two `iosim run same.dat --rw randrw --verify` started at once, on a new
+/// file and then on the file the winner made: exactly one runs, and it
+/// reports no error; the other is refused before any I/O (exit 1) with the
+/// PID and command of the one that holds the file, and never blames the
+/// storage for the other's writes.
+#[test]
+fn a_second_process_on_a_target_is_refused_with_the_holders_pid() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("same.dat");
+    for round in ["new file", "existing file"] {
+        let start = || {
+            iosim()
+                .args(["run", p(&f), "--size", "8M", "--rw", "randrw", "--verify"])
+                .args(["-d", "3s", "--output", "json", "--quiet", "--no-save"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (start(), start());
+        let pids = [a.id(), b.id()];
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let text = |o: &std::process::Output| {
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+        };
+        for o in &outs {
+            assert!(!text(o).contains("lost write"), "{round}: {}", text(o));
+        }
+        let ran: Vec<usize> = (0..2)
+            .filter(|&i| outs[i].status.code() == Some(0))
+            .collect();
+        assert_eq!(
+            ran.len(),
+            1,
+            "{round}: {} / {}",
+            text(&outs[0]),
+            text(&outs[1])
+        );
+        let (won, lost) = (ran[0], 1 - ran[0]);
+        let v: Value = serde_json::from_slice(&outs[won].stdout).unwrap();
+        assert_eq!(errors(&v)["count"], 0, "{round}: {v}");
+        assert_eq!(errors(&v)["by_class"]["stale_read"], 0, "{round}: {v}");
+        let err = String::from_utf8_lossy(&outs[lost].stderr);
+        assert_eq!(outs[lost].status.code(), Some(1), "{round}: {err}");
+        assert!(outs[lost].stdout.is_empty(), "{round}: {err}");
+        assert!(
+            err.contains("refusing to write to")
+                && err.contains(&format!("PID {} (", pids[won]))
+                && err.contains("iosim run")
+                && err.contains("another target"),
+            "{round}: {err}"
+        );
+    }
+}

@@ -24,7 +24,7 @@ impl MetricsArgs {
         };
         let server = Server::start(addr, std::sync::Arc::new(Live::new(command)))?;
         if !quiet {
-            eprintln!("iosim: live metrics at http://{}/metrics", server.addr());
+            crate::say!("iosim: live metrics at http://{}/metrics", server.addr());
         }
         Ok(Some(server))
     }

@@ -13,7 +13,7 @@ pub fn run(a: &CaptureArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         output: a.output.clone(),
         method: a.method,
     };
-    eprintln!(
+    crate::say!(
         "iosim: tracing {} for {} (Ctrl-C stops early)",
         a.device.display(),
         crate::units::format_duration_arg(a.duration)

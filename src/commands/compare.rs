@@ -108,7 +108,7 @@ pub fn run(a: &CompareArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     // Also on stderr, so that they are seen when the output goes to a file.
     for w in &comparison.warnings {
-        eprintln!("iosim compare: warning: {w}");
+        crate::say!("iosim compare: warning: {w}");
     }
     // A comparison is printed, never stored.
     let mut end = Ending::new(a.output, Outcome::Success, None);

@@ -22,7 +22,7 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                     let pm = crate::crash::profile::mix_of(&p)?;
                     if !w.quiet {
                         for line in &pm.mapping {
-                            eprintln!("iosim crash write: profile {}: {line}", p.name);
+                            crate::say!("iosim crash write: profile {}: {line}", p.name);
                         }
                     }
                     (pm.mix, Some(p.name))
@@ -53,7 +53,7 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             }
             let s = writer::run(&cfg, &stop)?;
             if !w.quiet {
-                eprintln!(
+                crate::say!(
                     "iosim crash write: stopped ({}) after {:.1} s: {} writes acknowledged (dsync {}, fdatasync {}, fsync {}, log {})",
                     s.reason,
                     s.secs,

@@ -21,7 +21,7 @@ pub fn run(c: &CreateArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     };
     crate::target::create_test_file(&c.path, c.size, c.fill, opts)?;
     let secs = t0.elapsed().as_secs_f64();
-    eprintln!(
+    crate::say!(
         "created {} ({}) in {:.2} s, {:.0} MiB/s",
         c.path.display(),
         crate::units::format_size(c.size),

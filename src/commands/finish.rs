@@ -102,7 +102,7 @@ pub fn finish(doc: Document, ctx: &mut Ctx, end: Ending) -> anyhow::Result<Outco
         match outfile::write(&f.path, f.what, &f.bytes, Existing::Replace) {
             Ok(()) => {
                 if let Some(s) = &f.said {
-                    eprintln!("{s}");
+                    crate::say!("{s}");
                 }
             }
             Err(e) => {
@@ -113,7 +113,7 @@ pub fn finish(doc: Document, ctx: &mut Ctx, end: Ending) -> anyhow::Result<Outco
         }
     }
     for n in &end.notes {
-        eprintln!("{n}");
+        crate::say!("{n}");
     }
     let regressed = end.baseline.is_some_and(|b| b.check(&doc)) || end.regressed;
     if let Some(s) = end.save {

@@ -31,7 +31,7 @@ pub fn run(a: &FsyncArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     // The file is iosim's own when it did not exist before: remove it, also after a failure.
     let remove = !existed && !a.keep_file;
     if remove {
-        let _ = std::fs::remove_file(&path);
+        let _ = crate::targetlock::remove_file(&path);
     }
     let res = res?;
     let errors = res

@@ -48,7 +48,7 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Ok(s) => s,
         Err(e @ crate::store::StoreError::Missing(_)) => {
             // Nothing stored yet is not a failure: say so, list nothing.
-            eprintln!("iosim: {e}");
+            crate::say!("iosim: {e}");
             if a.output == OutputFormat::Json {
                 writeln!(out, "[]")?;
             }
@@ -148,7 +148,7 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         }
         OutputFormat::Text => {
             if rows.is_empty() {
-                eprintln!("no stored runs match in {}", store.path().display());
+                crate::say!("no stored runs match in {}", store.path().display());
                 return Ok(Outcome::Success);
             }
             let _ = writeln!(

@@ -40,7 +40,7 @@ pub fn manpages(a: &ManpagesArgs, _ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         )
     })?;
     for path in write_manpages(&a.dir)? {
-        eprintln!("wrote {}", path.display());
+        crate::say!("wrote {}", path.display());
     }
     Ok(Outcome::Success)
 }

@@ -25,7 +25,7 @@ pub fn run(a: &MatrixArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         if let Some(m) = p.large_mib_s {
             line.push_str(&format!("  large {m:.2} MiB/s"));
         }
-        eprintln!("{line}");
+        crate::say!("{line}");
     })?;
     let files = [
         ("iops.csv", grid_csv(&r, Metric::SmallIops)),

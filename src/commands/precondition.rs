@@ -34,7 +34,7 @@ pub fn reach(
         }
         let v = ss.metric.of(&res.total.total);
         if opts.progress {
-            eprintln!(
+            crate::say!(
                 "steady state: round {} {} = {v:.1}",
                 i + 1,
                 ss.metric.name()
@@ -51,7 +51,7 @@ pub fn run(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     precondition(a, ctx).map_err(|e| {
         if !existed
             && crate::target::is_iosim_file(&a.target)
-            && std::fs::remove_file(&a.target).is_ok()
+            && crate::targetlock::remove_file(&a.target).is_ok()
         {
             return crate::target::with_outcome(e, crate::target::FileFate::Removed, &a.target);
         }
@@ -96,7 +96,7 @@ fn precondition(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> 
     };
     rand.validate()?;
     if progress {
-        eprintln!(
+        crate::say!(
             "precondition: writing {} twice sequentially",
             crate::units::format_size(region)
         );

@@ -118,6 +118,8 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                 return Err(crate::Error::MissingDirectory(dir.to_path_buf()).into());
             }
         }
+        // A file there that iosim did not write is refused now, not after the run.
+        crate::outfile::check(p, "HTML report")?;
     }
     let served = a.metrics.serve("qualify", a.out.quiet)?;
     let mut opts = ctx.run_options(&a.out, Duration::from_secs(1));
@@ -128,10 +130,10 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         let b = qualify::compare::compare(*id, started_at, then, None, &res, Some(a.threshold));
         // On stderr too, as `run --baseline` says it, whatever the output format.
         for r in &b.regressions {
-            eprintln!("REGRESSION: {r}");
+            crate::say!("REGRESSION: {r}");
         }
         if b.regressions.is_empty() {
-            eprintln!(
+            crate::say!(
                 "baseline check passed against qualification {id}: no role's verdict got worse, no IOPS or mean latency worse by more than {}%",
                 a.threshold
             );

@@ -27,7 +27,7 @@ pub fn run(a: &ReplayArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         progress: !a.out.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     if !a.out.quiet {
-        eprintln!(
+        crate::say!(
             "iosim: replaying {} I/Os ({:.1} s traced) from {} onto {}",
             trace.ios.len(),
             trace.duration_ns() as f64 / 1e9,

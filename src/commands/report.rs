@@ -52,11 +52,11 @@ pub fn run(a: &ReportArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
         if let Some(p) = &a.svg {
             outfile::write(p, "SVG chart", doc.as_bytes(), Existing::Replace)?;
-            eprintln!("wrote {} ({} chart)", p.display(), a.chart);
+            crate::say!("wrote {} ({} chart)", p.display(), a.chart);
         }
         if let Some(p) = &a.png {
             outfile::write(p, "PNG chart", &png(&doc, 2.0)?, Existing::Replace)?;
-            eprintln!("wrote {} ({} chart)", p.display(), a.chart);
+            crate::say!("wrote {} ({} chart)", p.display(), a.chart);
         }
     }
     let page = match a.output {
@@ -76,7 +76,7 @@ fn write_page(a: &ReportArgs, ctx: &mut Ctx, page: &str) -> anyhow::Result<Outco
     match &a.out {
         Some(p) => {
             outfile::write(p, "report", page.as_bytes(), Existing::Replace)?;
-            eprintln!("wrote {}", p.display());
+            crate::say!("wrote {}", p.display());
         }
         None if a.svg.is_none() && a.png.is_none() => ctx.out.write_all(page.as_bytes())?,
         None => {}

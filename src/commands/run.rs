@@ -19,7 +19,11 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let mut opts = ctx.run_options(&r.out, r.interval);
     opts.verify = r.verify.options();
     opts.metrics = live;
-    // The log first: an existing one is refused before any target is touched.
+    // The series file and the log first: one that is refused is refused
+    // before any target is touched.
+    if let Some(p) = &r.series {
+        crate::outfile::check(p, "time series")?;
+    }
     let hist_log = match &r.hist_log {
         Some(_) if ctx.job.is_some() => anyhow::bail!(
             "--hist-log is not available under mpirun/srun yet: run without it, or on one host without the launcher"
@@ -108,7 +112,7 @@ fn run_profile(
     }
     if !r.out.quiet && ctx.is_root() {
         for n in &plan.notes {
-            eprintln!("iosim: note: {n}");
+            crate::say!("iosim: note: {n}");
         }
     }
     let baseline = save::Baseline::resolve(&r.save.db, &r.guard, ctx.is_root())?;

@@ -36,20 +36,20 @@ fn store_value(
         .and_then(|s| s.save(kind, args.label.as_deref(), doc, &meta));
     match saved {
         Ok(id) => {
-            eprintln!(
+            crate::say!(
                 "saved as run {id} in {} (iosim show {id})",
                 args.db.path().display()
             );
             Some(id)
         }
         Err(e) => {
-            eprintln!("iosim: warning: the result was not stored: {e}");
+            crate::say!("iosim: warning: the result was not stored: {e}");
             match write_fallback(doc, meta.started_at.as_deref()) {
-                Ok(p) => eprintln!(
+                Ok(p) => crate::say!(
                     "iosim: the result's JSON was written to {} instead",
                     p.display()
                 ),
-                Err(e2) => eprintln!(
+                Err(e2) => crate::say!(
                     "iosim: and writing it to a file failed too ({e2}): keep the output above"
                 ),
             }
@@ -178,7 +178,7 @@ impl Baseline {
 
     fn warn_single(reference: &str, n: usize, what: &str) {
         if n == 1 {
-            eprintln!(
+            crate::say!(
                 "iosim: warning: the baseline '{reference}' is a single {what}, and one {what} cannot tell \
                  a regression from noise: store several {what}s under one label (iosim {what} ... --label base, \
                  3 times or more) and use --baseline label:base"
@@ -207,7 +207,7 @@ impl Baseline {
         let mut regressed = false;
         for (name, this) in &this {
             let Some((_, base)) = self.sides.iter().find(|(n, _)| n == name) else {
-                eprintln!(
+                crate::say!(
                     "iosim: warning: point {name} is not in the baseline '{}': not compared",
                     self.reference
                 );
@@ -220,24 +220,28 @@ impl Baseline {
                 format!("point {name}: ")
             };
             if !name.is_empty() {
-                eprintln!("point {name}:");
+                crate::say!("point {name}:");
             }
-            eprint!("{}", compare::table(&[base.clone(), this.clone()]));
+            crate::term::stderr_text(&compare::table(&[base.clone(), this.clone()]));
             for r in compare::regressions(base, this, self.threshold) {
                 regressed = true;
-                eprintln!(
+                crate::say!(
                     "REGRESSION: {point}{} {:.1} -> {:.1} ({:+.1}%, threshold {}%)",
-                    r.metric, r.base, r.value, r.rel_pct, self.threshold
+                    r.metric,
+                    r.base,
+                    r.value,
+                    r.rel_pct,
+                    self.threshold
                 );
             }
         }
         if compared == 0 {
-            eprintln!(
+            crate::say!(
                 "iosim: warning: no point of this sweep is in the baseline '{}': nothing was compared",
                 self.reference
             );
         } else if !regressed {
-            eprintln!(
+            crate::say!(
                 "baseline check passed against '{}': no regression beyond {}% in IOPS, MiB/s or p99 latency",
                 self.reference, self.threshold
             );

@@ -14,9 +14,10 @@ pub fn run(a: &ShowArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let runs = store.resolve(a.run.as_deref().unwrap_or("last"))?;
     if a.output == OutputFormat::Text {
         for r in runs.iter().filter(|r| r.document().is_err()) {
-            eprintln!(
+            crate::say!(
                 "iosim: run {} is a '{}' document this iosim cannot read: shown as stored, in JSON",
-                r.row.id, r.row.kind
+                r.row.id,
+                r.row.kind
             );
         }
     }

@@ -22,7 +22,7 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     }
     if !s.out.quiet && ctx.is_root() {
         for w in &warnings {
-            eprintln!("iosim sim: warning: {w}");
+            crate::say!("iosim sim: warning: {w}");
         }
     }
     let opts = crate::sim::RunOpts {

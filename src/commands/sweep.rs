@@ -19,6 +19,10 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         }
         return Ok(Outcome::Success);
     }
+    if let Some(p) = &a.csv {
+        // Refused before the sweep, not after it.
+        crate::outfile::check(p, "CSV table")?;
+    }
     let mut base = a.run.to_spec()?;
     let (explicit, study) = match &a.study {
         Some(name) => {

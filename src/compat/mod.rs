@@ -359,7 +359,7 @@ impl Warnings {
     /// Prints them to stderr, prefixed with the tool name.
     pub fn print(&self, tool: &str) {
         for w in &self.0 {
-            eprintln!("iosim {tool}: warning: {w}");
+            crate::say!("iosim {tool}: warning: {w}");
         }
     }
 }

@@ -638,6 +638,8 @@ impl Judge<'_> {
 }
 
 fn open(path: &Path, cache: CacheMode) -> anyhow::Result<(File, bool)> {
+    // A `crash write` still writing it would be reported as lost writes.
+    crate::targetlock::lock(path, crate::targetlock::LockMode::Shared)?;
     if cache.is_direct() {
         if let Ok(f) = target::open_with_cache(path, CacheMode::Direct, false) {
             return Ok((f, true));

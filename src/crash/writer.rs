@@ -187,7 +187,7 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
             p,
             "acknowledgement log",
             if cfg.force {
-                Existing::Replace
+                Existing::Overwrite
             } else {
                 Existing::Refuse(ACK_LOG_KEPT)
             },
@@ -234,7 +234,7 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
     })
     .map_err(log_error)?;
     if !cfg.quiet {
-        eprintln!(
+        crate::say!(
             "iosim crash write: writing {} target(s), mix {}; acknowledgements to {log_name}. Stop with Ctrl-C, or cut the power.",
             tgts.len(),
             cfg.mix,
@@ -320,7 +320,7 @@ fn open_targets(cfg: &WriteConfig) -> anyhow::Result<Opened> {
         let mut p = target::prepare(&spec, 0, PrepareOptions::default())?;
         for n in &p.notes {
             if !cfg.quiet {
-                eprintln!("iosim crash write: {}: {n}", path.display());
+                crate::say!("iosim crash write: {}: {n}", path.display());
             }
         }
         let pages = p.region_len / PAGE_SIZE as u64;
@@ -339,7 +339,7 @@ fn open_targets(cfg: &WriteConfig) -> anyhow::Result<Opened> {
         if cfg.direct && !target::direct_io_supported(path) {
             cache = CacheMode::Writethrough;
             if !cfg.quiet {
-                eprintln!(
+                crate::say!(
                     "iosim crash write: {}: O_DIRECT is not supported here; write-through writes use O_DSYNC through the page cache",
                     path.display()
                 );

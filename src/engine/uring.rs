@@ -529,7 +529,7 @@ mod tests {
             // Anything less than the deferred setup leaves a note.
             assert!(e.notes().is_empty(), "{:?}", e.notes());
         } else {
-            eprintln!("kernel {kernel:?} predates deferred completion work");
+            crate::say!("kernel {kernel:?} predates deferred completion work");
             assert!(!e.notes().is_empty());
         }
         for s in 0..4u32 {

@@ -81,7 +81,7 @@ pub fn run(cfg: &FsyncConfig, opts: &RunOptions) -> anyhow::Result<FsyncResult> 
     let stopped = || opts.stop.load(Ordering::Relaxed);
     let say = |name: &str| {
         if progress {
-            eprintln!("iosim fsync: {}", name.trim());
+            crate::say!("iosim fsync: {}", name.trim());
         }
     };
     for &bs in &cfg.sizes {

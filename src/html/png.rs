@@ -6,7 +6,7 @@ pub fn png(svg: &str, scale: f32) -> anyhow::Result<Vec<u8>> {
     let mut opt = usvg::Options::default();
     opt.fontdb_mut().load_system_fonts();
     if opt.fontdb.is_empty() {
-        eprintln!("iosim: warning: no system fonts found, so the PNG has no text: install a font package (e.g. fonts-dejavu-core)");
+        crate::say!("iosim: warning: no system fonts found, so the PNG has no text: install a font package (e.g. fonts-dejavu-core)");
     }
     let tree = usvg::Tree::from_str(svg, &opt)?;
     let size = tree

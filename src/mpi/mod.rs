@@ -155,5 +155,5 @@ pub fn report_error(e: &anyhow::Error) {
         world::fail(e);
         return;
     }
-    eprintln!("iosim: error: {e:#}");
+    crate::say!("iosim: error: {e:#}");
 }

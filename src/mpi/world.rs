@@ -107,7 +107,7 @@ impl World {
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(move |info| {
         // No backtrace: symbolising one can take seconds, and the job must end now.
-        eprintln!(
+        crate::say!(
             "iosim: {} panicked, ending the whole job (this is a bug in iosim): {info}",
             super::rank::where_am_i()
         );
@@ -121,11 +121,11 @@ fn install_panic_hook() {
 pub fn fail(e: &anyhow::Error) {
     if e.downcast_ref::<Agreed>().is_some() {
         if super::rank::is_root() {
-            eprintln!("iosim: error: {e:#}");
+            crate::say!("iosim: error: {e:#}");
         }
         return;
     }
-    eprintln!(
+    crate::say!(
         "iosim: error on {}: {e:#}\niosim: ending the whole job",
         super::rank::where_am_i()
     );
@@ -444,7 +444,9 @@ fn sharers(all: &[(String, Vec<String>)], path: &str) -> Vec<usize> {
 /// A block device written by several ranks of one host is claimed
 /// (`O_EXCL`, which refuses a mounted device) by the lowest of them, which
 /// holds the claim for its whole run; the others write it without a claim of
-/// their own (a second exclusive open would fail with EBUSY).
+/// their own (a second exclusive open would fail with EBUSY). A file several
+/// ranks use is locked against other processes (`crate::targetlock`) by its
+/// owner alone, for the job.
 ///
 /// Returns the block devices of every rank's targets on this host (for the
 /// host's one monitor).
@@ -498,9 +500,14 @@ fn prepare_targets(
     c.barrier();
     for (i, s) in sharing.iter().filter(|(_, s)| s.len() > 1) {
         let path = &spec.targets[*i].path;
-        let is_device = crate::platform::fs::path_is_device(path);
-        let claimer = s.iter().find(|&&r| all[r].0 == who.host);
-        if is_device && claimer != Some(&who.rank) {
+        // A device is claimed on each host; a file is locked once, by its
+        // owner (the lock may reach across hosts, as NFS's does).
+        let claimer = if crate::platform::fs::path_is_device(path) {
+            s.iter().find(|&&r| all[r].0 == who.host)
+        } else {
+            s.first()
+        };
+        if claimer != Some(&who.rank) {
             target::set_claimed_by_job(path);
         }
     }

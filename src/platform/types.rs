@@ -36,6 +36,16 @@ impl Op {
     }
 }
 
+/// How a process locks a target against other processes for its run
+/// (`crate::targetlock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockMode {
+    /// Read only: other readers may hold it too, no writer.
+    Shared,
+    /// Written: no other process may hold it.
+    Exclusive,
+}
+
 /// How a target is opened for I/O.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OpenHow {

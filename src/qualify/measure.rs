@@ -25,7 +25,7 @@ struct Progress {
 impl Progress {
     fn line(&self, budget: &Budget, msg: &str) {
         if self.on {
-            eprintln!(
+            crate::say!(
                 "[qualify {:>6.1} s | {:>6.1} s left of {}] {msg}",
                 budget.elapsed().as_secs_f64(),
                 budget.left().as_secs_f64(),
@@ -68,7 +68,7 @@ pub(super) fn qualify(
     let minimum = minimum_budget(&planned_runs(cfg.dbms, &locs)?);
     let preliminary = cfg.time < minimum;
     if preliminary && cfg.progress {
-        eprintln!("[qualify] {}", preliminary_note(cfg.time, minimum));
+        crate::say!("[qualify] {}", preliminary_note(cfg.time, minimum));
     }
 
     // Set-up: the test files, before the budget starts.
@@ -220,7 +220,7 @@ fn set_up(
             continue;
         }
         if cfg.progress {
-            eprintln!(
+            crate::say!(
                 "[qualify set-up] creating {} ({})",
                 l.target.display(),
                 crate::units::format_size(cfg.size)
@@ -323,7 +323,7 @@ fn clean_up(cfg: &QualifyConfig, locs: &[Location], c: &mut Collected) {
                     ": it existed before"
                 }
             ));
-        } else if let Err(e) = std::fs::remove_file(&l.target) {
+        } else if let Err(e) = crate::targetlock::remove_file(&l.target) {
             c.left
                 .push(format!("{} (could not remove it: {e})", l.target.display()));
         }

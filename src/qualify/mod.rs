@@ -59,7 +59,7 @@ pub fn run(cfg: &QualifyConfig, opts: &RunOptions) -> anyhow::Result<QualifyResu
     let mut made = Vec::new();
     qualify(cfg, opts, &mut made).map_err(|mut e| {
         for path in made.iter().filter(|_| !cfg.keep_files) {
-            if std::fs::remove_file(path).is_ok() {
+            if crate::targetlock::remove_file(path).is_ok() {
                 e = crate::target::with_outcome(e, crate::target::FileFate::Removed, path);
             }
         }

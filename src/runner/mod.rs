@@ -195,7 +195,7 @@ fn run_local(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<Ru
     let mut made = Vec::new();
     run_loads(specs, opts, &mut made).map_err(|mut e| {
         for path in &made {
-            if std::fs::remove_file(path).is_ok() {
+            if crate::targetlock::remove_file(path).is_ok() {
                 e = crate::target::with_outcome(e, crate::target::FileFate::Removed, path);
             }
         }

@@ -308,7 +308,9 @@ pub fn delete_file(path: &Path, allow_destroy: bool) -> anyhow::Result<()> {
                 )
                 .into());
             }
-            std::fs::remove_file(path)
+            // Never the file of another simulation still running.
+            crate::targetlock::lock(path, crate::targetlock::LockMode::Exclusive)?;
+            crate::targetlock::remove_file(path)
                 .with_context(|| format!("cannot delete '{}'", path.display()))
         }
         _ => Ok(()),
@@ -323,6 +325,10 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
         delete_file(&path, allow_destroy)?;
     }
     let meta = std::fs::metadata(&path).ok();
+    if meta.is_some() {
+        // Before any check or I/O: a file another process measures is refused.
+        crate::targetlock::lock(&path, crate::targetlock::LockMode::Exclusive)?;
+    }
     let is_device = meta
         .as_ref()
         .is_some_and(|m| crate::platform::fs::is_device(&path, m));
@@ -381,6 +387,7 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
                                 .context(format!("cannot create '{}'", path.display()))
                         }
                     })?;
+                crate::targetlock::lock(&path, crate::targetlock::LockMode::Exclusive)?;
                 crate::target::mark_iosim_file(&path);
                 created = true;
             }
@@ -438,7 +445,7 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
             .and_then(|()| resize(&sf, 0, initial_bytes / PAGE_SIZE as u64, cfg.stamp_files));
         if let Err(e) = res {
             // Remove what this run created; keep (and say so) what it did not.
-            let outcome = if created && std::fs::remove_file(&path).is_ok() {
+            let outcome = if created && crate::targetlock::remove_file(&path).is_ok() {
                 crate::target::FileFate::Removed
             } else {
                 crate::target::FileFate::Kept

@@ -297,7 +297,7 @@ impl Shared {
             }
         }
         if !self.quiet {
-            eprintln!(
+            crate::say!(
                 "iosim sim: ERROR {} on {} page {} (offset {:#x}) by {}: {}{}",
                 rec.class.name(),
                 rec.file,
@@ -328,7 +328,7 @@ impl Shared {
     /// A warning for the report (also printed unless quiet).
     pub fn warn(&self, msg: String) {
         if !self.quiet {
-            eprintln!("iosim sim: warning: {msg}");
+            crate::say!("iosim sim: warning: {msg}");
         }
         self.warnings.lock().expect("warnings lock").push(msg);
     }
@@ -418,7 +418,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
                 // Nothing was simulated: remove what this run created, keep the rest.
                 let mut removed: Vec<String> = Vec::new();
                 for f in files.iter().filter(|f| f.created) {
-                    if std::fs::remove_file(&f.path).is_ok() {
+                    if crate::targetlock::remove_file(&f.path).is_ok() {
                         removed.push(f.path.display().to_string());
                     }
                 }
@@ -497,7 +497,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     *sh.log.blocks.lock().expect("log blocks lock") = vec![BTreeMap::new(); sh.logs.len()];
     for n in fault_notes {
         if !sh.quiet {
-            eprintln!("iosim sim: {n}");
+            crate::say!("iosim sim: {n}");
         }
         sh.note_once(n);
     }
@@ -535,7 +535,7 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     // DeleteFilesAtShutdown holds whether the run ended well or not.
     let left = shutdown_files(&sh, opts.allow_destroy);
     if !sh.quiet {
-        eprintln!("iosim sim: {left}");
+        crate::say!("iosim sim: {left}");
     }
     sh.note_once(left);
     let cycles_done = res?;
@@ -810,7 +810,7 @@ fn cycles(sh: &Arc<Shared>) -> anyhow::Result<u64> {
         }
         done += 1;
         if !sh.quiet {
-            eprintln!(
+            crate::say!(
                 "iosim sim: cycle {done} done: {} errors so far",
                 sh.error_count.load(Ordering::Acquire)
             );

@@ -231,7 +231,13 @@ pub fn write_fallback(doc: &Value, started_at: Option<&str>) -> std::io::Result<
     let mut last = None;
     for dir in [PathBuf::from("."), std::env::temp_dir()] {
         let p = dir.join(&name);
-        match std::fs::write(&p, &text) {
+        // Never over a file already there (the name is this process's own).
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+        match written {
             Ok(()) => return Ok(std::fs::canonicalize(&p).unwrap_or(p)),
             Err(e) => last = Some(e),
         }

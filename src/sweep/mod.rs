@@ -457,7 +457,7 @@ pub fn run(
                 break 'outer;
             }
             if opts.progress {
-                eprintln!(
+                crate::say!(
                     "[point {}/{}, run {}/{}] {}",
                     i + 1,
                     pts.len(),

@@ -20,6 +20,7 @@ pub mod check;
 pub mod cpu;
 pub mod diskstats;
 pub mod host;
+pub mod locks;
 pub mod mounts;
 pub mod procs;
 pub mod sampler;

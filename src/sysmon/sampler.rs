@@ -663,7 +663,7 @@ mod tests {
         let series = &r.devices[0].series;
         let sum: u64 = series.iter().map(|c| c.reads + c.writes).sum();
         assert_eq!(sum, d.reads + d.writes, "the series adds up to the whole");
-        eprintln!(
+        crate::say!(
             "loop test: {kname}: {} reads, {} writes in {:.3} s; {:.0} IOPS, await r {:.3} ms w {:.3} ms, queue {:.2}, busy {:.0}%",
             d.reads, d.writes, d.duration_s, d.transfers_per_sec, d.avg_read_ms, d.avg_write_ms, d.avg_queue_len, d.busy_pct
         );

@@ -88,7 +88,7 @@ pub fn main(
     // `-I`: the workers inherit the I/O priority of the thread that starts them.
     if let Some(prio) = io_priority(p.args.priority) {
         if let Err(e) = crate::engine::priority::set_current_thread(prio) {
-            eprintln!("{TOOL}: warning: -I{}: cannot set the I/O priority ({e}); running at the normal priority", p.args.priority);
+            crate::say!("{TOOL}: warning: -I{}: cannot set the I/O priority ({e}); running at the normal priority", p.args.priority);
         }
     }
     let res = crate::runner::run(&p.spec, &opts)?;
@@ -99,7 +99,7 @@ pub fn main(
     out.write_all(printed.text(&res).as_bytes())?;
     let p = &printed.plan;
     out.flush()?;
-    eprintln!(
+    crate::say!(
         "iosim diskspd: note: I/O through iosim {} ({} engine){}",
         res.iosim_version,
         res.engine,
@@ -111,10 +111,10 @@ pub fn main(
         }
     );
     for n in &res.notes {
-        eprintln!("iosim diskspd: note: {n}");
+        crate::say!("iosim diskspd: note: {n}");
     }
     if res.interrupted {
-        eprintln!(
+        crate::say!(
             "iosim diskspd: interrupted: the numbers cover {:.2} s",
             res.duration_s
         );

@@ -95,7 +95,7 @@ pub fn main(
         let source = crate::sysmon::host::clocksource()
             .map(|cs| format!(" (clocksource {cs})"))
             .unwrap_or_default();
-        eprintln!(
+        crate::say!(
             "iosim sqlio: note: latency is timed with {}{source}, in nanoseconds",
             crate::platform::clock::CLOCK_NAME
         );
@@ -116,16 +116,16 @@ pub fn main(
     out.write_all(printed.after_run(&res).as_bytes())?;
     out.flush()?;
     for n in &res.notes {
-        eprintln!("iosim sqlio: note: {n}");
+        crate::say!("iosim sqlio: note: {n}");
     }
     if res.interrupted {
-        eprintln!(
+        crate::say!(
             "iosim sqlio: interrupted: the numbers cover {:.2} s",
             res.duration_s
         );
     }
     if res.errors.count > 0 {
-        eprintln!(
+        crate::say!(
             "iosim sqlio: {} I/O errors (see --json for the first ones)",
             res.errors.count
         );

@@ -8,7 +8,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-pub use crate::platform::types::{FileAttributes, OpenHow, Space};
+pub use crate::platform::types::{FileAttributes, LockMode, OpenHow, Space};
 
 /// Opens `path` as `how` says, with `O_NOATIME` where allowed: a
 /// benchmark's reads leave the target's access time alone, and the kernel
@@ -62,6 +62,30 @@ pub fn busy_reason(_path: &Path) -> Option<String> {
 /// True when an open failed because the device is in use ([`open_exclusive`]).
 pub fn is_busy(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EBUSY)
+}
+
+/// Locks all of the open file `f` against other processes, without waiting:
+/// `flock`, held by the open file description until it is closed (or the
+/// process ends), so the kernel lists the holder's PID in `/proc/locks`.
+/// Ok(false) when another open of the file holds a conflicting lock; an
+/// error where the filesystem has no locks.
+pub fn try_lock(f: &File, mode: LockMode) -> io::Result<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    let op = match mode {
+        LockMode::Shared => FlockOperation::NonBlockingLockShared,
+        LockMode::Exclusive => FlockOperation::NonBlockingLockExclusive,
+    };
+    match flock(f, op) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The file `meta` describes, as the kernel's lock table names it: the
+/// filesystem's device number and the inode number.
+pub fn file_identity(meta: &Metadata) -> Option<(u64, u64)> {
+    Some((meta.dev(), meta.ino()))
 }
 
 /// Opens a file that may have no data yet without blocking (a pipe).

@@ -16,7 +16,7 @@ use windows_sys::Win32::Storage::FileSystem as fsys;
 
 use super::counters::Named;
 
-pub use crate::platform::types::{FileAttributes, OpenHow, Space};
+pub use crate::platform::types::{FileAttributes, LockMode, OpenHow, Space};
 
 fn share_all() -> u32 {
     fsys::FILE_SHARE_READ | fsys::FILE_SHARE_WRITE | fsys::FILE_SHARE_DELETE
@@ -126,6 +126,44 @@ fn lock_volume(f: &File) -> io::Result<()> {
 pub fn is_busy(e: &io::Error) -> bool {
     // ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION, ERROR_BUSY
     matches!(e.raw_os_error(), Some(32 | 33 | super::errno::EBUSY))
+}
+
+/// Locks the open file `f` against other processes, without waiting:
+/// `LockFileEx` on the last byte of the 64-bit range, where no I/O goes
+/// (Windows' locks are mandatory: a lock on the data would stop this
+/// process's own handles too), held until `f` is closed. Ok(false) when
+/// another handle holds a conflicting lock; an error where the volume or
+/// device has no locks.
+pub fn try_lock(f: &File, mode: LockMode) -> io::Result<bool> {
+    use windows_sys::Win32::System::IO::OVERLAPPED;
+    // SAFETY: OVERLAPPED is plain data; all zeros is its documented start.
+    let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
+    ov.Anonymous.Anonymous.Offset = 0xFFFF_FFFE;
+    ov.Anonymous.Anonymous.OffsetHigh = 0xFFFF_FFFF;
+    let mut flags = fsys::LOCKFILE_FAIL_IMMEDIATELY;
+    if mode == LockMode::Exclusive {
+        flags |= fsys::LOCKFILE_EXCLUSIVE_LOCK;
+    }
+    // SAFETY: the handle is `f`'s, open for the call; `ov` lives across it,
+    // and with LOCKFILE_FAIL_IMMEDIATELY on a synchronous handle the call
+    // returns before it does.
+    let ok = unsafe { fsys::LockFileEx(f.as_raw_handle() as _, flags, 0, 1, 0, &mut ov) };
+    if ok != 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    // ERROR_LOCK_VIOLATION
+    if e.raw_os_error() == Some(33) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
+/// The file `meta` describes, as a lock table names it: None on Windows,
+/// where no table says who holds a lock.
+pub fn file_identity(_meta: &Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 /// Opens a file for reading (no pipes that block on Windows' side of it).
