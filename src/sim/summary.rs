@@ -249,6 +249,37 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
     }
 }
 
+/// SQLIOSim's final summary of one file, a line each, as it prints them
+/// and as its error log holds them (one INFO entry a line,
+/// [`super::errorlog::summary_entries`]): the title, then its fields in its
+/// order, iosim's after them.
+pub fn final_summary(f: &FileSummary) -> Vec<String> {
+    let yn = |b: bool| if b { "Yes" } else { "No" };
+    vec![
+        format!("********** Final Summary for file {} **********", f.path),
+        format!(
+            "File Attributes: Compression = {}, Encryption = {}, Sparse = {}, Kind = {}, Device = {}",
+            yn(f.compression),
+            yn(f.encryption),
+            yn(f.sparse),
+            f.kind,
+            yn(f.device)
+        ),
+        format!(
+            "Target IO Duration (ms) = {}, Running Average IO Duration (ms) = {}, Number of times IO throttled = {}, IO request blocks = {}",
+            f.target_io_duration_ms,
+            f.running_average_io_duration_ms.round() as u64,
+            f.throttled,
+            f.io_request_blocks
+        ),
+        format!(
+            "Reads = {}, Scatter Reads = {}, Writes = {}, Gather Writes = {}, Total IO Time (ms) = {}",
+            f.reads, f.scatter_reads, f.writes, f.gather_writes, f.total_io_time_ms
+        ),
+        format!("DRIVE LEVEL: Direct I/O alignment (bytes) = {}", f.dio_align),
+    ]
+}
+
 fn ms(us: f64) -> String {
     format!("{:.2}", us / 1000.0)
 }
@@ -257,36 +288,9 @@ fn ms(us: f64) -> String {
 pub fn text(r: &SimResult) -> String {
     let mut s = String::new();
     for f in &r.files {
-        let _ = writeln!(s, "********** Final Summary for file {} **********", f.path);
-        // SQLIOSim's fields in its order, then iosim's.
-        let yn = |b: bool| if b { "Yes" } else { "No" };
-        let _ = writeln!(
-            s,
-            "File Attributes: Compression = {}, Encryption = {}, Sparse = {}, Kind = {}, Device = {}",
-            yn(f.compression),
-            yn(f.encryption),
-            yn(f.sparse),
-            f.kind,
-            yn(f.device)
-        );
-        let _ = writeln!(
-            s,
-            "Target IO Duration (ms) = {}, Running Average IO Duration (ms) = {}, Number of times IO throttled = {}, IO request blocks = {}",
-            f.target_io_duration_ms,
-            f.running_average_io_duration_ms.round() as u64,
-            f.throttled,
-            f.io_request_blocks
-        );
-        let _ = writeln!(
-            s,
-            "Reads = {}, Scatter Reads = {}, Writes = {}, Gather Writes = {}, Total IO Time (ms) = {}",
-            f.reads, f.scatter_reads, f.writes, f.gather_writes, f.total_io_time_ms
-        );
-        let _ = writeln!(
-            s,
-            "DRIVE LEVEL: Direct I/O alignment (bytes) = {}",
-            f.dio_align
-        );
+        for line in final_summary(f) {
+            let _ = writeln!(s, "{line}");
+        }
         let _ = writeln!(s);
     }
     let _ = writeln!(
