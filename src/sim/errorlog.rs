@@ -378,6 +378,34 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_is_an_info_entry_a_line() {
+        let lines = vec![
+            "********** Final Summary for file a<b>.mdx **********".to_string(),
+            "Target IO Duration (ms) = 100, Running Average IO Duration (ms) = 3, Number of times IO throttled = 0, IO request blocks = 18".to_string(),
+        ];
+        assert_eq!(
+            LogFormat::JsonLines.summary("2026-11-22T04:05:06Z", &lines),
+            ""
+        );
+        let x = LogFormat::Xml.summary("2026-11-22T04:05:06Z", &lines);
+        let doc = format!("{}{x}{}", LogFormat::Xml.header(), LogFormat::Xml.footer());
+        let parsed = roxmltree::Document::parse(&doc).expect("well-formed");
+        let entries: Vec<_> = parsed
+            .root_element()
+            .children()
+            .filter(|n| n.is_element())
+            .collect();
+        assert_eq!(entries.len(), 2, "{x}");
+        for (e, l) in entries.iter().zip(&lines) {
+            assert_eq!(e.attribute("TYPE"), Some("INFO"));
+            assert_eq!(e.attribute("TIME"), Some("04:05:06"));
+            assert_eq!(e.attribute("Func"), Some("CLogicalFile::OutputSummary"));
+            assert_eq!(e.attribute("User"), Some("Display Monitor"));
+            assert_eq!(e.first_element_child().unwrap().text(), Some(l.as_str()));
+        }
+    }
+
+    #[test]
     fn json_lines_stay_available() {
         let r = rec(ErrorClass::TornPage, "torn");
         let s = LogFormat::JsonLines.record(&r);

@@ -280,6 +280,45 @@ pub fn final_summary(f: &FileSummary) -> Vec<String> {
     ]
 }
 
+/// The errors' part of the text report.
+fn errors_text(errors: &ErrorsSummary, s: &mut String) {
+    let _ = writeln!(s, "\nErrors: {}", errors.count);
+    for (c, n) in &errors.by_class {
+        let _ = writeln!(s, "  {c:<18} {n}");
+    }
+    if errors.count > 0 {
+        let _ = writeln!(s, "  error log: {}", errors.log);
+        if errors.dumps + errors.dumps_not_written > 0 {
+            let _ = writeln!(
+                s,
+                "  dump files: {} written beside the error log{}",
+                errors.dumps,
+                if errors.dumps_not_written > 0 {
+                    format!(
+                        ", {} more not written (the --max-dumps limit)",
+                        errors.dumps_not_written
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for e in errors.first.iter().take(10) {
+            let _ = writeln!(
+                s,
+                "  {} file {} page {} offset {:#x} ({}, {}): {}",
+                e.class.name(),
+                e.file,
+                e.page,
+                e.offset,
+                e.user,
+                e.op,
+                e.detail
+            );
+        }
+    }
+}
+
 fn ms(us: f64) -> String {
     format!("{:.2}", us / 1000.0)
 }
@@ -366,41 +405,7 @@ pub fn text(r: &SimResult) -> String {
             f.id, f.kind, f.slow_ios.over_1s, f.slow_ios.over_15s
         );
     }
-    let _ = writeln!(s, "\nErrors: {}", r.errors.count);
-    for (c, n) in &r.errors.by_class {
-        let _ = writeln!(s, "  {c:<18} {n}");
-    }
-    if r.errors.count > 0 {
-        let _ = writeln!(s, "  error log: {}", r.errors.log);
-        if r.errors.dumps + r.errors.dumps_not_written > 0 {
-            let _ = writeln!(
-                s,
-                "  dump files: {} written beside the error log{}",
-                r.errors.dumps,
-                if r.errors.dumps_not_written > 0 {
-                    format!(
-                        ", {} more not written (the --max-dumps limit)",
-                        r.errors.dumps_not_written
-                    )
-                } else {
-                    String::new()
-                }
-            );
-        }
-        for e in r.errors.first.iter().take(10) {
-            let _ = writeln!(
-                s,
-                "  {} file {} page {} offset {:#x} ({}, {}): {}",
-                e.class.name(),
-                e.file,
-                e.page,
-                e.offset,
-                e.user,
-                e.op,
-                e.detail
-            );
-        }
-    }
+    errors_text(&r.errors, &mut s);
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
