@@ -234,12 +234,14 @@ struct Mounted {
 }
 
 impl Mounted {
-    fn new() -> Option<Mounted> {
+    /// Over a backing file in `parent` (the temporary directory, on disk; or
+    /// /dev/shm, in memory).
+    fn new_in(parent: &Path) -> Option<Mounted> {
         if !common::have("mkfs.ext4") || !common::have("mount") {
             common::skip("needs mkfs.ext4 and mount (e2fsprogs, mount)");
             return None;
         }
-        let lo = shm_loop(64 << 20)?;
+        let lo = LoopDev::new_in(parent, 64 << 20)?;
         let mnt = std::env::temp_dir().join(format!("iosim-test-fsync-{}", lo.name));
         std::fs::create_dir_all(&mnt).unwrap();
         let ok = Command::new("mkfs.ext4")
@@ -270,12 +272,13 @@ impl Drop for Mounted {
     }
 }
 
-/// `iosim fsync` on a loop-mounted ext4: every pg_test_fsync row ran, the
-/// flushes reached the device, the advice names a wal_sync_method and an
-/// innodb_flush_method, and the test file is gone afterwards.
+/// `iosim fsync` on a loop-mounted ext4 over a file on disk: every
+/// pg_test_fsync row ran, the flushes reached the device, the advice names a
+/// wal_sync_method and an innodb_flush_method, and the test file is gone
+/// afterwards.
 #[test]
 fn iosim_fsync_on_a_loop_mounted_file_system() {
-    let Some(m) = Mounted::new() else {
+    let Some(m) = Mounted::new_in(&std::env::temp_dir()) else {
         return;
     };
     let before = device_flushes(&m.lo.name);
@@ -298,6 +301,10 @@ fn iosim_fsync_on_a_loop_mounted_file_system() {
     );
     let a = &v["advice"];
     assert!(a["wal_sync_method"].is_string(), "{a}");
+    assert!(
+        a.get("withheld").is_none() && v.get("memory_backed").is_none(),
+        "{v}"
+    );
     assert_eq!(a["innodb_flush_method"], "O_DIRECT");
     assert_eq!(a["other_descriptor_ignored"], false);
     if let (Some(b), Some(after)) = (before, device_flushes(&m.lo.name)) {
@@ -331,8 +338,32 @@ fn takes_direct_io(dir: &Path) -> bool {
     ok
 }
 
-/// On tmpfs: every section and the advice; where tmpfs refuses O_DIRECT the
-/// open_* rows ran through the page cache and say so.
+/// The `ops/sec` lines of a report, read as a script reads pg_test_fsync's
+/// (bench/pg_test_fsync.py's rule): (name, ops/sec, usecs/op) of each.
+fn ops_lines(text: &str) -> Vec<(String, f64, f64)> {
+    text.lines()
+        .filter(|l| l.contains("ops/sec"))
+        .map(|l| {
+            let (name_ops, rest) = l.split_once(" ops/sec").unwrap();
+            let (name, ops) = name_ops.trim().rsplit_once(' ').unwrap();
+            let usecs = rest.split_whitespace().next().unwrap();
+            assert!(
+                rest.trim_start().starts_with(usecs) && rest.contains(&format!("{usecs} usecs/op")),
+                "{l}"
+            );
+            (
+                name.trim().to_string(),
+                ops.parse().unwrap_or_else(|e| panic!("{e}: {l}")),
+                usecs.parse().unwrap_or_else(|e| panic!("{e}: {l}")),
+            )
+        })
+        .collect()
+}
+
+/// On tmpfs: every section, each row as pg_test_fsync prints it (a script
+/// that greps `ops/sec` reads every number), and no sync-method advice from
+/// memory; where tmpfs refuses O_DIRECT the open_* rows ran through the page
+/// cache and say so. Too short a time per test is refused.
 #[test]
 fn iosim_fsync_on_tmpfs_prints_every_section() {
     if !Path::new("/dev/shm").is_dir() {
@@ -353,15 +384,66 @@ fn iosim_fsync_on_tmpfs_prints_every_section() {
         "Compare open_sync with different write sizes",
         "Test if fsync on non-write file descriptor is honored",
         "Non-sync'ed 4kB writes:",
-        "wal_sync_method = ",
-        "innodb_flush_method = ",
+        "No sync-method advice:",
+        "tmpfs file system, held in memory",
         "(100ms per test)",
     ] {
         assert!(text.contains(heading), "{heading}: {text}");
     }
+    assert!(
+        !text.contains("wal_sync_method = ") && !text.contains("innodb_flush_method = "),
+        "{text}"
+    );
+    let rows = ops_lines(&text);
+    assert_eq!(rows.len(), 4 + 4 + 5 + 2 + 1, "{text}");
+    for (name, ops, usecs) in &rows {
+        assert!(*ops > 0.0 && *usecs >= 0.0, "{name}: {text}");
+    }
+    assert_eq!(rows[1].0, "fdatasync", "{text}");
+    assert_eq!(rows[12].0, "16 * 1kB open_sync writes", "{text}");
     let direct = takes_direct_io(shm.path());
     assert_eq!(text.contains("open_datasync (buffered)"), !direct, "{text}");
     assert_eq!(text.contains("refuses O_DIRECT"), !direct, "{text}");
+    let out = iosim()
+        .args(["fsync"])
+        .arg(shm.path())
+        .args(["-s", "0.0001ms", "--no-save"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+    assert!(
+        err.contains("-s/--duration 100ns") && err.contains("at least 100ms"),
+        "{err}"
+    );
+}
+
+/// A loop device over a file in /dev/shm, with ext4 on it: the file system
+/// is a disk's, the storage is memory. `iosim fsync` names it and gives no
+/// sync-method advice, in the text and the JSON.
+#[test]
+fn iosim_fsync_on_a_loop_device_over_memory_gives_no_method_advice() {
+    if !Path::new("/dev/shm").is_dir() {
+        common::skip("needs /dev/shm");
+        return;
+    }
+    let Some(m) = Mounted::new_in(Path::new("/dev/shm")) else {
+        return;
+    };
+    let v = run_json(&["fsync", m.mnt.to_str().unwrap(), "-s", "100ms", "--no-save"]);
+    assert_eq!(v["memory_backed"]["kind"], "loop_over_memory", "{v}");
+    assert_eq!(v["memory_backed"]["loop_device"], m.lo.name.as_str(), "{v}");
+    let a = &v["advice"];
+    assert!(
+        a.get("wal_sync_method").is_none() && a.get("innodb_flush_method").is_none(),
+        "{a}"
+    );
+    assert_eq!(a["postgresql"], serde_json::json!([]), "{a}");
+    let why = a["withheld"].as_str().unwrap();
+    assert!(
+        why.contains(&format!("loop device {}", m.lo.name)) && why.contains("is in memory"),
+        "{why}"
+    );
 }
 
 /// A write cache that acknowledges flushes without making anything durable

@@ -270,3 +270,127 @@ fn prometheus_scrapes_a_run_and_its_last_sample_agrees_with_the_result() {
         .unwrap();
     assert!((total - count).abs() <= one_interval, "{count} vs {total}");
 }
+
+/// Starts `iosim run` serving on `listen` (its stderr piped) and waits until
+/// 127.0.0.1:port answers a scrape.
+fn serving(dir: &Path, listen: &str, port: u16) -> Reaper {
+    let f = dir.join("serve.dat");
+    let child = common::iosim()
+        .args([
+            "run",
+            f.to_str().unwrap(),
+            "--size",
+            "4M",
+            "--rw",
+            "randread",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--interval",
+            "1s",
+            "--metrics-listen",
+            listen,
+        ])
+        .args(["--quiet", "--no-save"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while get(port, "/metrics").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "nothing served on port {port} in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Reaper(child)
+}
+
+/// A client that pipelines requests and never reads the answers fills its
+/// socket buffers; the server's write to it blocks. Before, that one write
+/// held the only serving thread and every other scrape timed out until the
+/// client left. Now each connection has its own thread and a write timeout:
+/// another client scrapes as usual while the bad one is still connected.
+#[test]
+fn a_client_that_never_reads_blocks_no_other_scrape() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _run = serving(dir.path(), &format!("127.0.0.1:{port}"), port);
+    // 200 requests filled the buffers where the issue was found; 2,000
+    // (about 25 MB of answers) fill those of any machine.
+    let bad = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let requests = format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").repeat(2000);
+    let writer = {
+        let mut bad = bad.try_clone().unwrap();
+        // Its own thread: should the server stop reading, this write may block.
+        std::thread::spawn(move || {
+            let _ = bad.set_write_timeout(Some(Duration::from_secs(30)));
+            let _ = bad.write_all(requests.as_bytes());
+        })
+    };
+    for _ in 0..3 {
+        // Give the server time to fill the bad client's buffers and block on it.
+        std::thread::sleep(Duration::from_millis(500));
+        let started = Instant::now();
+        let (head, body) =
+            get(port, "/metrics").expect("a scrape beside a client that never reads");
+        assert!(head.contains(" 200"), "{head}");
+        assert!(body.contains("iosim_up 1"), "{body}");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "a scrape took {:?}",
+            started.elapsed()
+        );
+    }
+    drop(bad);
+    let _ = writer.join();
+}
+
+/// `promtool check metrics` (Debian's prometheus package) reads the classic
+/// text format: asked for with `Accept: text/plain;version=0.0.4`, as
+/// promtool's users and older scrapers do, iosim serves it and promtool
+/// passes it (OpenMetrics failed: `unknown metric type "info"`). The endpoint
+/// is bound to every interface here, and iosim warns that it is open to the
+/// network.
+#[test]
+fn promtool_checks_the_classic_text_and_an_open_address_is_warned_of() {
+    if !common::have("promtool") || !common::have("curl") {
+        return common::skip("needs promtool (Debian package prometheus) and curl");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut run = serving(dir.path(), &format!("0.0.0.0:{port}"), port);
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let check = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "curl -sS -D {h} -H 'Accept: text/plain;version=0.0.4' {url} | promtool check metrics",
+            h = dir.path().join("head").display()
+        ))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(check.status.success(), "promtool: {said}");
+    assert!(said.trim().is_empty(), "promtool found problems: {said}");
+    let head = std::fs::read_to_string(dir.path().join("head")).unwrap();
+    assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+    // Without the header: OpenMetrics, as Prometheus asks for first.
+    let (head, body) = get(port, "/metrics").unwrap();
+    assert!(
+        head.contains("application/openmetrics-text") && body.ends_with("# EOF\n"),
+        "{head}"
+    );
+    let _ = run.0.kill();
+    let out = std::mem::replace(&mut run.0, Command::new("true").spawn().unwrap());
+    let err = String::from_utf8_lossy(&out.wait_with_output().unwrap().stderr).to_string();
+    assert!(
+        err.contains(&format!("--metrics-listen 0.0.0.0:{port}: the metrics endpoint is open to every network interface")),
+        "{err}"
+    );
+}

@@ -5,6 +5,7 @@
 //! ([`SOURCES`], docs/references.md).
 
 use super::result::{kb, Advice, FsyncResult, Section};
+use crate::sysmon::check::WarningCode;
 use crate::workload::SyncMethod;
 
 /// The public sources the advice rests on (also in docs/references.md).
@@ -48,9 +49,22 @@ fn ops(r: &FsyncResult, m: SyncMethod, bs: u64, writes: u32) -> Option<f64> {
         .map(|t| t.ops_per_sec)
 }
 
-/// The advice for a result, with `bs` the WAL write size to judge by.
+/// The advice for a result, with `bs` the WAL write size to judge by. On
+/// storage held in memory, or where flushes cost nothing, there is no
+/// sync-method advice ([`Advice::withheld`] says why): the methods' rates
+/// there compare memory copies, not durable commits.
 pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
     let mut a = Advice::default();
+    if let Some(m) = &r.memory_backed {
+        let why = format!(
+            "{} is on {}: nothing written there survives a power cut and a flush waits for nothing, so these rates are memory copies, not durable commits. No wal_sync_method or innodb_flush_method advice comes from them: run iosim fsync on the storage the database's log will use",
+            r.path,
+            m.words()
+        );
+        a.storage.push(why.clone());
+        a.withheld = Some(why);
+        return a;
+    }
     let one: Vec<(SyncMethod, f64)> = SyncMethod::ALL
         .into_iter()
         .filter_map(|m| ops(r, m, bs, 1).map(|o| (m, o)))
@@ -60,10 +74,47 @@ pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
             .push("no sync method completed a test: nothing to recommend".into());
         return a;
     };
-    let kb = kb(bs);
+    storage(r, bs, &mut a);
+    if let Some(why) = free_flushes(r, &a) {
+        a.withheld = Some(why);
+        return a;
+    }
+    postgresql(r, bs, fastest, best, &mut a);
+    mysql(r, bs, &mut a);
+    a
+}
 
-    // PostgreSQL: the fastest method, but fdatasync (Linux's default) when
-    // it is about as fast, and a word on group commit from the two-write rows.
+/// Why the flushes measured here make nothing durable, when they do not:
+/// the runs' self-checks saw flushes that never reached a device with a
+/// volatile write cache (`flushes_missed_device`, as `iosim run` reports),
+/// or a flushed write cost about what an unflushed one does.
+fn free_flushes(r: &FsyncResult, a: &Advice) -> Option<String> {
+    let missed = r
+        .tests
+        .iter()
+        .filter_map(|t| t.result.as_ref())
+        .flat_map(|res| &res.warnings)
+        .find(|w| w.code == WarningCode::FlushesMissedDevice);
+    let what = match missed {
+        Some(w) => format!(
+            "the runs' self-check says so ({}: {})",
+            w.code.as_str(),
+            w.message
+        ),
+        None if a.flushes_look_free => {
+            "a write with fdatasync costs about what one without does".to_string()
+        }
+        None => return None,
+    };
+    Some(format!(
+        "the flushes here are acknowledged without waiting for stable media ({what}), so the methods' rates do not show what a durable commit costs and no wal_sync_method or innodb_flush_method advice comes from them: make the write cache honour flushes (or confirm it survives power loss), then measure again"
+    ))
+}
+
+/// PostgreSQL: the fastest method, but fdatasync (Linux's default) when it
+/// is about as fast, and a word on group commit from the two-write rows.
+fn postgresql(r: &FsyncResult, bs: u64, fastest: SyncMethod, best: f64, a: &mut Advice) {
+    let kb = kb(bs);
     let fdatasync = ops(r, SyncMethod::Fdatasync, bs, 1);
     let pick = match fdatasync {
         Some(f) if f >= best * (1.0 - AS_FAST) => SyncMethod::Fdatasync,
@@ -105,8 +156,11 @@ pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
     a.postgresql.push(
         "commit_delay and synchronous_commit trade latency or durability for fewer flushes; fsync = off and full_page_writes = off risk corruption on a crash".into(),
     );
+}
 
-    // MySQL / MariaDB.
+/// MySQL / MariaDB: innodb_flush_method from whether direct I/O worked,
+/// and what innodb_flush_log_at_trx_commit trades.
+fn mysql(r: &FsyncResult, bs: u64, a: &mut Advice) {
     let direct = r.tests.iter().any(|t| {
         t.section == Section::Methods
             && t.method
@@ -128,8 +182,12 @@ pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
     a.mysql.push(
         "innodb_flush_log_at_trx_commit = 2 flushes once a second: an operating-system crash or power loss can lose about the last second of commits (a mysqld crash cannot); = 0 can lose them on a mysqld crash too. sync_binlog = 1 adds a binary-log flush per commit group".into(),
     );
+}
 
-    // Do the flushes reach stable media?
+/// Do the flushes reach stable media, and is an fsync on another descriptor honoured?
+fn storage(r: &FsyncResult, bs: u64, a: &mut Advice) {
+    let kb = kb(bs);
+    let fdatasync = ops(r, SyncMethod::Fdatasync, bs, 1);
     let write = r
         .named(Section::NonSync, "write")
         .filter(|t| t.unavailable.is_none() && t.ops_per_sec > 0.0)
@@ -164,7 +222,6 @@ pub fn advise(r: &FsyncResult, bs: u64) -> Advice {
             ));
         }
     }
-    a
 }
 
 #[cfg(test)]
@@ -213,6 +270,7 @@ mod tests {
             advice: Advice::default(),
             notes: vec![],
             interrupted: false,
+            memory_backed: None,
         }
     }
 
@@ -245,12 +303,42 @@ mod tests {
     fn free_flushes_and_ignored_descriptors_are_named() {
         let a = advise(&result(50_000.0, 60_000.0, 100_000.0, 5_000.0), 8192);
         assert!(a.flushes_look_free);
+        // Free flushes say nothing about durable commits: no method is advised.
+        assert_eq!(a.wal_sync_method, None);
+        assert_eq!(a.innodb_flush_method, None);
+        assert!(a.postgresql.is_empty() && a.mysql.is_empty());
+        assert!(
+            a.withheld
+                .as_deref()
+                .is_some_and(|w| w.contains("without waiting for stable media")),
+            "{a:?}"
+        );
         assert!(
             a.storage.iter().any(|s| s.contains("power cut")),
             "{:?}",
             a.storage
         );
         assert!(a.other_descriptor_ignored);
+    }
+
+    #[test]
+    fn memory_backed_storage_gets_no_method_advice() {
+        let mut r = result(1_100_000.0, 900_000.0, 1_200_000.0, 900.0);
+        r.memory_backed = Some(crate::sysmon::mounts::MemoryBacked::FileSystem {
+            fs_type: "tmpfs".into(),
+        });
+        let a = advise(&r, 8192);
+        assert_eq!(
+            (a.wal_sync_method, a.innodb_flush_method.as_deref()),
+            (None, None)
+        );
+        assert!(a.postgresql.is_empty() && a.mysql.is_empty(), "{a:?}");
+        let why = a.withheld.unwrap();
+        assert!(
+            why.contains("tmpfs file system, held in memory") && why.contains("power cut"),
+            "{why}"
+        );
+        assert_eq!(a.storage, vec![why]);
     }
 
     #[test]

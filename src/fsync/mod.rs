@@ -42,6 +42,19 @@ use crate::workload::{
 /// Size of the test file: one WAL segment, as pg_test_fsync writes.
 pub const FILE_SIZE: u64 = 16 << 20;
 
+/// The shortest time per test: one flush on a slow disk takes tens of
+/// milliseconds, so a shorter test can end before its first operation does
+/// and print zeros.
+pub const MIN_SECS_PER_TEST: Duration = Duration::from_millis(100);
+
+/// Why `iosim fsync` cannot run as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum FsyncError {
+    /// The time per test is too short to time one operation.
+    #[error("-s/--duration {given}: each test must last at least {min} to time even one flushed write (a flush on a disk takes up to tens of milliseconds); give e.g. -s 1s (pg_test_fsync's default is 5s)", given = format!("{:?}", .0), min = format!("{MIN_SECS_PER_TEST:?}"))]
+    TooShort(Duration),
+}
+
 /// Settings of `iosim fsync`.
 #[derive(Clone, Debug)]
 pub struct FsyncConfig {
@@ -57,6 +70,9 @@ pub struct FsyncConfig {
 
 /// Runs every test.
 pub fn run(cfg: &FsyncConfig, opts: &RunOptions) -> anyhow::Result<FsyncResult> {
+    if cfg.duration < MIN_SECS_PER_TEST {
+        anyhow::bail!(FsyncError::TooShort(cfg.duration));
+    }
     if cfg.sizes.is_empty() {
         anyhow::bail!(crate::Error::BadWorkload(
             "--bs needs at least one size, e.g. --bs 8K".into()
@@ -77,6 +93,8 @@ pub fn run(cfg: &FsyncConfig, opts: &RunOptions) -> anyhow::Result<FsyncResult> 
     };
     let mut notes = Vec::new();
     let direct = prepare(cfg, &opts, &mut notes)?;
+    // The one resolver `iosim run`'s self-checks use: tmpfs, a loop device over it, a RAM disk.
+    let memory_backed = crate::sysmon::mounts::resolve_target(&cfg.path).memory_backed();
     let mut tests = Vec::new();
     let stopped = || opts.stop.load(Ordering::Relaxed);
     let say = |name: &str| {
@@ -131,6 +149,7 @@ pub fn run(cfg: &FsyncConfig, opts: &RunOptions) -> anyhow::Result<FsyncResult> 
         tests,
         advice: Advice::default(),
         notes,
+        memory_backed,
     };
     res.advice = advice::advise(&res, cfg.sizes[0]);
     Ok(res)
@@ -296,9 +315,7 @@ fn descriptor_test(
     bs: u64,
     other_descriptor: bool,
 ) -> anyhow::Result<FsyncTest> {
-    use crate::platform::fs::{open, OpenHow};
-    use crate::platform::io::{pio, raw_file};
-    use crate::platform::types::Op;
+    use crate::platform::fs::{open, write_all_at, OpenHow};
     let name = if other_descriptor {
         "write, close, fsync"
     } else {
@@ -311,42 +328,23 @@ fn descriptor_test(
     let mut buf = crate::buf::AlignedBuf::new(bs as usize);
     crate::buf::fill_random(buf.as_mut_slice(), 0x5eed);
     let mut stats = DirStats::new();
-    let check = |r: i32, what: &str| -> anyhow::Result<()> {
-        if r < 0 {
-            anyhow::bail!(
-                "{what} of {} failed: {}",
-                cfg.path.display(),
-                std::io::Error::from_raw_os_error(-r)
-            );
-        }
-        Ok(())
+    let failed = |e: std::io::Error, what: &str| {
+        anyhow::anyhow!("{what} of {} failed: {e}", cfg.path.display())
     };
     let start = now_ns();
     let end = start + u64::try_from(cfg.duration.as_nanos()).unwrap_or(u64::MAX);
     let mut unavailable = None;
     while now_ns() < end && !opts.stop.load(Ordering::Relaxed) {
         let t0 = now_ns();
-        let mut step = || -> anyhow::Result<()> {
+        let step = || -> anyhow::Result<()> {
             let f = open(&cfg.path, how)?;
-            // SAFETY: the buffer holds bs bytes and lives across the call.
-            check(
-                unsafe { pio(raw_file(&f), Op::Write, buf.as_mut_ptr(), bs as usize, 0) },
-                "write",
-            )?;
+            write_all_at(&f, buf.as_slice(), 0).map_err(|e| failed(e, "write"))?;
             if other_descriptor {
                 drop(f);
                 let g = open(&cfg.path, how)?;
-                // SAFETY: a flush touches no buffer.
-                check(
-                    unsafe { pio(raw_file(&g), Op::Fsync, std::ptr::null_mut(), 0, 0) },
-                    "fsync",
-                )?;
+                g.sync_all().map_err(|e| failed(e, "fsync"))?;
             } else {
-                // SAFETY: as above.
-                check(
-                    unsafe { pio(raw_file(&f), Op::Fsync, std::ptr::null_mut(), 0, 0) },
-                    "fsync",
-                )?;
+                f.sync_all().map_err(|e| failed(e, "fsync"))?;
                 drop(f);
                 drop(open(&cfg.path, how)?);
             }

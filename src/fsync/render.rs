@@ -1,6 +1,8 @@
-//! `iosim fsync`'s report: pg_test_fsync's sections and rows (ops/sec,
-//! usecs/op), with the 99th percentile of what made each operation durable,
-//! then the advice; and its CSV.
+//! `iosim fsync`'s report: pg_test_fsync's sections and rows, each row as
+//! pg_test_fsync prints it (`ops/sec` and `usecs/op` after the number, so a
+//! script that reads pg_test_fsync's lines reads iosim's), with the 99th
+//! percentile of what made each operation durable after them; then the
+//! advice; and its CSV.
 
 use std::fmt::Write as _;
 
@@ -20,7 +22,7 @@ pub fn text(r: &FsyncResult) -> String {
     );
     let _ = writeln!(
         s,
-        "ops/sec and usecs/op as pg_test_fsync prints them; p99 is the latency of what makes an operation durable (the flush, or the O_DSYNC/O_SYNC write)"
+        "each row as pg_test_fsync prints it, then p99: the latency of what makes an operation durable (the flush, or the O_DSYNC/O_SYNC write)"
     );
     let mut last: Option<(Section, u64, u32)> = None;
     for t in &r.tests {
@@ -35,27 +37,31 @@ pub fn text(r: &FsyncResult) -> String {
         if new_section {
             s.push('\n');
             s.push_str(&heading(t));
-            let _ = writeln!(
-                s,
-                "{:<36}{:>14}{:>14}{:>12}",
-                "", "ops/sec", "usecs/op", "p99(us)"
-            );
         }
         last = Some(key);
         s.push_str(&row(t));
     }
     let a = &r.advice;
-    s.push_str("\nPostgreSQL:\n");
-    for l in &a.postgresql {
-        let _ = writeln!(s, "  {l}");
+    if let Some(why) = &a.withheld {
+        let _ = writeln!(s, "\nNo sync-method advice:\n  {why}");
+    } else {
+        s.push_str("\nPostgreSQL:\n");
+        for l in &a.postgresql {
+            let _ = writeln!(s, "  {l}");
+        }
+        s.push_str("MySQL / MariaDB:\n");
+        for l in &a.mysql {
+            let _ = writeln!(s, "  {l}");
+        }
     }
-    s.push_str("MySQL / MariaDB:\n");
-    for l in &a.mysql {
-        let _ = writeln!(s, "  {l}");
-    }
-    if !a.storage.is_empty() {
+    let storage: Vec<&String> = a
+        .storage
+        .iter()
+        .filter(|l| Some(*l) != a.withheld.as_ref())
+        .collect();
+    if !storage.is_empty() {
         s.push_str("Storage:\n");
-        for l in &a.storage {
+        for l in storage {
             let _ = writeln!(s, "  {l}");
         }
     }
@@ -91,9 +97,10 @@ fn heading(t: &FsyncTest) -> String {
     }
 }
 
-fn row(t: &FsyncTest) -> String {
-    let label = format!(
-        "        {}{}",
+/// pg_test_fsync's label: eight spaces and the name in 30 columns (`LABEL_FORMAT`).
+fn label(t: &FsyncTest) -> String {
+    let name = format!(
+        "{}{}",
         t.name,
         if t.buffered_fallback {
             " (buffered)"
@@ -101,8 +108,16 @@ fn row(t: &FsyncTest) -> String {
             ""
         }
     );
+    format!("        {name:<30}")
+}
+
+/// One row: pg_test_fsync's `%13.3f ops/sec  %6.0f usecs/op` (`OPS_FORMAT`),
+/// then iosim's p99; a test that did not run prints pg_test_fsync's `n/a`
+/// (`%21s`) and why.
+fn row(t: &FsyncTest) -> String {
+    let label = label(t);
     if let Some(why) = &t.unavailable {
-        return format!("{label:<36}{:>14}    {why}\n", "n/a");
+        return format!("{label}{:>21}    {why}\n", "n/a");
     }
     let p99 = t
         .durable_latency
@@ -113,8 +128,8 @@ fn row(t: &FsyncTest) -> String {
             |d| format!("{:.0}", d.latency_us.p(Percentile::P99)),
         );
     format!(
-        "{label:<36}{:>14.3}{:>14.3}{:>12}\n",
-        t.ops_per_sec, t.usecs_per_op, p99
+        "{label}{:13.3} ops/sec  {:6.0} usecs/op  p99 {p99:>6} usecs\n",
+        t.ops_per_sec, t.usecs_per_op
     )
 }
 
@@ -164,6 +179,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rows_read_as_pg_test_fsyncs() {
+        let mut t = FsyncTest {
+            section: Section::Methods,
+            name: "open_datasync".into(),
+            method: Some(crate::workload::SyncMethod::OpenDatasync),
+            bs: 8192,
+            writes_per_op: 1,
+            ops_per_sec: 13870.283,
+            usecs_per_op: 72.098,
+            durable_latency: None,
+            unavailable: None,
+            buffered_fallback: false,
+            result: None,
+        };
+        // pg_test_fsync's own line, then iosim's column.
+        assert_eq!(
+            row(&t),
+            "        open_datasync                     13870.283 ops/sec      72 usecs/op  p99      - usecs\n"
+        );
+        t.unavailable = Some("refused".into());
+        assert_eq!(
+            row(&t),
+            "        open_datasync                                   n/a    refused\n"
+        );
+    }
+
+    #[test]
     fn csv_has_a_header_and_a_row_per_test() {
         let t = FsyncTest {
             section: Section::Methods,
@@ -185,6 +227,7 @@ mod tests {
             advice: Default::default(),
             notes: vec![],
             interrupted: false,
+            memory_backed: None,
         };
         let s = csv(&r);
         let mut lines = s.lines();

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::runner::RunResult;
 use crate::stats::DirResult;
+use crate::sysmon::mounts::MemoryBacked;
 use crate::workload::SyncMethod;
 
 /// What a test measured.
@@ -70,6 +71,10 @@ pub struct FsyncResult {
     pub notes: Vec<String>,
     /// Stopped by Ctrl-C before every test ran.
     pub interrupted: bool,
+    /// The test file's storage is held in memory (tmpfs, a loop device over
+    /// it, a RAM disk): the figures are memory's, and no method is advised.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub memory_backed: Option<MemoryBacked>,
 }
 
 impl FsyncResult {
@@ -119,4 +124,8 @@ pub struct Advice {
     pub other_descriptor_ignored: bool,
     /// The device and the file system.
     pub storage: Vec<String>,
+    /// Why no sync-method advice is given (storage held in memory, flushes
+    /// that wait for nothing); the PostgreSQL and MySQL lists are empty then.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub withheld: Option<String>,
 }

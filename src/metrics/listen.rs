@@ -53,6 +53,27 @@ impl ListenAddr {
     }
 }
 
+impl ListenAddr {
+    /// The warning to print when the address is not a loopback one: the
+    /// endpoint (which has no authentication) is open to the network.
+    pub fn exposure_warning(&self) -> Option<String> {
+        let ip = self.0.ip();
+        if ip.is_loopback() {
+            return None;
+        }
+        let reach = if ip.is_unspecified() {
+            "every network interface of this machine"
+        } else {
+            "the network that address is on"
+        };
+        Some(format!(
+            "--metrics-listen {self}: the metrics endpoint is open to {reach}, without authentication: anyone who can reach port {} sees the targets' paths and the figures. Give a bare port (--metrics-listen {}) to serve the loopback address only, or keep the port behind a firewall",
+            self.0.port(),
+            self.0.port()
+        ))
+    }
+}
+
 impl std::fmt::Display for ListenAddr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
@@ -90,5 +111,23 @@ mod tests {
             Err(MetricsError::PortZero(_))
         ));
         assert!(listen_arg("x").unwrap_err().contains("HOST:PORT"));
+    }
+
+    #[test]
+    fn only_a_loopback_address_is_private() {
+        let w = |s: &str| ListenAddr::parse(s).unwrap().exposure_warning();
+        assert_eq!(w("9464"), None);
+        assert_eq!(w("[::1]:9464"), None);
+        assert_eq!(w("127.0.0.2:9464"), None);
+        let all = w("0.0.0.0:9464").unwrap();
+        assert!(
+            all.contains("open to every network interface")
+                && all.contains("--metrics-listen 9464"),
+            "{all}"
+        );
+        assert!(w("[::]:9464").unwrap().contains("every network interface"));
+        assert!(w("192.0.2.10:9464")
+            .unwrap()
+            .contains("the network that address is on"));
     }
 }

@@ -6,15 +6,18 @@
 //! `/proc/diskstats` at each scrape). The measuring code folds into it on the
 //! main thread, once per interval message (never per I/O): the runner
 //! (`runner::drive`) with each worker's interval statistics, and other
-//! commands through the same calls. [`Server`] answers `GET /metrics` on its
-//! own thread with the OpenMetrics text (the `prometheus-client` crate's
-//! encoder), and stops when dropped.
+//! commands through the same calls. [`Server`] answers `GET /metrics`, a
+//! thread per connection, with the OpenMetrics text (the `prometheus-client`
+//! crate's encoder) or, for a scraper that prefers it, the classic
+//! Prometheus text made from it, and stops when dropped.
 //!
 //! - [`listen`]: the `--metrics-listen` address and [`MetricsError`];
-//! - [`server`]: the HTTP thread.
+//! - [`server`]: the HTTP server;
+//! - [`text`]: which format a scrape gets, and the classic text.
 
 pub mod listen;
 pub mod server;
+pub mod text;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

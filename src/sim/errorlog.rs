@@ -3,11 +3,17 @@
 //! `DATE`, `TID`, `User`, `File`, `Line`, `Func`, `HRESULT` and `SYSTEXT`, and the
 //! message itself in an `<EXTENDED_DESCRIPTION>` child; a dump file is announced
 //! by an entry of its own ("Dump file successfully written: ..."), and the file
-//! names SQLIOSim's `ErrorLog.xslt` as its stylesheet. iosim writes the same
-//! structure, so the habits and tools used on SQLIOSim's log keep working.
+//! names SQLIOSim's `ErrorLog.xslt` as its stylesheet. At the end of the run
+//! SQLIOSim writes each file's final summary there too, one `INFO` entry a
+//! line from its display monitor (`Func='CLogicalFile::OutputSummary'`): the
+//! "Target IO Duration (ms) = ..." entry is what XenRT's reader looks for
+//! among the `EXTENDED_DESCRIPTION`s. iosim writes the same structure, so
+//! the habits and tools used on SQLIOSim's log keep working (the layout is
+//! pinned by tests/snapshots/sim__log_xml.snap; docs/sim.md).
 //!
 //! An `ErrorFile` (or `--log`) whose name ends in `.jsonl` or `.json` gets iosim's
-//! JSON lines instead: one [`ErrorRecord`] object a line.
+//! JSON lines instead: one [`ErrorRecord`] object a line (the summary is in
+//! the result there, not the log).
 
 use std::path::Path;
 
@@ -69,6 +75,63 @@ impl LogFormat {
             }
         }
     }
+
+    /// The final summary's lines ([`super::summary::final_summary`]) as
+    /// SQLIOSim's log holds them: one INFO entry a line, at `time` (RFC
+    /// 3339); nothing for JSON lines.
+    pub fn summary(self, time: &str, lines: &[String]) -> String {
+        match self {
+            LogFormat::JsonLines => String::new(),
+            LogFormat::Xml => lines
+                .iter()
+                .map(|l| {
+                    entry(
+                        &Entry {
+                            kind: "INFO",
+                            time,
+                            user: "Display Monitor",
+                            file: "FileIO.cpp",
+                            func: "CLogicalFile::OutputSummary",
+                            hresult: 0,
+                            systext: SUCCESS,
+                        },
+                        l,
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Windows' text of HRESULT 0, as SQLIOSim's informational entries carry it.
+const SUCCESS: &str = "The operation completed successfully.";
+
+/// The attributes of one `<ENTRY>`.
+struct Entry<'a> {
+    kind: &'a str,
+    /// RFC 3339 UTC.
+    time: &'a str,
+    user: &'a str,
+    file: &'a str,
+    func: &'a str,
+    hresult: u32,
+    systext: &'a str,
+}
+
+/// One `<ENTRY>` element with its description, on one line.
+fn entry(e: &Entry, text: &str) -> String {
+    let (time, date) = time_date(e.time);
+    format!(
+        "<ENTRY TYPE='{}' TIME='{time}' DATE='{date}' TID='{}' User='{}' File='{}' Line='0' Func='{}' HRESULT='0x{:08X}' SYSTEXT='{}'><EXTENDED_DESCRIPTION>{}</EXTENDED_DESCRIPTION></ENTRY>\n",
+        e.kind,
+        tid(),
+        esc(e.user),
+        esc(e.file),
+        e.func,
+        e.hresult,
+        esc(e.systext),
+        esc(text)
+    )
 }
 
 /// XML-escapes text for an attribute in single quotes or element content
@@ -145,7 +208,6 @@ fn tid() -> u64 {
 }
 
 fn entry_xml(kind: &str, rec: &ErrorRecord, text: &str) -> String {
-    let (time, date) = time_date(&rec.time);
     // HRESULT: Windows wraps an OS error as 0x8007xxxx; iosim puts the Linux errno there.
     // Validation failures carry SQLIOSim's 0x80070467 (ERROR_... "data error").
     let (hr, systext) = match (first_read(rec), errno(&rec.detail)) {
@@ -155,19 +217,23 @@ fn entry_xml(kind: &str, rec: &ErrorRecord, text: &str) -> String {
         ),
         (ErrorClass::IoError, None) => (0x8007_001f, rec.detail.clone()),
         _ if kind == "ERROR" => (0x8007_0467, rec.class.name().replace('_', " ")),
-        _ => (0, "The operation completed successfully.".to_string()),
+        _ => (0, SUCCESS.to_string()),
     };
     let func = match first_read(rec) {
         ErrorClass::IoError | ErrorClass::ShortRead => "CIOHandler::Complete",
         _ => "CBUF::ValidateBuffer",
     };
-    format!(
-        "<ENTRY TYPE='{kind}' TIME='{time}' DATE='{date}' TID='{}' User='{}' File='{}' Line='0' Func='{func}' HRESULT='0x{hr:08X}' SYSTEXT='{}'><EXTENDED_DESCRIPTION>{}</EXTENDED_DESCRIPTION></ENTRY>\n",
-        tid(),
-        esc(&rec.user),
-        esc(&rec.file),
-        esc(&systext),
-        esc(text)
+    entry(
+        &Entry {
+            kind,
+            time: &rec.time,
+            user: &rec.user,
+            file: &rec.file,
+            func,
+            hresult: hr,
+            systext: &systext,
+        },
+        text,
     )
 }
 
@@ -309,6 +375,34 @@ mod tests {
             (&v["class"], &v["first_read"]),
             (&"read_retry".into(), &"stale_read".into())
         );
+    }
+
+    #[test]
+    fn the_summary_is_an_info_entry_a_line() {
+        let lines = vec![
+            "********** Final Summary for file a<b>.mdx **********".to_string(),
+            "Target IO Duration (ms) = 100, Running Average IO Duration (ms) = 3, Number of times IO throttled = 0, IO request blocks = 18".to_string(),
+        ];
+        assert_eq!(
+            LogFormat::JsonLines.summary("2026-11-22T04:05:06Z", &lines),
+            ""
+        );
+        let x = LogFormat::Xml.summary("2026-11-22T04:05:06Z", &lines);
+        let doc = format!("{}{x}{}", LogFormat::Xml.header(), LogFormat::Xml.footer());
+        let parsed = roxmltree::Document::parse(&doc).expect("well-formed");
+        let entries: Vec<_> = parsed
+            .root_element()
+            .children()
+            .filter(|n| n.is_element())
+            .collect();
+        assert_eq!(entries.len(), 2, "{x}");
+        for (e, l) in entries.iter().zip(&lines) {
+            assert_eq!(e.attribute("TYPE"), Some("INFO"));
+            assert_eq!(e.attribute("TIME"), Some("04:05:06"));
+            assert_eq!(e.attribute("Func"), Some("CLogicalFile::OutputSummary"));
+            assert_eq!(e.attribute("User"), Some("Display Monitor"));
+            assert_eq!(e.first_element_child().unwrap().text(), Some(l.as_str()));
+        }
     }
 
     #[test]

@@ -325,6 +325,17 @@ impl Shared {
         }
     }
 
+    /// Writes every file's final summary into the error log, as SQLIOSim
+    /// does at the end of a run (its XML only).
+    fn log_summary(&self, r: &summary::SimResult) {
+        let lines: Vec<String> = r.files.iter().flat_map(summary::final_summary).collect();
+        let mut log = self.errors.lock().expect("error log lock");
+        let text = log.format.summary(&crate::clock::utc_now_rfc3339(), &lines);
+        if let Some(f) = log.jsonl.as_mut() {
+            let _ = f.write_all(text.as_bytes());
+        }
+    }
+
     /// A warning for the report (also printed unless quiet).
     pub fn warn(&self, msg: String) {
         if !self.quiet {
@@ -543,7 +554,9 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     let duration_s = (crate::clock::now_ns() - t0) as f64 / 1e9;
     let interrupted =
         sh.stop.load(Ordering::Acquire) && !sh.stopped_by_error.load(Ordering::Acquire);
-    Ok(summary::build(&sh, duration_s, cycles_done, interrupted))
+    let result = summary::build(&sh, duration_s, cycles_done, interrupted);
+    sh.log_summary(&result);
+    Ok(result)
 }
 
 /// Maps `--inject` faults from [FileN] numbers to file indices; a fault

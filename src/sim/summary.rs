@@ -249,6 +249,76 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
     }
 }
 
+/// SQLIOSim's final summary of one file, a line each, as it prints them
+/// and as its error log holds them (one INFO entry a line,
+/// [`super::errorlog::summary_entries`]): the title, then its fields in its
+/// order, iosim's after them.
+pub fn final_summary(f: &FileSummary) -> Vec<String> {
+    let yn = |b: bool| if b { "Yes" } else { "No" };
+    vec![
+        format!("********** Final Summary for file {} **********", f.path),
+        format!(
+            "File Attributes: Compression = {}, Encryption = {}, Sparse = {}, Kind = {}, Device = {}",
+            yn(f.compression),
+            yn(f.encryption),
+            yn(f.sparse),
+            f.kind,
+            yn(f.device)
+        ),
+        format!(
+            "Target IO Duration (ms) = {}, Running Average IO Duration (ms) = {}, Number of times IO throttled = {}, IO request blocks = {}",
+            f.target_io_duration_ms,
+            f.running_average_io_duration_ms.round() as u64,
+            f.throttled,
+            f.io_request_blocks
+        ),
+        format!(
+            "Reads = {}, Scatter Reads = {}, Writes = {}, Gather Writes = {}, Total IO Time (ms) = {}",
+            f.reads, f.scatter_reads, f.writes, f.gather_writes, f.total_io_time_ms
+        ),
+        format!("DRIVE LEVEL: Direct I/O alignment (bytes) = {}", f.dio_align),
+    ]
+}
+
+/// The errors' part of the text report.
+fn errors_text(errors: &ErrorsSummary, s: &mut String) {
+    let _ = writeln!(s, "\nErrors: {}", errors.count);
+    for (c, n) in &errors.by_class {
+        let _ = writeln!(s, "  {c:<18} {n}");
+    }
+    if errors.count > 0 {
+        let _ = writeln!(s, "  error log: {}", errors.log);
+        if errors.dumps + errors.dumps_not_written > 0 {
+            let _ = writeln!(
+                s,
+                "  dump files: {} written beside the error log{}",
+                errors.dumps,
+                if errors.dumps_not_written > 0 {
+                    format!(
+                        ", {} more not written (the --max-dumps limit)",
+                        errors.dumps_not_written
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for e in errors.first.iter().take(10) {
+            let _ = writeln!(
+                s,
+                "  {} file {} page {} offset {:#x} ({}, {}): {}",
+                e.class.name(),
+                e.file,
+                e.page,
+                e.offset,
+                e.user,
+                e.op,
+                e.detail
+            );
+        }
+    }
+}
+
 fn ms(us: f64) -> String {
     format!("{:.2}", us / 1000.0)
 }
@@ -257,36 +327,9 @@ fn ms(us: f64) -> String {
 pub fn text(r: &SimResult) -> String {
     let mut s = String::new();
     for f in &r.files {
-        let _ = writeln!(s, "********** Final Summary for file {} **********", f.path);
-        // SQLIOSim's fields in its order, then iosim's.
-        let yn = |b: bool| if b { "Yes" } else { "No" };
-        let _ = writeln!(
-            s,
-            "File Attributes: Compression = {}, Encryption = {}, Sparse = {}, Kind = {}, Device = {}",
-            yn(f.compression),
-            yn(f.encryption),
-            yn(f.sparse),
-            f.kind,
-            yn(f.device)
-        );
-        let _ = writeln!(
-            s,
-            "Target IO Duration (ms) = {}, Running Average IO Duration (ms) = {}, Number of times IO throttled = {}, IO request blocks = {}",
-            f.target_io_duration_ms,
-            f.running_average_io_duration_ms.round() as u64,
-            f.throttled,
-            f.io_request_blocks
-        );
-        let _ = writeln!(
-            s,
-            "Reads = {}, Scatter Reads = {}, Writes = {}, Gather Writes = {}, Total IO Time (ms) = {}",
-            f.reads, f.scatter_reads, f.writes, f.gather_writes, f.total_io_time_ms
-        );
-        let _ = writeln!(
-            s,
-            "DRIVE LEVEL: Direct I/O alignment (bytes) = {}",
-            f.dio_align
-        );
+        for line in final_summary(f) {
+            let _ = writeln!(s, "{line}");
+        }
         let _ = writeln!(s);
     }
     let _ = writeln!(
@@ -362,41 +405,7 @@ pub fn text(r: &SimResult) -> String {
             f.id, f.kind, f.slow_ios.over_1s, f.slow_ios.over_15s
         );
     }
-    let _ = writeln!(s, "\nErrors: {}", r.errors.count);
-    for (c, n) in &r.errors.by_class {
-        let _ = writeln!(s, "  {c:<18} {n}");
-    }
-    if r.errors.count > 0 {
-        let _ = writeln!(s, "  error log: {}", r.errors.log);
-        if r.errors.dumps + r.errors.dumps_not_written > 0 {
-            let _ = writeln!(
-                s,
-                "  dump files: {} written beside the error log{}",
-                r.errors.dumps,
-                if r.errors.dumps_not_written > 0 {
-                    format!(
-                        ", {} more not written (the --max-dumps limit)",
-                        r.errors.dumps_not_written
-                    )
-                } else {
-                    String::new()
-                }
-            );
-        }
-        for e in r.errors.first.iter().take(10) {
-            let _ = writeln!(
-                s,
-                "  {} file {} page {} offset {:#x} ({}, {}): {}",
-                e.class.name(),
-                e.file,
-                e.page,
-                e.offset,
-                e.user,
-                e.op,
-                e.detail
-            );
-        }
-    }
+    errors_text(&r.errors, &mut s);
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
     }

@@ -325,6 +325,83 @@ impl Resolution {
     }
 }
 
+/// Storage held in memory under a target: nothing written there survives a
+/// power cut, and a flush costs nothing, so what a run measures is memory
+/// (`iosim fsync` gives no sync-method advice from it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MemoryBacked {
+    /// A file system held in memory (tmpfs, ramfs).
+    FileSystem {
+        /// Its type.
+        fs_type: String,
+    },
+    /// A loop device whose backing file is on such a file system.
+    LoopOverMemory {
+        /// The loop device (`loop0`).
+        loop_device: String,
+        /// Its backing file.
+        backing_file: String,
+    },
+    /// A block device made of memory: a RAM disk (`brd`'s `ramN`) or `zramN`.
+    RamDisk {
+        /// The device (`ram0`).
+        device: String,
+    },
+}
+
+impl MemoryBacked {
+    /// What it is, in words, for a sentence.
+    pub fn words(&self) -> String {
+        match self {
+            MemoryBacked::FileSystem { fs_type } => {
+                format!("a {fs_type} file system, held in memory (RAM)")
+            }
+            MemoryBacked::LoopOverMemory {
+                loop_device,
+                backing_file,
+            } => format!(
+                "loop device {loop_device}, whose backing file {backing_file} is in memory (tmpfs)"
+            ),
+            MemoryBacked::RamDisk { device } => format!("{device}, a RAM disk"),
+        }
+    }
+}
+
+impl Resolution {
+    /// Whether the target's storage is held in memory: a memory file
+    /// system, a loop device over a file on one (its whole disk's, for a
+    /// partition), or a RAM disk.
+    pub fn memory_backed(&self) -> Option<MemoryBacked> {
+        match self {
+            Resolution::NoDevice { fs_type, .. } if is_memory_fs(fs_type) => {
+                Some(MemoryBacked::FileSystem {
+                    fs_type: fs_type.clone(),
+                })
+            }
+            Resolution::NoDevice { .. } => None,
+            Resolution::Device(d) => {
+                if d.loop_backing.as_ref().is_some_and(LoopBacking::in_memory) {
+                    return Some(MemoryBacked::LoopOverMemory {
+                        loop_device: d.disk.clone(),
+                        backing_file: d.backing_file.clone().unwrap_or_default(),
+                    });
+                }
+                let ram = |n: &str, prefix: &str| {
+                    n.strip_prefix(prefix)
+                        .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+                };
+                // brd's RAM disks have major 1 (RAMDISK_MAJOR); zram names itself.
+                ((d.major == 1 && ram(&d.disk, "ram")) || ram(&d.disk, "zram")).then(|| {
+                    MemoryBacked::RamDisk {
+                        device: d.disk.clone(),
+                    }
+                })
+            }
+        }
+    }
+}
+
 /// Filesystems held in memory.
 const MEMORY_FS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
 
@@ -1123,6 +1200,67 @@ mod tests {
         ));
         assert_eq!(fs, "tmpfs");
         assert!(reason.starts_with("in memory, no block device"), "{reason}");
+    }
+
+    #[test]
+    fn memory_backed_storage_is_named() {
+        let tmp = resolve_file_dev(
+            0,
+            45,
+            Path::new("/mnt/ram/f"),
+            &env("mountinfo_server.txt"),
+            0,
+        );
+        assert_eq!(
+            tmp.memory_backed(),
+            Some(MemoryBacked::FileSystem {
+                fs_type: "tmpfs".into()
+            })
+        );
+        let disk = |name: &str, major: u32| {
+            Resolution::Device(DeviceInfo {
+                name: name.into(),
+                disk: name.into(),
+                major,
+                ..DeviceInfo::default()
+            })
+        };
+        assert_eq!(
+            disk("ram0", 1).memory_backed(),
+            Some(MemoryBacked::RamDisk {
+                device: "ram0".into()
+            })
+        );
+        assert!(disk("zram1", 252).memory_backed().is_some());
+        assert_eq!(disk("vda", 253).memory_backed(), None);
+        assert_eq!(disk("ramdisk", 1).memory_backed(), None);
+        let mut lo = DeviceInfo {
+            name: "loop3p1".into(),
+            disk: "loop3".into(),
+            backing_file: Some("/dev/shm/x/disk.img".into()),
+            loop_backing: Some(LoopBacking {
+                holder: Some(Box::new(tmp.clone())),
+                ..LoopBacking::default()
+            }),
+            ..DeviceInfo::default()
+        };
+        let m = Resolution::Device(lo.clone()).memory_backed().unwrap();
+        assert!(
+            m.words()
+                .contains("loop3, whose backing file /dev/shm/x/disk.img is in memory"),
+            "{}",
+            m.words()
+        );
+        lo.loop_backing = Some(LoopBacking::default());
+        assert_eq!(Resolution::Device(lo).memory_backed(), None);
+        let nfs = resolve_file_dev(
+            0,
+            50,
+            Path::new("/mnt/nfs/f"),
+            &env("mountinfo_server.txt"),
+            0,
+        );
+        assert_eq!(nfs.memory_backed(), None);
     }
 
     #[test]
