@@ -119,27 +119,7 @@ pub fn text(r: &QualifyResult) -> String {
         let _ = write!(s, "\n{sut}");
     }
 
-    let _ = writeln!(
-        s,
-        "\nEvidence (budget {:.0} s, measured {:.1} s, set-up {:.1} s before the budget)",
-        r.time_budget_s, r.measure_s, r.setup_s
-    );
-    let _ = writeln!(s, "Stages (time taken of the share of the budget given):");
-    for st in &r.stages {
-        let _ = writeln!(
-            s,
-            "  {:<14} {:>6.1} s of {:>6.1} s  {}",
-            st.name, st.elapsed_s, st.budget_s, st.summary
-        );
-    }
-    let _ = writeln!(
-        s,
-        "  {:<14} {:>6.1} s of {:>6.1} s  (set-up {:.1} s before the budget)",
-        "total",
-        r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
-        r.time_budget_s,
-        r.setup_s
-    );
+    s.push_str(&evidence_head(r));
     let _ = writeln!(s, "\nQuick corners:");
     let _ = writeln!(
         s,
@@ -537,4 +517,76 @@ mod tests {
         // Nothing was created.
         assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
     }
+}
+
+/// The evidence's head: the budget, the stages against their shares, and
+/// how the budget was kept (each overrun with its cause).
+fn evidence_head(r: &QualifyResult) -> String {
+    let mut s = String::new();
+    let setup_where = if r.budget.is_some() {
+        "paid from the budget"
+    } else {
+        "before the budget"
+    };
+    let _ = writeln!(
+        s,
+        "\nEvidence (budget {:.0} s, measured {:.1} s, set-up {:.1} s {setup_where})",
+        r.time_budget_s, r.measure_s, r.setup_s
+    );
+    let _ = writeln!(s, "Stages (time taken of the share of the budget given):");
+    for st in &r.stages {
+        let _ = writeln!(
+            s,
+            "  {:<14} {:>6.1} s of {:>6.1} s  {}",
+            st.name, st.elapsed_s, st.budget_s, st.summary
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  {:<14} {:>6.1} s of {:>6.1} s  (set-up {:.1} s {setup_where})",
+        "total",
+        r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
+        r.time_budget_s,
+        r.setup_s
+    );
+    if let Some(b) = &r.budget {
+        for l in budget_lines(b) {
+            let _ = writeln!(s, "{l}");
+        }
+    }
+    s
+}
+
+/// How the budget was kept, one line each: the wall time against the
+/// budget, then each overrun (`overrun: sweeps 6.1 s past its 4.7 s
+/// share: a stall: ...`) and each skipped stage.
+pub fn budget_lines(b: &super::result::BudgetAccount) -> Vec<String> {
+    let mut out = vec![if b.overrun_s > 0.0 {
+        format!(
+            "Budget: {:.1} s planned, {:.1} s taken: over by {:.1} s (the slowest I/O waited for took {:.1} s)",
+            b.planned_s, b.wall_s, b.overrun_s, b.longest_stall_s
+        )
+    } else {
+        format!(
+            "Budget: {:.1} s planned, {:.1} s taken: within it",
+            b.planned_s, b.wall_s
+        )
+    }];
+    for o in &b.overruns {
+        out.push(if o.cause == super::result::OverrunCause::OutsideBudget {
+            format!("  overrun: {} {:.1} s, {}", o.stage, o.took_s, o.why)
+        } else {
+            format!(
+                "  overrun: {} {:.1} s past its {:.1} s share: {}",
+                o.stage, o.over_s, o.planned_s, o.why
+            )
+        });
+    }
+    if !b.skipped.is_empty() {
+        out.push(format!(
+            "  skipped, nothing was left of the budget: {} (qualify again with a larger --time to measure them)",
+            b.skipped.join(", ")
+        ));
+    }
+    out
 }
