@@ -409,6 +409,90 @@ mod tests {
     }
 
     #[test]
+    fn a_set_up_past_its_share_is_an_overrun_and_the_stages_keep_the_rest() {
+        let mut b = Budget::new(Duration::from_secs(100));
+        // Within its quarter: paid from the budget, no overrun.
+        assert_eq!(b.after_setup(), Duration::ZERO);
+        assert!(b.left() > Duration::from_secs(99));
+        // A set-up that took the whole budget: the stages still get 75 s.
+        let mut b = Budget::new(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(250));
+        let over = b.after_setup();
+        assert!(over >= Duration::from_millis(150 + 50), "{over:?}");
+        assert!(b.left() > Duration::ZERO && b.left() <= Duration::from_millis(150));
+        let o = setup_overrun(
+            Duration::from_millis(200),
+            Duration::from_millis(250),
+            over,
+            1 << 30,
+        )
+        .unwrap();
+        assert_eq!(o.cause, OverrunCause::FileCreation);
+        assert!(
+            o.why.starts_with("file creation on slow storage: 1GiB"),
+            "{}",
+            o.why
+        );
+        assert!(setup_overrun(Duration::from_secs(1), Duration::ZERO, Duration::ZERO, 0).is_none());
+    }
+
+    #[test]
+    fn an_overrun_names_its_stall_or_the_time_around_the_windows() {
+        let t = |took: u64, io: Option<(f64, &'static str)>| StageTime {
+            stage: "sweeps",
+            planned: Duration::from_secs(4),
+            took: Duration::from_millis(took),
+            longest_io: io,
+        };
+        // On time, or late by less than the grace.
+        assert!(stage_overrun(&t(3000, None)).is_none());
+        assert!(stage_overrun(&t(4050, Some((8.0, "x")))).is_none());
+        // An 8 s pause waited for at the deadline.
+        let o = stage_overrun(&t(11_000, Some((8.0, "sweep randread")))).unwrap();
+        assert_eq!(o.cause, OverrunCause::Stall);
+        assert!((o.over_s - 7.0).abs() < 1e-9, "{o:?}");
+        assert!(
+            o.why
+                .starts_with("a stall: an I/O took 8.0 s (sweep randread)"),
+            "{}",
+            o.why
+        );
+        // I/Os of 0.2 s do not explain 2 s: the runs' set-up and draining do.
+        let o = stage_overrun(&t(6000, Some((0.2, "sweep")))).unwrap();
+        assert_eq!(o.cause, OverrunCause::Overhead);
+        assert!(o.why.contains("draining"), "{}", o.why);
+        let n = neighbour_overrun(Duration::from_secs(10));
+        assert_eq!((n.cause, n.over_s), (OverrunCause::OutsideBudget, 10.0));
+    }
+
+    #[test]
+    fn a_deadline_raises_its_flag_and_the_users_stop_raises_it_at_once() {
+        let user = Arc::new(AtomicBool::new(false));
+        let d = Deadline::start(&user, Duration::from_millis(50)).unwrap();
+        assert!(!d.flag().load(Ordering::Relaxed));
+        let t0 = Instant::now();
+        while !d.flag().load(Ordering::Relaxed) {
+            assert!(t0.elapsed() < Duration::from_secs(30), "never raised");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(d.cut(), "the deadline, not the user");
+        let d = Deadline::start(&user, Duration::from_secs(3600)).unwrap();
+        user.store(true, Ordering::Relaxed);
+        let t0 = Instant::now();
+        while !d.flag().load(Ordering::Relaxed) {
+            assert!(t0.elapsed() < Duration::from_secs(30), "never raised");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!d.cut(), "the user stopped it");
+        // Dropping a deadline far away ends its watch at once.
+        let t0 = Instant::now();
+        drop(
+            Deadline::start(&Arc::new(AtomicBool::new(false)), Duration::from_secs(3600)).unwrap(),
+        );
+        assert!(t0.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
     fn per_run_keeps_room_for_set_up_and_a_floor() {
         assert_eq!(per_run(Duration::ZERO, 10), MIN_RUN);
         let d = per_run(Duration::from_secs(100), 10);

@@ -334,6 +334,11 @@ fn set_up(
     Ok(written)
 }
 
+/// A stage's summary when it started with nothing left of the budget.
+const SKIPPED: &str = "skipped: nothing was left of the budget";
+/// Ends a stage's summary when its deadline stopped it.
+const CUT: &str = "stopped at its deadline";
+
 /// The options the stages run under: the user's (Ctrl-C), the quiet
 /// copy each stage's runs start from, the progress lines.
 struct Run<'a> {
@@ -369,6 +374,13 @@ fn run_stages(
                 &format!("{head}: skipped, nothing is left of the budget"),
             );
             acct.skipped.push(name.to_string());
+            stages.push(StageRecord {
+                name: name.to_string(),
+                budget_s: 0.0,
+                elapsed_s: 0.0,
+                runs: 0,
+                summary: SKIPPED.into(),
+            });
             continue;
         }
         run.progress.line(
@@ -397,7 +409,7 @@ fn run_stages(
             c.interrupted = false;
         }
         let summary = if cut {
-            format!("{summary}; stopped at its deadline")
+            format!("{summary}; {CUT}")
         } else {
             summary
         };
