@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::databases::sweep_shape;
 use super::plan::{profile_list, Location};
-use super::result::{Overrun, OverrunCause};
+use super::result::{BudgetAccount, Overrun, OverrunCause};
 use crate::dbms::Dbms;
 use crate::sweep::analysis::MAX_DECIDING_REPEATS;
 
@@ -253,6 +253,40 @@ pub fn neighbour_overrun(took: Duration) -> Overrun {
         cause: OverrunCause::OutsideBudget,
         why: "outside --time by design: --neighbour's studies run after the budgeted stages".into(),
     }
+}
+
+/// How the budget was kept, one line each: the wall time against the
+/// budget, then each overrun (`overrun: sweeps 6.1 s past its 4.7 s
+/// share: a stall: ...`) and each skipped stage.
+pub fn budget_lines(b: &BudgetAccount) -> Vec<String> {
+    let mut out = vec![if b.overrun_s > 0.0 {
+        format!(
+            "Budget: {:.1} s planned, {:.1} s taken: over by {:.1} s (the slowest I/O waited for took {:.1} s)",
+            b.planned_s, b.wall_s, b.overrun_s, b.longest_stall_s
+        )
+    } else {
+        format!(
+            "Budget: {:.1} s planned, {:.1} s taken: within it",
+            b.planned_s, b.wall_s
+        )
+    }];
+    for o in &b.overruns {
+        out.push(if o.cause == OverrunCause::OutsideBudget {
+            format!("  overrun: {} {:.1} s, {}", o.stage, o.took_s, o.why)
+        } else {
+            format!(
+                "  overrun: {} {:.1} s past its {:.1} s share: {}",
+                o.stage, o.over_s, o.planned_s, o.why
+            )
+        });
+    }
+    if !b.skipped.is_empty() {
+        out.push(format!(
+            "  skipped, nothing was left of the budget: {} (qualify again with a larger --time to measure them)",
+            b.skipped.join(", ")
+        ));
+    }
+    out
 }
 
 /// Share of each run's slot that is measured ([`per_run`]); the rest is set-up and analysis.

@@ -27,6 +27,15 @@ struct Progress {
 }
 
 impl Progress {
+    /// The budget's account, at the end.
+    fn account(&self, account: &BudgetAccount) {
+        if self.on {
+            for l in super::budget::budget_lines(account) {
+                eprintln!("[qualify] {}", l.trim_start());
+            }
+        }
+    }
+
     fn line(&self, budget: &Budget, msg: &str) {
         if self.on {
             eprintln!(
@@ -66,15 +75,7 @@ pub(super) fn qualify(
     // The budget starts now: creating the test files is paid from it.
     let mut budget = Budget::new(cfg.time);
     let mut acct = Account::default();
-    let t_setup = Instant::now();
-    let created = set_up(cfg, opts, &mut locs, made)?;
-    let setup = t_setup.elapsed();
-    let setup_over = budget.after_setup();
-    acct.overruns
-        .extend(setup_overrun(cfg.time, setup, setup_over, created));
-    for l in locs.iter_mut() {
-        l.size = target_size(l);
-    }
+    let setup = budgeted_set_up(cfg, opts, &mut locs, made, &mut budget, &mut acct)?;
     progress.line(
         &budget,
         &format!(
@@ -106,11 +107,7 @@ pub(super) fn qualify(
     // Clean up the test files this run created.
     clean_up(cfg, &locs, &mut c);
     let account = acct.close(cfg.time, budget.elapsed());
-    if cfg.progress {
-        for l in super::render::budget_lines(&account) {
-            eprintln!("[qualify] {}", l.trim_start());
-        }
-    }
+    progress.account(&account);
 
     let db_notes = database_notes(cfg, &c);
     let errors = std::mem::take(&mut c.errors);
@@ -151,6 +148,28 @@ pub(super) fn qualify(
     attach_cpu(&mut res.checks, &c.cpu);
     judge(&mut res, &errors, minimum, cfg.time);
     Ok(res)
+}
+
+/// The set-up, paid from `budget` (its overrun, if any, into `acct`);
+/// returns how long it took.
+fn budgeted_set_up(
+    cfg: &QualifyConfig,
+    opts: &RunOptions,
+    locs: &mut [Location],
+    made: &mut Vec<PathBuf>,
+    budget: &mut Budget,
+    acct: &mut Account,
+) -> anyhow::Result<Duration> {
+    let t0 = Instant::now();
+    let created = set_up(cfg, opts, locs, made)?;
+    let took = t0.elapsed();
+    let over = budget.after_setup();
+    acct.overruns
+        .extend(setup_overrun(cfg.time, took, over, created));
+    for l in locs.iter_mut() {
+        l.size = target_size(l);
+    }
+    Ok(took)
 }
 
 /// The verdicts, recommendations and references of a measured qualification.

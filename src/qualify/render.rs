@@ -550,43 +550,9 @@ fn evidence_head(r: &QualifyResult) -> String {
         r.setup_s
     );
     if let Some(b) = &r.budget {
-        for l in budget_lines(b) {
+        for l in super::budget::budget_lines(b) {
             let _ = writeln!(s, "{l}");
         }
     }
     s
-}
-
-/// How the budget was kept, one line each: the wall time against the
-/// budget, then each overrun (`overrun: sweeps 6.1 s past its 4.7 s
-/// share: a stall: ...`) and each skipped stage.
-pub fn budget_lines(b: &super::result::BudgetAccount) -> Vec<String> {
-    let mut out = vec![if b.overrun_s > 0.0 {
-        format!(
-            "Budget: {:.1} s planned, {:.1} s taken: over by {:.1} s (the slowest I/O waited for took {:.1} s)",
-            b.planned_s, b.wall_s, b.overrun_s, b.longest_stall_s
-        )
-    } else {
-        format!(
-            "Budget: {:.1} s planned, {:.1} s taken: within it",
-            b.planned_s, b.wall_s
-        )
-    }];
-    for o in &b.overruns {
-        out.push(if o.cause == super::result::OverrunCause::OutsideBudget {
-            format!("  overrun: {} {:.1} s, {}", o.stage, o.took_s, o.why)
-        } else {
-            format!(
-                "  overrun: {} {:.1} s past its {:.1} s share: {}",
-                o.stage, o.over_s, o.planned_s, o.why
-            )
-        });
-    }
-    if !b.skipped.is_empty() {
-        out.push(format!(
-            "  skipped, nothing was left of the budget: {} (qualify again with a larger --time to measure them)",
-            b.skipped.join(", ")
-        ));
-    }
-    out
 }

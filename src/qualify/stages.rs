@@ -104,6 +104,31 @@ impl Collected {
     }
 }
 
+impl Collected {
+    /// A sweep's runs (their warnings, errors, stop and CPU), as
+    /// [`stage_sweeps`] saw them; returns how many.
+    fn fold_sweep_runs(&mut self, role: Role, seen: Vec<SweepRunSeen>) -> usize {
+        let n = seen.len();
+        for (ws, errs, intr, cpu) in seen {
+            for (code, msg) in ws {
+                self.warnings.push((role, code, msg));
+            }
+            self.cpu_of(role, &cpu);
+            self.errors.push((role, errs));
+            self.interrupted |= intr;
+        }
+        n
+    }
+}
+
+/// What [`stage_sweeps`] keeps of each run: warnings, errors, stopped, CPU.
+type SweepRunSeen = (
+    Vec<(WarningCode, String)>,
+    u64,
+    bool,
+    crate::runner::CpuResult,
+);
+
 /// A run its stage's deadline (or Ctrl-C) stopped before it measured any
 /// I/O: no measurement, nothing to judge.
 fn unmeasured(r: &RunResult) -> bool {
@@ -225,15 +250,7 @@ pub(super) fn stage_sweeps(
                 r.cpu.clone(),
             ));
         })?;
-        for (ws, errs, intr, cpu) in seen {
-            for (code, msg) in ws {
-                c.warnings.push((role, code, msg));
-            }
-            c.cpu_of(role, &cpu);
-            c.errors.push((role, errs));
-            c.interrupted |= intr;
-            runs += 1;
-        }
+        runs += c.fold_sweep_runs(role, seen);
         if res.points.is_empty() {
             // Stopped before its first point was measured.
             continue;

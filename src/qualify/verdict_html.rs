@@ -205,7 +205,7 @@ pub fn stages_table(r: &QualifyResult) -> String {
 /// How the budget was kept: the wall time against it and each overrun with
 /// its cause (the text report's budget lines, as a list).
 fn budget_html(b: &super::result::BudgetAccount) -> String {
-    let lines = super::render::budget_lines(b);
+    let lines = super::budget::budget_lines(b);
     let mut s = format!(
         "<div class=\"budget\" id=\"budget\"><p class=\"{}\">{}</p>",
         if b.overrun_s > 0.0 { "warn" } else { "note" },
