@@ -138,8 +138,22 @@ fn check_stages(doc: &Value, err: &str) {
             "self-checks"
         ]
     );
+    // A stage its deadline stopped (a loaded machine, a throttled device)
+    // measured less than its plan, and says so: the counts below hold for
+    // the stages that ran whole.
+    let whole = |name: &str| {
+        let s = doc["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap();
+        let summary = s["summary"].as_str().unwrap();
+        !summary.ends_with("stopped at its deadline") && !summary.starts_with("skipped")
+    };
     for s in &doc["stages"].as_array().unwrap()[..4] {
-        assert!(s["runs"].as_u64().unwrap() > 0, "{s}");
+        let name = s["name"].as_str().unwrap();
+        assert!(s["runs"].as_u64().unwrap() > 0 || !whole(name), "{s}");
     }
     for i in 1..=5 {
         assert!(
@@ -148,16 +162,19 @@ fn check_stages(doc: &Value, err: &str) {
         );
     }
     assert!(err.contains("set-up took"), "{err}");
-    assert_eq!(
-        doc["quick"].as_array().unwrap().len(),
-        10,
-        "5 corners x 2 locations"
+    let quick = doc["quick"].as_array().unwrap().len();
+    assert!(
+        quick == 10 || !whole("quick corners"),
+        "5 corners x 2 locations: {quick}"
     );
     let sweeps = doc["sweeps"].as_array().unwrap();
-    assert_eq!(sweeps.len(), 4, "qd and threads on data and log");
+    assert!(
+        sweeps.len() == 4 || !whole("sweeps"),
+        "qd and threads on data and log"
+    );
     for s in sweeps {
         assert!(s["result"]["repeat"].as_u64().unwrap() >= 2, "repetitions");
-        assert!(s["result"]["points"].as_array().unwrap().len() >= 3);
+        assert!(s["result"]["points"].as_array().unwrap().len() >= 3 || !whole("sweeps"));
     }
     let profiles: Vec<&str> = doc["profiles"]
         .as_array()
@@ -172,23 +189,28 @@ fn check_stages(doc: &Value, err: &str) {
         "read-ahead",
         "bulk-insert",
     ] {
-        assert!(profiles.contains(&p), "{p} missing from {profiles:?}");
+        assert!(
+            profiles.contains(&p) || !whole("profiles"),
+            "{p} missing from {profiles:?}"
+        );
     }
-    let sim = &doc["sim"];
-    assert!(sim["cycles"].as_u64().unwrap() >= 1, "{sim}");
-    assert!(sim["pages_verified"].as_u64().unwrap() > 0);
-    assert_eq!(sim["errors"], 0);
-    let kinds: Vec<(&str, &str)> = sim["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["kind"].as_str().unwrap(), f["role"].as_str().unwrap()))
-        .collect();
-    assert_eq!(
-        kinds,
-        [("data", "data"), ("log", "log")],
-        "data file on --data, log on --log"
-    );
+    if whole("simulator") {
+        let sim = &doc["sim"];
+        assert!(sim["cycles"].as_u64().unwrap() >= 1, "{sim}");
+        assert!(sim["pages_verified"].as_u64().unwrap() > 0);
+        assert_eq!(sim["errors"], 0);
+        let kinds: Vec<(&str, &str)> = sim["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["kind"].as_str().unwrap(), f["role"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [("data", "data"), ("log", "log")],
+            "data file on --data, log on --log"
+        );
+    }
     for v in doc["verdicts"].as_array().unwrap() {
         for r in v["reasons"].as_array().unwrap() {
             for k in ["measured", "limit", "rule", "source_tag", "source"] {
@@ -928,6 +950,200 @@ fn reads_that_stall_over_a_second_warn_in_the_verdict() {
     assert!(reasons
         .iter()
         .all(|r| r["rule"] != "stalled-io" && r["rule"] != "sim-long-io"));
+    let left: Vec<_> = std::fs::read_dir(&back)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Issue 36, item 4: the budget's account in the JSON document (planned,
+/// wall, overrun, the slowest I/O waited for, each overrun with its cause)
+/// and in the text report; returns the account.
+fn check_budget_account(doc: &Value, budget_s: f64, wall_s: f64) -> Value {
+    let b = doc["budget"].clone();
+    assert_eq!(b["planned_s"], budget_s, "{b}");
+    let wall = b["wall_s"].as_f64().unwrap_or_else(|| panic!("{b}"));
+    assert!(
+        wall > 0.0 && wall <= wall_s + 0.5,
+        "{wall} vs {wall_s} measured outside: {b}"
+    );
+    let over = b["overrun_s"].as_f64().unwrap();
+    assert!((over - (wall - budget_s).max(0.0)).abs() < 1e-6, "{b}");
+    let stall = b["longest_stall_s"].as_f64().unwrap();
+    // The whole stays within the budget plus the slowest I/O waited for, with
+    // room for a loaded 2-core machine: half the budget again.
+    assert!(
+        wall_s <= 1.5 * budget_s + stall,
+        "{wall_s:.1} s for a {budget_s} s budget (slowest I/O {stall:.1} s): {b}"
+    );
+    // Existing fields keep their meaning.
+    assert_eq!(doc["time_budget_s"], budget_s);
+    assert!(doc["setup_s"].as_f64().is_some() && doc["measure_s"].as_f64().is_some());
+    for o in b["overruns"].as_array().unwrap() {
+        assert!(o["over_s"].as_f64().unwrap() > 0.0, "{o}");
+        assert!(!o["why"].as_str().unwrap().is_empty(), "{o}");
+        assert!(
+            ["stall", "file_creation", "overhead", "outside_budget"]
+                .contains(&o["cause"].as_str().unwrap()),
+            "{o}"
+        );
+    }
+    b
+}
+
+/// The text report of stored run `id` in history `db`.
+fn show_text(db: &Path, id: &str) -> String {
+    let out = common::iosim()
+        .args(["show", id, "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Issue 36, item 4: on slow storage (both loop devices throttled to 200
+/// reads and 200 writes a second by the kernel's block throttle) a 20 s
+/// qualification stops each stage at its share of the budget, and the
+/// result says how the budget was kept (JSON `budget`, the text's
+/// "Budget:" line, the HTML's).
+#[test]
+fn a_throttled_qualification_keeps_its_budget_and_says_how() {
+    let (Some(data), Some(log)) = (shm_loop(192 << 20), shm_loop(96 << 20)) else {
+        return;
+    };
+    let Some(throttle) = common::Throttle::new(&data, "read_iops", 200) else {
+        return;
+    };
+    throttle.set("write_iops", 200);
+    throttle.limit(&log, "read_iops", 200);
+    throttle.limit(&log, "write_iops", 200);
+    let d = tempfile::tempdir().unwrap();
+    let html = d.path().join("q.html");
+    let mut a = args(&data, &log, d.path(), &["--html", html.to_str().unwrap()]);
+    let t = a.iter().position(|x| x == "--time").unwrap();
+    a[t + 1] = "20s".into();
+    let t0 = std::time::Instant::now();
+    let (doc, err) = run(throttle.command(&a));
+    let wall = t0.elapsed().as_secs_f64();
+    drop(throttle);
+    eprintln!("qualify --time 20s under 200 IOPS: {wall:.1} s");
+    let b = check_budget_account(&doc, 20.0, wall);
+    // Every budgeted stage's time is its share, or its share and what it
+    // waited for at its deadline (a queue of 200-IOPS I/O, a second or so).
+    for st in doc["stages"].as_array().unwrap() {
+        let (took, share) = (
+            st["elapsed_s"].as_f64().unwrap(),
+            st["budget_s"].as_f64().unwrap(),
+        );
+        assert!(took <= share + 10.0, "{st}");
+    }
+    let text = show_text(&d.path().join("history.db"), &saved_id(&err));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Budget: 20.0 s planned, "))
+        .unwrap_or_else(|| panic!("no budget line: {text}"));
+    if b["overrun_s"].as_f64().unwrap() > 0.0 {
+        assert!(line.contains("over by"), "{line}");
+    } else {
+        assert!(line.ends_with("within it"), "{line}");
+    }
+    for o in b["overruns"].as_array().unwrap() {
+        let stage = o["stage"].as_str().unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("  overrun: {stage} "))),
+            "{stage}: {text}"
+        );
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"budget\""), "no budget in the page");
+    assert!(page.contains("Budget: 20.0 s planned, "));
+}
+
+/// Issue 36, item 4: a directory on the FUSE rig whose every 2000th read
+/// pauses 8 s took 152.8 s of a 20 s budget (each stage waited out every
+/// pause of every run). Each stage now stops at its deadline: the whole
+/// ends within the budget plus the pause it waited for, and every overrun
+/// names the stall as its cause.
+#[test]
+fn a_stalling_file_system_shows_the_stall_as_the_overruns_cause() {
+    let d = tempfile::tempdir().unwrap();
+    let (back, mnt, journal) = (
+        d.path().join("back"),
+        d.path().join("mnt"),
+        d.path().join("journal"),
+    );
+    std::fs::create_dir(&back).unwrap();
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(rig) = FuseRig::mount(
+        &back,
+        &mnt,
+        &journal,
+        &[
+            "--mode",
+            "off",
+            "--stall-every",
+            "2000",
+            "--stall-ms",
+            "8000",
+        ],
+    ) else {
+        return;
+    };
+    let db = d.path().join("h.db");
+    let t0 = std::time::Instant::now();
+    let out = common::iosim()
+        .args(["qualify", "--data"])
+        .arg(&mnt)
+        .args(["--time", "20s", "--size", "16M", "-o", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let wall = t0.elapsed().as_secs_f64();
+    drop(rig);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "iosim qualify failed: {err}");
+    eprintln!("qualify --time 20s on a FUSE file system pausing 8 s: {wall:.1} s");
+    let pauses = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""ev":"p""#))
+        .count();
+    assert!(pauses > 0, "the rig never paused");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = check_budget_account(&doc, 20.0, wall);
+    assert!(b["longest_stall_s"].as_f64().unwrap() >= 8.0, "{b}");
+    // A pause the deadline met is the overrun's cause, with its length.
+    let stalls: Vec<&Value> = b["overruns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["cause"] == "stall")
+        .collect();
+    if b["overrun_s"].as_f64().unwrap() > 0.0 {
+        assert!(!stalls.is_empty(), "{b}");
+    }
+    for o in &stalls {
+        assert!(o["why"].as_str().unwrap().starts_with("a stall: "), "{o}");
+    }
+    // The progress lines say the same as the result.
+    assert!(err.contains("[qualify] Budget: 20.0 s planned, "), "{err}");
+    let text = show_text(&db, &saved_id(&err));
+    assert!(text.contains("Budget: 20.0 s planned, "), "{text}");
+    for o in &stalls {
+        let stage = o["stage"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("  overrun: {stage} "))
+                && text.contains("a stall: an I/O took 8."),
+            "{text}"
+        );
+    }
     let left: Vec<_> = std::fs::read_dir(&back)
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -1,9 +1,12 @@
 //! The time budget: each stage's share, each run's length, the repetitions it buys.
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use super::databases::sweep_shape;
 use super::plan::{profile_list, Location};
+use super::result::{BudgetAccount, Overrun, OverrunCause};
 use crate::dbms::Dbms;
 use crate::sweep::analysis::MAX_DECIDING_REPEATS;
 
@@ -20,19 +23,33 @@ pub const STAGES: [(&str, f64); 5] = [
 pub const MIN_RUN: Duration = Duration::from_millis(100);
 
 /// Splits the budget: each stage gets its fixed share of what is left, so an
-/// early stage that overran is paid for by the later ones, and the whole ends
-/// within the budget (plus at most one short run per stage).
+/// early stage that overran is paid for by the later ones. Each stage stops
+/// at its deadline ([`Deadline`]); a stage that starts with nothing left is
+/// skipped, so the whole ends within the budget plus the I/O it waited for
+/// at the last deadline (docs/qualify-storage.md, "How the budget is kept").
 pub struct Budget {
     start: Instant,
+    end: Instant,
     total: Duration,
     shares_left: f64,
 }
 
+/// The share of the budget creating the test files may take; past it the
+/// stages still get the rest of the budget, and the excess is the set-up's
+/// overrun ([`Budget::after_setup`]).
+pub const SETUP_SHARE: f64 = 0.25;
+
+/// A stage ending later than its deadline by less than this is on time:
+/// a run notices its stop flag within a poll, not at once.
+pub const OVERRUN_GRACE: Duration = Duration::from_millis(100);
+
 impl Budget {
-    /// A budget of `total` starting now.
+    /// A budget of `total` starting now (the set-up is paid from it).
     pub fn new(total: Duration) -> Budget {
+        let start = Instant::now();
         Budget {
-            start: Instant::now(),
+            start,
+            end: start + total,
             total,
             shares_left: STAGES.iter().map(|s| s.1).sum(),
         }
@@ -45,7 +62,18 @@ impl Budget {
 
     /// Time left.
     pub fn left(&self) -> Duration {
-        self.total.saturating_sub(self.elapsed())
+        self.end.saturating_duration_since(Instant::now())
+    }
+
+    /// Called once the test files exist: what their creation took is paid
+    /// from the budget up to [`SETUP_SHARE`] of it; past that the stages
+    /// keep the rest of the budget and the end moves by the excess, which is
+    /// returned (the set-up's overrun, zero when it kept to its share).
+    pub fn after_setup(&mut self) -> Duration {
+        let keep = Instant::now() + self.total.mul_f64(1.0 - SETUP_SHARE);
+        let over = keep.saturating_duration_since(self.end);
+        self.end = self.end.max(keep);
+        over
     }
 
     /// The next stage's time, for a stage with `share`.
@@ -63,6 +91,202 @@ impl Budget {
         self.shares_left -= share;
         d
     }
+}
+
+/// How often a [`Deadline`]'s watch looks at the user's stop flag.
+const WATCH_POLL: Duration = Duration::from_millis(20);
+
+/// A stage's stop flag: raised at the stage's deadline, or as soon as the
+/// user's (Ctrl-C) is. The stage's runs, sweeps, profiles and simulator
+/// stop on it as on Ctrl-C: a run ends its window, waits for the I/O in
+/// flight (an I/O cannot be abandoned: its wait is a stall) and reports
+/// what it measured; no new run starts.
+pub struct Deadline {
+    flag: Arc<AtomicBool>,
+    user: Arc<AtomicBool>,
+    quit: Option<mpsc::Sender<()>>,
+    watch: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Deadline {
+    /// A deadline `slot` from now over the user's stop flag `user`.
+    pub fn start(user: &Arc<AtomicBool>, slot: Duration) -> std::io::Result<Deadline> {
+        let flag = Arc::new(AtomicBool::new(user.load(Ordering::Relaxed)));
+        let at = Instant::now() + slot;
+        let (tx, rx) = mpsc::channel::<()>();
+        let (f, u) = (flag.clone(), user.clone());
+        let watch = std::thread::Builder::new()
+            .name("qualify-deadline".into())
+            .spawn(move || loop {
+                let now = Instant::now();
+                if u.load(Ordering::Relaxed) || now >= at {
+                    f.store(true, Ordering::Relaxed);
+                    return;
+                }
+                match rx.recv_timeout((at - now).min(WATCH_POLL)) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+            })?;
+        Ok(Deadline {
+            flag,
+            user: user.clone(),
+            quit: Some(tx),
+            watch: Some(watch),
+        })
+    }
+
+    /// The flag the stage's work stops on.
+    pub fn flag(&self) -> &Arc<AtomicBool> {
+        &self.flag
+    }
+
+    /// The deadline stopped the stage (not the user).
+    pub fn cut(&self) -> bool {
+        self.flag.load(Ordering::Relaxed) && !self.user.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        drop(self.quit.take());
+        if let Some(w) = self.watch.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// What a stage's time went to, for [`stage_overrun`].
+pub struct StageTime<'a> {
+    /// The stage.
+    pub stage: &'a str,
+    /// Its share of the budget.
+    pub planned: Duration,
+    /// What it took.
+    pub took: Duration,
+    /// Its slowest I/O (what it waited for at the deadline, at most), s,
+    /// and where.
+    pub longest_io: Option<(f64, &'a str)>,
+}
+
+/// The stage's overrun with its cause, or `None` when it ended within
+/// [`OVERRUN_GRACE`] of its share: an I/O that took half the overrun or more
+/// was a stall waited for at the deadline; else the time went around the
+/// measured windows (starting runs, draining queues, creating the
+/// simulator's files, analysis), slow on slow storage.
+pub fn stage_overrun(t: &StageTime) -> Option<Overrun> {
+    let over = t.took.checked_sub(t.planned)?;
+    if over < OVERRUN_GRACE {
+        return None;
+    }
+    let (cause, why) = match t.longest_io {
+        Some((s, what)) if s >= over.as_secs_f64() * 0.5 => (
+            OverrunCause::Stall,
+            format!(
+                "a stall: an I/O took {s:.1} s ({what}); the stage stopped at its deadline and waited for the I/O in flight, which cannot be abandoned"
+            ),
+        ),
+        _ if t.stage == "self-checks" => (
+            OverrunCause::Stall,
+            "a stall: reading the test files back (holes, zero-filled data) waited for the storage"
+                .to_string(),
+        ),
+        _ => (
+            OverrunCause::Overhead,
+            format!(
+                "slow storage around the measured windows: {}",
+                overhead_of(t.stage)
+            ),
+        ),
+    };
+    Some(Overrun {
+        stage: t.stage.to_string(),
+        planned_s: t.planned.as_secs_f64(),
+        took_s: t.took.as_secs_f64(),
+        over_s: over.as_secs_f64(),
+        cause,
+        why,
+    })
+}
+
+/// What a stage does outside its measured windows.
+fn overhead_of(stage: &str) -> &'static str {
+    match stage {
+        "simulator" => "creating and filling the simulator's files, its final checkpoint and audit",
+        "profiles" => "setting up each phase's workloads and draining their queues",
+        _ => "setting up each run and draining its queue",
+    }
+}
+
+/// The set-up's overrun: creating the test files took `took`, past
+/// [`SETUP_SHARE`] of `total` by `over`.
+pub fn setup_overrun(
+    total: Duration,
+    took: Duration,
+    over: Duration,
+    bytes: u64,
+) -> Option<Overrun> {
+    if over < OVERRUN_GRACE {
+        return None;
+    }
+    let rate = bytes as f64 / took.as_secs_f64().max(1e-9) / (1 << 20) as f64;
+    Some(Overrun {
+        stage: "set-up".into(),
+        planned_s: total.mul_f64(SETUP_SHARE).as_secs_f64(),
+        took_s: took.as_secs_f64(),
+        over_s: over.as_secs_f64(),
+        cause: OverrunCause::FileCreation,
+        why: format!(
+            "file creation on slow storage: {} of test files written at {rate:.1} MiB/s; give a smaller --size, or keep the files (--keep-files) and qualify again: an existing iosim test file is reused",
+            crate::units::format_size(bytes)
+        ),
+    })
+}
+
+/// The noisy-neighbour stage's time: after the budget, by design.
+pub fn neighbour_overrun(took: Duration) -> Overrun {
+    Overrun {
+        stage: "neighbour".into(),
+        planned_s: 0.0,
+        took_s: took.as_secs_f64(),
+        over_s: took.as_secs_f64(),
+        cause: OverrunCause::OutsideBudget,
+        why: "outside --time by design: --neighbour's studies run after the budgeted stages".into(),
+    }
+}
+
+/// How the budget was kept, one line each: the wall time against the
+/// budget, then each overrun (`overrun: sweeps 6.1 s past its 4.7 s
+/// share: a stall: ...`) and each skipped stage.
+pub fn budget_lines(b: &BudgetAccount) -> Vec<String> {
+    let mut out = vec![if b.overrun_s > 0.0 {
+        format!(
+            "Budget: {:.1} s planned, {:.1} s taken: over by {:.1} s (the slowest I/O waited for took {:.1} s)",
+            b.planned_s, b.wall_s, b.overrun_s, b.longest_stall_s
+        )
+    } else {
+        format!(
+            "Budget: {:.1} s planned, {:.1} s taken: within it",
+            b.planned_s, b.wall_s
+        )
+    }];
+    for o in &b.overruns {
+        out.push(if o.cause == OverrunCause::OutsideBudget {
+            format!("  overrun: {} {:.1} s, {}", o.stage, o.took_s, o.why)
+        } else {
+            format!(
+                "  overrun: {} {:.1} s past its {:.1} s share: {}",
+                o.stage, o.over_s, o.planned_s, o.why
+            )
+        });
+    }
+    if !b.skipped.is_empty() {
+        out.push(format!(
+            "  skipped, nothing was left of the budget: {} (qualify again with a larger --time to measure them)",
+            b.skipped.join(", ")
+        ));
+    }
+    out
 }
 
 /// Share of each run's slot that is measured ([`per_run`]); the rest is set-up and analysis.
@@ -216,6 +440,90 @@ mod tests {
         assert!((p.as_secs_f64() - 6.0).abs() < 1e-6, "{p:?}");
         let sum: f64 = STAGES.iter().map(|s| s.1).sum();
         assert!((sum - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_set_up_past_its_share_is_an_overrun_and_the_stages_keep_the_rest() {
+        let mut b = Budget::new(Duration::from_secs(100));
+        // Within its quarter: paid from the budget, no overrun.
+        assert_eq!(b.after_setup(), Duration::ZERO);
+        assert!(b.left() > Duration::from_secs(99));
+        // A set-up that took the whole budget: the stages still get 75 s.
+        let mut b = Budget::new(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(250));
+        let over = b.after_setup();
+        assert!(over >= Duration::from_millis(150 + 50), "{over:?}");
+        assert!(b.left() > Duration::ZERO && b.left() <= Duration::from_millis(150));
+        let o = setup_overrun(
+            Duration::from_millis(200),
+            Duration::from_millis(250),
+            over,
+            1 << 30,
+        )
+        .unwrap();
+        assert_eq!(o.cause, OverrunCause::FileCreation);
+        assert!(
+            o.why.starts_with("file creation on slow storage: 1GiB"),
+            "{}",
+            o.why
+        );
+        assert!(setup_overrun(Duration::from_secs(1), Duration::ZERO, Duration::ZERO, 0).is_none());
+    }
+
+    #[test]
+    fn an_overrun_names_its_stall_or_the_time_around_the_windows() {
+        let t = |took: u64, io: Option<(f64, &'static str)>| StageTime {
+            stage: "sweeps",
+            planned: Duration::from_secs(4),
+            took: Duration::from_millis(took),
+            longest_io: io,
+        };
+        // On time, or late by less than the grace.
+        assert!(stage_overrun(&t(3000, None)).is_none());
+        assert!(stage_overrun(&t(4050, Some((8.0, "x")))).is_none());
+        // An 8 s pause waited for at the deadline.
+        let o = stage_overrun(&t(11_000, Some((8.0, "sweep randread")))).unwrap();
+        assert_eq!(o.cause, OverrunCause::Stall);
+        assert!((o.over_s - 7.0).abs() < 1e-9, "{o:?}");
+        assert!(
+            o.why
+                .starts_with("a stall: an I/O took 8.0 s (sweep randread)"),
+            "{}",
+            o.why
+        );
+        // I/Os of 0.2 s do not explain 2 s: the runs' set-up and draining do.
+        let o = stage_overrun(&t(6000, Some((0.2, "sweep")))).unwrap();
+        assert_eq!(o.cause, OverrunCause::Overhead);
+        assert!(o.why.contains("draining"), "{}", o.why);
+        let n = neighbour_overrun(Duration::from_secs(10));
+        assert_eq!((n.cause, n.over_s), (OverrunCause::OutsideBudget, 10.0));
+    }
+
+    #[test]
+    fn a_deadline_raises_its_flag_and_the_users_stop_raises_it_at_once() {
+        let user = Arc::new(AtomicBool::new(false));
+        let d = Deadline::start(&user, Duration::from_millis(50)).unwrap();
+        assert!(!d.flag().load(Ordering::Relaxed));
+        let t0 = Instant::now();
+        while !d.flag().load(Ordering::Relaxed) {
+            assert!(t0.elapsed() < Duration::from_secs(30), "never raised");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(d.cut(), "the deadline, not the user");
+        let d = Deadline::start(&user, Duration::from_secs(3600)).unwrap();
+        user.store(true, Ordering::Relaxed);
+        let t0 = Instant::now();
+        while !d.flag().load(Ordering::Relaxed) {
+            assert!(t0.elapsed() < Duration::from_secs(30), "never raised");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!d.cut(), "the user stopped it");
+        // Dropping a deadline far away ends its watch at once.
+        let t0 = Instant::now();
+        drop(
+            Deadline::start(&Arc::new(AtomicBool::new(false)), Duration::from_secs(3600)).unwrap(),
+        );
+        assert!(t0.elapsed() < Duration::from_secs(30));
     }
 
     #[test]

@@ -509,6 +509,7 @@ mod tests {
             test_file_size: 64 << 20,
             cache_size: Some(0),
             host_memory: 0,
+            budget: None,
         }
     }
 

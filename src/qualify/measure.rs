@@ -4,10 +4,13 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::budget::{minimum_budget, planned_runs, preliminary_note, Budget, STAGES};
+use super::budget::{
+    minimum_budget, neighbour_overrun, planned_runs, preliminary_note, setup_overrun,
+    stage_overrun, Budget, Deadline, StageTime, STAGES,
+};
 use super::judge::{attach_cpu, facts, findings};
 use super::plan::{largest_block, locations, stage_caches, target_size, Location, QualifyConfig};
-use super::result::{QualifyResult, StageRecord};
+use super::result::{BudgetAccount, Overrun, QualifyResult, StageRecord};
 use super::rules::Verdict;
 use super::stages::{
     stage_checks, stage_neighbour, stage_profiles, stage_quick, stage_sim, stage_sweeps, Collected,
@@ -15,6 +18,7 @@ use super::stages::{
 use super::system;
 use super::{databases, references, rules};
 use crate::runner::RunOptions;
+use crate::verdict::Role;
 use crate::workload::FillMode;
 
 struct Progress {
@@ -23,6 +27,15 @@ struct Progress {
 }
 
 impl Progress {
+    /// The budget's account, at the end.
+    fn account(&self, account: &BudgetAccount) {
+        if self.on {
+            for l in super::budget::budget_lines(account) {
+                eprintln!("[qualify] {}", l.trim_start());
+            }
+        }
+    }
+
     fn line(&self, budget: &Budget, msg: &str) {
         if self.on {
             crate::say!(
@@ -42,19 +55,7 @@ pub(super) fn qualify(
     made: &mut Vec<PathBuf>,
 ) -> anyhow::Result<QualifyResult> {
     let mut locs = locations(cfg)?;
-    if locs.iter().any(|l| !l.device) {
-        let need = largest_block(cfg.dbms, &locs)?;
-        if cfg.size < need {
-            let arg = crate::units::format_size_arg;
-            return Err(crate::Error::BadWorkload(format!(
-                "--size {}: each test file qualify creates in a directory must hold its largest I/O, or a slice for each workload that shares it ({}): give --size {} or more (the default is 1G)",
-                arg(cfg.size),
-                arg(need),
-                arg(need)
-            ))
-            .into());
-        }
-    }
+    check_size(cfg, &locs)?;
     let system = system::gather(&locs, cfg.size, cfg.engine, stage_caches(cfg.dbms, &locs)?);
     let quiet = RunOptions {
         progress: false,
@@ -71,50 +72,45 @@ pub(super) fn qualify(
         crate::say!("[qualify] {}", preliminary_note(cfg.time, minimum));
     }
 
-    // Set-up: the test files, before the budget starts.
-    let t_setup = Instant::now();
-    set_up(cfg, opts, &mut locs, made)?;
-    let setup_s = t_setup.elapsed().as_secs_f64();
-    for l in locs.iter_mut() {
-        l.size = target_size(l);
-    }
+    // The budget starts now: creating the test files is paid from it.
     let mut budget = Budget::new(cfg.time);
+    let mut acct = Account::default();
+    let setup = budgeted_set_up(cfg, opts, &mut locs, made, &mut budget, &mut acct)?;
     progress.line(
         &budget,
-        &format!("set-up took {setup_s:.1} s (test files); the budget starts now"),
+        &format!(
+            "set-up took {:.1} s (test files), paid from the budget",
+            setup.as_secs_f64()
+        ),
     );
-
-    let mut stages = run_stages(cfg, opts, &locs, &quiet, &progress, &mut budget, &mut c)?;
+    let t_measure = Instant::now();
+    let mut stages = run_stages(
+        cfg,
+        &locs,
+        &Run {
+            user: opts,
+            quiet: &quiet,
+            progress: &progress,
+        },
+        &mut budget,
+        &mut c,
+        &mut acct,
+    )?;
     if let Some(n) = cfg.neighbour.as_ref().filter(|_| !c.interrupted) {
-        // After the budgeted stages, with its own fixed time (docs/qualify-storage.md).
-        let mut distinct: Vec<&Location> = Vec::new();
-        for l in &locs {
-            if !distinct.iter().any(|x| x.target == l.target) {
-                distinct.push(l);
-            }
-        }
-        progress.line(&budget, &format!("stage neighbour: started ({})", n.text));
-        let t0 = Instant::now();
-        let (runs, summary) = stage_neighbour(cfg, &distinct, n, &quiet, &mut c)?;
-        let elapsed = t0.elapsed().as_secs_f64();
-        progress.line(
-            &budget,
-            &format!("stage neighbour: done in {elapsed:.1} s: {summary}"),
-        );
-        stages.push(StageRecord {
-            name: "neighbour".into(),
-            budget_s: elapsed,
-            elapsed_s: elapsed,
-            runs,
-            summary,
-        });
+        let record = run_neighbour(cfg, &locs, n, &quiet, &progress, &budget, &mut c)?;
+        acct.overruns
+            .push(neighbour_overrun(Duration::from_secs_f64(record.elapsed_s)));
+        stages.push(record);
     }
-    let measure_s = budget.elapsed().as_secs_f64();
+    let measure_s = t_measure.elapsed().as_secs_f64();
 
     // Clean up the test files this run created.
     clean_up(cfg, &locs, &mut c);
+    let account = acct.close(cfg.time, budget.elapsed());
+    progress.account(&account);
 
     let db_notes = database_notes(cfg, &c);
+    let errors = std::mem::take(&mut c.errors);
     let mut res = QualifyResult {
         overall: Verdict::Fit,
         rules: cfg.rules,
@@ -124,7 +120,7 @@ pub(super) fn qualify(
         verdicts: Vec::new(),
         recommendations: Vec::new(),
         time_budget_s: cfg.time.as_secs_f64(),
-        setup_s,
+        setup_s: setup.as_secs_f64(),
         measure_s,
         locations: locs,
         system,
@@ -134,7 +130,7 @@ pub(super) fn qualify(
         sweeps: c.sweeps,
         profiles: c.profiles,
         sim: c.sim,
-        checks: Vec::new(),
+        checks: findings(&c.warnings),
         stalls: c.stalls,
         baseline: None,
         notes: c.notes,
@@ -146,25 +142,53 @@ pub(super) fn qualify(
         test_file_size: cfg.size,
         cache_size: cfg.cache_size,
         host_memory: crate::sysmon::host::host_info().mem_total_bytes,
+        budget: Some(account),
     };
     res.notes.extend(db_notes);
-    res.checks = findings(&c.warnings);
     attach_cpu(&mut res.checks, &c.cpu);
-    let facts = facts(&res, &c.errors);
+    judge(&mut res, &errors, minimum, cfg.time);
+    Ok(res)
+}
+
+/// The set-up, paid from `budget` (its overrun, if any, into `acct`);
+/// returns how long it took.
+fn budgeted_set_up(
+    cfg: &QualifyConfig,
+    opts: &RunOptions,
+    locs: &mut [Location],
+    made: &mut Vec<PathBuf>,
+    budget: &mut Budget,
+    acct: &mut Account,
+) -> anyhow::Result<Duration> {
+    let t0 = Instant::now();
+    let created = set_up(cfg, opts, locs, made)?;
+    let took = t0.elapsed();
+    let over = budget.after_setup();
+    acct.overruns
+        .extend(setup_overrun(cfg.time, took, over, created));
+    for l in locs.iter_mut() {
+        l.size = target_size(l);
+    }
+    Ok(took)
+}
+
+/// The verdicts, recommendations and references of a measured qualification.
+fn judge(res: &mut QualifyResult, errors: &[(Role, u64)], minimum: Duration, time: Duration) {
+    let facts = facts(res, errors);
     let (verdicts, overall, trustworthy) = rules::judge(&facts);
     res.verdicts = verdicts;
     res.overall = overall;
     res.trustworthy = trustworthy;
     res.recommendations = rules::recommendations(&facts);
-    res.references = references::collect(&res);
-    if preliminary && !res.recommendations.is_empty() {
+    res.references = references::collect(res);
+    if res.preliminary && !res.recommendations.is_empty() {
         let arg = crate::units::format_duration_arg;
         res.recommendations.insert(
             0,
             format!(
                 "qualify again with --time {} or more before acting on the recommendations below: they come from a PRELIMINARY run of {}",
                 arg(minimum),
-                arg(cfg.time)
+                arg(time)
             ),
         );
     }
@@ -172,7 +196,92 @@ pub(super) fn qualify(
         res.notes
             .push("interrupted: the verdicts judge only what was measured before Ctrl-C".into());
     }
-    Ok(res)
+}
+
+/// Each test file qualify creates in a directory must hold its largest I/O.
+fn check_size(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<()> {
+    if locs.iter().any(|l| !l.device) {
+        let need = largest_block(cfg.dbms, locs)?;
+        if cfg.size < need {
+            let arg = crate::units::format_size_arg;
+            return Err(crate::Error::BadWorkload(format!(
+                "--size {}: each test file qualify creates in a directory must hold its largest I/O, or a slice for each workload that shares it ({}): give --size {} or more (the default is 1G)",
+                arg(cfg.size),
+                arg(need),
+                arg(need)
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The noisy-neighbour stage, after the budgeted ones with its own fixed
+/// time (docs/qualify-storage.md): outside `--time`, and the budget's
+/// account says so.
+fn run_neighbour(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+    n: &crate::neighbour::NeighbourSpec,
+    quiet: &RunOptions,
+    progress: &Progress,
+    budget: &Budget,
+    c: &mut Collected,
+) -> anyhow::Result<StageRecord> {
+    let distinct = distinct(locs);
+    progress.line(
+        budget,
+        &format!("stage neighbour: started ({}; outside the budget)", n.text),
+    );
+    let t0 = Instant::now();
+    let (runs, summary) = stage_neighbour(cfg, &distinct, n, quiet, c)?;
+    let elapsed = t0.elapsed().as_secs_f64();
+    progress.line(
+        budget,
+        &format!("stage neighbour: done in {elapsed:.1} s: {summary}"),
+    );
+    Ok(StageRecord {
+        name: "neighbour".into(),
+        budget_s: elapsed,
+        elapsed_s: elapsed,
+        runs,
+        summary,
+    })
+}
+
+/// The locations with distinct targets (data and log in one directory share one).
+fn distinct(locs: &[Location]) -> Vec<&Location> {
+    let mut v: Vec<&Location> = Vec::new();
+    for l in locs {
+        if !v.iter().any(|x| x.target == l.target) {
+            v.push(l);
+        }
+    }
+    v
+}
+
+/// The budget's account as the stages go: overruns, skipped stages, the
+/// slowest I/O waited for.
+#[derive(Default)]
+struct Account {
+    overruns: Vec<Overrun>,
+    skipped: Vec<String>,
+    longest: (f64, String),
+}
+
+impl Account {
+    /// The account of a qualification that took `wall` of `planned`.
+    fn close(self, planned: Duration, wall: Duration) -> BudgetAccount {
+        BudgetAccount {
+            planned_s: planned.as_secs_f64(),
+            wall_s: wall.as_secs_f64(),
+            overrun_s: wall.saturating_sub(planned).as_secs_f64(),
+            longest_stall_s: self.longest.0 / 1e6,
+            longest_stall_in: self.longest.1,
+            skipped: self.skipped,
+            overruns: self.overruns,
+        }
+    }
 }
 
 /// What the report says of the database qualified for: where its latency
@@ -199,14 +308,16 @@ fn database_notes(cfg: &QualifyConfig, c: &Collected) -> Vec<String> {
     out
 }
 
-/// Creates the test files in the directories (before the budget starts);
-/// a file of the same name iosim did not create is refused.
+/// Creates the test files in the directories (paid from the budget); a
+/// file of the same name iosim did not create is refused. Returns the
+/// bytes written.
 fn set_up(
     cfg: &QualifyConfig,
     opts: &RunOptions,
     locs: &mut [Location],
     made: &mut Vec<PathBuf>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<u64> {
+    let mut written = 0;
     for l in locs.iter_mut().filter(|l| !l.device) {
         if l.target.exists() {
             if !crate::target::is_iosim_file(&l.target) {
@@ -237,72 +348,118 @@ fn set_up(
         )?;
         made.push(l.target.clone());
         l.created = true;
+        written += cfg.size;
     }
-    Ok(())
+    Ok(written)
 }
 
-/// Runs the stages in order, each in its share of what is left of the budget.
+/// A stage's summary when it started with nothing left of the budget.
+const SKIPPED: &str = "skipped: nothing was left of the budget";
+/// Ends a stage's summary when its deadline stopped it.
+const CUT: &str = "stopped at its deadline";
+
+/// The options the stages run under: the user's (Ctrl-C), the quiet
+/// copy each stage's runs start from, the progress lines.
+struct Run<'a> {
+    user: &'a RunOptions,
+    quiet: &'a RunOptions,
+    progress: &'a Progress,
+}
+
+/// Runs the stages in order, each in its share of what is left of the
+/// budget and stopped at its deadline; a stage with nothing left is
+/// skipped. Each stage's overrun goes to `acct` with its cause.
 fn run_stages(
     cfg: &QualifyConfig,
-    opts: &RunOptions,
     locs: &[Location],
-    quiet: &RunOptions,
-    progress: &Progress,
+    run: &Run,
     budget: &mut Budget,
     c: &mut Collected,
+    acct: &mut Account,
 ) -> anyhow::Result<Vec<StageRecord>> {
     let mut stages = Vec::new();
-    let distinct: Vec<&Location> = {
-        let mut v: Vec<&Location> = Vec::new();
-        for l in locs {
-            if !v.iter().any(|x| x.target == l.target) {
-                v.push(l);
-            }
-        }
-        v
-    };
-
+    let distinct = distinct(locs);
+    let user = &run.user.stop;
     for (i, (name, share)) in STAGES.iter().enumerate() {
         let slot = budget.allot(*share);
-        if opts.stop.load(Ordering::Relaxed) {
+        if user.load(Ordering::Relaxed) {
             c.interrupted = true;
             break;
         }
-        progress.line(
+        let head = format!("stage {}/{} {name}", i + 1, STAGES.len());
+        if slot.is_zero() {
+            run.progress.line(
+                budget,
+                &format!("{head}: skipped, nothing is left of the budget"),
+            );
+            acct.skipped.push(name.to_string());
+            stages.push(StageRecord {
+                name: name.to_string(),
+                budget_s: 0.0,
+                elapsed_s: 0.0,
+                runs: 0,
+                summary: SKIPPED.into(),
+            });
+            continue;
+        }
+        run.progress.line(
             budget,
-            &format!(
-                "stage {}/{} {name}: started ({:.1} s)",
-                i + 1,
-                STAGES.len(),
-                slot.as_secs_f64()
-            ),
+            &format!("{head}: started ({:.1} s)", slot.as_secs_f64()),
         );
+        let deadline = Deadline::start(user, slot)?;
+        let opts = RunOptions {
+            stop: deadline.flag().clone(),
+            ..run.quiet.clone()
+        };
+        c.stage_longest = (0.0, String::new());
         let t0 = Instant::now();
         let (runs, summary) = match *name {
-            "quick corners" => stage_quick(cfg, &distinct, slot, quiet, c)?,
-            "sweeps" => stage_sweeps(cfg, locs, slot, quiet, c)?,
-            "profiles" => stage_profiles(cfg, locs, slot, quiet, c)?,
-            "simulator" => stage_sim(cfg, locs, slot, &opts.stop, c)?,
+            "quick corners" => stage_quick(cfg, &distinct, slot, &opts, c)?,
+            "sweeps" => stage_sweeps(cfg, locs, slot, &opts, c)?,
+            "profiles" => stage_profiles(cfg, locs, slot, &opts, c)?,
+            "simulator" => stage_sim(cfg, locs, slot, deadline.flag(), c)?,
             _ => stage_checks(locs, c),
         };
-        let elapsed = t0.elapsed().as_secs_f64();
-        progress.line(
+        let took = t0.elapsed();
+        let cut = deadline.cut();
+        drop(deadline);
+        if !user.load(Ordering::Relaxed) {
+            // The deadline stopped its runs, not the user.
+            c.interrupted = false;
+        }
+        let summary = if cut {
+            format!("{summary}; {CUT}")
+        } else {
+            summary
+        };
+        run.progress.line(
             budget,
-            &format!(
-                "stage {}/{} {name}: done in {elapsed:.1} s: {summary}",
-                i + 1,
-                STAGES.len()
-            ),
+            &format!("{head}: done in {:.1} s: {summary}", took.as_secs_f64()),
         );
+        note_stage(name, slot, took, c, acct);
         stages.push(StageRecord {
             name: name.to_string(),
             budget_s: slot.as_secs_f64(),
-            elapsed_s: elapsed,
+            elapsed_s: took.as_secs_f64(),
             runs,
             summary,
         });
     }
     Ok(stages)
+}
+
+/// A stage's slowest I/O and overrun into the budget's account.
+fn note_stage(name: &str, slot: Duration, took: Duration, c: &Collected, acct: &mut Account) {
+    let (us, what) = &c.stage_longest;
+    if *us > acct.longest.0 {
+        acct.longest = (*us, what.clone());
+    }
+    acct.overruns.extend(stage_overrun(&StageTime {
+        stage: name,
+        planned: slot,
+        took,
+        longest_io: (*us > 0.0).then_some((*us / 1e6, what.as_str())),
+    }));
 }
 
 /// Removes the test files this run created (unless `--keep-files`) and

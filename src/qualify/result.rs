@@ -196,7 +196,7 @@ fn run_slow_ios(r: &RunResult) -> SlowIos {
 }
 
 /// A run's slowest I/O or flush, µs, those in flight when its window closed included.
-fn run_max_us(r: &RunResult) -> f64 {
+pub(super) fn run_max_us(r: &RunResult) -> f64 {
     let late = r.slow_after_window.map_or(0.0, |l| l.max_us);
     let flush = r.total.flush.as_ref().map_or(0.0, |f| f.latency_us.max);
     r.total.total.latency_us.max.max(late).max(flush)
@@ -492,7 +492,8 @@ pub struct QualifyResult {
     pub recommendations: Vec<String>,
     /// Budget, s.
     pub time_budget_s: f64,
-    /// Set-up before the budget started (test files), s.
+    /// Set-up (the test files), s: paid from the budget since the budget
+    /// is kept (`budget`), before the budget started in older results.
     pub setup_s: f64,
     /// Measuring time, s (within the budget, give or take the last run's end).
     pub measure_s: f64,
@@ -543,6 +544,64 @@ pub struct QualifyResult {
     /// This host's memory, bytes: the cache the test files are held against without `--cache-size`.
     #[serde(default)]
     pub host_memory: u64,
+    /// How `--time` was kept: the wall time against it and every overrun
+    /// with its cause (absent in results from before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetAccount>,
+}
+
+/// Why a stage ran past its share of the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverrunCause {
+    /// An I/O in flight at the stage's deadline was waited for: an I/O
+    /// cannot be abandoned, so its wait is the overrun.
+    Stall,
+    /// Creating the test files took more than its share of the budget.
+    FileCreation,
+    /// Work around the measured windows (starting runs, draining queues,
+    /// the simulator's files) that slow storage made slow.
+    Overhead,
+    /// Outside `--time` by design (the noisy-neighbour stage).
+    OutsideBudget,
+}
+
+/// A stage (or the set-up) that ended after its share of the budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Overrun {
+    /// The stage (`set-up`, `sweeps`, `neighbour`...).
+    pub stage: String,
+    /// Its share of the budget, s.
+    pub planned_s: f64,
+    /// What it took, s.
+    pub took_s: f64,
+    /// By how much it overran, s.
+    pub over_s: f64,
+    /// The cause's kind.
+    pub cause: OverrunCause,
+    /// The cause in words (`a stall: an I/O took 8.0 s (sweep ...)`).
+    pub why: String,
+}
+
+/// How the budget was kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BudgetAccount {
+    /// `--time`, s.
+    pub planned_s: f64,
+    /// The qualification's wall time, set-up to clean-up (the neighbour
+    /// stage included, when given), s.
+    pub wall_s: f64,
+    /// How far `wall_s` went past `planned_s` (0 within it), s.
+    pub overrun_s: f64,
+    /// The slowest I/O waited for in any stage, s: the budgeted stages end
+    /// within `planned_s` plus this (plus a set-up overrun).
+    pub longest_stall_s: f64,
+    /// Where that I/O was.
+    pub longest_stall_in: String,
+    /// Stages that started with nothing left of the budget and did not run.
+    pub skipped: Vec<String>,
+    /// Each stage that overran, with its cause.
+    pub overruns: Vec<Overrun>,
 }
 
 impl QualifyResult {

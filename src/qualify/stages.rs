@@ -41,6 +41,8 @@ pub(super) struct Collected {
     pub(super) page_cache_by_design: usize,
     /// The noisy-neighbour stage's studies, per location.
     pub(super) neighbours: Vec<super::result::RoleNeighbour>,
+    /// The current stage's slowest I/O, us, and where (for its overrun's cause).
+    pub(super) stage_longest: (f64, String),
 }
 
 /// The self-check codes that say the page cache answered: expected of a
@@ -95,7 +97,42 @@ impl Collected {
             }
         };
         self.stalls[i].add(what, r);
+        let max = super::result::run_max_us(r);
+        if max > self.stage_longest.0 {
+            self.stage_longest = (max, what.to_string());
+        }
     }
+}
+
+impl Collected {
+    /// A sweep's runs (their warnings, errors, stop and CPU), as
+    /// [`stage_sweeps`] saw them; returns how many.
+    fn fold_sweep_runs(&mut self, role: Role, seen: Vec<SweepRunSeen>) -> usize {
+        let n = seen.len();
+        for (ws, errs, intr, cpu) in seen {
+            for (code, msg) in ws {
+                self.warnings.push((role, code, msg));
+            }
+            self.cpu_of(role, &cpu);
+            self.errors.push((role, errs));
+            self.interrupted |= intr;
+        }
+        n
+    }
+}
+
+/// What [`stage_sweeps`] keeps of each run: warnings, errors, stopped, CPU.
+type SweepRunSeen = (
+    Vec<(WarningCode, String)>,
+    u64,
+    bool,
+    crate::runner::CpuResult,
+);
+
+/// A run its stage's deadline (or Ctrl-C) stopped before it measured any
+/// I/O: no measurement, nothing to judge.
+fn unmeasured(r: &RunResult) -> bool {
+    r.interrupted && r.total.total.ios == 0
 }
 
 pub(super) fn stage_quick(
@@ -120,7 +157,7 @@ pub(super) fn stage_quick(
             },
             opts,
         )?;
-        for t in &q.tests {
+        for t in q.tests.iter().filter(|t| !unmeasured(&t.result)) {
             let name = format!("quick {}", t.name);
             c.run(l.role, &name, &t.result);
             c.quick.push(Measure::of(&t.name, l.role, &t.result));
@@ -200,6 +237,9 @@ pub(super) fn stage_sweeps(
         let mut seen = Vec::new();
         let res = crate::sweep::run(&plan, opts, |_, _, r| {
             c.stall(role, &format!("sweep {}", r.config.describe()), r);
+            if unmeasured(r) {
+                return;
+            }
             seen.push((
                 r.warnings
                     .iter()
@@ -210,14 +250,10 @@ pub(super) fn stage_sweeps(
                 r.cpu.clone(),
             ));
         })?;
-        for (ws, errs, intr, cpu) in seen {
-            for (code, msg) in ws {
-                c.warnings.push((role, code, msg));
-            }
-            c.cpu_of(role, &cpu);
-            c.errors.push((role, errs));
-            c.interrupted |= intr;
-            runs += 1;
+        runs += c.fold_sweep_runs(role, seen);
+        if res.points.is_empty() {
+            // Stopped before its first point was measured.
+            continue;
         }
         c.sweeps.push(RoleSweep {
             role,
@@ -295,7 +331,8 @@ pub(super) fn stage_profiles(
             }
         }
         let r = crate::profile::run(&plan, opts)?;
-        for o in &r.results {
+        c.interrupted |= r.interrupted;
+        for o in r.results.iter().filter(|o| !unmeasured(&o.result)) {
             let role = locs
                 .iter()
                 .find(|l| Some(&l.target) == o.result.config.targets.first().map(|t| &t.path))
@@ -415,8 +452,21 @@ pub(super) fn stage_sim(
             max_dumps: crate::sim::DEFAULT_MAX_DUMPS,
         },
     )?;
+    let log_file = file(log, "iosim-qualify-sim.ldx");
+    Ok((1, record_sim(cfg, &r, &log_file, &error_file, c)))
+}
+
+/// What the simulator's pass gives the qualification: its summary, the
+/// files it left, its slowest I/O for the stage; the stage's summary line.
+fn record_sim(
+    cfg: &QualifyConfig,
+    r: &crate::sim::summary::SimResult,
+    log_file: &Path,
+    error_file: &Path,
+    c: &mut Collected,
+) -> String {
     let role_of = |path: &str| {
-        if Path::new(path) == file(log, "iosim-qualify-sim.ldx") {
+        if Path::new(path) == log_file {
             Role::Log
         } else {
             Role::Data
@@ -481,6 +531,11 @@ pub(super) fn stage_sim(
         r.log_blocks_verified,
         r.errors.count
     );
+    for f in &files {
+        if f.max_us > c.stage_longest.0 {
+            c.stage_longest = (f.max_us, format!("simulator {}", f.path));
+        }
+    }
     c.sim = Some(SimSummary {
         duration_s: r.duration_s,
         cycles: r.cycles,
@@ -499,7 +554,7 @@ pub(super) fn stage_sim(
         interrupted: r.interrupted,
         long_io_warnings: r.long_io_warnings,
     });
-    Ok((1, summary))
+    summary
 }
 
 /// Each phase of the noisy-neighbour stage (alone, then beside the neighbour).

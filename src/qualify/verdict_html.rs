@@ -189,12 +189,36 @@ pub fn stages_table(r: &QualifyResult) -> String {
     }
     let _ = write!(
         s,
-        "<tr><th class=\"l\">total</th><th>{:.1}</th><th>{:.1}</th><th>{}</th><th class=\"l\">set-up before the budget: {:.1} s</th></tr></table>",
+        "<tr><th class=\"l\">total</th><th>{:.1}</th><th>{:.1}</th><th>{}</th><th class=\"l\">set-up {} the budget: {:.1} s</th></tr></table>",
         r.time_budget_s,
         r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
         r.stages.iter().map(|st| st.runs).sum::<usize>(),
+        if r.budget.is_some() { "paid from" } else { "before" },
         r.setup_s
     );
+    if let Some(b) = &r.budget {
+        s.push_str(&budget_html(b));
+    }
+    s
+}
+
+/// How the budget was kept: the wall time against it and each overrun with
+/// its cause (the text report's budget lines, as a list).
+fn budget_html(b: &super::result::BudgetAccount) -> String {
+    let lines = super::budget::budget_lines(b);
+    let mut s = format!(
+        "<div class=\"budget\" id=\"budget\"><p class=\"{}\">{}</p>",
+        if b.overrun_s > 0.0 { "warn" } else { "note" },
+        esc(&lines[0])
+    );
+    if lines.len() > 1 {
+        s.push_str("<ul>");
+        for l in &lines[1..] {
+            let _ = write!(s, "<li>{}</li>", esc(l.trim_start()));
+        }
+        s.push_str("</ul>");
+    }
+    s.push_str("</div>");
     s
 }
 

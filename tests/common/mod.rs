@@ -195,6 +195,15 @@ impl Throttle {
         .unwrap();
     }
 
+    /// Adds a limit on another device `dev` to the same cgroup (0 removes it).
+    pub fn limit(&self, dev: &LoopDev, what: &str, value: u64) {
+        std::fs::write(
+            self.dir.join(format!("blkio.throttle.{what}_device")),
+            format!("{} {value}", dev.major_minor()),
+        )
+        .unwrap();
+    }
+
     /// `iosim ARGS` started inside the cgroup.
     pub fn command<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> Command {
         let mut c = Command::new("sh");
