@@ -290,6 +290,7 @@ fn run_loads(
     {
         let mut notes = load.notes;
         notes.extend(raised.clone());
+        notes.extend(series.folding_note());
         if let (0, Some(log)) = (wi, &opts.hist_log) {
             notes.push(log.lock().unwrap_or_else(|p| p.into_inner()).finish());
         }
