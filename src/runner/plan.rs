@@ -247,6 +247,8 @@ pub(super) struct Crew {
     pub engine_notes: Vec<Arc<Mutex<Vec<String>>>>,
     /// The series interval every worker uses.
     pub interval_ns: u64,
+    /// Intervals per message, set by the main thread ([`super::series::Stride`]).
+    pub stride: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl Crew {
@@ -262,6 +264,7 @@ impl Crew {
             rx,
             engine_notes: Vec::with_capacity(loads.len()),
             interval_ns,
+            stride: Arc::new(std::sync::atomic::AtomicU32::new(1)),
         };
         for (wi, load) in loads.iter_mut().enumerate() {
             let notes = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -308,6 +311,7 @@ impl Crew {
                 window: self.window.clone(),
                 tx: tx.clone(),
                 interval_ns,
+                stride: self.stride.clone(),
                 notes: notes.clone(),
                 shared_offset: shared_offsets[plan.target].clone(),
                 verify: opts.verify.as_ref().map(|v| super::verify::VerifyCtx {

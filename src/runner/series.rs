@@ -7,6 +7,8 @@
 //! the last one cut at the window's end.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::histlog::SharedHistLog;
@@ -114,10 +116,67 @@ pub(super) struct IntervalMsg {
     pub stats: RwStats,
     /// `stats` span `first ..= through` (the worker folded them).
     pub folded: bool,
+    /// The worker found the channel full at one of these intervals' ends.
+    pub full: bool,
     /// The sender's I/O errors since its run began (live metrics).
     pub errors: u64,
     /// The sender's I/Os in flight when it sent this (live metrics).
     pub in_flight: u32,
+}
+
+/// Most intervals one message may be asked to span: a point of at most
+/// 1,024 intervals (10 s at the shortest interval) while the machine is busy.
+const MAX_STRIDE: u32 = 1024;
+
+/// How many intervals each worker's message spans, shared by every worker
+/// of a run and set by the main thread: doubled when a worker found the
+/// channel full, halved again once none has for a while. Workers send only
+/// at multiples of it (folding the intervals between), so under load they
+/// all fold the same intervals and the series' points stay aligned, instead
+/// of each worker folding its own span and chaining every point into one.
+pub(super) struct Stride {
+    shared: Arc<AtomicU32>,
+    interval_ns: u64,
+    changed: u64,
+    last_full: u64,
+}
+
+impl Stride {
+    pub(super) fn new(shared: Arc<AtomicU32>, interval_ns: u64) -> Stride {
+        Stride {
+            shared,
+            interval_ns,
+            changed: 0,
+            last_full: 0,
+        }
+    }
+
+    fn span_ns(&self, s: u32) -> u64 {
+        u64::from(s).saturating_mul(self.interval_ns)
+    }
+
+    /// A worker found the channel full: coarser, unless it just changed.
+    pub(super) fn full(&mut self, now: u64) {
+        self.last_full = now;
+        let s = self.shared.load(Ordering::Relaxed);
+        if s < MAX_STRIDE && now.saturating_sub(self.changed) >= 2 * self.span_ns(s) {
+            self.shared.store(s * 2, Ordering::Relaxed);
+            self.changed = now;
+        }
+    }
+
+    /// Finer again after a quiet second (and four strides).
+    pub(super) fn tick(&mut self, now: u64) {
+        let s = self.shared.load(Ordering::Relaxed);
+        let quiet = self.span_ns(s).saturating_mul(4).max(1_000_000_000);
+        if s > 1
+            && now.saturating_sub(self.last_full) >= quiet
+            && now.saturating_sub(self.changed) >= quiet
+        {
+            self.shared.store(s / 2, Ordering::Relaxed);
+            self.changed = now;
+        }
+    }
 }
 
 /// Intervals `lo ..= hi` being merged into one point: one interval, unless
@@ -419,6 +478,7 @@ mod tests {
             end_ns: (through as u64 + 1) * 10 * MS,
             stats,
             folded,
+            full: false,
             errors: 0,
             in_flight: 0,
         }

@@ -61,6 +61,8 @@ pub(super) struct WorkerCtx {
     /// Bounded ([`super::series::channel_capacity`]).
     pub tx: mpsc::SyncSender<IntervalMsg>,
     pub interval_ns: u64,
+    /// Intervals per message while the machine is busy ([`super::series::Stride`]).
+    pub stride: Arc<std::sync::atomic::AtomicU32>,
     pub notes: Arc<std::sync::Mutex<Vec<String>>>,
     /// The target's shared sequential offset (`SeqLayout::Shared`).
     pub shared_offset: Arc<AtomicU64>,
@@ -831,8 +833,9 @@ impl<'a> Worker<'a> {
 
     /// Hands intervals `first ..= through` (this interval's statistics in
     /// `cur`) to the main thread, folded into the intervals held back before
-    /// them. A full channel (the main thread is behind) holds them back in
-    /// turn, except the `last` message, which waits for room: the series
+    /// them. They are held back in turn until the end of a multiple of the
+    /// run's stride, or when the channel is full (the main thread is
+    /// behind), except the `last` message, which waits for room: the series
     /// gets every interval, the channel never more than its capacity.
     fn hand_over(&mut self, first: usize, through: usize, end_ns: u64, last: bool) {
         let in_flight = u32::try_from(self.io.inflight).unwrap_or(u32::MAX);
@@ -855,13 +858,18 @@ impl<'a> Worker<'a> {
                 end_ns,
                 stats: self.cur.clone(),
                 folded: false,
+                full: false,
                 errors: self.errors,
                 in_flight,
             },
         };
+        let stride = self.ctx.stride.load(Ordering::Relaxed).max(1) as usize;
         if last {
             let _ = self.ctx.tx.send(msg);
-        } else if let Err(mpsc::TrySendError::Full(m)) = self.ctx.tx.try_send(msg) {
+        } else if (through + 1) % stride != 0 {
+            self.held = Some(msg);
+        } else if let Err(mpsc::TrySendError::Full(mut m)) = self.ctx.tx.try_send(msg) {
+            m.full = true;
             self.held = Some(m);
         }
     }
