@@ -583,9 +583,7 @@ pub fn read(path: &Path) -> Result<ReadLog, HistLogError> {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(h.encoded_histogram())
                 .map_err(|e| bad(format!("its histogram is not base64: {e}")))?;
-            let hist: Histogram<u64> = de
-                .deserialize(&mut io::Cursor::new(bytes))
-                .map_err(|e| bad(format!("its histogram cannot be decoded: {e:?}")))?;
+            let hist = decode(&bytes, &mut de).map_err(bad)?;
             let (t, d) = (
                 h.start_timestamp().as_secs_f64(),
                 h.duration().as_secs_f64(),
@@ -600,6 +598,15 @@ pub fn read(path: &Path) -> Result<ReadLog, HistLogError> {
             }
             let slot = match merged.iter().position(|(s, _, _)| *s == stream) {
                 Some(i) => i,
+                None if merged.len() >= MAX_STREAMS => {
+                    return Err(bad(format!(
+                        "its tag {} would be stream {} of the log, and iosim reads at most {MAX_STREAMS} \
+                         (the whole run and {} targets, each with its directions)",
+                        stream.label(),
+                        MAX_STREAMS + 1,
+                        MAX_STREAMS / 4 - 1
+                    )));
+                }
                 None => {
                     merged.push((stream, new_histogram(), 0));
                     merged.len() - 1
@@ -645,6 +652,123 @@ pub fn read(path: &Path) -> Result<ReadLog, HistLogError> {
         },
         merged: merged.into_iter().map(|(s, h, _)| (s, h)).collect(),
     })
+}
+
+/// Most streams a log read back may have: each is a merged histogram of
+/// about 250 KiB, so a few lines naming new tags must not take gigabytes.
+const MAX_STREAMS: usize = 4 * 65;
+
+/// Most counts a histogram of a log may declare: 8 MiB of them. iosim's
+/// own have 31,744; more takes 5 significant digits over a wide range,
+/// precision that merging into iosim's 3-digit histograms would drop anyway.
+const MAX_COUNTS: u64 = 1 << 20;
+
+/// HdrHistogram's V2 encoding, plain and compressed, and its header's length.
+const V2_COOKIE: u32 = 0x1c84_9303;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304;
+const V2_HEADER: usize = 40;
+
+/// Decodes one histogram of a log (`bytes`: its base64 decoded), refusing
+/// one whose header declares more than the line can hold: a compressed
+/// length past the line's end, a payload longer than what inflated, or more
+/// counts than [`MAX_COUNTS`]. Without these checks a 2 KB line could make
+/// the decoder allocate gigabytes.
+fn decode(bytes: &[u8], de: &mut Deserializer) -> Result<Histogram<u64>, String> {
+    use std::io::Read as _;
+    let plain = match be_u32(bytes, 0) {
+        Some(V2_COMPRESSED_COOKIE) => {
+            let declared = be_u32(bytes, 4).ok_or("its histogram is cut short")? as usize;
+            let body = &bytes[8..];
+            if declared > body.len() {
+                return Err(format!(
+                    "its histogram declares {declared} compressed bytes but holds {}",
+                    body.len()
+                ));
+            }
+            // Inflate at most what the largest histogram allowed can encode to.
+            let cap = V2_HEADER as u64 + 9 * MAX_COUNTS + 1;
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(&body[..declared])
+                .take(cap)
+                .read_to_end(&mut out)
+                .map_err(|e| format!("its histogram cannot be inflated: {e}"))?;
+            if out.len() as u64 >= cap {
+                return Err(format!(
+                    "its histogram inflates past {cap} bytes, more than any histogram iosim reads"
+                ));
+            }
+            std::borrow::Cow::Owned(out)
+        }
+        Some(V2_COOKIE) => std::borrow::Cow::Borrowed(bytes),
+        _ => return Err("its histogram is not in HdrHistogram's V2 encoding".into()),
+    };
+    check_header(&plain)?;
+    de.deserialize(&mut io::Cursor::new(&plain[..]))
+        .map_err(|e| format!("its histogram cannot be decoded: {e:?}"))
+}
+
+/// The big-endian `u32` at `at`.
+fn be_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// Checks a plain V2 histogram's header against the bytes after it.
+fn check_header(b: &[u8]) -> Result<(), String> {
+    let be_u64 = |at: usize| -> Option<u64> {
+        Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    };
+    let (Some(V2_COOKIE), Some(payload), Some(digits), Some(low), Some(high)) = (
+        be_u32(b, 0),
+        be_u32(b, 4),
+        be_u32(b, 12),
+        be_u64(16),
+        be_u64(24),
+    ) else {
+        return Err("its histogram's header is cut short or not HdrHistogram's".into());
+    };
+    let held = b.len() - V2_HEADER.min(b.len());
+    if payload as usize > held {
+        return Err(format!(
+            "its histogram declares {payload} bytes of counts but holds {held}"
+        ));
+    }
+    match counts_len(low, high, digits) {
+        None => Err(format!(
+            "its histogram's bounds ({low} to {high}, {digits} digits) are not a histogram's"
+        )),
+        Some(n) if n > MAX_COUNTS => Err(format!(
+            "its histogram ({low} to {high}, {digits} significant digits) has {n} counts, \
+             more than the {MAX_COUNTS} iosim reads"
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// How many counts an HdrHistogram of these bounds has (its
+/// `distinct_values`), computed as `Histogram::new_with_bounds` does,
+/// without allocating them; `None` for bounds it refuses.
+fn counts_len(low: u64, high: u64, digits: u32) -> Option<u64> {
+    if low < 1 || low > u64::MAX / 2 || high < 2 * low || digits > 5 {
+        return None;
+    }
+    let sub_magnitude = u64::from(2 * 10u32.pow(digits))
+        .next_power_of_two()
+        .trailing_zeros();
+    let unit_magnitude = 63 - low.leading_zeros();
+    if unit_magnitude + sub_magnitude > 63 {
+        return None;
+    }
+    let mut untrackable = 1u64 << (sub_magnitude + unit_magnitude);
+    let mut buckets = 1u64;
+    while untrackable <= high {
+        if untrackable > u64::MAX / 2 {
+            buckets += 1;
+            break;
+        }
+        untrackable <<= 1;
+        buckets += 1;
+    }
+    Some((buckets + 1) << (sub_magnitude - 1))
 }
 
 fn point(h: &Histogram<u64>, t_s: f64, duration_s: f64) -> LogPoint {
@@ -736,6 +860,7 @@ pub fn unix_time(ns: i128) -> SystemTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hdrhistogram::serialization::Serializer as _;
 
     fn stats(lats: &[u64], write: bool) -> RwStats {
         let mut s = RwStats::default();
@@ -828,6 +953,85 @@ mod tests {
         // An existing log is kept.
         let e = HistLog::create(&p).err().unwrap().to_string();
         assert!(e.contains("another name"), "{e}");
+    }
+
+    #[test]
+    fn counts_are_sized_as_hdrhistogram_sizes_them() {
+        for (low, high, digits) in [
+            (1, crate::stats::MAX_TRACKED_NS, 3),
+            (1, 2, 0),
+            (1, 3_600_000_000_000, 2),
+            (1000, 60_000_000_000, 4),
+            (1, u64::MAX, 3),
+            (7, 1 << 40, 5),
+            (1 << 40, 1 << 50, 1),
+        ] {
+            let h = Histogram::<u64>::new_with_bounds(low, high, digits as u8).unwrap();
+            assert_eq!(
+                counts_len(low, high, digits),
+                Some(h.distinct_values() as u64),
+                "{low} {high} {digits}"
+            );
+        }
+        assert_eq!(counts_len(0, 10, 3), None);
+        assert_eq!(counts_len(1, 10, 6), None);
+    }
+
+    /// A V2 histogram (plain) with the given header fields and `counts` bytes.
+    fn v2(payload_len: u32, digits: u32, low: u64, high: u64, counts: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(V2_COOKIE.to_be_bytes());
+        b.extend(payload_len.to_be_bytes());
+        b.extend(0u32.to_be_bytes());
+        b.extend(digits.to_be_bytes());
+        b.extend(low.to_be_bytes());
+        b.extend(high.to_be_bytes());
+        b.extend(1.0f64.to_be_bytes());
+        b.extend(counts);
+        b
+    }
+
+    fn compressed(plain: &[u8], declared: Option<u32>) -> Vec<u8> {
+        use std::io::Write as _;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(plain).unwrap();
+        let body = z.finish().unwrap();
+        let mut b = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        b.extend(declared.unwrap_or(body.len() as u32).to_be_bytes());
+        b.extend(body);
+        b
+    }
+
+    #[test]
+    fn a_histogram_declaring_more_than_it_holds_is_refused() {
+        let mut de = Deserializer::new();
+        // A real one decodes, compressed or not.
+        let mut h = new_histogram();
+        h.record(1234).unwrap();
+        let mut enc = Vec::new();
+        V2DeflateSerializer::new().serialize(&h, &mut enc).unwrap();
+        assert_eq!(decode(&enc, &mut de).unwrap(), h);
+        let high = crate::stats::MAX_TRACKED_NS;
+        let plain = v2(2, 3, 1, high, &[0x02, 0x02]);
+        assert_eq!(decode(&plain, &mut de).unwrap().len(), 2);
+        assert!(decode(&compressed(&plain, None), &mut de).is_ok());
+        // 2 GiB of payload declared in a few bytes.
+        let e = decode(&compressed(&v2(1 << 31, 3, 1, high, &[2]), None), &mut de).unwrap_err();
+        assert!(
+            e.contains("declares 2147483648 bytes of counts but holds 1"),
+            "{e}"
+        );
+        // A compressed length past the line.
+        let e = decode(&compressed(&plain, Some(1 << 30)), &mut de).unwrap_err();
+        assert!(e.contains("compressed bytes"), "{e}");
+        // Five digits over all of u64: 6 M counts, 50 MB.
+        let e = decode(&compressed(&v2(1, 5, 1, u64::MAX, &[2]), None), &mut de).unwrap_err();
+        assert!(e.contains("more than the 1048576"), "{e}");
+        // A zlib bomb: zeros inflate without end.
+        let e = decode(&compressed(&vec![0u8; 32 << 20], None), &mut de).unwrap_err();
+        assert!(e.contains("inflates past"), "{e}");
+        assert!(decode(&[1, 2, 3], &mut de).is_err());
+        assert!(decode(&[], &mut de).is_err());
     }
 
     #[test]

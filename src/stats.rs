@@ -117,6 +117,16 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKED_NS, 3).expect("static histogram bounds are valid")
 }
 
+/// Bytes one [`RwStats`] takes: its three histograms' counts (about 250 KiB
+/// each) and the rest. For memory checks: a run keeps a few per worker.
+pub fn rw_stats_bytes() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let counts = new_histogram().distinct_values() * std::mem::size_of::<u64>();
+        (3 * counts + std::mem::size_of::<RwStats>()) as u64
+    })
+}
+
 /// Statistics of one direction (reads or writes) of one thread, interval or run.
 #[derive(Clone, Debug)]
 pub struct DirStats {

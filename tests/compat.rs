@@ -1328,6 +1328,8 @@ fn fixed_result(spec: iosim::workload::WorkloadSpec, write_share: u64) -> RunRes
             ],
             targets: vec![],
             threads: vec![],
+            folded_intervals: 0,
+            longest_point_s: 0.0,
         },
         histograms: HistogramSet::of(&all),
         environment: Default::default(),

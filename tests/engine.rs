@@ -221,3 +221,155 @@ fn a_fast_device_runs_without_fallbacks_and_keeps_its_atime() {
         "reading the device changed its access time"
     );
 }
+
+/// A memory cgroup for one test, removed when dropped (its processes have
+/// ended by then); `None` where this machine lets no test make one.
+struct MemoryCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl MemoryCgroup {
+    /// A new cgroup v1 `memory` group limited to `bytes` (or a cgroup v2
+    /// group with `memory.max`, where the unified hierarchy has the controller).
+    fn new(bytes: u64) -> Option<MemoryCgroup> {
+        let name = format!("iosim-test-{}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/memory");
+        let v2 = std::path::Path::new("/sys/fs/cgroup");
+        let (dir, file) = if v1.join("memory.limit_in_bytes").exists() {
+            (v1.join(&name), "memory.limit_in_bytes")
+        } else if std::fs::read_to_string(v2.join("cgroup.subtree_control"))
+            .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"))
+        {
+            (v2.join(&name), "memory.max")
+        } else {
+            return None;
+        };
+        std::fs::create_dir(&dir).ok()?;
+        let g = MemoryCgroup { dir };
+        std::fs::write(g.dir.join(file), bytes.to_string()).ok()?;
+        Some(g)
+    }
+
+    /// `iosim args` run inside the group (the shell moves itself in, then
+    /// becomes iosim).
+    fn iosim(&self, args: &str) -> std::process::Command {
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c").arg(format!(
+            "echo $$ > {}/cgroup.procs && exec {} {args}",
+            self.dir.display(),
+            common::bin()
+        ));
+        c
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Issue 36: inside a 1 GiB memory cgroup, 64 threads at depth 4096 (1 GiB
+/// of buffers alone) were accepted on the machine's MemAvailable and the
+/// OOM killer ended the run (exit 137, no message). The cgroup's limit is
+/// checked before the run starts: refused with the numbers and what to
+/// lower; a run that fits still runs inside it.
+#[test]
+fn a_run_larger_than_its_memory_cgroup_is_refused_with_a_message() {
+    let Some(group) = MemoryCgroup::new(1 << 30) else {
+        common::skip("cannot create a memory cgroup (needs root and cgroup v1 memory or v2 with the memory controller)");
+        return;
+    };
+    let out = group
+        .iosim("run --engine null --threads 64 --qd 4096 -d 2s --quiet --no-save")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--qd 4096 x --bs 4KiB x 64 threads needs")
+            && stderr.contains("memory cgroup")
+            && stderr.contains("1GiB limit")
+            && stderr.contains("lower --threads, --qd or --bs"),
+        "{stderr}"
+    );
+    let out = group
+        .iosim("run --engine null --threads 2 --qd 8 -d 300ms --quiet --no-save")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue 36: under `prlimit --as`, `--threads 1024 --qd 4096` and
+/// `--verify-backlog 600000000` passed the MemAvailable check and aborted
+/// allocating (exit 134). The address-space limit is checked too: refused
+/// with a message; a run that fits runs under the same limit.
+#[test]
+fn a_run_larger_than_its_address_space_limit_is_refused_with_a_message() {
+    if std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::skip("prlimit (util-linux) is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("t.dat");
+    let f = f.to_str().unwrap();
+    let limited = |args: &[&str]| {
+        let mut c = std::process::Command::new("prlimit");
+        c.arg(format!("--as={}", 4u64 << 30))
+            .arg(common::bin())
+            .args(args)
+            .args(["--quiet", "--no-save"]);
+        c.output().unwrap()
+    };
+    for args in [
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--threads",
+            "1024",
+            "--qd",
+            "4096",
+            "-d",
+            "2s",
+        ][..],
+        &[
+            "run",
+            f,
+            "--size",
+            "1M",
+            "--rw",
+            "randwrite",
+            "--verify-backlog",
+            "600000000",
+            "-d",
+            "2s",
+        ],
+    ] {
+        let out = limited(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("RLIMIT_AS") && stderr.contains("needs") && stderr.contains("lower"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(
+        !std::path::Path::new(f).exists(),
+        "the refused run created its file"
+    );
+    let out = limited(&["run", "--engine", "null", "--threads", "4", "-d", "300ms"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

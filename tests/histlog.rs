@@ -115,3 +115,83 @@ fn an_existing_log_is_kept_and_a_bad_path_is_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 1"), "{err}");
 }
+
+/// A log line whose histogram declares `payload_len` bytes of counts (and
+/// holds two), compressed as HdrHistogram's writers compress.
+fn crafted_line(payload_len: u32) -> String {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let mut plain = Vec::new();
+    plain.extend(0x1c84_9303u32.to_be_bytes());
+    plain.extend(payload_len.to_be_bytes());
+    plain.extend(0u32.to_be_bytes());
+    plain.extend(3u32.to_be_bytes());
+    plain.extend(1u64.to_be_bytes());
+    plain.extend(1_000_000_000_000u64.to_be_bytes());
+    plain.extend(1.0f64.to_be_bytes());
+    plain.extend([2, 2]);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&plain).unwrap();
+    let body = z.finish().unwrap();
+    let mut enc = 0x1c84_9304u32.to_be_bytes().to_vec();
+    enc.extend((body.len() as u32).to_be_bytes());
+    enc.extend(body);
+    format!(
+        "0.000,1.000,0.001,{}\n",
+        base64::engine::general_purpose::STANDARD.encode(enc)
+    )
+}
+
+/// Issue 36: a 2.4 KB log whose histogram header declares 2 GiB of counts
+/// made `show --hist-log` and `report --hist-log` allocate 2 GiB. Every size
+/// read from the file is bounded by what the file holds: refused with the
+/// line and why, in little memory (under a 1 GiB address-space limit, an
+/// attempt to allocate 2 GiB would abort instead).
+#[test]
+fn a_crafted_log_cannot_make_the_reader_allocate_gigabytes() {
+    if std::process::Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        crate::common::skip("prlimit (util-linux) is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("crafted.hlog");
+    let mut text = String::from("#[StartTime: 1700000000.000 (seconds since epoch)]\n");
+    while text.len() < 2300 {
+        text.push_str("#padding comment line of a log that looks ordinary enough\n");
+    }
+    text.push_str(&crafted_line(1 << 31));
+    std::fs::write(&log, &text).unwrap();
+    assert!((2000..3000).contains(&text.len()), "{}", text.len());
+    let html = d.path().join("r.html");
+    for args in [
+        vec!["show", "--hist-log", log.to_str().unwrap()],
+        vec![
+            "report",
+            "--hist-log",
+            log.to_str().unwrap(),
+            "--out",
+            html.to_str().unwrap(),
+        ],
+    ] {
+        let out = std::process::Command::new("prlimit")
+            .arg(format!("--as={}", 1u64 << 30))
+            .arg(crate::common::bin())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("declares 2147483648 bytes of counts but holds 2")
+                && err.contains("crafted.hlog' line"),
+            "{args:?}: {err}"
+        );
+    }
+    // The same line declaring what it holds is read.
+    std::fs::write(&log, crafted_line(2)).unwrap();
+    success(iosim().args(["show", "--hist-log", log.to_str().unwrap()]));
+}

@@ -412,8 +412,9 @@ pub enum MemoryError {
         /// The options to lower.
         lower: &'static str,
     },
-    /// More than the machine has available.
-    #[error("{terms} needs {need_text} {what}, more than the {avail_text} this machine has available (MemAvailable in /proc/meminfo): lower {lower}")]
+    /// More than a limit leaves: the machine's available memory, the
+    /// memory cgroup's limit, the address-space limit.
+    #[error("{terms} needs {need_text} {what}, more than the {avail_text} {whose}: lower {lower}")]
     TooLarge {
         /// What the run asks for (`--qd 8 x --bs 4KiB x 2 threads`...).
         terms: String,
@@ -423,6 +424,8 @@ pub enum MemoryError {
         need_text: String,
         /// Bytes available, formatted.
         avail_text: String,
+        /// Whose: "this machine has available (MemAvailable...)".
+        whose: String,
         /// The options to lower.
         lower: &'static str,
     },
@@ -437,7 +440,7 @@ const PER_SLOT_OVERHEAD: u64 = 64;
 pub const BACKLOG_ENTRY_BYTES: u64 = std::mem::size_of::<usize>() as u64;
 
 /// Threads over all targets of `spec`; None if the sum overflows.
-fn total_threads(spec: &crate::workload::WorkloadSpec) -> Option<u64> {
+pub fn total_threads(spec: &crate::workload::WorkloadSpec) -> Option<u64> {
     (0..spec.targets.len().max(1))
         .map(|i| u64::from(spec.threads_for(i)))
         .try_fold(0u64, |a, t| a.checked_add(t))
@@ -466,22 +469,59 @@ pub fn memory_needed(
         })
 }
 
+/// What a run takes besides its engines' buffers, for [`check_memory`]:
+/// the caller's own per-thread and fixed memory (statistics, series), and
+/// the address space each thread reserves (its stack, its malloc arena),
+/// which only an address-space limit counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overheads {
+    /// Memory per worker thread, bytes.
+    pub per_thread: u64,
+    /// Memory once per run, bytes.
+    pub fixed: u64,
+    /// Address space reserved per worker thread beyond its memory, bytes.
+    pub reserved_per_thread: u64,
+    /// Address space reserved once per run (malloc arenas), bytes.
+    pub reserved_fixed: u64,
+}
+
 /// Refuses a run whose I/O buffers (and `--verify-backlog` rings, `backlog`
-/// entries per worker) would not fit in the memory available now
-/// (`available`: `MemAvailable`, from `crate::sysmon::host`; `None` where
-/// the kernel does not say), before anything is allocated: allocating them
+/// entries per worker), with the caller's `overheads`, would not fit under
+/// every one of `limits` (from `crate::sysmon::limits`: MemAvailable, the
+/// memory cgroup, RLIMIT_AS), before anything is allocated: allocating them
 /// would abort the process or bring in the OOM killer mid-run.
 pub fn check_memory(
     spec: &crate::workload::WorkloadSpec,
     choice: &EngineChoice,
     backlog: u64,
-    available: Option<u64>,
+    overheads: &Overheads,
+    limits: &[crate::sysmon::limits::MemoryLimit],
 ) -> Result<(), MemoryError> {
-    let need = memory_needed(spec, choice, backlog)?;
-    let Some(avail) = available else {
-        return Ok(());
+    let buffers = memory_needed(spec, choice, backlog)?;
+    let overflow = || {
+        let (terms, _, lower) = terms(spec, backlog);
+        MemoryError::Overflow { terms, lower }
     };
-    check_fits(spec, backlog, need, avail)
+    let threads = total_threads(spec).ok_or_else(overflow)?;
+    let per = |each: u64, once: u64| {
+        threads
+            .checked_mul(each)
+            .and_then(|t| t.checked_add(once))
+            .ok_or_else(overflow)
+    };
+    let memory = buffers
+        .checked_add(per(overheads.per_thread, overheads.fixed)?)
+        .ok_or_else(overflow)?;
+    let reserved = per(overheads.reserved_per_thread, overheads.reserved_fixed)?;
+    for l in limits {
+        let need = if l.counts_reservations() {
+            memory.saturating_add(reserved)
+        } else {
+            memory
+        };
+        check_fits(spec, backlog, need, l.left, l.whose())?;
+    }
+    Ok(())
 }
 
 fn check_fits(
@@ -489,6 +529,7 @@ fn check_fits(
     backlog: u64,
     need: u64,
     avail: u64,
+    whose: String,
 ) -> Result<(), MemoryError> {
     if need <= avail {
         return Ok(());
@@ -500,6 +541,7 @@ fn check_fits(
         what,
         need_text: f(need),
         avail_text: f(avail),
+        whose,
         lower,
     })
 }
@@ -517,12 +559,16 @@ fn terms(
         crate::units::format_size(spec.bs)
     );
     if backlog == 0 {
-        return (base, "of I/O buffers", "--qd, --bs or --threads");
+        return (
+            base,
+            "of memory for I/O buffers and statistics",
+            "--threads, --qd or --bs",
+        );
     }
     (
         format!("{base}, with --verify-backlog {backlog} ({BACKLOG_ENTRY_BYTES} bytes per entry per thread),"),
-        "of memory for I/O buffers and --verify-backlog rings",
-        "--verify-backlog, --qd, --bs or --threads",
+        "of memory for I/O buffers, statistics and --verify-backlog rings",
+        "--verify-backlog, --threads, --qd or --bs",
     )
 }
 
@@ -721,6 +767,47 @@ mod tests {
     }
 
     #[test]
+    fn every_limit_is_checked_and_named() {
+        use crate::sysmon::limits::{LimitKind, MemoryLimit};
+        let spec = crate::workload::WorkloadSpec {
+            threads: 64,
+            qd: 4096,
+            ..Default::default()
+        };
+        let null = EngineChoice {
+            kind: EngineKind::Null,
+            caps: Capabilities::of(EngineKind::Null),
+            notes: vec![],
+        };
+        let g = 1u64 << 30;
+        let limit = |kind, limit, left| MemoryLimit { kind, limit, left };
+        let over = Overheads {
+            per_thread: 4 << 20,
+            fixed: 64 << 20,
+            reserved_per_thread: 2 << 20,
+            reserved_fixed: 1 << 30,
+        };
+        let check = |l: MemoryLimit| check_memory(&spec, &null, 0, &over, &[l]);
+        // 1 GiB of buffers and 320 MiB of statistics: not in a 1 GiB cgroup.
+        let cg = LimitKind::Cgroup("/sys/fs/cgroup/memory/t/memory.limit_in_bytes".into());
+        let e = check(limit(cg.clone(), g, g)).unwrap_err().to_string();
+        assert!(
+            e.contains("--qd 4096 x --bs 4KiB x 64 threads needs 1.31GiB")
+                && e.contains("memory.limit_in_bytes")
+                && e.contains("lower --threads, --qd or --bs"),
+            "{e}"
+        );
+        assert!(check(limit(cg, 2 * g, 2 * g)).is_ok());
+        // Stacks and arenas count against the address space only.
+        let e = check(limit(LimitKind::AddressSpace, 3 * g, 2 * g))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("RLIMIT_AS") && e.contains("2.44GiB"), "{e}");
+        assert!(check(limit(LimitKind::Available, 2 * g, 2 * g)).is_ok());
+        assert!(check(limit(LimitKind::AddressSpace, 3 * g, 3 * g)).is_ok());
+    }
+
+    #[test]
     fn memory_is_counted_with_checked_arithmetic() {
         let mut spec = crate::workload::WorkloadSpec {
             qd: 4096,
@@ -734,12 +821,14 @@ mod tests {
         };
         let need = memory_needed(&spec, &uring, 0).unwrap();
         assert!(need >= 256 << 30, "{need}");
-        let e = check_fits(&spec, 0, need, 8 << 30).unwrap_err().to_string();
+        let e = check_fits(&spec, 0, need, 8 << 30, String::new())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("--qd 4096") && e.contains("64MiB") && e.contains("8GiB"),
             "{e}"
         );
-        assert!(check_fits(&spec, 0, need, need).is_ok());
+        assert!(check_fits(&spec, 0, need, need, String::new()).is_ok());
         // One slot for engines that do one I/O at a time.
         let sync = EngineChoice {
             kind: EngineKind::Sync,
@@ -760,7 +849,7 @@ mod tests {
         spec.qd = 1;
         let need = memory_needed(&spec, &uring, 1 << 32).unwrap();
         assert!(need >= 2 * (1 << 32) * BACKLOG_ENTRY_BYTES, "{need}");
-        let e = check_fits(&spec, 1 << 32, need, 8 << 30)
+        let e = check_fits(&spec, 1 << 32, need, 8 << 30, String::new())
             .unwrap_err()
             .to_string();
         assert!(

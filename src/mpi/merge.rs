@@ -308,6 +308,15 @@ fn merged_result(reports: &[RankReport], window: f64, total: &RwStats) -> RunRes
     for r in reports {
         append_rank(&mut merged, r, first);
     }
+    // A rank that folded intervals has longer points: its points are added
+    // to the others' by position all the same, and the merged series says so.
+    let series = reports.iter().map(|r| &r.result.series);
+    merged.series.folded_intervals = series
+        .clone()
+        .map(|s| s.folded_intervals)
+        .max()
+        .unwrap_or(0);
+    merged.series.longest_point_s = series.map(|s| s.longest_point_s).fold(0.0, f64::max);
     merged.warnings = merged_warnings(reports);
     // Each rank's changes are of its own device and series: its warnings
     // (rate_limited) carry them into the merged document, ranked.

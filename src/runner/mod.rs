@@ -290,6 +290,7 @@ fn run_loads(
     {
         let mut notes = load.notes;
         notes.extend(raised.clone());
+        notes.extend(series.folding_note());
         if let (0, Some(log)) = (wi, &opts.hist_log) {
             notes.push(log.lock().unwrap_or_else(|p| p.into_inner()).finish());
         }
@@ -532,8 +533,10 @@ fn drive(
     });
     let mut baseline_at_start = warmup_ns == 0;
     let mut log_started = false;
+    let mut stride = series::Stride::new(crew.stride.clone(), crew.interval_ns);
     loop {
         let now = now_ns();
+        stride.tick(now);
         if w.start() == UNSET && now >= t0.saturating_add(warmup_ns) {
             // A synchronised run with a warm-up: every participant opens the window together.
             match sync.map_or(Ok(()), |s| s.barrier(RunPhase::WindowStart)) {
@@ -566,6 +569,9 @@ fn drive(
         match crew.rx.recv_timeout(POLL) {
             Ok(msg) => {
                 let wi = msg.workload;
+                if msg.full {
+                    stride.full(now);
+                }
                 if let Some(l) = live {
                     l.interval(&msg);
                 }

@@ -130,7 +130,8 @@ pub(super) fn choose_engine(
         spec,
         &choice,
         backlog,
-        crate::sysmon::host::mem_available_bytes(),
+        &overheads(spec),
+        &crate::sysmon::limits::memory_limits(),
     )?;
     if let Some(cs) = crate::sysmon::host::clocksource() {
         if cs != "tsc" {
@@ -143,6 +144,31 @@ pub(super) fn choose_engine(
         notes.push("writes carry zeros: storage that compresses or detects zeros will look faster than it is".into());
     }
     Ok(choice)
+}
+
+/// Address space each thread reserves for its stack (Rust's default 2 MiB,
+/// and its guard page).
+const THREAD_STACK: u64 = (2 << 20) + (64 << 10);
+
+/// Address space each malloc arena reserves (glibc's 64 MiB heaps, one per
+/// thread up to 8 per CPU): counted only against an address-space limit.
+const MALLOC_ARENA: u64 = 64 << 20;
+
+/// What a run of `spec` takes besides its engines' buffers: the interval
+/// data's statistics and series, and the threads' stacks and arenas.
+fn overheads(spec: &WorkloadSpec) -> engine::Overheads {
+    let (per_thread, fixed) = super::series::memory_bound();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    // The workers, the main thread and the monitor's.
+    let threads = engine::total_threads(spec)
+        .unwrap_or(u64::MAX)
+        .saturating_add(2);
+    engine::Overheads {
+        per_thread,
+        fixed,
+        reserved_per_thread: THREAD_STACK,
+        reserved_fixed: threads.min(8 * cpus).saturating_mul(MALLOC_ARENA),
+    }
 }
 
 /// `--hipri`: refuses a target whose disk cannot poll for completions (the
@@ -214,12 +240,15 @@ pub(super) struct Crew {
     pub handles: Vec<(usize, JoinHandle<anyhow::Result<WorkerOut>>)>,
     /// The gate and the measured window every worker of every workload shares.
     pub window: Arc<Window>,
-    /// Interval messages of every worker; disconnected once all have finished.
+    /// Interval messages of every worker (a bounded channel: workers fold
+    /// intervals when it is full); disconnected once all have finished.
     pub rx: mpsc::Receiver<IntervalMsg>,
     /// Per workload, the notes its engines made while setting up and while running.
     pub engine_notes: Vec<Arc<Mutex<Vec<String>>>>,
     /// The series interval every worker uses.
     pub interval_ns: u64,
+    /// Intervals per message, set by the main thread ([`super::series::Stride`]).
+    pub stride: Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl Crew {
@@ -228,13 +257,14 @@ impl Crew {
     pub fn spawn(loads: &mut [Load], opts: &RunOptions, interval_ns: u64) -> anyhow::Result<Crew> {
         let total: usize = loads.iter().map(|l| l.plans.len()).sum();
         let window = Arc::new(Window::new(total));
-        let (tx, rx) = mpsc::channel::<IntervalMsg>();
+        let (tx, rx) = mpsc::sync_channel::<IntervalMsg>(super::series::channel_capacity(total));
         let mut crew = Crew {
             handles: Vec::with_capacity(total),
             window,
             rx,
             engine_notes: Vec::with_capacity(loads.len()),
             interval_ns,
+            stride: Arc::new(std::sync::atomic::AtomicU32::new(1)),
         };
         for (wi, load) in loads.iter_mut().enumerate() {
             let notes = Arc::new(Mutex::new(Vec::<String>::new()));
@@ -257,7 +287,7 @@ impl Crew {
         load: &mut Load,
         opts: &RunOptions,
         interval_ns: u64,
-        tx: &mpsc::Sender<IntervalMsg>,
+        tx: &mpsc::SyncSender<IntervalMsg>,
         notes: &Arc<Mutex<Vec<String>>>,
     ) -> anyhow::Result<()> {
         let shared_offsets: Vec<Arc<AtomicU64>> = load
@@ -281,6 +311,7 @@ impl Crew {
                 window: self.window.clone(),
                 tx: tx.clone(),
                 interval_ns,
+                stride: self.stride.clone(),
                 notes: notes.clone(),
                 shared_offset: shared_offsets[plan.target].clone(),
                 verify: opts.verify.as_ref().map(|v| super::verify::VerifyCtx {

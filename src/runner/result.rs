@@ -199,6 +199,43 @@ pub struct Series {
     /// (DiskSpd's `-D` prints each thread's IOPS deviation); absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threads: Vec<Vec<SeriesPoint>>,
+    /// Intervals joined into a longer point because interval data came in
+    /// faster than the run's main thread could merge it (or a worker fell
+    /// far behind the others): each such point's `duration_s` spans several
+    /// intervals. Absent when every point is one interval.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub folded_intervals: u64,
+    /// The longest folded point, seconds; absent when nothing was folded.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub longest_point_s: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl Series {
+    /// The note a run with folded intervals carries; `None` when none were.
+    pub fn folding_note(&self) -> Option<String> {
+        if self.folded_intervals == 0 {
+            return None;
+        }
+        let points = self.total.len() as u64;
+        Some(format!(
+            "interval data came in faster than this machine merged it (a busy CPU or a late worker): \
+             {} of {} intervals of {} s were folded into longer points (the longest {:.3} s), \
+             so memory stayed bounded; the series has {points} points, and the run's totals and \
+             percentiles are exact; a longer --interval avoids it",
+            self.folded_intervals,
+            self.folded_intervals + points,
+            self.interval_s,
+            self.longest_point_s
+        ))
+    }
 }
 
 /// Everything a run measured. This struct is the JSON schema (`--output json`).

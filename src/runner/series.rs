@@ -7,6 +7,8 @@
 //! the last one cut at the window's end.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::histlog::SharedHistLog;
@@ -67,8 +69,39 @@ pub fn effective_interval(
     )
 }
 
-/// What a worker sends when intervals close: `stats` are those of interval
-/// `first`; intervals `first + 1 ..= through` had nothing from this worker.
+/// Interval messages the channel from the workers to the main thread holds
+/// at most, for a run of `workers` workers: two intervals' worth, so a
+/// boundary's burst never waits, and a main thread that falls further
+/// behind makes the workers fold their intervals (see [`IntervalMsg`])
+/// instead of queueing them: the channel's memory is bounded.
+pub(super) fn channel_capacity(workers: usize) -> usize {
+    workers.saturating_mul(2).max(2)
+}
+
+/// Statistics the series keeps for open intervals (all scopes together)
+/// before it folds the oldest open ones into one coarser point: about 32 MiB
+/// of histograms, whatever a late worker or the length of the run.
+const OPEN_STATS: usize = 42;
+
+/// What the interval data of a run takes at most, (per worker, once), for
+/// the memory check before it starts: per worker, its interval and whole-run
+/// statistics, what it holds back and its share of the channel; once, the
+/// open intervals' statistics and the series' points.
+pub(super) fn memory_bound() -> (u64, u64) {
+    let stats = crate::stats::rw_stats_bytes();
+    let point = std::mem::size_of::<SeriesPoint>() as u64;
+    let per_worker = stats * (3 + channel_capacity(1) as u64);
+    let once = stats * OPEN_STATS as u64 + point * MAX_SERIES_POINTS;
+    (per_worker, once)
+}
+
+/// What a worker sends when intervals close.
+///
+/// Not folded: `stats` are those of interval `first`; intervals
+/// `first + 1 ..= through` had nothing from this worker (it slept through
+/// them). Folded: the channel was full when the worker closed some of these
+/// intervals, so it kept them, merged, and `stats` cover every interval
+/// `first ..= through` together; the series joins them into one point.
 #[derive(Clone)]
 pub(super) struct IntervalMsg {
     /// Which workload of the run the sender works for.
@@ -81,39 +114,160 @@ pub(super) struct IntervalMsg {
     /// End of interval `through`, ns from the window's start.
     pub end_ns: u64,
     pub stats: RwStats,
+    /// `stats` span `first ..= through` (the worker folded them).
+    pub folded: bool,
+    /// The worker found the channel full at one of these intervals' ends.
+    pub full: bool,
     /// The sender's I/O errors since its run began (live metrics).
     pub errors: u64,
     /// The sender's I/Os in flight when it sent this (live metrics).
     pub in_flight: u32,
 }
 
-/// One interval being merged: messages received, its length, per target.
-struct OpenInterval {
+/// Most intervals one message may be asked to span: a point of at most
+/// 1,024 intervals (10 s at the shortest interval) while the machine is busy.
+const MAX_STRIDE: u32 = 1024;
+
+/// How many intervals each worker's message spans, shared by every worker
+/// of a run and set by the main thread: doubled when a worker found the
+/// channel full, halved again once none has for a while. Workers send only
+/// at multiples of it (folding the intervals between), so under load they
+/// all fold the same intervals and the series' points stay aligned, instead
+/// of each worker folding its own span and chaining every point into one.
+pub(super) struct Stride {
+    shared: Arc<AtomicU32>,
+    interval_ns: u64,
+    changed: u64,
+    last_full: u64,
+}
+
+impl Stride {
+    pub(super) fn new(shared: Arc<AtomicU32>, interval_ns: u64) -> Stride {
+        Stride {
+            shared,
+            interval_ns,
+            changed: 0,
+            last_full: 0,
+        }
+    }
+
+    fn span_ns(&self, s: u32) -> u64 {
+        u64::from(s).saturating_mul(self.interval_ns)
+    }
+
+    /// A worker found the channel full: coarser, unless it just changed.
+    pub(super) fn full(&mut self, now: u64) {
+        self.last_full = now;
+        let s = self.shared.load(Ordering::Relaxed);
+        if s < MAX_STRIDE && now.saturating_sub(self.changed) >= 2 * self.span_ns(s) {
+            self.shared.store(s * 2, Ordering::Relaxed);
+            self.changed = now;
+        }
+    }
+
+    /// Finer again after a quiet second (and four strides).
+    pub(super) fn tick(&mut self, now: u64) {
+        let s = self.shared.load(Ordering::Relaxed);
+        let quiet = self.span_ns(s).saturating_mul(4).max(1_000_000_000);
+        if s > 1
+            && now.saturating_sub(self.last_full) >= quiet
+            && now.saturating_sub(self.changed) >= quiet
+        {
+            self.shared.store(s / 2, Ordering::Relaxed);
+            self.changed = now;
+        }
+    }
+}
+
+/// Intervals `lo ..= hi` being merged into one point: one interval, unless
+/// a worker or the series folded several.
+struct Group {
+    lo: usize,
+    hi: usize,
+    /// Messages received, summed over the group's intervals (a message
+    /// counts once in every interval it reports).
     received: usize,
-    duration_ns: u64,
+    /// End of the group's last interval as the messages say (the window's
+    /// end cuts the run's last one), ns from the window's start.
+    end_ns: u64,
     /// `None` until a worker of that target sends statistics.
     per_target: Vec<Option<RwStats>>,
     /// Per thread, only when the run keeps per-thread series.
     per_thread: Vec<Option<RwStats>>,
 }
 
+impl Group {
+    fn new(i: usize, ntargets: usize, nthreads: usize) -> Group {
+        Group {
+            lo: i,
+            hi: i,
+            received: 0,
+            end_ns: 0,
+            per_target: (0..ntargets).map(|_| None).collect(),
+            per_thread: (0..nthreads).map(|_| None).collect(),
+        }
+    }
+
+    /// Every worker has reported every interval of the group: no message
+    /// to come can touch it.
+    fn complete(&self, workers: usize) -> bool {
+        self.received >= workers.saturating_mul(self.hi - self.lo + 1)
+    }
+
+    /// Statistics it holds (each a few hundred KiB of histograms).
+    fn held(&self) -> usize {
+        let some = |v: &Vec<Option<RwStats>>| v.iter().filter(|s| s.is_some()).count();
+        some(&self.per_target) + some(&self.per_thread)
+    }
+
+    /// Joins `next`, the group right after this one, into it.
+    fn absorb(&mut self, next: Group) {
+        self.hi = next.hi;
+        self.received += next.received;
+        self.end_ns = self.end_ns.max(next.end_ns);
+        for (a, b) in self.per_target.iter_mut().zip(next.per_target) {
+            add_stats(a, b);
+        }
+        for (a, b) in self.per_thread.iter_mut().zip(next.per_thread) {
+            add_stats(a, b);
+        }
+    }
+}
+
+/// Adds `b` into `a`.
+fn add_stats(a: &mut Option<RwStats>, b: Option<RwStats>) {
+    match (a.as_mut(), b) {
+        (Some(a), Some(b)) => a.merge(&b),
+        (None, b) => *a = b,
+        (Some(_), None) => {}
+    }
+}
+
 /// Merges interval messages across threads into the time series.
 ///
 /// Only intervals still waiting for some thread hold histograms; a closed
 /// interval keeps nothing but its summary point, so memory does not grow
-/// with the length of the run beyond the points themselves.
+/// with the length of the run beyond the points themselves. When a worker
+/// folded intervals (its message spans several), the series joins them into
+/// one longer point; when open intervals would hold more than
+/// [`OPEN_STATS`] statistics (a worker far behind the others), the oldest
+/// open ones are joined too. The points' lengths always add up to the
+/// window, and every counted I/O is in exactly one point.
 pub(super) struct IntervalAgg {
     workers: usize,
     ntargets: usize,
     interval_ns: u64,
-    /// Open intervals, from index `base` on.
-    open: VecDeque<OpenInterval>,
+    /// Open groups of intervals, contiguous and in order, from index `base` on.
+    open: VecDeque<Group>,
     base: usize,
     total: Vec<SeriesPoint>,
     targets: Vec<Vec<SeriesPoint>>,
     /// Per thread (DiskSpd's `-D` per-thread IOPS deviation); empty unless asked for.
     threads: Vec<Vec<SeriesPoint>>,
     elapsed_ns: u64,
+    /// Intervals joined into a coarser point, and the longest such point, ns.
+    folded: u64,
+    longest_ns: u64,
     /// `--hist-log`: each closed interval's histograms are written here.
     hist_log: Option<SharedHistLog>,
 }
@@ -141,6 +295,8 @@ impl IntervalAgg {
                 Vec::new()
             },
             elapsed_ns: 0,
+            folded: 0,
+            longest_ns: 0,
             hist_log: None,
         }
     }
@@ -151,65 +307,94 @@ impl IntervalAgg {
         self
     }
 
-    /// The open interval `i` (created when first seen).
-    fn slot(&mut self, i: usize) -> &mut OpenInterval {
-        let ntargets = self.ntargets;
-        let nthreads = self.threads.len();
-        while self.base + self.open.len() <= i {
-            self.open.push_back(OpenInterval {
-                received: 0,
-                duration_ns: 0,
-                per_target: (0..ntargets).map(|_| None).collect(),
-                per_thread: (0..nthreads).map(|_| None).collect(),
-            });
+    /// Opens groups up to interval `i`, one interval each.
+    fn extend_to(&mut self, i: usize) {
+        let mut next = self.open.back().map_or(self.base, |g| g.hi + 1);
+        while next <= i {
+            let g = Group::new(next, self.ntargets, self.threads.len());
+            self.open.push_back(g);
+            next += 1;
         }
-        &mut self.open[i - self.base]
+    }
+
+    /// Where in `open` the group holding the open interval `i` is.
+    fn position(&self, i: usize) -> usize {
+        self.open.partition_point(|g| g.hi < i)
+    }
+
+    /// Joins the open groups at positions `a ..= b` into one.
+    fn join(&mut self, a: usize, b: usize) {
+        if a >= b || b >= self.open.len() {
+            return;
+        }
+        let tail: Vec<Group> = self.open.drain(a + 1..=b).collect();
+        for g in tail {
+            self.open[a].absorb(g);
+        }
+    }
+
+    /// Joins the oldest open groups while they hold more than the budget.
+    fn bound(&mut self) {
+        // A group must fit even when a run keeps many series.
+        let budget = OPEN_STATS.max(2 * (self.ntargets + self.threads.len()));
+        let mut held: usize = self.open.iter().map(Group::held).sum();
+        while self.open.len() > 1 && held > budget {
+            let before = self.open[0].held() + self.open[1].held();
+            self.join(0, 1);
+            held = held + self.open[0].held() - before;
+        }
     }
 
     /// Adds one worker's message; returns the last total point completed by it.
     pub(super) fn add(&mut self, m: IntervalMsg) -> Option<SeriesPoint> {
-        if m.first < self.base {
+        if m.first < self.base || m.through < m.first {
             // Cannot happen: a worker reports each interval once, in order.
             return None;
         }
+        self.extend_to(m.through);
+        let a = self.position(m.first);
+        if m.folded {
+            self.join(a, self.position(m.through));
+        }
         let iv = self.interval_ns;
-        for i in m.first..=m.through {
-            let start = i as u64 * iv;
-            let dur = m.end_ns.min(start + iv).saturating_sub(start);
-            let s = self.slot(i);
-            s.received += 1;
-            s.duration_ns = s.duration_ns.max(dur);
+        for g in self.open.range_mut(a..) {
+            if g.lo > m.through {
+                break;
+            }
+            g.received += m.through.min(g.hi) + 1 - m.first.max(g.lo);
+            let cap = (g.hi as u64 + 1).saturating_mul(iv);
+            g.end_ns = g.end_ns.max(m.end_ns.min(cap));
         }
-        let s = self.slot(m.first);
-        if let Some(t) = s.per_thread.get_mut(m.thread) {
-            // One message per thread and interval: no merge needed.
-            *t = Some(m.stats.clone());
+        let g = &mut self.open[a];
+        if let Some(t) = g.per_thread.get_mut(m.thread) {
+            add_stats(t, Some(m.stats.clone()));
         }
-        match &mut s.per_target[m.target] {
-            Some(t) => t.merge(&m.stats),
-            t @ None => *t = Some(m.stats),
-        }
+        add_stats(&mut g.per_target[m.target], Some(m.stats));
+        self.bound();
         let mut last = None;
-        while self
-            .open
-            .front()
-            .is_some_and(|s| s.received >= self.workers)
-        {
+        while self.open.front().is_some_and(|g| g.complete(self.workers)) {
             last = self.close_front();
         }
         last
     }
 
-    /// Closes the oldest open interval into points.
+    /// Closes the oldest open group into points.
     fn close_front(&mut self) -> Option<SeriesPoint> {
-        let OpenInterval {
-            duration_ns: dur,
+        let Group {
+            lo,
+            hi,
+            end_ns,
             per_target,
             per_thread,
             ..
         } = self.open.pop_front()?;
-        let start_ns = self.base as u64 * self.interval_ns;
-        self.base += 1;
+        let start_ns = lo as u64 * self.interval_ns;
+        let dur = end_ns.saturating_sub(start_ns);
+        self.base = hi + 1;
+        if hi > lo {
+            self.folded += (hi - lo) as u64;
+            self.longest_ns = self.longest_ns.max(dur);
+        }
         self.elapsed_ns += dur;
         let secs = dur as f64 / 1e9;
         let t_s = self.elapsed_ns as f64 / 1e9;
@@ -265,6 +450,8 @@ impl IntervalAgg {
             total: self.total,
             targets: self.targets,
             threads: self.threads,
+            folded_intervals: self.folded,
+            longest_point_s: self.longest_ns as f64 / 1e9,
         }
     }
 }
@@ -272,6 +459,101 @@ impl IntervalAgg {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// Thread `thread`'s message for intervals `first ..= through` of 10 ms
+    /// with `ios` reads of 1 µs.
+    fn msg(thread: usize, first: usize, through: usize, ios: u64, folded: bool) -> IntervalMsg {
+        let mut stats = RwStats::default();
+        for _ in 0..ios {
+            stats.read.record(1000, 4096);
+        }
+        IntervalMsg {
+            workload: 0,
+            target: 0,
+            thread,
+            first,
+            through,
+            end_ns: (through as u64 + 1) * 10 * MS,
+            stats,
+            folded,
+            full: false,
+            errors: 0,
+            in_flight: 0,
+        }
+    }
+
+    fn durations(s: &Series) -> Vec<u64> {
+        s.total
+            .iter()
+            .map(|p| (p.duration_s * 1e3).round() as u64)
+            .collect()
+    }
+
+    #[test]
+    fn a_folded_message_joins_its_intervals_into_one_point() {
+        let mut agg = IntervalAgg::new(1, 2, 10 * MS, true);
+        // Thread 0 reports 0, 1, 2, 3 one by one; thread 1 folded 1..=2.
+        for m in [
+            msg(0, 0, 0, 5, false),
+            msg(1, 0, 0, 1, false),
+            msg(0, 1, 1, 5, false),
+            msg(0, 2, 2, 5, false),
+            msg(1, 1, 2, 2, true),
+            msg(0, 3, 3, 5, false),
+            msg(1, 3, 3, 1, false),
+        ] {
+            agg.add(m);
+        }
+        let s = agg.finish();
+        assert_eq!(durations(&s), [10, 20, 10]);
+        let ios: Vec<u64> = s.total.iter().map(|p| p.total.ios).collect();
+        assert_eq!(ios, [6, 12, 6]);
+        assert_eq!(s.total[1].t_s, 0.03);
+        assert_eq!(s.threads[1][1].total.ios, 2);
+        assert_eq!((s.folded_intervals, s.longest_point_s), (1, 0.02));
+        assert!(s.folding_note().unwrap().contains("1 of 4 intervals"));
+        // Overlapping folds chain into one point.
+        let mut agg = IntervalAgg::new(1, 2, 10 * MS, false);
+        for m in [
+            msg(0, 0, 2, 3, true),
+            msg(1, 0, 0, 1, false),
+            msg(1, 1, 4, 1, true),
+            msg(0, 3, 5, 3, true),
+            msg(1, 5, 5, 1, false),
+        ] {
+            agg.add(m);
+        }
+        let s = agg.finish();
+        assert_eq!(durations(&s), [60]);
+        assert_eq!(s.total[0].total.ios, 9);
+        assert_eq!(s.folded_intervals, 5);
+        // Nothing folded: nothing said.
+        let mut agg = IntervalAgg::new(1, 1, 10 * MS, false);
+        agg.add(msg(0, 0, 0, 1, false));
+        assert_eq!(agg.finish().folding_note(), None);
+    }
+
+    #[test]
+    fn a_late_worker_makes_the_oldest_intervals_fold_not_pile_up() {
+        // Thread 1 reports nothing for 500 intervals: without a bound every
+        // one of them would hold thread 0's histograms.
+        let mut agg = IntervalAgg::new(1, 2, 10 * MS, false);
+        for i in 0..500 {
+            agg.add(msg(0, i, i, 1, false));
+            let held: usize = agg.open.iter().map(Group::held).sum();
+            assert!(held <= OPEN_STATS, "{held} statistics held at {i}");
+        }
+        agg.add(msg(1, 0, 499, 1, false));
+        let s = agg.finish();
+        let ms: u64 = durations(&s).iter().sum();
+        assert_eq!(ms, 5000, "the points cover the window");
+        let ios: u64 = s.total.iter().map(|p| p.total.ios).sum();
+        assert_eq!(ios, 501);
+        assert_eq!(s.folded_intervals + s.total.len() as u64, 500);
+        assert!(s.total.len() > 1);
+    }
 
     #[test]
     fn short_intervals_are_raised_with_a_reason() {

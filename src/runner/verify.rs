@@ -387,12 +387,19 @@ pub(super) fn tables(
         .iter()
         .map(|t| GenTable::bytes_for(t.region_len, spec.bs))
         .sum();
-    if let Some(avail) = crate::sysmon::host::mem_available_bytes() {
-        if need > avail / 2 {
+    for l in crate::sysmon::limits::memory_limits() {
+        // Of what the machine has available, half: the run reads through the rest.
+        let room = if l.kind == crate::sysmon::limits::LimitKind::Available {
+            l.left / 2
+        } else {
+            l.left
+        };
+        if need > room {
             anyhow::bail!(
-                "--verify needs {} of memory for its generation tables (4 bytes per block), {} is available: use a larger --bs or a smaller --size",
+                "--verify needs {} of memory for its generation tables (4 bytes per block), more than the {} {}: use a larger --bs or a smaller --size",
                 crate::units::format_size(need),
-                crate::units::format_size(avail)
+                crate::units::format_size(room),
+                l.whose()
             );
         }
     }

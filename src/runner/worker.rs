@@ -6,7 +6,11 @@
 //! with one clock read, and records each latency into thread-private
 //! statistics: no allocation, lock, formatting or extra system call per I/O.
 //! At every interval boundary the worker hands a copy of its interval
-//! statistics to the main thread (once per interval, not per I/O).
+//! statistics to the main thread (once per interval, not per I/O), over a
+//! bounded channel: when the main thread has fallen behind and the channel
+//! is full, the worker keeps the interval and folds the next ones into it
+//! until there is room, so a busy machine makes the series coarser, never
+//! the queue longer.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -54,8 +58,11 @@ pub(super) struct WorkerCtx {
     /// Set when a worker cannot set up: the run will not start.
     pub stop: Arc<AtomicBool>,
     pub window: Arc<Window>,
-    pub tx: mpsc::Sender<IntervalMsg>,
+    /// Bounded ([`super::series::channel_capacity`]).
+    pub tx: mpsc::SyncSender<IntervalMsg>,
     pub interval_ns: u64,
+    /// Intervals per message while the machine is busy ([`super::series::Stride`]).
+    pub stride: Arc<std::sync::atomic::AtomicU32>,
     pub notes: Arc<std::sync::Mutex<Vec<String>>>,
     /// The target's shared sequential offset (`SeqLayout::Shared`).
     pub shared_offset: Arc<AtomicU64>,
@@ -400,6 +407,9 @@ struct Worker<'a> {
     blocked: bool,
     /// The I/Os in flight when the window closed, timed to completion.
     late: SlowAfterWindow,
+    /// Intervals closed while the channel was full, folded into one
+    /// message, sent at the next boundary with room (or at the end).
+    held: Option<IntervalMsg>,
     /// The flush after every `flush_every` writes (`--fsync N`, `--fdatasync N`,
     /// `--sync-method fsync|fdatasync`); `flush_every` u64::MAX: none (one
     /// comparison per I/O either way).
@@ -464,6 +474,7 @@ impl<'a> Worker<'a> {
             }),
             blocked: false,
             late: SlowAfterWindow::default(),
+            held: None,
             flush_op: spec.effective_flush().map_or(Op::Fsync, |f| f.kind.op()),
             flush_every: spec
                 .effective_flush()
@@ -804,17 +815,7 @@ impl<'a> Worker<'a> {
             (cur - 1, cur as u64 * iv)
         };
         let through = through.max(first);
-        let _ = self.ctx.tx.send(IntervalMsg {
-            workload: self.plan.workload,
-            target: self.plan.target,
-            thread: self.plan.thread,
-            first,
-            through,
-            end_ns: end_rel,
-            stats: self.cur.clone(),
-            errors: self.errors,
-            in_flight: u32::try_from(self.io.inflight).unwrap_or(u32::MAX),
-        });
+        self.hand_over(first, through, end_rel, last);
         self.whole.merge(&self.cur);
         self.cur.reset();
         self.win.interval_index = through + 1;
@@ -827,6 +828,49 @@ impl<'a> Worker<'a> {
             // Once, at the end of the window: what follows (draining, a
             // verify pass) is not measured.
             self.win.wait1 = procs::thread_run_delay_ns();
+        }
+    }
+
+    /// Hands intervals `first ..= through` (this interval's statistics in
+    /// `cur`) to the main thread, folded into the intervals held back before
+    /// them. They are held back in turn until the end of a multiple of the
+    /// run's stride, or when the channel is full (the main thread is
+    /// behind), except the `last` message, which waits for room: the series
+    /// gets every interval, the channel never more than its capacity.
+    fn hand_over(&mut self, first: usize, through: usize, end_ns: u64, last: bool) {
+        let in_flight = u32::try_from(self.io.inflight).unwrap_or(u32::MAX);
+        let msg = match self.held.take() {
+            Some(mut h) => {
+                h.stats.merge(&self.cur);
+                h.through = through;
+                h.end_ns = end_ns;
+                h.folded = true;
+                h.errors = self.errors;
+                h.in_flight = in_flight;
+                h
+            }
+            None => IntervalMsg {
+                workload: self.plan.workload,
+                target: self.plan.target,
+                thread: self.plan.thread,
+                first,
+                through,
+                end_ns,
+                stats: self.cur.clone(),
+                folded: false,
+                full: false,
+                errors: self.errors,
+                in_flight,
+            },
+        };
+        let stride = self.ctx.stride.load(Ordering::Relaxed).max(1) as usize;
+        if last {
+            let _ = self.ctx.tx.send(msg);
+        } else if (through + 1) % stride != 0 {
+            self.held = Some(msg);
+        } else if let Err(mpsc::TrySendError::Full(mut m)) = self.ctx.tx.try_send(msg) {
+            m.full = true;
+            self.held = Some(m);
         }
     }
 
@@ -864,6 +908,10 @@ impl<'a> Worker<'a> {
         if self.win.measuring && self.win.measure_end == 0 {
             // Stopped by its own errors inside the window.
             self.win.measure_end = self.last_ts.min(self.win.end).max(self.win.start);
+        }
+        if let Some(h) = self.held.take() {
+            // Stopped by its own errors with intervals held back: the series gets them.
+            let _ = self.ctx.tx.send(h);
         }
         self.whole.merge(&self.cur);
         WorkerOut {

@@ -1,6 +1,7 @@
 //! System monitors: CPU time from `/proc/stat` and the process's own CPU use,
 //! who used the CPU (iosim, the kernel's I/O path, other processes),
-//! block device counters from `/proc/diskstats`, which device a target lives
+//! block device counters from `/proc/diskstats`, the memory limits that apply
+//! to the process ([`limits`]: cgroups, `RLIMIT_AS`), which device a target lives
 //! on (and, for reports, what that storage is: [`storage`], and what kind of
 //! volume: [`volume`]), a background
 //! sampler, and self-checks of iosim's numbers against the kernel's.
@@ -20,6 +21,7 @@ pub mod check;
 pub mod cpu;
 pub mod diskstats;
 pub mod host;
+pub mod limits;
 pub mod locks;
 pub mod mounts;
 pub mod procs;

@@ -45,3 +45,9 @@ pub unsafe fn advise_huge(ptr: *mut u8, len: usize) {
         libc::madvise(ptr.cast(), len, libc::MADV_HUGEPAGE);
     }
 }
+
+/// The process's address-space limit (`RLIMIT_AS`, `ulimit -v`), bytes;
+/// None when unlimited.
+pub fn address_space_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::As).current
+}

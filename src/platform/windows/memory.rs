@@ -44,3 +44,9 @@ pub unsafe fn release(ptr: NonNull<u8>, _bytes: usize) {
 /// # Safety
 /// None needed; unsafe to match the Linux side.
 pub unsafe fn advise_huge(_ptr: *mut u8, _len: usize) {}
+
+/// The process's address-space limit: Windows has no `RLIMIT_AS` (a job
+/// object's limit is not read), so None.
+pub fn address_space_limit() -> Option<u64> {
+    None
+}
