@@ -13,6 +13,7 @@ pub mod crash;
 pub mod create;
 pub mod db;
 pub mod fsync;
+pub mod hints;
 pub mod history;
 pub mod install;
 pub mod matrix;
@@ -72,10 +73,13 @@ impl Cli {
     /// explicitly rather than left at their defaults.
     pub fn parse_args() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        if let Err(e) = typo_check(&args) {
+        if let Err(e) = typo_check(&args).and_then(|()| hints::unit_split(&args)) {
             e.exit();
         }
-        Cli::parse_from_matches(command().get_matches_from(args))
+        match command().try_get_matches_from(&args) {
+            Ok(m) => Cli::parse_from_matches(m),
+            Err(e) => hints::refine(e, &args).exit(),
+        }
     }
 
     /// Like [`Cli::parse_args`] for a given argument list (tests).
@@ -86,9 +90,11 @@ impl Cli {
     {
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
         typo_check(&args)?;
-        Ok(Cli::parse_from_matches(
-            command().try_get_matches_from(args)?,
-        ))
+        hints::unit_split(&args)?;
+        let m = command()
+            .try_get_matches_from(&args)
+            .map_err(|e| hints::refine(e, &args))?;
+        Ok(Cli::parse_from_matches(m))
     }
 
     /// The command's collective options (under mpirun/srun), for `mpi::init`.
