@@ -61,14 +61,18 @@ pub fn cache_synonym(value: &str) -> Option<&'static str> {
     Some(match v {
         "nobuffering" | "nobuffer" | "unbuffered" | "nobuffered" | "nocache" | "uncached"
         | "odirect" | "directio" | "su" | "s" | "direct1" => "direct",
-        "sh" | "suw" | "swu" | "nobufferingwritethrough" | "unbufferedwritethrough"
-        | "odirectodsync" | "odirectosync" | "directsync" | "directdsync" | "nocachewritethrough" => {
-            "direct-writethrough"
-        }
+        "sh"
+        | "suw"
+        | "swu"
+        | "nobufferingwritethrough"
+        | "unbufferedwritethrough"
+        | "odirectodsync"
+        | "odirectosync"
+        | "directsync"
+        | "directdsync"
+        | "nocachewritethrough" => "direct-writethrough",
         "sw" | "writethru" | "wt" | "osync" | "odsync" | "dsync" | "sync" | "fua" => "writethrough",
-        "sb" | "cached" | "pagecache" | "buffer" | "direct0" => {
-            "buffered"
-        }
+        "sb" | "cached" | "pagecache" | "buffer" | "direct0" => "buffered",
         _ => return None,
     })
 }
@@ -145,7 +149,9 @@ pub fn unit_split(args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
             Some((n, v)) => (n, Some(v)),
             None => (words[i], None),
         };
-        let short = long.strip_prefix('-').filter(|s| s.len() == 1 && inline.is_none());
+        let short = long
+            .strip_prefix('-')
+            .filter(|s| s.len() == 1 && inline.is_none());
         let long = long.strip_prefix("--");
         let option = sub.get_arguments().find(|a| {
             (long.is_some() && a.get_long() == long)
@@ -154,7 +160,9 @@ pub fn unit_split(args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
         let Some(option) = option.filter(|a| a.get_action().takes_values()) else {
             continue;
         };
-        let name = option.get_long().map_or(words[i].to_string(), |l| format!("--{l}"));
+        let name = option
+            .get_long()
+            .map_or(words[i].to_string(), |l| format!("--{l}"));
         let (value, next) = match inline {
             Some(v) => (v, words.get(i + 1)),
             None => (words.get(i + 1).copied().unwrap_or(""), words.get(i + 2)),

@@ -1876,7 +1876,11 @@ mod tests {
         spec.targets = vec![crate::workload::TargetSpec::new("/data/t.dat", None)];
         let w = oversubscribed(&spec, 2).expect("64 threads on 2 CPUs");
         assert_eq!(w.code, WarningCode::ThreadsExceedCpus);
-        assert!(w.message.contains("64 threads on 2 CPU(s)"), "{}", w.message);
+        assert!(
+            w.message.contains("64 threads on 2 CPU(s)"),
+            "{}",
+            w.message
+        );
         assert!(w.message.contains("--threads 2 --qd 32"), "{}", w.message);
         spec.threads = 8;
         assert!(oversubscribed(&spec, 2).is_none());

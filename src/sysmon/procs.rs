@@ -665,7 +665,11 @@ mod tests {
         let (ca, cb) = machine(150, 50, 0, 0);
         let r = attribute(&a, &b, &ca, &cb, 1.0).unwrap();
         assert_eq!(r.others[0].name, "another iosim process (PID 4242)");
-        assert!(r.summary().contains("another iosim process (PID 4242) 50%"), "{}", r.summary());
+        assert!(
+            r.summary().contains("another iosim process (PID 4242) 50%"),
+            "{}",
+            r.summary()
+        );
     }
 
     #[test]
