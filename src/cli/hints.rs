@@ -77,15 +77,20 @@ pub fn cache_synonym(value: &str) -> Option<&'static str> {
     })
 }
 
-/// Replaces clap's tip where iosim knows better; `args` is the command line.
-pub fn refine(mut e: clap::Error, args: &[std::ffi::OsString]) -> clap::Error {
+/// Replaces clap's tip where iosim knows better; `full` is the whole
+/// command line's definition, `args` the command line.
+pub fn refine(
+    mut e: clap::Error,
+    full: &clap::Command,
+    args: &[std::ffi::OsString],
+) -> clap::Error {
     let text = |k: ContextKind| match e.get(k) {
         Some(ContextValue::String(s)) => Some(s.clone()),
         _ => None,
     };
     let tip = match e.kind() {
         ErrorKind::UnknownArgument => text(ContextKind::InvalidArg).and_then(|arg| {
-            let (cmd, sub) = subcommand(args);
+            let (cmd, sub) = subcommand(full, args);
             let has = |long: &str| sub.get_arguments().any(|a| a.get_long() == Some(long));
             foreign_tip(&arg, &cmd, &has)
         }),
@@ -112,15 +117,14 @@ pub fn refine(mut e: clap::Error, args: &[std::ffi::OsString]) -> clap::Error {
 
 /// The subcommand the command line names (`quick` when none), and its clap
 /// command.
-fn subcommand(args: &[std::ffi::OsString]) -> (String, clap::Command) {
-    let full = super::command();
+fn subcommand(full: &clap::Command, args: &[std::ffi::OsString]) -> (String, clap::Command) {
     let named = args
         .get(1)
         .and_then(|a| a.to_str())
         .and_then(|a| full.find_subcommand(a).cloned());
     match named {
         Some(c) => (c.get_name().to_string(), c),
-        None => ("quick".into(), full),
+        None => ("quick".into(), full.clone()),
     }
 }
 
@@ -138,8 +142,8 @@ fn is_unit_word(w: &str) -> bool {
 /// `--size 4 GB`: an option's value that is a bare number followed by a
 /// word that is a unit and not an existing path. clap would take the unit
 /// for a target (or DIR); this names the option as it was meant.
-pub fn unit_split(args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
-    let (_, sub) = subcommand(args);
+pub fn unit_split(full: &clap::Command, args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
+    let (_, sub) = subcommand(full, args);
     let words: Vec<&str> = args.iter().map(|a| a.to_str().unwrap_or("")).collect();
     for i in 1..words.len() {
         if words[i] == "--" {
@@ -190,6 +194,10 @@ mod tests {
 
     fn args(line: &str) -> Vec<std::ffi::OsString> {
         line.split_whitespace().map(Into::into).collect()
+    }
+
+    fn unit_split(args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
+        super::unit_split(&crate::cli::command(), args)
     }
 
     #[test]

@@ -73,12 +73,9 @@ impl Cli {
     /// explicitly rather than left at their defaults.
     pub fn parse_args() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        if let Err(e) = typo_check(&args).and_then(|()| hints::unit_split(&args)) {
-            e.exit();
-        }
-        match command().try_get_matches_from(&args) {
-            Ok(m) => Cli::parse_from_matches(m),
-            Err(e) => hints::refine(e, &args).exit(),
+        match Cli::try_parse_args(args) {
+            Ok(cli) => cli,
+            Err(e) => e.exit(),
         }
     }
 
@@ -90,10 +87,12 @@ impl Cli {
     {
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
         typo_check(&args)?;
-        hints::unit_split(&args)?;
-        let m = command()
+        let full = command();
+        hints::unit_split(&full, &args)?;
+        let m = full
+            .clone()
             .try_get_matches_from(&args)
-            .map_err(|e| hints::refine(e, &args))?;
+            .map_err(|e| hints::refine(e, &full, &args))?;
         Ok(Cli::parse_from_matches(m))
     }
 

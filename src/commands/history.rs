@@ -77,7 +77,7 @@ fn whose(a: &HistoryArgs) -> Option<String> {
     ))
 }
 
-/// `iosim history`.
+/// `iosim history`, and `iosim history delete`.
 pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     if let Some(crate::cli::history::HistoryAction::Delete(d)) = &a.action {
         return delete(d, ctx);
@@ -85,6 +85,11 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     if let Some(note) = whose(a) {
         eprintln!("{note}");
     }
+    list(a, ctx)
+}
+
+/// Lists the stored runs.
+fn list(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let out = &mut *ctx.out;
     let store = match a.db.open_existing() {
         Ok(s) => s,
