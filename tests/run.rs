@@ -1274,7 +1274,7 @@ fn common_mistakes_are_answered_with_the_option_meant() {
         ),
         (
             &["run", "--rwmixread", "70", "x.dat"],
-            "--write-pct 100-N",
+            "--write-pct 30",
             "'--rw'",
         ),
         (&["quick", "-d", "10"], "--duration", "-- -d"),

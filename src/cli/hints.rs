@@ -31,11 +31,45 @@ const FOREIGN: &[(&str, &str)] = &[
     ),
 ];
 
+/// fio's `--rwmixwrite=N` and `--rwmixread=N` with their value, in
+/// iosim's words: `--write-pct N`, `--write-pct 100-N`.
+fn rwmix_tip(name: &str, value: Option<&str>) -> Option<String> {
+    let n: u8 = value?.trim().parse().ok().filter(|&n| n <= 100)?;
+    let pct = match name {
+        "--rwmixwrite" => n,
+        "--rwmixread" => 100 - n,
+        _ => return None,
+    };
+    Some(format!(
+        "fio's {name}={n} is iosim's --write-pct {pct} (the share of writes), with --rw randrw or readwrite"
+    ))
+}
+
+/// The value typed after (or with `=`) the option `name` on the command line.
+fn value_of<'a>(args: &'a [std::ffi::OsString], name: &str) -> Option<&'a str> {
+    let words: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
+    let i = words
+        .iter()
+        .position(|w| *w == name || w.starts_with(&format!("{name}=")))?;
+    match words[i].split_once('=') {
+        Some((_, v)) => Some(v),
+        None => words.get(i + 1).copied(),
+    }
+}
+
 /// The tip for an option `iosim {cmd}` does not have, when it is another
 /// tool's name for one it has. `has` says whether the command has a long
-/// option of that name.
-fn foreign_tip(arg: &str, cmd: &str, has: &dyn Fn(&str) -> bool) -> Option<String> {
+/// option of that name; `value` is what was typed with it.
+fn foreign_tip(
+    arg: &str,
+    value: Option<&str>,
+    cmd: &str,
+    has: &dyn Fn(&str) -> bool,
+) -> Option<String> {
     let name = arg.split_once('=').map_or(arg, |(n, _)| n);
+    if let Some(tip) = rwmix_tip(name, value) {
+        return Some(tip);
+    }
     if name == "-d" && has("duration") {
         return Some(format!(
             "the measured time of `iosim {cmd}` is --duration (e.g. --duration 10s); -d is the short form only in `iosim run`, `sweep` and `sim`"
@@ -92,7 +126,8 @@ pub fn refine(
         ErrorKind::UnknownArgument => text(ContextKind::InvalidArg).and_then(|arg| {
             let (cmd, sub) = subcommand(full, args);
             let has = |long: &str| sub.get_arguments().any(|a| a.get_long() == Some(long));
-            foreign_tip(&arg, &cmd, &has)
+            let name = arg.split_once('=').map_or(arg.as_str(), |(n, _)| n);
+            foreign_tip(&arg, value_of(args, name), &cmd, &has)
         }),
         ErrorKind::InvalidValue => {
             let arg = text(ContextKind::InvalidArg).unwrap_or_default();
@@ -232,16 +267,25 @@ mod tests {
     fn foreign_options_name_iosims() {
         let yes = |_: &str| true;
         let no = |_: &str| false;
-        assert!(foreign_tip("--rwmixwrite=30", "run", &yes)
+        let tip = |arg: &str, value: Option<&str>| foreign_tip(arg, value, "run", &yes);
+        assert!(tip("--rwmixwrite", Some("30"))
             .unwrap()
-            .contains("--write-pct N"));
-        assert!(foreign_tip("--rwmixread", "run", &yes)
+            .contains("--write-pct 30"));
+        assert!(tip("--rwmixread", Some("70"))
+            .unwrap()
+            .contains("--write-pct 30"));
+        assert!(tip("--rwmixread", None)
             .unwrap()
             .contains("--write-pct 100-N"));
-        assert!(foreign_tip("-d", "quick", &yes)
+        assert!(foreign_tip("-d", None, "quick", &yes)
             .unwrap()
             .contains("--duration"));
-        assert_eq!(foreign_tip("-d", "history", &no), None);
-        assert_eq!(foreign_tip("--nonsense", "run", &yes), None);
+        assert_eq!(foreign_tip("-d", None, "history", &no), None);
+        assert_eq!(tip("--nonsense", None), None);
+        let line: Vec<std::ffi::OsString> = ["iosim", "run", "--rwmixwrite=25", "x"]
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        assert_eq!(value_of(&line, "--rwmixwrite"), Some("25"));
     }
 }
