@@ -111,6 +111,18 @@ pub fn cache_synonym(value: &str) -> Option<&'static str> {
     })
 }
 
+/// What a cache mode does, in the words of the tools it comes from.
+fn cache_meaning(mode: &str) -> &'static str {
+    match mode {
+        "direct" => "no page cache (O_DIRECT; DiskSpd's -Su, Windows' FILE_FLAG_NO_BUFFERING)",
+        "direct-writethrough" => {
+            "no page cache and every write durable (O_DIRECT and O_DSYNC; DiskSpd's -Sh)"
+        }
+        "writethrough" => "through the page cache, every write durable (O_DSYNC; DiskSpd's -Sw)",
+        _ => "through the page cache (DiskSpd's -Sb, its default)",
+    }
+}
+
 /// Replaces clap's tip where iosim knows better; `full` is the whole
 /// command line's definition, `args` the command line.
 pub fn refine(
@@ -135,7 +147,12 @@ pub fn refine(
             arg.starts_with("--cache")
                 .then(|| cache_synonym(&value))
                 .flatten()
-                .map(|c| format!("'{value}' is iosim's '{c}' (docs/cache.md): --cache {c}"))
+                .map(|c| {
+                    format!(
+                        "'{value}' is iosim's {c}, {}: --cache {c}",
+                        cache_meaning(c)
+                    )
+                })
         }
         _ => None,
     };
