@@ -72,7 +72,7 @@ fn foreign_tip(
     }
     if name == "-d" && has("duration") {
         return Some(format!(
-            "the measured time of `iosim {cmd}` is --duration (e.g. --duration 10s); -d is the short form only in `iosim run`, `sweep` and `sim`"
+            "the measured time of `iosim {cmd}` is --duration (e.g. --duration 10s): it has no -d, which is not a value to pass with `--`"
         ));
     }
     FOREIGN
