@@ -31,6 +31,11 @@ pub enum Error {
         device: String,
     },
 
+    /// `iosim fsync PATH` on a path that does not exist and names no file
+    /// (no extension): most likely a mistyped directory.
+    #[error("'{0}' does not exist: iosim fsync would create a file of that name and measure the file system of its parent directory. If it is the directory to test, fix the path or create it (mkdir -p {0}); to test a new file there, give it a name with an extension (e.g. {0}.dat)")]
+    FsyncPathMissing(PathBuf),
+
     /// The directory that should hold a test file does not exist.
     #[error("directory '{0}' does not exist: create it first or choose another with a full path")]
     MissingDirectory(PathBuf),

@@ -64,7 +64,11 @@ impl NeighbourSpec {
             }
             match key.as_str() {
                 "target" => target = Some(PathBuf::from(value)),
-                "size" => size = Some(crate::units::parse_size(value)?),
+                "size" => {
+                    size = Some(crate::units::parse_size(value).map_err(|e| {
+                        bad(format!("--neighbour '{text}': size={value}: {e}"))
+                    })?)
+                }
                 k if NOT_HERE.contains(&k) => {
                     return Err(bad(format!(
                         "--neighbour '{text}': {k} is a profile's key that a neighbour does not take; use the workload's keys (rw, bs, qd, threads, write_pct, cache, rate_iops...), target and size"
@@ -105,6 +109,7 @@ impl NeighbourSpec {
         check
             .validate()
             .map_err(|e| bad(format!("--neighbour '{text}': {e}")))?;
+        room_for_a_block(text, size, check.bs)?;
         Ok(NeighbourSpec {
             text: text.to_string(),
             workload,
@@ -154,9 +159,22 @@ impl NeighbourSpec {
                 .filter(|m| m.is_file())
                 .map(|m| m.len())
         });
+        room_for_a_block(&self.text, size, spec.bs)?;
         spec.targets = vec![crate::workload::TargetSpec::new(path, size)];
         spec.validate()?;
         Ok(spec)
+    }
+}
+
+/// The neighbour's file must hold one block: checked with the SPEC, before
+/// the window alone is measured, and said in the SPEC's words (`size=`,
+/// not the foreground's `--size`).
+fn room_for_a_block(text: &str, size: Option<u64>, bs: u64) -> Result<(), crate::Error> {
+    match size {
+        Some(s) if s < bs => Err(bad(format!(
+            "--neighbour '{text}': the neighbour's file would hold {s} bytes, less than one block of {bs} bytes: give it room with size= in the SPEC (e.g. --neighbour {text},size=1g), or a smaller bs="
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -268,6 +286,15 @@ mod tests {
         assert!(err("rw=write,role=log").contains("does not take"));
         assert!(err("rw=write,qd=0").contains("--neighbour"));
         assert!(err("rw=write,qd=1,qd=2").contains("twice"));
+    }
+
+    #[test]
+    fn a_neighbour_file_too_small_for_a_block_names_size_in_the_spec() {
+        let e = NeighbourSpec::parse("rw=write,bs=64k,size=4k").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("size= in the SPEC"), "{msg}");
+        assert!(!msg.contains("--size"), "{msg}");
+        assert!(NeighbourSpec::parse("rw=write,bs=64k,size=64k").is_ok());
     }
 
     #[test]

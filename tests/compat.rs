@@ -2057,3 +2057,34 @@ fn sqlio_runs_its_default_stripe_pattern() {
     assert!(t.status.success(), "{}", stderr(&t));
     assert!(stdout(&t).contains("--stripe 32:16"), "{}", stdout(&t));
 }
+
+/// Issue 37: DiskSpd takes `/b8K` for `-b8K`; on Linux it is a path at the
+/// root, and iosim created `/b8K` and ran on it. Refused, naming `-b8K`.
+#[test]
+fn diskspd_slash_switches_are_refused_with_the_dash_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let existed = Path::new("/b8K").exists();
+    let o = run_in(dir.path(), "diskspd", &words("/b8K -c1M -d1 -W0 x.dat"));
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("-b8K"), "{err}");
+    assert!(existed || !Path::new("/b8K").exists(), "created /b8K");
+    assert!(!dir.path().join("x.dat").exists());
+}
+
+/// Issue 37: `diskspd -b8` is 8-byte blocks (DiskSpd's -b is bytes), run
+/// through the page cache: the block size is warned of with `-b8K`, and
+/// the self-checks (here: a buffered file that fits in memory) reach
+/// stderr, which DiskSpd's layout has no place for.
+#[test]
+fn diskspd_tiny_blocks_and_self_checks_reach_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), "diskspd", &words("-b8 -c1M -d1 -W0 x.dat"));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("did you mean -b8K?"), "{err}");
+    assert!(
+        err.contains("iosim diskspd: WARNING (buffered_fits_in_memory)"),
+        "{err}"
+    );
+}

@@ -467,3 +467,25 @@ fn iosim_fsync_notices_flushes_that_cost_nothing() {
     assert_eq!(a["flushes_look_free"], true, "{a}");
     assert!(a["storage"].to_string().contains("power cut"), "{a}");
 }
+
+/// Issue 37: `iosim fsync /mnt/dtaa` (a mistyped directory) created a file
+/// named `dtaa` and measured the parent's file system. A path that does not
+/// exist and has no extension is refused, named, with what to do.
+#[test]
+fn iosim_fsync_refuses_a_mistyped_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("dtaa");
+    let out = iosim()
+        .arg("fsync")
+        .arg(&typo)
+        .args(["-s", "100ms", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&*typo.to_string_lossy()), "{err}");
+    assert!(err.contains("mkdir -p"), "{err}");
+    assert!(err.contains(".dat"), "{err}");
+    assert!(!typo.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -309,3 +309,37 @@ fn qualify_runs_a_neighbour_stage_when_asked() {
     // The neighbour's file next to the test file is gone with it.
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
+
+/// Issue 37: a neighbour whose `size=` cannot hold one block used to fail
+/// after the foreground's window alone, suggesting the foreground's
+/// `--size`. The SPEC is checked whole when it is read: nothing runs, and
+/// the message names `size=` in the SPEC.
+#[test]
+fn a_neighbour_size_is_checked_with_the_spec_before_any_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let fg = dir.path().join("fg.dat");
+    for (spec, says) in [
+        ("rw=write,bs=64k,size=4k", "size= in the SPEC"),
+        ("rw=write,size=4x", "size=4x"),
+    ] {
+        let out = iosim()
+            .arg("run")
+            .arg(&fg)
+            .args([
+                "--size",
+                "1M",
+                "-d",
+                "10s",
+                "--neighbour",
+                spec,
+                "--no-save",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{spec}: {err}");
+        assert!(!err.contains("--size"), "{spec}: {err}");
+        assert!(!fg.exists(), "{spec}: the foreground ran");
+    }
+}

@@ -1456,4 +1456,106 @@ fn output_files_never_replace_a_users_file_nor_follow_a_link() {
             html.to_str().unwrap(),
         ]));
     }
+
+/// Issue 37: `--size 4 GB` made `GB` a second target; `--rwmixwrite`
+/// (fio's) got "a similar argument exists: '--rw'"; `quick -d` got "to pass
+/// '-d' as a value, use '-- -d'"; `--cache nobuffering` was pointed at
+/// `buffered`, the opposite. Each names the option meant.
+#[test]
+fn common_mistakes_are_answered_with_the_option_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str, &str); 6] = [
+        (
+            &["run", "--size", "4", "GB", "x.dat"],
+            "did you mean --size 4GB?",
+            "",
+        ),
+        (
+            &["run", "-d", "30", "s", "x.dat"],
+            "did you mean --duration 30s?",
+            "",
+        ),
+        (
+            &["run", "--rwmixwrite=30", "x.dat"],
+            "--write-pct 30",
+            "'--rw'",
+        ),
+        (
+            &["run", "--rwmixread", "70", "x.dat"],
+            "--write-pct 30",
+            "'--rw'",
+        ),
+        (&["quick", "-d", "10"], "--duration", "-- -d"),
+        (
+            &["run", "--cache", "nobuffering", "x.dat"],
+            "--cache direct",
+            "'buffered'",
+        ),
+    ];
+    for (args, says, not) in cases {
+        let out = iosim().current_dir(dir.path()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        if !not.is_empty() {
+            assert!(!err.contains(not), "{args:?}: {err}");
+        }
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A target that is really named like a unit still runs.
+    let gb = dir.path().join("GB");
+    std::fs::write(&gb, vec![1u8; 1 << 20]).unwrap();
+    let out = iosim()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "-d",
+            "100ms",
+            "--no-save",
+            "-q",
+            "GB",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue 37: 64 threads on 2 cores ran with no word that the numbers
+/// measure CPU contention. More than 4 threads per CPU the process may use
+/// is warned of (threads_exceed_cpus).
+#[test]
+fn many_more_threads_than_cpus_are_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.dat");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (4 * cpus + 1).to_string();
+    let v = run_json(&[
+        "run",
+        f.to_str().unwrap(),
+        "--size",
+        "1M",
+        "--cache",
+        "buffered",
+        "--engine",
+        "sync",
+        "--threads",
+        &threads,
+        "-d",
+        "300ms",
+        "--no-save",
+    ]);
+    let warned = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "threads_exceed_cpus");
+    assert!(warned, "{}", v["warnings"]);
 }

@@ -1147,3 +1147,50 @@ fn qualifications_are_compared_verdict_by_verdict_and_guarded() {
         r.stderr
     );
 }
+
+/// Issue 37: history had no way to delete a run. `iosim history delete
+/// ID...` deletes by id, all or none: an unknown id deletes nothing, and
+/// `last` or `label:` are refused (deleting is by id only).
+#[test]
+fn history_delete_removes_runs_by_id_all_or_none() {
+    let (d, db) = tmp();
+    let dbs = db.to_str().unwrap();
+    let a = saved_id(&null_run(d.path(), &db, &[]));
+    let b = saved_id(&null_run(d.path(), &db, &[]));
+    let ids = |d: &Path| -> Vec<i64> {
+        let j = iosim(d, &["history", "--db", dbs, "-o", "json"]);
+        let v: Value = serde_json::from_str(&j.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_i64().unwrap())
+            .collect()
+    };
+    // An unknown id among known ones: refused, nothing deleted.
+    let o = iosim(
+        d.path(),
+        &["history", "delete", "--db", dbs, &a.to_string(), "999"],
+    );
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("999"), "{}", o.stderr);
+    assert!(o.stderr.contains("iosim history"), "{}", o.stderr);
+    assert_eq!(ids(d.path()).len(), 2);
+    // By id, or references that are not ids: refused by the parser.
+    let o = iosim(d.path(), &["history", "delete", "--db", dbs, "last"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("not a run id"), "{}", o.stderr);
+    // The known one goes, the other stays.
+    let o = iosim(
+        d.path(),
+        &["history", "delete", "--db", dbs, &format!("#{a}")],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains(&format!("deleted run {a} (run,")),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(ids(d.path()), vec![b]);
+    let o = iosim(d.path(), &["show", "--db", dbs, &a.to_string()]);
+    assert_ne!(o.code, 0);
+}

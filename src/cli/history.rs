@@ -8,7 +8,11 @@ use crate::document::Kind;
 
 /// `iosim history`.
 #[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
+    /// `delete`; none lists the runs.
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
     /// Database.
     #[command(flatten)]
     pub db: DbArgs,
@@ -42,6 +46,38 @@ pub struct HistoryArgs {
     /// Output format.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
+}
+
+/// What `iosim history` does besides listing.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum HistoryAction {
+    /// Delete stored runs by id (as `iosim history` lists them); all or
+    /// none: an id that is not stored deletes nothing.
+    Delete(HistoryDeleteArgs),
+}
+
+/// `iosim history delete ID...`.
+#[derive(Debug, Clone, Args)]
+pub struct HistoryDeleteArgs {
+    /// Database.
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (42 or #42), as `iosim history` lists them.
+    #[arg(required = true, num_args = 1.., value_name = "ID", value_parser = run_id)]
+    pub ids: Vec<i64>,
+}
+
+/// A run id: `42` or `#42` (not `last` or `label:`: deleting is by id only).
+fn run_id(s: &str) -> Result<i64, String> {
+    s.trim()
+        .strip_prefix('#')
+        .unwrap_or(s.trim())
+        .parse::<i64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!("'{s}' is not a run id: delete takes the ids `iosim history` lists (42 or #42), not last, label: or group:")
+        })
 }
 
 /// `iosim show`.

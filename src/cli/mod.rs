@@ -13,6 +13,7 @@ pub mod crash;
 pub mod create;
 pub mod db;
 pub mod fsync;
+pub mod hints;
 pub mod history;
 pub mod install;
 pub mod matrix;
@@ -72,10 +73,10 @@ impl Cli {
     /// explicitly rather than left at their defaults.
     pub fn parse_args() -> Cli {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        if let Err(e) = typo_check(&args) {
-            e.exit();
+        match Cli::try_parse_args(args) {
+            Ok(cli) => cli,
+            Err(e) => e.exit(),
         }
-        Cli::parse_from_matches(command().get_matches_from(args))
     }
 
     /// Like [`Cli::parse_args`] for a given argument list (tests).
@@ -86,9 +87,13 @@ impl Cli {
     {
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
         typo_check(&args)?;
-        Ok(Cli::parse_from_matches(
-            command().try_get_matches_from(args)?,
-        ))
+        let full = command();
+        hints::unit_split(&full, &args)?;
+        let m = full
+            .clone()
+            .try_get_matches_from(&args)
+            .map_err(|e| hints::refine(e, &full, &args))?;
+        Ok(Cli::parse_from_matches(m))
     }
 
     /// The command's collective options (under mpirun/srun), for `mpi::init`.

@@ -11,6 +11,13 @@ use crate::outcome::Outcome;
 /// Runs the tests, prints them, saves them; removes the test file it created.
 pub fn run(a: &FsyncArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let given = a.path.clone().unwrap_or_else(|| ".".into());
+    // A path that does not exist is a new test file only when it looks like
+    // one (a name with an extension): `/mnt/dtaa` is a mistyped directory.
+    let looks_like_dir =
+        given.as_os_str().to_string_lossy().ends_with('/') || given.extension().is_none();
+    if !given.exists() && looks_like_dir {
+        return Err(crate::Error::FsyncPathMissing(given).into());
+    }
     let path = crate::fsync::test_file(&given);
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(dir) if !dir.is_dir() => {

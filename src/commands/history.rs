@@ -41,8 +41,55 @@ fn qualified(d: &Document) -> Option<Qualified> {
     })
 }
 
-/// `iosim history`.
+/// `iosim history delete ID...`: deletes the runs, says which.
+fn delete(d: &crate::cli::history::HistoryDeleteArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    let store = d.db.open_existing()?;
+    let rows = store.delete(&d.ids)?;
+    for r in &rows {
+        writeln!(
+            ctx.out,
+            "deleted run {} ({}, {}{}) from {}",
+            r.id,
+            r.kind,
+            r.started_at,
+            r.label
+                .as_deref()
+                .map(|l| format!(", label {l}"))
+                .unwrap_or_default(),
+            store.path().display()
+        )?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Whose runs a listing shows, said where it is not obvious: as root under
+/// sudo the default database is the one under root's $HOME (or the HOME
+/// sudo kept), shared by everyone who runs iosim as root there.
+fn whose(a: &HistoryArgs) -> Option<String> {
+    if a.db.db.is_some() || !crate::platform::process::is_root() {
+        return None;
+    }
+    let user = std::env::var("SUDO_USER").ok().filter(|u| !u.is_empty())?;
+    Some(format!(
+        "iosim: note: running as root under sudo (user {user}): the runs listed are all those stored in {}, by everyone who ran iosim as root with HOME={}, not only {user}'s; keep your own with --db PATH or XDG_DATA_HOME (docs/history.md)",
+        a.db.path().display(),
+        std::env::var("HOME").unwrap_or_default()
+    ))
+}
+
+/// `iosim history`, and `iosim history delete`.
 pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    if let Some(crate::cli::history::HistoryAction::Delete(d)) = &a.action {
+        return delete(d, ctx);
+    }
+    if let Some(note) = whose(a) {
+        eprintln!("{note}");
+    }
+    list(a, ctx)
+}
+
+/// Lists the stored runs.
+fn list(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let out = &mut *ctx.out;
     let store = match a.db.open_existing() {
         Ok(s) => s,

@@ -364,6 +364,15 @@ impl Warnings {
     }
 }
 
+/// The run's self-checks on stderr, as `iosim run` prints them in its
+/// report: the legacy layouts have no place for them, and a cache that
+/// answered or a test file that fits in memory must not go unsaid.
+pub fn print_self_checks(tool: &str, res: &crate::runner::RunResult) {
+    for w in &res.warnings {
+        eprintln!("iosim {tool}: WARNING ({}): {}", w.code.as_str(), w.message);
+    }
+}
+
 /// CPUs set in a mask such as `0x0F` or `15`; empty for 0 (any CPU).
 pub fn mask_cpus(text: &str) -> Option<(u64, Vec<usize>)> {
     let t = text.trim();

@@ -414,6 +414,34 @@ impl Store {
         ids.into_iter().map(|id| self.get(id)).collect()
     }
 
+    /// Deletes the runs `ids`, all or none: an id that is not stored is
+    /// refused before anything is deleted. Returns the rows deleted, as
+    /// `history` lists them.
+    pub fn delete(&self, ids: &[RunId]) -> Result<Vec<RunRow>, StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let mut rows = Vec::new();
+        for &id in ids {
+            let row = tx
+                .query_row(
+                    &format!("SELECT {COLUMNS} FROM runs WHERE id = ?1"),
+                    [id],
+                    row_of,
+                )
+                .optional()
+                .map_err(|e| self.err(e))?
+                .ok_or_else(|| StoreError::NotFound(id.to_string()))?;
+            if !rows.iter().any(|r: &RunRow| r.id == id) {
+                rows.push(row);
+            }
+        }
+        for r in &rows {
+            tx.execute("DELETE FROM runs WHERE id = ?1", [r.id])
+                .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+
     /// Number of stored runs.
     pub fn count(&self) -> Result<i64, StoreError> {
         self.conn

@@ -307,6 +307,8 @@ pub enum WarningCode {
     /// Throughput sat at a ceiling with the latency a queue in front of it
     /// (`crate::changes::RateLimit`).
     RateLimited,
+    /// Many more threads than CPUs the process may use.
+    ThreadsExceedCpus,
     /// A code this iosim does not know (from a document of another
     /// version), kept as it was read.
     #[serde(untagged)]
@@ -337,6 +339,7 @@ impl WarningCode {
             WarningCode::WorkersStoppedLate => "workers_stopped_late",
             WarningCode::FlushesMissedDevice => "flushes_missed_device",
             WarningCode::RateLimited => "rate_limited",
+            WarningCode::ThreadsExceedCpus => "threads_exceed_cpus",
             WarningCode::Other(s) => s,
         }
     }
@@ -981,6 +984,32 @@ pub fn examine(t: &Region, res: &Resolution) -> TargetContent {
     }
 }
 
+/// More threads than this many per CPU the process may use is warned of.
+pub const THREADS_PER_CPU: usize = 4;
+
+/// `--threads 64` on 2 CPUs: the threads wait for a core, so latency and
+/// IOPS show CPU contention as much as the storage. `cpus` are those the
+/// process may run on (its affinity and cgroup quota, as
+/// `available_parallelism` gives them). The null engine is left alone: its
+/// runs measure iosim's CPU cost, which is what oversubscribing shows.
+pub fn oversubscribed(spec: &WorkloadSpec, cpus: usize) -> Option<Warning> {
+    if spec.engine == crate::workload::EngineKind::Null || cpus == 0 {
+        return None;
+    }
+    let threads: usize = spec
+        .targets
+        .iter()
+        .map(|t| t.threads.unwrap_or(spec.threads) as usize)
+        .sum();
+    (threads > THREADS_PER_CPU * cpus).then(|| Warning {
+        code: WarningCode::ThreadsExceedCpus,
+        message: format!(
+            "{threads} threads on {cpus} CPU(s) this process may use (more than {THREADS_PER_CPU} per CPU): the threads waited for a core, so latency and IOPS measure CPU contention as much as the storage. Use fewer threads and a deeper queue (--threads {cpus} --qd {}) for the same I/Os in flight",
+            (threads * spec.qd as usize).div_ceil(cpus).max(1)
+        ),
+    })
+}
+
 /// Checks the results of a run against the device counters, once per device:
 /// the counters are per device, so the I/O of every target on it is added up,
 /// with what other workloads run at the same time issued to it (`elsewhere`:
@@ -997,7 +1026,7 @@ pub fn self_checks(
     mon: &MonitorReport,
     env: &HostInfo,
 ) -> Vec<Warning> {
-    let mut out: Vec<Warning> = Vec::new();
+    let mut out: Vec<Warning> = oversubscribed(spec, env.cpus).into_iter().collect();
     let mut done: Vec<String> = Vec::new();
     for (i, t) in targets.iter().enumerate() {
         if t.kind == TargetKind::Null {
@@ -1835,5 +1864,28 @@ mod tests {
         // A known text never reads back as `Other`.
         let known: WarningCode = serde_json::from_str("\"cpu_bound\"").unwrap();
         assert_eq!(known, CpuBound);
+    }
+
+    #[test]
+    fn many_more_threads_than_cpus_are_warned_of_but_not_on_the_null_engine() {
+        let mut spec = WorkloadSpec {
+            threads: 64,
+            qd: 1,
+            ..WorkloadSpec::default()
+        };
+        spec.targets = vec![crate::workload::TargetSpec::new("/data/t.dat", None)];
+        let w = oversubscribed(&spec, 2).expect("64 threads on 2 CPUs");
+        assert_eq!(w.code, WarningCode::ThreadsExceedCpus);
+        assert!(
+            w.message.contains("64 threads on 2 CPU(s)"),
+            "{}",
+            w.message
+        );
+        assert!(w.message.contains("--threads 2 --qd 32"), "{}", w.message);
+        spec.threads = 8;
+        assert!(oversubscribed(&spec, 2).is_none());
+        spec.threads = 64;
+        spec.engine = crate::workload::EngineKind::Null;
+        assert!(oversubscribed(&spec, 2).is_none());
     }
 }

@@ -203,6 +203,16 @@ pub fn group_name(comm: &str, kernel: bool) -> String {
     comm.to_string()
 }
 
+/// The name another process's CPU time is shown under: its group name, but
+/// another iosim (another user's, or a second run) by its PID, so that it
+/// does not read as this run's own threads.
+fn other_name(t: &TaskTimes) -> String {
+    if !t.kernel && t.comm == "iosim" {
+        return format!("another iosim process (PID {})", t.pid);
+    }
+    group_name(&t.comm, t.kernel)
+}
+
 /// Some tasks' share of the machine.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskShare {
@@ -428,12 +438,7 @@ pub fn attribute(
         // child time can, when a child it waited for was reparented to it).
         let n = n.min(total);
         others += n;
-        add(
-            &mut other_groups,
-            group_name(&t.comm, t.kernel),
-            t.kernel,
-            n,
-        );
+        add(&mut other_groups, other_name(t), t.kernel, n);
     }
     if steal > 0 {
         add(
@@ -635,6 +640,35 @@ mod tests {
         assert_eq!(
             r.summary(),
             "iosim 28%, kernel I/O path 21% (interrupts 4%), others 46% (yes 30%, make 13%, other virtual machines (steal) 2%) of 2 core(s)"
+        );
+    }
+
+    #[test]
+    fn another_iosim_is_named_by_its_pid() {
+        let own = 9;
+        let a = ProcSample {
+            own_pid: own,
+            tasks: vec![
+                task(own, "iosim", 1, false, 0, 0),
+                task(4242, "iosim", 1, false, 0, 0),
+            ],
+            own_threads: vec![],
+        };
+        let b = ProcSample {
+            own_pid: own,
+            tasks: vec![
+                task(own, "iosim", 1, false, 50, 0),
+                task(4242, "iosim", 1, false, 100, 0),
+            ],
+            own_threads: vec![],
+        };
+        let (ca, cb) = machine(150, 50, 0, 0);
+        let r = attribute(&a, &b, &ca, &cb, 1.0).unwrap();
+        assert_eq!(r.others[0].name, "another iosim process (PID 4242)");
+        assert!(
+            r.summary().contains("another iosim process (PID 4242) 50%"),
+            "{}",
+            r.summary()
         );
     }
 

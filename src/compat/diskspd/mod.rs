@@ -76,7 +76,9 @@ pub fn main(
         return Ok(super::Measured::nothing(Extensions::default()));
     }
     let mut w = Warnings::default();
+    slash_switch(args)?;
     let (p, ext) = plan_from_args(args, &mut w)?;
+    tiny_block(args, &p, &mut w);
     w.print(TOOL);
     if p.args.profile_only {
         out.write_all(profile_only(&p).as_bytes())?;
@@ -113,6 +115,7 @@ pub fn main(
     for n in &res.notes {
         crate::say!("iosim diskspd: note: {n}");
     }
+    super::print_self_checks("diskspd", &res);
     if res.interrupted {
         crate::say!(
             "iosim diskspd: interrupted: the numbers cover {:.2} s",
@@ -121,6 +124,49 @@ pub fn main(
     }
     super::write_json(ext.json.as_deref(), &res)?;
     Ok(super::Measured::run(TOOL, args, res, printed, ext))
+}
+
+/// DiskSpd takes `/b8K` for `-b8K` (a Windows path never starts with `/`);
+/// on Linux it is a path at the root, which iosim would create. A `/X...`
+/// with no other `/`, X one of DiskSpd's switch letters, that does not
+/// exist, is refused with the `-` spelling.
+fn slash_switch(args: &[String]) -> anyhow::Result<()> {
+    const SWITCHES: &str = "?aAbBcCdDefFghiIjlLnoOpPrRsStTvwWxXyzZ";
+    for a in args {
+        let Some(rest) = a.strip_prefix('/') else {
+            continue;
+        };
+        let letter = rest.chars().next().unwrap_or('/');
+        if SWITCHES.contains(letter) && !rest.contains('/') && !std::path::Path::new(a).exists() {
+            return Err(super::bad_option(
+                TOOL,
+                a,
+                format!(
+                    "DiskSpd's Windows-style switch: on Linux a leading / starts a path (iosim would create the file {a}); write -{rest}"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `-b8` is 8 bytes in DiskSpd (K, M or G makes it more): a block under
+/// 512 bytes is almost always a missing `K`, and it cannot be direct I/O.
+fn tiny_block(args: &[String], p: &Plan, w: &mut Warnings) {
+    if p.spec.bs >= 512 {
+        return;
+    }
+    let given = args
+        .iter()
+        .find(|a| a.starts_with("-b"))
+        .map_or_else(|| format!("-b{}", p.spec.bs), String::clone);
+    w.add(
+        &given,
+        format!(
+            "{} bytes per I/O (DiskSpd's -b counts bytes unless K, M or G follows): did you mean -b{}K?",
+            p.spec.bs, p.spec.bs
+        ),
+    );
 }
 
 /// What `iosim diskspd` printed a run's report from, kept with its result

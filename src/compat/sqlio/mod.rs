@@ -118,6 +118,7 @@ pub fn main(
     for n in &res.notes {
         crate::say!("iosim sqlio: note: {n}");
     }
+    super::print_self_checks("sqlio", &res);
     if res.interrupted {
         crate::say!(
             "iosim sqlio: interrupted: the numbers cover {:.2} s",
