@@ -1456,6 +1456,7 @@ fn output_files_never_replace_a_users_file_nor_follow_a_link() {
             html.to_str().unwrap(),
         ]));
     }
+}
 
 /// Issue 37: `--size 4 GB` made `GB` a second target; `--rwmixwrite`
 /// (fio's) got "a similar argument exists: '--rw'"; `quick -d` got "to pass
