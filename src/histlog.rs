@@ -664,8 +664,8 @@ const MAX_STREAMS: usize = 4 * 65;
 const MAX_COUNTS: u64 = 1 << 20;
 
 /// HdrHistogram's V2 encoding, plain and compressed, and its header's length.
-const V2_COOKIE: u32 = 0x1c84_9303;
-const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304;
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
 const V2_HEADER: usize = 40;
 
 /// Decodes one histogram of a log (`bytes`: its base64 decoded), refusing

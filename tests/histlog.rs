@@ -122,7 +122,7 @@ fn crafted_line(payload_len: u32) -> String {
     use base64::Engine as _;
     use std::io::Write as _;
     let mut plain = Vec::new();
-    plain.extend(0x1c84_9303u32.to_be_bytes());
+    plain.extend(0x1c84_9313u32.to_be_bytes());
     plain.extend(payload_len.to_be_bytes());
     plain.extend(0u32.to_be_bytes());
     plain.extend(3u32.to_be_bytes());
@@ -133,7 +133,7 @@ fn crafted_line(payload_len: u32) -> String {
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     z.write_all(&plain).unwrap();
     let body = z.finish().unwrap();
-    let mut enc = 0x1c84_9304u32.to_be_bytes().to_vec();
+    let mut enc = 0x1c84_9314u32.to_be_bytes().to_vec();
     enc.extend((body.len() as u32).to_be_bytes());
     enc.extend(body);
     format!(
