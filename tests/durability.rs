@@ -400,7 +400,7 @@ fn iosim_fsync_on_tmpfs_prints_every_section() {
         assert!(*ops > 0.0 && *usecs >= 0.0, "{name}: {text}");
     }
     assert_eq!(rows[1].0, "fdatasync", "{text}");
-    assert_eq!(rows[12].0, "16 * 1kB open_sync writes", "{text}");
+    assert_eq!(rows[12].0, "16 *  1kB open_sync writes", "{text}");
     let direct = takes_direct_io(shm.path());
     assert_eq!(text.contains("open_datasync (buffered)"), !direct, "{text}");
     assert_eq!(text.contains("refuses O_DIRECT"), !direct, "{text}");
