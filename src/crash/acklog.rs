@@ -358,72 +358,18 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<AckLog, AckLogError> {
         at += l.len() + 1;
     }
     let mut it = lines.iter();
-    let header = it
-        .next()
-        .and_then(|(_, l)| std::str::from_utf8(l).ok())
-        .and_then(unseal)
-        .and_then(|b| b.strip_prefix(HEADER_TAG))
-        .map(str::trim_start)
-        .ok_or_else(|| AckLogError::NoHeader(name.to_string()))?;
-    let (ver, json) = header
-        .split_once(' ')
-        .ok_or_else(|| AckLogError::NoHeader(name.to_string()))?;
-    let ver: u32 = ver
-        .parse()
-        .map_err(|_| AckLogError::NoHeader(name.to_string()))?;
-    if ver != ACKLOG_VERSION {
-        return Err(AckLogError::Version(ver));
-    }
-    let header: AckHeader =
-        serde_json::from_str(json).map_err(|_| AckLogError::NoHeader(name.to_string()))?;
-
-    let mut records = Vec::new();
-    let mut end = None;
-    // The line of the writer's trailer: nothing follows it in an intact log.
-    let mut end_line = None;
-    let mut damage = Vec::new();
-    // Bad lines seen since the last good one: damage if a good line follows, a tail otherwise.
-    let mut bad: Vec<(usize, usize)> = Vec::new();
+    let header = parse_header(it.next().map(|(_, l)| *l), name)?;
+    let mut body = Body::default();
     for (n, (off, raw)) in it.enumerate() {
-        let lineno = n + 2;
-        let body = std::str::from_utf8(raw).ok().and_then(unseal);
-        let rec = body.and_then(|b| {
-            if let Some(j) = b.strip_prefix(END_TAG) {
-                end = serde_json::from_str::<AckEnd>(j.trim_start()).ok();
-                end_line = end.as_ref().map(|_| lineno);
-                return end.as_ref().map(|_| None);
-            }
-            parse_record(b).map(Some)
-        });
-        match rec {
-            None => bad.push((lineno, *off)),
-            Some(r) => {
-                for (l, o) in bad.drain(..) {
-                    damage.push(format!(
-                        "line {l} (byte {o}) is damaged (its checksum does not match) and was not read; the acknowledgement it held is unknown"
-                    ));
-                }
-                if let (Some(r), Some(e)) = (r, end_line.filter(|&e| e < lineno)) {
-                    damage.push(format!(
-                        "line {lineno}: acknowledgement {} follows the writer's #end line (line {e}), after which the writer wrote nothing: not read (was another log appended?)",
-                        r.seq
-                    ));
-                } else if let Some(r) = r {
-                    let want = records.last().map_or(1, |p: &AckRecord| p.seq + 1);
-                    if r.seq != want {
-                        damage.push(format!(
-                            "line {lineno}: acknowledgement {} follows {}: records {}..{} are missing from the log",
-                            r.seq,
-                            want - 1,
-                            want,
-                            r.seq.saturating_sub(1)
-                        ));
-                    }
-                    records.push(r);
-                }
-            }
-        }
+        body.line(n + 2, *off, raw);
     }
+    let Body {
+        records,
+        end,
+        mut damage,
+        bad,
+        ..
+    } = body;
     let mut tail = Vec::new();
     if let Some(&(l, o)) = bad.first() {
         tail.push(format!(
@@ -469,6 +415,81 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<AckLog, AckLogError> {
         truncated_tail,
         damage,
     })
+}
+
+/// The header line (`first`, the log's first complete line) of the log `name`.
+fn parse_header(first: Option<&[u8]>, name: &str) -> Result<AckHeader, AckLogError> {
+    let header = first
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .and_then(unseal)
+        .and_then(|b| b.strip_prefix(HEADER_TAG))
+        .map(str::trim_start)
+        .ok_or_else(|| AckLogError::NoHeader(name.to_string()))?;
+    let (ver, json) = header
+        .split_once(' ')
+        .ok_or_else(|| AckLogError::NoHeader(name.to_string()))?;
+    let ver: u32 = ver
+        .parse()
+        .map_err(|_| AckLogError::NoHeader(name.to_string()))?;
+    if ver != ACKLOG_VERSION {
+        return Err(AckLogError::Version(ver));
+    }
+    serde_json::from_str(json).map_err(|_| AckLogError::NoHeader(name.to_string()))
+}
+
+/// The lines after the header as they are read.
+#[derive(Default)]
+struct Body {
+    records: Vec<AckRecord>,
+    end: Option<AckEnd>,
+    /// The line of the writer's trailer: nothing follows it in an intact log.
+    end_line: Option<usize>,
+    damage: Vec<String>,
+    /// Bad lines seen since the last good one (line, byte): damage if a good
+    /// line follows, a tail otherwise.
+    bad: Vec<(usize, usize)>,
+}
+
+impl Body {
+    /// Line `lineno`, at byte `off`.
+    fn line(&mut self, lineno: usize, off: usize, raw: &[u8]) {
+        let body = std::str::from_utf8(raw).ok().and_then(unseal);
+        let rec = body.and_then(|b| {
+            if let Some(j) = b.strip_prefix(END_TAG) {
+                self.end = serde_json::from_str::<AckEnd>(j.trim_start()).ok();
+                self.end_line = self.end.as_ref().map(|_| lineno);
+                return self.end.as_ref().map(|_| None);
+            }
+            parse_record(b).map(Some)
+        });
+        let Some(r) = rec else {
+            self.bad.push((lineno, off));
+            return;
+        };
+        for (l, o) in self.bad.drain(..) {
+            self.damage.push(format!(
+                "line {l} (byte {o}) is damaged (its checksum does not match) and was not read; the acknowledgement it held is unknown"
+            ));
+        }
+        if let (Some(r), Some(e)) = (r, self.end_line.filter(|&e| e < lineno)) {
+            self.damage.push(format!(
+                "line {lineno}: acknowledgement {} follows the writer's #end line (line {e}), after which the writer wrote nothing: not read (was another log appended?)",
+                r.seq
+            ));
+        } else if let Some(r) = r {
+            let want = self.records.last().map_or(1, |p: &AckRecord| p.seq + 1);
+            if r.seq != want {
+                self.damage.push(format!(
+                    "line {lineno}: acknowledgement {} follows {}: records {}..{} are missing from the log",
+                    r.seq,
+                    want - 1,
+                    want,
+                    r.seq.saturating_sub(1)
+                ));
+            }
+            self.records.push(r);
+        }
+    }
 }
 
 #[cfg(test)]

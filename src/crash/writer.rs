@@ -180,6 +180,33 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
     let seed = cfg
         .seed
         .unwrap_or_else(|| now_us() ^ u64::from(std::process::id()) << 40);
+    let (mut acks, mut tgts, claims) = start(cfg, seed)?;
+    let t0 = Instant::now();
+    let mut sum = WriteSummary::default();
+    let result = write_until_stopped(cfg, stop, seed, t0, &mut tgts, &mut acks, &mut sum);
+    // A normal stop makes the batches in flight durable and says so.
+    let reason = match result {
+        Ok(r) => {
+            for (ti, t) in tgts.iter_mut().enumerate() {
+                sync_batch(t, ti as u32, Mechanism::Fdatasync, &mut acks, &mut sum)?;
+            }
+            r.to_string()
+        }
+        Err(e) => {
+            let _ = acks.end_error(&format!("{e:#}"));
+            return Err(e);
+        }
+    };
+    acks.end(&reason)?;
+    drop(claims);
+    sum.secs = t0.elapsed().as_secs_f64();
+    sum.reason = reason;
+    Ok(sum)
+}
+
+/// Creates the acknowledgement log, opens the targets and writes the log's
+/// header: the log, the targets and their claims.
+fn start(cfg: &WriteConfig, seed: u64) -> anyhow::Result<(AckWriter, Vec<Tgt>, Vec<Option<File>>)> {
     // The log first: an existing one (perhaps the only record of the last
     // power cut) is refused before any target is touched.
     let log_file = match &cfg.acks {
@@ -195,7 +222,7 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
         None => None,
     };
     let opened = open_targets(cfg);
-    let (mut tgts, claims, header_targets) = match opened {
+    let (tgts, claims, header_targets) = match opened {
         Ok(t) => t,
         Err(e) => {
             // Nothing was written: the empty log this run created goes.
@@ -240,19 +267,30 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
             cfg.mix,
         );
     }
+    Ok((acks, tgts, claims))
+}
 
-    let t0 = Instant::now();
+/// Writes to the targets in turn, each write of a kind drawn from the mix,
+/// until `stop` or the duration (from `t0`): why it stopped, or the error.
+fn write_until_stopped(
+    cfg: &WriteConfig,
+    stop: &AtomicBool,
+    seed: u64,
+    t0: Instant,
+    tgts: &mut [Tgt],
+    acks: &mut AckWriter,
+    sum: &mut WriteSummary,
+) -> anyhow::Result<&'static str> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut buf = AlignedBuf::new(PAGE_SIZE);
-    let mut sum = WriteSummary::default();
     let total = cfg.mix.total();
     let mut next = 0usize;
-    let result = loop {
+    loop {
         if stop.load(Ordering::Relaxed) {
-            break Ok("interrupted");
+            return Ok("interrupted");
         }
         if cfg.duration.is_some_and(|d| t0.elapsed() >= d) {
-            break Ok("duration");
+            return Ok("duration");
         }
         let t = &mut tgts[next];
         let ti = next as u32;
@@ -269,30 +307,8 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
                 }
             })
             .unwrap_or(3);
-        if let Err(e) = step(
-            t, ti, kind, seed, cfg, &mut rng, &mut buf, &mut acks, &mut sum,
-        ) {
-            break Err(e);
-        }
-    };
-    // A normal stop makes the batches in flight durable and says so.
-    let reason = match result {
-        Ok(r) => {
-            for (ti, t) in tgts.iter_mut().enumerate() {
-                sync_batch(t, ti as u32, Mechanism::Fdatasync, &mut acks, &mut sum)?;
-            }
-            r.to_string()
-        }
-        Err(e) => {
-            let _ = acks.end_error(&format!("{e:#}"));
-            return Err(e);
-        }
-    };
-    acks.end(&reason)?;
-    drop(claims);
-    sum.secs = t0.elapsed().as_secs_f64();
-    sum.reason = reason;
-    Ok(sum)
+        step(t, ti, kind, seed, cfg, &mut rng, &mut buf, acks, sum)?;
+    }
 }
 
 /// The targets, created or opened as `iosim run` would, with their layout

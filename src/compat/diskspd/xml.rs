@@ -10,7 +10,7 @@ use crate::compat::diskspd_args::{Format, SwCache, Throughput, WriteData};
 use crate::compat::sysinfo::SystemInfo;
 use crate::runner::RunResult;
 use crate::stats::DirResult;
-use crate::workload::SeqLayout;
+use crate::workload::{SeqLayout, TargetSpec};
 
 fn esc(t: &str) -> String {
     crate::text::escape_xml(t)
@@ -89,85 +89,91 @@ fn profile_xml(x: &mut Xml, p: &Plan) {
     }
     x.open("Targets");
     for t in &s_.targets {
-        x.open("Target");
-        x.el("Path", t.path.display());
-        x.el("BlockSize", s_.bs);
-        x.el("BaseFileOffset", t.offset);
-        x.el("SequentialScan", "false");
-        x.el("RandomAccess", "false");
-        x.el("TemporaryFile", "false");
-        x.el("UseLargePages", "false");
-        // DiskSpd writes these only when they differ from the default (Common.cpp Target::GetXml).
-        match p.args.sw_cache {
-            SwCache::Disabled => x.el("DisableOSCache", "true"),
-            SwCache::RemoteOnly => x.el("DisableLocalCache", "true"),
-            SwCache::Cached => {}
-        }
-        if p.args.writethrough {
-            x.el("WriteThrough", "true");
-        }
-        if p.args.mmap {
-            x.el("MemoryMappedIo", "true");
-        }
-        x.open("WriteBufferContent");
-        match p.args.write_data {
-            WriteData::Zero => x.el("Pattern", "zero"),
-            WriteData::RandomBuffer(size) => {
-                x.el("Pattern", "random");
-                x.open("RandomDataSource");
-                x.el("SizeInBytes", size.bytes(s_.bs));
-                x.close("RandomDataSource");
-            }
-            // -Zr is a timespan setting DiskSpd's profile XML does not carry: the
-            // target keeps its default buffer.
-            WriteData::Pattern | WriteData::RandomPerIo => x.el("Pattern", "sequential"),
-        }
-        x.close("WriteBufferContent");
-        x.el("ParallelAsyncIO", "false");
-        if let Some(b) = p.args.burst {
-            x.el("BurstSize", b);
-        }
-        if let Some(ms) = p.args.think_ms {
-            x.el("ThinkTime", ms);
-        }
-        if let Some(c) = t.size {
-            x.el("FileSize", c);
-        }
-        if s_.any_random() {
-            x.el("Random", s_.effective_align());
-            if let Some(pct) = s_.random_pct {
-                x.el("RandomRatio", pct);
-            }
-        } else {
-            x.el("StrideSize", s_.bs);
-            x.el(
-                "InterlockedSequential",
-                matches!(p.args.sequential, Some((true, _))),
-            );
-        }
-        let stride = match s_.seq_layout {
-            SeqLayout::Stride(b) => b,
-            SeqLayout::Split | SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
-        };
-        x.el("ThreadStride", stride);
-        x.el("MaxFileSize", p.args.max_size.map_or(0, |m| m.bytes(s_.bs)));
-        x.el("RequestCount", s_.qd);
-        x.el("WriteRatio", s_.write_pct);
-        match p.args.throughput {
-            // DiskSpd keeps the unit the limit was given in.
-            Some(Throughput::Iops(n)) => x.el_attr("Throughput", "unit=\"IOPS\"", n),
-            Some(Throughput::BytesPerMs(n)) => x.el("Throughput", n),
-            None => x.el("Throughput", 0),
-        }
-        x.el("ThreadsPerFile", s_.threads);
-        x.el("IOPriority", p.args.priority);
-        x.el("Weight", 1);
-        x.close("Target");
+        target_xml(x, p, t);
     }
     x.close("Targets");
     x.close("TimeSpan");
     x.close("TimeSpans");
     x.close("Profile");
+}
+
+/// One `<Target>`: every target of a command line has the same settings.
+fn target_xml(x: &mut Xml, p: &Plan, t: &TargetSpec) {
+    let s_ = &p.spec;
+    x.open("Target");
+    x.el("Path", t.path.display());
+    x.el("BlockSize", s_.bs);
+    x.el("BaseFileOffset", t.offset);
+    x.el("SequentialScan", "false");
+    x.el("RandomAccess", "false");
+    x.el("TemporaryFile", "false");
+    x.el("UseLargePages", "false");
+    // DiskSpd writes these only when they differ from the default (Common.cpp Target::GetXml).
+    match p.args.sw_cache {
+        SwCache::Disabled => x.el("DisableOSCache", "true"),
+        SwCache::RemoteOnly => x.el("DisableLocalCache", "true"),
+        SwCache::Cached => {}
+    }
+    if p.args.writethrough {
+        x.el("WriteThrough", "true");
+    }
+    if p.args.mmap {
+        x.el("MemoryMappedIo", "true");
+    }
+    x.open("WriteBufferContent");
+    match p.args.write_data {
+        WriteData::Zero => x.el("Pattern", "zero"),
+        WriteData::RandomBuffer(size) => {
+            x.el("Pattern", "random");
+            x.open("RandomDataSource");
+            x.el("SizeInBytes", size.bytes(s_.bs));
+            x.close("RandomDataSource");
+        }
+        // -Zr is a timespan setting DiskSpd's profile XML does not carry: the
+        // target keeps its default buffer.
+        WriteData::Pattern | WriteData::RandomPerIo => x.el("Pattern", "sequential"),
+    }
+    x.close("WriteBufferContent");
+    x.el("ParallelAsyncIO", "false");
+    if let Some(b) = p.args.burst {
+        x.el("BurstSize", b);
+    }
+    if let Some(ms) = p.args.think_ms {
+        x.el("ThinkTime", ms);
+    }
+    if let Some(c) = t.size {
+        x.el("FileSize", c);
+    }
+    if s_.any_random() {
+        x.el("Random", s_.effective_align());
+        if let Some(pct) = s_.random_pct {
+            x.el("RandomRatio", pct);
+        }
+    } else {
+        x.el("StrideSize", s_.bs);
+        x.el(
+            "InterlockedSequential",
+            matches!(p.args.sequential, Some((true, _))),
+        );
+    }
+    let stride = match s_.seq_layout {
+        SeqLayout::Stride(b) => b,
+        SeqLayout::Split | SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
+    };
+    x.el("ThreadStride", stride);
+    x.el("MaxFileSize", p.args.max_size.map_or(0, |m| m.bytes(s_.bs)));
+    x.el("RequestCount", s_.qd);
+    x.el("WriteRatio", s_.write_pct);
+    match p.args.throughput {
+        // DiskSpd keeps the unit the limit was given in.
+        Some(Throughput::Iops(n)) => x.el_attr("Throughput", "unit=\"IOPS\"", n),
+        Some(Throughput::BytesPerMs(n)) => x.el("Throughput", n),
+        None => x.el("Throughput", 0),
+    }
+    x.el("ThreadsPerFile", s_.threads);
+    x.el("IOPriority", p.args.priority);
+    x.el("Weight", 1);
+    x.close("Target");
 }
 
 /// The profile alone (`-Rp`), text or XML.
