@@ -171,9 +171,16 @@ impl NeighbourSpec {
 /// not the foreground's `--size`).
 fn room_for_a_block(text: &str, size: Option<u64>, bs: u64) -> Result<(), crate::Error> {
     match size {
-        Some(s) if s < bs => Err(bad(format!(
-            "--neighbour '{text}': the neighbour's file would hold {s} bytes, less than one block of {bs} bytes: give it room with size= in the SPEC (e.g. --neighbour {text},size=1g), or a smaller bs="
-        ))),
+        Some(s) if s < bs => {
+            let rest: Vec<&str> = text
+                .split(',')
+                .filter(|p| !p.trim().to_ascii_lowercase().starts_with("size="))
+                .collect();
+            Err(bad(format!(
+                "--neighbour '{text}': the neighbour's file would hold {s} bytes, less than one block of {bs} bytes: give it room with size= in the SPEC (e.g. --neighbour {},size=1g), or a smaller bs=",
+                rest.join(",")
+            )))
+        }
         _ => Ok(()),
     }
 }

@@ -229,7 +229,11 @@ pub fn unit_split(full: &clap::Command, args: &[std::ffi::OsString]) -> Result<(
             && is_unit_word(unit)
             && !std::path::Path::new(unit).exists()
         {
-            return Err(sub.clone().error(
+            let bin = match sub.get_name() {
+                n if n == full.get_name() => n.to_string(),
+                n => format!("{} {n}", full.get_name()),
+            };
+            return Err(sub.clone().bin_name(bin).error(
                 ErrorKind::InvalidValue,
                 format!(
                     "'{unit}' after {opt} {value} would be read as a target (or directory) named '{unit}': did you mean {name} {value}{unit}? Write the unit without a space", opt = words[i]
