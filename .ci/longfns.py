@@ -15,7 +15,7 @@ that existed when the gate came in, as `PATH NAME LINES`, and each file over
   - a listed one grew past its recorded length (shorten it, or split it);
   - a listed one is now under the limit or gone, or shorter than recorded
     (shrink the list: `.ci/longfns.py --write` rewrites it, never adding).
-No function may be over --hard lines, listed or not.
+No function off the list may be over --hard lines, whatever --fn says.
 
     .ci/longfns.py [SRC] [--fn 100] [--file 1200] [--hard 150]
     .ci/longfns.py --write     shrink the allow-list to what is left
@@ -100,7 +100,7 @@ def judge(found, allow, hard):
     errors = []
     for (p, name), n in sorted(found.items()):
         what = f"file {p}" if name == "-" else f"fn {p} {name}"
-        if name != "-" and n > hard:
+        if name != "-" and n > hard and (p, name) not in allow:
             errors.append(f"{what}: {n} lines, over the hard limit of {hard}: split it")
         elif (p, name) not in allow:
             errors.append(f"{what}: {n} lines, over the limit and not on .ci/longfns-allow.txt: split it")
@@ -133,7 +133,7 @@ def self_test():
             return "self-test: a listed function that grew passed"
         if not judge({}, {("src/a.rs", "long"): 120}, 150):
             return "self-test: a list that did not shrink passed"
-        if not judge({("src/a.rs", "long"): 160}, {("src/a.rs", "long"): 160}, 150):
+        if not judge({("src/a.rs", "long"): 160}, {}, 150):
             return "self-test: a function over the hard limit passed"
     return None
 
