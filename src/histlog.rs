@@ -748,7 +748,7 @@ fn check_header(b: &[u8]) -> Result<(), String> {
 /// `distinct_values`), computed as `Histogram::new_with_bounds` does,
 /// without allocating them; `None` for bounds it refuses.
 fn counts_len(low: u64, high: u64, digits: u32) -> Option<u64> {
-    if low < 1 || low > u64::MAX / 2 || high < 2 * low || digits > 5 {
+    if !(1..=u64::MAX / 2).contains(&low) || high < 2 * low || digits > 5 {
         return None;
     }
     let sub_magnitude = u64::from(2 * 10u32.pow(digits))

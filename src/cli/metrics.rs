@@ -25,7 +25,7 @@ impl MetricsArgs {
         let server = Server::start(addr, std::sync::Arc::new(Live::new(command)))?;
         // Said whatever --quiet says: it is about who can read the figures.
         if let Some(w) = addr.exposure_warning() {
-            eprintln!("iosim: warning: {w}");
+            crate::say!("iosim: warning: {w}");
         }
         if !quiet {
             crate::say!("iosim: live metrics at http://{}/metrics", server.addr());

@@ -83,7 +83,7 @@ pub fn run(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         return delete(d, ctx);
     }
     if let Some(note) = whose(a) {
-        eprintln!("{note}");
+        crate::say!("{note}");
     }
     list(a, ctx)
 }

@@ -369,7 +369,7 @@ impl Warnings {
 /// answered or a test file that fits in memory must not go unsaid.
 pub fn print_self_checks(tool: &str, res: &crate::runner::RunResult) {
     for w in &res.warnings {
-        eprintln!("iosim {tool}: WARNING ({}): {}", w.code.as_str(), w.message);
+        crate::say!("iosim {tool}: WARNING ({}): {}", w.code.as_str(), w.message);
     }
 }
 

@@ -414,16 +414,16 @@ pub enum MemoryError {
     },
     /// More than a limit leaves: the machine's available memory, the
     /// memory cgroup's limit, the address-space limit.
-    #[error("{terms} needs {need_text} {what}, more than the {avail_text} {whose}: lower {lower}")]
+    #[error("{terms} needs {} {what}, more than the {} {whose}: lower {lower}", crate::units::format_size(*need), crate::units::format_size(*avail))]
     TooLarge {
         /// What the run asks for (`--qd 8 x --bs 4KiB x 2 threads`...).
         terms: String,
         /// What the memory is for.
         what: &'static str,
-        /// Bytes needed, formatted.
-        need_text: String,
-        /// Bytes available, formatted.
-        avail_text: String,
+        /// Bytes needed.
+        need: u64,
+        /// Bytes available.
+        avail: u64,
         /// Whose: "this machine has available (MemAvailable...)".
         whose: String,
         /// The options to lower.
@@ -534,13 +534,12 @@ fn check_fits(
     if need <= avail {
         return Ok(());
     }
-    let f = crate::units::format_size;
     let (terms, what, lower) = terms(spec, backlog);
     Err(MemoryError::TooLarge {
         terms,
         what,
-        need_text: f(need),
-        avail_text: f(avail),
+        need,
+        avail,
         whose,
         lower,
     })

@@ -317,9 +317,7 @@ fn parse(head: &[u8]) -> Option<Request> {
         ..Request::default()
     };
     for line in lines.take_while(|l| !l.is_empty()) {
-        let Some((name, value)) = line.split_once(':') else {
-            return None;
-        };
+        let (name, value) = line.split_once(':')?;
         let value = value.trim();
         if name.eq_ignore_ascii_case("accept") {
             req.accept = Some(match req.accept.take() {

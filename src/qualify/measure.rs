@@ -31,7 +31,7 @@ impl Progress {
     fn account(&self, account: &BudgetAccount) {
         if self.on {
             for l in super::budget::budget_lines(account) {
-                eprintln!("[qualify] {}", l.trim_start());
+                crate::say!("[qualify] {}", l.trim_start());
             }
         }
     }

@@ -465,6 +465,44 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
     Ok(s)
 }
 
+/// The evidence's head: the budget, the stages against their shares, and
+/// how the budget was kept (each overrun with its cause).
+fn evidence_head(r: &QualifyResult) -> String {
+    let mut s = String::new();
+    let setup_where = if r.budget.is_some() {
+        "paid from the budget"
+    } else {
+        "before the budget"
+    };
+    let _ = writeln!(
+        s,
+        "\nEvidence (budget {:.0} s, measured {:.1} s, set-up {:.1} s {setup_where})",
+        r.time_budget_s, r.measure_s, r.setup_s
+    );
+    let _ = writeln!(s, "Stages (time taken of the share of the budget given):");
+    for st in &r.stages {
+        let _ = writeln!(
+            s,
+            "  {:<14} {:>6.1} s of {:>6.1} s  {}",
+            st.name, st.elapsed_s, st.budget_s, st.summary
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  {:<14} {:>6.1} s of {:>6.1} s  (set-up {:.1} s {setup_where})",
+        "total",
+        r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
+        r.time_budget_s,
+        r.setup_s
+    );
+    if let Some(b) = &r.budget {
+        for l in super::budget::budget_lines(b) {
+            let _ = writeln!(s, "{l}");
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,42 +555,4 @@ mod tests {
         // Nothing was created.
         assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
     }
-}
-
-/// The evidence's head: the budget, the stages against their shares, and
-/// how the budget was kept (each overrun with its cause).
-fn evidence_head(r: &QualifyResult) -> String {
-    let mut s = String::new();
-    let setup_where = if r.budget.is_some() {
-        "paid from the budget"
-    } else {
-        "before the budget"
-    };
-    let _ = writeln!(
-        s,
-        "\nEvidence (budget {:.0} s, measured {:.1} s, set-up {:.1} s {setup_where})",
-        r.time_budget_s, r.measure_s, r.setup_s
-    );
-    let _ = writeln!(s, "Stages (time taken of the share of the budget given):");
-    for st in &r.stages {
-        let _ = writeln!(
-            s,
-            "  {:<14} {:>6.1} s of {:>6.1} s  {}",
-            st.name, st.elapsed_s, st.budget_s, st.summary
-        );
-    }
-    let _ = writeln!(
-        s,
-        "  {:<14} {:>6.1} s of {:>6.1} s  (set-up {:.1} s {setup_where})",
-        "total",
-        r.stages.iter().map(|st| st.elapsed_s).sum::<f64>(),
-        r.time_budget_s,
-        r.setup_s
-    );
-    if let Some(b) = &r.budget {
-        for l in super::budget::budget_lines(b) {
-            let _ = writeln!(s, "{l}");
-        }
-    }
-    s
 }

@@ -515,7 +515,7 @@ fn record_sim(
         ));
         Some(error_file.display().to_string())
     } else {
-        let _ = std::fs::remove_file(&error_file);
+        let _ = std::fs::remove_file(error_file);
         None
     };
     c.interrupted |= r.interrupted;
