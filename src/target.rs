@@ -188,6 +188,9 @@ pub fn prepare(
         Ok(meta) if meta.is_file() && mark_of(path) == Mark::Incomplete => {
             // Left by an iosim that was killed (or failed) while filling it: the
             // data never reached the disk, so it is made again, never measured.
+            // Unless another iosim is filling it right now: its lock refuses
+            // this one (naming it) before the file is removed under it.
+            crate::targetlock::lock(path, LockMode::Exclusive)?;
             let size = t.size.unwrap_or(meta.len());
             if size < spec.bs {
                 return Err(Error::TooSmall {
@@ -214,6 +217,11 @@ pub fn prepare(
             let owned = is_iosim_file(path);
             let mut size = meta.len();
             let mut created = false;
+            if writes && !owned && !claimed_by_job(path) {
+                // Unmarked may mean another iosim made it a moment ago and
+                // has not marked it yet: its lock says so, with its PID.
+                crate::targetlock::lock(path, LockMode::Shared)?;
+            }
             if writes && !owned && !spec.allow_destroy {
                 return Err(Error::WouldDestroy(
                     path.clone(),
@@ -864,14 +872,34 @@ fn claimed_by_job(path: &Path) -> bool {
     v.iter().any(|p| p == path)
 }
 
+/// The block devices this process has claimed exclusively
+/// ([`claim_device`]), by device number.
+static CLAIMED_DEVICES: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
 /// Opens a block device exclusively; EBUSY means it is mounted or held.
 fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
+    let claimed = || {
+        CLAIMED_DEVICES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&rdev)
+    };
     match crate::platform::fs::open_exclusive(path) {
-        Ok(f) => Ok(f),
+        Ok(f) => {
+            let mut v = CLAIMED_DEVICES.lock().unwrap_or_else(|p| p.into_inner());
+            if !v.contains(&rdev) {
+                v.push(rdev);
+            }
+            Ok(f)
+        }
         // Workloads of one process running at once on one device (a profile
-        // phase, `iosim qualify`): the claim held is this process's own.
+        // phase, `iosim qualify`): the claim held is this process's own. An
+        // open descriptor alone proves nothing (the target's lock holds one,
+        // and a mounted device is busy too): the claim must be this
+        // process's exclusive open.
         Err(e)
             if crate::platform::fs::is_busy(&e)
+                && claimed()
                 && crate::sysmon::mounts::held_by_this_process(rdev) =>
         {
             File::open(path).map_err(|e| {
