@@ -186,31 +186,8 @@ pub fn prepare(
             (TargetKind::BlockDevice, size, false, false, claim)
         }
         Ok(meta) if meta.is_file() && mark_of(path) == Mark::Incomplete => {
-            // Left by an iosim that was killed (or failed) while filling it: the
-            // data never reached the disk, so it is made again, never measured.
-            // Unless another iosim is filling it right now: its lock refuses
-            // this one (naming it) before the file is removed under it.
-            crate::targetlock::lock(path, LockMode::Exclusive)?;
             let size = t.size.unwrap_or(meta.len());
-            if size < spec.bs {
-                return Err(Error::TooSmall {
-                    path: path.clone(),
-                    have: size,
-                    need: spec.bs,
-                }
-                .into());
-            }
-            let notice = format!(
-                "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
-                path.display()
-            );
-            crate::say!("note: {notice}");
-            notes.push(notice);
-            crate::targetlock::remove_file(path).map_err(|e| {
-                anyhow::Error::new(e)
-                    .context(format!("cannot remove the incomplete '{}'", path.display()))
-            })?;
-            create_test_file(path, size, spec.fill, opts)?;
+            refill_incomplete(path, size, spec, opts, &mut notes)?;
             (TargetKind::File, size, true, true, None)
         }
         Ok(meta) if meta.is_file() => {
@@ -298,6 +275,39 @@ pub fn prepare(
         notes,
         claim,
     })
+}
+
+/// Makes again a test file left incomplete by an iosim that was killed (or
+/// failed) while filling it: its data never reached the disk, so it is
+/// filled again, never measured. Unless another iosim is filling it right
+/// now: its lock refuses this one (naming it) before the file is removed
+/// under it.
+fn refill_incomplete(
+    path: &Path,
+    size: u64,
+    spec: &WorkloadSpec,
+    opts: PrepareOptions<'_>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    crate::targetlock::lock(path, LockMode::Exclusive)?;
+    if size < spec.bs {
+        return Err(Error::TooSmall {
+            path: path.to_path_buf(),
+            have: size,
+            need: spec.bs,
+        }
+        .into());
+    }
+    let notice = format!(
+        "'{}' was left incomplete by an earlier iosim that was stopped while filling it: it was filled again",
+        path.display()
+    );
+    crate::say!("note: {notice}");
+    notes.push(notice);
+    crate::targetlock::remove_file(path).map_err(|e| {
+        anyhow::Error::new(e).context(format!("cannot remove the incomplete '{}'", path.display()))
+    })?;
+    create_test_file(path, size, spec.fill, opts)
 }
 
 /// Locks the existing file or device `path` for this run before anything
