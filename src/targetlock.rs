@@ -212,11 +212,10 @@ mod tests {
         // where the system's lock table says it.
         let e = lock(&p, LockMode::Shared).unwrap_err();
         let m = e.to_string();
-        assert!(
-            m.contains("refusing to read") && m.contains("is writing"),
-            "{m}"
-        );
+        assert!(m.contains("refusing to read"), "{m}");
         if cfg!(target_os = "linux") {
+            // Windows does not say who holds a lock, nor how.
+            assert!(m.contains("is writing"), "{m}");
             let TargetLockError::InUse { holders, .. } = &e else {
                 panic!("{e:?}")
             };

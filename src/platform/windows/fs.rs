@@ -144,20 +144,42 @@ pub fn try_lock(f: &File, mode: LockMode) -> io::Result<bool> {
     if mode == LockMode::Exclusive {
         flags |= fsys::LOCKFILE_EXCLUSIVE_LOCK;
     }
-    // SAFETY: the handle is `f`'s, open for the call; `ov` lives across it,
-    // and with LOCKFILE_FAIL_IMMEDIATELY on a synchronous handle the call
-    // returns before it does.
-    let ok = unsafe { fsys::LockFileEx(f.as_raw_handle() as _, flags, 0, 1, 0, &mut ov) };
-    if ok != 0 {
+    let lock = |flags: u32, ov: &mut OVERLAPPED| -> io::Result<bool> {
+        // SAFETY: the handle is `f`'s, open for the call; `ov` lives across
+        // it, and with LOCKFILE_FAIL_IMMEDIATELY on a synchronous handle the
+        // call returns before it does.
+        let ok = unsafe { fsys::LockFileEx(f.as_raw_handle() as _, flags, 0, 1, 0, ov) };
+        if ok != 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        // ERROR_LOCK_VIOLATION
+        if e.raw_os_error() == Some(33) {
+            Ok(false)
+        } else {
+            Err(e)
+        }
+    };
+    if lock(flags, &mut ov)? {
         return Ok(true);
     }
-    let e = io::Error::last_os_error();
-    // ERROR_LOCK_VIOLATION
-    if e.raw_os_error() == Some(33) {
-        Ok(false)
-    } else {
-        Err(e)
+    if mode != LockMode::Exclusive {
+        return Ok(false);
     }
+    // Windows does not convert a lock: a shared lock this handle holds
+    // refuses its own exclusive one. Let it go and ask again; when another
+    // handle holds the byte too, take the shared lock back.
+    // SAFETY: as above; unlocking a byte this handle does not hold fails
+    // harmlessly (ERROR_NOT_LOCKED).
+    let unlocked = unsafe { fsys::UnlockFileEx(f.as_raw_handle() as _, 0, 1, 0, &mut ov) } != 0;
+    if !unlocked {
+        return Ok(false);
+    }
+    if lock(flags, &mut ov)? {
+        return Ok(true);
+    }
+    let _ = lock(fsys::LOCKFILE_FAIL_IMMEDIATELY, &mut ov);
+    Ok(false)
 }
 
 /// The file `meta` describes, as a lock table names it: None on Windows,
