@@ -640,7 +640,14 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
         // The phase is one run of the runner (one window, one monitor); under
         // mpirun/srun every rank's phase shares that window and the results
         // are merged across ranks.
-        let rs = crate::runner::run_joint(&specs, &phase_opts)?;
+        let rs = match crate::runner::run_joint(&specs, &phase_opts) {
+            Ok(rs) => rs,
+            Err(e) if crate::runner::stopped_before_window(&e, &phase_opts) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         for (w, c) in ws.into_iter().zip(rs) {
             let r = c.result;
             interrupted |= r.interrupted;

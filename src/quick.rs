@@ -121,14 +121,18 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
                 cache: CacheMode::Buffered,
                 ..spec.clone()
             };
-            let t = crate::target::prepare(
+            let t = match crate::target::prepare(
                 &probe,
                 0,
                 crate::target::PrepareOptions {
                     progress: opts.progress,
                     stop: Some(&opts.stop),
                 },
-            )?;
+            ) {
+                Ok(t) => t,
+                Err(e) if crate::runner::stopped_before_window(&e, opts) => break,
+                Err(e) => return Err(e),
+            };
             notes.extend(
                 t.notes
                     .iter()
@@ -146,7 +150,12 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
         if opts.progress {
             crate::say!("[{}/{}] {}", i + 1, SUITE.len(), c.name);
         }
-        let result = crate::runner::run(&spec, opts)?;
+        let result = match crate::runner::run(&spec, opts) {
+            Ok(r) => r,
+            // Stopped (a deadline, Ctrl-C) while the file was prepared.
+            Err(e) if crate::runner::stopped_before_window(&e, opts) => break,
+            Err(e) => return Err(e),
+        };
         for n in &result.notes {
             // The first prepare above already said whether the file was created or reused.
             if !notes.contains(n) && !n.ends_with(crate::target::REUSED_NOTE) {

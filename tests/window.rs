@@ -440,6 +440,54 @@ fn a_stop_before_the_window_opens_is_an_interruption() {
     assert!(format!("{e:#}").contains("before the run started"), "{e:#}");
 }
 
+/// A series of runs (the quick suite, here as qualify's first stage runs
+/// it) whose stop flag is raised while a run's test file is still being
+/// written ends the series with what it measured: no error. A CI run of
+/// `qualify --time 10s` on a loaded machine exited 130 ("interrupted before
+/// the run started") when the stage's deadline passed during a run's set-up.
+#[test]
+fn a_stop_while_a_series_prepares_its_file_ends_the_series_not_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.dat");
+    let opts = RunOptions::default();
+    // Raised as soon as the file exists, while it is being filled.
+    let (flag, watched) = (opts.stop.clone(), path.clone());
+    let watcher = std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        while !watched.exists() && t0.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let q = iosim::quick::run(
+        &iosim::quick::QuickConfig {
+            path: path.clone(),
+            size: 256 << 20,
+            duration: Duration::from_millis(100),
+            engine: EngineKind::Sync,
+            cache: iosim::workload::CacheMode::Buffered,
+            allow_destroy: false,
+        },
+        &opts,
+    );
+    watcher.join().unwrap();
+    let q = q.unwrap_or_else(|e| panic!("the suite failed instead of ending: {e:#}"));
+    assert!(
+        q.tests.len() < iosim::quick::SUITE.len(),
+        "{}",
+        q.tests.len()
+    );
+    // The stopped run's caller alone says it was stopped before its window.
+    let mut s = spec(Duration::from_millis(100), Duration::ZERO);
+    s.targets = vec![iosim::workload::TargetSpec::new(
+        dir.path().join("n.dat"),
+        Some(1 << 20),
+    )];
+    let e = runner::run(&s, &opts).unwrap_err();
+    assert!(runner::stopped_before_window(&e, &opts), "{e:#}");
+    assert!(!runner::stopped_before_window(&e, &RunOptions::default()));
+}
+
 /// Issue 23: a worker thread that panicked left the run hanging (the main
 /// thread waited at the gate for it, the others in the verify pass) and
 /// deaf to SIGTERM. Now any worker panic stops the run: it exits 1 at once

@@ -189,6 +189,16 @@ pub fn run_joint(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Ve
     sync.end(results, &opts.stop)
 }
 
+/// True when `e`, the error of a run under `opts`, says its stop flag was
+/// raised before its measured window opened (while its targets were being
+/// prepared): nothing was measured. A caller that runs a series (a suite,
+/// a sweep, a profile's phases, a qualify stage under its deadline) ends
+/// the series there, as at a stop between two runs; a lone run's caller
+/// reports the interruption (exit 130).
+pub fn stopped_before_window(e: &anyhow::Error, opts: &RunOptions) -> bool {
+    opts.stop.load(std::sync::atomic::Ordering::Relaxed) && crate::target::is_interrupted(e)
+}
+
 /// [`run_many`] on this participant alone (the phases still pass through
 /// `opts.sync`'s barriers).
 fn run_local(specs: &[WorkloadSpec], opts: &RunOptions) -> anyhow::Result<Vec<RunResult>> {

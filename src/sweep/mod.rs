@@ -466,7 +466,14 @@ pub fn run(
                     describe(p)
                 );
             }
-            let r = crate::runner::run(&spec, opts)?;
+            let r = match crate::runner::run(&spec, opts) {
+                Ok(r) => r,
+                Err(e) if crate::runner::stopped_before_window(&e, opts) => {
+                    interrupted = true;
+                    break 'outer;
+                }
+                Err(e) => return Err(e),
+            };
             each(p, rep, &r);
             if r.interrupted {
                 interrupted = true;
