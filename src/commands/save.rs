@@ -223,12 +223,17 @@ impl Baseline {
                 eprintln!("point {name}:");
             }
             eprint!("{}", compare::table(&[base.clone(), this.clone()]));
-            for r in compare::regressions(base, this, self.threshold) {
-                regressed = true;
-                eprintln!(
-                    "REGRESSION: {point}{} {:.1} -> {:.1} ({:+.1}%, threshold {}%)",
-                    r.metric, r.base, r.value, r.rel_pct, self.threshold
-                );
+            for r in compare::worse_beyond(base, this, self.threshold) {
+                if r.regressed(self.threshold) {
+                    regressed = true;
+                    eprintln!(
+                        "REGRESSION: {point}{}, threshold {}%",
+                        r.describe(),
+                        self.threshold
+                    );
+                } else {
+                    eprintln!("within noise: {point}{}", r.describe());
+                }
             }
         }
         if compared == 0 {
