@@ -92,8 +92,8 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
 /// The run-to-run spread assumed for a figure measured once whose run kept
 /// no per-interval series (stored before iosim measured it, or a run too
 /// short for one): the relative standard deviation of one run's IOPS,
-/// percent. Source: back-to-back unthrottled runs of one workload on a busy
-/// shared 2-vCPU VM (docs/changes.md, "Run-to-run spread").
+/// percent. Provisional: not yet measured (bench/false_alarms.py's
+/// `iops_spread_pct` is meant to measure it; issue 37 left it open).
 pub const DEFAULT_SPREAD_PCT: f64 = 15.0;
 
 /// How noisy one compared figure is: the relative standard deviation of one
