@@ -436,7 +436,11 @@ mod tests {
             &noisy(result(2250.0, 444.0, Verdict::Fit)),
             Some(10.0),
         );
-        assert!(b.regressions.is_empty(), "{:?}", b.regressions);
+        assert!(
+            b.regressions.iter().all(|r| !r.contains(" IOPS ")),
+            "{:?}",
+            b.regressions
+        );
         assert!(
             text(&b).contains("(-55.0%, within noise ±83.2%, single run)"),
             "{}",
