@@ -89,6 +89,114 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     crate::stats::welch_summary(mv(a), mv(b))
 }
 
+/// The run-to-run spread assumed for a figure measured once whose run kept
+/// no per-interval series (stored before iosim measured it, or a run too
+/// short for one): the relative standard deviation of one run's IOPS,
+/// percent. Provisional: not yet measured (bench/false_alarms.py's
+/// `iops_spread_pct` is meant to measure it; issue 37 left it open).
+pub const DEFAULT_SPREAD_PCT: f64 = 15.0;
+
+/// How noisy one compared figure is: the relative standard deviation of one
+/// measurement of it (percent of its mean), and how many measurements its
+/// value averages. Repetitions measure it directly; a figure measured once
+/// takes the spread of its run's per-interval series ([`series_spread_pct`])
+/// or, without one, [`DEFAULT_SPREAD_PCT`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    /// Relative standard deviation of one measurement, %.
+    pub spread_pct: f64,
+    /// Measurements averaged (repetitions; 1 for a single run).
+    pub n: usize,
+}
+
+impl Noise {
+    /// The noise of `n` repetitions of relative standard deviation
+    /// `spread_pct`, or of a single run whose spread is unknown
+    /// ([`DEFAULT_SPREAD_PCT`]).
+    pub fn of(spread_pct: Option<f64>, n: usize) -> Noise {
+        Noise {
+            spread_pct: spread_pct
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .unwrap_or(DEFAULT_SPREAD_PCT),
+            n: n.max(1),
+        }
+    }
+
+    /// Half-width of the 95% interval of the figure, % of its mean: Student's
+    /// t over the repetitions, or about two standard deviations of one run.
+    pub fn ci95_pct(&self) -> f64 {
+        if self.n > 1 {
+            crate::stats::t_975(self.n - 1) * self.spread_pct / (self.n as f64).sqrt()
+        } else {
+            1.96 * self.spread_pct
+        }
+    }
+}
+
+/// The difference between two figures that noise alone reaches, % of the
+/// baseline: the two 95% intervals side by side (repetitions), or about two
+/// standard deviations of the difference of two single runs. A difference
+/// within it is "within noise", whatever the threshold.
+pub fn noise_band_pct(a: Noise, b: Noise) -> f64 {
+    if a.n > 1 && b.n > 1 {
+        a.ci95_pct() + b.ci95_pct()
+    } else {
+        1.96 * a.spread_pct.hypot(b.spread_pct)
+    }
+}
+
+/// Spans a series is cut into to measure its spread: at least this many
+/// seconds (whole intervals), so a throttle's 100 ms slices and a short
+/// interval's granularity are not counted as noise.
+pub const SPREAD_SPAN_S: f64 = 1.0;
+
+/// The relative standard deviation (%) of a figure over a run's
+/// per-interval series, `(interval seconds, value)`, in spans of at least
+/// [`SPREAD_SPAN_S`] (time-weighted means); `None` with fewer than three
+/// spans. The spread iosim measures and stores for a figure run once.
+pub fn series_spread_pct(points: &[(f64, f64)]) -> Option<f64> {
+    let mut durations: Vec<f64> = points.iter().map(|p| p.0).filter(|d| *d > 0.0).collect();
+    durations.sort_by(f64::total_cmp);
+    let typical = *durations.get(durations.len() / 2)?;
+    // The last interval is usually cut short at the window's end.
+    let whole: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|p| p.0 >= 0.5 * typical)
+        .collect();
+    let per = ((SPREAD_SPAN_S / typical).ceil() as usize).max(1);
+    let spans: Vec<f64> = whole
+        .chunks_exact(per)
+        .map(|c| c.iter().map(|p| p.0 * p.1).sum::<f64>() / c.iter().map(|p| p.0).sum::<f64>())
+        .collect();
+    if spans.len() < 3 {
+        return None;
+    }
+    let (mean, sd, _) = crate::stats::mean_sd_ci95(&spans);
+    (mean > 0.0).then(|| 100.0 * sd / mean)
+}
+
+/// The per-interval spread of a run's figure `metric` (one of [`METRICS`]'
+/// names): IOPS and MiB/s from their own series, latencies from the mean
+/// latency's (the series keeps no percentile per interval that a short
+/// interval fills).
+pub fn run_spread_pct(r: &RunResult, metric: &str) -> Option<f64> {
+    let of = |f: fn(&crate::runner::PointStats) -> f64| {
+        let pts: Vec<(f64, f64)> = r
+            .series
+            .total
+            .iter()
+            .map(|p| (p.duration_s, f(&p.total)))
+            .collect();
+        series_spread_pct(&pts)
+    };
+    match metric {
+        "IOPS" => of(|p| p.iops),
+        "MiB/s" => of(|p| p.mib_per_sec),
+        _ => of(|p| p.lat_mean_us),
+    }
+}
+
 /// One compared set of runs: a run, or the repetitions of one test.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Side {
@@ -98,6 +206,11 @@ pub struct Side {
     pub ids: Vec<i64>,
     /// Per metric: the values of each repetition.
     pub values: Vec<Vec<f64>>,
+    /// Per metric, for a side of one run: the spread of the run's
+    /// per-interval series ([`run_spread_pct`]), or of a sweep point's
+    /// repetitions; empty in comparisons stored before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub single_spread_pct: Vec<Option<f64>>,
 }
 
 impl Side {
@@ -111,10 +224,15 @@ impl Side {
                     .collect()
             })
             .collect();
+        let single_spread_pct = match runs {
+            [r] => METRICS.iter().map(|m| run_spread_pct(r, m.name)).collect(),
+            _ => Vec::new(),
+        };
         Side {
             name: name.into(),
             ids,
             values,
+            single_spread_pct,
         }
     }
 
@@ -124,11 +242,40 @@ impl Side {
             .iter()
             .map(|m| points.iter().filter_map(|p| (m.of_point)(p)).collect())
             .collect();
+        // One point: the spread of its repetitions (IOPS's for throughput,
+        // the mean latency's for latencies), when it had several.
+        let single_spread_pct = match points {
+            [p] => METRICS
+                .iter()
+                .map(|m| {
+                    let s = match m.name {
+                        "IOPS" | "MiB/s" => &p.iops,
+                        _ => &p.lat_mean_us,
+                    };
+                    (s.n > 1).then_some(100.0 * s.cv)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         Side {
             name: name.into(),
             ids,
             values,
+            single_spread_pct,
         }
+    }
+
+    /// The noise of metric `i` on this side: its repetitions' spread, or a
+    /// single run's measured spread (a sweep point's repetitions' spread
+    /// counts as one run's, the wider band), or [`DEFAULT_SPREAD_PCT`].
+    pub fn noise(&self, i: usize) -> Noise {
+        let v = &self.values[i];
+        if v.len() > 1 {
+            let (mean, sd, _) = crate::stats::mean_sd_ci95(v);
+            let pct = (mean != 0.0).then(|| 100.0 * sd / mean.abs());
+            return Noise::of(pct, v.len());
+        }
+        Noise::of(self.single_spread_pct.get(i).copied().flatten(), 1)
     }
 
     /// Mean of a metric.
@@ -306,23 +453,63 @@ pub struct Regression {
     pub value: f64,
     /// Change in percent (negative for lost throughput, positive for slower latency).
     pub rel_pct: f64,
+    /// The difference noise alone reaches for this figure, % ([`noise_band_pct`]).
+    pub noise_pct: f64,
+    /// Both sides were single runs (their spread is their runs' per-interval one).
+    pub single_run: bool,
 }
 
-/// Regressions of `run` against `baseline` beyond `threshold_pct`: lower
-/// IOPS or MiB/s, or higher p99 latency.
-pub fn regressions(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regression> {
+impl Regression {
+    /// Beyond the threshold and beyond the noise: a regression. Otherwise
+    /// "within noise".
+    pub fn regressed(&self, threshold_pct: f64) -> bool {
+        beyond(self.rel_pct, threshold_pct) && beyond(self.rel_pct, self.noise_pct)
+    }
+
+    /// `IOPS 1000.0 -> 800.0 (-20.0%, noise ±12.3%, single runs)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {:.1} -> {:.1} ({:+.1}%, noise ±{:.1}%{})",
+            self.metric,
+            self.base,
+            self.value,
+            self.rel_pct,
+            self.noise_pct,
+            if self.single_run { ", single runs" } else { "" }
+        )
+    }
+}
+
+/// The guarded metrics (lower IOPS or MiB/s, higher p99 latency) of `run`
+/// worse than `baseline` by more than `threshold_pct`, each with the noise
+/// band of its figure: [`Regression::regressed`] tells a regression from a
+/// difference within noise.
+pub fn worse_beyond(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regression> {
     diff(baseline, run)
         .into_iter()
-        .filter(|d| GUARDED.contains(&d.metric.as_str()) && d.worse)
-        .filter_map(|d| {
+        .enumerate()
+        .filter(|(_, d)| GUARDED.contains(&d.metric.as_str()) && d.worse)
+        .filter_map(|(i, d)| {
             let r = d.rel_pct?;
+            let (a, b) = (baseline.noise(i), run.noise(i));
             beyond(r, threshold_pct).then_some(Regression {
                 metric: d.metric,
                 base: d.base?,
                 value: d.value?,
                 rel_pct: r,
+                noise_pct: noise_band_pct(a, b),
+                single_run: a.n == 1 && b.n == 1,
             })
         })
+        .collect()
+}
+
+/// Regressions of `run` against `baseline`: worse beyond `threshold_pct`
+/// and beyond the figure's noise ([`worse_beyond`]).
+pub fn regressions(baseline: &Side, run: &Side, threshold_pct: f64) -> Vec<Regression> {
+    worse_beyond(baseline, run, threshold_pct)
+        .into_iter()
+        .filter(|r| r.regressed(threshold_pct))
         .collect()
 }
 
@@ -386,7 +573,8 @@ mod tests {
         let same = [run(950.0, 105.0)];
         let s = Side::new("s", vec![2], &same.iter().collect::<Vec<_>>());
         assert!(regressions(&b, &s, 10.0).is_empty());
-        let slow = [run(800.0, 100.0)];
+        // -50%: beyond the threshold and a 20 ms run's default noise (±42%).
+        let slow = [run(500.0, 100.0)];
         let s = Side::new("s", vec![3], &slow.iter().collect::<Vec<_>>());
         let r = regressions(&b, &s, 10.0);
         assert_eq!(

@@ -97,11 +97,13 @@ fn metrics_are_served_as_openmetrics_during_a_run_and_stop_with_it() {
     let port = free_port();
     let child = start_run(dir.path(), port, 6);
     let read = r#"iosim_ios_total{workload="randread"#;
-    // Scrape until reads are counted (a loaded machine may take a while to start).
+    // Scrape until reads are counted and the first interval has closed (the
+    // current rates are the last closed interval's: none before it; a loaded
+    // machine may take a while to start).
     let deadline = Instant::now() + Duration::from_secs(60);
     let (head, body) = loop {
         if let Some((h, b)) = get(port, "/metrics") {
-            if sample(&b, read).is_some_and(|v| v > 0.0) {
+            if sample(&b, read).is_some_and(|v| v > 0.0) && b.contains("iosim_current_iops{") {
                 break (h, b);
             }
         }

@@ -940,13 +940,14 @@ fn reads_that_stall_over_a_second_warn_in_the_verdict() {
         .unwrap_or_else(|| panic!("no slow-io reason: {reasons:?}"));
     assert_eq!(slow["level"], "warning");
     assert_eq!(slow["source_tag"], "[MS-IO]");
-    assert!(
-        slow["measured"]
-            .as_str()
-            .unwrap()
-            .contains("over 1 s in the measurements on this location (slowest 1.2"),
-        "{slow}"
-    );
+    // The slowest: the rig's 1.2 s pause and the I/O around it (1.30 s on a
+    // loaded machine).
+    let measured = slow["measured"].as_str().unwrap();
+    let said: f64 = measured
+        .split_once("over 1 s in the measurements on this location (slowest ")
+        .and_then(|(_, rest)| rest.split_once(" s")?.0.parse().ok())
+        .unwrap_or_else(|| panic!("{slow}"));
+    assert!((1.2..15.0).contains(&said), "{slow}");
     assert!(reasons
         .iter()
         .all(|r| r["rule"] != "stalled-io" && r["rule"] != "sim-long-io"));

@@ -29,6 +29,10 @@ pub struct Interval {
     pub mib_per_sec: f64,
     /// Mean latency, µs.
     pub lat_mean_us: f64,
+    /// Reads per second (0 in a run without reads).
+    pub read_iops: f64,
+    /// Writes per second.
+    pub write_iops: f64,
 }
 
 /// What else the detectors need to know about the run.
@@ -83,6 +87,11 @@ pub const FLAT_VARIATION_PCT: f64 = 5.0;
 pub const FLAT_SPAN_S: f64 = 1.0;
 /// ... of which a stretch needs at least this many.
 pub const MIN_FLAT_SPANS: usize = 3;
+
+/// Fewest I/Os in flight a limit is claimed from. At one, latency = 1 /
+/// IOPS holds for every device in a closed loop (Little's law), so a flat
+/// stretch whose latency is "the queue over the ceiling" proves nothing.
+pub const MIN_LIMIT_OUTSTANDING: f64 = 2.0;
 
 /// A flat stretch must last this many intervals and seconds to be a limit.
 pub const MIN_FLAT_INTERVALS: usize = 3;
@@ -161,6 +170,13 @@ pub struct RateLimit {
     pub queue_ms: f64,
     /// I/Os iosim kept in flight.
     pub outstanding: f64,
+    /// Reads per second over the stretch (0 without reads): under a limit
+    /// of one direction, a mix's total is not the limit.
+    #[serde(default)]
+    pub read_iops: f64,
+    /// Writes per second over the stretch.
+    #[serde(default)]
+    pub write_iops: f64,
     /// The device whose counters showed it answering faster.
     pub device: String,
     /// Its mean time per request (queue included), ms.
@@ -516,7 +532,7 @@ fn periodic_stalls(
 fn rate_limit(l: &Segment, p: &[Interval], ctx: &Context) -> Option<RateLimit> {
     let q = ctx.outstanding?;
     let dev = ctx.device.as_ref()?;
-    if ctx.cpu_limited || q < 1.0 {
+    if ctx.cpu_limited || q < MIN_LIMIT_OUTSTANDING {
         return None;
     }
     // The interval in which the level changed belongs to neither level:
@@ -574,7 +590,12 @@ fn rate_limit(l: &Segment, p: &[Interval], ctx: &Context) -> Option<RateLimit> {
         return None;
     }
     let mib = mean_of(&pts.iter().map(|p| p.mib_per_sec).collect::<Vec<_>>());
+    let per_sec = |f: fn(&Interval) -> f64| {
+        pts.iter().map(|p| f(p) * p.duration_s).sum::<f64>() / secs.max(f64::MIN_POSITIVE)
+    };
     Some(RateLimit {
+        read_iops: per_sec(|p| p.read_iops),
+        write_iops: per_sec(|p| p.write_iops),
         metric: metric_of(mean, mib),
         iops: mean,
         mib_per_sec: mib,
@@ -594,6 +615,25 @@ impl RateLimit {
     pub fn level(&self) -> String {
         level_text(self.metric, self.iops, self.mib_per_sec)
     }
+
+    /// A mix's ceiling per direction: ` (reads held at 2,000 IOPS and
+    /// writes at 852 of that total: a limit of one direction holds the
+    /// other behind it in a closed loop)`; empty for one direction.
+    pub fn directions(&self) -> String {
+        directions_text(self.read_iops, self.write_iops)
+    }
+}
+
+/// See [`RateLimit::directions`].
+fn directions_text(read_iops: f64, write_iops: f64) -> String {
+    if read_iops <= 0.0 || write_iops <= 0.0 {
+        return String::new();
+    }
+    format!(
+        " (the mix's total: reads held at {} IOPS and writes at {}; a limit of one direction holds the other behind it in a closed loop, so the limit is the reads' or the writes' figure, not the total)",
+        format_count(read_iops.round() as u64),
+        format_count(write_iops.round() as u64)
+    )
 }
 
 /// `IOPS held at 2,000` or `throughput held at 50.0 MiB/s`: the rate a
@@ -637,6 +677,7 @@ pub fn rate_limit_warning(limits: &[RateLimit]) -> Option<Warning> {
             .collect();
         held_text(first.metric, &parts)
     };
+    let held = format!("{held}{}", first.directions());
     Some(Warning {
         code: WarningCode::RateLimited,
         message: format!(

@@ -9,6 +9,7 @@ fn flat(t0: f64, n: usize, iops: f64, lat_ms: f64) -> Vec<Interval> {
             iops: iops * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0)),
             mib_per_sec: iops * 4096.0 / 1048576.0,
             lat_mean_us: lat_ms * 1000.0,
+            ..Default::default()
         })
         .collect()
 }
@@ -188,6 +189,7 @@ fn a_short_cut_last_interval_and_short_runs_are_left_out() {
         iops: 100.0,
         mib_per_sec: 0.4,
         lat_mean_us: 7900.0,
+        ..Default::default()
     });
     let c = detect(&s, &throttled());
     assert!(c.events.is_empty() && c.rate_limits.len() == 1, "{c:?}");
@@ -288,6 +290,7 @@ fn a_short_run_at_one_second_intervals_shows_its_step() {
             iops: v,
             mib_per_sec: v * 4096.0 / 1048576.0,
             lat_mean_us: 16.0 / v * 1e6,
+            ..Default::default()
         })
         .collect();
     let c = detect(&s, &throttled());
@@ -295,4 +298,48 @@ fn a_short_run_at_one_second_intervals_shows_its_step() {
     assert_eq!(c.events[0].kind, ChangeKind::StepDown);
     assert!((5.0..=6.0).contains(&c.events[0].at_s), "{c:?}");
     assert_eq!(c.rate_limits.len(), 2, "{c:?}");
+}
+
+/// Issue 37: at one I/O in flight latency = 1 / IOPS holds for any device
+/// (Little's law), so a flat QD 1 run is no evidence of a limit.
+#[test]
+fn a_qd1_run_never_shows_a_rate_limit() {
+    let qd1 = Context {
+        outstanding: Some(1.0),
+        ..throttled()
+    };
+    // 2,000 IOPS at 0.5 ms: latency = 1 / IOPS, flat, the device fast.
+    assert!(detect(&flat(0.0, 10, 2000.0, 0.5), &qd1)
+        .rate_limits
+        .is_empty());
+    // The same at 16 in flight is a limit.
+    assert_eq!(
+        detect(&flat(0.0, 10, 2000.0, 8.0), &throttled())
+            .rate_limits
+            .len(),
+        1
+    );
+}
+
+/// Issue 37: a 70/30 mix whose reads a limit holds at 2,000 IOPS: the
+/// warning gives each direction, not only the total of 2,857.
+#[test]
+fn a_mix_s_limit_is_given_per_direction() {
+    let s: Vec<Interval> = flat(0.0, 10, 2857.0, 16.0 / 2857.0 * 1000.0)
+        .into_iter()
+        .map(|p| Interval {
+            read_iops: 2000.0,
+            write_iops: p.iops - 2000.0,
+            ..p
+        })
+        .collect();
+    let c = detect(&s, &throttled());
+    assert_eq!(c.rate_limits.len(), 1, "{c:?}");
+    let l = &c.rate_limits[0];
+    assert!((l.read_iops - 2000.0).abs() < 1.0, "{l:?}");
+    let w = rate_limit_warning(&c.rate_limits).unwrap().message;
+    assert!(
+        w.contains("reads held at 2,000 IOPS and writes at 8"),
+        "{w}"
+    );
 }

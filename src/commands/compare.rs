@@ -86,11 +86,15 @@ pub fn run(a: &CompareArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                     format!("{}: ", sc.scope)
                 };
                 for s in &sc.sides[1..] {
-                    for r in compare::regressions(&sc.sides[0], s, t) {
-                        comparison.regressions.push(format!(
-                            "{scope}{} {} {:.1} -> {:.1} ({:+.1}%, threshold {t}%)",
-                            s.name, r.metric, r.base, r.value, r.rel_pct
-                        ));
+                    for r in compare::worse_beyond(&sc.sides[0], s, t) {
+                        let line = format!("{scope}{} {}", s.name, r.describe());
+                        if r.regressed(t) {
+                            comparison
+                                .regressions
+                                .push(format!("{line}, threshold {t}%"));
+                        } else {
+                            comparison.within_noise.push(line);
+                        }
                     }
                 }
             }

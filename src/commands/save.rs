@@ -223,16 +223,17 @@ impl Baseline {
                 crate::say!("point {name}:");
             }
             crate::term::stderr_text(&compare::table(&[base.clone(), this.clone()]));
-            for r in compare::regressions(base, this, self.threshold) {
-                regressed = true;
-                crate::say!(
-                    "REGRESSION: {point}{} {:.1} -> {:.1} ({:+.1}%, threshold {}%)",
-                    r.metric,
-                    r.base,
-                    r.value,
-                    r.rel_pct,
-                    self.threshold
-                );
+            for r in compare::worse_beyond(base, this, self.threshold) {
+                if r.regressed(self.threshold) {
+                    regressed = true;
+                    crate::say!(
+                        "REGRESSION: {point}{}, threshold {}%",
+                        r.describe(),
+                        self.threshold
+                    );
+                } else {
+                    crate::say!("within noise: {point}{}", r.describe());
+                }
             }
         }
         if compared == 0 {

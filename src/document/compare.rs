@@ -38,6 +38,11 @@ pub struct Comparison {
     /// qualification's regressions are in its comparison).
     #[serde(default)]
     pub regressions: Vec<String>,
+    /// Worse beyond the threshold but within the figures' noise (the
+    /// spread of their repetitions, or of a single run's per-interval
+    /// series): not regressions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub within_noise: Vec<String>,
 }
 
 impl Comparison {
@@ -70,9 +75,12 @@ pub fn text(c: &Comparison) -> String {
     }
     if let Some(t) = c.threshold_pct {
         if !c.scopes.is_empty() {
+            for w in &c.within_noise {
+                s.push_str(&format!("within noise: {w}\n"));
+            }
             if c.regressions.is_empty() {
                 s.push_str(&format!(
-                    "No regression beyond {t}% in IOPS, MiB/s or p99 latency.\n"
+                    "No regression beyond {t}% and beyond the noise in IOPS, MiB/s or p99 latency.\n"
                 ));
             } else {
                 for r in &c.regressions {

@@ -6,19 +6,22 @@
 //!
 //! A figure regressed when it is worse (less IOPS, more latency) by more
 //! than the threshold ([`crate::comparison::beyond`], the rule of `run
-//! --baseline`), unless both sides have repetitions (sweep points) and
-//! Welch's test says the difference is within their noise. A role's verdict
-//! that got worse (FIT, FIT WITH WARNINGS, NOT FIT) is a regression too.
+//! --baseline`) and by more than its noise
+//! ([`crate::comparison::noise_band_pct`]): the 95% intervals of its
+//! repetitions side by side (sweep points), or, for a figure measured once
+//! (corners, profiles), the spread of its run's per-interval series that
+//! the qualification stored. A role's verdict that got worse (FIT, FIT WITH
+//! WARNINGS, NOT FIT) is a regression too.
 
 use std::fmt::Write as _;
 
 use super::{BaselineComparison, Change, ChangeMetric, MeasureKind, QualifyResult};
-use crate::comparison::{beyond, is_worse, rel_change, ALPHA};
+use crate::comparison::{beyond, is_worse, noise_band_pct, rel_change, Noise, ALPHA};
 use crate::sweep::analysis::Stat;
 use crate::verdict::Role;
 
 /// What one qualification against one other cannot tell.
-pub const CAVEAT: &str = "one qualification against one other cannot tell a regression from noise where a figure was measured once (corners, profiles): a difference of a few percent may be neither; the sweep points' repetitions show how noisy this storage is, and their changes are tested (Welch's t-test)";
+pub const CAVEAT: &str = "a figure measured once (corners, profiles: \"single run\") is judged against the spread of its run's per-interval series, which understates the spread between runs on a busy machine; a sweep point against its repetitions' 95% intervals; only a difference beyond both the noise and the threshold is a regression";
 
 /// One figure of a qualification: its mean, spread and repetitions.
 struct Figure {
@@ -27,6 +30,7 @@ struct Figure {
     name: String,
     metric: ChangeMetric,
     stat: Stat,
+    noise: Noise,
 }
 
 /// Every figure compared: the corners, the sweep points, the profiles' workloads.
@@ -61,6 +65,7 @@ fn figures(r: &QualifyResult) -> Vec<Figure> {
                 role,
                 name: name.clone(),
                 metric,
+                noise: Noise::of((stat.n > 1).then_some(100.0 * stat.cv), stat.n),
                 stat: stat.clone(),
             });
         }
@@ -72,12 +77,13 @@ fn figures(r: &QualifyResult) -> Vec<Figure> {
 }
 
 fn push_measure(out: &mut Vec<Figure>, kind: MeasureKind, m: &super::Measure) {
+    let [iops_spread, lat_spread] = m.spread_pct.unwrap_or_default();
     let metrics = [
-        (ChangeMetric::Iops, Some(m.iops)),
-        (ChangeMetric::ReadMeanUs, m.read_mean_us),
-        (ChangeMetric::WriteMeanUs, m.write_mean_us),
+        (ChangeMetric::Iops, Some(m.iops), iops_spread),
+        (ChangeMetric::ReadMeanUs, m.read_mean_us, lat_spread),
+        (ChangeMetric::WriteMeanUs, m.write_mean_us, lat_spread),
     ];
-    for (metric, v) in metrics {
+    for (metric, v, spread) in metrics {
         if let Some(v) = v {
             out.push(Figure {
                 kind,
@@ -85,6 +91,7 @@ fn push_measure(out: &mut Vec<Figure>, kind: MeasureKind, m: &super::Measure) {
                 name: m.name.clone(),
                 metric,
                 stat: Stat::of(&[v]),
+                noise: Noise::of(spread, 1),
             });
         }
     }
@@ -99,9 +106,10 @@ fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>) -> Change {
         (now.stat.mean, now.stat.sd, now.stat.n),
     );
     let worse = rel_pct.is_some_and(|r| is_worse(r, now.metric.higher_is_better()));
-    let noise = welch.is_some_and(|w| w.p >= ALPHA);
+    let noise_pct = noise_band_pct(then.noise, now.noise);
+    let within_noise = rel_pct.is_some_and(|r| !beyond(r, noise_pct));
     let regressed = match (rel_pct, threshold_pct) {
-        (Some(r), Some(t)) => worse && beyond(r, t) && !noise,
+        (Some(r), Some(t)) => worse && beyond(r, t) && !within_noise,
         _ => false,
     };
     let ci = |s: &Stat| (s.n > 1).then_some(s.ci95);
@@ -118,6 +126,8 @@ fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>) -> Change {
         welch,
         worse,
         regressed,
+        noise_pct: Some(noise_pct),
+        single_run: then.stat.n < 2 || now.stat.n < 2,
     }
 }
 
@@ -166,13 +176,15 @@ pub fn compare(
         }
         for c in workloads.iter().filter(|c| c.regressed) {
             regressions.push(format!(
-                "{} {} {} {} {} ({}, threshold {t}%)",
+                "{} {} {} {} {} ({}, beyond noise ±{:.1}%{}, threshold {t}%)",
                 c.role.name(),
                 c.kind.name(),
                 c.name,
                 c.metric.label(),
                 arrow(c),
-                pct(c.rel_pct)
+                pct(c.rel_pct),
+                c.noise_pct.unwrap_or(0.0),
+                if c.single_run { ", single run" } else { "" }
             ));
         }
     }
@@ -232,18 +244,25 @@ fn pct(p: Option<f64>) -> String {
 }
 
 /// One figure's change in words: `IOPS 33190 ±640 -> 30000 ±700 (-9.6%,
-/// within the noise, p = 0.21)`.
+/// within noise ±12%, p = 0.21)`, or `(-54.0%, within noise ±60%, single
+/// run)` for a figure measured once.
 fn words(c: &Change) -> String {
+    let noise = match (c.noise_pct, c.rel_pct) {
+        (Some(n), Some(r)) if !beyond(r, n) => format!(", within noise ±{n:.1}%"),
+        (Some(n), _) => format!(", beyond noise ±{n:.1}%"),
+        _ => String::new(),
+    };
     let test = match c.welch {
-        Some(w) if w.p < ALPHA => format!(", significant, p = {:.3}", w.p),
-        Some(w) => format!(", within the noise, p = {:.2}", w.p),
+        Some(w) if w.p < ALPHA => format!(", p = {:.3}", w.p),
+        Some(w) => format!(", p = {:.2}", w.p),
         None => String::new(),
     };
     format!(
-        "{} {} ({}{test}){}",
+        "{} {} ({}{noise}{test}{}){}",
         c.metric.label(),
         arrow(c),
         pct(c.rel_pct),
+        if c.single_run { ", single run" } else { "" },
         if c.regressed { " REGRESSED" } else { "" }
     )
 }
@@ -293,7 +312,7 @@ pub fn text(b: &BaselineComparison) -> String {
     if !b.workloads.is_empty() {
         let _ = writeln!(
             s,
-            "  Workloads, then -> now (± the 95% confidence interval over a sweep point's repetitions; latency in us):"
+            "  Workloads, then -> now (± the 95% confidence interval over a sweep point's repetitions; noise: the difference the figures' spread alone reaches; single run: measured once, its spread that of its run's intervals; latency in us):"
         );
     }
     for c in &b.changes {
@@ -303,7 +322,7 @@ pub fn text(b: &BaselineComparison) -> String {
         if b.regressions.is_empty() {
             let _ = writeln!(
                 s,
-                "  No regression beyond {t}%: no role's verdict got worse, no IOPS or mean latency worse by more than {t}% (outside the noise)."
+                "  No regression beyond {t}%: no role's verdict got worse, no IOPS or mean latency worse by more than {t}% and by more than its noise (a difference within noise is not one)."
             );
         } else {
             let _ = writeln!(s, "  REGRESSIONS beyond {t}%:");
@@ -342,6 +361,7 @@ mod tests {
             errors: 0,
             cache: None,
             flush: None,
+            spread_pct: None,
         }
     }
 
@@ -401,7 +421,31 @@ mod tests {
         );
         let t = text(&b);
         assert!(t.contains("REGRESSIONS beyond 10%"), "{t}");
-        assert!(t.contains("log-writer commit-4k: IOPS 5000 -> 2250 (-55.0%) REGRESSED, write mean us 200 -> 444 (+122.0%) REGRESSED"), "{t}");
+        assert!(t.contains("log-writer commit-4k: IOPS 5000 -> 2250 (-55.0%, beyond noise ±41.6%, single run) REGRESSED, write mean us 200 -> 444 (+122.0%, beyond noise ±41.6%, single run) REGRESSED"), "{t}");
+        // Issue 37: single runs whose intervals spread by 30% each cannot
+        // tell -55% from noise (±83%): within noise, no regression.
+        let noisy = |mut r: QualifyResult| {
+            r.profiles[0].measure.spread_pct = Some([Some(30.0), Some(30.0)]);
+            r
+        };
+        let b = compare(
+            7,
+            "",
+            &noisy(then.clone()),
+            None,
+            &noisy(result(2250.0, 444.0, Verdict::Fit)),
+            Some(10.0),
+        );
+        assert!(
+            b.regressions.iter().all(|r| !r.contains(" IOPS ")),
+            "{:?}",
+            b.regressions
+        );
+        assert!(
+            text(&b).contains("(-55.0%, within noise ±83.2%, single run)"),
+            "{}",
+            text(&b)
+        );
         // Within the threshold, or without one: nothing regressed.
         let b = compare(
             7,
@@ -435,17 +479,31 @@ mod tests {
             role: Role::Data,
             name: "qd=8".into(),
             metric: ChangeMetric::Iops,
+            noise: Noise::of(Some(100.0 * stat.cv), stat.n),
             stat,
         };
         // -20% but the repetitions spread over ±30%: within the noise.
         let c = change(&f(s(1000.0, 300.0)), &f(s(800.0, 300.0)), Some(10.0));
         assert!(c.worse && !c.regressed, "{c:?}");
         assert!(c.welch.unwrap().p > ALPHA);
-        assert!(words(&c).contains("within the noise"), "{}", words(&c));
+        assert!(words(&c).contains("within noise"), "{}", words(&c));
         // -20% with tight repetitions: a regression.
         let c = change(&f(s(1000.0, 10.0)), &f(s(800.0, 10.0)), Some(10.0));
         assert!(c.regressed, "{c:?}");
-        assert!(words(&c).contains("significant"), "{}", words(&c));
+        assert!(words(&c).contains("beyond noise"), "{}", words(&c));
         assert_eq!(c.then_ci95, Some(43.0));
+        // Issue 37: two repetitions, significant by Welch's test, but their
+        // 95% intervals (±98% and ±244%) overlap: within noise.
+        let two = |mean: f64, sd: f64| Stat {
+            mean,
+            sd,
+            ci95: crate::stats::t_975(1) * sd / 2f64.sqrt(),
+            cv: sd / mean,
+            n: 2,
+        };
+        let c = change(&f(two(20472.0, 366.0)), &f(two(15535.0, 535.0)), Some(10.0));
+        assert!(c.worse && !c.regressed, "{c:?}");
+        assert!(c.welch.unwrap().p < ALPHA, "{c:?}");
+        assert!(words(&c).contains("within noise"), "{}", words(&c));
     }
 }

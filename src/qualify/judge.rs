@@ -91,6 +91,47 @@ pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
     })
 }
 
+/// A measurement beating a ceiling by more than this (%) refutes it.
+pub const CEILING_REFUTED_PCT: f64 = 5.0;
+
+/// The measurement of the same location, in the same qualification, that
+/// went past a sweep's ceiling (issue 37: a "limit" at 49,637 IOPS while
+/// the location's 4K QD32 corner reached 69,086 is none): one of the
+/// ceiling's direction (a read-only sweep's by read-only measurements, a
+/// write-only one's by write-only ones; a mix's is refuted only by its own
+/// sweep's other points), of the rate it held, beyond
+/// [`CEILING_REFUTED_PCT`]. Its name, or `None` when nothing refutes it.
+fn refuted_by(r: &QualifyResult, sweep: &RoleSweep, c: &crate::changes::Ceiling) -> Option<String> {
+    use crate::changes::LimitMetric;
+    let beats = |iops: f64, mib: f64| {
+        let (v, limit) = match c.metric {
+            LimitMetric::Iops => (iops, c.iops),
+            LimitMetric::Bandwidth => (mib, c.mib_per_sec),
+        };
+        v > limit * (1.0 + CEILING_REFUTED_PCT / 100.0)
+    };
+    let own = sweep.result.points.iter().enumerate().find(|(i, p)| {
+        !c.points.contains(i)
+            && p.outstanding as f64 > c.from_load
+            && beats(p.iops.mean, p.mib_per_sec.mean)
+    });
+    if let Some((_, p)) = own {
+        return Some(format!("the sweep's {} in flight", p.outstanding));
+    }
+    let base = &sweep.result.base;
+    let (reads, writes) = (base.write_pct < 100, base.writes());
+    if reads && writes {
+        return None;
+    }
+    r.quick
+        .iter()
+        .chain(r.profiles.iter().map(|p| &p.measure))
+        .filter(|m| m.role == sweep.role)
+        .filter(|m| m.read_mean_us.is_some() == reads && m.write_mean_us.is_some() == writes)
+        .find(|m| beats(m.iops, m.mib_per_sec))
+        .map(|m| m.name.clone())
+}
+
 /// Folds the runs' warnings into one finding per (role, code).
 pub fn findings(ws: &[(Role, WarningCode, String)]) -> Vec<CheckFinding> {
     let mut out: Vec<CheckFinding> = Vec::new();
@@ -144,6 +185,7 @@ fn knee_fact(s: &RoleSweep) -> Option<KneeFact> {
         max_iops,
         growth_after: k.latency_growth_after,
         before_last: k.index + 1 < pts.len(),
+        confirmed: k.confirmed,
     })
 }
 
@@ -299,8 +341,9 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
                     r.sweeps
                         .iter()
                         .filter(|s| s.role == role)
-                        .find_map(|s| s.result.ceiling.as_ref())
-                        .map(|c| c.describe())
+                        .find_map(|s| Some((s, s.result.ceiling.as_ref()?)))
+                        .filter(|(s, c)| refuted_by(r, s, c).is_none())
+                        .map(|(_, c)| c.describe())
                 }),
         });
     }
@@ -426,6 +469,7 @@ mod tests {
             errors: 0,
             cache: None,
             flush: None,
+            spread_pct: None,
         }
     }
 

@@ -78,6 +78,13 @@ pub struct Measure {
     /// sync method that flushes), with their times when the run took them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<FlushMeasure>,
+    /// The run's spread over its per-interval series (standard deviation
+    /// over mean of 1 s spans, %): IOPS's, then the mean latency's. What a
+    /// baseline comparison takes for the noise of a figure measured once
+    /// ([`crate::comparison::series_spread_pct`]); absent in results from
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_pct: Option<[Option<f64>; 2]>,
 }
 
 /// The flushes of a measured workload.
@@ -154,6 +161,10 @@ impl Measure {
             errors: r.errors.count,
             cache: Some(r.config.cache),
             flush: FlushMeasure::of(r),
+            spread_pct: Some([
+                crate::comparison::run_spread_pct(r, "IOPS"),
+                crate::comparison::run_spread_pct(r, "lat mean us"),
+            ]),
         }
     }
 
@@ -462,6 +473,15 @@ pub struct Change {
     pub worse: bool,
     /// Worse beyond the threshold, and not within the repetitions' noise.
     pub regressed: bool,
+    /// The difference noise alone reaches for this figure, % of `then`
+    /// ([`crate::comparison::noise_band_pct`]); absent in comparisons
+    /// stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_pct: Option<f64>,
+    /// Either side measured it once (a corner, a profile's workload, a
+    /// sweep point without repetitions).
+    #[serde(default)]
+    pub single_run: bool,
 }
 
 /// The whole qualification: the body of one stored document

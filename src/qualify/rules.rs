@@ -604,6 +604,9 @@ pub struct KneeFact {
     pub growth_after: f64,
     /// The knee is not the last point (more load was tried).
     pub before_last: bool,
+    /// Repetitions separated the points around it (their 95% intervals):
+    /// single runs cannot tell a knee from the run-to-run spread.
+    pub confirmed: bool,
 }
 
 /// A deep-queue throughput measurement against the location's sequential corner.
@@ -1414,6 +1417,32 @@ pub fn judge(f: &Facts) -> (Vec<RoleVerdict>, Verdict, bool) {
     (roles, overall, trustworthy)
 }
 
+/// A sweep's knee in the database's own terms (issue 37: "run with QD<=16"
+/// is advice a SQL Server DBA has no setting for). Given only for a knee
+/// the repetitions confirmed, so the number moves only on a difference
+/// beyond the run-to-run spread.
+fn knee_advice(dbms: Dbms, role: Role, k: &KneeFact) -> String {
+    let what = if k.param.eq_ignore_ascii_case("threads") {
+        format!("{} concurrent threads", k.at)
+    } else {
+        format!("{} outstanding I/Os", k.at)
+    };
+    let name = dbms.role_name(role);
+    let finding = format!(
+        "the {name}'s {} gain nothing past {what}: beyond it latency grows {:.1}x for {:.0}% more IOPS",
+        if role == Role::Log { "writes" } else { "I/Os" },
+        k.growth_after,
+        (k.max_iops / k.iops - 1.0).max(0.0) * 100.0
+    );
+    let means = match (dbms, role) {
+        (Dbms::Sqlserver, _) => "SQL Server has no queue-depth setting: more concurrent work on this volume (sessions, checkpoints, read-ahead) adds only latency; spread files over more volumes to gain throughput".to_string(),
+        (Dbms::Postgresql, Role::Data) => format!("effective_io_concurrency and maintenance_io_concurrency above {} buy nothing here", k.at),
+        (Dbms::Mysql, Role::Data) => format!("innodb_io_capacity_max and more I/O threads buy nothing past {what} here"),
+        _ => "more concurrent commits or connections on this volume add only latency".to_string(),
+    };
+    format!("{finding}; {means}")
+}
+
 /// Top recommendations, computed from the measurements.
 pub fn recommendations(f: &Facts) -> Vec<String> {
     let mut out = Vec::new();
@@ -1444,17 +1473,11 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             // always passes; one stored by an older iosim far below the best
             // IOPS is noise in the curve and recommends nothing.
             if k.before_last
+                && k.confirmed
                 && k.iops > 0.0
                 && k.max_iops <= k.iops * (1.0 + crate::sweep::analysis::KNEE_MARGIN)
             {
-                out.push(format!(
-                    "run with {}<={} on {}: beyond it latency grows {:.1}x for {:.0}% more IOPS",
-                    k.param.to_uppercase(),
-                    k.at,
-                    f.dbms.role_name(r.role),
-                    k.growth_after,
-                    (k.max_iops / k.iops - 1.0).max(0.0) * 100.0
-                ));
+                out.push(knee_advice(f.dbms, r.role, k));
             }
         }
     }
@@ -1672,6 +1695,7 @@ mod tests {
             max_iops: 52_000.0,
             growth_after: 3.0,
             before_last: true,
+            confirmed: true,
         });
         assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
         d.knee.as_mut().unwrap().mean_us = 21_000.0;
@@ -1869,6 +1893,7 @@ mod tests {
             max_iops: 52_000.0,
             growth_after: 3.0,
             before_last: true,
+            confirmed: true,
         });
         let mut f = facts(vec![d]);
         f.log_shares_data = true;
@@ -1877,10 +1902,19 @@ mod tests {
         let rs = recommendations(&f);
         assert!(
             rs.iter()
-                .any(|r| r
-                    == "run with QD<=16 on data: beyond it latency grows 3.0x for 4% more IOPS"),
+                .any(|r| r.starts_with("the data's I/Os gain nothing past 16 outstanding I/Os: beyond it latency grows 3.0x for 4% more IOPS; SQL Server has no queue-depth setting")),
             "{rs:?}"
         );
+        // Issue 37: a knee of single runs moves with the spread between
+        // qualifications: no advice from it.
+        f.roles[0].knee.as_mut().unwrap().confirmed = false;
+        assert!(
+            !recommendations(&f)
+                .iter()
+                .any(|r| r.contains("gain nothing")),
+            "{rs:?}"
+        );
+        f.roles[0].knee.as_mut().unwrap().confirmed = true;
         assert!(rs.iter().any(|r| r == "put the log on its own device: commit latency 252 -> 171 us measured (beside data I/O -> alone)"), "{rs:?}");
         // Not firing: separate devices, a knee at the last point, similar commits.
         f.log_shares_data = false;

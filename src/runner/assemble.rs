@@ -324,6 +324,8 @@ fn changes_of(
             iops: p.total.iops,
             mib_per_sec: p.total.mib_per_sec,
             lat_mean_us: p.total.lat_mean_us,
+            read_iops: p.read.iops,
+            write_iops: p.write.iops,
         })
         .collect();
     let depth = crate::engine::Capabilities::of(engine).slots_for(spec.qd) as f64;

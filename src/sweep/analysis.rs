@@ -353,6 +353,35 @@ fn flat_step(a: &SeriesPoint, b: &SeriesPoint, threshold: f64) -> bool {
     (negligible || insignificant) && b.latency >= a.latency * 0.98
 }
 
+/// A point's 95% interval wider than this share of its mean tells nothing
+/// of a knee, whatever the means say.
+pub const KNEE_MAX_INTERVAL: f64 = 0.5;
+
+/// A candidate knee at `points[i]` that the intervals hide (issue 37: two
+/// repetitions at ±98% and ±244% named a knee): its own 95% interval is
+/// wider than [`KNEE_MAX_INTERVAL`] of its mean; or no later point is
+/// narrower than that to compare it with; or the step to the first such
+/// point is flat only because the repetitions cannot tell (its elasticity
+/// is not negligible and an interval is wider than [`KNEE_MARGIN`]). A
+/// noisy point between two tight ones does not hide the knee the tight
+/// ones show. Such a candidate is no knee; it is undecided.
+fn hidden_by_noise(points: &[SeriesPoint], i: usize, threshold: f64) -> bool {
+    let wider = |p: &SeriesPoint, share: f64| p.repeated() && p.ci95() > share * p.throughput;
+    let a = &points[i];
+    if wider(a, KNEE_MAX_INTERVAL) {
+        return true;
+    }
+    let Some(b) = points[i + 1..]
+        .iter()
+        .find(|p| !wider(p, KNEE_MAX_INTERVAL))
+    else {
+        return true;
+    };
+    let gain = (b.throughput - a.throughput) / a.throughput;
+    let more_load = (b.load - a.load) / a.load;
+    gain / more_load >= threshold && (wider(a, KNEE_MARGIN) || wider(b, KNEE_MARGIN))
+}
+
 /// The one knee rule of iosim (the sweep, its reports and qualify all use it),
 /// on a series ordered by increasing load.
 ///
@@ -362,7 +391,9 @@ fn flat_step(a: &SeriesPoint, b: &SeriesPoint, threshold: f64) -> bool {
 ///    is below `threshold` (0.1: a 10% rise in load buys under 1% more
 ///    throughput), while latency does not fall; and
 /// 2. no later point's throughput exceeds it by more than [`KNEE_MARGIN`]
-///    (15%) beyond both 95% confidence intervals, and no later mean does either.
+///    (15%) beyond both 95% confidence intervals, and no later mean does either;
+/// 3. the intervals of the point and the next do not hide the step
+///    ([`hidden_by_noise`]): a candidate they hide is undecided.
 ///
 /// The first such point is the knee. A later mean above the margin that the
 /// intervals cannot separate leaves the candidate undecided, with the
@@ -385,6 +416,10 @@ pub fn judge_knee(points: &[SeriesPoint], threshold: f64, max_repeats: usize) ->
             continue;
         }
         if !flat_step(&a, &b, threshold) {
+            continue;
+        }
+        if hidden_by_noise(points, i, threshold) {
+            undecided.get_or_insert((i, deciding_repeats(&a, &b, max_repeats)));
             continue;
         }
         match plateau(points, i, max_repeats) {
@@ -705,6 +740,35 @@ mod tests {
         let k = find_knee(&pts, DEFAULT_KNEE_ELASTICITY).unwrap();
         assert_eq!(k.load, 32.0, "{}", k.explanation);
         assert!(k.explanation.contains("+4.5%") && k.explanation.contains("1.89x"));
+    }
+
+    /// Issue 37: two repetitions whose intervals reach ±67% of flat means
+    /// named a knee at QD 1; such intervals overlap over any rise.
+    #[test]
+    fn no_knee_where_the_intervals_overlap() {
+        let m = [20_000.0, 20_500.0, 20_700.0, 20_800.0];
+        let pts: Vec<SeriesPoint> = (0..4)
+            .map(|i| SeriesPoint {
+                load: (1u32 << i) as f64,
+                throughput: m[i],
+                throughput_sd: 1_500.0,
+                runs: 2,
+                latency: 50.0 * (1u32 << i) as f64,
+            })
+            .collect();
+        let v = judge_knee(&pts, DEFAULT_KNEE_ELASTICITY, MAX_DECIDING_REPEATS);
+        assert!(matches!(v, KneeVerdict::Undecided { .. }), "{v:?}");
+        assert!(v.knee().is_none());
+        // Tight repetitions of the same means: the knee at QD 1 stands.
+        let tight: Vec<SeriesPoint> = pts
+            .iter()
+            .map(|p| SeriesPoint {
+                throughput_sd: 50.0,
+                ..*p
+            })
+            .collect();
+        let k = find_knee(&tight, DEFAULT_KNEE_ELASTICITY).unwrap();
+        assert_eq!(k.load, 1.0);
     }
 
     #[test]
