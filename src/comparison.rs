@@ -92,8 +92,11 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
 /// The run-to-run spread assumed for a figure measured once whose run kept
 /// no per-interval series (stored before iosim measured it, or a run too
 /// short for one): the relative standard deviation of one run's IOPS,
-/// percent. Provisional: not yet measured (bench/false_alarms.py's
-/// `iops_spread_pct` is meant to measure it; issue 37 left it open).
+/// percent. Measured with bench/false_alarms.py (`iops_spread_pct`, three
+/// 5 s runs of each of eight workloads, docs/changes.md): 0.1 to 18.5%
+/// (median 8%) on a quiet 2-vCPU VM, 2.2 to 56% (median 12%) beside a CPU
+/// hog on each core; 15% is above the quiet median and most quiet
+/// workloads, below the loaded worst.
 pub const DEFAULT_SPREAD_PCT: f64 = 15.0;
 
 /// How noisy one compared figure is: the relative standard deviation of one

@@ -464,10 +464,13 @@ fn iosim_fsync_notices_flushes_that_cost_nothing() {
     };
     // A lying flush still makes a round trip to the rig's Python process,
     // which a loaded machine can make slower than a cached write (stop 36's
-    // CI: fdatasync at a third of the write rate): the rig is judged by the
-    // best of three measurements, each of which must still make its case.
+    // CI: fdatasync at a third of the write rate; a run beside two
+    // qualifications here: three costly measurements in a row): the rig is
+    // judged by the best of five, each of which must still make its case,
+    // and not beside the tests that load the disk hardest.
+    let _disk = common::disk_turn();
     let mut seen = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..5 {
         let v = run_json(&["fsync", mnt.to_str().unwrap(), "-s", "500ms", "--no-save"]);
         let a = v["advice"].clone();
         if a["flushes_look_free"] == true {
@@ -476,7 +479,7 @@ fn iosim_fsync_notices_flushes_that_cost_nothing() {
         }
         seen.push(a);
     }
-    panic!("three measurements of a lying write cache found its flushes costly: {seen:?}");
+    panic!("five measurements of a lying write cache found its flushes costly: {seen:?}");
 }
 
 /// Issue 37: `iosim fsync /mnt/dtaa` (a mistyped directory) created a file

@@ -526,6 +526,29 @@ fn periodic_stalls(
     })
 }
 
+/// The mean IOPS of `pts` over spans of `per_span` intervals and their
+/// variation (standard deviation over mean, %), when `pts` is long enough to
+/// judge a limit on: at least [`MIN_FLAT_INTERVALS`] intervals,
+/// [`MIN_FLAT_S`] seconds and [`MIN_FLAT_SPANS`] spans.
+fn flat_level(pts: &[Interval], per_span: usize) -> Option<(f64, f64)> {
+    let secs: f64 = pts.iter().map(|p| p.duration_s).sum();
+    if pts.len() < MIN_FLAT_INTERVALS || secs < MIN_FLAT_S {
+        return None;
+    }
+    let spans: Vec<f64> = pts
+        .chunks_exact(per_span)
+        .map(|c| {
+            let ios: f64 = c.iter().map(|p| p.iops * p.duration_s).sum();
+            ios / c.iter().map(|p| p.duration_s).sum::<f64>()
+        })
+        .collect();
+    if spans.len() < MIN_FLAT_SPANS {
+        return None;
+    }
+    let (mean, sd, _) = crate::stats::mean_sd_ci95(&spans);
+    (mean > 0.0).then(|| (mean, 100.0 * sd / mean))
+}
+
 /// The rate limit of one stretch, if it is one: flat, its latency the
 /// queue of iosim's outstanding I/Os over the ceiling, and the device
 /// answering much faster than that.
@@ -542,35 +565,25 @@ fn rate_limit(l: &Segment, p: &[Interval], ctx: &Context) -> Option<RateLimit> {
     if first >= last {
         return None;
     }
-    let pts = &p[first..last];
-    let secs: f64 = pts.iter().map(|p| p.duration_s).sum();
-    if pts.len() < MIN_FLAT_INTERVALS || secs < MIN_FLAT_S {
-        return None;
-    }
+    let mut pts = &p[first..last];
     // Flat over spans of at least FLAT_SPAN_S: a throttle releases I/O in
     // slices (blk-throttle's are 100 ms), so short intervals alternate
     // around the limit (2,400 and 1,600 IOPS in 250 ms intervals under a
     // 2,000 IOPS limit) while every second holds it exactly.
     let mut d: Vec<f64> = pts.iter().map(|p| p.duration_s).collect();
     let per_span = ((FLAT_SPAN_S / median(&mut d).max(1e-6)).ceil() as usize).max(1);
-    let spans: Vec<f64> = pts
-        .chunks_exact(per_span)
-        .map(|c| {
-            let ios: f64 = c.iter().map(|p| p.iops * p.duration_s).sum();
-            ios / c.iter().map(|p| p.duration_s).sum::<f64>()
-        })
-        .collect();
-    if spans.len() < MIN_FLAT_SPANS {
-        return None;
+    let (mut mean, mut variation_pct) = flat_level(pts, per_span)?;
+    if variation_pct > FLAT_VARIATION_PCT && first == 0 {
+        // A token bucket lets a burst through before it holds the rate (a
+        // new blkio throttle's first slice; a cloud volume's burst): the
+        // run's first span may stand above a limit the rest holds exactly.
+        pts = &pts[per_span.min(pts.len())..];
+        (mean, variation_pct) = flat_level(pts, per_span)?;
     }
-    let (mean, sd, _) = crate::stats::mean_sd_ci95(&spans);
-    if mean <= 0.0 {
-        return None;
-    }
-    let variation_pct = 100.0 * sd / mean;
     if variation_pct > FLAT_VARIATION_PCT {
         return None;
     }
+    let secs: f64 = pts.iter().map(|p| p.duration_s).sum();
     // Latency weighted by each interval's I/Os.
     let ios: f64 = pts.iter().map(|p| p.iops * p.duration_s).sum();
     let latency_ms = pts

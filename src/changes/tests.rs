@@ -343,3 +343,44 @@ fn a_mix_s_limit_is_given_per_direction() {
         "{w}"
     );
 }
+
+/// Measured under a new blkio throttle of 2,000 read IOPS, a 70/30 mix at
+/// QD 16 in 250 ms intervals: the bucket let 4,368 IOPS through in the first
+/// interval, then every second held 2,857 (reads 2,000). The first second's
+/// burst no longer hides the limit; a burst later in the run still does.
+#[test]
+fn a_burst_before_the_limit_holds_does_not_hide_it() {
+    let measured = [
+        4368.0, 2736.0, 3488.0, 2144.0, 3464.0, 2376.0, 3500.0, 2308.0, 3468.0, 2224.0, 3356.0,
+        2252.0, 3360.0, 2192.0, 3388.0, 2212.0, 2584.0, 3196.0, 3256.0, 2304.0,
+    ];
+    let series = |iops: &[f64]| -> Vec<Interval> {
+        iops.iter()
+            .enumerate()
+            .map(|(i, &v)| Interval {
+                t_s: (i + 1) as f64 * 0.25,
+                duration_s: 0.25,
+                iops: v,
+                mib_per_sec: v * 4096.0 / 1048576.0,
+                lat_mean_us: 16.0 / 2857.0 * 1e6,
+                read_iops: 0.7 * v,
+                write_iops: 0.3 * v,
+            })
+            .collect()
+    };
+    let c = detect(&series(&measured), &throttled());
+    assert_eq!(c.rate_limits.len(), 1, "{c:?}");
+    assert!(
+        (c.rate_limits[0].iops - 2857.0).abs() < 0.05 * 2857.0,
+        "{c:?}"
+    );
+    // The same burst in the middle of the run: not flat, no limit.
+    let mut middle = measured;
+    middle.swap(0, 8);
+    middle.swap(1, 9);
+    middle.swap(2, 10);
+    middle.swap(3, 11);
+    assert!(detect(&series(&middle), &throttled())
+        .rate_limits
+        .is_empty());
+}

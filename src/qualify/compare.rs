@@ -21,7 +21,7 @@ use crate::sweep::analysis::Stat;
 use crate::verdict::Role;
 
 /// What one qualification against one other cannot tell.
-pub const CAVEAT: &str = "a figure measured once (corners, profiles: \"single run\") is judged against the spread of its run's per-interval series, which understates the spread between runs on a busy machine; a sweep point against its repetitions' 95% intervals; only a difference beyond both the noise and the threshold is a regression";
+pub const CAVEAT: &str = "a figure measured once (corners, profiles: \"single run\") is judged against the spread of its run's per-interval series, which understates the spread between runs on a busy machine; a sweep point against its repetitions' 95% intervals; only a difference beyond both the noise and the threshold is a regression, and never one of a figure whose run the CPU held (cpu_taken_by_others, cpu_bound_iosim): it measured the CPU as much as the storage";
 
 /// One figure of a qualification: its mean, spread and repetitions.
 struct Figure {
@@ -31,6 +31,8 @@ struct Figure {
     metric: ChangeMetric,
     stat: Stat,
     noise: Noise,
+    /// The CPU held a run behind it.
+    cpu_held: bool,
 }
 
 /// Every figure compared: the corners, the sweep points, the profiles' workloads.
@@ -67,6 +69,7 @@ fn figures(r: &QualifyResult) -> Vec<Figure> {
                 metric,
                 noise: Noise::of((stat.n > 1).then_some(100.0 * stat.cv), stat.n),
                 stat: stat.clone(),
+                cpu_held: p.cpu_bound_runs > 0,
             });
         }
     }
@@ -92,6 +95,7 @@ fn push_measure(out: &mut Vec<Figure>, kind: MeasureKind, m: &super::Measure) {
                 metric,
                 stat: Stat::of(&[v]),
                 noise: Noise::of(spread, 1),
+                cpu_held: m.cpu_held.is_some(),
             });
         }
     }
@@ -108,8 +112,11 @@ fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>) -> Change {
     let worse = rel_pct.is_some_and(|r| is_worse(r, now.metric.higher_is_better()));
     let noise_pct = noise_band_pct(then.noise, now.noise);
     let within_noise = rel_pct.is_some_and(|r| !beyond(r, noise_pct));
+    // A figure the CPU held measures the CPU as much as the storage: never
+    // blame the storage for what another process (or iosim itself) did.
+    let cpu_held = then.cpu_held || now.cpu_held;
     let regressed = match (rel_pct, threshold_pct) {
-        (Some(r), Some(t)) => worse && beyond(r, t) && !within_noise,
+        (Some(r), Some(t)) => worse && beyond(r, t) && !within_noise && !cpu_held,
         _ => false,
     };
     let ci = |s: &Stat| (s.n > 1).then_some(s.ci95);
@@ -128,6 +135,25 @@ fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>) -> Change {
         regressed,
         noise_pct: Some(noise_pct),
         single_run: then.stat.n < 2 || now.stat.n < 2,
+        cpu_held,
+    }
+}
+
+/// A role's verdict from the rules about its storage alone: its reasons
+/// without the `untrusted` self-check findings, which say the numbers
+/// measured something else (a verdict stored without its reasons, as it is).
+fn storage_verdict(v: &super::rules::RoleVerdict) -> super::rules::Verdict {
+    use super::rules::{Level, RuleId, Verdict};
+    if v.reasons.is_empty() {
+        return v.verdict;
+    }
+    let of_storage = || v.reasons.iter().filter(|x| x.rule != RuleId::Untrusted);
+    if of_storage().any(|x| x.level == Level::Fail) {
+        Verdict::NotFit
+    } else if of_storage().next().is_some() {
+        Verdict::FitWithWarnings
+    } else {
+        Verdict::Fit
     }
 }
 
@@ -165,7 +191,15 @@ pub fn compare(
     let mut regressions = Vec::new();
     if let Some(t) = threshold_pct {
         for (role, a, b) in &roles {
-            if b > a {
+            // A verdict worse only by `untrusted` findings (the CPU taken,
+            // a cache answering) says the measurement changed, not the storage.
+            let storage = |q: &QualifyResult| {
+                q.verdicts
+                    .iter()
+                    .find(|v| v.role == *role)
+                    .map(storage_verdict)
+            };
+            if b > a && storage(now) > storage(then) {
                 regressions.push(format!(
                     "{} verdict {} -> {}",
                     role.name(),
@@ -258,11 +292,16 @@ fn words(c: &Change) -> String {
         None => String::new(),
     };
     format!(
-        "{} {} ({}{noise}{test}{}){}",
+        "{} {} ({}{noise}{test}{}{}){}",
         c.metric.label(),
         arrow(c),
         pct(c.rel_pct),
         if c.single_run { ", single run" } else { "" },
+        if c.cpu_held {
+            ", not judged: the CPU held a run behind it"
+        } else {
+            ""
+        },
         if c.regressed { " REGRESSED" } else { "" }
     )
 }
@@ -362,6 +401,7 @@ mod tests {
             cache: None,
             flush: None,
             spread_pct: None,
+            cpu_held: None,
         }
     }
 
@@ -378,11 +418,13 @@ mod tests {
                 role: Role::Data,
                 verdict: Verdict::Fit,
                 reasons: vec![],
+                passed: vec![],
             },
             RoleVerdict {
                 role: Role::Log,
                 verdict: log,
                 reasons: vec![],
+                passed: vec![],
             },
         ];
         r.profiles = vec![ProfileMeasure {
@@ -481,6 +523,7 @@ mod tests {
             metric: ChangeMetric::Iops,
             noise: Noise::of(Some(100.0 * stat.cv), stat.n),
             stat,
+            cpu_held: false,
         };
         // -20% but the repetitions spread over ±30%: within the noise.
         let c = change(&f(s(1000.0, 300.0)), &f(s(800.0, 300.0)), Some(10.0));
@@ -505,5 +548,16 @@ mod tests {
         assert!(c.worse && !c.regressed, "{c:?}");
         assert!(c.welch.unwrap().p < ALPHA, "{c:?}");
         assert!(words(&c).contains("within noise"), "{}", words(&c));
+        // Tight repetitions, -20%, but a run behind one side was CPU-bound:
+        // shown, never a regression of the storage.
+        let mut held = f(s(800.0, 10.0));
+        held.cpu_held = true;
+        let c = change(&f(s(1000.0, 10.0)), &held, Some(10.0));
+        assert!(c.worse && !c.regressed && c.cpu_held, "{c:?}");
+        assert!(
+            words(&c).contains("not judged: the CPU held a run"),
+            "{}",
+            words(&c)
+        );
     }
 }

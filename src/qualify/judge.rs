@@ -470,6 +470,7 @@ mod tests {
             cache: None,
             flush: None,
             spread_pct: None,
+            cpu_held: None,
         }
     }
 

@@ -90,17 +90,8 @@ pub fn text(r: &QualifyResult) -> String {
             ))
             .unwrap_or_default()
         );
-        for reason in &v.reasons {
-            let _ = writeln!(
-                s,
-                "      {} {}",
-                if reason.level == super::rules::Level::Fail {
-                    "FAIL"
-                } else {
-                    "warn"
-                },
-                reason.line()
-            );
+        for reason in v.reasons.iter().chain(&v.passed) {
+            let _ = writeln!(s, "      {} {}", reason.mark(), reason.line());
         }
     }
     if !r.recommendations.is_empty() {

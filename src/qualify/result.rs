@@ -85,6 +85,13 @@ pub struct Measure {
     /// before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread_pct: Option<[Option<f64>; 2]>,
+    /// The CPU held the run (`cpu_bound_iosim`, `cpu_taken_by_others`, or a
+    /// stored result's `cpu_bound`): its figures measure the CPU as much as
+    /// the storage, and a baseline comparison does not call their change a
+    /// regression. Absent when it did not, and in results from before it
+    /// was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_held: Option<crate::sysmon::check::WarningCode>,
 }
 
 /// The flushes of a measured workload.
@@ -165,6 +172,11 @@ impl Measure {
                 crate::comparison::run_spread_pct(r, "IOPS"),
                 crate::comparison::run_spread_pct(r, "lat mean us"),
             ]),
+            cpu_held: r
+                .warnings
+                .iter()
+                .find(|w| crate::sysmon::check::CPU_LIMITED_CODES.contains(&w.code))
+                .map(|w| w.code.clone()),
         }
     }
 
@@ -482,6 +494,11 @@ pub struct Change {
     /// sweep point without repetitions).
     #[serde(default)]
     pub single_run: bool,
+    /// The CPU held a run behind either side (see [`Measure::cpu_held`]; a
+    /// sweep point with a CPU-bound repetition): the change is shown, never
+    /// called a regression of the storage.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_held: bool,
 }
 
 /// The whole qualification: the body of one stored document

@@ -77,6 +77,9 @@ impl Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// A rule the measurement passed: shown with its figure and limit
+    /// ([`RoleVerdict::passed`]), it changes nothing.
+    Pass,
     /// Makes the role FIT WITH WARNINGS.
     Warning,
     /// Makes the role NOT FIT.
@@ -547,21 +550,22 @@ impl Reason {
         }
     }
 
-    /// One line: figure, rule, source (with its address when it has one).
+    /// One line: figure, limit, rule and the source's tag; the source's
+    /// title and address are given once, in the references section.
     pub fn line(&self) -> String {
         format!(
-            "{}: {} ({} {}: {}{})",
-            self.measured,
-            self.limit,
-            self.rule,
-            self.source_tag,
-            self.source,
-            if is_absolute(&self.url) {
-                format!(" <{}>", self.url)
-            } else {
-                String::new()
-            }
+            "{}: {} ({} {})",
+            self.measured, self.limit, self.rule, self.source_tag
         )
+    }
+
+    /// `FAIL`, `warn` or `pass`: the level as the text report marks it.
+    pub fn mark(&self) -> &'static str {
+        match self.level {
+            Level::Fail => "FAIL",
+            Level::Warning => "warn",
+            Level::Pass => "pass",
+        }
     }
 }
 
@@ -574,6 +578,11 @@ pub struct RoleVerdict {
     pub verdict: Verdict,
     /// Why (empty for FIT).
     pub reasons: Vec<Reason>,
+    /// The rules the role's measurements passed, each with its figure and
+    /// limit ([`Level::Pass`]): what the verdict judged when nothing broke
+    /// a rule (empty in qualifications stored before iosim kept them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passed: Vec<Reason>,
 }
 
 /// A latency-bound measurement.
@@ -912,42 +921,66 @@ pub fn judge_role_for(
     }
     r.extend(slow_reasons(dbms, role, &f.slow, &f.sim_slow));
     for t in &f.throughput {
-        if t.reference_mib_s > 0.0 && t.mib_s < DEEP_SHARE * t.reference_mib_s {
-            r.push(Reason::new(
-                role,
-                Level::Warning,
-                RuleId::DeepThroughput,
-                format!("{} {:.1} MiB/s", t.what, t.mib_s),
-                format!(
-                    "below {:.0}% of this location's {} ({:.1} MiB/s): the deep queue the database uses for this work loses throughput",
-                    DEEP_SHARE * 100.0,
-                    t.reference,
-                    t.reference_mib_s
-                ),
-                DISKSPD_SQL,
-            ));
+        if t.reference_mib_s <= 0.0 {
+            continue;
         }
-    }
-    if f.io_errors > 0 {
+        let below = t.mib_s < DEEP_SHARE * t.reference_mib_s;
         r.push(Reason::new(
             role,
-            Level::Fail,
-            RuleId::IoErrors,
-            format!("{} I/O errors", f.io_errors),
-            "any I/O error".into(),
-            SQLIOSIM,
+            if below { Level::Warning } else { Level::Pass },
+            RuleId::DeepThroughput,
+            format!("{} {:.1} MiB/s", t.what, t.mib_s),
+            format!(
+                "{} {:.0}% of this location's {} ({:.1} MiB/s){}",
+                if below { "below" } else { "at or above" },
+                DEEP_SHARE * 100.0,
+                t.reference,
+                t.reference_mib_s,
+                if below {
+                    ": the deep queue the database uses for this work loses throughput"
+                } else {
+                    ""
+                }
+            ),
+            DISKSPD_SQL,
         ));
     }
-    if f.sim_errors > 0 {
+    r.push(Reason::new(
+        role,
+        if f.io_errors > 0 {
+            Level::Fail
+        } else {
+            Level::Pass
+        },
+        RuleId::IoErrors,
+        format!("{} I/O errors", f.io_errors),
+        if f.io_errors > 0 {
+            "any I/O error"
+        } else {
+            "none allowed"
+        }
+        .into(),
+        SQLIOSIM,
+    ));
+    if f.sim_errors > 0 || sim_completed == Some(true) {
         r.push(Reason::new(
             role,
-            Level::Fail,
+            if f.sim_errors > 0 {
+                Level::Fail
+            } else {
+                Level::Pass
+            },
             RuleId::SimErrors,
             format!(
                 "simulator found {} errors in this location's files",
                 f.sim_errors
             ),
-            "any error in the page or log checks".into(),
+            if f.sim_errors > 0 {
+                "any error in the page or log checks"
+            } else {
+                "none allowed in the page or log checks"
+            }
+            .into(),
             SQLIOSIM,
         ));
     }
@@ -989,10 +1022,11 @@ pub fn judge_role_for(
     }
     if let Some(n) = &f.neighbour {
         let x = n.together_p99_us / n.alone_p99_us.max(f64::MIN_POSITIVE);
-        if n.alone_p99_us > 0.0 && x >= NEIGHBOUR_P99_FACTOR {
+        if n.alone_p99_us > 0.0 {
+            let hit = x >= NEIGHBOUR_P99_FACTOR;
             r.push(Reason::new(
                 role,
-                Level::Warning,
+                if hit { Level::Warning } else { Level::Pass },
                 RuleId::NeighbourImpact,
                 format!(
                     "p99 of 8 KiB page reads {:.2} ms beside {} against {:.2} ms alone (x{x:.1}), IOPS {:+.0}%",
@@ -1001,9 +1035,13 @@ pub fn judge_role_for(
                     n.alone_p99_us / 1000.0,
                     n.iops_pct
                 ),
-                format!(
-                    "a p99 {NEIGHBOUR_P99_FACTOR:.0}x or more beside a neighbour: the storage does not keep this workload apart from others sharing it"
-                ),
+                if hit {
+                    format!(
+                        "a p99 {NEIGHBOUR_P99_FACTOR:.0}x or more beside a neighbour: the storage does not keep this workload apart from others sharing it"
+                    )
+                } else {
+                    format!("a p99 under {NEIGHBOUR_P99_FACTOR:.0}x its own beside a neighbour")
+                },
                 SELF_CHECK,
             ));
         }
@@ -1026,6 +1064,8 @@ pub fn judge_role_for(
             x.url = s.url.into();
         }
     }
+    let (passed, r): (Vec<Reason>, Vec<Reason>) =
+        r.into_iter().partition(|x| x.level == Level::Pass);
     let verdict = if r.iter().any(|x| x.level == Level::Fail) {
         Verdict::NotFit
     } else if r.is_empty() {
@@ -1037,6 +1077,7 @@ pub fn judge_role_for(
         role,
         verdict,
         reasons: r,
+        passed,
     }
 }
 
@@ -1123,8 +1164,9 @@ fn flush_reasons(dbms: Dbms, role: Role, f: &FlushFact, t: &RuleTable) -> Vec<Re
 }
 
 /// The worst tail reason of one latency-bound workload: its p99, p99.9 or
-/// maximum against the table, a failure before a warning, p99 before p99.9
-/// before the maximum (one line per workload, the most telling).
+/// maximum against the table, a failure before a warning before a pass,
+/// p99 before p99.9 before the maximum (one line per workload, the most
+/// telling; a workload that passed them all shows its p99).
 fn tail_reason(role: Role, f: &TailFact, t: &RuleTable) -> Option<Reason> {
     let (p99, p999) = if role == Role::Log {
         (t.log_p99, t.log_p999)
@@ -1224,6 +1266,18 @@ fn slow_reasons(dbms: Dbms, role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<
                 slowest()
             ),
             "any I/O over 1 s: a stall the database's users wait for".into(),
+            MS_IO,
+        ));
+    } else if m.max_us > 0.0 {
+        r.push(Reason::new(
+            role,
+            Level::Pass,
+            RuleId::SlowIo,
+            format!(
+                "no I/O over 1 s in the measurements on this location ({})",
+                slowest()
+            ),
+            "none over 1 s".into(),
             MS_IO,
         ));
     }
@@ -1540,8 +1594,9 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
     out
 }
 
-/// The reason (if any) for a latency of `m` ms against `limits`, worst
-/// first: the first limit it is above decides the level and source.
+/// The reason for a latency of `m` ms against `limits`, worst first: the
+/// first limit it is above decides the level and source; below them all it
+/// passed ([`Level::Pass`], against the lowest limit). `None` without limits.
 fn banded(
     role: Role,
     rule: RuleId,
@@ -1550,13 +1605,24 @@ fn banded(
     what: &str,
     limits: &[Band],
 ) -> Option<Reason> {
-    let &(limit, level, source) = limits.iter().find(|(limit, _, _)| m > *limit)?;
+    if let Some(&(limit, level, source)) = limits.iter().find(|(limit, _, _)| m > *limit) {
+        return Some(Reason::new(
+            role,
+            level,
+            rule,
+            measured,
+            format!("above {limit} ms{what}"),
+            source,
+        ));
+    }
+    // Passed: the lowest band is the one it would have broken first.
+    let &(limit, _, source) = limits.last()?;
     Some(Reason::new(
         role,
-        level,
+        Level::Pass,
         rule,
         measured,
-        format!("above {limit} ms{what}"),
+        format!("at or below {limit} ms{what}"),
         source,
     ))
 }
@@ -2178,6 +2244,24 @@ mod tests {
             .push(flush("etcd-wal wal-append", 20_000, 1.3, 2.4, 15.8));
         let v = judge_etcd(&wal);
         assert_eq!(v.verdict, Verdict::Fit, "{v:?}");
+        // Issue 37, part 4: a passing rule states its figure and limit, and
+        // the line cites the source by its tag alone (the references give
+        // its title and address once).
+        let pass = v
+            .passed
+            .iter()
+            .find(|x| x.rule == RuleId::EtcdWalFsync)
+            .unwrap_or_else(|| panic!("{v:?}"));
+        assert_eq!(pass.level, Level::Pass);
+        assert_eq!(
+            format!("{} {}", pass.mark(), pass.line()),
+            "pass etcd-wal wal-append fdatasync p99 2.40 ms (20000 flushes): at or below 10 ms: etcd's WAL needs its fdatasync's p99 under 10 ms (etcd-wal-fsync [etcd-fio])"
+        );
+        assert!(v
+            .passed
+            .iter()
+            .any(|x| x.rule == RuleId::IoErrors && x.measured == "0 I/O errors"));
+        assert!(v.passed.iter().all(|x| !x.line().contains("http")));
         // A slow one: p99 12 ms.
         wal.flushes[0].p99_us = 12_000.0;
         let v = judge_etcd(&wal);

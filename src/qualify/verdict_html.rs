@@ -85,7 +85,7 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
     }
-    s.push_str("<table><tr><th class=\"l\">role</th><th class=\"l\">location</th><th class=\"l\">verdict</th><th class=\"l\">reasons (measured figure: rule broken (rule id, source))</th></tr>\n");
+    s.push_str("<table><tr><th class=\"l\">role</th><th class=\"l\">location</th><th class=\"l\">verdict</th><th class=\"l\">rules judged (measured figure: limit (rule id, source))</th></tr>\n");
     for v in &r.verdicts {
         let loc = r
             .locations
@@ -93,23 +93,22 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
             .find(|l| l.role == v.role)
             .map(|l| l.target.display().to_string())
             .unwrap_or_default();
+        // The source's tag links to its row in the references, where its
+        // title and address are given once.
         let reasons: Vec<String> = v
             .reasons
             .iter()
+            .chain(&v.passed)
             .map(|x| {
                 format!(
-                    "<li>{}: {} ({} <a href=\"#{prefix}{}\">{}</a>: {}{})</li>",
+                    "<li class=\"{}\">{} {}: {} ({} <a href=\"#{prefix}{}\">{}</a>)</li>",
+                    x.mark().to_lowercase(),
+                    x.mark(),
                     esc(&x.measured),
                     esc(&x.limit),
                     esc(x.rule.as_str()),
                     super::references::anchor(&x.source_tag),
                     esc(&x.source_tag),
-                    esc(&x.source),
-                    if super::rules::is_absolute(&x.url) {
-                        format!(" <a href=\"{0}\">{0}</a>", esc(&x.url))
-                    } else {
-                        String::new()
-                    }
                 )
             })
             .collect();
