@@ -64,6 +64,7 @@ pub mod fsync;
 pub mod fuzzing;
 pub mod histlog;
 pub mod html;
+pub mod limitprobe;
 pub mod matrix;
 pub mod metrics;
 pub mod mpi;

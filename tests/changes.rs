@@ -86,6 +86,16 @@ fn an_iops_throttle_is_named_with_its_value_and_no_throttle_is_not() {
     // Little's law: 16 in flight over 2,000 IOPS is 8 ms.
     let lat = l["latency_ms"].as_f64().unwrap();
     assert!((6.0..10.0).contains(&lat), "{lat}");
+    // Issue 37: the limit is probed at twice the depth, held, and confirmed.
+    let p = &r["changes"]["probe"];
+    assert_eq!(p["outstanding"], 32.0, "{p}");
+    assert_eq!(p["refuted"], false, "{p}");
+    assert!((p["iops"].as_f64().unwrap() - 2000.0).abs() <= 100.0, "{p}");
+    assert!(
+        msg.contains("probe at 32 I/Os in flight held the same rate (")
+            && msg.ends_with("IOPS): confirmed."),
+        "{msg}"
+    );
     // The same device without the limit: nothing named.
     t.set("read_iops", 0);
     let r = run_in(

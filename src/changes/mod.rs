@@ -125,6 +125,11 @@ pub struct Changes {
     /// Flat ceilings held by a rate limit, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_limits: Vec<RateLimit>,
+    /// `iosim run`'s held-back probe of the last limit named: the same
+    /// workload at twice the queue depth (absent when nothing was named or
+    /// nothing could be probed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
     /// Changes of level over time, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Change>,
@@ -181,6 +186,64 @@ pub struct RateLimit {
     pub device: String,
     /// Its mean time per request (queue included), ms.
     pub device_await_ms: f64,
+}
+
+/// A probe beating a named limit by more than this (%) refutes it: a cap
+/// cannot be passed (a qualification refutes a sweep's ceiling the same way).
+pub const PROBE_REFUTES_PCT: f64 = 5.0;
+
+/// What a short run of the same workload at twice the queue depth did,
+/// held back until a run named a rate limit: a real IOPS or bandwidth cap
+/// holds the same rate there; a device merely at its own limit for that
+/// load usually gives more.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The probe's I/Os in flight (threads × depth).
+    pub outstanding: f64,
+    /// How long it measured, s.
+    pub duration_s: f64,
+    /// Its IOPS, all directions.
+    pub iops: f64,
+    /// Its reads per second.
+    pub read_iops: f64,
+    /// Its writes per second.
+    pub write_iops: f64,
+    /// Its MiB/s.
+    pub mib_per_sec: f64,
+    /// It went past the limit ([`Probe::refutes`]): the limit was dropped.
+    pub refuted: bool,
+}
+
+impl Probe {
+    /// The probe went past `limit` by more than [`PROBE_REFUTES_PCT`] in
+    /// what the limit held: its MiB/s for a bandwidth limit; for a mix,
+    /// both directions (a cap on one direction, or on the total, holds the
+    /// other behind it in a closed loop); else its IOPS.
+    pub fn refutes(&self, limit: &RateLimit) -> bool {
+        let past =
+            |probe: f64, held: f64| held > 0.0 && probe > held * (1.0 + PROBE_REFUTES_PCT / 100.0);
+        match limit.metric {
+            LimitMetric::Bandwidth => past(self.mib_per_sec, limit.mib_per_sec),
+            LimitMetric::Iops if limit.read_iops > 0.0 && limit.write_iops > 0.0 => {
+                past(self.read_iops, limit.read_iops) && past(self.write_iops, limit.write_iops)
+            }
+            LimitMetric::Iops => past(self.iops, limit.iops),
+        }
+    }
+
+    /// The probe's figure in the limit's terms: `2,004 IOPS`, `reads 2,000
+    /// and writes 857 IOPS`, `16.0 MiB/s`.
+    pub fn figure(&self, limit: &RateLimit) -> String {
+        match limit.metric {
+            LimitMetric::Bandwidth => format!("{:.1} MiB/s", self.mib_per_sec),
+            LimitMetric::Iops if limit.read_iops > 0.0 && limit.write_iops > 0.0 => format!(
+                "reads {} and writes {} IOPS",
+                format_count(self.read_iops.round() as u64),
+                format_count(self.write_iops.round() as u64)
+            ),
+            LimitMetric::Iops => format!("{} IOPS", format_count(self.iops.round() as u64)),
+        }
+    }
 }
 
 /// What kind of change.
@@ -304,6 +367,7 @@ pub fn detect(intervals: &[Interval], ctx: &Context) -> Changes {
         .collect();
     Changes {
         rate_limits,
+        probe: None,
         events,
     }
 }

@@ -384,3 +384,39 @@ fn a_burst_before_the_limit_holds_does_not_hide_it() {
         .rate_limits
         .is_empty());
 }
+
+/// Issue 37's probe: a cap holds its rate at twice the depth, a device at
+/// its own limit goes past it; a mix's limit is refuted only when both
+/// directions go past it.
+#[test]
+fn a_probe_past_the_limit_refutes_it() {
+    let limit = detect(&flat(0.0, 10, 2000.0, 7.9), &throttled()).rate_limits[0].clone();
+    let probe = |iops: f64, read: f64, write: f64| Probe {
+        outstanding: 32.0,
+        duration_s: 2.0,
+        iops,
+        read_iops: read,
+        write_iops: write,
+        mib_per_sec: iops * 4096.0 / 1048576.0,
+        refuted: false,
+    };
+    assert!(!probe(2040.0, 2040.0, 0.0).refutes(&limit), "held");
+    assert!(probe(3500.0, 3500.0, 0.0).refutes(&limit), "went past");
+    assert_eq!(probe(2004.0, 2004.0, 0.0).figure(&limit), "2,004 IOPS");
+    let mix = RateLimit {
+        read_iops: 2000.0,
+        write_iops: 857.0,
+        iops: 2857.0,
+        ..limit
+    };
+    // Reads capped: both directions stay where they were.
+    assert!(!probe(2860.0, 2001.0, 859.0).refutes(&mix));
+    // Writes rose, reads held: still the reads' cap holding the mix.
+    assert!(!probe(3100.0, 2000.0, 1100.0).refutes(&mix));
+    // Both rose: no cap.
+    assert!(probe(5000.0, 3500.0, 1500.0).refutes(&mix));
+    assert_eq!(
+        probe(2860.0, 2001.0, 859.0).figure(&mix),
+        "reads 2,001 and writes 859 IOPS"
+    );
+}

@@ -57,6 +57,11 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             .expect("one result per workload"),
     };
     let mut result = run.result;
+    // A rate limit named is probed at twice the queue depth (one host, no
+    // --verify: the probe's writes are not the verified run's).
+    if ctx.job.is_none() && r.neighbour.is_none() && opts.verify.is_none() {
+        crate::limitprobe::check(&spec, &mut result, &opts)?;
+    }
     // Issue 17 reports (steady state, achieved data ratios) ride in the notes
     // until the result document has a place for them.
     if let Some(st) = &steady {

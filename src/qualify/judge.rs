@@ -132,6 +132,17 @@ fn refuted_by(r: &QualifyResult, sweep: &RoleSweep, c: &crate::changes::Ceiling)
         .map(|m| m.name.clone())
 }
 
+/// The ceiling of `role`'s sweep, in words, unless the same location
+/// measured past it ([`refuted_by`]).
+fn sweep_ceiling(r: &QualifyResult, role: Role) -> Option<String> {
+    r.sweeps
+        .iter()
+        .filter(|s| s.role == role)
+        .find_map(|s| Some((s, s.result.ceiling.as_ref()?)))
+        .filter(|(s, c)| refuted_by(r, s, c).is_none())
+        .map(|(_, c)| c.describe())
+}
+
 /// Folds the runs' warnings into one finding per (role, code).
 pub fn findings(ws: &[(Role, WarningCode, String)]) -> Vec<CheckFinding> {
     let mut out: Vec<CheckFinding> = Vec::new();
@@ -337,14 +348,7 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
                 .iter()
                 .find(|f| f.role == role && f.code == WarningCode::RateLimited)
                 .map(|f| f.message.clone())
-                .or_else(|| {
-                    r.sweeps
-                        .iter()
-                        .filter(|s| s.role == role)
-                        .find_map(|s| Some((s, s.result.ceiling.as_ref()?)))
-                        .filter(|(s, c)| refuted_by(r, s, c).is_none())
-                        .map(|(_, c)| c.describe())
-                }),
+                .or_else(|| sweep_ceiling(r, role)),
         });
     }
     let find = |name: &str| {

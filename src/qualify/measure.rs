@@ -179,7 +179,7 @@ fn judge(res: &mut QualifyResult, errors: &[(Role, u64)], minimum: Duration, tim
     res.verdicts = verdicts;
     res.overall = overall;
     res.trustworthy = trustworthy;
-    res.recommendations = rules::recommendations(&facts);
+    res.recommendations = super::recommend::recommendations(&facts);
     res.references = references::collect(res);
     if res.preliminary && !res.recommendations.is_empty() {
         let arg = crate::units::format_duration_arg;

@@ -20,6 +20,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod recommend;
 pub mod references;
 pub mod render;
 pub mod rules;

@@ -920,70 +920,8 @@ pub fn judge_role_for(
         ));
     }
     r.extend(slow_reasons(dbms, role, &f.slow, &f.sim_slow));
-    for t in &f.throughput {
-        if t.reference_mib_s <= 0.0 {
-            continue;
-        }
-        let below = t.mib_s < DEEP_SHARE * t.reference_mib_s;
-        r.push(Reason::new(
-            role,
-            if below { Level::Warning } else { Level::Pass },
-            RuleId::DeepThroughput,
-            format!("{} {:.1} MiB/s", t.what, t.mib_s),
-            format!(
-                "{} {:.0}% of this location's {} ({:.1} MiB/s){}",
-                if below { "below" } else { "at or above" },
-                DEEP_SHARE * 100.0,
-                t.reference,
-                t.reference_mib_s,
-                if below {
-                    ": the deep queue the database uses for this work loses throughput"
-                } else {
-                    ""
-                }
-            ),
-            DISKSPD_SQL,
-        ));
-    }
-    r.push(Reason::new(
-        role,
-        if f.io_errors > 0 {
-            Level::Fail
-        } else {
-            Level::Pass
-        },
-        RuleId::IoErrors,
-        format!("{} I/O errors", f.io_errors),
-        if f.io_errors > 0 {
-            "any I/O error"
-        } else {
-            "none allowed"
-        }
-        .into(),
-        SQLIOSIM,
-    ));
-    if f.sim_errors > 0 || sim_completed == Some(true) {
-        r.push(Reason::new(
-            role,
-            if f.sim_errors > 0 {
-                Level::Fail
-            } else {
-                Level::Pass
-            },
-            RuleId::SimErrors,
-            format!(
-                "simulator found {} errors in this location's files",
-                f.sim_errors
-            ),
-            if f.sim_errors > 0 {
-                "any error in the page or log checks"
-            } else {
-                "none allowed in the page or log checks"
-            }
-            .into(),
-            SQLIOSIM,
-        ));
-    }
+    r.extend(throughput_reasons(role, &f.throughput));
+    r.extend(error_reasons(role, f, sim_completed));
     if sim_completed == Some(false) && matches!(role, Role::Data | Role::Log) {
         r.push(Reason::new(
             role,
@@ -1079,6 +1017,83 @@ pub fn judge_role_for(
         reasons: r,
         passed,
     }
+}
+
+/// The deep-queue throughput rule of each measurement (pass or warning).
+fn throughput_reasons(role: Role, throughput: &[ThroughputFact]) -> Vec<Reason> {
+    let mut r = Vec::new();
+    for t in throughput {
+        if t.reference_mib_s <= 0.0 {
+            continue;
+        }
+        let below = t.mib_s < DEEP_SHARE * t.reference_mib_s;
+        r.push(Reason::new(
+            role,
+            if below { Level::Warning } else { Level::Pass },
+            RuleId::DeepThroughput,
+            format!("{} {:.1} MiB/s", t.what, t.mib_s),
+            format!(
+                "{} {:.0}% of this location's {} ({:.1} MiB/s){}",
+                if below { "below" } else { "at or above" },
+                DEEP_SHARE * 100.0,
+                t.reference,
+                t.reference_mib_s,
+                if below {
+                    ": the deep queue the database uses for this work loses throughput"
+                } else {
+                    ""
+                }
+            ),
+            DISKSPD_SQL,
+        ));
+    }
+    r
+}
+
+/// The I/O-error rule (always judged) and the simulator's checks (when it
+/// completed a cycle, or found errors).
+fn error_reasons(role: Role, f: &RoleFacts, sim_completed: Option<bool>) -> Vec<Reason> {
+    let mut r = Vec::new();
+    r.push(Reason::new(
+        role,
+        if f.io_errors > 0 {
+            Level::Fail
+        } else {
+            Level::Pass
+        },
+        RuleId::IoErrors,
+        format!("{} I/O errors", f.io_errors),
+        if f.io_errors > 0 {
+            "any I/O error"
+        } else {
+            "none allowed"
+        }
+        .into(),
+        SQLIOSIM,
+    ));
+    if f.sim_errors > 0 || sim_completed == Some(true) {
+        r.push(Reason::new(
+            role,
+            if f.sim_errors > 0 {
+                Level::Fail
+            } else {
+                Level::Pass
+            },
+            RuleId::SimErrors,
+            format!(
+                "simulator found {} errors in this location's files",
+                f.sim_errors
+            ),
+            if f.sim_errors > 0 {
+                "any error in the page or log checks"
+            } else {
+                "none allowed in the page or log checks"
+            }
+            .into(),
+            SQLIOSIM,
+        ));
+    }
+    r
 }
 
 /// The source of `tag` among [`SOURCES`] (the self-check's when unknown).
@@ -1471,129 +1486,6 @@ pub fn judge(f: &Facts) -> (Vec<RoleVerdict>, Verdict, bool) {
     (roles, overall, trustworthy)
 }
 
-/// A sweep's knee in the database's own terms (issue 37: "run with QD<=16"
-/// is advice a SQL Server DBA has no setting for). Given only for a knee
-/// the repetitions confirmed, so the number moves only on a difference
-/// beyond the run-to-run spread.
-fn knee_advice(dbms: Dbms, role: Role, k: &KneeFact) -> String {
-    let what = if k.param.eq_ignore_ascii_case("threads") {
-        format!("{} concurrent threads", k.at)
-    } else {
-        format!("{} outstanding I/Os", k.at)
-    };
-    let name = dbms.role_name(role);
-    let finding = format!(
-        "the {name}'s {} gain nothing past {what}: beyond it latency grows {:.1}x for {:.0}% more IOPS",
-        if role == Role::Log { "writes" } else { "I/Os" },
-        k.growth_after,
-        (k.max_iops / k.iops - 1.0).max(0.0) * 100.0
-    );
-    let means = match (dbms, role) {
-        (Dbms::Sqlserver, _) => "SQL Server has no queue-depth setting: more concurrent work on this volume (sessions, checkpoints, read-ahead) adds only latency; spread files over more volumes to gain throughput".to_string(),
-        (Dbms::Postgresql, Role::Data) => format!("effective_io_concurrency and maintenance_io_concurrency above {} buy nothing here", k.at),
-        (Dbms::Mysql, Role::Data) => format!("innodb_io_capacity_max and more I/O threads buy nothing past {what} here"),
-        _ => "more concurrent commits or connections on this volume add only latency".to_string(),
-    };
-    format!("{finding}; {means}")
-}
-
-/// Top recommendations, computed from the measurements.
-pub fn recommendations(f: &Facts) -> Vec<String> {
-    let mut out = Vec::new();
-    if !f.sim_errors_by_class.is_empty() {
-        let classes: Vec<String> = f
-            .sim_errors_by_class
-            .iter()
-            .map(|(c, n)| format!("{n} {c}"))
-            .collect();
-        out.push(format!(
-            "do not put a database here until the simulator's errors are explained ({}): check firmware, drivers, controller cache settings and cabling, then run iosim sim on this location again",
-            classes.join(", ")
-        ));
-    }
-    if let (true, Some(alone), Some(with)) =
-        (f.log_shares_data, f.commit_alone_us, f.commit_with_data_us)
-    {
-        if alone > 0.0 && with > alone * SHARED_LOG_RATIO {
-            out.push(format!(
-                "put the log on its own device: commit latency {:.0} -> {:.0} us measured (beside data I/O -> alone)",
-                with, alone
-            ));
-        }
-    }
-    for r in &f.roles {
-        if let Some(k) = &r.knee {
-            // The knee rule's own margin (one rule): a knee the sweep found
-            // always passes; one stored by an older iosim far below the best
-            // IOPS is noise in the curve and recommends nothing.
-            if k.before_last
-                && k.confirmed
-                && k.iops > 0.0
-                && k.max_iops <= k.iops * (1.0 + crate::sweep::analysis::KNEE_MARGIN)
-            {
-                out.push(knee_advice(f.dbms, r.role, k));
-            }
-        }
-    }
-    // One recommendation per size of test file (data and log files are alike).
-    let mut small: Vec<(&CacheFact, u64, String, Vec<&str>)> = Vec::new();
-    for r in &f.roles {
-        let Some(c) = &r.cache else { continue };
-        let Some((limit, what)) = c.fires() else {
-            continue;
-        };
-        match small
-            .iter_mut()
-            .find(|x| x.0.device == c.device && x.0.size == c.size && x.1 == limit)
-        {
-            Some(x) => x.3.push(f.dbms.role_name(r.role)),
-            None => small.push((c, limit, what, vec![f.dbms.role_name(r.role)])),
-        }
-    }
-    for (c, limit, what, roles) in small {
-        let or_give = if c.given.is_none() {
-            ", or give the array's cache with --cache-size"
-        } else {
-            ""
-        };
-        let (s, each, are) = if roles.len() > 1 {
-            ("s", " each", "are")
-        } else {
-            ("", "", "is")
-        };
-        let size = crate::units::format_size(c.size);
-        let roles = roles.join(" and ");
-        out.push(if c.device {
-            format!("the {roles} device{s} ({size}{each}) {are} smaller than {what}: the numbers may be the cache's; qualify a larger device{or_give}")
-        } else {
-            let unit = if limit >= 1 << 30 { 1 << 30 } else { 1 << 20 };
-            format!(
-                "qualify again with --size {} or more: the {roles} test file{s} ({size}{each}) {are} smaller than {what}{or_give}",
-                crate::units::format_size_arg(limit.next_multiple_of(unit))
-            )
-        });
-    }
-    // Once per set of findings: roles with the same ones share the line.
-    let mut untrusted: Vec<(Vec<&str>, String)> = Vec::new();
-    for r in &f.roles {
-        let codes: Vec<&str> = r.untrusted.iter().map(|(c, _)| c.as_str()).collect();
-        if codes.is_empty() {
-            continue;
-        }
-        match untrusted.iter_mut().find(|(c, _)| *c == codes) {
-            Some((_, roles)) => *roles = format!("{roles} and {}", f.dbms.role_name(r.role)),
-            None => untrusted.push((codes, f.dbms.role_name(r.role).to_string())),
-        }
-    }
-    for (codes, roles) in untrusted {
-        out.push(format!(
-            "the numbers for {roles} are not trustworthy ({}): fix what the self-check says and qualify again before deciding",
-            codes.join(", ")
-        ));
-    }
-    out
-}
-
 /// The reason for a latency of `m` ms against `limits`, worst first: the
 /// first limit it is above decides the level and source; below them all it
 /// passed ([`Level::Pass`], against the lowest limit). `None` without limits.
@@ -1629,6 +1521,7 @@ fn banded(
 
 #[cfg(test)]
 mod tests {
+    use super::super::recommend::recommendations;
     use super::*;
 
     fn role(role: Role) -> RoleFacts {
