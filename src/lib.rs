@@ -22,6 +22,7 @@
 //! - [`html`]: the HTML report and SVG/PNG charts;
 //! - [`histlog`]: the interval histogram log (`--hist-log`), written and read back;
 //! - [`changes`]: rate limits and changes over time found in a run's series;
+//! - [`limitprobe`]: `iosim run`'s probe of a rate limit it named, at twice the depth;
 //! - [`neighbour`]: the noisy-neighbour study (`--neighbour`);
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
 //! - [`verify`]: the simulator's page and log-block formats and checks;

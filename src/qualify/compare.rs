@@ -139,22 +139,23 @@ fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>) -> Change {
     }
 }
 
-/// A role's verdict from the rules about its storage alone: its reasons
-/// without the `untrusted` self-check findings, which say the numbers
-/// measured something else (a verdict stored without its reasons, as it is).
-fn storage_verdict(v: &super::rules::RoleVerdict) -> super::rules::Verdict {
-    use super::rules::{Level, RuleId, Verdict};
-    if v.reasons.is_empty() {
-        return v.verdict;
-    }
-    let of_storage = || v.reasons.iter().filter(|x| x.rule != RuleId::Untrusted);
-    if of_storage().any(|x| x.level == Level::Fail) {
-        Verdict::NotFit
-    } else if of_storage().next().is_some() {
-        Verdict::FitWithWarnings
-    } else {
-        Verdict::Fit
-    }
+/// A role's verdict that got worse only by `untrusted` self-check findings
+/// (the CPU taken, a cache answering): every reason it has now and had not
+/// then (by rule and level) is one. Such a change says the measurement
+/// changed, not the storage.
+fn worse_only_by_untrusted(
+    then: &super::rules::RoleVerdict,
+    now: &super::rules::RoleVerdict,
+) -> bool {
+    use super::rules::RuleId;
+    let mut new = now.reasons.iter().filter(|x| {
+        !then
+            .reasons
+            .iter()
+            .any(|t| t.rule == x.rule && t.level >= x.level)
+    });
+    let first = new.next();
+    first.is_some_and(|x| x.rule == RuleId::Untrusted) && new.all(|x| x.rule == RuleId::Untrusted)
 }
 
 /// Compares `now` with the earlier qualification `then` (stored as run
@@ -193,13 +194,14 @@ pub fn compare(
         for (role, a, b) in &roles {
             // A verdict worse only by `untrusted` findings (the CPU taken,
             // a cache answering) says the measurement changed, not the storage.
-            let storage = |q: &QualifyResult| {
-                q.verdicts
-                    .iter()
-                    .find(|v| v.role == *role)
-                    .map(storage_verdict)
-            };
-            if b > a && storage(now) > storage(then) {
+            let untrusted_only = matches!(
+                (
+                    then.verdicts.iter().find(|v| v.role == *role),
+                    now.verdicts.iter().find(|v| v.role == *role),
+                ),
+                (Some(t), Some(n)) if worse_only_by_untrusted(t, n)
+            );
+            if b > a && !untrusted_only {
                 regressions.push(format!(
                     "{} verdict {} -> {}",
                     role.name(),
@@ -559,5 +561,45 @@ mod tests {
             "{}",
             words(&c)
         );
+    }
+    /// A verdict worse only by `untrusted` findings is no regression of the
+    /// storage; one worse by a rule about the storage is.
+    #[test]
+    fn a_verdict_worse_only_by_untrusted_findings_is_not_the_storages() {
+        use crate::qualify::rules::{Level, Reason, RoleVerdict, RuleId, Verdict};
+        let reason = |rule: RuleId, level: Level| -> Reason {
+            serde_json::from_value(serde_json::json!({
+                "role": "data", "level": level, "rule": rule, "measured": "m",
+                "limit": "l", "source_tag": "[t]", "source": "s", "url": ""
+            }))
+            .unwrap()
+        };
+        let v = |verdict: Verdict, reasons: Vec<Reason>| RoleVerdict {
+            role: Role::Data,
+            verdict,
+            reasons,
+            passed: vec![],
+        };
+        let cache = reason(RuleId::CacheSizedTest, Level::Warning);
+        let then = v(Verdict::FitWithWarnings, vec![cache.clone()]);
+        let cpu = v(
+            Verdict::FitWithWarnings,
+            vec![cache.clone(), reason(RuleId::Untrusted, Level::Warning)],
+        );
+        assert!(worse_only_by_untrusted(&then, &cpu));
+        let slow = v(
+            Verdict::NotFit,
+            vec![
+                cache.clone(),
+                reason(RuleId::Untrusted, Level::Warning),
+                reason(RuleId::DataLatency, Level::Fail),
+            ],
+        );
+        assert!(!worse_only_by_untrusted(&then, &slow));
+        // A label changed with no new reason is taken as it is.
+        assert!(!worse_only_by_untrusted(
+            &then,
+            &v(Verdict::NotFit, vec![cache])
+        ));
     }
 }
