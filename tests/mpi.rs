@@ -380,7 +380,10 @@ fn file_per_rank_paths_expand() {
 #[test]
 fn stonewall_ends_the_window_at_the_first_finish() {
     let Some(mut c) = mpirun(4) else { return };
-    const WORK: u64 = 1_000_000;
+    // Enough work that the ranks are still running when the held one is
+    // first stopped (a quiet CI run's four ranks each finished 1,000,000
+    // null I/Os before the STOP/CONT loop saw the others run).
+    const WORK: u64 = 8_000_000;
     let mut child = c
         .args(["run", "--engine", "null", "--number-ios", &WORK.to_string()])
         .args(["-d", "60s", "--stonewall", "--output", "json", "--quiet"])
