@@ -1053,44 +1053,33 @@ fn throughput_reasons(role: Role, throughput: &[ThroughputFact]) -> Vec<Reason> 
 /// The I/O-error rule (always judged) and the simulator's checks (when it
 /// completed a cycle, or found errors).
 fn error_reasons(role: Role, f: &RoleFacts, sim_completed: Option<bool>) -> Vec<Reason> {
-    let mut r = Vec::new();
-    r.push(Reason::new(
-        role,
-        if f.io_errors > 0 {
-            Level::Fail
+    // Any error fails the rule; none passes it.
+    let judged = |rule, count: u64, measured: String, (broken, passed): (&str, &str)| {
+        let (level, limit) = if count > 0 {
+            (Level::Fail, broken)
         } else {
-            Level::Pass
-        },
+            (Level::Pass, passed)
+        };
+        Reason::new(role, level, rule, measured, limit.into(), SQLIOSIM)
+    };
+    let mut r = vec![judged(
         RuleId::IoErrors,
+        f.io_errors,
         format!("{} I/O errors", f.io_errors),
-        if f.io_errors > 0 {
-            "any I/O error"
-        } else {
-            "none allowed"
-        }
-        .into(),
-        SQLIOSIM,
-    ));
+        ("any I/O error", "none allowed"),
+    )];
     if f.sim_errors > 0 || sim_completed == Some(true) {
-        r.push(Reason::new(
-            role,
-            if f.sim_errors > 0 {
-                Level::Fail
-            } else {
-                Level::Pass
-            },
+        r.push(judged(
             RuleId::SimErrors,
+            f.sim_errors,
             format!(
                 "simulator found {} errors in this location's files",
                 f.sim_errors
             ),
-            if f.sim_errors > 0 {
-                "any error in the page or log checks"
-            } else {
-                "none allowed in the page or log checks"
-            }
-            .into(),
-            SQLIOSIM,
+            (
+                "any error in the page or log checks",
+                "none allowed in the page or log checks",
+            ),
         ));
     }
     r
