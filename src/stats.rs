@@ -428,6 +428,22 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     students_t(df).map_or(f64::NAN, |d| (2.0 * d.sf(t.abs())).clamp(0.0, 1.0))
 }
 
+/// One-sided 95% upper confidence bound of `b`'s mean minus `a`'s, from
+/// each side's (mean, sample standard deviation, count), with Welch's
+/// degrees of freedom: the upper half of an equivalence test (TOST), which
+/// proves a difference no larger than a margin where a plain test only
+/// fails to find one. Needs at least two samples on each side; `None`
+/// otherwise.
+pub fn welch_upper_95(a: (f64, f64, usize), b: (f64, f64, usize)) -> Option<f64> {
+    let w = welch_summary(a, b)?;
+    let diff = b.0 - a.0;
+    let se = (a.1 * a.1 / a.2 as f64 + b.1 * b.1 / b.2 as f64).sqrt();
+    if se == 0.0 {
+        return Some(diff);
+    }
+    Some(diff + students_t(w.df)?.inverse_cdf(0.95) * se)
+}
+
 /// Result of Welch's two-sample t-test.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Welch {
@@ -477,6 +493,20 @@ pub fn welch_summary(a: (f64, f64, usize), b: (f64, f64, usize)) -> Option<Welch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn welch_upper_bound_is_one_sided() {
+        // Equal sizes and spreads: df = 2(n-1) = 8, t_0.95(8) = 1.860 (NIST
+        // table 1.3.6.7.2), se = sqrt(2 * 4 / 5).
+        let u = welch_upper_95((100.0, 2.0, 5), (101.0, 2.0, 5)).unwrap();
+        assert!(
+            (u - (1.0 + 1.860 * (8.0f64 / 5.0).sqrt())).abs() < 2e-3,
+            "{u}"
+        );
+        // No spread: the difference itself; one sample: no bound.
+        assert_eq!(welch_upper_95((100.0, 0.0, 3), (90.0, 0.0, 3)), Some(-10.0));
+        assert_eq!(welch_upper_95((100.0, 2.0, 1), (90.0, 2.0, 3)), None);
+    }
 
     #[test]
     fn students_t_matches_published_tables() {

@@ -54,12 +54,14 @@ fn ops(r: &FsyncResult, m: SyncMethod, bs: u64, writes: u32) -> Option<f64> {
 /// the fastest method beats it by more than [`AS_FAST_PCT`] and by more than
 /// the noise of the two tests (issue 37: a 10% rule alone flipped between
 /// open_datasync, open_sync and fdatasync over five runs). The noise is
-/// each test's spread over its 1 s spans, [`DEFAULT_SPREAD_PCT`] for a
-/// test without a series ([`noise_band_pct`]). The method and the margin it
+/// each test's spread over its 1 s spans ([`run_spread_pct`]: 25% for a
+/// test too short to measure it, as the default 2 s), [`DEFAULT_SPREAD_PCT`]
+/// for a test without a series ([`noise_band_pct`]). The method and the margin it
 /// had to clear, %.
 ///
 /// [`DEFAULT_SPREAD_PCT`]: crate::comparison::DEFAULT_SPREAD_PCT
 /// [`noise_band_pct`]: crate::comparison::noise_band_pct
+/// [`run_spread_pct`]: crate::comparison::run_spread_pct
 fn keep_default(
     r: &FsyncResult,
     bs: u64,

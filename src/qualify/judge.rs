@@ -196,7 +196,8 @@ fn knee_fact(s: &RoleSweep) -> Option<KneeFact> {
         max_iops,
         growth_after: k.latency_growth_after,
         before_last: k.index + 1 < pts.len(),
-        confirmed: k.confirmed,
+        proven: k.confirmed
+            && crate::sweep::analysis::plateau_proven(&crate::sweep::series(pts, false), k.index),
     })
 }
 

@@ -8,8 +8,8 @@ use crate::verdict::Role;
 
 /// A sweep's knee in the database's own terms (issue 37: "run with QD<=16"
 /// is advice a SQL Server DBA has no setting for). Given only for a knee
-/// the repetitions confirmed, so the number moves only on a difference
-/// beyond the run-to-run spread.
+/// whose plateau the repetitions prove (`KneeFact::proven`), so the number
+/// moves only on a difference beyond the run-to-run spread.
 fn knee_advice(dbms: Dbms, role: Role, k: &KneeFact) -> String {
     let what = if k.param.eq_ignore_ascii_case("threads") {
         format!("{} concurrent threads", k.at)
@@ -62,7 +62,7 @@ pub fn recommendations(f: &Facts) -> Vec<String> {
             // always passes; one stored by an older iosim far below the best
             // IOPS is noise in the curve and recommends nothing.
             if k.before_last
-                && k.confirmed
+                && k.proven
                 && k.iops > 0.0
                 && k.max_iops <= k.iops * (1.0 + crate::sweep::analysis::KNEE_MARGIN)
             {

@@ -613,9 +613,9 @@ pub struct KneeFact {
     pub growth_after: f64,
     /// The knee is not the last point (more load was tried).
     pub before_last: bool,
-    /// Repetitions separated the points around it (their 95% intervals):
-    /// single runs cannot tell a knee from the run-to-run spread.
-    pub confirmed: bool,
+    /// Repetitions prove the plateau after it (advice needs it): see
+    /// [`crate::sweep::analysis::plateau_proven`].
+    pub proven: bool,
 }
 
 /// A deep-queue throughput measurement against the location's sequential corner.
@@ -1643,7 +1643,7 @@ mod tests {
             max_iops: 52_000.0,
             growth_after: 3.0,
             before_last: true,
-            confirmed: true,
+            proven: true,
         });
         assert_eq!(judge_role(&d, None).verdict, Verdict::Fit);
         d.knee.as_mut().unwrap().mean_us = 21_000.0;
@@ -1841,7 +1841,7 @@ mod tests {
             max_iops: 52_000.0,
             growth_after: 3.0,
             before_last: true,
-            confirmed: true,
+            proven: true,
         });
         let mut f = facts(vec![d]);
         f.log_shares_data = true;
@@ -1853,16 +1853,16 @@ mod tests {
                 .any(|r| r.starts_with("the data's I/Os gain nothing past 16 outstanding I/Os: beyond it latency grows 3.0x for 4% more IOPS; SQL Server has no queue-depth setting")),
             "{rs:?}"
         );
-        // Issue 37: a knee of single runs moves with the spread between
-        // qualifications: no advice from it.
-        f.roles[0].knee.as_mut().unwrap().confirmed = false;
+        // Issue 37: a knee whose plateau the repetitions do not prove moves
+        // with the spread between qualifications: no advice from it.
+        f.roles[0].knee.as_mut().unwrap().proven = false;
         assert!(
             !recommendations(&f)
                 .iter()
                 .any(|r| r.contains("gain nothing")),
             "{rs:?}"
         );
-        f.roles[0].knee.as_mut().unwrap().confirmed = true;
+        f.roles[0].knee.as_mut().unwrap().proven = true;
         assert!(rs.iter().any(|r| r == "put the log on its own device: commit latency 252 -> 171 us measured (beside data I/O -> alone)"), "{rs:?}");
         // Not firing: separate devices, a knee at the last point, similar commits.
         f.log_shares_data = false;

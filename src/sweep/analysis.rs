@@ -329,6 +329,30 @@ fn plateau(points: &[SeriesPoint], i: usize, max_repeats: usize) -> Plateau {
     }
 }
 
+/// Whether the repetitions prove the plateau after a knee at `points[i]`:
+/// for every later point, the one-sided 95% upper bound of its throughput
+/// gain over the knee ([`crate::stats::welch_upper_95`]) is within
+/// [`KNEE_MARGIN`] of the knee's throughput. This is an equivalence test,
+/// not the knee rule's "no significant gain": a knee the rule finds because
+/// two repetitions cannot tell a 20% gain from noise is not proven, and no
+/// advice is given from it (issue 37: in one of five identical
+/// qualifications such a knee became advice). Single runs prove nothing.
+pub fn plateau_proven(points: &[SeriesPoint], i: usize) -> bool {
+    let Some(a) = points.get(i) else {
+        return false;
+    };
+    let later = &points[i + 1..];
+    !later.is_empty()
+        && a.throughput > 0.0
+        && later.iter().all(|b| {
+            crate::stats::welch_upper_95(
+                (a.throughput, a.throughput_sd, a.runs),
+                (b.throughput, b.throughput_sd, b.runs),
+            )
+            .is_some_and(|up| up <= KNEE_MARGIN * a.throughput)
+        })
+}
+
 /// Repetitions per point at which, with the spreads observed, `b`'s interval
 /// would clear `a`'s plus the margin; `None` past `max_repeats`.
 fn deciding_repeats(a: &SeriesPoint, b: &SeriesPoint, max_repeats: usize) -> Option<usize> {
@@ -740,6 +764,9 @@ mod tests {
         let k = find_knee(&pts, DEFAULT_KNEE_ELASTICITY).unwrap();
         assert_eq!(k.load, 32.0, "{}", k.explanation);
         assert!(k.explanation.contains("+4.5%") && k.explanation.contains("1.89x"));
+        // Its 14% spread at QD 32 over three repetitions cannot rule out
+        // 26% more at QD 64: a knee, but no advice from it.
+        assert!(!plateau_proven(&pts, k.index));
     }
 
     /// Issue 37: two repetitions whose intervals reach ±67% of flat means
@@ -769,6 +796,37 @@ mod tests {
             .collect();
         let k = find_knee(&tight, DEFAULT_KNEE_ELASTICITY).unwrap();
         assert_eq!(k.load, 1.0);
+        // ... and is proven: every later point's gain is bounded under 15%.
+        assert!(plateau_proven(&tight, k.index));
+    }
+
+    /// Issue 37: knee advice only from a plateau the repetitions prove.
+    #[test]
+    fn a_plateau_is_proven_only_by_tight_repetitions() {
+        let pts = |sd: f64, runs: usize| -> Vec<SeriesPoint> {
+            [50_000.0, 51_000.0, 52_000.0]
+                .iter()
+                .enumerate()
+                .map(|(i, &m)| SeriesPoint {
+                    load: (16u32 << i) as f64,
+                    throughput: m,
+                    throughput_sd: sd,
+                    runs,
+                    latency: 300.0 * (1u32 << i) as f64,
+                })
+                .collect()
+        };
+        // 2% spread over 3 repetitions: +4%, bounded at +7.5% (one-sided 95%).
+        assert!(plateau_proven(&pts(1_000.0, 3), 0));
+        // 8% spread (this VM's median between runs) over 3: up to +18%.
+        assert!(!plateau_proven(&pts(4_000.0, 3), 0));
+        // Single runs have no interval; the last point has nothing after it.
+        assert!(!plateau_proven(&pts(0.0, 1), 0));
+        assert!(!plateau_proven(&pts(1_000.0, 3), 2));
+        // A point 20% up, however tight, is no plateau.
+        let mut up = pts(100.0, 5);
+        up[2].throughput = 60_000.0;
+        assert!(!plateau_proven(&up, 0));
     }
 
     #[test]

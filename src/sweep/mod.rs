@@ -537,6 +537,25 @@ pub fn summarize_point(p: &Point, spec: &WorkloadSpec, runs: &[RunResult]) -> Po
     }
 }
 
+/// The points as the knee rule sees them: load (outstanding I/Os), IOPS
+/// with its spread over the repetitions, and the mean latency (or p99).
+pub fn series(points: &[PointResult], use_p99: bool) -> Vec<SeriesPoint> {
+    points
+        .iter()
+        .map(|p| SeriesPoint {
+            load: p.outstanding as f64,
+            throughput: p.iops.mean,
+            throughput_sd: p.iops.sd,
+            runs: p.iops.n,
+            latency: if use_p99 {
+                p.lat_p99_us.mean
+            } else {
+                p.lat_mean_us.mean
+            },
+        })
+        .collect()
+}
+
 /// Adds the knee, the recommendation and the findings.
 pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) -> SweepResult {
     let lat = |p: &PointResult| {
@@ -546,16 +565,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
             p.lat_mean_us.mean
         }
     };
-    let series: Vec<SeriesPoint> = points
-        .iter()
-        .map(|p| SeriesPoint {
-            load: p.outstanding as f64,
-            throughput: p.iops.mean,
-            throughput_sd: p.iops.sd,
-            runs: p.iops.n,
-            latency: lat(p),
-        })
-        .collect();
+    let series = series(&points, plan.use_p99);
     // A knee needs load that only grows along the run order.
     let monotonic = series.windows(2).all(|w| w[1].load > w[0].load);
     let verdict = if monotonic {
