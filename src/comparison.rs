@@ -161,6 +161,27 @@ pub fn noise_band_pct(a: Noise, b: Noise) -> f64 {
     }
 }
 
+/// [`noise_band_pct`] for one of `family` figures compared at once (a
+/// qualification against its baseline compares a hundred): each band is
+/// widened to the 1 - 5%/`family` level (Bonferroni), so the chance that
+/// noise alone takes *any* of them past its band stays 5%. At 95% each, a
+/// hundred figures would give five such differences by chance (issue 37:
+/// one latency 0.1% past its band failed a comparison of unchanged
+/// storage). A family of one is [`noise_band_pct`].
+pub fn family_noise_band_pct(a: Noise, b: Noise, family: usize) -> f64 {
+    if family <= 1 {
+        return noise_band_pct(a, b);
+    }
+    let p = 1.0 - ALPHA / 2.0 / family as f64;
+    if a.n > 1 && b.n > 1 {
+        let half =
+            |x: Noise| crate::stats::t_quantile(x.n - 1, p) * x.spread_pct / (x.n as f64).sqrt();
+        half(a) + half(b)
+    } else {
+        crate::stats::z_quantile(p) * a.spread_pct.hypot(b.spread_pct)
+    }
+}
+
 /// Spans a series is cut into to measure its spread: at least this many
 /// seconds (whole intervals), so a throttle's 100 ms slices and a short
 /// interval's granularity are not counted as noise.

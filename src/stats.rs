@@ -416,6 +416,17 @@ pub fn t_975(df: usize) -> f64 {
     students_t(df as f64).map_or(f64::NAN, |t| t.inverse_cdf(0.975))
 }
 
+/// The `p` quantile of Student's t with `df` degrees of freedom; NaN for
+/// `df` = 0.
+pub fn t_quantile(df: usize, p: f64) -> f64 {
+    students_t(df as f64).map_or(f64::NAN, |t| t.inverse_cdf(p))
+}
+
+/// The `p` quantile of the standard normal distribution.
+pub fn z_quantile(p: f64) -> f64 {
+    statrs::distribution::Normal::standard().inverse_cdf(p)
+}
+
 /// Two-sided p-value of Student's t statistic `t` with `df` (possibly
 /// fractional, as Welch's) degrees of freedom: P(|T| >= |t|).
 pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
@@ -493,6 +504,15 @@ pub fn welch_summary(a: (f64, f64, usize), b: (f64, f64, usize)) -> Option<Welch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantiles_match_published_tables() {
+        // NIST/SEMATECH e-Handbook tables 1.3.6.7.1 and 1.3.6.7.2.
+        assert!((z_quantile(0.975) - 1.960).abs() < 5e-4);
+        assert!((z_quantile(0.999_75) - 3.481).abs() < 5e-3);
+        assert!((t_quantile(4, 0.95) - 2.132).abs() < 5e-4);
+        assert!((t_quantile(2, 0.975) - t_975(2)).abs() < 1e-12);
+    }
 
     #[test]
     fn welch_upper_bound_is_one_sided() {

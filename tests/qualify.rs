@@ -794,8 +794,12 @@ fn qualify_baseline_exits_4_on_a_regression_beyond_the_threshold() {
 
     let (code, out, err) = short_qualify(d.path(), &["--baseline", &fast.to_string()]);
     assert_eq!(code, 4, "{err}");
+    // A corner's IOPS at a hundredth of the baseline's (which corners ran
+    // depends on the budget a busy machine leaves).
     assert!(
-        err.contains("REGRESSION: data corner seq read 1M QD8 IOPS "),
+        err.lines().any(|l| l.starts_with("REGRESSION: ")
+            && l.contains(" corner ")
+            && l.contains(" IOPS ")),
         "{err}"
     );
     assert!(

@@ -7,21 +7,23 @@
 //! A figure regressed when it is worse (less IOPS, more latency) by more
 //! than the threshold ([`crate::comparison::beyond`], the rule of `run
 //! --baseline`) and by more than its noise
-//! ([`crate::comparison::noise_band_pct`]): the 95% intervals of its
+//! ([`crate::comparison::family_noise_band_pct`]): the intervals of its
 //! repetitions side by side (sweep points), or, for a figure measured once
 //! (corners, profiles), the spread of its run's per-interval series that
-//! the qualification stored. A role's verdict that got worse (FIT, FIT WITH
+//! the qualification stored; each band widened for the number of figures
+//! compared (Bonferroni), so noise alone makes a regression of one of them
+//! at most 5% of the time. A role's verdict that got worse (FIT, FIT WITH
 //! WARNINGS, NOT FIT) is a regression too.
 
 use std::fmt::Write as _;
 
 use super::{BaselineComparison, Change, ChangeMetric, MeasureKind, QualifyResult};
-use crate::comparison::{beyond, is_worse, noise_band_pct, rel_change, Noise, ALPHA};
+use crate::comparison::{beyond, family_noise_band_pct, is_worse, rel_change, Noise, ALPHA};
 use crate::sweep::analysis::Stat;
 use crate::verdict::Role;
 
 /// What one qualification against one other cannot tell.
-pub const CAVEAT: &str = "a figure measured once (corners, profiles: \"single run\") is judged against the spread of its run's per-interval series, which understates the spread between runs on a busy machine; a sweep point against its repetitions' 95% intervals; only a difference beyond both the noise and the threshold is a regression, and never one of a figure whose run the CPU held (cpu_taken_by_others, cpu_bound_iosim): it measured the CPU as much as the storage";
+pub const CAVEAT: &str = "a figure measured once (corners, profiles: \"single run\") is judged against the spread of its run's per-interval series, which understates the spread between runs on a busy machine; a sweep point against its repetitions' intervals; each band is widened for the number of figures compared (Bonferroni: noise alone takes any one of them past its band 5% of the time); only a difference beyond both the noise and the threshold is a regression, and never one of a figure whose run the CPU held (cpu_taken_by_others, cpu_bound_iosim): it measured the CPU as much as the storage";
 
 /// One figure of a qualification: its mean, spread and repetitions.
 struct Figure {
@@ -103,14 +105,16 @@ fn push_measure(out: &mut Vec<Figure>, kind: MeasureKind, m: &super::Measure) {
 
 /// The change of one figure; `regressed` when worse beyond `threshold_pct`
 /// (when given) and not within the repetitions' noise.
-fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>) -> Change {
+/// `family` is the number of figures compared at once (the noise band is
+/// widened for it: [`family_noise_band_pct`]).
+fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>, family: usize) -> Change {
     let rel_pct = rel_change(then.stat.mean, now.stat.mean);
     let welch = crate::stats::welch_summary(
         (then.stat.mean, then.stat.sd, then.stat.n),
         (now.stat.mean, now.stat.sd, now.stat.n),
     );
     let worse = rel_pct.is_some_and(|r| is_worse(r, now.metric.higher_is_better()));
-    let noise_pct = noise_band_pct(then.noise, now.noise);
+    let noise_pct = family_noise_band_pct(then.noise, now.noise, family);
     let within_noise = rel_pct.is_some_and(|r| !beyond(r, noise_pct));
     // A figure the CPU held measures the CPU as much as the storage: never
     // blame the storage for what another process (or iosim itself) did.
@@ -170,15 +174,20 @@ pub fn compare(
     threshold_pct: Option<f64>,
 ) -> BaselineComparison {
     let before = figures(then);
-    let mut workloads = Vec::new();
-    for f in figures(now) {
-        let Some(b) = before.iter().find(|b| {
-            b.kind == f.kind && b.role == f.role && b.name == f.name && b.metric == f.metric
-        }) else {
-            continue;
-        };
-        workloads.push(change(b, &f, threshold_pct));
-    }
+    let pairs: Vec<(&Figure, Figure)> = figures(now)
+        .into_iter()
+        .filter_map(|f| {
+            let b = before.iter().find(|b| {
+                b.kind == f.kind && b.role == f.role && b.name == f.name && b.metric == f.metric
+            })?;
+            Some((b, f))
+        })
+        .collect();
+    let family = pairs.len();
+    let workloads: Vec<Change> = pairs
+        .iter()
+        .map(|(b, f)| change(b, f, threshold_pct, family))
+        .collect();
     let roles: Vec<_> = now
         .verdicts
         .iter()
@@ -465,9 +474,9 @@ mod tests {
         );
         let t = text(&b);
         assert!(t.contains("REGRESSIONS beyond 10%"), "{t}");
-        assert!(t.contains("log-writer commit-4k: IOPS 5000 -> 2250 (-55.0%, beyond noise ±41.6%, single run) REGRESSED, write mean us 200 -> 444 (+122.0%, beyond noise ±41.6%, single run) REGRESSED"), "{t}");
+        assert!(t.contains("log-writer commit-4k: IOPS 5000 -> 2250 (-55.0%, beyond noise ±47.5%, single run) REGRESSED, write mean us 200 -> 444 (+122.0%, beyond noise ±47.5%, single run) REGRESSED"), "{t}");
         // Issue 37: single runs whose intervals spread by 30% each cannot
-        // tell -55% from noise (±83%): within noise, no regression.
+        // tell -55% from noise (±95% for two figures): within noise, no regression.
         let noisy = |mut r: QualifyResult| {
             r.profiles[0].measure.spread_pct = Some([Some(30.0), Some(30.0)]);
             r
@@ -486,7 +495,7 @@ mod tests {
             b.regressions
         );
         assert!(
-            text(&b).contains("(-55.0%, within noise ±83.2%, single run)"),
+            text(&b).contains("(-55.0%, within noise ±95.1%, single run)"),
             "{}",
             text(&b)
         );
@@ -528,12 +537,12 @@ mod tests {
             cpu_held: false,
         };
         // -20% but the repetitions spread over ±30%: within the noise.
-        let c = change(&f(s(1000.0, 300.0)), &f(s(800.0, 300.0)), Some(10.0));
+        let c = change(&f(s(1000.0, 300.0)), &f(s(800.0, 300.0)), Some(10.0), 1);
         assert!(c.worse && !c.regressed, "{c:?}");
         assert!(c.welch.unwrap().p > ALPHA);
         assert!(words(&c).contains("within noise"), "{}", words(&c));
         // -20% with tight repetitions: a regression.
-        let c = change(&f(s(1000.0, 10.0)), &f(s(800.0, 10.0)), Some(10.0));
+        let c = change(&f(s(1000.0, 10.0)), &f(s(800.0, 10.0)), Some(10.0), 1);
         assert!(c.regressed, "{c:?}");
         assert!(words(&c).contains("beyond noise"), "{}", words(&c));
         assert_eq!(c.then_ci95, Some(43.0));
@@ -546,7 +555,12 @@ mod tests {
             cv: sd / mean,
             n: 2,
         };
-        let c = change(&f(two(20472.0, 366.0)), &f(two(15535.0, 535.0)), Some(10.0));
+        let c = change(
+            &f(two(20472.0, 366.0)),
+            &f(two(15535.0, 535.0)),
+            Some(10.0),
+            1,
+        );
         assert!(c.worse && !c.regressed, "{c:?}");
         assert!(c.welch.unwrap().p < ALPHA, "{c:?}");
         assert!(words(&c).contains("within noise"), "{}", words(&c));
@@ -554,7 +568,7 @@ mod tests {
         // shown, never a regression of the storage.
         let mut held = f(s(800.0, 10.0));
         held.cpu_held = true;
-        let c = change(&f(s(1000.0, 10.0)), &held, Some(10.0));
+        let c = change(&f(s(1000.0, 10.0)), &held, Some(10.0), 1);
         assert!(c.worse && !c.regressed && c.cpu_held, "{c:?}");
         assert!(
             words(&c).contains("not judged: the CPU held a run"),
@@ -562,6 +576,32 @@ mod tests {
             words(&c)
         );
     }
+    /// Issue 37: a qualification compares about a hundred figures; at 95%
+    /// each, five would cross their bands by chance. The band is widened
+    /// for the family (Bonferroni): +69.4% against two short runs' 25%
+    /// spreads crosses ±69.3% alone, not ±123% among a hundred.
+    #[test]
+    fn many_figures_compared_widen_each_band() {
+        let f = |v: f64| Figure {
+            kind: MeasureKind::Profile,
+            role: Role::Data,
+            name: "read-ahead scan-512k".into(),
+            metric: ChangeMetric::ReadMeanUs,
+            stat: Stat::of(&[v]),
+            noise: Noise::of(Some(crate::comparison::SHORT_RUN_SPREAD_PCT), 1),
+            cpu_held: false,
+        };
+        let alone = change(&f(29472.0), &f(49926.0), Some(10.0), 1);
+        assert!(alone.regressed, "{alone:?}");
+        assert!((alone.noise_pct.unwrap() - 69.3).abs() < 0.05);
+        let among = change(&f(29472.0), &f(49926.0), Some(10.0), 100);
+        assert!(among.worse && !among.regressed, "{among:?}");
+        assert!((among.noise_pct.unwrap() - 123.1).abs() < 0.5, "{among:?}");
+        // A throttle's -90% latency rise (x10) is beyond any such band.
+        let slow = change(&f(600.0), &f(5738.0), Some(10.0), 100);
+        assert!(slow.regressed, "{slow:?}");
+    }
+
     /// A verdict worse only by `untrusted` findings is no regression of the
     /// storage; one worse by a rule about the storage is.
     #[test]
