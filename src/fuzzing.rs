@@ -81,14 +81,14 @@ pub fn sqlio_param_file(data: &[u8]) {
 
 /// The simulator's INI, then the checks a run makes before it starts.
 pub fn sim_ini(data: &[u8]) {
-    if let Ok((cfg, _)) = crate::sim::config::parse_ini(&text(data), "fuzz") {
+    if let Ok((cfg, _)) = crate::sim::config_parse::parse_ini(&text(data), "fuzz") {
         finalize(cfg);
     }
 }
 
 /// The simulator's native TOML, then the same checks.
 pub fn sim_toml(data: &[u8]) {
-    if let Ok((cfg, _)) = crate::sim::config::parse_toml(&text(data), "fuzz") {
+    if let Ok((cfg, _)) = crate::sim::config_parse::parse_toml(&text(data), "fuzz") {
         finalize(cfg);
     }
 }

@@ -11,6 +11,7 @@ use super::output::OutputArgs;
 use super::values::duration_arg;
 use crate::engine::faulty::Fault;
 use crate::sim::config::{self, SimConfig};
+use crate::sim::config_parse;
 use crate::workload::EngineKind;
 
 /// Parses SQLIOSim's `-size`: MB as a plain number, or a size with a suffix.
@@ -113,7 +114,7 @@ impl SimArgs {
     /// Returns it with the warnings to show.
     pub fn to_config(&self) -> anyhow::Result<(SimConfig, Vec<String>)> {
         let (mut cfg, mut warnings) = match &self.config {
-            Some(p) => config::load(p)?,
+            Some(p) => config_parse::load(p)?,
             None => (SimConfig::default(), Vec::new()),
         };
         if cfg.files.is_empty() {

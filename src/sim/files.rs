@@ -332,79 +332,15 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
     let is_device = meta
         .as_ref()
         .is_some_and(|m| crate::platform::fs::is_device(&path, m));
-    let mut created = false;
     let want = fc.initial_mb * MIB;
-    let (initial_bytes, max_bytes) = if is_device {
-        if !allow_destroy {
-            return Err(crate::Error::WouldDestroy(
-                path.clone(),
-                "it is a block device and the simulation overwrites it".into(),
-            )
-            .into());
-        }
-        // O_EXCL on a block device fails with EBUSY when it is mounted or held.
-        crate::platform::fs::open_exclusive(&path).map_err(|e| {
-            if crate::platform::fs::is_busy(&e) {
-                anyhow::Error::new(crate::Error::DeviceInUse(
-                    path.clone(),
-                    "the device is mounted or held by another program".into(),
-                ))
-            } else {
-                anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
-            }
-        })?;
-        let f = File::open(&path)?;
-        let dev = crate::target::device_size(&f)?;
-        let size = want.min(dev) / PAGE_SIZE as u64 * PAGE_SIZE as u64;
-        (size, size)
+    let (initial_bytes, max_bytes, created) = if is_device {
+        let size = claim_device(&path, want, allow_destroy)?;
+        (size, size, false)
     } else {
-        match &meta {
-            Some(m) if m.is_file() => {
-                if !crate::target::is_iosim_file(&path) && !allow_destroy {
-                    return Err(crate::Error::WouldDestroy(
-                        path.clone(),
-                        "the simulation overwrites it".into(),
-                    )
-                    .into());
-                }
-            }
-            Some(_) => anyhow::bail!(
-                "'{}' is neither a regular file nor a block device: choose another FileName",
-                path.display()
-            ),
-            None => {
-                OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&path)
-                    .map_err(|e| {
-                        if e.kind() == io::ErrorKind::NotFound {
-                            anyhow::Error::new(crate::Error::MissingDirectory(
-                                path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                            ))
-                        } else {
-                            anyhow::Error::new(e)
-                                .context(format!("cannot create '{}'", path.display()))
-                        }
-                    })?;
-                crate::targetlock::lock(&path, crate::targetlock::LockMode::Exclusive)?;
-                crate::target::mark_iosim_file(&path);
-                created = true;
-            }
-        }
-        (want, fc.max_mb.max(fc.initial_mb) * MIB)
+        let created = claim_regular(&path, meta.as_ref(), allow_destroy)?;
+        (want, fc.max_mb.max(fc.initial_mb) * MIB, created)
     };
-    let mode = cache_mode(cfg);
-    let file = crate::target::open_with_cache(&path, mode, true).map_err(|e| {
-        if crate::platform::fs::is_direct_refused(&e) && mode.is_direct() {
-            anyhow::anyhow!(
-                "direct I/O (O_DIRECT) is not supported for '{}': set NoBuffering=FALSE (and UseScatterGather=FALSE), or put the file on ext4 or xfs",
-                path.display()
-            )
-        } else {
-            anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
-        }
-    })?;
+    let file = open_for_io(cfg, &path)?;
     let max_pages = max_bytes / PAGE_SIZE as u64;
     // Sized for MaxSize, but sparse: memory only for the pages the run reaches.
     let state_pages = usize::try_from(if fc.log_file { 0 } else { max_pages }).map_err(|_| {
@@ -437,26 +373,121 @@ pub fn open(cfg: &SimConfig, i: usize, allow_destroy: bool) -> anyhow::Result<Si
         align,
     };
     if !is_device {
-        // Existing contents are never trusted: start from the configured size.
-        let res = sf
-            .file
-            .set_len(0)
-            .with_context(|| format!("cannot truncate '{}'", path.display()))
-            .and_then(|()| resize(&sf, 0, initial_bytes / PAGE_SIZE as u64, cfg.stamp_files));
-        if let Err(e) = res {
-            // Remove what this run created; keep (and say so) what it did not.
-            let outcome = if created && crate::targetlock::remove_file(&path).is_ok() {
-                crate::target::FileFate::Removed
-            } else {
-                crate::target::FileFate::Kept
-            };
-            return Err(crate::target::with_outcome(e, outcome, &path));
-        }
+        start_at_initial_size(&sf, initial_bytes, cfg.stamp_files)?;
     } else {
         sf.pages
             .store(initial_bytes / PAGE_SIZE as u64, Ordering::Release);
     }
     Ok(sf)
+}
+
+/// Claims the block device `path` for the run (refused without
+/// --allow-destroy, or when it is mounted or held); returns the bytes the
+/// simulation uses of it: `want`, at most the device's size, in whole pages.
+fn claim_device(path: &Path, want: u64, allow_destroy: bool) -> anyhow::Result<u64> {
+    if !allow_destroy {
+        return Err(crate::Error::WouldDestroy(
+            path.to_path_buf(),
+            "it is a block device and the simulation overwrites it".into(),
+        )
+        .into());
+    }
+    // O_EXCL on a block device fails with EBUSY when it is mounted or held.
+    crate::platform::fs::open_exclusive(path).map_err(|e| {
+        if crate::platform::fs::is_busy(&e) {
+            anyhow::Error::new(crate::Error::DeviceInUse(
+                path.to_path_buf(),
+                "the device is mounted or held by another program".into(),
+            ))
+        } else {
+            anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
+        }
+    })?;
+    let f = File::open(path)?;
+    let dev = crate::target::device_size(&f)?;
+    Ok(want.min(dev) / PAGE_SIZE as u64 * PAGE_SIZE as u64)
+}
+
+/// Claims the regular file `path` (`meta` when it exists) for the run: an
+/// existing one only if iosim made it (or with --allow-destroy), otherwise
+/// created new, locked and marked as iosim's. Returns whether it was created.
+fn claim_regular(
+    path: &Path,
+    meta: Option<&std::fs::Metadata>,
+    allow_destroy: bool,
+) -> anyhow::Result<bool> {
+    match meta {
+        Some(m) if m.is_file() => {
+            if !crate::target::is_iosim_file(path) && !allow_destroy {
+                return Err(crate::Error::WouldDestroy(
+                    path.to_path_buf(),
+                    "the simulation overwrites it".into(),
+                )
+                .into());
+            }
+            Ok(false)
+        }
+        Some(_) => anyhow::bail!(
+            "'{}' is neither a regular file nor a block device: choose another FileName",
+            path.display()
+        ),
+        None => {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| {
+                    if e.kind() == io::ErrorKind::NotFound {
+                        anyhow::Error::new(crate::Error::MissingDirectory(
+                            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                        ))
+                    } else {
+                        anyhow::Error::new(e).context(format!("cannot create '{}'", path.display()))
+                    }
+                })?;
+            crate::targetlock::lock(path, crate::targetlock::LockMode::Exclusive)?;
+            crate::target::mark_iosim_file(path);
+            Ok(true)
+        }
+    }
+}
+
+/// Opens `path` for the run's I/O with the configuration's cache mode,
+/// saying what to change when the file system refuses direct I/O.
+fn open_for_io(cfg: &SimConfig, path: &Path) -> anyhow::Result<File> {
+    let mode = cache_mode(cfg);
+    crate::target::open_with_cache(path, mode, true).map_err(|e| {
+        if crate::platform::fs::is_direct_refused(&e) && mode.is_direct() {
+            anyhow::anyhow!(
+                "direct I/O (O_DIRECT) is not supported for '{}': set NoBuffering=FALSE (and UseScatterGather=FALSE), or put the file on ext4 or xfs",
+                path.display()
+            )
+        } else {
+            anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
+        }
+    })
+}
+
+/// Truncates the regular file `sf` and grows it to `initial_bytes`:
+/// existing contents are never trusted. On failure the file is removed when
+/// this run created it, and kept (the error says which) otherwise.
+fn start_at_initial_size(sf: &SimFile, initial_bytes: u64, stamp: bool) -> anyhow::Result<()> {
+    let path = &sf.path;
+    let res = sf
+        .file
+        .set_len(0)
+        .with_context(|| format!("cannot truncate '{}'", path.display()))
+        .and_then(|()| resize(sf, 0, initial_bytes / PAGE_SIZE as u64, stamp));
+    if let Err(e) = res {
+        // Remove what this run created; keep (and say so) what it did not.
+        let outcome = if sf.created && crate::targetlock::remove_file(path).is_ok() {
+            crate::target::FileFate::Removed
+        } else {
+            crate::target::FileFate::Kept
+        };
+        return Err(crate::target::with_outcome(e, outcome, path));
+    }
+    Ok(())
 }
 
 /// Grows the file from `old` to `new` pages: sparse files by size only,

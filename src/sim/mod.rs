@@ -14,6 +14,8 @@
 //! See docs/sim.md.
 
 pub mod config;
+mod config_check;
+pub mod config_parse;
 pub mod errorlog;
 pub mod files;
 pub mod io;
@@ -421,91 +423,10 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
             allow_destroy: opts.allow_destroy,
         },
     )?;
-    let mut files: Vec<SimFile> = Vec::new();
-    for i in 0..cfg.files.len() {
-        match files::open(&cfg, i, opts.allow_destroy) {
-            Ok(f) => files.push(f),
-            Err(e) => {
-                // Nothing was simulated: remove what this run created, keep the rest.
-                let mut removed: Vec<String> = Vec::new();
-                for f in files.iter().filter(|f| f.created) {
-                    if crate::targetlock::remove_file(&f.path).is_ok() {
-                        removed.push(f.path.display().to_string());
-                    }
-                }
-                if !log_existed && std::fs::remove_file(&error_path).is_ok() {
-                    removed.push(error_path.display().to_string());
-                }
-                if removed.is_empty() {
-                    return Err(e);
-                }
-                return Err(e.context(format!(
-                    "the simulation could not start; the files this run had created were removed: {}",
-                    removed.join(", ")
-                )));
-            }
-        }
-    }
-    let data: Vec<usize> = (0..files.len())
-        .filter(|&i| !files[i].cfg.log_file)
-        .collect();
-    let logs: Vec<usize> = (0..files.len())
-        .filter(|&i| files[i].cfg.log_file)
-        .collect();
-    // SQLIOSim's XML log starts with its prolog (JSON lines: nothing).
-    let mut jsonl = jsonl;
-    let log_format = errorlog::LogFormat::for_path(&error_path);
-    jsonl.write_all(log_format.header().as_bytes())?;
-    let max_io = if cfg.max_outstanding_io == 0 {
-        140_000
-    } else {
-        cfg.max_outstanding_io
-    };
-    let sh = Arc::new(Shared {
-        pool_pages: cfg
-            .max_memory_mb
-            .saturating_mul(files::PAGES_PER_MB)
-            .max(256),
-        sem: Semaphore::new(max_io),
-        choices,
-        faults: (!faults.is_empty()).then(|| FaultPlan::new(faults, cfg.seed)),
-        cfg,
-        log: logwriter::LogShared::default(),
-        files,
-        data,
-        logs,
-        stop: opts.stop.clone(),
-        stopped_by_error: AtomicBool::new(false),
-        cycle_stop: AtomicBool::new(false),
-        burst: AtomicBool::new(false),
-        errors: Mutex::new(ErrorLog {
-            jsonl: Some(jsonl),
-            format: log_format,
-            path: error_path,
-            dumps: 0,
-            dumps_written: 0,
-            dumps_skipped: 0,
-            first: Vec::new(),
-            by_class: BTreeMap::new(),
-        }),
-        error_count: AtomicU64::new(0),
-        dirty_count: AtomicU64::new(0),
-        stats: Mutex::new(BTreeMap::new()),
-        inflight: Mutex::new(Vec::new()),
-        warnings: Mutex::new(Vec::new()),
-        notes: Mutex::new(Vec::new()),
-        pages_verified: AtomicU64::new(0),
-        pages_written: AtomicU64::new(0),
-        log_blocks_written: AtomicU64::new(0),
-        log_blocks_verified: AtomicU64::new(0),
-        grows: AtomicU64::new(0),
-        shrinks: AtomicU64::new(0),
-        long_io_warnings: AtomicU64::new(0),
-        quiet: opts.quiet,
-        allow_destroy: opts.allow_destroy,
-        max_dumps: opts.max_dumps,
-    });
-    *sh.log.blocks.lock().expect("log blocks lock") = vec![BTreeMap::new(); sh.logs.len()];
+    let files = open_files(&cfg, opts.allow_destroy, &error_path, log_existed)?;
+    let sh = Arc::new(Shared::new(
+        cfg, choices, faults, files, jsonl, error_path, opts,
+    )?);
     for n in fault_notes {
         if !sh.quiet {
             crate::say!("iosim sim: {n}");
@@ -557,6 +478,118 @@ pub fn run(cfg: SimConfig, opts: &RunOpts) -> anyhow::Result<summary::SimResult>
     let result = summary::build(&sh, duration_s, cycles_done, interrupted);
     sh.log_summary(&result);
     Ok(result)
+}
+
+/// Opens (creating as needed) every file of the configuration. When one
+/// cannot be opened nothing was simulated: the files this run created are
+/// removed, and the error log `error_path` too unless it was there before.
+fn open_files(
+    cfg: &SimConfig,
+    allow_destroy: bool,
+    error_path: &std::path::Path,
+    log_existed: bool,
+) -> anyhow::Result<Vec<SimFile>> {
+    let mut files: Vec<SimFile> = Vec::new();
+    for i in 0..cfg.files.len() {
+        match files::open(cfg, i, allow_destroy) {
+            Ok(f) => files.push(f),
+            Err(e) => {
+                // Nothing was simulated: remove what this run created, keep the rest.
+                let mut removed: Vec<String> = Vec::new();
+                for f in files.iter().filter(|f| f.created) {
+                    if crate::targetlock::remove_file(&f.path).is_ok() {
+                        removed.push(f.path.display().to_string());
+                    }
+                }
+                if !log_existed && std::fs::remove_file(error_path).is_ok() {
+                    removed.push(error_path.display().to_string());
+                }
+                if removed.is_empty() {
+                    return Err(e);
+                }
+                return Err(e.context(format!(
+                    "the simulation could not start; the files this run had created were removed: {}",
+                    removed.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(files)
+}
+
+impl Shared {
+    /// The state a run shares, over its opened `files` and its error log
+    /// `jsonl` (at `error_path`), whose prolog it writes.
+    fn new(
+        cfg: SimConfig,
+        choices: config::Choices,
+        faults: Vec<Fault>,
+        files: Vec<SimFile>,
+        mut jsonl: std::fs::File,
+        error_path: PathBuf,
+        opts: &RunOpts,
+    ) -> anyhow::Result<Shared> {
+        let data: Vec<usize> = (0..files.len())
+            .filter(|&i| !files[i].cfg.log_file)
+            .collect();
+        let logs: Vec<usize> = (0..files.len())
+            .filter(|&i| files[i].cfg.log_file)
+            .collect();
+        // SQLIOSim's XML log starts with its prolog (JSON lines: nothing).
+        let log_format = errorlog::LogFormat::for_path(&error_path);
+        jsonl.write_all(log_format.header().as_bytes())?;
+        let max_io = if cfg.max_outstanding_io == 0 {
+            140_000
+        } else {
+            cfg.max_outstanding_io
+        };
+        let sh = Shared {
+            pool_pages: cfg
+                .max_memory_mb
+                .saturating_mul(files::PAGES_PER_MB)
+                .max(256),
+            sem: Semaphore::new(max_io),
+            choices,
+            faults: (!faults.is_empty()).then(|| FaultPlan::new(faults, cfg.seed)),
+            cfg,
+            log: logwriter::LogShared::default(),
+            files,
+            data,
+            logs,
+            stop: opts.stop.clone(),
+            stopped_by_error: AtomicBool::new(false),
+            cycle_stop: AtomicBool::new(false),
+            burst: AtomicBool::new(false),
+            errors: Mutex::new(ErrorLog {
+                jsonl: Some(jsonl),
+                format: log_format,
+                path: error_path,
+                dumps: 0,
+                dumps_written: 0,
+                dumps_skipped: 0,
+                first: Vec::new(),
+                by_class: BTreeMap::new(),
+            }),
+            error_count: AtomicU64::new(0),
+            dirty_count: AtomicU64::new(0),
+            stats: Mutex::new(BTreeMap::new()),
+            inflight: Mutex::new(Vec::new()),
+            warnings: Mutex::new(Vec::new()),
+            notes: Mutex::new(Vec::new()),
+            pages_verified: AtomicU64::new(0),
+            pages_written: AtomicU64::new(0),
+            log_blocks_written: AtomicU64::new(0),
+            log_blocks_verified: AtomicU64::new(0),
+            grows: AtomicU64::new(0),
+            shrinks: AtomicU64::new(0),
+            long_io_warnings: AtomicU64::new(0),
+            quiet: opts.quiet,
+            allow_destroy: opts.allow_destroy,
+            max_dumps: opts.max_dumps,
+        };
+        *sh.log.blocks.lock().expect("log blocks lock") = vec![BTreeMap::new(); sh.logs.len()];
+        Ok(sh)
+    }
 }
 
 /// Maps `--inject` faults from [FileN] numbers to file indices; a fault
@@ -692,7 +725,6 @@ fn spawn_user(
 /// Runs the cycles; returns how many completed.
 fn cycles(sh: &Arc<Shared>) -> anyhow::Result<u64> {
     let cfg = &sh.cfg;
-    let page = crate::verify::PAGE_SIZE;
     let mut done = 0u64;
     loop {
         if sh.stop.load(Ordering::Acquire) {
@@ -702,122 +734,23 @@ fn cycles(sh: &Arc<Shared>) -> anyhow::Result<u64> {
         sh.burst.store(cfg.allow_io_bursts, Ordering::Release);
         sh.cycle_stop.store(false, Ordering::Release);
         {
-            let mut cp = UserIo::new(
-                sh,
-                UserKind::Checkpoint,
-                0,
-                config::CHECKPOINT_RUN as usize,
-                page,
-            )?;
+            let mut cp = checkpoint_io(sh)?;
             users::initial_update(&mut cp);
             users::checkpoint_all(&mut cp);
         }
         sh.burst.store(false, Ordering::Release);
 
         // Timed run.
-        let mut threads = Vec::new();
-        for n in 0..cfg.random.user_count.max(0) as usize {
-            threads.push(spawn_user(
-                sh,
-                UserKind::RandomUser,
-                n + 1,
-                cfg.random.max_chain as usize,
-                users::random_user,
-            )?);
-        }
-        for n in 0..cfg.audit.user_count.max(0) as usize {
-            threads.push(spawn_user(
-                sh,
-                UserKind::AuditUser,
-                n + 1,
-                cfg.audit.buffers_validated as usize,
-                move |io| users::audit_user(io, n),
-            )?);
-        }
-        for n in 0..cfg.read_ahead.user_count.max(0) as usize {
-            threads.push(spawn_user(
-                sh,
-                UserKind::ReadAheadUser,
-                n + 1,
-                cfg.read_ahead.max_pages as usize,
-                users::read_ahead_user,
-            )?);
-        }
-        for n in 0..cfg.bulk.user_count.max(0) as usize {
-            threads.push(spawn_user(
-                sh,
-                UserKind::BulkUpdateUser,
-                n + 1,
-                cfg.bulk.max_pages as usize,
-                users::bulk_update_user,
-            )?);
-        }
-        threads.push(spawn_user(
-            sh,
-            UserKind::ShrinkUser,
-            1,
-            1,
-            users::shrink_user,
-        )?);
-        threads.push(spawn_user(
-            sh,
-            UserKind::LazyWriter,
-            1,
-            config::CHECKPOINT_RUN as usize,
-            users::lazy_writer,
-        )?);
-        let every =
-            (cfg.test_cycle_duration / 3).clamp(Duration::from_secs(1), Duration::from_secs(60));
-        threads.push(spawn_user(
-            sh,
-            UserKind::Checkpoint,
-            1,
-            config::CHECKPOINT_RUN as usize,
-            move |io| users::checkpoint_thread(io, every),
-        )?);
+        let threads = spawn_users(sh)?;
         let end = crate::clock::now_ns()
             .saturating_add(u64::try_from(cfg.test_cycle_duration.as_nanos()).unwrap_or(u64::MAX));
         while crate::clock::now_ns() < end && !sh.stop.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(20));
         }
         sh.cycle_stop.store(true, Ordering::Release);
-        let mut first_err = None;
-        for t in threads {
-            match t.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    first_err.get_or_insert(e);
-                }
-                Err(_) => {
-                    first_err.get_or_insert(anyhow::anyhow!("a simulated user panicked"));
-                }
-            }
-        }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
+        join_users(threads)?;
 
-        // Final checkpoint (bursts allowed) and full audit.
-        sh.burst.store(cfg.allow_io_bursts, Ordering::Release);
-        {
-            let mut cp = UserIo::new(
-                sh,
-                UserKind::Checkpoint,
-                0,
-                config::CHECKPOINT_RUN as usize,
-                page,
-            )?;
-            users::checkpoint_all(&mut cp);
-        }
-        sh.burst.store(false, Ordering::Release);
-        {
-            let mut au = UserIo::new(sh, UserKind::FullAudit, 0, 64, page)?;
-            users::full_audit(&mut au);
-        }
-        {
-            let mut la = UserIo::new(sh, UserKind::FullAudit, 1, 1, crate::verify::MAX_LOG_BLOCK)?;
-            logwriter::audit(&mut la);
-        }
+        end_of_cycle(sh)?;
         if sh.stop.load(Ordering::Acquire) {
             break;
         }
@@ -833,4 +766,133 @@ fn cycles(sh: &Arc<Shared>) -> anyhow::Result<u64> {
         }
     }
     Ok(done)
+}
+
+/// The I/O of a checkpoint run outside the timed part (initial and final).
+fn checkpoint_io(sh: &Arc<Shared>) -> anyhow::Result<UserIo> {
+    UserIo::new(
+        sh,
+        UserKind::Checkpoint,
+        0,
+        config::CHECKPOINT_RUN as usize,
+        crate::verify::PAGE_SIZE,
+    )
+}
+
+/// A kind of simulated user of the timed run: how many of it run, the pages
+/// each one's I/O holds at most, and its body (given the user's number, from 0).
+struct UserSpawn {
+    kind: UserKind,
+    count: usize,
+    slots: usize,
+    body: fn(UserIo, usize),
+}
+
+/// The five kinds of simulated users, in the order they start.
+fn user_kinds(cfg: &SimConfig) -> [UserSpawn; 5] {
+    let count = |n: i64| n.max(0) as usize;
+    [
+        UserSpawn {
+            kind: UserKind::RandomUser,
+            count: count(cfg.random.user_count),
+            slots: cfg.random.max_chain as usize,
+            body: |io, _| users::random_user(io),
+        },
+        UserSpawn {
+            kind: UserKind::AuditUser,
+            count: count(cfg.audit.user_count),
+            slots: cfg.audit.buffers_validated as usize,
+            body: users::audit_user,
+        },
+        UserSpawn {
+            kind: UserKind::ReadAheadUser,
+            count: count(cfg.read_ahead.user_count),
+            slots: cfg.read_ahead.max_pages as usize,
+            body: |io, _| users::read_ahead_user(io),
+        },
+        UserSpawn {
+            kind: UserKind::BulkUpdateUser,
+            count: count(cfg.bulk.user_count),
+            slots: cfg.bulk.max_pages as usize,
+            body: |io, _| users::bulk_update_user(io),
+        },
+        UserSpawn {
+            kind: UserKind::ShrinkUser,
+            count: 1,
+            slots: 1,
+            body: |io, _| users::shrink_user(io),
+        },
+    ]
+}
+
+/// Starts the timed run's threads: every simulated user (named
+/// `RandomUser#1`..), then the lazy writer and the periodic checkpoint.
+fn spawn_users(
+    sh: &Arc<Shared>,
+) -> anyhow::Result<Vec<std::thread::JoinHandle<anyhow::Result<()>>>> {
+    let cfg = &sh.cfg;
+    let mut threads = Vec::new();
+    for u in user_kinds(cfg) {
+        for n in 0..u.count {
+            let body = u.body;
+            threads.push(spawn_user(sh, u.kind, n + 1, u.slots, move |io| {
+                body(io, n)
+            })?);
+        }
+    }
+    threads.push(spawn_user(
+        sh,
+        UserKind::LazyWriter,
+        1,
+        config::CHECKPOINT_RUN as usize,
+        users::lazy_writer,
+    )?);
+    let every =
+        (cfg.test_cycle_duration / 3).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    threads.push(spawn_user(
+        sh,
+        UserKind::Checkpoint,
+        1,
+        config::CHECKPOINT_RUN as usize,
+        move |io| users::checkpoint_thread(io, every),
+    )?);
+    Ok(threads)
+}
+
+/// Waits for every thread of the timed run; the first error (or panic) is
+/// the result.
+fn join_users(threads: Vec<std::thread::JoinHandle<anyhow::Result<()>>>) -> anyhow::Result<()> {
+    let mut first_err = None;
+    for t in threads {
+        match t.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(anyhow::anyhow!("a simulated user panicked"));
+            }
+        }
+    }
+    first_err.map_or(Ok(()), Err)
+}
+
+/// The end of a cycle: the final checkpoint (bursts allowed), then the full
+/// audit of every data page and of the log.
+fn end_of_cycle(sh: &Arc<Shared>) -> anyhow::Result<()> {
+    sh.burst.store(sh.cfg.allow_io_bursts, Ordering::Release);
+    {
+        let mut cp = checkpoint_io(sh)?;
+        users::checkpoint_all(&mut cp);
+    }
+    sh.burst.store(false, Ordering::Release);
+    {
+        let mut au = UserIo::new(sh, UserKind::FullAudit, 0, 64, crate::verify::PAGE_SIZE)?;
+        users::full_audit(&mut au);
+    }
+    {
+        let mut la = UserIo::new(sh, UserKind::FullAudit, 1, 1, crate::verify::MAX_LOG_BLOCK)?;
+        logwriter::audit(&mut la);
+    }
+    Ok(())
 }

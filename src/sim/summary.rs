@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 
-use super::{ErrorRecord, Shared};
+use super::files::SimFile;
+use super::{ErrorRecord, KindStats, Shared, UserKind};
 use crate::stats::{Percentile, RwResult, RwStats};
 use crate::verify::ErrorClass;
 
@@ -149,50 +150,12 @@ pub struct SimResult {
 /// Builds the result from the shared state at the end of a run.
 pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> SimResult {
     let stats = sh.stats.lock().expect("stats lock").clone();
-    let nf = sh.files.len();
-    let mut per_file: Vec<RwStats> = (0..nf).map(|_| RwStats::default()).collect();
-    let mut total = RwStats::default();
-    let mut users = Vec::new();
-    for (kind, ks) in &stats {
-        let mut k = RwStats::default();
-        for (i, s) in ks.per_file.iter().enumerate() {
-            per_file[i].merge(s);
-            k.merge(s);
-        }
-        total.merge(&k);
-        users.push(UserSummary {
-            user: kind.name().to_string(),
-            threads: ks.threads,
-            seconds: ks.secs,
-            stats: k.summarize(ks.secs),
-        });
-    }
+    let (users, per_file, total) = user_summaries(&stats, sh.files.len());
     let files = sh
         .files
         .iter()
-        .enumerate()
-        .map(|(i, f)| FileSummary {
-            id: f.id,
-            path: f.path.display().to_string(),
-            kind: if f.cfg.log_file { "log" } else { "data" }.into(),
-            size_bytes: f.page_count() * crate::verify::PAGE_SIZE as u64,
-            compression: attrs(&f.path).compressed,
-            encryption: attrs(&f.path).encrypted,
-            sparse: f.cfg.sparse,
-            device: f.is_device,
-            dio_align: f.align,
-            target_io_duration_ms: sh.cfg.target_io_duration_ms,
-            running_average_io_duration_ms: f.running_average_ms(),
-            throttled: f.ctr.throttled.load(Ordering::Relaxed),
-            io_request_blocks: f.ctr.peak_outstanding.load(Ordering::Relaxed),
-            reads: f.ctr.reads.load(Ordering::Relaxed),
-            scatter_reads: f.ctr.scatter_reads.load(Ordering::Relaxed),
-            writes: f.ctr.writes.load(Ordering::Relaxed),
-            gather_writes: f.ctr.gather_writes.load(Ordering::Relaxed),
-            total_io_time_ms: f.ctr.total_io_ns.load(Ordering::Relaxed) / 1_000_000,
-            stats: per_file[i].summarize(duration_s),
-            slow_ios: per_file[i].slow_ios(),
-        })
+        .zip(&per_file)
+        .map(|(f, st)| file_summary(sh, f, st, duration_s))
         .collect();
     let log = sh.errors.lock().expect("error log lock");
     let mut by_class: BTreeMap<String, u64> = ErrorClass::ALL
@@ -203,20 +166,7 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
         by_class.insert(c.name().to_string(), *n);
     }
     let mut notes = sh.notes.lock().expect("notes lock").clone();
-    if let Some(plan) = &sh.faults {
-        let p = plan.lock().expect("fault plan lock");
-        let mut counts: BTreeMap<(String, u32, u64), u64> = BTreeMap::new();
-        for i in p.injected() {
-            *counts
-                .entry((i.kind.to_string(), i.file + 1, i.page))
-                .or_default() += 1;
-        }
-        for ((k, f, pg), n) in counts {
-            notes.push(format!(
-                "fault injected: {k} on file {f} page {pg} ({n} time(s))"
-            ));
-        }
-    }
+    notes.extend(injected_notes(sh));
     SimResult {
         schema: "iosim-sim/1".into(),
         duration_s,
@@ -247,6 +197,77 @@ pub fn build(sh: &Shared, duration_s: f64, cycles: u64, interrupted: bool) -> Si
         notes,
         config: sh.cfg.clone(),
     }
+}
+
+/// Every user kind's summary, and the statistics of every file (engine
+/// index) and of all I/O together, over all users.
+fn user_summaries(
+    stats: &BTreeMap<UserKind, KindStats>,
+    nf: usize,
+) -> (Vec<UserSummary>, Vec<RwStats>, RwStats) {
+    let mut per_file: Vec<RwStats> = (0..nf).map(|_| RwStats::default()).collect();
+    let mut total = RwStats::default();
+    let mut users = Vec::new();
+    for (kind, ks) in stats {
+        let mut k = RwStats::default();
+        for (i, s) in ks.per_file.iter().enumerate() {
+            per_file[i].merge(s);
+            k.merge(s);
+        }
+        total.merge(&k);
+        users.push(UserSummary {
+            user: kind.name().to_string(),
+            threads: ks.threads,
+            seconds: ks.secs,
+            stats: k.summarize(ks.secs),
+        });
+    }
+    (users, per_file, total)
+}
+
+/// The summary of file `f`: SQLIOSim's counters, and `st`, the statistics
+/// of every user's I/O to it.
+fn file_summary(sh: &Shared, f: &SimFile, st: &RwStats, duration_s: f64) -> FileSummary {
+    FileSummary {
+        id: f.id,
+        path: f.path.display().to_string(),
+        kind: if f.cfg.log_file { "log" } else { "data" }.into(),
+        size_bytes: f.page_count() * crate::verify::PAGE_SIZE as u64,
+        compression: attrs(&f.path).compressed,
+        encryption: attrs(&f.path).encrypted,
+        sparse: f.cfg.sparse,
+        device: f.is_device,
+        dio_align: f.align,
+        target_io_duration_ms: sh.cfg.target_io_duration_ms,
+        running_average_io_duration_ms: f.running_average_ms(),
+        throttled: f.ctr.throttled.load(Ordering::Relaxed),
+        io_request_blocks: f.ctr.peak_outstanding.load(Ordering::Relaxed),
+        reads: f.ctr.reads.load(Ordering::Relaxed),
+        scatter_reads: f.ctr.scatter_reads.load(Ordering::Relaxed),
+        writes: f.ctr.writes.load(Ordering::Relaxed),
+        gather_writes: f.ctr.gather_writes.load(Ordering::Relaxed),
+        total_io_time_ms: f.ctr.total_io_ns.load(Ordering::Relaxed) / 1_000_000,
+        stats: st.summarize(duration_s),
+        slow_ios: st.slow_ios(),
+    }
+}
+
+/// A note per fault injected (kind, file and page), with how many times.
+fn injected_notes(sh: &Shared) -> Vec<String> {
+    let Some(plan) = &sh.faults else {
+        return Vec::new();
+    };
+    let p = plan.lock().expect("fault plan lock");
+    let mut counts: BTreeMap<(String, u32, u64), u64> = BTreeMap::new();
+    for i in p.injected() {
+        *counts
+            .entry((i.kind.to_string(), i.file + 1, i.page))
+            .or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|((k, f, pg), n)| format!("fault injected: {k} on file {f} page {pg} ({n} time(s))"))
+        .collect()
 }
 
 /// SQLIOSim's final summary of one file, a line each, as it prints them
