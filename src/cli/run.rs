@@ -286,12 +286,7 @@ impl RunArgs {
             align: self.align,
             threads: self.threads,
             qd: self.qd,
-            duration: self.duration,
-            warmup: self.warmup,
-            seed: self.seed,
             cache: self.cache,
-            engine: self.engine,
-            fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
             seq_layout: if let Some(st) = self.stripe {
                 SeqLayout::Stripe(st)
             } else if self.shared_offset {
@@ -300,6 +295,26 @@ impl RunArgs {
                 self.thread_stride
                     .map_or(SeqLayout::Split, SeqLayout::Stride)
             },
+            random_pct: self.random_pct,
+            flush: self.flush(),
+            sync_method: self.sync_method,
+            ..self.settings()
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// The settings that are not a workload's pattern, size or layout (how
+    /// long, which engine, what the writes carry, pacing, CPUs, the shape):
+    /// the one mapping `iosim run` and `iosim run --profile` share; the
+    /// rest of the spec is the default.
+    fn settings(&self) -> WorkloadSpec {
+        WorkloadSpec {
+            duration: self.duration,
+            warmup: self.warmup,
+            seed: self.seed,
+            engine: self.engine,
+            fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
             allow_destroy: self.allow_destroy,
             cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
             sqpoll: self.sqpoll,
@@ -309,14 +324,10 @@ impl RunArgs {
             rate_iops: self.rate_iops,
             rate_bytes: self.rate,
             burst: self.burst,
-            think: self.think.unwrap_or(Duration::ZERO),
-            random_pct: self.random_pct,
+            think: self.think.unwrap_or_default(),
             shape: self.shape(),
-            flush: self.flush(),
-            sync_method: self.sync_method,
-        };
-        spec.validate()?;
-        Ok(spec)
+            ..WorkloadSpec::default()
+        }
     }
 
     /// `--fsync N` or `--fdatasync N`.
@@ -393,30 +404,14 @@ impl RunArgs {
             length: self.length,
             conflicting: self.conflicting_options(),
             base: WorkloadSpec {
-                targets: Vec::new(),
-                duration: self.duration,
-                warmup: self.warmup,
-                seed: self.seed,
-                engine: self.engine,
-                fill: self.compress_pct.map_or(self.fill, FillMode::Compressible),
                 seq_layout: SeqLayout::Split,
-                allow_destroy: self.allow_destroy,
-                cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
-                sqpoll: self.sqpoll,
-                hipri: self.hipri,
-                io_limit: self.number_ios,
-                submit_batch: self.submit_batch,
-                rate_iops: self.rate_iops,
-                rate_bytes: self.rate,
-                burst: self.burst,
-                think: self.think.unwrap_or_default(),
                 // --distribution, --hot-placement, --dedupe-pct apply to every
                 // workload that does not set its own.
                 shape: crate::workload::Shape {
                     steady_state: None,
                     ..self.shape()
                 },
-                ..WorkloadSpec::default()
+                ..self.settings()
             },
         }
     }
