@@ -60,35 +60,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             crate::units::format_duration_arg(a.time)
         );
     }
-    let mut roles = vec![RoleArg {
-        role: Role::Data,
-        path: a.data.clone(),
-    }];
-    for (role, p) in [
-        (Role::Log, &a.log),
-        (Role::Tempdb, &a.tempdb),
-        (Role::Backup, &a.backup),
-    ] {
-        if let Some(p) = p {
-            roles.push(RoleArg {
-                role,
-                path: p.clone(),
-            });
-        }
-    }
-    let cfg = qualify::QualifyConfig {
-        roles,
-        time: a.time,
-        size: a.size,
-        engine: a.engine,
-        allow_destroy: a.allow_destroy,
-        keep_files: a.keep_files,
-        progress: !a.out.quiet,
-        rules: a.rules,
-        cache_size: a.cache_size,
-        dbms: a.dbms,
-        neighbour: a.neighbour.clone(),
-    };
+    let cfg = config(a);
     if a.plan {
         // Nothing is created, measured or saved; rank 0 alone prints under a launcher.
         let text = qualify::render::plan_text(&cfg)?;
@@ -98,29 +70,8 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Success);
     }
     // The baseline first: a missing one fails before anything is measured.
-    let baseline = match &a.baseline {
-        Some(r) => Some(resolve_baseline(a, r)?),
-        None => None,
-    };
-    if let Some((id, _, then)) = &baseline {
-        if then.dbms != a.dbms {
-            anyhow::bail!(
-                "--baseline {id} qualified this storage for {} and this qualification is for {}: their workloads and rules differ; compare with a qualification for {} (iosim history --kind qualify)",
-                then.dbms.title(),
-                a.dbms.title(),
-                a.dbms.title()
-            );
-        }
-    }
-    if let Some(p) = &a.html {
-        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                return Err(crate::Error::MissingDirectory(dir.to_path_buf()).into());
-            }
-        }
-        // A file there that iosim did not write is refused now, not after the run.
-        crate::outfile::check(p, "HTML report")?;
-    }
+    let baseline = baseline(a)?;
+    check_html(a)?;
     let served = a.metrics.serve("qualify", a.out.quiet)?;
     let mut opts = ctx.run_options(&a.out, Duration::from_secs(1));
     opts.metrics = served.as_ref().map(crate::metrics::Server::live);
@@ -168,4 +119,70 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         });
     }
     finish(Document::Qualify(Headed::new(header, res)), ctx, end)
+}
+
+/// The qualification the arguments ask for.
+fn config(a: &QualifyArgs) -> qualify::QualifyConfig {
+    let mut roles = vec![RoleArg {
+        role: Role::Data,
+        path: a.data.clone(),
+    }];
+    for (role, p) in [
+        (Role::Log, &a.log),
+        (Role::Tempdb, &a.tempdb),
+        (Role::Backup, &a.backup),
+    ] {
+        if let Some(p) = p {
+            roles.push(RoleArg {
+                role,
+                path: p.clone(),
+            });
+        }
+    }
+    qualify::QualifyConfig {
+        roles,
+        time: a.time,
+        size: a.size,
+        engine: a.engine,
+        allow_destroy: a.allow_destroy,
+        keep_files: a.keep_files,
+        progress: !a.out.quiet,
+        rules: a.rules,
+        cache_size: a.cache_size,
+        dbms: a.dbms,
+        neighbour: a.neighbour.clone(),
+    }
+}
+
+/// Resolves `--baseline`, refusing one qualified for another database.
+fn baseline(a: &QualifyArgs) -> anyhow::Result<Option<Stored>> {
+    let baseline = match &a.baseline {
+        Some(r) => Some(resolve_baseline(a, r)?),
+        None => None,
+    };
+    if let Some((id, _, then)) = &baseline {
+        if then.dbms != a.dbms {
+            anyhow::bail!(
+                "--baseline {id} qualified this storage for {} and this qualification is for {}: their workloads and rules differ; compare with a qualification for {} (iosim history --kind qualify)",
+                then.dbms.title(),
+                a.dbms.title(),
+                a.dbms.title()
+            );
+        }
+    }
+    Ok(baseline)
+}
+
+/// `--html`: its folder must exist, and a file there iosim did not write is refused.
+fn check_html(a: &QualifyArgs) -> anyhow::Result<()> {
+    if let Some(p) = &a.html {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(crate::Error::MissingDirectory(dir.to_path_buf()).into());
+            }
+        }
+        // A file there that iosim did not write is refused now, not after the run.
+        crate::outfile::check(p, "HTML report")?;
+    }
+    Ok(())
 }

@@ -238,6 +238,15 @@ fn sim_table(sim: &crate::qualify::SimSummary) -> String {
 /// Every chart of the report, each group followed by its numbers.
 pub fn figures(r: &QualifyResult) -> Vec<Figure> {
     let mut out = Vec::new();
+    quick_figures(r, &mut out);
+    sweep_figures(r, &mut out);
+    profiles_figure(r, &mut out);
+    sim_figure(r, &mut out);
+    out
+}
+
+/// The quick corners' two panels, when they ran.
+fn quick_figures(r: &QualifyResult, out: &mut Vec<Figure>) {
     // Quick corners: IOPS and MiB/s in two panels (4 KiB random reads are
     // invisible beside 1 MiB sequential ones in MiB/s, and the other way
     // round in IOPS), one bar per location.
@@ -302,6 +311,10 @@ pub fn figures(r: &QualifyResult) -> Vec<Figure> {
             table: Some(corners_table(&r.quick, "quick-iops quick-mibs")),
         });
     }
+}
+
+/// Each sweep parameter's IOPS and latency charts, with their tables.
+fn sweep_figures(r: &QualifyResult, out: &mut Vec<Figure>) {
     for param in ["qd", "threads"] {
         let sw: Vec<&RoleSweep> = r.sweeps.iter().filter(|s| s.param == param).collect();
         if sw.is_empty() {
@@ -329,6 +342,10 @@ pub fn figures(r: &QualifyResult) -> Vec<Figure> {
             table: Some(sw.iter().map(|s| sweep_table(r, s, &for_ids)).collect()),
         });
     }
+}
+
+/// The database workloads' mean latency, when profiles ran.
+fn profiles_figure(r: &QualifyResult, out: &mut Vec<Figure>) {
     if !r.profiles.is_empty() {
         let names: Vec<String> = r.profiles.iter().map(|p| p.measure.name.clone()).collect();
         let series = vec![
@@ -354,6 +371,10 @@ pub fn figures(r: &QualifyResult) -> Vec<Figure> {
             table: Some(profiles_table(r)),
         });
     }
+}
+
+/// The simulator's files' mean latency, when it ran.
+fn sim_figure(r: &QualifyResult, out: &mut Vec<Figure>) {
     if let Some(sim) = &r.sim {
         if !sim.files.is_empty() {
             let names: Vec<String> = sim
@@ -382,7 +403,6 @@ pub fn figures(r: &QualifyResult) -> Vec<Figure> {
             });
         }
     }
-    out
 }
 
 const CSS: &str = "body{font-family:DejaVu Sans,Liberation Sans,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\

@@ -115,120 +115,139 @@ pub fn doc_sources(dbms: Dbms) -> &'static [Source] {
     }
 }
 
-/// The settings the workloads of `dbms` assume.
-pub fn settings(dbms: Dbms) -> Vec<Setting> {
-    let s = |name: &str, value: &str, means: &str, src: Source| Setting {
-        name: name.into(),
-        value: value.into(),
-        means: means.into(),
-        source_tag: src.tag.into(),
-    };
-    match dbms {
-        Dbms::Sqlserver => vec![s(
-            "file flags",
-            "FILE_FLAG_NO_BUFFERING|FILE_FLAG_WRITE_THROUGH",
-            "data and log files unbuffered and write-through: O_DIRECT and O_DSYNC here",
-            IO_BASICS,
-        )],
-        Dbms::Postgresql => vec![
-            s(
+/// A setting as the tables below give it: name, value, what it means, its source.
+type Row = (&'static str, &'static str, &'static str, Source);
+
+/// The settings SQL Server's workloads assume.
+const SQLSERVER_SETTINGS: &[Row] = &[(
+    "file flags",
+    "FILE_FLAG_NO_BUFFERING|FILE_FLAG_WRITE_THROUGH",
+    "data and log files unbuffered and write-through: O_DIRECT and O_DSYNC here",
+    IO_BASICS,
+)];
+
+/// The settings PostgreSQL's workloads assume.
+const POSTGRESQL_SETTINGS: &[Row] = &[
+            (
                 "wal_sync_method",
                 "fdatasync",
                 "each commit writes the WAL through the page cache, then fdatasync",
                 PG_WAL,
             ),
-            s(
+            (
                 "full_page_writes",
                 "on",
                 "after a checkpoint a page's first change puts its whole 8 kB image in the WAL: larger WAL writes",
                 PG_WAL,
             ),
-            s(
+            (
                 "synchronous_commit",
                 "on",
                 "a commit waits for its WAL flush",
                 PG_WAL,
             ),
-            s(
+            (
                 "block_size",
                 "8kB",
                 "data pages of 8 KiB, read and written through the page cache",
                 PG_PAGES,
             ),
-            s(
+            (
                 "checkpoint_flush_after",
                 "256kB",
                 "a checkpoint pushes its writes to the storage every 32 pages, and fsyncs each file at its end",
                 PG_WAL_CONFIG,
-            ),
-        ],
-        Dbms::Mysql => vec![
-            s(
-                "innodb_page_size",
-                "16k",
-                "data pages of 16 KiB",
-                INNODB_PARAMS,
-            ),
-            s(
-                "innodb_flush_method",
-                "O_DIRECT",
-                "data files opened O_DIRECT; fsync flushes data and log files",
-                INNODB_PARAMS,
-            ),
-            s(
-                "innodb_flush_log_at_trx_commit",
-                "1",
-                "each commit writes and flushes the redo log",
-                INNODB_PARAMS,
-            ),
-            s(
-                "innodb_doublewrite",
-                "ON",
-                "flushed pages go first to the doublewrite buffer in ~1 MiB sequential writes and a flush",
-                INNODB_DOUBLEWRITE,
-            ),
-            s(
-                "sync_binlog",
-                "1",
-                "each commit group writes the binary log and syncs it",
-                MYSQL_BINLOG,
-            ),
-        ],
-        Dbms::Oracle => vec![
-            s(
-                "filesystemio_options",
-                "SETALL",
-                "direct and asynchronous I/O on data files and redo logs",
-                ORACLE_FSIO,
-            ),
-            s(
-                "db_block_size",
-                "8192",
-                "single-block reads and DBWR writes of 8 KiB",
-                ORACLE_WAITS,
-            ),
-            s(
-                "db_file_multiblock_read_count",
-                "128",
-                "full scans read 128 blocks (1 MiB) per I/O",
-                ORACLE_MBRC,
-            ),
-        ],
-        Dbms::Etcd => vec![
-            s(
-                "WAL sync",
-                "fdatasync",
-                "each Raft batch is appended to the WAL through the page cache, then fdatasync",
-                ETCD_HARDWARE,
-            ),
-            s(
-                "backend-batch-interval",
-                "100ms",
-                "the bbolt backend commits its dirty pages, then fdatasync, 10 times a second",
-                ETCD_BACKEND,
-            ),
-        ],
-    }
+            ),];
+
+/// The settings MySQL's (and MariaDB's) workloads assume.
+const MYSQL_SETTINGS: &[Row] = &[
+    (
+        "innodb_page_size",
+        "16k",
+        "data pages of 16 KiB",
+        INNODB_PARAMS,
+    ),
+    (
+        "innodb_flush_method",
+        "O_DIRECT",
+        "data files opened O_DIRECT; fsync flushes data and log files",
+        INNODB_PARAMS,
+    ),
+    (
+        "innodb_flush_log_at_trx_commit",
+        "1",
+        "each commit writes and flushes the redo log",
+        INNODB_PARAMS,
+    ),
+    (
+        "innodb_doublewrite",
+        "ON",
+        "flushed pages go first to the doublewrite buffer in ~1 MiB sequential writes and a flush",
+        INNODB_DOUBLEWRITE,
+    ),
+    (
+        "sync_binlog",
+        "1",
+        "each commit group writes the binary log and syncs it",
+        MYSQL_BINLOG,
+    ),
+];
+
+/// The settings Oracle's workloads assume.
+const ORACLE_SETTINGS: &[Row] = &[
+    (
+        "filesystemio_options",
+        "SETALL",
+        "direct and asynchronous I/O on data files and redo logs",
+        ORACLE_FSIO,
+    ),
+    (
+        "db_block_size",
+        "8192",
+        "single-block reads and DBWR writes of 8 KiB",
+        ORACLE_WAITS,
+    ),
+    (
+        "db_file_multiblock_read_count",
+        "128",
+        "full scans read 128 blocks (1 MiB) per I/O",
+        ORACLE_MBRC,
+    ),
+];
+
+/// The settings etcd's workloads assume.
+const ETCD_SETTINGS: &[Row] = &[
+    (
+        "WAL sync",
+        "fdatasync",
+        "each Raft batch is appended to the WAL through the page cache, then fdatasync",
+        ETCD_HARDWARE,
+    ),
+    (
+        "backend-batch-interval",
+        "100ms",
+        "the bbolt backend commits its dirty pages, then fdatasync, 10 times a second",
+        ETCD_BACKEND,
+    ),
+];
+
+/// The settings the workloads of `dbms` assume.
+pub fn settings(dbms: Dbms) -> Vec<Setting> {
+    let rows = match dbms {
+        Dbms::Sqlserver => SQLSERVER_SETTINGS,
+        Dbms::Postgresql => POSTGRESQL_SETTINGS,
+        Dbms::Mysql => MYSQL_SETTINGS,
+        Dbms::Oracle => ORACLE_SETTINGS,
+        Dbms::Etcd => ETCD_SETTINGS,
+    };
+    rows.iter()
+        .map(|&(name, value, means, src)| Setting {
+            name: name.into(),
+            value: value.into(),
+            means: means.into(),
+            source_tag: src.tag.into(),
+        })
+        .collect()
 }
 
 /// What the database publishes about storage latency, and so what the

@@ -2,7 +2,7 @@
 //! facts the rules judge, and the knee in words.
 
 use super::budget::budget_for_repeats;
-use super::plan::shares_device;
+use super::plan::{shares_device, Location};
 use super::result::{CheckFinding, QualifyResult, RoleSweep};
 use super::rules;
 use super::rules::{
@@ -203,155 +203,11 @@ fn knee_fact(s: &RoleSweep) -> Option<KneeFact> {
 
 /// The facts the rules judge, from the measurements.
 pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
-    let mut roles = Vec::new();
-    for l in &r.locations {
-        let role = l.role;
-        let mut latency = Vec::new();
-        let mut throughput = Vec::new();
-        let mut tails = Vec::new();
-        let mut flushes = Vec::new();
-        let mut flush_untimed = Vec::new();
-        for p in r.profiles.iter().filter(|p| p.measure.role == role) {
-            let m = &p.measure;
-            // Flushes reach the storage whatever the cache: judged by their own rules.
-            match &m.flush {
-                Some(f) if f.timed() => flushes.push(FlushFact {
-                    what: m.name.clone(),
-                    kind: f.kind,
-                    ios: f.ios,
-                    mean_us: f.mean_us,
-                    p99_us: f.p99_us,
-                    p999_us: f.p999_us,
-                    max_us: f.max_us,
-                }),
-                Some(_) => flush_untimed.push(m.name.clone()),
-                None => {}
-            }
-            if p.deep_queue {
-                if m.bs < 512 << 10 {
-                    // Small blocks are no match for the 1 MiB corner; the knee judges them.
-                    continue;
-                }
-                let reference = if m.write_mean_us.is_some() {
-                    "seq write 1M QD8"
-                } else {
-                    "seq read 1M QD8"
-                };
-                if let Some(q) = r
-                    .quick
-                    .iter()
-                    .find(|q| q.role == role && q.name == reference)
-                {
-                    throughput.push(ThroughputFact {
-                        what: m.name.clone(),
-                        mib_s: m.mib_per_sec,
-                        reference: reference.into(),
-                        reference_mib_s: q.mib_per_sec,
-                    });
-                }
-                continue;
-            }
-            // A buffered read or write the page cache answered says nothing
-            // about the storage: only what reached it is judged.
-            let (reads, writes) = (m.reads_reach_storage(), m.writes_reach_storage());
-            if m.max_us > 0.0
-                && (reads || writes)
-                && (role != Role::Log || m.read_mean_us.is_none())
-            {
-                tails.push(TailFact {
-                    what: m.name.clone(),
-                    ios: m.ios(),
-                    p99_us: m.p99_us,
-                    p999_us: m.p999_us,
-                    max_us: m.max_us,
-                });
-            }
-            for (d, v) in [
-                (Direction::Read, m.read_mean_us.filter(|_| reads)),
-                (Direction::Write, m.write_mean_us.filter(|_| writes)),
-            ] {
-                if let Some(v) = v {
-                    latency.push(LatencyFact {
-                        what: m.name.clone(),
-                        direction: d,
-                        mean_us: v,
-                    });
-                }
-            }
-        }
-        let knee = r
-            .sweeps
-            .iter()
-            .find(|s| s.role == role && s.param == "qd")
-            .and_then(knee_fact);
-        let untrusted = r
-            .checks
-            .iter()
-            .filter(|f| f.role == role && f.untrusted)
-            .map(|f| (f.code.clone(), f.message.clone()))
-            .collect();
-        let sim_errors = r.sim.as_ref().map_or(0, |s| {
-            s.files
-                .iter()
-                .filter(|f| f.role == role)
-                .map(|f| f.errors)
-                .sum::<u64>()
-                + if role == Role::Data {
-                    // Errors not tied to a file listed (should not happen) count against data.
-                    s.errors
-                        .saturating_sub(s.files.iter().map(|f| f.errors).sum())
-                } else {
-                    0
-                }
-        });
-        let slow = r
-            .stalls
-            .iter()
-            .find(|s| s.role == role)
-            .map(|s| SlowFact {
-                over_1s: s.ios_over_1s,
-                over_15s: s.ios_over_15s,
-                max_us: s.max_us,
-                max_in: s.max_in.clone(),
-            })
-            .unwrap_or_default();
-        roles.push(RoleFacts {
-            role,
-            latency,
-            knee,
-            throughput,
-            io_errors: errors.iter().filter(|e| e.0 == role).map(|e| e.1).sum(),
-            untrusted,
-            sim_errors,
-            tails,
-            slow,
-            sim_slow: sim_slow(r, role),
-            cache: (l.size > 0).then_some(rules::CacheFact {
-                size: l.size,
-                device: l.device,
-                given: r.cache_size,
-                host_memory: r.host_memory,
-            }),
-            flushes,
-            flush_untimed,
-            neighbour: r
-                .neighbours
-                .iter()
-                .find(|n| n.role == role)
-                .map(|n| rules::NeighbourFact {
-                    spec: n.report.background.spec.clone(),
-                    alone_p99_us: n.report.alone.lat_p99_us,
-                    together_p99_us: n.report.together.lat_p99_us,
-                    iops_pct: n.report.change.iops_pct.unwrap_or(0.0),
-                }),
-            rate_limit: r
-                .checks
-                .iter()
-                .find(|f| f.role == role && f.code == WarningCode::RateLimited)
-                .map(|f| f.message.clone())
-                .or_else(|| sweep_ceiling(r, role)),
-        });
-    }
+    let roles = r
+        .locations
+        .iter()
+        .map(|l| role_facts(r, l, errors))
+        .collect();
     let find = |name: &str| {
         r.profiles
             .iter()
@@ -373,6 +229,186 @@ pub fn facts(r: &QualifyResult, errors: &[(Role, u64)]) -> Facts {
         commit_with_data_us: find("oltp-with-log log-4k"),
         rules: r.rules,
         dbms: r.dbms,
+    }
+}
+
+/// The facts of the role on `l`.
+fn role_facts(r: &QualifyResult, l: &Location, errors: &[(Role, u64)]) -> RoleFacts {
+    let role = l.role;
+    let ProfileFacts {
+        latency,
+        throughput,
+        tails,
+        flushes,
+        flush_untimed,
+    } = profile_facts(r, role);
+    let knee = r
+        .sweeps
+        .iter()
+        .find(|s| s.role == role && s.param == "qd")
+        .and_then(knee_fact);
+    let untrusted = r
+        .checks
+        .iter()
+        .filter(|f| f.role == role && f.untrusted)
+        .map(|f| (f.code.clone(), f.message.clone()))
+        .collect();
+    let sim_errors = sim_errors(r, role);
+    let slow = r
+        .stalls
+        .iter()
+        .find(|s| s.role == role)
+        .map(|s| SlowFact {
+            over_1s: s.ios_over_1s,
+            over_15s: s.ios_over_15s,
+            max_us: s.max_us,
+            max_in: s.max_in.clone(),
+        })
+        .unwrap_or_default();
+    RoleFacts {
+        role,
+        latency,
+        knee,
+        throughput,
+        io_errors: errors.iter().filter(|e| e.0 == role).map(|e| e.1).sum(),
+        untrusted,
+        sim_errors,
+        tails,
+        slow,
+        sim_slow: sim_slow(r, role),
+        cache: (l.size > 0).then_some(rules::CacheFact {
+            size: l.size,
+            device: l.device,
+            given: r.cache_size,
+            host_memory: r.host_memory,
+        }),
+        flushes,
+        flush_untimed,
+        neighbour: r
+            .neighbours
+            .iter()
+            .find(|n| n.role == role)
+            .map(|n| rules::NeighbourFact {
+                spec: n.report.background.spec.clone(),
+                alone_p99_us: n.report.alone.lat_p99_us,
+                together_p99_us: n.report.together.lat_p99_us,
+                iops_pct: n.report.change.iops_pct.unwrap_or(0.0),
+            }),
+        rate_limit: r
+            .checks
+            .iter()
+            .find(|f| f.role == role && f.code == WarningCode::RateLimited)
+            .map(|f| f.message.clone())
+            .or_else(|| sweep_ceiling(r, role)),
+    }
+}
+
+/// The simulator's errors on `role`'s files (data also takes those tied to no file).
+fn sim_errors(r: &QualifyResult, role: Role) -> u64 {
+    r.sim.as_ref().map_or(0, |s| {
+        s.files
+            .iter()
+            .filter(|f| f.role == role)
+            .map(|f| f.errors)
+            .sum::<u64>()
+            + if role == Role::Data {
+                // Errors not tied to a file listed (should not happen) count against data.
+                s.errors
+                    .saturating_sub(s.files.iter().map(|f| f.errors).sum())
+            } else {
+                0
+            }
+    })
+}
+
+/// The facts of one role's profiles: the means and tails of the
+/// latency-bound workloads, the deep-queue ones' throughput, the flushes.
+struct ProfileFacts {
+    latency: Vec<LatencyFact>,
+    throughput: Vec<ThroughputFact>,
+    tails: Vec<TailFact>,
+    flushes: Vec<FlushFact>,
+    flush_untimed: Vec<String>,
+}
+
+/// The facts of `role`'s profiles, from their measurements.
+fn profile_facts(r: &QualifyResult, role: Role) -> ProfileFacts {
+    let mut latency = Vec::new();
+    let mut throughput = Vec::new();
+    let mut tails = Vec::new();
+    let mut flushes = Vec::new();
+    let mut flush_untimed = Vec::new();
+    for p in r.profiles.iter().filter(|p| p.measure.role == role) {
+        let m = &p.measure;
+        // Flushes reach the storage whatever the cache: judged by their own rules.
+        match &m.flush {
+            Some(f) if f.timed() => flushes.push(FlushFact {
+                what: m.name.clone(),
+                kind: f.kind,
+                ios: f.ios,
+                mean_us: f.mean_us,
+                p99_us: f.p99_us,
+                p999_us: f.p999_us,
+                max_us: f.max_us,
+            }),
+            Some(_) => flush_untimed.push(m.name.clone()),
+            None => {}
+        }
+        if p.deep_queue {
+            if m.bs < 512 << 10 {
+                // Small blocks are no match for the 1 MiB corner; the knee judges them.
+                continue;
+            }
+            let reference = if m.write_mean_us.is_some() {
+                "seq write 1M QD8"
+            } else {
+                "seq read 1M QD8"
+            };
+            if let Some(q) = r
+                .quick
+                .iter()
+                .find(|q| q.role == role && q.name == reference)
+            {
+                throughput.push(ThroughputFact {
+                    what: m.name.clone(),
+                    mib_s: m.mib_per_sec,
+                    reference: reference.into(),
+                    reference_mib_s: q.mib_per_sec,
+                });
+            }
+            continue;
+        }
+        // A buffered read or write the page cache answered says nothing
+        // about the storage: only what reached it is judged.
+        let (reads, writes) = (m.reads_reach_storage(), m.writes_reach_storage());
+        if m.max_us > 0.0 && (reads || writes) && (role != Role::Log || m.read_mean_us.is_none()) {
+            tails.push(TailFact {
+                what: m.name.clone(),
+                ios: m.ios(),
+                p99_us: m.p99_us,
+                p999_us: m.p999_us,
+                max_us: m.max_us,
+            });
+        }
+        for (d, v) in [
+            (Direction::Read, m.read_mean_us.filter(|_| reads)),
+            (Direction::Write, m.write_mean_us.filter(|_| writes)),
+        ] {
+            if let Some(v) = v {
+                latency.push(LatencyFact {
+                    what: m.name.clone(),
+                    direction: d,
+                    mean_us: v,
+                });
+            }
+        }
+    }
+    ProfileFacts {
+        latency,
+        throughput,
+        tails,
+        flushes,
+        flush_untimed,
     }
 }
 

@@ -29,11 +29,17 @@ pub mod verdict_html;
 
 mod budget;
 pub mod databases;
+mod facts;
 mod judge;
 mod measure;
 mod plan;
+mod reason;
 mod result;
+mod rule_id;
+mod sources;
 mod stages;
+mod summary;
+mod thresholds;
 
 use crate::runner::RunOptions;
 pub use budget::{

@@ -45,6 +45,41 @@ pub fn database_line(r: &QualifyResult) -> String {
 /// The text summary: verdict, reasons, recommendations, then the evidence.
 pub fn text(r: &QualifyResult) -> String {
     let mut s = String::new();
+    verdicts(&mut s, r);
+    if !r.recommendations.is_empty() {
+        let _ = writeln!(s, "\nRecommendations:");
+        for x in &r.recommendations {
+            let _ = writeln!(s, "  - {x}");
+        }
+    }
+    if let Some(b) = &r.baseline {
+        s.push('\n');
+        s.push_str(&super::compare::text(b));
+    }
+
+    let sut = super::system::text(&r.system, r.time_budget_s, r.dbms);
+    if !sut.is_empty() {
+        let _ = write!(s, "\n{sut}");
+    }
+
+    s.push_str(&evidence_head(r));
+    quick(&mut s, r);
+    sweeps(&mut s, r);
+    neighbours(&mut s, r);
+    profiles(&mut s, r);
+    stalls(&mut s, r);
+    simulator(&mut s, r);
+    checks(&mut s, r);
+    let _ = write!(
+        s,
+        "\n{}",
+        super::references::text(&super::references::collect(r))
+    );
+    s
+}
+
+/// The headline, the database and each role's verdict with its reasons.
+fn verdicts(s: &mut String, r: &QualifyResult) {
     let _ = writeln!(
         s,
         "iosim qualify: {} ({}rules: {}){}",
@@ -94,23 +129,10 @@ pub fn text(r: &QualifyResult) -> String {
             let _ = writeln!(s, "      {} {}", reason.mark(), reason.line());
         }
     }
-    if !r.recommendations.is_empty() {
-        let _ = writeln!(s, "\nRecommendations:");
-        for x in &r.recommendations {
-            let _ = writeln!(s, "  - {x}");
-        }
-    }
-    if let Some(b) = &r.baseline {
-        s.push('\n');
-        s.push_str(&super::compare::text(b));
-    }
+}
 
-    let sut = super::system::text(&r.system, r.time_budget_s, r.dbms);
-    if !sut.is_empty() {
-        let _ = write!(s, "\n{sut}");
-    }
-
-    s.push_str(&evidence_head(r));
+/// The quick corners' table.
+fn quick(s: &mut String, r: &QualifyResult) {
     let _ = writeln!(s, "\nQuick corners:");
     let _ = writeln!(
         s,
@@ -131,6 +153,10 @@ pub fn text(r: &QualifyResult) -> String {
             m.max_us
         );
     }
+}
+
+/// Each sweep's table, its knee and its rate limit.
+fn sweeps(s: &mut String, r: &QualifyResult) {
     for sw in &r.sweeps {
         let _ = writeln!(
             s,
@@ -167,6 +193,10 @@ pub fn text(r: &QualifyResult) -> String {
             let _ = writeln!(s, "  rate limit: {}", c.describe());
         }
     }
+}
+
+/// The noisy-neighbour stage, when it ran.
+fn neighbours(s: &mut String, r: &QualifyResult) {
     if !r.neighbours.is_empty() {
         let _ = writeln!(s, "\nNoisy neighbour (8 KiB random reads at QD 1):");
         for n in &r.neighbours {
@@ -176,6 +206,10 @@ pub fn text(r: &QualifyResult) -> String {
             }
         }
     }
+}
+
+/// The database profiles' table.
+fn profiles(s: &mut String, r: &QualifyResult) {
     let _ = writeln!(s, "\nDatabase profiles:");
     let _ = writeln!(
         s,
@@ -214,6 +248,10 @@ pub fn text(r: &QualifyResult) -> String {
             flush_words(m)
         );
     }
+}
+
+/// The slowest I/O of each role, when one was slow.
+fn stalls(s: &mut String, r: &QualifyResult) {
     if !r.stalls.is_empty() {
         let _ = writeln!(s, "\nSlowest I/O (quick corners, sweeps and profiles):");
         for st in &r.stalls {
@@ -229,6 +267,10 @@ pub fn text(r: &QualifyResult) -> String {
             );
         }
     }
+}
+
+/// The simulator's cycle and files, when it ran.
+fn simulator(s: &mut String, r: &QualifyResult) {
     if let Some(sim) = &r.sim {
         let _ = writeln!(
             s,
@@ -266,6 +308,10 @@ pub fn text(r: &QualifyResult) -> String {
             let _ = writeln!(s, "  error log: {l}");
         }
     }
+}
+
+/// The self-checks' findings, the notes and what was left on disk.
+fn checks(s: &mut String, r: &QualifyResult) {
     let _ = writeln!(s, "\nSelf-checks:");
     if r.checks.is_empty() {
         let _ = writeln!(s, "  nothing found: the device saw the I/O iosim issued, the CPU did not limit iosim, the test data is real");
@@ -296,12 +342,6 @@ pub fn text(r: &QualifyResult) -> String {
     } else {
         let _ = writeln!(s, "Left on disk: {}", r.left_on_disk.join("; "));
     }
-    let _ = write!(
-        s,
-        "\n{}",
-        super::references::text(&super::references::collect(r))
-    );
-    s
 }
 
 /// `iosim qualify --plan`: what a qualification with `cfg` would run, and
@@ -336,8 +376,36 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
     if let Some(n) = databases::documented_only_note(dbms) {
         let _ = writeln!(s, "Note: {n}");
     }
+    plan_roles(&mut s, cfg, &locs);
+    plan_stages(&mut s, cfg, &locs, &planned);
+    plan_profiles(&mut s, dbms, &locs)?;
+    let _ = writeln!(
+        s,
+        "\nMinimum budget for a verdict that is not PRELIMINARY: {}{}",
+        dur(minimum),
+        if cfg.time < minimum {
+            format!(" (--time {} is under it)", dur(cfg.time))
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "\nRules (--dbms {}, --rules {}):",
+        dbms.name(),
+        cfg.rules.name()
+    );
+    for (id, line) in super::rules::summary(dbms, cfg.rules) {
+        let _ = writeln!(s, "  {:<20} {line}", id.as_str());
+    }
+    Ok(s)
+}
+
+/// `--plan`'s roles: each role's test target.
+fn plan_roles(s: &mut String, cfg: &super::QualifyConfig, locs: &[super::Location]) {
+    let dbms = cfg.dbms;
     let _ = writeln!(s, "\nRoles:");
-    for l in &locs {
+    for l in locs {
         let what = if l.device {
             "a block device, used whole (overwritten)".to_string()
         } else if l.derived {
@@ -355,6 +423,18 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
             l.target.display()
         );
     }
+}
+
+/// `--plan`'s stages: each one's share of the budget and its runs.
+fn plan_stages(
+    s: &mut String,
+    cfg: &super::QualifyConfig,
+    locs: &[super::Location],
+    planned: &[(&str, f64, usize)],
+) {
+    use super::databases;
+    let dur = crate::units::format_duration_arg;
+    let dbms = cfg.dbms;
     let _ = writeln!(s, "\nStages (nominal share of --time {}):", dur(cfg.time));
     let runs = |name: &str| planned.iter().find(|p| p.0 == name).map_or(0, |p| p.2);
     for (name, share) in super::STAGES {
@@ -367,7 +447,7 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
             ),
             "sweeps" => {
                 let mut parts = Vec::new();
-                for l in &locs {
+                for l in locs {
                     let (rw, bs, qd, threads) = databases::sweep_shape(dbms, l.role);
                     parts.push(format!(
                         "{} {} {} over {qd} and {threads}",
@@ -402,8 +482,16 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
             dur(slot)
         );
     }
+}
+
+/// `--plan`'s profiles: each one's targets and workloads.
+fn plan_profiles(
+    s: &mut String,
+    dbms: crate::dbms::Dbms,
+    locs: &[super::Location],
+) -> anyhow::Result<()> {
     let _ = writeln!(s, "\nProfiles:");
-    for (name, roles) in super::profile_list(dbms, &locs) {
+    for (name, roles) in super::profile_list(dbms, locs) {
         let p = crate::profile::Profile::load(name)?;
         let targets: Vec<String> = p
             .target_names()
@@ -434,26 +522,7 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
             );
         }
     }
-    let _ = writeln!(
-        s,
-        "\nMinimum budget for a verdict that is not PRELIMINARY: {}{}",
-        dur(minimum),
-        if cfg.time < minimum {
-            format!(" (--time {} is under it)", dur(cfg.time))
-        } else {
-            String::new()
-        }
-    );
-    let _ = writeln!(
-        s,
-        "\nRules (--dbms {}, --rules {}):",
-        dbms.name(),
-        cfg.rules.name()
-    );
-    for (id, line) in super::rules::summary(dbms, cfg.rules) {
-        let _ = writeln!(s, "  {:<20} {line}", id.as_str());
-    }
-    Ok(s)
+    Ok(())
 }
 
 /// The evidence's head: the budget, the stages against their shares, and

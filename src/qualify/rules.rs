@@ -41,775 +41,16 @@
 //! flash`, stricter); the slow- and stalled-I/O counts are the same in both.
 //! | `cache-sized-test` | the test file (or device) against the cache in front of the disks: under 3x `--cache-size`, or without it under this host's memory | yes | - | [Marks-cache] |
 
-use serde::{Deserialize, Serialize};
-
+// The rules' pieces live beside this file, one concept each; they are
+// re-exported here, so their users name them `rules::X`.
+pub use super::facts::*;
+pub use super::reason::*;
+pub use super::rule_id::*;
+pub use super::sources::*;
+pub use super::summary::*;
+pub use super::thresholds::*;
 use crate::dbms::Dbms;
-use crate::sysmon::check::WarningCode;
 use crate::verdict::{Direction, Role};
-use crate::workload::FlushKind;
-
-/// The three answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Verdict {
-    /// Every rule passed.
-    #[serde(rename = "FIT")]
-    Fit,
-    /// Only warnings.
-    #[serde(rename = "FIT WITH WARNINGS")]
-    FitWithWarnings,
-    /// At least one rule failed.
-    #[serde(rename = "NOT FIT")]
-    NotFit,
-}
-
-impl Verdict {
-    /// As printed.
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Fit => "FIT",
-            Verdict::FitWithWarnings => "FIT WITH WARNINGS",
-            Verdict::NotFit => "NOT FIT",
-        }
-    }
-}
-
-/// How bad a reason is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// A rule the measurement passed: shown with its figure and limit
-    /// ([`RoleVerdict::passed`]), it changes nothing.
-    Pass,
-    /// Makes the role FIT WITH WARNINGS.
-    Warning,
-    /// Makes the role NOT FIT.
-    Fail,
-}
-
-/// A public source of a rule.
-#[derive(Clone, Copy, Debug)]
-pub struct Source {
-    /// Tag in docs/references.md.
-    pub tag: &'static str,
-    /// Title and author.
-    pub title: &'static str,
-    /// Address.
-    pub url: &'static str,
-}
-
-/// True for an address that works wherever a report is read (`https://`,
-/// `http://`); a relative one (`docs/sysmon.md`, stored by older iosim) is
-/// never shown.
-pub fn is_absolute(url: &str) -> bool {
-    url.starts_with("https://") || url.starts_with("http://")
-}
-
-/// Paul Randal's latency table.
-pub const RANDAL: Source = Source {
-    tag: "[Randal]",
-    title: "Paul Randal, Are I/O latencies killing your performance? (SQLskills): excellent <1 ms, very good <5, good 5-10, poor 10-20, bad 20-100, shockingly bad 100-500, WOW >500",
-    url: "https://www.sqlskills.com/blogs/paul/are-io-latencies-killing-your-performance/",
-};
-/// The DiskSpd-for-SQL white paper's table.
-pub const DISKSPD_SQL: Source = Source {
-    tag: "[DiskSpd-SQL]",
-    title: "Robert Beene, Using DiskSpd in SQL Server environments (Microsoft): <=10 ms ideal, 11-20 ms may impact, >20 ms impacted",
-    url: "https://github.com/microsoft/diskspd",
-};
-/// Microsoft field guidance 2012 (cached writes).
-pub const MS_2012: Source = Source {
-    tag: "[MS-2012]",
-    title: "Microsoft field guidance 2012 (Dave Wentzel, Latency and IOPs): cached writes <1 ms excellent, <2 good, <4 fair, 4 ms and above poor",
-    url: "http://davewentzel.com/content/latency-and-iops/",
-};
-/// The log/data rule of thumb (no address: its original was not located).
-pub const LOG_VS_DATA: Source = Source {
-    tag: "[Log-vs-data]",
-    title:
-        "rule of thumb in SQL Server guidance (original not located): log files 0-2 ms acceptable",
-    url: "",
-};
-/// Microsoft's SQLIOSim article.
-pub const SQLIOSIM: Source = Source {
-    tag: "[SQLIOSim]",
-    title: "Microsoft, Use the SQLIOSim utility to simulate SQL Server activity on a disk subsystem: any error it reports is a problem of the I/O path to fix before the database goes there",
-    url: "https://learn.microsoft.com/en-us/troubleshoot/sql/tools/sqliosim-utility-simulate-activity-disk-subsystem",
-};
-/// SQL Server's error 833.
-pub const MS_833: Source = Source {
-    tag: "[MS-833]",
-    title: "Microsoft, MSSQLSERVER_833: SQL Server has encountered occurrence(s) of I/O requests taking longer than 15 seconds to complete (a stalled I/O, a problem of the I/O subsystem)",
-    url: "https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/mssqlserver-833-database-engine-error",
-};
-/// Microsoft's article on slow I/O.
-pub const MS_IO: Source = Source {
-    tag: "[MS-IO]",
-    title: "Microsoft, Troubleshoot slow SQL Server performance caused by I/O issues: I/O waits consistently above 10-15 ms are a bottleneck; I/O requests taking over one second are cases that need optimization",
-    url: "https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/troubleshoot-sql-io-performance",
-};
-/// Dell's all-flash latency for SQL Server.
-pub const DELL_FLASH: Source = Source {
-    tag: "[Dell-flash]",
-    title: "Dell EMC, Ready Solutions for Microsoft SQL: Design for Dell EMC XtremIO, Read and write latency: the gold standard for all-flash arrays is an average of 1 ms or less for all physical database operations",
-    url: "https://infohub.delltechnologies.com/l/reference-architecture-guide-ready-solutions-for-microsoft-sql-design-for-dell-emc-xtremio-1/read-and-write-latency-12/",
-};
-/// Azure's flash disks for SQL Server.
-pub const AZURE_PV2: Source = Source {
-    tag: "[Azure-PremiumV2]",
-    title: "Microsoft, Deploy a Premium SSD v2 (Azure): flash disks for SQL Server and other IO-intense workloads that require sub-millisecond disk latencies",
-    url: "https://learn.microsoft.com/en-us/azure/virtual-machines/disks-deploy-premium-v2",
-};
-/// iosim's own self-checks (no address: the report's self-checks section
-/// shows what they found).
-pub const SELF_CHECK: Source = Source {
-    tag: "[iosim self-check]",
-    title: "iosim compares what it issued with the kernel's device counters, CPU use and the test file's content (the self-checks section of the report lists what it found)",
-    url: "",
-};
-
-/// iosim's general latency bands, cited for a database that publishes no
-/// storage latency target of its own.
-pub const GENERAL_BANDS: Source = Source {
-    tag: "[iosim-bands]",
-    title: "iosim's general latency bands: the limits of the --rules table (classic or flash), drawn from SQL Server's published guidance ([Randal], [DiskSpd-SQL], [MS-2012], [MS-IO], [MS-833]) and applied to a database whose documentation publishes no storage latency target",
-    url: "",
-};
-/// The fio check etcd's hardware page links to.
-pub const ETCD_FIO: Source = Source {
-    tag: "[etcd-fio]",
-    title: "Matteo Olivi and Mike Spreitzer (IBM Cloud blog, 2019), Using Fio to Tell Whether Your Storage is Fast Enough for Etcd, linked from etcd's hardware recommendations: the 99th percentile of the WAL's fdatasync should be under 10 ms",
-    url: "https://www.ibm.com/cloud/blog/using-fio-to-tell-whether-your-storage-is-fast-enough-for-etcd",
-};
-/// etcd's own alerting rules.
-pub const ETCD_ALERTS: Source = Source {
-    tag: "[etcd-alerts]",
-    title: "etcd's alerting rules (contrib/mixin, release 3.5): etcdHighCommitDurations warns when the backend commit's p99 is over 0.25 s, etcdHighFsyncDurations when the WAL fsync's p99 is over 0.5 s",
-    url: "https://github.com/etcd-io/etcd/blob/release-3.5/contrib/mixin/mixin.libsonnet",
-};
-/// The 25 ms backend-commit rule of thumb (no address: etcd does not publish it).
-pub const ETCD_COMMIT: Source = Source {
-    tag: "[etcd-commit]",
-    title: "rule of thumb repeated in etcd operators' guidance, not in etcd's own documentation: the backend commit's p99 under 25 ms",
-    url: "",
-};
-
-/// Every source the rules and the latency tables cite. A new `Source`
-/// above belongs here too (a test checks); [`sources_for`] picks those of
-/// one database for the report's references list.
-pub const SOURCES: &[Source] = &[
-    RANDAL,
-    DISKSPD_SQL,
-    MS_IO,
-    MS_2012,
-    LOG_VS_DATA,
-    SQLIOSIM,
-    MS_833,
-    DELL_FLASH,
-    AZURE_PV2,
-    MARKS_CACHE,
-    SELF_CHECK,
-    GENERAL_BANDS,
-    ETCD_FIO,
-    ETCD_ALERTS,
-    ETCD_COMMIT,
-];
-
-/// SQL Server's own guidance: cited as is for SQL Server, through
-/// [`GENERAL_BANDS`] for the other databases.
-const SQL_SERVER_GUIDANCE: [&str; 8] = [
-    RANDAL.tag,
-    DISKSPD_SQL.tag,
-    MS_IO.tag,
-    MS_2012.tag,
-    LOG_VS_DATA.tag,
-    MS_833.tag,
-    DELL_FLASH.tag,
-    AZURE_PV2.tag,
-];
-
-/// The sources the rules of a qualification for `dbms` can cite.
-pub fn sources_for(dbms: Dbms) -> Vec<Source> {
-    SOURCES
-        .iter()
-        .copied()
-        .filter(|s| match dbms {
-            Dbms::Sqlserver => ![
-                GENERAL_BANDS.tag,
-                ETCD_FIO.tag,
-                ETCD_ALERTS.tag,
-                ETCD_COMMIT.tag,
-            ]
-            .contains(&s.tag),
-            Dbms::Etcd => !SQL_SERVER_GUIDANCE.contains(&s.tag),
-            _ => {
-                !SQL_SERVER_GUIDANCE.contains(&s.tag)
-                    && ![ETCD_FIO.tag, ETCD_ALERTS.tag, ETCD_COMMIT.tag].contains(&s.tag)
-            }
-        })
-        .collect()
-}
-
-/// The source a rule cites for `dbms`: SQL Server's guidance is cited
-/// through iosim's general bands for the other databases.
-pub fn cite(dbms: Dbms, s: Source) -> Source {
-    if dbms != Dbms::Sqlserver && SQL_SERVER_GUIDANCE.contains(&s.tag) {
-        GENERAL_BANDS
-    } else {
-        s
-    }
-}
-/// Howard Marks on measuring storage, not its cache.
-pub const MARKS_CACHE: Source = Source {
-    tag: "[Marks-cache]",
-    title: "Howard Marks, Most Of Our Benchmarks Are Broken (Network Computing, 2011): run the benchmark across a data set at least several times the size of the cache, so that a fast cache is not seen as a fast storage system",
-    url: "https://www.networkcomputing.com/data-centers/most-our-benchmarks-are-broken",
-};
-
-/// A test file under this many times the cache the user gave (`--cache-size`)
-/// may be measuring the cache ("at least several times" [Marks-cache]).
-pub const CACHE_MULTIPLE: u64 = 3;
-/// Without `--cache-size`, a test file under this many times the host's
-/// memory (the one cache size iosim can read) gets the same warning.
-pub const HOST_MEMORY_MULTIPLE: u64 = 1;
-
-/// Data-file latency: warning above (ms).
-pub const DATA_WARN_MS: f64 = 10.0;
-/// Data-file latency: NOT FIT above (ms).
-pub const DATA_FAIL_MS: f64 = 20.0;
-/// Log-write latency: warning above (ms).
-pub const LOG_WARN_MS: f64 = 2.0;
-/// Log-write latency: NOT FIT above (ms).
-pub const LOG_FAIL_MS: f64 = 4.0;
-/// Deep-queue throughput below this share of the location's sequential corner: warning.
-pub const DEEP_SHARE: f64 = 0.5;
-/// Commit latencies alone and beside data I/O that differ by more than this ratio differ measurably.
-pub const SHARED_LOG_RATIO: f64 = 1.2;
-/// p99 is judged on a workload with at least this many I/Os.
-pub const MIN_IOS_P99: u64 = 100;
-/// p99.9 is judged on a workload with at least this many I/Os (with fewer it is the maximum).
-pub const MIN_IOS_P999: u64 = 1000;
-/// etcd's WAL fdatasync p99: NOT FIT above (ms) [etcd-fio].
-pub const ETCD_WAL_FSYNC_MS: f64 = 10.0;
-/// etcd's backend commit p99: warning above (ms) [etcd-commit].
-pub const ETCD_COMMIT_WARN_MS: f64 = 25.0;
-/// etcd's backend commit p99: NOT FIT above (ms), etcd's own alert [etcd-alerts].
-pub const ETCD_COMMIT_FAIL_MS: f64 = 250.0;
-
-/// A limit in ms: above it, a reason of this level citing this source.
-pub type Band = (f64, Level, Source);
-
-/// Which latency table judges the measurements (`iosim qualify --rules`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RuleSet {
-    /// The table of the SQL Server guidance of the disk-array era: limits any
-    /// healthy array meets, disk or flash (the default).
-    #[default]
-    Classic,
-    /// Flash-era storage: millisecond means, short tails.
-    Flash,
-}
-
-impl RuleSet {
-    /// Every table.
-    pub const ALL: [RuleSet; 2] = [RuleSet::Classic, RuleSet::Flash];
-
-    /// Its name (`--rules NAME`, JSON).
-    pub fn name(self) -> &'static str {
-        match self {
-            RuleSet::Classic => "classic",
-            RuleSet::Flash => "flash",
-        }
-    }
-
-    /// Its limits.
-    pub fn table(self) -> &'static RuleTable {
-        match self {
-            RuleSet::Classic => &CLASSIC,
-            RuleSet::Flash => &FLASH,
-        }
-    }
-}
-
-/// One table of latency limits; each list worst first (highest limit first).
-#[derive(Debug)]
-pub struct RuleTable {
-    /// Mean latency of the latency-bound data and tempdb workloads, and at the sweep's knee.
-    pub data_mean: &'static [Band],
-    /// Mean write latency of the log workloads.
-    pub log_mean: &'static [Band],
-    /// p99 of the latency-bound data and tempdb workloads.
-    pub data_p99: &'static [Band],
-    /// p99.9 of the latency-bound data and tempdb workloads.
-    pub data_p999: &'static [Band],
-    /// p99 of the log workloads.
-    pub log_p99: &'static [Band],
-    /// p99.9 of the log workloads.
-    pub log_p999: &'static [Band],
-    /// Maximum latency of any latency-bound workload.
-    pub max: &'static [Band],
-}
-
-/// The classic table: Randal's and the DiskSpd paper's bands; a tail is
-/// judged by the band its 1-in-100 or 1-in-1000 I/O falls in.
-pub const CLASSIC: RuleTable = RuleTable {
-    data_mean: &[
-        (DATA_FAIL_MS, Level::Fail, DISKSPD_SQL),
-        (DATA_WARN_MS, Level::Warning, RANDAL),
-    ],
-    log_mean: &[
-        (LOG_FAIL_MS, Level::Fail, MS_2012),
-        (LOG_WARN_MS, Level::Warning, LOG_VS_DATA),
-    ],
-    data_p99: &[
-        (500.0, Level::Fail, RANDAL),
-        (100.0, Level::Warning, RANDAL),
-    ],
-    data_p999: &[(500.0, Level::Warning, RANDAL)],
-    log_p99: &[
-        (100.0, Level::Fail, RANDAL),
-        (20.0, Level::Warning, DISKSPD_SQL),
-    ],
-    log_p999: &[(100.0, Level::Warning, RANDAL)],
-    max: &[(500.0, Level::Warning, RANDAL)],
-};
-
-/// The flash table: a 1 ms mean (all-flash arrays, Azure's flash disks),
-/// tails a band or two stricter than the classic table's.
-pub const FLASH: RuleTable = RuleTable {
-    data_mean: &[
-        (5.0, Level::Fail, RANDAL),
-        (1.0, Level::Warning, DELL_FLASH),
-    ],
-    log_mean: &[
-        (2.0, Level::Fail, MS_2012),
-        (1.0, Level::Warning, AZURE_PV2),
-    ],
-    data_p99: &[(100.0, Level::Fail, RANDAL), (10.0, Level::Warning, RANDAL)],
-    data_p999: &[(20.0, Level::Warning, DISKSPD_SQL)],
-    log_p99: &[
-        (20.0, Level::Fail, DISKSPD_SQL),
-        (5.0, Level::Warning, RANDAL),
-    ],
-    log_p999: &[(10.0, Level::Warning, RANDAL)],
-    max: &[(100.0, Level::Warning, RANDAL)],
-};
-
-/// The id of a verdict rule (the table in this module's documentation);
-/// documents and reports hold its text ([`RuleId::as_str`]).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum RuleId {
-    /// `log-latency`: mean write latency of the log workloads.
-    #[serde(rename = "log-latency")]
-    LogLatency,
-    /// `data-latency`: mean latency of the latency-bound data and tempdb workloads.
-    #[serde(rename = "data-latency")]
-    DataLatency,
-    /// `knee-latency`: mean latency at the queue-depth sweep's knee.
-    #[serde(rename = "knee-latency")]
-    KneeLatency,
-    /// `deep-throughput`: throughput of a deep-queue workload against the location's sequential corner.
-    #[serde(rename = "deep-throughput")]
-    DeepThroughput,
-    /// `tail-p99`: p99 latency of a latency-bound workload.
-    #[serde(rename = "tail-p99")]
-    TailP99,
-    /// `tail-p99.9`: p99.9 latency of a latency-bound workload.
-    #[serde(rename = "tail-p99.9")]
-    TailP99_9,
-    /// `tail-max`: maximum latency of a latency-bound workload.
-    #[serde(rename = "tail-max")]
-    TailMax,
-    /// `slow-io`: i/Os over 1 s in the measurements.
-    #[serde(rename = "slow-io")]
-    SlowIo,
-    /// `stalled-io`: i/Os over 15 s in the measurements.
-    #[serde(rename = "stalled-io")]
-    StalledIo,
-    /// `sim-slow-io`: simulator I/Os over 1 s.
-    #[serde(rename = "sim-slow-io")]
-    SimSlowIo,
-    /// `sim-long-io`: simulator I/Os over 15 s, or its long-I/O warnings.
-    #[serde(rename = "sim-long-io")]
-    SimLongIo,
-    /// `io-errors`: any I/O error.
-    #[serde(rename = "io-errors")]
-    IoErrors,
-    /// `sim-errors`: any error the simulator's page and log checks found.
-    #[serde(rename = "sim-errors")]
-    SimErrors,
-    /// `sim-missing`: the simulator did not complete a cycle.
-    #[serde(rename = "sim-missing")]
-    SimMissing,
-    /// `cache-sized-test`: a test file or device no larger than the cache in front of the disks.
-    #[serde(rename = "cache-sized-test")]
-    CacheSizedTest,
-    /// `untrusted`: a self-check says the numbers measure something else.
-    #[serde(rename = "untrusted")]
-    Untrusted,
-    /// `flush-latency`: mean latency of the log's commit flushes.
-    #[serde(rename = "flush-latency")]
-    FlushLatency,
-    /// `etcd-wal-fsync`: p99 of etcd's WAL fdatasync.
-    #[serde(rename = "etcd-wal-fsync")]
-    EtcdWalFsync,
-    /// `etcd-backend-commit`: p99 of etcd's backend commit flush.
-    #[serde(rename = "etcd-backend-commit")]
-    EtcdBackendCommit,
-    /// `flush-not-measured`: flushes a rule judges were not timed.
-    #[serde(rename = "flush-not-measured")]
-    FlushNotMeasured,
-    /// `rate-limited`: a rate limit in front of the device held a measurement.
-    #[serde(rename = "rate-limited")]
-    RateLimited,
-    /// `neighbour-impact`: a background workload made page reads' p99 grow.
-    #[serde(rename = "neighbour-impact")]
-    NeighbourImpact,
-    /// A rule this iosim does not know (from a document of another
-    /// version), kept as it was read.
-    #[serde(untagged)]
-    Other(String),
-}
-
-impl RuleId {
-    /// Its text: `log-latency`.
-    pub fn as_str(&self) -> &str {
-        match self {
-            RuleId::LogLatency => "log-latency",
-            RuleId::DataLatency => "data-latency",
-            RuleId::KneeLatency => "knee-latency",
-            RuleId::DeepThroughput => "deep-throughput",
-            RuleId::TailP99 => "tail-p99",
-            RuleId::TailP99_9 => "tail-p99.9",
-            RuleId::TailMax => "tail-max",
-            RuleId::SlowIo => "slow-io",
-            RuleId::StalledIo => "stalled-io",
-            RuleId::SimSlowIo => "sim-slow-io",
-            RuleId::SimLongIo => "sim-long-io",
-            RuleId::IoErrors => "io-errors",
-            RuleId::SimErrors => "sim-errors",
-            RuleId::SimMissing => "sim-missing",
-            RuleId::CacheSizedTest => "cache-sized-test",
-            RuleId::Untrusted => "untrusted",
-            RuleId::FlushLatency => "flush-latency",
-            RuleId::EtcdWalFsync => "etcd-wal-fsync",
-            RuleId::EtcdBackendCommit => "etcd-backend-commit",
-            RuleId::FlushNotMeasured => "flush-not-measured",
-            RuleId::RateLimited => "rate-limited",
-            RuleId::NeighbourImpact => "neighbour-impact",
-            RuleId::Other(s) => s,
-        }
-    }
-}
-
-impl std::fmt::Display for RuleId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One reason of a verdict.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Reason {
-    /// The role it concerns.
-    pub role: Role,
-    /// Warning or failure.
-    pub level: Level,
-    /// Rule id (`log-latency`).
-    pub rule: RuleId,
-    /// The measured figure, in words (`log-writer commit-4k write mean 19.8 ms`).
-    pub measured: String,
-    /// The rule it broke (`above 4 ms`).
-    pub limit: String,
-    /// Source tag.
-    pub source_tag: String,
-    /// Source title.
-    pub source: String,
-    /// Source address.
-    pub url: String,
-}
-
-impl Reason {
-    fn new(
-        role: Role,
-        level: Level,
-        rule: RuleId,
-        measured: String,
-        limit: String,
-        s: Source,
-    ) -> Reason {
-        Reason {
-            role,
-            level,
-            rule,
-            measured,
-            limit,
-            source_tag: s.tag.into(),
-            source: s.title.into(),
-            url: s.url.into(),
-        }
-    }
-
-    /// One line: figure, limit, rule and the source's tag; the source's
-    /// title and address are given once, in the references section.
-    pub fn line(&self) -> String {
-        format!(
-            "{}: {} ({} {})",
-            self.measured, self.limit, self.rule, self.source_tag
-        )
-    }
-
-    /// `FAIL`, `warn` or `pass`: the level as the text report marks it.
-    pub fn mark(&self) -> &'static str {
-        match self.level {
-            Level::Fail => "FAIL",
-            Level::Warning => "warn",
-            Level::Pass => "pass",
-        }
-    }
-}
-
-/// A role's verdict.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RoleVerdict {
-    /// Role.
-    pub role: Role,
-    /// Verdict.
-    pub verdict: Verdict,
-    /// Why (empty for FIT).
-    pub reasons: Vec<Reason>,
-    /// The rules the role's measurements passed, each with its figure and
-    /// limit ([`Level::Pass`]): what the verdict judged when nothing broke
-    /// a rule (empty in qualifications stored before iosim kept them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub passed: Vec<Reason>,
-}
-
-/// A latency-bound measurement.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LatencyFact {
-    /// What ran (`oltp-with-log data-8k`).
-    pub what: String,
-    /// Direction judged.
-    pub direction: Direction,
-    /// Mean latency, µs.
-    pub mean_us: f64,
-}
-
-/// The knee of a role's queue-depth sweep.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KneeFact {
-    /// Swept parameter (`qd`).
-    pub param: String,
-    /// Its value at the knee.
-    pub at: f64,
-    /// IOPS at the knee.
-    pub iops: f64,
-    /// Mean latency at the knee, µs.
-    pub mean_us: f64,
-    /// Best IOPS of the sweep.
-    pub max_iops: f64,
-    /// Latency growth from the knee to the last point.
-    pub growth_after: f64,
-    /// The knee is not the last point (more load was tried).
-    pub before_last: bool,
-    /// Repetitions prove the plateau after it (advice needs it): see
-    /// [`crate::sweep::analysis::plateau_proven`].
-    pub proven: bool,
-}
-
-/// A deep-queue throughput measurement against the location's sequential corner.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ThroughputFact {
-    /// What ran.
-    pub what: String,
-    /// MiB/s.
-    pub mib_s: f64,
-    /// The corner it is held against (`seq read 1M QD8`).
-    pub reference: String,
-    /// Its MiB/s.
-    pub reference_mib_s: f64,
-}
-
-/// The tail of a latency-bound workload (reads and writes together).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TailFact {
-    /// What ran (`oltp-with-log data-8k`).
-    pub what: String,
-    /// I/Os it completed.
-    pub ios: u64,
-    /// p99 latency, µs.
-    pub p99_us: f64,
-    /// p99.9 latency, µs.
-    pub p999_us: f64,
-    /// Maximum latency, µs.
-    pub max_us: f64,
-}
-
-/// The flushes of a workload, timed.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlushFact {
-    /// What ran (`etcd-wal wal-append`).
-    pub what: String,
-    /// `fsync` or `fdatasync`.
-    pub kind: FlushKind,
-    /// Flushes timed.
-    pub ios: u64,
-    /// Mean, µs.
-    pub mean_us: f64,
-    /// p99, µs.
-    pub p99_us: f64,
-    /// p99.9, µs.
-    pub p999_us: f64,
-    /// The slowest, µs.
-    pub max_us: f64,
-}
-
-/// Slow I/Os on a location, over every measurement (quick corners, sweeps, profiles).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SlowFact {
-    /// I/Os over 1 s.
-    pub over_1s: u64,
-    /// I/Os over 15 s.
-    pub over_15s: u64,
-    /// The slowest I/O, µs.
-    pub max_us: f64,
-    /// The measurement it was in.
-    pub max_in: String,
-}
-
-/// What the simulator saw of slow I/O on a location's file.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SimSlowFact {
-    /// Completed I/Os over 1 s.
-    pub over_1s: u64,
-    /// Completed I/Os over 15 s.
-    pub over_15s: u64,
-    /// The long-I/O monitor's warnings (I/Os outstanding over 15 s, whichever file).
-    pub long_io_warnings: u64,
-    /// The slowest completed I/O, µs.
-    pub max_us: f64,
-}
-
-/// A location's test file (or device) against the cache in front of the disks.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CacheFact {
-    /// Size of the file or device measured, bytes.
-    pub size: u64,
-    /// A device used whole, not a test file.
-    pub device: bool,
-    /// The cache the user gave (`--cache-size`), bytes.
-    pub given: Option<u64>,
-    /// This host's memory, bytes (held against without `given`).
-    pub host_memory: u64,
-}
-
-impl CacheFact {
-    /// The size under which the numbers may describe a cache, and what it is,
-    /// in words (None when nothing is known to hold it against).
-    pub fn limit(&self) -> Option<(u64, String)> {
-        let size = crate::units::format_size;
-        match self.given {
-            Some(c) if c > 0 => Some((
-                c.saturating_mul(CACHE_MULTIPLE),
-                format!(
-                    "{CACHE_MULTIPLE}x the {} cache given with --cache-size",
-                    size(c)
-                ),
-            )),
-            Some(_) => None,
-            None if self.host_memory > 0 => Some((
-                self.host_memory.saturating_mul(HOST_MEMORY_MULTIPLE),
-                format!(
-                    "this host's memory ({}; no --cache-size given)",
-                    size(self.host_memory)
-                ),
-            )),
-            None => None,
-        }
-    }
-
-    /// The size under which it fires, when it fires.
-    pub fn fires(&self) -> Option<(u64, String)> {
-        self.limit()
-            .filter(|(l, _)| self.size > 0 && self.size < *l)
-    }
-}
-
-/// What the rules look at for one role.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RoleFacts {
-    /// Role.
-    pub role: Role,
-    /// Latency-bound workloads.
-    pub latency: Vec<LatencyFact>,
-    /// Queue-depth sweep knee.
-    pub knee: Option<KneeFact>,
-    /// Deep-queue workloads.
-    pub throughput: Vec<ThroughputFact>,
-    /// I/O errors in every run on this location.
-    pub io_errors: u64,
-    /// Self-check findings (code, message) on this location that make the numbers untrustworthy.
-    pub untrusted: Vec<(WarningCode, String)>,
-    /// Simulator errors on this location's files.
-    pub sim_errors: u64,
-    /// Tails of the latency-bound workloads.
-    pub tails: Vec<TailFact>,
-    /// Slow I/Os in the measurements.
-    pub slow: SlowFact,
-    /// Slow I/Os the simulator saw.
-    pub sim_slow: SimSlowFact,
-    /// The test file against the cache (None: its size is not known).
-    pub cache: Option<CacheFact>,
-    /// The flushes of the profiles' workloads on this location, timed.
-    pub flushes: Vec<FlushFact>,
-    /// Workloads on this location that asked for flushes the runner did not time.
-    pub flush_untimed: Vec<String>,
-    /// A rate limit held a measurement on this location (the `rate_limited`
-    /// self-check's message, or a sweep's flat ceiling), in words.
-    pub rate_limit: Option<String>,
-    /// `--neighbour`: how the background workload changed this location's
-    /// page reads.
-    pub neighbour: Option<NeighbourFact>,
-}
-
-/// The noisy-neighbour stage on one location.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NeighbourFact {
-    /// The background workload as given.
-    pub spec: String,
-    /// p99 latency alone, µs.
-    pub alone_p99_us: f64,
-    /// p99 beside the neighbour, µs.
-    pub together_p99_us: f64,
-    /// IOPS beside the neighbour against alone, %.
-    pub iops_pct: f64,
-}
-
-/// A page read's p99 growing by this factor or more beside the neighbour is
-/// a warning (`neighbour-impact`).
-pub const NEIGHBOUR_P99_FACTOR: f64 = 2.0;
-
-/// Everything the rules look at.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Facts {
-    /// Per role.
-    pub roles: Vec<RoleFacts>,
-    /// The simulator completed a cycle (None: it did not run).
-    pub sim_completed: Option<bool>,
-    /// Simulator errors by class.
-    pub sim_errors_by_class: Vec<(String, u64)>,
-    /// The log shares the data's device.
-    pub log_shares_data: bool,
-    /// Commit latency alone (log-writer), µs.
-    pub commit_alone_us: Option<f64>,
-    /// Commit latency beside data I/O (oltp-with-log), µs.
-    pub commit_with_data_us: Option<f64>,
-    /// The latency table.
-    pub rules: RuleSet,
-    /// The database qualified for.
-    pub dbms: Dbms,
-}
 
 fn ms(us: f64) -> String {
     let m = us / 1000.0;
@@ -851,10 +92,62 @@ pub fn judge_role_for(
     rules: RuleSet,
     dbms: Dbms,
 ) -> RoleVerdict {
-    let mut r = Vec::new();
     let role = f.role;
     let t = rules.table();
-    for l in &f.latency {
+    let mut r = latency_reasons(role, &f.latency, t);
+    for tail in &f.tails {
+        r.extend(tail_reason(role, tail, t));
+    }
+    if flushes_judged(dbms, role) {
+        r.extend(judged_flush_reasons(dbms, f, t));
+    }
+    if let Some(k) = &f.knee {
+        r.extend(knee_reason(role, k, t));
+    }
+    r.extend(slow_reasons(dbms, role, &f.slow, &f.sim_slow));
+    r.extend(throughput_reasons(role, &f.throughput));
+    r.extend(error_reasons(role, f, sim_completed));
+    if sim_completed == Some(false) && matches!(role, Role::Data | Role::Log) {
+        r.push(Reason::new(
+            role,
+            Level::Warning,
+            RuleId::SimMissing,
+            "the simulator did not complete a cycle".into(),
+            "pages written here were not all verified".into(),
+            SQLIOSIM,
+        ));
+    }
+    r.extend(f.cache.as_ref().and_then(|c| cache_reason(role, c)));
+    for (code, msg) in &f.untrusted {
+        r.push(Reason::new(
+            role,
+            Level::Warning,
+            RuleId::Untrusted,
+            format!("numbers not trustworthy ({code}): {msg}"),
+            "a self-check failed".into(),
+            SELF_CHECK,
+        ));
+    }
+    r.extend(f.neighbour.as_ref().and_then(|n| neighbour_reason(role, n)));
+    if let Some(m) = &f.rate_limit {
+        r.push(Reason::new(
+            role,
+            Level::Warning,
+            RuleId::RateLimited,
+            m.clone(),
+            "the verdict describes the limit, not what the device could do without it".into(),
+            SELF_CHECK,
+        ));
+    }
+    cite_for(dbms, &mut r);
+    role_verdict(role, r)
+}
+
+/// The mean-latency rule of each latency-bound workload: the log's writes
+/// against the log's band, the other roles' I/O against the data's.
+fn latency_reasons(role: Role, latency: &[LatencyFact], t: &RuleTable) -> Vec<Reason> {
+    let mut r = Vec::new();
+    for l in latency {
         let m = l.mean_us / 1000.0;
         let measured = format!("{} {} mean {}", l.what, dir(l.direction), ms(l.mean_us));
         if role == Role::Log {
@@ -880,121 +173,92 @@ pub fn judge_role_for(
             ));
         }
     }
-    for tail in &f.tails {
-        r.extend(tail_reason(role, tail, t));
+    r
+}
+
+/// The flush rules of a role whose flushes are judged ([`flushes_judged`]):
+/// each timed workload's, then a warning for those the runner did not time.
+fn judged_flush_reasons(dbms: Dbms, f: &RoleFacts, t: &RuleTable) -> Vec<Reason> {
+    let role = f.role;
+    let mut r = Vec::new();
+    for fl in &f.flushes {
+        r.extend(flush_reasons(dbms, role, fl, t));
     }
-    if flushes_judged(dbms, role) {
-        for fl in &f.flushes {
-            r.extend(flush_reasons(dbms, role, fl, t));
-        }
-        if !f.flush_untimed.is_empty() {
-            r.push(Reason::new(
-                role,
-                Level::Warning,
-                RuleId::FlushNotMeasured,
-                format!(
-                    "{}: flushes asked for, not timed by this iosim's runner",
-                    f.flush_untimed.join(", ")
-                ),
-                "the rules about this location's flushes (commit latency) were not judged: qualify again with an iosim whose runner times flushes".into(),
-                SELF_CHECK,
-            ));
-        }
-    }
-    if let Some(k) = &f.knee {
-        let m = k.mean_us / 1000.0;
-        let measured = format!(
-            "mean latency at the sweep's knee ({}={}, {:.0} IOPS) {}",
-            k.param,
-            k.at,
-            k.iops,
-            ms(k.mean_us)
-        );
-        r.extend(banded(
-            role,
-            RuleId::KneeLatency,
-            m,
-            measured,
-            "",
-            t.data_mean,
-        ));
-    }
-    r.extend(slow_reasons(dbms, role, &f.slow, &f.sim_slow));
-    r.extend(throughput_reasons(role, &f.throughput));
-    r.extend(error_reasons(role, f, sim_completed));
-    if sim_completed == Some(false) && matches!(role, Role::Data | Role::Log) {
+    if !f.flush_untimed.is_empty() {
         r.push(Reason::new(
             role,
             Level::Warning,
-            RuleId::SimMissing,
-            "the simulator did not complete a cycle".into(),
-            "pages written here were not all verified".into(),
-            SQLIOSIM,
-        ));
-    }
-    if let Some(c) = &f.cache {
-        if let Some((_, what)) = c.fires() {
-            r.push(Reason::new(
-                role,
-                Level::Warning,
-                RuleId::CacheSizedTest,
-                format!(
-                    "{} of {}",
-                    if c.device { "device" } else { "test file" },
-                    crate::units::format_size(c.size)
-                ),
-                format!("smaller than {what}: the numbers may describe a cache, not the disks"),
-                MARKS_CACHE,
-            ));
-        }
-    }
-    for (code, msg) in &f.untrusted {
-        r.push(Reason::new(
-            role,
-            Level::Warning,
-            RuleId::Untrusted,
-            format!("numbers not trustworthy ({code}): {msg}"),
-            "a self-check failed".into(),
+            RuleId::FlushNotMeasured,
+            format!(
+                "{}: flushes asked for, not timed by this iosim's runner",
+                f.flush_untimed.join(", ")
+            ),
+            "the rules about this location's flushes (commit latency) were not judged: qualify again with an iosim whose runner times flushes".into(),
             SELF_CHECK,
         ));
     }
-    if let Some(n) = &f.neighbour {
-        let x = n.together_p99_us / n.alone_p99_us.max(f64::MIN_POSITIVE);
-        if n.alone_p99_us > 0.0 {
-            let hit = x >= NEIGHBOUR_P99_FACTOR;
-            r.push(Reason::new(
-                role,
-                if hit { Level::Warning } else { Level::Pass },
-                RuleId::NeighbourImpact,
-                format!(
-                    "p99 of 8 KiB page reads {:.2} ms beside {} against {:.2} ms alone (x{x:.1}), IOPS {:+.0}%",
-                    n.together_p99_us / 1000.0,
-                    n.spec,
-                    n.alone_p99_us / 1000.0,
-                    n.iops_pct
-                ),
-                if hit {
-                    format!(
-                        "a p99 {NEIGHBOUR_P99_FACTOR:.0}x or more beside a neighbour: the storage does not keep this workload apart from others sharing it"
-                    )
-                } else {
-                    format!("a p99 under {NEIGHBOUR_P99_FACTOR:.0}x its own beside a neighbour")
-                },
-                SELF_CHECK,
-            ));
-        }
-    }
-    if let Some(m) = &f.rate_limit {
-        r.push(Reason::new(
-            role,
-            Level::Warning,
-            RuleId::RateLimited,
-            m.clone(),
-            "the verdict describes the limit, not what the device could do without it".into(),
-            SELF_CHECK,
-        ));
-    }
-    for x in &mut r {
+    r
+}
+
+/// The mean latency at the queue-depth sweep's knee, against the data's band.
+fn knee_reason(role: Role, k: &KneeFact, t: &RuleTable) -> Option<Reason> {
+    let m = k.mean_us / 1000.0;
+    let measured = format!(
+        "mean latency at the sweep's knee ({}={}, {:.0} IOPS) {}",
+        k.param,
+        k.at,
+        k.iops,
+        ms(k.mean_us)
+    );
+    banded(role, RuleId::KneeLatency, m, measured, "", t.data_mean)
+}
+
+/// The warning for a test file (or device) a cache can hold, when it fires.
+fn cache_reason(role: Role, c: &CacheFact) -> Option<Reason> {
+    let (_, what) = c.fires()?;
+    Some(Reason::new(
+        role,
+        Level::Warning,
+        RuleId::CacheSizedTest,
+        format!(
+            "{} of {}",
+            if c.device { "device" } else { "test file" },
+            crate::units::format_size(c.size)
+        ),
+        format!("smaller than {what}: the numbers may describe a cache, not the disks"),
+        MARKS_CACHE,
+    ))
+}
+
+/// The noisy-neighbour rule (pass or warning); none without a p99 alone.
+fn neighbour_reason(role: Role, n: &NeighbourFact) -> Option<Reason> {
+    let x = n.together_p99_us / n.alone_p99_us.max(f64::MIN_POSITIVE);
+    let hit = x >= NEIGHBOUR_P99_FACTOR;
+    (n.alone_p99_us > 0.0).then(|| Reason::new(
+        role,
+        if hit { Level::Warning } else { Level::Pass },
+        RuleId::NeighbourImpact,
+        format!(
+            "p99 of 8 KiB page reads {:.2} ms beside {} against {:.2} ms alone (x{x:.1}), IOPS {:+.0}%",
+            n.together_p99_us / 1000.0,
+            n.spec,
+            n.alone_p99_us / 1000.0,
+            n.iops_pct
+        ),
+        if hit {
+            format!(
+                "a p99 {NEIGHBOUR_P99_FACTOR:.0}x or more beside a neighbour: the storage does not keep this workload apart from others sharing it"
+            )
+        } else {
+            format!("a p99 under {NEIGHBOUR_P99_FACTOR:.0}x its own beside a neighbour")
+        },
+        SELF_CHECK,
+    ))
+}
+
+/// Each reason's source as `dbms` cites it ([`cite`]).
+fn cite_for(dbms: Dbms, r: &mut [Reason]) {
+    for x in r {
         let s = cite(dbms, by_tag(&x.source_tag));
         if s.tag != x.source_tag {
             x.source_tag = s.tag.into();
@@ -1002,6 +266,11 @@ pub fn judge_role_for(
             x.url = s.url.into();
         }
     }
+}
+
+/// A role's verdict from its reasons: the rules passed apart, the worst of
+/// the others decides.
+fn role_verdict(role: Role, r: Vec<Reason>) -> RoleVerdict {
     let (passed, r): (Vec<Reason>, Vec<Reason>) =
         r.into_iter().partition(|x| x.level == Level::Pass);
     let verdict = if r.iter().any(|x| x.level == Level::Fail) {
@@ -1083,15 +352,6 @@ fn error_reasons(role: Role, f: &RoleFacts, sim_completed: Option<bool>) -> Vec<
         ));
     }
     r
-}
-
-/// The source of `tag` among [`SOURCES`] (the self-check's when unknown).
-fn by_tag(tag: &str) -> Source {
-    SOURCES
-        .iter()
-        .copied()
-        .find(|s| s.tag == tag)
-        .unwrap_or(SELF_CHECK)
 }
 
 /// The reasons of one workload's flushes on a role whose flushes are judged
@@ -1323,142 +583,6 @@ fn slow_reasons(dbms: Dbms, role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<
     r
 }
 
-/// The rules a qualification for `dbms` applies with the table `set`, one
-/// line each: what it judges, its limits and the sources it cites (`iosim
-/// qualify --plan` prints them).
-pub fn summary(dbms: Dbms, set: RuleSet) -> Vec<(RuleId, String)> {
-    let t = set.table();
-    let tags = |bands: &[Band]| {
-        let mut v: Vec<&str> = Vec::new();
-        for b in bands {
-            let tag = cite(dbms, b.2).tag;
-            if !v.contains(&tag) {
-                v.push(tag);
-            }
-        }
-        v.join(", ")
-    };
-    let limits = |bands: &[Band]| {
-        let w = bands.iter().rev().find(|b| b.1 == Level::Warning);
-        let f = bands.iter().find(|b| b.1 == Level::Fail);
-        let mut s = Vec::new();
-        if let Some(w) = w {
-            s.push(format!("warning above {} ms", w.0));
-        }
-        if let Some(f) = f {
-            s.push(format!("NOT FIT above {} ms", f.0));
-        }
-        format!("{} ({})", s.join(", "), tags(bands))
-    };
-    let mut v = vec![
-        (
-            RuleId::DataLatency,
-            format!(
-                "mean latency of the data workloads whose I/O reaches the storage (direct or write-through): {}",
-                limits(t.data_mean)
-            ),
-        ),
-        (
-            RuleId::LogLatency,
-            format!(
-                "mean write latency of the log workloads whose writes reach the storage: {}",
-                limits(t.log_mean)
-            ),
-        ),
-        (
-            RuleId::TailP99,
-            format!(
-                "p99 (tail-p99), p99.9 (tail-p99.9) and slowest (tail-max) of the same workloads: data p99 {}; log p99 {}; slowest {}",
-                limits(t.data_p99),
-                limits(t.log_p99),
-                limits(t.max)
-            ),
-        ),
-    ];
-    match dbms {
-        Dbms::Sqlserver => {}
-        Dbms::Etcd => {
-            v.push((
-                RuleId::EtcdWalFsync,
-                format!(
-                    "p99 of the WAL's fdatasync (the slowest with fewer than {MIN_IOS_P99}): NOT FIT above {ETCD_WAL_FSYNC_MS} ms ({})",
-                    ETCD_FIO.tag
-                ),
-            ));
-            v.push((
-                RuleId::EtcdBackendCommit,
-                format!(
-                    "p99 of the backend commit's fdatasync: warning above {ETCD_COMMIT_WARN_MS} ms ({}), NOT FIT above {ETCD_COMMIT_FAIL_MS} ms ({})",
-                    ETCD_COMMIT.tag, ETCD_ALERTS.tag
-                ),
-            ));
-        }
-        _ => v.push((
-            RuleId::FlushLatency,
-            format!(
-                "mean latency of the log's commit flushes (fsync/fdatasync): {}; their p99, p99.9 and slowest as the log's tails",
-                limits(t.log_mean)
-            ),
-        )),
-    }
-    v.extend([
-        (
-            RuleId::KneeLatency,
-            format!(
-                "mean latency at the queue-depth sweep's knee: {}",
-                limits(t.data_mean)
-            ),
-        ),
-        (
-            RuleId::DeepThroughput,
-            format!(
-                "MiB/s of a deep-queue workload of 512 KiB+ blocks: warning below {:.0}% of the location's 1 MiB QD8 corner ({})",
-                DEEP_SHARE * 100.0,
-                cite(dbms, DISKSPD_SQL).tag
-            ),
-        ),
-        (
-            RuleId::SlowIo,
-            format!(
-                "I/Os and flushes over 1 s in any measurement: warning ({}); over 15 s (stalled-io): NOT FIT ({})",
-                cite(dbms, MS_IO).tag,
-                cite(dbms, MS_833).tag
-            ),
-        ),
-        (
-            RuleId::SimErrors,
-            format!(
-                "errors of the simulator's page and log checks (sim-errors), I/O errors (io-errors): NOT FIT; simulator I/Os over 1 s / 15 s (sim-slow-io, sim-long-io), no cycle completed (sim-missing) ({})",
-                SQLIOSIM.tag
-            ),
-        ),
-        (
-            RuleId::CacheSizedTest,
-            format!(
-                "a test file or device under 3x --cache-size, or without it under this host's memory: warning ({})",
-                MARKS_CACHE.tag
-            ),
-        ),
-        (
-            RuleId::Untrusted,
-            format!(
-                "a self-check says the numbers measure something else: warning, numbers not trustworthy ({})",
-                SELF_CHECK.tag
-            ),
-        ),
-    ]);
-    if dbms != Dbms::Sqlserver {
-        v.push((
-            RuleId::FlushNotMeasured,
-            format!(
-                "flushes a rule judges that the runner did not time: warning ({})",
-                SELF_CHECK.tag
-            ),
-        ));
-    }
-    v
-}
-
 /// The verdicts: per role, overall, and whether the numbers can be trusted.
 pub fn judge(f: &Facts) -> (Vec<RoleVerdict>, Verdict, bool) {
     let roles: Vec<RoleVerdict> = f
@@ -1512,6 +636,8 @@ fn banded(
 mod tests {
     use super::super::recommend::recommendations;
     use super::*;
+    use crate::sysmon::check::WarningCode;
+    use crate::workload::FlushKind;
 
     fn role(role: Role) -> RoleFacts {
         RoleFacts {
@@ -1711,49 +837,6 @@ mod tests {
             "{}",
             r[0]
         );
-    }
-
-    #[test]
-    fn every_source_is_listed_with_an_absolute_address_or_none() {
-        // Each `pub const NAME: Source` of this file is in SOURCES, so the
-        // report's references list every source a rule can cite.
-        let text = include_str!("rules.rs");
-        let list_at = text.find("pub const SOURCES").unwrap();
-        let list = &text[list_at..list_at + text[list_at..].find("];").unwrap()];
-        for line in text.lines() {
-            let Some(name) = line
-                .strip_prefix("pub const ")
-                .and_then(|l| l.strip_suffix(": Source = Source {"))
-            else {
-                continue;
-            };
-            assert!(
-                list.contains(&format!("    {name},")),
-                "add {name} to SOURCES (the report's references list)"
-            );
-        }
-        let mut tags: Vec<&str> = SOURCES.iter().map(|s| s.tag).collect();
-        tags.sort();
-        tags.dedup();
-        assert_eq!(tags.len(), SOURCES.len(), "one entry per tag");
-        for s in SOURCES {
-            assert!(
-                s.url.is_empty() || is_absolute(s.url),
-                "{}: a report that travels has no relative link: {}",
-                s.tag,
-                s.url
-            );
-            assert!(s.tag.starts_with('[') && s.tag.ends_with(']'), "{}", s.tag);
-        }
-        let r = Reason::new(
-            Role::Log,
-            Level::Warning,
-            RuleId::LogLatency,
-            "x".into(),
-            "y".into(),
-            LOG_VS_DATA,
-        );
-        assert!(!r.line().contains('<'), "no empty address: {}", r.line());
     }
 
     #[test]
@@ -2065,43 +1148,6 @@ mod tests {
         assert!(v.reasons[0].measured.contains("warned 2 time(s)"), "{v:?}");
     }
 
-    #[test]
-    fn rule_tables_list_limits_worst_first() {
-        for set in RuleSet::ALL {
-            let t = set.table();
-            for bands in [
-                t.data_mean,
-                t.log_mean,
-                t.data_p99,
-                t.data_p999,
-                t.log_p99,
-                t.log_p999,
-                t.max,
-            ] {
-                assert!(!bands.is_empty());
-                assert!(bands
-                    .windows(2)
-                    .all(|w| w[0].0 > w[1].0 && w[0].1 >= w[1].1));
-            }
-            // The flash table is never laxer than the classic one.
-            let c = RuleSet::Classic.table();
-            if set == RuleSet::Flash {
-                for (f, c) in [
-                    (t.data_mean, c.data_mean),
-                    (t.log_mean, c.log_mean),
-                    (t.data_p99, c.data_p99),
-                    (t.data_p999, c.data_p999),
-                    (t.log_p99, c.log_p99),
-                    (t.log_p999, c.log_p999),
-                    (t.max, c.max),
-                ] {
-                    assert!(f.last().unwrap().0 <= c.last().unwrap().0);
-                }
-            }
-        }
-        assert_eq!(serde_json::to_string(&RuleSet::Flash).unwrap(), "\"flash\"");
-    }
-
     fn flush(what: &str, ios: u64, mean_ms: f64, p99_ms: f64, max_ms: f64) -> FlushFact {
         FlushFact {
             what: what.into(),
@@ -2279,52 +1325,5 @@ mod tests {
             judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::Postgresql).verdict,
             Verdict::Fit
         );
-    }
-
-    #[test]
-    fn each_database_lists_its_rules() {
-        let ids = |d| {
-            summary(d, RuleSet::Classic)
-                .into_iter()
-                .map(|x| x.0)
-                .collect::<Vec<_>>()
-        };
-        assert!(ids(Dbms::Etcd).contains(&RuleId::EtcdWalFsync));
-        assert!(!ids(Dbms::Etcd).contains(&RuleId::FlushLatency));
-        assert!(ids(Dbms::Postgresql).contains(&RuleId::FlushLatency));
-        assert!(!ids(Dbms::Sqlserver).contains(&RuleId::FlushNotMeasured));
-        let pg = summary(Dbms::Postgresql, RuleSet::Classic);
-        assert!(
-            pg[0]
-                .1
-                .ends_with("warning above 10 ms, NOT FIT above 20 ms ([iosim-bands])"),
-            "{}",
-            pg[0].1
-        );
-        let sql = summary(Dbms::Sqlserver, RuleSet::Flash);
-        assert!(
-            sql[0]
-                .1
-                .ends_with("warning above 1 ms, NOT FIT above 5 ms ([Randal], [Dell-flash])"),
-            "{}",
-            sql[0].1
-        );
-    }
-
-    #[test]
-    fn rule_ids_read_and_write_their_text() {
-        for (id, text) in [
-            (RuleId::LogLatency, "log-latency"),
-            (RuleId::TailP99_9, "tail-p99.9"),
-            (RuleId::CacheSizedTest, "cache-sized-test"),
-            (RuleId::EtcdWalFsync, "etcd-wal-fsync"),
-            (RuleId::FlushNotMeasured, "flush-not-measured"),
-            (RuleId::Other("retired-rule".into()), "retired-rule"),
-        ] {
-            assert_eq!(id.as_str(), text);
-            let json = serde_json::to_string(&id).unwrap();
-            assert_eq!(json, format!("\"{text}\""));
-            assert_eq!(serde_json::from_str::<RuleId>(&json).unwrap(), id);
-        }
     }
 }

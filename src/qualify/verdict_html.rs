@@ -36,6 +36,25 @@ pub fn overall_badge(r: &QualifyResult) -> String {
 /// address is linked only when it is absolute.
 pub fn section(r: &QualifyResult, prefix: &str) -> String {
     let mut s = format!("<section id=\"{prefix}verdict\"><h2>Verdict</h2>\n");
+    intro(&mut s, r, prefix);
+    roles_table(&mut s, r, prefix);
+    if !r.recommendations.is_empty() {
+        s.push_str("<h3>Recommendations</h3><ul>");
+        for x in &r.recommendations {
+            let _ = write!(s, "<li>{}</li>", esc(x));
+        }
+        s.push_str("</ul>\n");
+    }
+    if let Some(b) = &r.baseline {
+        baseline(&mut s, b);
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// The verdict's head: PRELIMINARY, the database and its settings, the
+/// latency table, and whether the numbers can be trusted.
+fn intro(s: &mut String, r: &QualifyResult, prefix: &str) {
     if r.preliminary {
         let note = super::preliminary_note(
             std::time::Duration::from_secs_f64(r.time_budget_s),
@@ -85,6 +104,10 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
     }
+}
+
+/// Each role's verdict with the rules judged, one row a role.
+fn roles_table(s: &mut String, r: &QualifyResult, prefix: &str) {
     s.push_str("<table><tr><th class=\"l\">role</th><th class=\"l\">location</th><th class=\"l\">verdict</th><th class=\"l\">rules judged (measured figure: limit (rule id, source))</th></tr>\n");
     for v in &r.verdicts {
         let loc = r
@@ -124,51 +147,44 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
         );
     }
     s.push_str("</table>\n");
-    if !r.recommendations.is_empty() {
-        s.push_str("<h3>Recommendations</h3><ul>");
-        for x in &r.recommendations {
-            let _ = write!(s, "<li>{}</li>", esc(x));
-        }
-        s.push_str("</ul>\n");
-    }
-    if let Some(b) = &r.baseline {
+}
+
+/// The comparison with an earlier qualification (`--baseline`).
+fn baseline(s: &mut String, b: &super::BaselineComparison) {
+    let _ = write!(
+        s,
+        "<h3>Against qualification {} ({})</h3><ul>",
+        b.id,
+        esc(&b.started_at)
+    );
+    for (role, then, now) in &b.roles {
         let _ = write!(
             s,
-            "<h3>Against qualification {} ({})</h3><ul>",
-            b.id,
-            esc(&b.started_at)
+            "<li>{}: {} &rarr; {}</li>",
+            role.name(),
+            badge(*then),
+            badge(*now)
         );
-        for (role, then, now) in &b.roles {
+    }
+    for c in &b.changes {
+        let _ = write!(s, "<li>{}</li>", esc(c));
+    }
+    s.push_str("</ul>");
+    if let Some(t) = b.threshold_pct {
+        if b.regressions.is_empty() {
+            let _ = write!(s, "<p>No regression beyond {t}%.</p>");
+        } else {
             let _ = write!(
                 s,
-                "<li>{}: {} &rarr; {}</li>",
-                role.name(),
-                badge(*then),
-                badge(*now)
+                "<p class=\"v NOT\">Regressions beyond {t}%:</p><ul class=\"regressions\">"
             );
-        }
-        for c in &b.changes {
-            let _ = write!(s, "<li>{}</li>", esc(c));
-        }
-        s.push_str("</ul>");
-        if let Some(t) = b.threshold_pct {
-            if b.regressions.is_empty() {
-                let _ = write!(s, "<p>No regression beyond {t}%.</p>");
-            } else {
-                let _ = write!(
-                    s,
-                    "<p class=\"v NOT\">Regressions beyond {t}%:</p><ul class=\"regressions\">"
-                );
-                for r in &b.regressions {
-                    let _ = write!(s, "<li>{}</li>", esc(r));
-                }
-                s.push_str("</ul>");
+            for r in &b.regressions {
+                let _ = write!(s, "<li>{}</li>", esc(r));
             }
+            s.push_str("</ul>");
         }
-        let _ = write!(s, "<p class=\"note\">{}</p>", esc(&b.caveat));
     }
-    s.push_str("</section>\n");
-    s
+    let _ = write!(s, "<p class=\"note\">{}</p>", esc(&b.caveat));
 }
 
 /// The stages table (name, budget, time taken, runs, what it measured):

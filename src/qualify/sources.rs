@@ -1,0 +1,244 @@
+//! The public sources the rules and the latency tables cite ([`SOURCES`]),
+//! and which of them a qualification for one database cites.
+
+use crate::dbms::Dbms;
+
+/// A public source of a rule.
+#[derive(Clone, Copy, Debug)]
+pub struct Source {
+    /// Tag in docs/references.md.
+    pub tag: &'static str,
+    /// Title and author.
+    pub title: &'static str,
+    /// Address.
+    pub url: &'static str,
+}
+
+/// True for an address that works wherever a report is read (`https://`,
+/// `http://`); a relative one (`docs/sysmon.md`, stored by older iosim) is
+/// never shown.
+pub fn is_absolute(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://")
+}
+
+/// Paul Randal's latency table.
+pub const RANDAL: Source = Source {
+    tag: "[Randal]",
+    title: "Paul Randal, Are I/O latencies killing your performance? (SQLskills): excellent <1 ms, very good <5, good 5-10, poor 10-20, bad 20-100, shockingly bad 100-500, WOW >500",
+    url: "https://www.sqlskills.com/blogs/paul/are-io-latencies-killing-your-performance/",
+};
+/// The DiskSpd-for-SQL white paper's table.
+pub const DISKSPD_SQL: Source = Source {
+    tag: "[DiskSpd-SQL]",
+    title: "Robert Beene, Using DiskSpd in SQL Server environments (Microsoft): <=10 ms ideal, 11-20 ms may impact, >20 ms impacted",
+    url: "https://github.com/microsoft/diskspd",
+};
+/// Microsoft field guidance 2012 (cached writes).
+pub const MS_2012: Source = Source {
+    tag: "[MS-2012]",
+    title: "Microsoft field guidance 2012 (Dave Wentzel, Latency and IOPs): cached writes <1 ms excellent, <2 good, <4 fair, 4 ms and above poor",
+    url: "http://davewentzel.com/content/latency-and-iops/",
+};
+/// The log/data rule of thumb (no address: its original was not located).
+pub const LOG_VS_DATA: Source = Source {
+    tag: "[Log-vs-data]",
+    title:
+        "rule of thumb in SQL Server guidance (original not located): log files 0-2 ms acceptable",
+    url: "",
+};
+/// Microsoft's SQLIOSim article.
+pub const SQLIOSIM: Source = Source {
+    tag: "[SQLIOSim]",
+    title: "Microsoft, Use the SQLIOSim utility to simulate SQL Server activity on a disk subsystem: any error it reports is a problem of the I/O path to fix before the database goes there",
+    url: "https://learn.microsoft.com/en-us/troubleshoot/sql/tools/sqliosim-utility-simulate-activity-disk-subsystem",
+};
+/// SQL Server's error 833.
+pub const MS_833: Source = Source {
+    tag: "[MS-833]",
+    title: "Microsoft, MSSQLSERVER_833: SQL Server has encountered occurrence(s) of I/O requests taking longer than 15 seconds to complete (a stalled I/O, a problem of the I/O subsystem)",
+    url: "https://learn.microsoft.com/en-us/sql/relational-databases/errors-events/mssqlserver-833-database-engine-error",
+};
+/// Microsoft's article on slow I/O.
+pub const MS_IO: Source = Source {
+    tag: "[MS-IO]",
+    title: "Microsoft, Troubleshoot slow SQL Server performance caused by I/O issues: I/O waits consistently above 10-15 ms are a bottleneck; I/O requests taking over one second are cases that need optimization",
+    url: "https://learn.microsoft.com/en-us/troubleshoot/sql/database-engine/performance/troubleshoot-sql-io-performance",
+};
+/// Dell's all-flash latency for SQL Server.
+pub const DELL_FLASH: Source = Source {
+    tag: "[Dell-flash]",
+    title: "Dell EMC, Ready Solutions for Microsoft SQL: Design for Dell EMC XtremIO, Read and write latency: the gold standard for all-flash arrays is an average of 1 ms or less for all physical database operations",
+    url: "https://infohub.delltechnologies.com/l/reference-architecture-guide-ready-solutions-for-microsoft-sql-design-for-dell-emc-xtremio-1/read-and-write-latency-12/",
+};
+/// Azure's flash disks for SQL Server.
+pub const AZURE_PV2: Source = Source {
+    tag: "[Azure-PremiumV2]",
+    title: "Microsoft, Deploy a Premium SSD v2 (Azure): flash disks for SQL Server and other IO-intense workloads that require sub-millisecond disk latencies",
+    url: "https://learn.microsoft.com/en-us/azure/virtual-machines/disks-deploy-premium-v2",
+};
+/// iosim's own self-checks (no address: the report's self-checks section
+/// shows what they found).
+pub const SELF_CHECK: Source = Source {
+    tag: "[iosim self-check]",
+    title: "iosim compares what it issued with the kernel's device counters, CPU use and the test file's content (the self-checks section of the report lists what it found)",
+    url: "",
+};
+
+/// iosim's general latency bands, cited for a database that publishes no
+/// storage latency target of its own.
+pub const GENERAL_BANDS: Source = Source {
+    tag: "[iosim-bands]",
+    title: "iosim's general latency bands: the limits of the --rules table (classic or flash), drawn from SQL Server's published guidance ([Randal], [DiskSpd-SQL], [MS-2012], [MS-IO], [MS-833]) and applied to a database whose documentation publishes no storage latency target",
+    url: "",
+};
+/// The fio check etcd's hardware page links to.
+pub const ETCD_FIO: Source = Source {
+    tag: "[etcd-fio]",
+    title: "Matteo Olivi and Mike Spreitzer (IBM Cloud blog, 2019), Using Fio to Tell Whether Your Storage is Fast Enough for Etcd, linked from etcd's hardware recommendations: the 99th percentile of the WAL's fdatasync should be under 10 ms",
+    url: "https://www.ibm.com/cloud/blog/using-fio-to-tell-whether-your-storage-is-fast-enough-for-etcd",
+};
+/// etcd's own alerting rules.
+pub const ETCD_ALERTS: Source = Source {
+    tag: "[etcd-alerts]",
+    title: "etcd's alerting rules (contrib/mixin, release 3.5): etcdHighCommitDurations warns when the backend commit's p99 is over 0.25 s, etcdHighFsyncDurations when the WAL fsync's p99 is over 0.5 s",
+    url: "https://github.com/etcd-io/etcd/blob/release-3.5/contrib/mixin/mixin.libsonnet",
+};
+/// The 25 ms backend-commit rule of thumb (no address: etcd does not publish it).
+pub const ETCD_COMMIT: Source = Source {
+    tag: "[etcd-commit]",
+    title: "rule of thumb repeated in etcd operators' guidance, not in etcd's own documentation: the backend commit's p99 under 25 ms",
+    url: "",
+};
+
+/// Every source the rules and the latency tables cite. A new `Source`
+/// above belongs here too (a test checks); [`sources_for`] picks those of
+/// one database for the report's references list.
+pub const SOURCES: &[Source] = &[
+    RANDAL,
+    DISKSPD_SQL,
+    MS_IO,
+    MS_2012,
+    LOG_VS_DATA,
+    SQLIOSIM,
+    MS_833,
+    DELL_FLASH,
+    AZURE_PV2,
+    MARKS_CACHE,
+    SELF_CHECK,
+    GENERAL_BANDS,
+    ETCD_FIO,
+    ETCD_ALERTS,
+    ETCD_COMMIT,
+];
+
+/// SQL Server's own guidance: cited as is for SQL Server, through
+/// [`GENERAL_BANDS`] for the other databases.
+const SQL_SERVER_GUIDANCE: [&str; 8] = [
+    RANDAL.tag,
+    DISKSPD_SQL.tag,
+    MS_IO.tag,
+    MS_2012.tag,
+    LOG_VS_DATA.tag,
+    MS_833.tag,
+    DELL_FLASH.tag,
+    AZURE_PV2.tag,
+];
+
+/// The sources the rules of a qualification for `dbms` can cite.
+pub fn sources_for(dbms: Dbms) -> Vec<Source> {
+    SOURCES
+        .iter()
+        .copied()
+        .filter(|s| match dbms {
+            Dbms::Sqlserver => ![
+                GENERAL_BANDS.tag,
+                ETCD_FIO.tag,
+                ETCD_ALERTS.tag,
+                ETCD_COMMIT.tag,
+            ]
+            .contains(&s.tag),
+            Dbms::Etcd => !SQL_SERVER_GUIDANCE.contains(&s.tag),
+            _ => {
+                !SQL_SERVER_GUIDANCE.contains(&s.tag)
+                    && ![ETCD_FIO.tag, ETCD_ALERTS.tag, ETCD_COMMIT.tag].contains(&s.tag)
+            }
+        })
+        .collect()
+}
+
+/// The source a rule cites for `dbms`: SQL Server's guidance is cited
+/// through iosim's general bands for the other databases.
+pub fn cite(dbms: Dbms, s: Source) -> Source {
+    if dbms != Dbms::Sqlserver && SQL_SERVER_GUIDANCE.contains(&s.tag) {
+        GENERAL_BANDS
+    } else {
+        s
+    }
+}
+
+/// Howard Marks on measuring storage, not its cache.
+pub const MARKS_CACHE: Source = Source {
+    tag: "[Marks-cache]",
+    title: "Howard Marks, Most Of Our Benchmarks Are Broken (Network Computing, 2011): run the benchmark across a data set at least several times the size of the cache, so that a fast cache is not seen as a fast storage system",
+    url: "https://www.networkcomputing.com/data-centers/most-our-benchmarks-are-broken",
+};
+
+/// The source of `tag` among [`SOURCES`] (the self-check's when unknown).
+pub(super) fn by_tag(tag: &str) -> Source {
+    SOURCES
+        .iter()
+        .copied()
+        .find(|s| s.tag == tag)
+        .unwrap_or(SELF_CHECK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reason::{Level, Reason};
+    use super::super::rule_id::RuleId;
+    use super::*;
+    use crate::verdict::Role;
+
+    #[test]
+    fn every_source_is_listed_with_an_absolute_address_or_none() {
+        // Each `pub const NAME: Source` of this file is in SOURCES, so the
+        // report's references list every source a rule can cite.
+        let text = include_str!("sources.rs");
+        let list_at = text.find("pub const SOURCES").unwrap();
+        let list = &text[list_at..list_at + text[list_at..].find("];").unwrap()];
+        for line in text.lines() {
+            let Some(name) = line
+                .strip_prefix("pub const ")
+                .and_then(|l| l.strip_suffix(": Source = Source {"))
+            else {
+                continue;
+            };
+            assert!(
+                list.contains(&format!("    {name},")),
+                "add {name} to SOURCES (the report's references list)"
+            );
+        }
+        let mut tags: Vec<&str> = SOURCES.iter().map(|s| s.tag).collect();
+        tags.sort();
+        tags.dedup();
+        assert_eq!(tags.len(), SOURCES.len(), "one entry per tag");
+        for s in SOURCES {
+            assert!(
+                s.url.is_empty() || is_absolute(s.url),
+                "{}: a report that travels has no relative link: {}",
+                s.tag,
+                s.url
+            );
+            assert!(s.tag.starts_with('[') && s.tag.ends_with(']'), "{}", s.tag);
+        }
+        let r = Reason::new(
+            Role::Log,
+            Level::Warning,
+            RuleId::LogLatency,
+            "x".into(),
+            "y".into(),
+            LOG_VS_DATA,
+        );
+        assert!(!r.line().contains('<'), "no empty address: {}", r.line());
+    }
+}
