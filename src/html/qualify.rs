@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use super::svg::{self, fmt_us, Chart};
 use super::{sweep_charts, Sweep, SweepPoint};
 use crate::qualify::{Measure, QualifyResult, RoleSweep};
+use crate::sweep::Param;
 use crate::text::escape_xml as esc;
 
 /// The sweeps of one parameter as the report's sweep lines.
@@ -24,7 +25,7 @@ fn html_sweeps(sweeps: &[&RoleSweep]) -> Vec<Sweep> {
                 .map(|p| {
                     SweepPoint::new(
                         p.params
-                            .get(&sw.param)
+                            .get(sw.param.name())
                             .and_then(|v| v.parse().ok())
                             .unwrap_or(0.0),
                         p.iops.mean,
@@ -34,7 +35,7 @@ fn html_sweeps(sweeps: &[&RoleSweep]) -> Vec<Sweep> {
                 })
                 .collect();
             Sweep {
-                param: if sw.param == "qd" { "qd" } else { "threads" },
+                param: sw.param.name(),
                 name: format!("{}: {}", sw.role.name(), sw.workload),
                 color: i,
                 knee: sw.result.knee.as_ref().map(|k| k.index),
@@ -105,7 +106,7 @@ fn sweep_table(q: &QualifyResult, sw: &RoleSweep, for_ids: &str) -> String {
         sw.role.name(),
         esc(&sw.workload),
         r.repeat,
-        esc(&sw.param)
+        esc(sw.param.name())
     );
     for (i, p) in r.points.iter().enumerate() {
         let mut notes = Vec::new();
@@ -131,7 +132,7 @@ fn sweep_table(q: &QualifyResult, sw: &RoleSweep, for_ids: &str) -> String {
             } else {
                 ""
             },
-            esc(&p.params.get(&sw.param).cloned().unwrap_or_default()),
+            esc(&p.params.get(sw.param.name()).cloned().unwrap_or_default()),
             p.outstanding,
             p.iops.mean,
             td(&ci),
@@ -315,7 +316,7 @@ fn quick_figures(r: &QualifyResult, out: &mut Vec<Figure>) {
 
 /// Each sweep parameter's IOPS and latency charts, with their tables.
 fn sweep_figures(r: &QualifyResult, out: &mut Vec<Figure>) {
-    for param in ["qd", "threads"] {
+    for param in [Param::Qd, Param::Threads] {
         let sw: Vec<&RoleSweep> = r.sweeps.iter().filter(|s| s.param == param).collect();
         if sw.is_empty() {
             continue;
@@ -323,7 +324,7 @@ fn sweep_figures(r: &QualifyResult, out: &mut Vec<Figure>) {
         let [mut iops, mut lat]: [Chart; 2] = sweep_charts(&html_sweeps(&sw));
         iops.id = format!("sweep-{param}-iops");
         lat.id = format!("sweep-{param}-latency");
-        let what = if param == "qd" {
+        let what = if param == Param::Qd {
             "queue depth"
         } else {
             "threads"

@@ -48,7 +48,7 @@ fn figures(r: &QualifyResult) -> Vec<Figure> {
     let mut sweeps = Vec::new();
     for s in &r.sweeps {
         for p in &s.result.points {
-            let value = p.params.get(&s.param).cloned().unwrap_or_default();
+            let value = p.params.get(s.param.name()).cloned().unwrap_or_default();
             let name = format!("{}={value}", s.param);
             sweeps.push((s.role, name, p));
         }

@@ -87,7 +87,7 @@ fn point(s: &super::RoleSweep, p: &crate::sweep::PointResult) -> (String, String
     let name = format!(
         "{}={}",
         s.param,
-        p.params.get(&s.param).map_or("", String::as_str)
+        p.params.get(s.param.name()).map_or("", String::as_str)
     );
     let workload = crate::sweep::parse_axis(&name)
         .ok()

@@ -22,7 +22,7 @@ pub struct LatencyFact {
 #[derive(Clone, Debug, PartialEq)]
 pub struct KneeFact {
     /// Swept parameter (`qd`).
-    pub param: String,
+    pub param: crate::sweep::Param,
     /// Its value at the knee.
     pub at: f64,
     /// IOPS at the knee.

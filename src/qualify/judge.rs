@@ -38,12 +38,12 @@ pub const UNTRUSTED_CODES: [WarningCode; 11] = [
 pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
     use crate::sweep::analysis::KneeStatus;
     let res = &s.result;
-    let param = s.param.to_uppercase();
+    let param = s.param.name().to_uppercase();
     let at = |load: f64| {
         res.points
             .iter()
             .find(|p| p.outstanding as f64 == load)
-            .and_then(|p| p.params.get(&s.param).cloned())
+            .and_then(|p| p.params.get(s.param.name()).cloned())
             .unwrap_or_else(|| format!("{load}"))
     };
     let points: usize = r.sweeps.iter().map(|s| s.result.points.len()).sum();
@@ -58,7 +58,7 @@ pub fn knee_line(r: &QualifyResult, s: &RoleSweep) -> Option<String> {
             let p = res.points.get(k.index)?;
             format!(
                 "knee at {param} {}: {} IOPS, {:.0}% of the best; {}",
-                p.params.get(&s.param).cloned().unwrap_or_default(),
+                p.params.get(s.param.name()).cloned().unwrap_or_default(),
                 p.iops.show(),
                 k.share_of_max * 100.0,
                 k.explanation
@@ -185,10 +185,10 @@ fn knee_fact(s: &RoleSweep) -> Option<KneeFact> {
     let k = s.result.knee.as_ref()?;
     let p = pts.get(k.index)?;
     Some(KneeFact {
-        param: s.param.clone(),
+        param: s.param,
         at: p
             .params
-            .get(&s.param)
+            .get(s.param.name())
             .and_then(|v| v.parse().ok())
             .unwrap_or(k.load),
         iops: p.iops.mean,
@@ -245,7 +245,7 @@ fn role_facts(r: &QualifyResult, l: &Location, errors: &[(Role, u64)]) -> RoleFa
     let knee = r
         .sweeps
         .iter()
-        .find(|s| s.role == role && s.param == "qd")
+        .find(|s| s.role == role && s.param == crate::sweep::Param::Qd)
         .and_then(knee_fact);
     let untrusted = r
         .checks

@@ -11,7 +11,7 @@ use crate::verdict::Role;
 /// whose plateau the repetitions prove (`KneeFact::proven`), so the number
 /// moves only on a difference beyond the run-to-run spread.
 fn knee_advice(dbms: Dbms, role: Role, k: &KneeFact) -> String {
-    let what = if k.param.eq_ignore_ascii_case("threads") {
+    let what = if k.param == crate::sweep::Param::Threads {
         format!("{} concurrent threads", k.at)
     } else {
         format!("{} outstanding I/Os", k.at)

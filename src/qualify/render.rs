@@ -176,7 +176,7 @@ fn sweeps(s: &mut String, r: &QualifyResult) {
             let _ = writeln!(
                 s,
                 "  {:>8}{:>18}{:>8}{:>12.1}{:>18}{:>12.0}{:>12.0}{}",
-                p.params.get(&sw.param).cloned().unwrap_or_default(),
+                p.params.get(sw.param.name()).cloned().unwrap_or_default(),
                 p.iops.show(),
                 p.iops.ci_pct(),
                 p.mib_per_sec.mean,

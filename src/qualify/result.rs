@@ -275,8 +275,8 @@ pub struct ProfileMeasure {
 pub struct RoleSweep {
     /// Role.
     pub role: Role,
-    /// `qd` or `threads`.
-    pub param: String,
+    /// The parameter swept (`qd` or `threads` in documents).
+    pub param: crate::sweep::Param,
     /// The swept workload in words.
     pub workload: String,
     /// The sweep (points with mean ± sd over repetitions, knee, findings).

@@ -762,7 +762,7 @@ mod tests {
             reference_mib_s: 1000.0,
         });
         d.knee = Some(KneeFact {
-            param: "qd".into(),
+            param: crate::sweep::Param::Qd,
             at: 16.0,
             iops: 50_000.0,
             mean_us: 320.0,
@@ -917,7 +917,7 @@ mod tests {
     fn recommendations_come_from_the_measurements() {
         let mut d = role(Role::Data);
         d.knee = Some(KneeFact {
-            param: "qd".into(),
+            param: crate::sweep::Param::Qd,
             at: 16.0,
             iops: 50_000.0,
             mean_us: 320.0,

@@ -209,7 +209,7 @@ pub(super) fn stage_sweeps(
             c.interrupted = true;
             break;
         }
-        let param = axis.param.name().to_string();
+        let param = axis.param;
         let mut base = base_spec(cfg, duration);
         base.targets = vec![crate::workload::TargetSpec::new(l.target.clone(), None)];
         base.rw = rw;

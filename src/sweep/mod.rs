@@ -57,7 +57,7 @@ pub enum Param {
 }
 
 impl Param {
-    /// Name on the command line.
+    /// Name on the command line (and in documents: the serde name).
     pub fn name(self) -> &'static str {
         match self {
             Param::Qd => "qd",
@@ -92,6 +92,12 @@ impl Param {
                 ))
             }
         })
+    }
+}
+
+impl std::fmt::Display for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
