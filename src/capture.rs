@@ -387,6 +387,51 @@ fn run_tracefs(
     stop: &AtomicBool,
     notes: &mut Vec<String>,
 ) -> Result<CaptureReport, CaptureError> {
+    let enable = blk_tracer_free(cfg, rdev, notes)?;
+    let guard = TracerGuard::start(enable)?;
+    let mut pipe = crate::platform::fs::open_nonblocking(&tf("trace_pipe"))
+        .map_err(|e| CaptureError::Tracefs(format!("cannot open trace_pipe: {e}")))?;
+    let mut data = Vec::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let started = Instant::now();
+    put(&tf("tracing_on"), "1")?;
+    while started.elapsed() < cfg.duration && !stop.load(Ordering::Relaxed) {
+        if drain(&mut pipe, &mut buf, &mut data)? == 0 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    put(&tf("tracing_on"), "0")?;
+    let seconds = started.elapsed().as_secs_f64();
+    drain(&mut pipe, &mut buf, &mut data)?;
+    let dropped = overruns();
+    // The tracer cannot be changed back while its pipe is open.
+    drop(pipe);
+    drop(guard);
+    let (files, events) = write_per_cpu(&data, &cfg.output)?;
+    if dropped > 0 {
+        notes.push("raise /sys/kernel/tracing/buffer_size_kb to keep more events in the kernel between reads".into());
+    }
+    Ok(CaptureReport {
+        device: cfg.device.clone(),
+        output: cfg.output.clone(),
+        files,
+        method: Method::Tracefs,
+        seconds,
+        events,
+        dropped,
+        partition_start: None,
+        notes: Vec::new(),
+    })
+}
+
+/// Checks that the kernel has a blk tracer, nobody uses the tracer and
+/// the device is not traced already (mounting tracefs if it must); returns
+/// the device's `trace/enable` file.
+fn blk_tracer_free(
+    cfg: &CaptureConfig,
+    rdev: u64,
+    notes: &mut Vec<String>,
+) -> Result<PathBuf, CaptureError> {
     if !Path::new(TRACEFS).join("trace_pipe").exists() {
         if let Some(n) = ensure_mounted(TRACEFS, "tracefs")? {
             notes.push(n);
@@ -420,73 +465,51 @@ fn run_tracefs(
             enable.display()
         )));
     }
-    let options = std::fs::read_to_string(tf("trace_options")).unwrap_or_default();
-    let context_info = options.lines().any(|l| l.trim() == "context-info");
-    let tracing_on =
-        std::fs::read_to_string(tf("tracing_on")).map_or("1".into(), |s| s.trim().to_string());
-    put(&tf("tracing_on"), "0")?;
-    let guard = TracerGuard {
-        enable: enable.clone(),
-        context_info,
-        tracing_on,
-    };
-    put(&tf("trace"), "")?;
-    put(&enable, "1")?;
-    put(&tf("current_tracer"), "blk")?;
-    put(&tf("trace_options"), "bin")?;
-    put(&tf("trace_options"), "nocontext-info")?;
-    let mut pipe = crate::platform::fs::open_nonblocking(&tf("trace_pipe"))
-        .map_err(|e| CaptureError::Tracefs(format!("cannot open trace_pipe: {e}")))?;
-    let mut data = Vec::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let started = Instant::now();
-    put(&tf("tracing_on"), "1")?;
-    let mut drain = |pipe: &mut File, data: &mut Vec<u8>| -> Result<usize, CaptureError> {
-        let mut got = 0;
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) => return Ok(got),
-                Ok(n) => {
-                    data.extend_from_slice(&buf[..n]);
-                    got += n;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(got),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(CaptureError::Tracefs(format!(
-                        "reading trace_pipe failed: {e}"
-                    )))
-                }
+    Ok(enable)
+}
+
+impl TracerGuard {
+    /// Sets the blk tracer up in binary mode on the device of `enable`,
+    /// tracing off; what it changed is put back when the guard drops.
+    fn start(enable: PathBuf) -> Result<TracerGuard, CaptureError> {
+        let options = std::fs::read_to_string(tf("trace_options")).unwrap_or_default();
+        let context_info = options.lines().any(|l| l.trim() == "context-info");
+        let tracing_on =
+            std::fs::read_to_string(tf("tracing_on")).map_or("1".into(), |s| s.trim().to_string());
+        put(&tf("tracing_on"), "0")?;
+        let guard = TracerGuard {
+            enable: enable.clone(),
+            context_info,
+            tracing_on,
+        };
+        put(&tf("trace"), "")?;
+        put(&enable, "1")?;
+        put(&tf("current_tracer"), "blk")?;
+        put(&tf("trace_options"), "bin")?;
+        put(&tf("trace_options"), "nocontext-info")?;
+        Ok(guard)
+    }
+}
+
+/// Reads what `pipe` holds now into `data` (through `buf`); returns how many bytes.
+fn drain(pipe: &mut File, buf: &mut [u8], data: &mut Vec<u8>) -> Result<usize, CaptureError> {
+    let mut got = 0;
+    loop {
+        match pipe.read(buf) {
+            Ok(0) => return Ok(got),
+            Ok(n) => {
+                data.extend_from_slice(&buf[..n]);
+                got += n;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(got),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(CaptureError::Tracefs(format!(
+                    "reading trace_pipe failed: {e}"
+                )))
             }
         }
-    };
-    while started.elapsed() < cfg.duration && !stop.load(Ordering::Relaxed) {
-        if drain(&mut pipe, &mut data)? == 0 {
-            std::thread::sleep(Duration::from_millis(20));
-        }
     }
-    put(&tf("tracing_on"), "0")?;
-    let seconds = started.elapsed().as_secs_f64();
-    drain(&mut pipe, &mut data)?;
-    let dropped = overruns();
-    // The tracer cannot be changed back while its pipe is open.
-    drop(pipe);
-    drop(guard);
-    let (files, events) = write_per_cpu(&data, &cfg.output)?;
-    if dropped > 0 {
-        notes.push("raise /sys/kernel/tracing/buffer_size_kb to keep more events in the kernel between reads".into());
-    }
-    Ok(CaptureReport {
-        device: cfg.device.clone(),
-        output: cfg.output.clone(),
-        files,
-        method: Method::Tracefs,
-        seconds,
-        events,
-        dropped,
-        partition_start: None,
-        notes: Vec::new(),
-    })
 }
 
 /// Events the ring buffer overwrote, over all CPUs.

@@ -538,15 +538,7 @@ pub fn read(path: &Path) -> Result<ReadLog, HistLogError> {
     let mut lines = BufReader::new(f);
     let mut line = String::new();
     let mut n = 0;
-    let mut start: Option<f64> = None;
-    let mut merged: Vec<(Stream, Histogram<u64>, usize)> = Vec::new();
-    let mut points = Vec::new();
-    let mut foreign = 0;
-    let mut first_start = f64::NAN;
-    let mut end = f64::NAN;
-    let mut interval_s = f64::NAN;
-    let mut de = Deserializer::new();
-    let mut exact: Vec<(String, Exact)> = Vec::new();
+    let mut log = Reading::new();
     loop {
         line.clear();
         if lines.read_line(&mut line).map_err(read_err)? == 0 {
@@ -561,97 +553,158 @@ pub fn read(path: &Path) -> Result<ReadLog, HistLogError> {
             line: n,
             why,
         };
-        if let Some(e) = Exact::parse(&line) {
-            exact.push(e);
-            continue;
+        log.line(&line, &bad)?;
+    }
+    log.finish(path)
+}
+
+/// What [`read`] has gathered from the lines read so far.
+struct Reading {
+    start: Option<f64>,
+    /// Each stream's merged histogram and its number of intervals.
+    merged: Vec<(Stream, Histogram<u64>, usize)>,
+    /// The `all` stream's points.
+    points: Vec<LogPoint>,
+    foreign: usize,
+    first_start: f64,
+    end: f64,
+    interval_s: f64,
+    de: Deserializer,
+    exact: Vec<(String, Exact)>,
+}
+
+impl Reading {
+    fn new() -> Reading {
+        Reading {
+            start: None,
+            merged: Vec::new(),
+            points: Vec::new(),
+            foreign: 0,
+            first_start: f64::NAN,
+            end: f64::NAN,
+            interval_s: f64::NAN,
+            de: Deserializer::new(),
+            exact: Vec::new(),
+        }
+    }
+
+    /// One line of the log (ending in a newline): exact figures, or
+    /// interval-log entries; `bad` makes the error of this line.
+    fn line(
+        &mut self,
+        line: &str,
+        bad: &impl Fn(String) -> HistLogError,
+    ) -> Result<(), HistLogError> {
+        if let Some(e) = Exact::parse(line) {
+            self.exact.push(e);
+            return Ok(());
         }
         for entry in IntervalLogIterator::new(line.as_bytes()) {
             let entry = entry.map_err(|e| bad(format!("{e:?}")))?;
             let h = match entry {
                 LogEntry::StartTime(t) => {
-                    start = Some(t.as_secs_f64());
+                    self.start = Some(t.as_secs_f64());
                     continue;
                 }
                 LogEntry::BaseTime(_) => continue,
                 LogEntry::Interval(h) => h,
             };
             let Some(stream) = Stream::parse(h.tag().map(|t| t.as_str())) else {
-                foreign += 1;
+                self.foreign += 1;
                 continue;
             };
             use base64::Engine as _;
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(h.encoded_histogram())
                 .map_err(|e| bad(format!("its histogram is not base64: {e}")))?;
-            let hist = decode(&bytes, &mut de).map_err(bad)?;
+            let hist = decode(&bytes, &mut self.de).map_err(bad)?;
             let (t, d) = (
                 h.start_timestamp().as_secs_f64(),
                 h.duration().as_secs_f64(),
             );
             if stream == Stream::ALL {
-                if points.is_empty() {
-                    first_start = t;
-                    interval_s = d;
+                if self.points.is_empty() {
+                    self.first_start = t;
+                    self.interval_s = d;
                 }
-                end = t + d;
-                points.push(point(&hist, t, d));
+                self.end = t + d;
+                self.points.push(point(&hist, t, d));
             }
-            let slot = match merged.iter().position(|(s, _, _)| *s == stream) {
-                Some(i) => i,
-                None if merged.len() >= MAX_STREAMS => {
-                    return Err(bad(format!(
-                        "its tag {} would be stream {} of the log, and iosim reads at most {MAX_STREAMS} \
-                         (the whole run and {} targets, each with its directions)",
-                        stream.label(),
-                        MAX_STREAMS + 1,
-                        MAX_STREAMS / 4 - 1
-                    )));
-                }
-                None => {
-                    merged.push((stream, new_histogram(), 0));
-                    merged.len() - 1
-                }
-            };
-            let m = &mut merged[slot];
-            m.1.add(&hist).map_err(|e| {
-                bad(format!(
-                    "its histogram does not fit iosim's bounds of 1 ns to 1,000 s: {e:?}"
-                ))
-            })?;
-            m.2 += 1;
+            self.merge(stream, &hist, bad)?;
         }
+        Ok(())
     }
-    if points.is_empty() {
-        return Err(HistLogError::Empty {
-            path: path.to_path_buf(),
-        });
+
+    /// Adds an interval's histogram to its stream's.
+    fn merge(
+        &mut self,
+        stream: Stream,
+        hist: &Histogram<u64>,
+        bad: &impl Fn(String) -> HistLogError,
+    ) -> Result<(), HistLogError> {
+        let merged = &mut self.merged;
+        let slot = match merged.iter().position(|(s, _, _)| *s == stream) {
+            Some(i) => i,
+            None if merged.len() >= MAX_STREAMS => {
+                return Err(bad(format!(
+                    "its tag {} would be stream {} of the log, and iosim reads at most {MAX_STREAMS} \
+                     (the whole run and {} targets, each with its directions)",
+                    stream.label(),
+                    MAX_STREAMS + 1,
+                    MAX_STREAMS / 4 - 1
+                )));
+            }
+            None => {
+                merged.push((stream, new_histogram(), 0));
+                merged.len() - 1
+            }
+        };
+        let m = &mut merged[slot];
+        m.1.add(hist).map_err(|e| {
+            bad(format!(
+                "its histogram does not fit iosim's bounds of 1 ns to 1,000 s: {e:?}"
+            ))
+        })?;
+        m.2 += 1;
+        Ok(())
     }
-    merged.sort_by_key(|(s, _, _)| (s.target, s.dir));
-    let streams = merged
-        .iter()
-        .map(|(s, h, k)| StreamSummary {
-            stream: s.label(),
-            intervals: *k,
-            ios: h.len(),
-            latency_us: summarize(
-                h,
-                exact.iter().find(|(n, _)| *n == s.label()).map(|(_, e)| e),
-            ),
+
+    /// The log read: its summary and each stream's merged histogram.
+    fn finish(mut self, path: &Path) -> Result<ReadLog, HistLogError> {
+        if self.points.is_empty() {
+            return Err(HistLogError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        self.merged.sort_by_key(|(s, _, _)| (s.target, s.dir));
+        let exact = &self.exact;
+        let streams = self
+            .merged
+            .iter()
+            .map(|(s, h, k)| StreamSummary {
+                stream: s.label(),
+                intervals: *k,
+                ios: h.len(),
+                latency_us: summarize(
+                    h,
+                    exact.iter().find(|(n, _)| *n == s.label()).map(|(_, e)| e),
+                ),
+            })
+            .collect();
+        Ok(ReadLog {
+            summary: LogSummary {
+                path: path.display().to_string(),
+                start_unix_s: self.start,
+                intervals: self.points.len(),
+                interval_s: self.interval_s,
+                span_s: self.end - self.first_start,
+                streams,
+                points: self.points,
+                foreign: self.foreign,
+            },
+            merged: self.merged.into_iter().map(|(s, h, _)| (s, h)).collect(),
         })
-        .collect();
-    Ok(ReadLog {
-        summary: LogSummary {
-            path: path.display().to_string(),
-            start_unix_s: start,
-            intervals: points.len(),
-            interval_s,
-            span_s: end - first_start,
-            streams,
-            points,
-            foreign,
-        },
-        merged: merged.into_iter().map(|(s, h, _)| (s, h)).collect(),
-    })
+    }
 }
 
 /// Most streams a log read back may have: each is a merged histogram of

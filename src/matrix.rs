@@ -338,53 +338,8 @@ pub fn run(
             interrupted = true;
             break;
         }
-        let mut specs = Vec::new();
-        if s > 0 {
-            specs.push(spec_for(
-                a,
-                true,
-                a.small_bs,
-                1,
-                s,
-                a.seed.wrapping_add(i as u64),
-            ));
-        }
-        if l > 0 {
-            specs.push(spec_for(
-                a,
-                false,
-                a.large_bs,
-                l,
-                IOS_PER_STREAM,
-                a.seed.wrapping_add(1000 + i as u64),
-            ));
-        }
-        let quiet = RunOptions {
-            progress: false,
-            ..opts.clone()
-        };
-        // Both loads in one run: one window, one monitor.
-        let rs = crate::runner::run_many(&specs, &quiet)?;
-        let mut rs = rs.into_iter();
-        let small = if s > 0 { rs.next() } else { None };
-        let large = if l > 0 { rs.next() } else { None };
-        interrupted |= small.iter().chain(large.iter()).any(|r| r.interrupted);
-        let p = MatrixPoint {
-            small: s,
-            large: l,
-            small_iops: small.as_ref().map(|r| r.total.total.iops),
-            small_mean_us: small.as_ref().map(|r| r.total.total.latency_us.mean),
-            small_p99_us: small
-                .as_ref()
-                .map(|r| r.total.total.latency_us.p(Percentile::P99)),
-            large_mib_s: large.as_ref().map(|r| r.total.total.mib_per_sec),
-            large_mean_us: large.as_ref().map(|r| r.total.total.latency_us.mean),
-            errors: small
-                .iter()
-                .chain(large.iter())
-                .map(|r| r.errors.count)
-                .sum(),
-        };
+        let (p, stopped) = run_point(a, opts, i, s, l)?;
+        interrupted |= stopped;
         on_point(i, todo.len(), &p);
         out.push(p);
         if interrupted {
@@ -404,6 +359,65 @@ pub fn run(
         points: out,
         interrupted,
     })
+}
+
+/// Runs point `i` of the matrix: `s` small and `l` large loads at once.
+/// Returns the point and whether the run was interrupted.
+fn run_point(
+    a: &MatrixConfig,
+    opts: &RunOptions,
+    i: usize,
+    s: u32,
+    l: u32,
+) -> anyhow::Result<(MatrixPoint, bool)> {
+    let mut specs = Vec::new();
+    if s > 0 {
+        specs.push(spec_for(
+            a,
+            true,
+            a.small_bs,
+            1,
+            s,
+            a.seed.wrapping_add(i as u64),
+        ));
+    }
+    if l > 0 {
+        specs.push(spec_for(
+            a,
+            false,
+            a.large_bs,
+            l,
+            IOS_PER_STREAM,
+            a.seed.wrapping_add(1000 + i as u64),
+        ));
+    }
+    let quiet = RunOptions {
+        progress: false,
+        ..opts.clone()
+    };
+    // Both loads in one run: one window, one monitor.
+    let rs = crate::runner::run_many(&specs, &quiet)?;
+    let mut rs = rs.into_iter();
+    let small = if s > 0 { rs.next() } else { None };
+    let large = if l > 0 { rs.next() } else { None };
+    let interrupted = small.iter().chain(large.iter()).any(|r| r.interrupted);
+    let p = MatrixPoint {
+        small: s,
+        large: l,
+        small_iops: small.as_ref().map(|r| r.total.total.iops),
+        small_mean_us: small.as_ref().map(|r| r.total.total.latency_us.mean),
+        small_p99_us: small
+            .as_ref()
+            .map(|r| r.total.total.latency_us.p(Percentile::P99)),
+        large_mib_s: large.as_ref().map(|r| r.total.total.mib_per_sec),
+        large_mean_us: large.as_ref().map(|r| r.total.total.latency_us.mean),
+        errors: small
+            .iter()
+            .chain(large.iter())
+            .map(|r| r.errors.count)
+            .sum(),
+    };
+    Ok((p, interrupted))
 }
 
 /// `PREFIX_name`: the prefix's file name gets `_name` appended.

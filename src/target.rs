@@ -20,7 +20,7 @@ use crate::buf::fill_random;
 use crate::engine::pipeline::{Buffers, Done, Driver, Ended, Io, Next, Pipeline, Transfer};
 use crate::engine::{self, EngineConfig, Op};
 use crate::error::Error;
-use crate::workload::{CacheMode, EngineKind, FillMode, OpenSync, WorkloadSpec};
+use crate::workload::{CacheMode, EngineKind, FillMode, OpenSync, TargetSpec, WorkloadSpec};
 
 // The mark of iosim's files lives in `outfile` (which decides what becomes
 // of a file at a path, and must not import this module back).
@@ -89,156 +89,17 @@ pub fn prepare(
     let t = &spec.targets[i];
     let mut notes = Vec::new();
     if spec.engine == EngineKind::Null {
-        let size = t.size.unwrap_or(1 << 30);
-        let (region_start, region_len) = region(&t.path, size, t.offset, t.length, spec.bs)?;
-        return Ok(PreparedTarget {
-            path: t.path.clone(),
-            kind: TargetKind::Null,
-            size,
-            region_start,
-            region_len,
-            created: false,
-            made: false,
-            dio_align: 1,
-            notes,
-            claim: None,
-        });
+        return null_target(spec, t, notes);
     }
     let path = &t.path;
-    let writes = spec.writes();
     if spec.cache.is_direct() {
         // No device does direct I/O in units under 512 bytes: refuse before creating anything.
-        for (what, value) in [
-            ("--bs", spec.bs),
-            ("--align", spec.effective_align()),
-            ("--offset", t.offset),
-        ] {
-            if value % 512 != 0 {
-                return Err(Error::Misaligned {
-                    what,
-                    value,
-                    align: 512,
-                    path: path.clone(),
-                }
-                .into());
-            }
-        }
+        check_direct_alignment(spec, path, t.offset, 512)?;
     }
-    lock_existing(path, t.size, writes, &mut notes)?;
-    let (kind, size, created, made, claim) = match std::fs::metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if !dir.is_dir() {
-                return Err(Error::MissingDirectory(dir.to_path_buf()).into());
-            }
-            let size = t.size.ok_or_else(|| Error::NoSizeToCreate(path.clone()))?;
-            if size < spec.bs {
-                return Err(Error::TooSmall {
-                    path: path.clone(),
-                    have: size,
-                    need: spec.bs,
-                }
-                .into());
-            }
-            create_test_file(path, size, spec.fill, opts)?;
-            (TargetKind::File, size, true, true, None)
-        }
-        Err(e) => {
-            return Err(
-                anyhow::Error::new(e).context(format!("cannot look at '{}'", path.display()))
-            )
-        }
-        Ok(meta) if crate::platform::fs::is_device(path, &meta) => {
-            let claim = if writes {
-                if !spec.allow_destroy {
-                    return Err(Error::WouldDestroy(
-                        path.clone(),
-                        "it is a block device and every byte of the region used would be overwritten".into(),
-                    )
-                    .into());
-                }
-                if claimed_by_job(path) {
-                    None
-                } else {
-                    Some(claim_device(
-                        path,
-                        crate::platform::fs::device_number(&meta),
-                    )?)
-                }
-            } else {
-                None
-            };
-            let f = File::open(path).map_err(|e| {
-                anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
-            })?;
-            let size = device_size(&f).map_err(|e| {
-                anyhow::Error::new(e)
-                    .context(format!("cannot read the size of '{}'", path.display()))
-            })?;
-            if t.size.is_some() {
-                notes.push(
-                    "--size is ignored for a block device: use --length to limit the region".into(),
-                );
-            }
-            (TargetKind::BlockDevice, size, false, false, claim)
-        }
-        Ok(meta) if meta.is_file() && mark_of(path) == Mark::Incomplete => {
-            let size = t.size.unwrap_or(meta.len());
-            refill_incomplete(path, size, spec, opts, &mut notes)?;
-            (TargetKind::File, size, true, true, None)
-        }
-        Ok(meta) if meta.is_file() => {
-            let owned = is_iosim_file(path);
-            let mut size = meta.len();
-            let mut created = false;
-            if writes && !owned && !claimed_by_job(path) {
-                // Unmarked may mean another iosim made it a moment ago and
-                // has not marked it yet: its lock says so, with its PID.
-                crate::targetlock::lock(path, LockMode::Shared)?;
-            }
-            if writes && !owned && !spec.allow_destroy {
-                return Err(Error::WouldDestroy(
-                    path.clone(),
-                    "it exists and was not created by iosim".into(),
-                )
-                .into());
-            }
-            if let Some(want) = t.size {
-                if want > size {
-                    if !owned && !spec.allow_destroy {
-                        return Err(Error::WouldDestroy(
-                            path.clone(),
-                            format!("it holds {size} bytes, --size asks for {want}, and iosim did not create it"),
-                        )
-                        .into());
-                    }
-                    extend_test_file(path, size, want, spec.fill, opts)?;
-                    notes.push(format!(
-                        "extended from {} to {}",
-                        crate::units::format_size(size),
-                        crate::units::format_size(want)
-                    ));
-                    size = want;
-                    created = true;
-                } else if owned && want == size {
-                    notes.push(REUSED_NOTE.into());
-                }
-            }
-            (TargetKind::File, size, created, false, None)
-        }
-        Ok(_) => {
-            return Err(Error::NotFileOrDevice {
-                path: path.to_path_buf(),
-            }
-            .into())
-        }
-    };
-
-    let (region_start, region_len) = region(path, size, t.offset, t.length, spec.bs)?;
-    let dio_align = if kind == TargetKind::BlockDevice {
+    lock_existing(path, t.size, spec.writes(), &mut notes)?;
+    let found = find_or_create(spec, t, opts, &mut notes)?;
+    let (region_start, region_len) = region(path, found.size, t.offset, t.length, spec.bs)?;
+    let dio_align = if found.kind == TargetKind::BlockDevice {
         File::open(path)
             .ok()
             .and_then(|f| logical_block_size(&f).ok())
@@ -247,34 +108,247 @@ pub fn prepare(
         dio_alignment(path).unwrap_or(512)
     };
     if spec.cache.is_direct() {
-        for (what, value) in [
-            ("--bs", spec.bs),
-            ("--align", spec.effective_align()),
-            ("--offset", region_start),
-        ] {
-            if value % dio_align != 0 {
-                return Err(Error::Misaligned {
-                    what,
-                    value,
-                    align: dio_align,
-                    path: path.clone(),
-                }
-                .into());
-            }
-        }
+        check_direct_alignment(spec, path, region_start, dio_align)?;
     }
     Ok(PreparedTarget {
         path: path.clone(),
-        kind,
+        kind: found.kind,
+        size: found.size,
+        region_start,
+        region_len,
+        created: found.created,
+        made: found.made,
+        dio_align,
+        notes,
+        claim: found.claim,
+    })
+}
+
+/// The target of the null engine: nothing on the disk, only its region.
+fn null_target(
+    spec: &WorkloadSpec,
+    t: &TargetSpec,
+    notes: Vec<String>,
+) -> anyhow::Result<PreparedTarget> {
+    let size = t.size.unwrap_or(1 << 30);
+    let (region_start, region_len) = region(&t.path, size, t.offset, t.length, spec.bs)?;
+    Ok(PreparedTarget {
+        path: t.path.clone(),
+        kind: TargetKind::Null,
         size,
         region_start,
         region_len,
-        created,
-        made,
-        dio_align,
+        created: false,
+        made: false,
+        dio_align: 1,
         notes,
+        claim: None,
+    })
+}
+
+/// Refuses a direct-I/O run whose `--bs`, `--align` or `offset` (its
+/// region's first byte) is not a multiple of `align` on `path`.
+fn check_direct_alignment(
+    spec: &WorkloadSpec,
+    path: &Path,
+    offset: u64,
+    align: u64,
+) -> Result<(), Error> {
+    for (what, value) in [
+        ("--bs", spec.bs),
+        ("--align", spec.effective_align()),
+        ("--offset", offset),
+    ] {
+        if value % align != 0 {
+            return Err(Error::Misaligned {
+                what,
+                value,
+                align,
+                path: path.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What [`find_or_create`] found at a target's path (or made there).
+struct Found {
+    kind: TargetKind,
+    size: u64,
+    created: bool,
+    made: bool,
+    claim: Option<File>,
+}
+
+impl Found {
+    /// A test file of `size` bytes.
+    fn file(size: u64, created: bool, made: bool) -> Found {
+        Found {
+            kind: TargetKind::File,
+            size,
+            created,
+            made,
+            claim: None,
+        }
+    }
+}
+
+/// Looks at the target's path and, by what is there, creates the test file,
+/// claims the block device, refills a file left incomplete or checks (and
+/// grows) an existing file, applying the safety rules.
+fn find_or_create(
+    spec: &WorkloadSpec,
+    t: &TargetSpec,
+    opts: PrepareOptions<'_>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Found> {
+    let path = &t.path;
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let size = create_missing(spec, t, opts)?;
+            Ok(Found::file(size, true, true))
+        }
+        Err(e) => Err(io_context(e, "cannot look at", path)),
+        Ok(meta) if crate::platform::fs::is_device(path, &meta) => {
+            open_device(spec, t, &meta, notes)
+        }
+        Ok(meta) if meta.is_file() && mark_of(path) == Mark::Incomplete => {
+            let size = t.size.unwrap_or(meta.len());
+            refill_incomplete(path, size, spec, opts, notes)?;
+            Ok(Found::file(size, true, true))
+        }
+        Ok(meta) if meta.is_file() => existing_file(spec, t, meta.len(), opts, notes),
+        Ok(_) => Err(Error::NotFileOrDevice {
+            path: path.to_path_buf(),
+        }
+        .into()),
+    }
+}
+
+/// Creates the missing test file of `t` (its directory must exist, and
+/// `--size` say how large); returns its size.
+fn create_missing(
+    spec: &WorkloadSpec,
+    t: &TargetSpec,
+    opts: PrepareOptions<'_>,
+) -> anyhow::Result<u64> {
+    let path = &t.path;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(Error::MissingDirectory(dir.to_path_buf()).into());
+    }
+    let size = t.size.ok_or_else(|| Error::NoSizeToCreate(path.clone()))?;
+    if size < spec.bs {
+        return Err(Error::TooSmall {
+            path: path.clone(),
+            have: size,
+            need: spec.bs,
+        }
+        .into());
+    }
+    create_test_file(path, size, spec.fill, opts)?;
+    Ok(size)
+}
+
+/// A block device: a run that writes it needs `--allow-destroy` and claims
+/// it exclusively (unless another rank of the job holds it); its size is
+/// the device's.
+fn open_device(
+    spec: &WorkloadSpec,
+    t: &TargetSpec,
+    meta: &std::fs::Metadata,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Found> {
+    let path = &t.path;
+    let claim = if spec.writes() {
+        if !spec.allow_destroy {
+            return Err(Error::WouldDestroy(
+                path.clone(),
+                "it is a block device and every byte of the region used would be overwritten"
+                    .into(),
+            )
+            .into());
+        }
+        if claimed_by_job(path) {
+            None
+        } else {
+            Some(claim_device(
+                path,
+                crate::platform::fs::device_number(meta),
+            )?)
+        }
+    } else {
+        None
+    };
+    let f = File::open(path).map_err(|e| io_context(e, "cannot open", path))?;
+    let size = device_size(&f).map_err(|e| io_context(e, "cannot read the size of", path))?;
+    if t.size.is_some() {
+        notes.push("--size is ignored for a block device: use --length to limit the region".into());
+    }
+    Ok(Found {
+        kind: TargetKind::BlockDevice,
+        size,
+        created: false,
+        made: false,
         claim,
     })
+}
+
+/// An existing file of `size` bytes: a run writes it only when iosim made
+/// it (or with `--allow-destroy`), and grows it to `--size` the same way.
+fn existing_file(
+    spec: &WorkloadSpec,
+    t: &TargetSpec,
+    mut size: u64,
+    opts: PrepareOptions<'_>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Found> {
+    let path = &t.path;
+    let writes = spec.writes();
+    let owned = is_iosim_file(path);
+    let mut created = false;
+    if writes && !owned && !claimed_by_job(path) {
+        // Unmarked may mean another iosim made it a moment ago and
+        // has not marked it yet: its lock says so, with its PID.
+        crate::targetlock::lock(path, LockMode::Shared)?;
+    }
+    if writes && !owned && !spec.allow_destroy {
+        return Err(Error::WouldDestroy(
+            path.clone(),
+            "it exists and was not created by iosim".into(),
+        )
+        .into());
+    }
+    if let Some(want) = t.size {
+        if want > size {
+            if !owned && !spec.allow_destroy {
+                return Err(Error::WouldDestroy(
+                    path.clone(),
+                    format!("it holds {size} bytes, --size asks for {want}, and iosim did not create it"),
+                )
+                .into());
+            }
+            extend_test_file(path, size, want, spec.fill, opts)?;
+            notes.push(format!(
+                "extended from {} to {}",
+                crate::units::format_size(size),
+                crate::units::format_size(want)
+            ));
+            size = want;
+            created = true;
+        } else if owned && want == size {
+            notes.push(REUSED_NOTE.into());
+        }
+    }
+    Ok(Found::file(size, created, false))
+}
+
+/// An I/O error on `path`, said as `<doing> '<path>'` (`cannot open`, ...).
+fn io_context(e: io::Error, doing: &str, path: &Path) -> anyhow::Error {
+    anyhow::Error::new(e).context(format!("{doing} '{}'", path.display()))
 }
 
 /// Makes again a test file left incomplete by an iosim that was killed (or
@@ -304,9 +378,8 @@ fn refill_incomplete(
     );
     crate::say!("note: {notice}");
     notes.push(notice);
-    crate::targetlock::remove_file(path).map_err(|e| {
-        anyhow::Error::new(e).context(format!("cannot remove the incomplete '{}'", path.display()))
-    })?;
+    crate::targetlock::remove_file(path)
+        .map_err(|e| io_context(e, "cannot remove the incomplete", path))?;
     create_test_file(path, size, spec.fill, opts)
 }
 
@@ -396,7 +469,7 @@ fn open_checked(
         if crate::platform::fs::is_direct_refused(&e) && cache.is_direct() {
             Error::DirectUnsupported(t.path.clone()).into()
         } else {
-            anyhow::Error::new(e).context(format!("cannot open '{}'", t.path.display()))
+            io_context(e, "cannot open", &t.path)
         }
     })
 }
@@ -479,7 +552,7 @@ pub fn create_test_file(
                     )),
                 }
             } else {
-                anyhow::Error::new(e).context(format!("cannot create '{}'", path.display()))
+                io_context(e, "cannot create", path)
             }
         })?;
     drop(f);
@@ -511,9 +584,7 @@ fn finish_fill(path: &Path, marked: bool) -> anyhow::Result<()> {
             .write(true)
             .open(path)
             .and_then(|f| f.sync_all())
-            .map_err(|e| {
-                anyhow::Error::new(e).context(format!("cannot sync '{}'", path.display()))
-            })?;
+            .map_err(|e| io_context(e, "cannot sync", path))?;
     }
     Ok(())
 }
@@ -658,44 +729,13 @@ fn write_fill(
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
     }
 
-    const SLOTS: usize = 8;
     // The aligned body goes through O_DIRECT where possible; an unaligned head or tail through the page cache.
     let body_start = crate::units::align_up(from, 4096).min(to);
     let body_end = crate::units::align_down(to, 4096).max(body_start);
     let direct = open_with_cache(path, CacheMode::Direct, true).ok();
-    let fd_file = match &direct {
-        Some(f) => f,
-        None => &plain,
-    };
-    let cfg = EngineConfig {
-        fds: vec![crate::platform::io::raw_file(fd_file)],
-        slots: SLOTS,
-        slot_size: FILL_CHUNK as usize,
-        ..EngineConfig::default()
-    };
-    let req = engine::EngineRequest {
-        kind: EngineKind::native(),
-        cache: CacheMode::Direct,
-        qd: SLOTS as u32,
-        sqpoll: false,
-        hipri: false,
-    };
-    let (mut eng, _) = engine::create(&req, &cfg)?;
+    let mut eng = fill_engine(direct.as_ref().unwrap_or(&plain), fill, from)?;
     // Compressible data is generated block by block as it is written.
     let gen = crate::workload::data::DataGen::for_fill(fill, 0, 0x5eed ^ from, 0);
-    if let FillMode::Zero | FillMode::Pattern(_) = fill {
-        for s in 0..SLOTS {
-            crate::workload::data::fill_fixed(eng.buffer(s), fill);
-        }
-    } else {
-        // Random once per buffer; each write then only stamps its blocks
-        // (below). The pipeline offers slot 0 first; the first chunk has
-        // always been written from the buffer seeded with 7.
-        for s in 0..SLOTS {
-            let seed = (SLOTS - 1 - s) as u64;
-            fill_random(eng.buffer(s), 0x5eed ^ from ^ (seed << 40));
-        }
-    }
     let pb = progress_bar(
         opts.progress,
         to - from,
@@ -716,7 +756,7 @@ fn write_fill(
     };
     // Submitted at once, not in groups: the device starts on each chunk as
     // soon as it is ready (see `--submit-batch`).
-    let ended = Pipeline::new(SLOTS).run(eng.as_mut(), opts.stop, &mut chunks)?;
+    let ended = Pipeline::new(FILL_SLOTS).run(eng.as_mut(), opts.stop, &mut chunks)?;
     if ended == Ended::Stopped {
         pb.abandon();
         return Err(Stopped::Interrupted {
@@ -725,16 +765,8 @@ fn write_fill(
         }
         .into());
     }
-    let mut gen = chunks.gen;
     // Unaligned head and tail, buffered.
-    let mut edge = vec![0u8; 8192];
-    if let Some(g) = &mut gen {
-        g.fill(&mut edge);
-    } else if fill == FillMode::Random {
-        fill_random(&mut edge, seed ^ 1);
-    } else {
-        crate::workload::data::fill_fixed(&mut edge, fill);
-    }
+    let edge = edge_data(chunks.gen, fill, seed);
     for (start, end) in [(from, body_start), (body_end, to)] {
         if end > start {
             let n = (end - start) as usize;
@@ -745,20 +777,78 @@ fn write_fill(
     plain.sync_data().map_err(|e| map_nospace(e, nospace))?;
     pb.finish_and_clear();
     if opts.progress {
-        let secs = started.elapsed().as_secs_f64().max(1e-9);
-        crate::say!(
-            "created {} ({}, {} data) in {:.1} s ({:.0} MiB/s)",
-            path.display(),
-            crate::units::format_size(to - from),
-            match fill {
-                FillMode::Sparse => "no".into(),
-                f => f.name(),
-            },
-            secs,
-            (to - from) as f64 / 1_048_576.0 / secs
-        );
+        say_created(path, to - from, fill, started);
     }
     Ok(())
+}
+
+/// Writes in flight at once in [`write_fill`].
+const FILL_SLOTS: usize = 8;
+
+/// The engine [`write_fill`] writes its body with, on `file`, its buffers
+/// filled for `fill`.
+fn fill_engine(
+    file: &File,
+    fill: FillMode,
+    from: u64,
+) -> anyhow::Result<Box<dyn engine::IoEngine>> {
+    let cfg = EngineConfig {
+        fds: vec![crate::platform::io::raw_file(file)],
+        slots: FILL_SLOTS,
+        slot_size: FILL_CHUNK as usize,
+        ..EngineConfig::default()
+    };
+    let req = engine::EngineRequest {
+        kind: EngineKind::native(),
+        cache: CacheMode::Direct,
+        qd: FILL_SLOTS as u32,
+        sqpoll: false,
+        hipri: false,
+    };
+    let (mut eng, _) = engine::create(&req, &cfg)?;
+    if let FillMode::Zero | FillMode::Pattern(_) = fill {
+        for s in 0..FILL_SLOTS {
+            crate::workload::data::fill_fixed(eng.buffer(s), fill);
+        }
+    } else {
+        // Random once per buffer; each write then only stamps its blocks
+        // ([`FillChunks`]). The pipeline offers slot 0 first; the first chunk has
+        // always been written from the buffer seeded with 7.
+        for s in 0..FILL_SLOTS {
+            let seed = (FILL_SLOTS - 1 - s) as u64;
+            fill_random(eng.buffer(s), 0x5eed ^ from ^ (seed << 40));
+        }
+    }
+    Ok(eng)
+}
+
+/// The data of [`write_fill`]'s unaligned head and tail.
+fn edge_data(gen: Option<crate::workload::data::DataGen>, fill: FillMode, seed: u64) -> Vec<u8> {
+    let mut edge = vec![0u8; 8192];
+    if let Some(mut g) = gen {
+        g.fill(&mut edge);
+    } else if fill == FillMode::Random {
+        fill_random(&mut edge, seed ^ 1);
+    } else {
+        crate::workload::data::fill_fixed(&mut edge, fill);
+    }
+    edge
+}
+
+/// Says how long creating `bytes` of `path` took, and how fast.
+fn say_created(path: &Path, bytes: u64, fill: FillMode, started: Instant) {
+    let secs = started.elapsed().as_secs_f64().max(1e-9);
+    crate::say!(
+        "created {} ({}, {} data) in {:.1} s ({:.0} MiB/s)",
+        path.display(),
+        crate::units::format_size(bytes),
+        match fill {
+            FillMode::Sparse => "no".into(),
+            f => f.name(),
+        },
+        secs,
+        bytes as f64 / 1_048_576.0 / secs
+    );
 }
 
 /// Bytes per write of [`write_fill`].
@@ -912,15 +1002,13 @@ fn claim_device(path: &Path, rdev: u64) -> anyhow::Result<File> {
                 && claimed()
                 && crate::sysmon::mounts::held_by_this_process(rdev) =>
         {
-            File::open(path).map_err(|e| {
-                anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))
-            })
+            File::open(path).map_err(|e| io_context(e, "cannot open", path))
         }
         Err(e) if crate::platform::fs::is_busy(&e) => {
             let why = crate::platform::fs::busy_reason(path).unwrap_or_else(|| why_busy(rdev));
             Err(Error::DeviceInUse(path.to_path_buf(), why).into())
         }
-        Err(e) => Err(anyhow::Error::new(e).context(format!("cannot open '{}'", path.display()))),
+        Err(e) => Err(io_context(e, "cannot open", path)),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::cli::{HistoryArgs, OutputFormat};
 use crate::document::Document;
 use crate::outcome::Outcome;
 use crate::store::render::{csv_field, summary};
-use crate::store::Filter;
+use crate::store::{Filter, RunRow};
 
 /// What a listing shows of a stored document: IOPS, MiB/s and p99 of a
 /// single run, a verdict, a qualification's limits.
@@ -103,7 +103,38 @@ fn list(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let rows = store.list(&Filter {
+    let rows = store.list(&filter(a))?;
+    // From each typed document: IOPS, MiB/s and p99 of a single run, the
+    // verdict of a kind that judges (qualify), and a qualification's budget,
+    // test-file size and whether it was PRELIMINARY.
+    let facts: Vec<RowFacts> = rows
+        .iter()
+        .map(|r| {
+            store.get(r.id).map(|s| {
+                s.document().map_or(([None; 3], None, None), |d| {
+                    (summary(&d), d.verdict(), qualified(&d))
+                })
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let text = match a.output {
+        OutputFormat::Json => json_list(&rows, &facts)?,
+        OutputFormat::Csv => csv_list(&rows, &facts),
+        OutputFormat::Text => {
+            if rows.is_empty() {
+                crate::say!("no stored runs match in {}", store.path().display());
+                return Ok(Outcome::Success);
+            }
+            text_list(&rows, &facts)
+        }
+    };
+    out.write_all(text.as_bytes())?;
+    Ok(Outcome::Success)
+}
+
+/// The store's filter for the listing's options.
+fn filter(a: &HistoryArgs) -> Filter {
+    Filter {
         kind: a.kind.map(|k| k.name().to_string()),
         // A path that exists is matched as the history keeps it (canonical);
         // anything else as a substring of the stored paths.
@@ -121,117 +152,108 @@ fn list(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         since: a.since.clone(),
         until: a.until.clone(),
         limit: a.limit,
-    })?;
-    let mut text = String::new();
-    // From each typed document: IOPS, MiB/s and p99 of a single run, the
-    // verdict of a kind that judges (qualify), and a qualification's budget,
-    // test-file size and whether it was PRELIMINARY.
-    let facts: Vec<RowFacts> = rows
-        .iter()
-        .map(|r| {
-            store.get(r.id).map(|s| {
-                s.document().map_or(([None; 3], None, None), |d| {
-                    (summary(&d), d.verdict(), qualified(&d))
-                })
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let sums: Vec<[Option<f64>; 3]> = facts.iter().map(|f| f.0).collect();
-    let quals: Vec<Option<Qualified>> = facts.iter().map(|f| f.2.clone()).collect();
-    let verdicts: Vec<Option<String>> = facts.into_iter().map(|f| f.1).collect();
-    let f = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
-    match a.output {
-        OutputFormat::Json => {
-            let items: Vec<Value> = rows
-                .iter()
-                .zip(sums.iter().zip(&verdicts).zip(&quals))
-                .map(|(r, ((s, verdict), q))| {
-                    let mut v = serde_json::to_value(r).unwrap_or_default();
-                    v["iops"] = s[0].into();
-                    v["mib_per_sec"] = s[1].into();
-                    v["lat_p99_us"] = s[2].into();
-                    v["verdict"] = verdict.clone().into();
-                    v["budget_s"] = q.as_ref().map(|q| q.budget_s).into();
-                    v["test_file_size"] = q.as_ref().and_then(|q| q.file_size).into();
-                    v["preliminary"] = q.as_ref().map(|q| q.preliminary).into();
-                    v
-                })
-                .collect();
-            text = serde_json::to_string_pretty(&items)? + "\n";
-        }
-        OutputFormat::Csv => {
-            text.push_str("id,kind,started_at,label,host,targets,device,profile,iosim_version,group,iops,mib_s,lat_p99_us,verdict,budget_s,test_file_size,preliminary\n");
-            for (r, ((s, verdict), q)) in rows.iter().zip(sums.iter().zip(&verdicts).zip(&quals)) {
-                let cells = [
-                    r.id.to_string(),
-                    r.kind.clone(),
-                    r.started_at.clone(),
-                    r.label.clone().unwrap_or_default(),
-                    r.host.clone().unwrap_or_default(),
-                    r.targets.join(" "),
-                    r.device.clone().unwrap_or_default(),
-                    r.profile.clone().unwrap_or_default(),
-                    r.iosim_version.clone().unwrap_or_default(),
-                    r.group.map(|g| g.to_string()).unwrap_or_default(),
-                    f(s[0]),
-                    f(s[1]),
-                    f(s[2]),
-                    verdict.clone().unwrap_or_default(),
-                    q.as_ref()
-                        .map(|q| format!("{:.0}", q.budget_s))
-                        .unwrap_or_default(),
-                    q.as_ref()
-                        .and_then(|q| q.file_size)
-                        .map(|z| z.to_string())
-                        .unwrap_or_default(),
-                    q.as_ref()
-                        .map(|q| q.preliminary.to_string())
-                        .unwrap_or_default(),
-                ];
-                let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-                text.push_str(&line.join(","));
-                text.push('\n');
-            }
-        }
-        OutputFormat::Text => {
-            if rows.is_empty() {
-                crate::say!("no stored runs match in {}", store.path().display());
-                return Ok(Outcome::Success);
-            }
-            let _ = writeln!(
-                text,
-                "{:>5}  {:<7} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  targets / device / profile",
-                "id", "kind", "started (UTC)", "label", "host", "IOPS", "MiB/s", "p99 us"
-            );
-            for (r, ((s, verdict), q)) in rows.iter().zip(sums.iter().zip(&verdicts).zip(&quals)) {
-                let mut what = r.targets.join(" ");
-                for x in [&r.device, &r.profile].into_iter().flatten() {
-                    let _ = write!(what, " [{x}]");
-                }
-                if let Some(g) = r.group {
-                    let _ = write!(what, " (group {g})");
-                }
-                match (verdict, q) {
-                    (Some(_), Some(q)) => what = format!("{} ({}): {what}", q.headline, q.limits),
-                    (Some(v), None) => what = format!("{v}: {what}"),
-                    _ => {}
-                }
-                let _ = writeln!(
-                    text,
-                    "{:>5}  {:<7} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  {}",
-                    r.id,
-                    r.kind,
-                    r.started_at.get(..19).unwrap_or(&r.started_at),
-                    r.label.as_deref().unwrap_or("-"),
-                    r.host.as_deref().unwrap_or("-"),
-                    f(s[0]),
-                    f(s[1]),
-                    f(s[2]),
-                    what
-                );
-            }
-        }
     }
-    out.write_all(text.as_bytes())?;
-    Ok(Outcome::Success)
+}
+
+/// A figure of a listing: one decimal, or empty.
+fn figure(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_default()
+}
+
+/// The listing as JSON: each row with its figures, verdict and limits.
+fn json_list(rows: &[RunRow], facts: &[RowFacts]) -> anyhow::Result<String> {
+    let items: Vec<Value> = rows
+        .iter()
+        .zip(facts)
+        .map(|(r, (s, verdict, q))| {
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            v["iops"] = s[0].into();
+            v["mib_per_sec"] = s[1].into();
+            v["lat_p99_us"] = s[2].into();
+            v["verdict"] = verdict.clone().into();
+            v["budget_s"] = q.as_ref().map(|q| q.budget_s).into();
+            v["test_file_size"] = q.as_ref().and_then(|q| q.file_size).into();
+            v["preliminary"] = q.as_ref().map(|q| q.preliminary).into();
+            v
+        })
+        .collect();
+    Ok(serde_json::to_string_pretty(&items)? + "\n")
+}
+
+/// The listing as CSV, a header line first.
+fn csv_list(rows: &[RunRow], facts: &[RowFacts]) -> String {
+    let f = figure;
+    let mut text = String::new();
+    text.push_str("id,kind,started_at,label,host,targets,device,profile,iosim_version,group,iops,mib_s,lat_p99_us,verdict,budget_s,test_file_size,preliminary\n");
+    for (r, (s, verdict, q)) in rows.iter().zip(facts) {
+        let cells = [
+            r.id.to_string(),
+            r.kind.clone(),
+            r.started_at.clone(),
+            r.label.clone().unwrap_or_default(),
+            r.host.clone().unwrap_or_default(),
+            r.targets.join(" "),
+            r.device.clone().unwrap_or_default(),
+            r.profile.clone().unwrap_or_default(),
+            r.iosim_version.clone().unwrap_or_default(),
+            r.group.map(|g| g.to_string()).unwrap_or_default(),
+            f(s[0]),
+            f(s[1]),
+            f(s[2]),
+            verdict.clone().unwrap_or_default(),
+            q.as_ref()
+                .map(|q| format!("{:.0}", q.budget_s))
+                .unwrap_or_default(),
+            q.as_ref()
+                .and_then(|q| q.file_size)
+                .map(|z| z.to_string())
+                .unwrap_or_default(),
+            q.as_ref()
+                .map(|q| q.preliminary.to_string())
+                .unwrap_or_default(),
+        ];
+        let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
+        text.push_str(&line.join(","));
+        text.push('\n');
+    }
+    text
+}
+
+/// The listing as a table, one row a line.
+fn text_list(rows: &[RunRow], facts: &[RowFacts]) -> String {
+    let f = figure;
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{:>5}  {:<7} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  targets / device / profile",
+        "id", "kind", "started (UTC)", "label", "host", "IOPS", "MiB/s", "p99 us"
+    );
+    for (r, (s, verdict, q)) in rows.iter().zip(facts) {
+        let mut what = r.targets.join(" ");
+        for x in [&r.device, &r.profile].into_iter().flatten() {
+            let _ = write!(what, " [{x}]");
+        }
+        if let Some(g) = r.group {
+            let _ = write!(what, " (group {g})");
+        }
+        match (verdict, q) {
+            (Some(_), Some(q)) => what = format!("{} ({}): {what}", q.headline, q.limits),
+            (Some(v), None) => what = format!("{v}: {what}"),
+            _ => {}
+        }
+        let _ = writeln!(
+            text,
+            "{:>5}  {:<7} {:<20} {:<14} {:<12} {:>10} {:>9} {:>10}  {}",
+            r.id,
+            r.kind,
+            r.started_at.get(..19).unwrap_or(&r.started_at),
+            r.label.as_deref().unwrap_or("-"),
+            r.host.as_deref().unwrap_or("-"),
+            f(s[0]),
+            f(s[1]),
+            f(s[2]),
+            what
+        );
+    }
+    text
 }

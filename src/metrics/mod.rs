@@ -336,35 +336,7 @@ fn gauge_i(e: &mut MetricEncoder, labels: &impl EncodeLabelSet, v: i64) -> std::
 impl Collector for Scrape {
     fn encode(&self, mut enc: DescriptorEncoder) -> std::fmt::Result {
         let live = &self.0;
-        let info = InfoLabels {
-            command: live.command.clone(),
-            version: env!("CARGO_PKG_VERSION"),
-        };
-        let mut e = family(
-            &mut enc,
-            "iosim_up",
-            "1 while iosim serves metrics",
-            None,
-            MetricType::Gauge,
-        )?;
-        e.encode_gauge(&1i64)?;
-        let mut e = family(
-            &mut enc,
-            "iosim_command",
-            "the iosim command being run",
-            None,
-            MetricType::Info,
-        )?;
-        e.encode_info(&info)?;
-        let mut e = family(
-            &mut enc,
-            "iosim_start_time",
-            "when the command started, Unix time",
-            Some(&Unit::Seconds),
-            MetricType::Gauge,
-        )?;
-        e.encode_gauge(&live.started_unix_s)?;
-
+        encode_process(&mut enc, live)?;
         // A copy, so the lock is not held while encoding (the measuring thread waits on it).
         let (scopes, rates, devices, warnings, checked_runs) = {
             let st = live.lock();
@@ -376,118 +348,176 @@ impl Collector for Scrape {
                 st.checked_runs,
             )
         };
-        let dir_labels = |s: &Scope, d: Direction| DirLabels {
-            workload: s.labels.workload.clone(),
-            target: s.labels.target.clone(),
-            direction: d.as_str(),
-        };
-        let mut e = family(
-            &mut enc,
-            "iosim_ios",
-            "I/Os completed in the measured window (flush: fsync/fdatasync calls)",
-            None,
-            MetricType::Counter,
-        )?;
-        for s in &scopes {
-            for (d, t) in Direction::ALL.iter().zip(&s.dirs) {
-                counter(&mut e, &dir_labels(s, *d), t.ios)?;
-            }
-        }
-        let mut e = family(
-            &mut enc,
-            "iosim_transferred",
-            "bytes transferred in the measured window",
-            Some(&Unit::Bytes),
-            MetricType::Counter,
-        )?;
-        for s in &scopes {
-            for (d, t) in Direction::ALL.iter().zip(&s.dirs).take(2) {
-                counter(&mut e, &dir_labels(s, *d), t.bytes)?;
-            }
-        }
-        let mut e = family(
-            &mut enc,
-            "iosim_errors",
-            "I/Os that failed or transferred less than asked",
-            None,
-            MetricType::Counter,
-        )?;
-        for s in &scopes {
-            counter(&mut e, &s.labels, s.errors())?;
-        }
-        let mut e = family(
-            &mut enc,
-            "iosim_in_flight",
-            "I/Os the workers had in flight at their last interval boundary",
-            None,
-            MetricType::Gauge,
-        )?;
-        for s in &scopes {
-            let n: u64 = s.in_flight.iter().map(|&n| u64::from(n)).sum();
-            gauge_i(&mut e, &s.labels, i64::try_from(n).unwrap_or(i64::MAX))?;
-        }
-        let mut e = family(
-            &mut enc,
-            "iosim_current_iops",
-            "I/Os per second in the workload's last closed interval",
-            None,
-            MetricType::Gauge,
-        )?;
-        for (w, r) in &rates {
-            for (d, v) in ["read", "write", "total"].iter().zip(r) {
-                let l = RateLabels {
-                    workload: w.clone(),
-                    direction: d,
-                };
-                gauge_f(&mut e, &l, *v)?;
-            }
-        }
-        let mut e = family(
-            &mut enc,
-            "iosim_latency",
-            "completion latency of the I/Os in the measured window",
-            Some(&Unit::Seconds),
-            MetricType::Histogram,
-        )?;
-        for s in &scopes {
-            for (d, t) in Direction::ALL.iter().zip(&s.dirs) {
-                let buckets: Vec<(f64, u64)> = LATENCY_BUCKETS_S
-                    .iter()
-                    .copied()
-                    .chain([f64::INFINITY])
-                    .zip(t.buckets)
-                    .collect();
-                e.encode_family(&dir_labels(s, *d))?
-                    .encode_histogram::<NoLabelSet>(
-                        t.lat_sum_ns as f64 / 1e9,
-                        t.ios,
-                        &buckets,
-                        None,
-                    )?;
-            }
-        }
-
-        let mut e = family(
-            &mut enc,
-            "iosim_self_check_runs",
-            "runs whose self-checks are done (each run checks at its end)",
-            None,
-            MetricType::Counter,
-        )?;
-        e.encode_counter::<NoLabelSet, _, u64>(&checked_runs, None)?;
-        let mut e = family(
-            &mut enc,
-            "iosim_self_check_warnings",
-            "self-check warnings raised so far, by code (docs/sysmon.md)",
-            None,
-            MetricType::Counter,
-        )?;
-        for (code, n) in &warnings {
-            counter(&mut e, &CodeLabels { code: code.clone() }, *n)?;
-        }
-
+        encode_counts(&mut enc, &scopes)?;
+        encode_rates(&mut enc, &rates)?;
+        encode_latency(&mut enc, &scopes)?;
+        encode_checks(&mut enc, checked_runs, &warnings)?;
         encode_devices(&mut enc, &devices)
     }
+}
+
+/// The labels of one direction of a scope.
+fn dir_labels(s: &Scope, d: Direction) -> DirLabels {
+    DirLabels {
+        workload: s.labels.workload.clone(),
+        target: s.labels.target.clone(),
+        direction: d.as_str(),
+    }
+}
+
+/// The process: up, its command and when it started.
+fn encode_process(enc: &mut DescriptorEncoder, live: &Live) -> std::fmt::Result {
+    let info = InfoLabels {
+        command: live.command.clone(),
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let mut e = family(
+        enc,
+        "iosim_up",
+        "1 while iosim serves metrics",
+        None,
+        MetricType::Gauge,
+    )?;
+    e.encode_gauge(&1i64)?;
+    let mut e = family(
+        enc,
+        "iosim_command",
+        "the iosim command being run",
+        None,
+        MetricType::Info,
+    )?;
+    e.encode_info(&info)?;
+    let mut e = family(
+        enc,
+        "iosim_start_time",
+        "when the command started, Unix time",
+        Some(&Unit::Seconds),
+        MetricType::Gauge,
+    )?;
+    e.encode_gauge(&live.started_unix_s)?;
+    Ok(())
+}
+
+/// Each scope's I/Os, bytes, errors and I/Os in flight.
+fn encode_counts(enc: &mut DescriptorEncoder, scopes: &[Scope]) -> std::fmt::Result {
+    let mut e = family(
+        enc,
+        "iosim_ios",
+        "I/Os completed in the measured window (flush: fsync/fdatasync calls)",
+        None,
+        MetricType::Counter,
+    )?;
+    for s in scopes {
+        for (d, t) in Direction::ALL.iter().zip(&s.dirs) {
+            counter(&mut e, &dir_labels(s, *d), t.ios)?;
+        }
+    }
+    let mut e = family(
+        enc,
+        "iosim_transferred",
+        "bytes transferred in the measured window",
+        Some(&Unit::Bytes),
+        MetricType::Counter,
+    )?;
+    for s in scopes {
+        for (d, t) in Direction::ALL.iter().zip(&s.dirs).take(2) {
+            counter(&mut e, &dir_labels(s, *d), t.bytes)?;
+        }
+    }
+    let mut e = family(
+        enc,
+        "iosim_errors",
+        "I/Os that failed or transferred less than asked",
+        None,
+        MetricType::Counter,
+    )?;
+    for s in scopes {
+        counter(&mut e, &s.labels, s.errors())?;
+    }
+    let mut e = family(
+        enc,
+        "iosim_in_flight",
+        "I/Os the workers had in flight at their last interval boundary",
+        None,
+        MetricType::Gauge,
+    )?;
+    for s in scopes {
+        let n: u64 = s.in_flight.iter().map(|&n| u64::from(n)).sum();
+        gauge_i(&mut e, &s.labels, i64::try_from(n).unwrap_or(i64::MAX))?;
+    }
+    Ok(())
+}
+
+/// Each workload's I/O rates in its last closed interval.
+fn encode_rates(enc: &mut DescriptorEncoder, rates: &[(String, [f64; 3])]) -> std::fmt::Result {
+    let mut e = family(
+        enc,
+        "iosim_current_iops",
+        "I/Os per second in the workload's last closed interval",
+        None,
+        MetricType::Gauge,
+    )?;
+    for (w, r) in rates {
+        for (d, v) in ["read", "write", "total"].iter().zip(r) {
+            let l = RateLabels {
+                workload: w.clone(),
+                direction: d,
+            };
+            gauge_f(&mut e, &l, *v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Each scope's latency histograms, by direction.
+fn encode_latency(enc: &mut DescriptorEncoder, scopes: &[Scope]) -> std::fmt::Result {
+    let mut e = family(
+        enc,
+        "iosim_latency",
+        "completion latency of the I/Os in the measured window",
+        Some(&Unit::Seconds),
+        MetricType::Histogram,
+    )?;
+    for s in scopes {
+        for (d, t) in Direction::ALL.iter().zip(&s.dirs) {
+            let buckets: Vec<(f64, u64)> = LATENCY_BUCKETS_S
+                .iter()
+                .copied()
+                .chain([f64::INFINITY])
+                .zip(t.buckets)
+                .collect();
+            e.encode_family(&dir_labels(s, *d))?
+                .encode_histogram::<NoLabelSet>(t.lat_sum_ns as f64 / 1e9, t.ios, &buckets, None)?;
+        }
+    }
+    Ok(())
+}
+
+/// The self-checks: runs checked, warnings by code.
+fn encode_checks(
+    enc: &mut DescriptorEncoder,
+    checked_runs: u64,
+    warnings: &[(String, u64)],
+) -> std::fmt::Result {
+    let mut e = family(
+        enc,
+        "iosim_self_check_runs",
+        "runs whose self-checks are done (each run checks at its end)",
+        None,
+        MetricType::Counter,
+    )?;
+    e.encode_counter::<NoLabelSet, _, u64>(&checked_runs, None)?;
+    let mut e = family(
+        enc,
+        "iosim_self_check_warnings",
+        "self-check warnings raised so far, by code (docs/sysmon.md)",
+        None,
+        MetricType::Counter,
+    )?;
+    for (code, n) in warnings {
+        counter(&mut e, &CodeLabels { code: code.clone() }, *n)?;
+    }
+    Ok(())
 }
 
 /// The block devices' own counters since boot, read now.

@@ -71,13 +71,7 @@ pub fn parse(
             continue;
         }
         let (at_ns, t) = if ver == 3 {
-            let us: u64 = t[0]
-                .parse()
-                .map_err(|_| bad(n, format!("'{}' is not a timestamp in microseconds", t[0])))?;
-            let ns = us
-                .checked_mul(1000)
-                .ok_or_else(|| bad(n, format!("timestamp {us} is too large")))?;
-            (ns, &t[1..])
+            (timestamp_ns(t[0]).map_err(|e| bad(n, e))?, &t[1..])
         } else {
             (clock_ns, &t[..])
         };
@@ -92,31 +86,16 @@ pub fn parse(
             s.parse()
                 .map_err(|_| bad(n, format!("'{s}' is not {what}")))
         };
-        let op = match action {
-            "add" | "open" | "close" => continue,
-            "read" => Op::Read,
-            "write" => Op::Write,
-            "trim" => {
-                skipped.discards += 1;
-                continue;
-            }
-            "sync" | "datasync" | "sync_file_range" => {
-                skipped.syncs += 1;
-                continue;
-            }
-            "wait" => {
+        let op = match classify(action, skipped).map_err(|e| bad(n, e))? {
+            Action::Io(op) => op,
+            Action::Wait => {
                 if ver == 2 {
                     let us = number(2, "a delay in microseconds")?;
                     clock_ns = clock_ns.saturating_add(us.saturating_mul(1000));
                 }
                 continue;
             }
-            other => {
-                return Err(bad(
-                    n,
-                    format!("unknown action '{other}' (fio logs read, write, trim, sync, datasync, sync_file_range, wait, add, open, close)"),
-                ))
-            }
+            Action::Skip => continue,
         };
         let offset = number(2, "a byte offset")?;
         let len = number(3, "a length in bytes")?;
@@ -140,6 +119,46 @@ pub fn parse(
         });
     }
     Ok(ver)
+}
+
+/// A version 3 line's timestamp (microseconds) in nanoseconds.
+fn timestamp_ns(field: &str) -> Result<u64, String> {
+    let us: u64 = field
+        .parse()
+        .map_err(|_| format!("'{field}' is not a timestamp in microseconds"))?;
+    us.checked_mul(1000)
+        .ok_or_else(|| format!("timestamp {us} is too large"))
+}
+
+/// What a line's action asks of the replay.
+enum Action {
+    /// An I/O to replay.
+    Io(Op),
+    /// A delay (version 2).
+    Wait,
+    /// Nothing: a file's add, open or close, or an action counted in `skipped`.
+    Skip,
+}
+
+/// The action of a line; a trim or sync is counted in `skipped`.
+fn classify(action: &str, skipped: &mut Skipped) -> Result<Action, String> {
+    Ok(match action {
+        "add" | "open" | "close" => Action::Skip,
+        "read" => Action::Io(Op::Read),
+        "write" => Action::Io(Op::Write),
+        "trim" => {
+            skipped.discards += 1;
+            Action::Skip
+        }
+        "sync" | "datasync" | "sync_file_range" => {
+            skipped.syncs += 1;
+            Action::Skip
+        }
+        "wait" => Action::Wait,
+        other => {
+            return Err(format!("unknown action '{other}' (fio logs read, write, trim, sync, datasync, sync_file_range, wait, add, open, close)"))
+        }
+    })
 }
 
 #[cfg(test)]

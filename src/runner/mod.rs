@@ -228,37 +228,15 @@ fn run_loads(
     for (i, s) in specs.iter().enumerate() {
         loads.push(Load::prepare(s, i, opts, made)?);
     }
-    let nworkers: usize = loads.iter().map(|l| l.workers).sum();
-    let scopes: usize = loads
-        .iter()
-        .map(|l| l.targets.len() + 1 + if opts.thread_series { l.workers } else { 0 })
-        .sum();
-    let (interval, raised) =
-        series::effective_interval(opts.interval, nworkers, scopes, first.duration);
+    let (interval, raised) = run_interval(&loads, opts, first.duration);
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
     let crew = Crew::spawn(&mut loads, opts, interval_ns)?;
 
     let resolutions: Vec<Vec<Resolution>> =
         loads.iter().map(|l| resolve_devices(&l.targets)).collect();
-    let content: Vec<Vec<TargetContent>> = loads
-        .iter()
-        .zip(&resolutions)
-        .map(|(l, res)| {
-            l.targets
-                .iter()
-                .zip(res)
-                .map(|(t, r)| check::examine(&t.region(), r))
-                .collect()
-        })
-        .collect();
+    let content = examine_targets(&loads, &resolutions);
     let monitor = start_monitor(resolutions.iter().flatten(), interval, opts.sync.as_deref());
-    let live = opts.metrics.clone().map(|m| {
-        let workloads = loads.iter().map(|l| {
-            let paths = l.targets.iter().map(|t| t.path.display().to_string());
-            (l.spec.describe(), paths.collect())
-        });
-        live::LiveRun::new(m, workloads, resolutions.iter().flatten())
-    });
+    let live = start_live(opts, &loads, &resolutions);
 
     let aggs = loads
         .iter()
@@ -273,15 +251,7 @@ fn run_loads(
     let joined = crew.join(loads.len())?;
     let (series, mut mon) = driven?;
     let interrupted = opts.stop.load(Ordering::Relaxed);
-    if let Some(a) = &mut mon.attribution {
-        // Every workload's workers: the window and the machine are shared.
-        let waits: Vec<Option<(u64, u64)>> = joined
-            .iter()
-            .flat_map(|(outs, _)| outs.iter())
-            .map(|o| o.wait_ns.map(|w| (w, o.duration_ns)))
-            .collect();
-        a.set_workers(&waits);
-    }
+    set_worker_waits(&mut mon, &joined);
 
     let merged: Vec<Merged> = loads
         .iter()
@@ -305,21 +275,8 @@ fn run_loads(
             notes.push(log.lock().unwrap_or_else(|p| p.into_inner()).finish());
         }
         notes.extend(engine_notes);
-        let elsewhere: Vec<(String, RwStats)> = shared
-            .iter()
-            .filter(|d| d.workload != wi && d.users.contains(&wi))
-            .map(|d| (d.name.clone(), d.issued.clone()))
-            .collect();
-        for d in shared
-            .iter()
-            .filter(|d| d.workload == wi && d.users.len() > 1)
-        {
-            notes.push(format!(
-                "device {} also carried {} other workload(s) of this run at the same time: its counters and the self-checks cover all of them",
-                d.name,
-                d.users.len() - 1
-            ));
-        }
+        let elsewhere = issued_elsewhere(&shared, wi);
+        notes.extend(shared_notes(&shared, wi));
         notes.sort();
         notes.dedup();
         let facts = RunFacts {
@@ -351,6 +308,90 @@ fn run_loads(
         l.checked(&results);
     }
     Ok(results)
+}
+
+/// The run's interval series step: `opts.interval`, raised (with a note
+/// why) when the run's workers and scopes would make too many points over
+/// `duration`.
+fn run_interval(
+    loads: &[Load],
+    opts: &RunOptions,
+    duration: Duration,
+) -> (Duration, Option<String>) {
+    let nworkers: usize = loads.iter().map(|l| l.workers).sum();
+    let scopes: usize = loads
+        .iter()
+        .map(|l| l.targets.len() + 1 + if opts.thread_series { l.workers } else { 0 })
+        .sum();
+    series::effective_interval(opts.interval, nworkers, scopes, duration)
+}
+
+/// What each workload's targets hold before the run ([`check::examine`]),
+/// by workload and target.
+fn examine_targets(loads: &[Load], resolutions: &[Vec<Resolution>]) -> Vec<Vec<TargetContent>> {
+    loads
+        .iter()
+        .zip(resolutions)
+        .map(|(l, res)| {
+            l.targets
+                .iter()
+                .zip(res)
+                .map(|(t, r)| check::examine(&t.region(), r))
+                .collect()
+        })
+        .collect()
+}
+
+/// `--metrics-listen`: the run's live metrics, naming each workload and its targets.
+fn start_live(
+    opts: &RunOptions,
+    loads: &[Load],
+    resolutions: &[Vec<Resolution>],
+) -> Option<live::LiveRun> {
+    opts.metrics.clone().map(|m| {
+        let workloads = loads.iter().map(|l| {
+            let paths = l.targets.iter().map(|t| t.path.display().to_string());
+            (l.spec.describe(), paths.collect())
+        });
+        live::LiveRun::new(m, workloads, resolutions.iter().flatten())
+    })
+}
+
+/// The workers' run-queue waits into the monitor's CPU attribution (when it has one).
+fn set_worker_waits(mon: &mut MonitorReport, joined: &[(Vec<worker::WorkerOut>, Vec<String>)]) {
+    if let Some(a) = &mut mon.attribution {
+        // Every workload's workers: the window and the machine are shared.
+        let waits: Vec<Option<(u64, u64)>> = joined
+            .iter()
+            .flat_map(|(outs, _)| outs.iter())
+            .map(|o| o.wait_ns.map(|w| (w, o.duration_ns)))
+            .collect();
+        a.set_workers(&waits);
+    }
+}
+
+/// What the other workloads of the run issued to the devices workload `wi`
+/// shares with them (for its self-checks), by device name.
+fn issued_elsewhere(shared: &[SharedDevice], wi: usize) -> Vec<(String, RwStats)> {
+    shared
+        .iter()
+        .filter(|d| d.workload != wi && d.users.contains(&wi))
+        .map(|d| (d.name.clone(), d.issued.clone()))
+        .collect()
+}
+
+/// A note for each device of workload `wi` that other workloads of the run used too.
+fn shared_notes(shared: &[SharedDevice], wi: usize) -> impl Iterator<Item = String> + '_ {
+    shared
+        .iter()
+        .filter(move |d| d.workload == wi && d.users.len() > 1)
+        .map(|d| {
+            format!(
+                "device {} also carried {} other workload(s) of this run at the same time: its counters and the self-checks cover all of them",
+                d.name,
+                d.users.len() - 1
+            )
+        })
 }
 
 /// Workloads run together share one window: they must agree on its length.
@@ -486,24 +527,28 @@ fn start_monitor<'a>(
     Monitor::start(watched, interval.max(Duration::from_millis(10)))
 }
 
-/// On the main thread: opens the gate once every worker (of every workload)
-/// has set up, with the [`RunSync`] hooks at each phase; then, while the
-/// workers run, merges their intervals into each workload's series, drives
-/// the one progress line (all workloads together), resets the monitor's
-/// baseline when the window opens and ends the window early on a stop.
-/// Returns once every worker has finished.
-fn drive(
+/// How [`open_gate`] opened the gate.
+struct Gate {
+    /// When it opened (the warm-up starts).
+    t0: u64,
+    /// Every worker set up (none raised the stop flag).
+    set_up: bool,
+    /// A [`RunSync`] phase that failed: the window is empty, the run fails.
+    failure: Option<anyhow::Error>,
+}
+
+/// Waits until every worker has set up, passes the [`RunSync`]'s phases up to
+/// the warm-up (and the window's start, without one), sets the window when
+/// it is known in advance, and opens the gate.
+fn open_gate(
     crew: &Crew,
-    monitor: Monitor,
-    mut aggs: Vec<IntervalAgg>,
-    spec: &WorkloadSpec,
+    monitor: &Monitor,
     opts: &RunOptions,
-    live: Option<&live::LiveRun>,
-) -> anyhow::Result<(Vec<Series>, MonitorReport)> {
+    warmup_ns: u64,
+    duration_ns: u64,
+) -> Gate {
     let w = &crew.window;
     let sync = opts.sync.as_deref();
-    let warmup_ns = u64::try_from(spec.warmup.as_nanos()).unwrap_or(u64::MAX);
-    let duration_ns = u64::try_from(spec.duration.as_nanos()).unwrap_or(u64::MAX);
     w.wait_arrivals();
     // A worker that could not set up has set the stop flag: the run opens an
     // empty window so that the others end at once, and fails.
@@ -533,6 +578,67 @@ fn drive(
     }
     monitor.reset_baseline();
     w.open(t0, crew.threads());
+    Gate {
+        t0,
+        set_up,
+        failure,
+    }
+}
+
+/// A worker's interval: to the live metrics, into its workload's series
+/// and (with several workloads) the series of them all; a closed point
+/// updates the progress line.
+fn deliver(
+    msg: series::IntervalMsg,
+    aggs: &mut [IntervalAgg],
+    together: &mut Option<IntervalAgg>,
+    progress: &Progress,
+    live: Option<&live::LiveRun>,
+) {
+    let wi = msg.workload;
+    if let Some(l) = live {
+        l.interval(&msg);
+    }
+    if let Some(t) = together {
+        let mut all = msg.clone();
+        all.target = wi;
+        if let Some(point) = t.add(all) {
+            progress.update(&point);
+        }
+    }
+    if let Some(point) = aggs.get_mut(wi).and_then(|a| a.add(msg)) {
+        if let Some(l) = live {
+            l.closed(wi, &point);
+        }
+        if together.is_none() {
+            progress.update(&point);
+        }
+    }
+}
+
+/// On the main thread: opens the gate once every worker (of every workload)
+/// has set up, with the [`RunSync`] hooks at each phase; then, while the
+/// workers run, merges their intervals into each workload's series, drives
+/// the one progress line (all workloads together), resets the monitor's
+/// baseline when the window opens and ends the window early on a stop.
+/// Returns once every worker has finished.
+fn drive(
+    crew: &Crew,
+    monitor: Monitor,
+    mut aggs: Vec<IntervalAgg>,
+    spec: &WorkloadSpec,
+    opts: &RunOptions,
+    live: Option<&live::LiveRun>,
+) -> anyhow::Result<(Vec<Series>, MonitorReport)> {
+    let w = &crew.window;
+    let sync = opts.sync.as_deref();
+    let warmup_ns = u64::try_from(spec.warmup.as_nanos()).unwrap_or(u64::MAX);
+    let duration_ns = u64::try_from(spec.duration.as_nanos()).unwrap_or(u64::MAX);
+    let Gate {
+        t0,
+        set_up,
+        mut failure,
+    } = open_gate(crew, &monitor, opts, warmup_ns, duration_ns);
 
     let progress = Progress::new(opts.progress, spec);
     // Several workloads: the progress line shows them together (an interval
@@ -578,28 +684,10 @@ fn drive(
         }
         match crew.rx.recv_timeout(POLL) {
             Ok(msg) => {
-                let wi = msg.workload;
                 if msg.full {
                     stride.full(now);
                 }
-                if let Some(l) = live {
-                    l.interval(&msg);
-                }
-                if let Some(t) = &mut together {
-                    let mut all = msg.clone();
-                    all.target = wi;
-                    if let Some(point) = t.add(all) {
-                        progress.update(&point);
-                    }
-                }
-                if let Some(point) = aggs.get_mut(wi).and_then(|a| a.add(msg)) {
-                    if let Some(l) = live {
-                        l.closed(wi, &point);
-                    }
-                    if together.is_none() {
-                        progress.update(&point);
-                    }
-                }
+                deliver(msg, &mut aggs, &mut together, &progress, live);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,

@@ -276,6 +276,14 @@ impl WorkloadSpec {
 
     /// Checks ranges and combinations that do not depend on the targets.
     pub fn validate(&self) -> Result<(), Error> {
+        self.validate_counts()?;
+        self.validate_durability()?;
+        self.validate_engine()?;
+        self.validate_shape()
+    }
+
+    /// [`validate`](Self::validate): targets, threads, queue depth, block size, write share, alignment.
+    fn validate_counts(&self) -> Result<(), Error> {
         let bad = |m: String| Err(Error::BadWorkload(m));
         if self.targets.is_empty() && self.engine != EngineKind::Null {
             return bad("no target given: name a file or block device, e.g. iosim run /mnt/data/iosim.dat --size 1G".into());
@@ -314,6 +322,12 @@ impl WorkloadSpec {
                 return bad("--align must be at least 1 byte".into());
             }
         }
+        Ok(())
+    }
+
+    /// [`validate`](Self::validate): flushes and the sync method.
+    fn validate_durability(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::BadWorkload(m));
         if let Some(f) = self.flush {
             if f.every == 0 {
                 return bad(format!(
@@ -343,6 +357,12 @@ impl WorkloadSpec {
                 self.cache.name()
             ));
         }
+        Ok(())
+    }
+
+    /// [`validate`](Self::validate): duration, polled I/O, engine and cache, rate caps, bursts.
+    fn validate_engine(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::BadWorkload(m));
         if self.duration.is_zero() && self.io_limit.is_none() {
             return bad("--duration must be more than 0".into());
         }
@@ -370,6 +390,12 @@ impl WorkloadSpec {
                 self.burst
             ));
         }
+        Ok(())
+    }
+
+    /// [`validate`](Self::validate): the access distributions, dedupe, the block-size mix, the random share.
+    fn validate_shape(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::BadWorkload(m));
         for d in std::iter::once(&self.shape.distribution)
             .chain(self.targets.iter().filter_map(|t| t.distribution.as_ref()))
         {
