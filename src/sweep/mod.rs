@@ -610,46 +610,7 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
         }
     }
     for p in &points {
-        if p.cpu_bound_runs > 0 {
-            let has = |c: CpuCause| p.warnings.iter().any(|w| *w == c.code());
-            let (why, what_to_do) = if has(CpuCause::Others) {
-                (
-                    "other processes took CPU it needed".to_string(),
-                    "stop them and measure again",
-                )
-            } else if has(CpuCause::Iosim) {
-                (
-                    "iosim's own threads saturated their cores".to_string(),
-                    "spread the load over more cores, or use larger blocks",
-                )
-            } else {
-                // Results stored before the causes were told apart.
-                (
-                    format!("a core reached {:.0}%", p.max_core_busy_pct),
-                    "spread the load over more threads or cores",
-                )
-            };
-            findings.push(format!(
-                "{}: CPU-bound in {} run(s) ({why}): the storage may do more than this point shows; {what_to_do}.",
-                describe_point(p),
-                p.cpu_bound_runs,
-            ));
-        }
-        if p.noisy {
-            findings.push(match p.suggested_repeats.unwrap_or(3) {
-                n if n <= plan.max_repeats => format!(
-                    "{}: noisy (IOPS cv {:.0}%): run with --repeat {n} for a ±5% confidence interval.",
-                    describe_point(p),
-                    p.iops.cv * 100.0,
-                ),
-                n => format!(
-                    "{}: noisy (IOPS cv {:.0}%): a ±5% confidence interval would take {n} repetitions, more than the {} this sweep allows; quieten the system or run longer points.",
-                    describe_point(p),
-                    p.iops.cv * 100.0,
-                    plan.max_repeats
-                ),
-            });
-        }
+        findings.extend(point_findings(p, plan.max_repeats));
     }
     SweepResult {
         study: plan.study.clone(),
@@ -671,6 +632,53 @@ pub fn analyse(plan: &SweepPlan, points: Vec<PointResult>, interrupted: bool) ->
         interrupted,
         ceiling,
     }
+}
+
+/// A point's own findings: held by the CPU (and by whom), or noisy (and
+/// the repetitions that would settle it, at most `max_repeats`).
+fn point_findings(p: &PointResult, max_repeats: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    if p.cpu_bound_runs > 0 {
+        let has = |c: CpuCause| p.warnings.iter().any(|w| *w == c.code());
+        let (why, what_to_do) = if has(CpuCause::Others) {
+            (
+                "other processes took CPU it needed".to_string(),
+                "stop them and measure again",
+            )
+        } else if has(CpuCause::Iosim) {
+            (
+                "iosim's own threads saturated their cores".to_string(),
+                "spread the load over more cores, or use larger blocks",
+            )
+        } else {
+            // Results stored before the causes were told apart.
+            (
+                format!("a core reached {:.0}%", p.max_core_busy_pct),
+                "spread the load over more threads or cores",
+            )
+        };
+        out.push(format!(
+            "{}: CPU-bound in {} run(s) ({why}): the storage may do more than this point shows; {what_to_do}.",
+            describe_point(p),
+            p.cpu_bound_runs,
+        ));
+    }
+    if p.noisy {
+        out.push(match p.suggested_repeats.unwrap_or(3) {
+            n if n <= max_repeats => format!(
+                "{}: noisy (IOPS cv {:.0}%): run with --repeat {n} for a ±5% confidence interval.",
+                describe_point(p),
+                p.iops.cv * 100.0,
+            ),
+            n => format!(
+                "{}: noisy (IOPS cv {:.0}%): a ±5% confidence interval would take {n} repetitions, more than the {} this sweep allows; quieten the system or run longer points.",
+                describe_point(p),
+                p.iops.cv * 100.0,
+                max_repeats
+            ),
+        });
+    }
+    out
 }
 
 /// The sweep's rate-limit ceiling ([`crate::changes::ceiling`]), over
