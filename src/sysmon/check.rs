@@ -377,92 +377,127 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
     let writes_must_reach = direct || i.cache.is_sync();
 
     if let Some(d) = &i.device {
-        // (a) Reads: a cache answered.
-        if i.issued_reads >= MIN_IOS_TO_COMPARE
-            && (d.read_bytes as f64) < DEVICE_SHORTFALL_FRACTION * i.issued_read_bytes as f64
-        {
-            out.push(warn(
-                WarningCode::CacheAnsweredReads,
-                format!(
-                    "{dev_name} read {} in {} requests while iosim read {} in {} ({:.0}% of the bytes): a cache answered instead of the device, so read results show cache speed. {}",
-                    format_size(d.read_bytes),
-                    d.reads,
-                    format_size(i.issued_read_bytes),
-                    i.issued_reads,
-                    pct(d.read_bytes, i.issued_read_bytes),
-                    if direct {
-                        "With O_DIRECT this points at a layer above the device (a loop device's backing file, a filesystem that ignores O_DIRECT); test the underlying device or a different filesystem."
-                    } else {
-                        "Use --cache direct, or a test file several times larger than memory."
-                    }
-                ),
-            ));
-        }
-        if i.issued_reads >= MIN_IOS_TO_COMPARE
-            && d.read_bytes as f64
-                > (1.0 + DEVICE_EXCESS_FRACTION) * i.issued_read_bytes as f64
-                    + DEVICE_EXCESS_SLACK_BYTES as f64
-        {
-            out.push(warn(
-                WarningCode::DeviceExtraReads,
-                format!(
-                    "{dev_name} read {} while iosim read {}: {}other processes using {dev_name} count too, so device numbers are not iosim's alone.",
-                    format_size(d.read_bytes),
-                    format_size(i.issued_read_bytes),
-                    if direct { "" } else { "readahead fetched data iosim never asked for, and " }
-                ),
-            ));
-        }
-        // (c) Writes beyond what was issued.
-        if d.write_bytes as f64
-            > (1.0 + DEVICE_EXCESS_FRACTION) * i.issued_write_bytes as f64
+        device_read_checks(i, d, dev_name, direct, &mut out);
+        device_write_checks(i, d, dev_name, direct, writes_must_reach, &mut out);
+    }
+    flush_check(i, dev_name, &mut out);
+
+    // (h) A loop device whose backing file is cached by the host, or in memory.
+    if let Some(w) = loop_backing_cached(i, writes_must_reach) {
+        out.push(w);
+    }
+    buffered_fits_in_memory(i, direct, &mut out);
+    file_content_checks(i, &mut out);
+    unwritten_check(i, &mut out);
+    direct_unavailable_check(i, &mut out);
+    no_device_counters_check(i, &mut out);
+    out
+}
+
+/// (a) Reads: a cache answered; or the device read more than iosim did.
+fn device_read_checks(
+    i: &CheckInput,
+    d: &DeviceCounters,
+    dev_name: &str,
+    direct: bool,
+    out: &mut Vec<Warning>,
+) {
+    if i.issued_reads >= MIN_IOS_TO_COMPARE
+        && (d.read_bytes as f64) < DEVICE_SHORTFALL_FRACTION * i.issued_read_bytes as f64
+    {
+        out.push(warn(
+            WarningCode::CacheAnsweredReads,
+            format!(
+                "{dev_name} read {} in {} requests while iosim read {} in {} ({:.0}% of the bytes): a cache answered instead of the device, so read results show cache speed. {}",
+                format_size(d.read_bytes),
+                d.reads,
+                format_size(i.issued_read_bytes),
+                i.issued_reads,
+                pct(d.read_bytes, i.issued_read_bytes),
+                if direct {
+                    "With O_DIRECT this points at a layer above the device (a loop device's backing file, a filesystem that ignores O_DIRECT); test the underlying device or a different filesystem."
+                } else {
+                    "Use --cache direct, or a test file several times larger than memory."
+                }
+            ),
+        ));
+    }
+    if i.issued_reads >= MIN_IOS_TO_COMPARE
+        && d.read_bytes as f64
+            > (1.0 + DEVICE_EXCESS_FRACTION) * i.issued_read_bytes as f64
                 + DEVICE_EXCESS_SLACK_BYTES as f64
-        {
+    {
+        out.push(warn(
+            WarningCode::DeviceExtraReads,
+            format!(
+                "{dev_name} read {} while iosim read {}: {}other processes using {dev_name} count too, so device numbers are not iosim's alone.",
+                format_size(d.read_bytes),
+                format_size(i.issued_read_bytes),
+                if direct { "" } else { "readahead fetched data iosim never asked for, and " }
+            ),
+        ));
+    }
+}
+
+/// (c) Writes beyond what was issued, and writes that did not reach the device.
+fn device_write_checks(
+    i: &CheckInput,
+    d: &DeviceCounters,
+    dev_name: &str,
+    direct: bool,
+    writes_must_reach: bool,
+    out: &mut Vec<Warning>,
+) {
+    if d.write_bytes as f64
+        > (1.0 + DEVICE_EXCESS_FRACTION) * i.issued_write_bytes as f64
+            + DEVICE_EXCESS_SLACK_BYTES as f64
+    {
+        out.push(warn(
+            WarningCode::DeviceExtraWrites,
+            format!(
+                "{dev_name} wrote {} in {} requests while iosim wrote {} in {}: the extra is filesystem journal and metadata{}, or other processes writing to {dev_name} (they count too). Device-side rates include it; if it is large, look for other activity or test on a block device.",
+                format_size(d.write_bytes),
+                d.writes,
+                format_size(i.issued_write_bytes),
+                i.issued_writes,
+                if i.issued_writes == 0 {
+                    " (e.g. access-time updates)"
+                } else {
+                    " (e.g. extent conversion of newly written blocks)"
+                }
+            ),
+        ));
+    }
+    // Writes that did not reach the device.
+    if i.issued_writes >= MIN_IOS_TO_COMPARE
+        && (d.write_bytes as f64) < DEVICE_SHORTFALL_FRACTION * i.issued_write_bytes as f64
+    {
+        if writes_must_reach {
             out.push(warn(
-                WarningCode::DeviceExtraWrites,
+                WarningCode::WritesMissedDevice,
                 format!(
-                    "{dev_name} wrote {} in {} requests while iosim wrote {} in {}: the extra is filesystem journal and metadata{}, or other processes writing to {dev_name} (they count too). Device-side rates include it; if it is large, look for other activity or test on a block device.",
+                    "{dev_name} wrote {} while iosim wrote {} with {}: writes that must reach stable storage did not reach this device. Something between them absorbed them (a loop device over a cached file, a filesystem that silently buffers O_DIRECT); write results do not show the device.",
                     format_size(d.write_bytes),
-                    d.writes,
                     format_size(i.issued_write_bytes),
-                    i.issued_writes,
-                    if i.issued_writes == 0 {
-                        " (e.g. access-time updates)"
-                    } else {
-                        " (e.g. extent conversion of newly written blocks)"
-                    }
+                    if direct { "O_DIRECT" } else { "O_DSYNC" },
                 ),
             ));
-        }
-        // Writes that did not reach the device.
-        if i.issued_writes >= MIN_IOS_TO_COMPARE
-            && (d.write_bytes as f64) < DEVICE_SHORTFALL_FRACTION * i.issued_write_bytes as f64
-        {
-            if writes_must_reach {
-                out.push(warn(
-                    WarningCode::WritesMissedDevice,
-                    format!(
-                        "{dev_name} wrote {} while iosim wrote {} with {}: writes that must reach stable storage did not reach this device. Something between them absorbed them (a loop device over a cached file, a filesystem that silently buffers O_DIRECT); write results do not show the device.",
-                        format_size(d.write_bytes),
-                        format_size(i.issued_write_bytes),
-                        if direct { "O_DIRECT" } else { "O_DSYNC" },
-                    ),
-                ));
-            } else {
-                out.push(warn(
-                    WarningCode::WritesStillCached,
-                    format!(
-                        "{dev_name} wrote {} while iosim wrote {} ({:.0}%): buffered writes were still in the page cache when the run ended, so write results show memory speed and the device will write them later. Use --cache direct or --cache writethrough to measure the device.",
-                        format_size(d.write_bytes),
-                        format_size(i.issued_write_bytes),
-                        pct(d.write_bytes, i.issued_write_bytes),
-                    ),
-                ));
-            }
+        } else {
+            out.push(warn(
+                WarningCode::WritesStillCached,
+                format!(
+                    "{dev_name} wrote {} while iosim wrote {} ({:.0}%): buffered writes were still in the page cache when the run ended, so write results show memory speed and the device will write them later. Use --cache direct or --cache writethrough to measure the device.",
+                    format_size(d.write_bytes),
+                    format_size(i.issued_write_bytes),
+                    pct(d.write_bytes, i.issued_write_bytes),
+                ),
+            ));
         }
     }
+}
 
-    // Flushes that a device with a volatile cache never saw.
+/// Flushes that a device with a volatile cache never saw.
+fn flush_check(i: &CheckInput, dev_name: &str, out: &mut Vec<Warning>) {
     if let (Some(d), Some(f)) = (&i.device, &i.flushes) {
         if f.issued >= MIN_FLUSHES_TO_COMPARE
             && f.device_counts_flushes
@@ -479,13 +514,10 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
             ));
         }
     }
+}
 
-    // (h) A loop device whose backing file is cached by the host, or in memory.
-    if let Some(w) = loop_backing_cached(i, writes_must_reach) {
-        out.push(w);
-    }
-
-    // (b) Buffered mode, file fits in memory.
+/// (b) Buffered mode, file fits in memory.
+fn buffered_fits_in_memory(i: &CheckInput, direct: bool, out: &mut Vec<Warning>) {
     if !direct
         && i.mem_total_bytes > 0
         && i.target_size > 0
@@ -502,8 +534,10 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
             ),
         ));
     }
+}
 
-    // (e) File content.
+/// (e) File content: holes, or zeros.
+fn file_content_checks(i: &CheckInput, out: &mut Vec<Warning>) {
     if i.kind == TargetKind::File && i.file_sparse {
         out.push(warn(
             WarningCode::SparseTestFile,
@@ -522,8 +556,10 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
             ),
         ));
     }
+}
 
-    // (i) A block device read where it was never written.
+/// (i) A block device read where it was never written.
+fn unwritten_check(i: &CheckInput, out: &mut Vec<Warning>) {
     if let Some(u) = &i.unwritten {
         if i.kind == TargetKind::BlockDevice
             && i.issued_reads >= MIN_IOS_TO_COMPARE
@@ -552,8 +588,10 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
             ));
         }
     }
+}
 
-    // (f) Direct requested, not possible.
+/// (f) Direct requested, not possible.
+fn direct_unavailable_check(i: &CheckInput, out: &mut Vec<Warning>) {
     if i.direct_unavailable {
         out.push(warn(
             WarningCode::DirectIoUnavailable,
@@ -563,8 +601,10 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
             ),
         ));
     }
+}
 
-    // (g) No device counters.
+/// (g) No device counters.
+fn no_device_counters_check(i: &CheckInput, out: &mut Vec<Warning>) {
     if i.device.is_none() && i.kind != TargetKind::Null {
         out.push(warn(
             WarningCode::NoDeviceCounters,
@@ -577,7 +617,6 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
             ),
         ));
     }
-    out
 }
 
 /// `loop_backing_cached`: the loop device served reads (or writes that must

@@ -382,64 +382,11 @@ pub fn attribute(
     let irq = d(y.irq, x.irq);
     let steal = d(y.steal, x.steal);
 
-    let before = |list: &[TaskTimes], pid: u32| list.iter().find(|t| t.pid == pid).cloned();
-    // Ticks of a task in the window (all of them if new).
-    let delta = |list_a: &[TaskTimes], t: &TaskTimes| match before(list_a, t.pid) {
-        Some(o) => d(t.ticks, o.ticks),
-        None => t.ticks,
-    };
-    // What the processes under `ppid` that ended in the window had used by
-    // `a`: a child's exit hands the parent its own time and that of the
-    // descendants it waited for, so the whole ended subtree counts.
-    let gone = |t: &TaskTimes| !b.tasks.iter().any(|u| u.pid == t.pid);
-    let gone_before = |ppid: u32| -> u64 {
-        let mut sum = 0;
-        let mut parents = vec![ppid];
-        while let Some(p) = parents.pop() {
-            for t in a.tasks.iter().filter(|t| t.ppid == p && gone(t)) {
-                sum += t.ticks + t.child_ticks;
-                parents.push(t.pid);
-            }
-        }
-        sum
-    };
-
-    // iosim: the process (its ended threads included) less its io_uring threads.
-    let own = b.tasks.iter().find(|t| t.pid == b.own_pid);
-    let own_ticks = own.map_or(0, |t| delta(&a.tasks, t));
     let mut io_groups = Vec::new();
-    let mut uring = 0;
-    for t in b.own_threads.iter().filter(|t| is_io_uring_thread(&t.comm)) {
-        let n = delta(&a.own_threads, t);
-        uring += n;
-        add(&mut io_groups, group_name(&t.comm, true), true, n);
-    }
-    let iosim = own_ticks.saturating_sub(uring);
-
-    let mut io_threads = uring;
+    let (iosim, uring) = own_ticks(a, b, &mut io_groups);
     let mut other_groups = Vec::new();
-    let mut others = 0;
-    for t in b.tasks.iter().filter(|t| t.pid != b.own_pid) {
-        if t.kernel && is_io_path_thread(&t.comm) {
-            let n = delta(&a.tasks, t);
-            io_threads += n;
-            add(&mut io_groups, group_name(&t.comm, true), true, n);
-            continue;
-        }
-        let mut n = delta(&a.tasks, t);
-        if !t.kernel {
-            let kids = match before(&a.tasks, t.pid) {
-                Some(o) => d(t.child_ticks, o.child_ticks),
-                None => t.child_ticks,
-            };
-            n += kids.saturating_sub(gone_before(t.pid));
-        }
-        // No task can have used more than the whole machine (a parent's
-        // child time can, when a child it waited for was reparented to it).
-        let n = n.min(total);
-        others += n;
-        add(&mut other_groups, other_name(t), t.kernel, n);
-    }
+    let (kernel_io, others) = other_ticks(a, b, total, &mut io_groups, &mut other_groups);
+    let io_threads = uring + kernel_io;
     if steal > 0 {
         add(
             &mut other_groups,
@@ -467,6 +414,85 @@ pub fn attribute(
         workers: 0,
         worker_wait_pct: None,
     })
+}
+
+/// Ticks of task `t` in the window: at `b` less those in `list_a` (all of
+/// them if it is new).
+fn ticks_in_window(list_a: &[TaskTimes], t: &TaskTimes) -> u64 {
+    match list_a.iter().find(|o| o.pid == t.pid) {
+        Some(o) => t.ticks.saturating_sub(o.ticks),
+        None => t.ticks,
+    }
+}
+
+/// What the processes under `ppid` that ended in the window had used by
+/// `a`: a child's exit hands the parent its own time and that of the
+/// descendants it waited for, so the whole ended subtree counts.
+fn ended_before(a: &ProcSample, b: &ProcSample, ppid: u32) -> u64 {
+    let gone = |t: &TaskTimes| !b.tasks.iter().any(|u| u.pid == t.pid);
+    let mut sum = 0;
+    let mut parents = vec![ppid];
+    while let Some(p) = parents.pop() {
+        for t in a.tasks.iter().filter(|t| t.ppid == p && gone(t)) {
+            sum += t.ticks + t.child_ticks;
+            parents.push(t.pid);
+        }
+    }
+    sum
+}
+
+/// iosim: the process (its ended threads included) less its io_uring
+/// threads, which go to `io_groups`. Returns (iosim, io_uring threads).
+fn own_ticks(
+    a: &ProcSample,
+    b: &ProcSample,
+    io_groups: &mut Vec<(String, usize, bool, u64)>,
+) -> (u64, u64) {
+    let own = b.tasks.iter().find(|t| t.pid == b.own_pid);
+    let own_ticks = own.map_or(0, |t| ticks_in_window(&a.tasks, t));
+    let mut uring = 0;
+    for t in b.own_threads.iter().filter(|t| is_io_uring_thread(&t.comm)) {
+        let n = ticks_in_window(&a.own_threads, t);
+        uring += n;
+        add(io_groups, group_name(&t.comm, true), true, n);
+    }
+    (own_ticks.saturating_sub(uring), uring)
+}
+
+/// The other tasks: kernel I/O-path threads go to `io_groups`, the rest
+/// (with the time of their children that ended in the window) to
+/// `other_groups`. Returns (I/O-path kernel threads, others).
+fn other_ticks(
+    a: &ProcSample,
+    b: &ProcSample,
+    total: u64,
+    io_groups: &mut Vec<(String, usize, bool, u64)>,
+    other_groups: &mut Vec<(String, usize, bool, u64)>,
+) -> (u64, u64) {
+    let mut io_threads = 0;
+    let mut others = 0;
+    for t in b.tasks.iter().filter(|t| t.pid != b.own_pid) {
+        if t.kernel && is_io_path_thread(&t.comm) {
+            let n = ticks_in_window(&a.tasks, t);
+            io_threads += n;
+            add(io_groups, group_name(&t.comm, true), true, n);
+            continue;
+        }
+        let mut n = ticks_in_window(&a.tasks, t);
+        if !t.kernel {
+            let kids = match a.tasks.iter().find(|o| o.pid == t.pid) {
+                Some(o) => t.child_ticks.saturating_sub(o.child_ticks),
+                None => t.child_ticks,
+            };
+            n += kids.saturating_sub(ended_before(a, b, t.pid));
+        }
+        // No task can have used more than the whole machine (a parent's
+        // child time can, when a child it waited for was reparented to it).
+        let n = n.min(total);
+        others += n;
+        add(other_groups, other_name(t), t.kernel, n);
+    }
+    (io_threads, others)
 }
 
 #[cfg(test)]
