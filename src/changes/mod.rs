@@ -231,6 +231,23 @@ impl Probe {
         }
     }
 
+    /// The probe reached the limit again (within [`PROBE_REFUTES_PCT`]
+    /// below it, in the terms [`Probe::refutes`] uses): "held the same
+    /// rate". A probe that stayed well under it (a busier machine, a
+    /// device slower for the moment) does not refute the limit either, but
+    /// did not show it again.
+    pub fn reached(&self, limit: &RateLimit) -> bool {
+        let near =
+            |probe: f64, held: f64| held > 0.0 && probe >= held * (1.0 - PROBE_REFUTES_PCT / 100.0);
+        match limit.metric {
+            LimitMetric::Bandwidth => near(self.mib_per_sec, limit.mib_per_sec),
+            LimitMetric::Iops if limit.read_iops > 0.0 && limit.write_iops > 0.0 => {
+                near(self.read_iops, limit.read_iops) || near(self.write_iops, limit.write_iops)
+            }
+            LimitMetric::Iops => near(self.iops, limit.iops),
+        }
+    }
+
     /// The probe's figure in the limit's terms: `2,004 IOPS`, `reads 2,000
     /// and writes 857 IOPS`, `16.0 MiB/s`.
     pub fn figure(&self, limit: &RateLimit) -> String {
