@@ -72,13 +72,6 @@ pub struct QuickConfig {
     pub cache: CacheMode,
     /// Allow writing to a block device (`iosim qualify --allow-destroy`).
     pub allow_destroy: bool,
-    /// Spend the first third of the first test's time unmeasured: the
-    /// suite's first I/O meets the storage and the machine cold (qualify's
-    /// 0.8 s corners: the first one of each location held six of the nine
-    /// differences between unchanged qualifications that its noise band
-    /// did not cover, bench/repeat_qualify.py). The test's total time is
-    /// unchanged.
-    pub warm_first: bool,
 }
 
 /// Results of the suite.
@@ -121,16 +114,6 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
             cache,
             allow_destroy: cfg.allow_destroy,
             ..WorkloadSpec::default()
-        };
-        let spec = if i == 0 && cfg.warm_first {
-            let warmup = cfg.duration / 3;
-            WorkloadSpec {
-                warmup,
-                duration: cfg.duration - warmup,
-                ..spec
-            }
-        } else {
-            spec
         };
         if i == 0 && cache.is_direct() {
             // Create the file first (buffered creation is fine), then check O_DIRECT.

@@ -467,7 +467,6 @@ fn a_stop_while_a_series_prepares_its_file_ends_the_series_not_the_command() {
             engine: EngineKind::Sync,
             cache: iosim::workload::CacheMode::Buffered,
             allow_destroy: false,
-            warm_first: false,
         },
         &opts,
     );

@@ -27,8 +27,6 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         engine: q.engine,
         cache: q.cache,
         allow_destroy: q.allow_destroy,
-        // The default benchmark's tests are measured whole, as they were.
-        warm_first: false,
     };
     let opts = ctx.run_options(&q.out, Duration::from_secs(1));
     let header = Header::now();

@@ -154,7 +154,6 @@ pub(super) fn stage_quick(
                 engine: cfg.engine,
                 cache: QUICK_CACHE,
                 allow_destroy: cfg.allow_destroy,
-                warm_first: true,
             },
             opts,
         )?;
