@@ -154,11 +154,7 @@ impl Noise {
 /// standard deviations of the difference of two single runs. A difference
 /// within it is "within noise", whatever the threshold.
 pub fn noise_band_pct(a: Noise, b: Noise) -> f64 {
-    if a.n > 1 && b.n > 1 {
-        a.ci95_pct() + b.ci95_pct()
-    } else {
-        1.96 * a.spread_pct.hypot(b.spread_pct)
-    }
+    family_noise_band_pct(a, b, 1)
 }
 
 /// [`noise_band_pct`] for one of `family` figures compared at once (a
@@ -169,10 +165,7 @@ pub fn noise_band_pct(a: Noise, b: Noise) -> f64 {
 /// one latency 0.1% past its band failed a comparison of unchanged
 /// storage). A family of one is [`noise_band_pct`].
 pub fn family_noise_band_pct(a: Noise, b: Noise, family: usize) -> f64 {
-    if family <= 1 {
-        return noise_band_pct(a, b);
-    }
-    let p = 1.0 - ALPHA / 2.0 / family as f64;
+    let p = 1.0 - ALPHA / 2.0 / family.max(1) as f64;
     if a.n > 1 && b.n > 1 {
         let half =
             |x: Noise| crate::stats::t_quantile(x.n - 1, p) * x.spread_pct / (x.n as f64).sqrt();
