@@ -156,14 +156,46 @@ fn a_bandwidth_throttle_is_named_in_mib_per_second() {
 #[test]
 fn a_limit_that_drops_mid_run_is_a_step_at_the_right_time() {
     let Some(dev) = loop_dev() else { return };
-    let Some(t) = Throttle::new(&dev, "read_iops", 2000) else {
+    // Each attempt must find the step where the limit dropped; the second
+    // level is also named as a limit only when its stretch is flat within
+    // 5% and its latency is the queue over the rate, which a run beside a
+    // build with three tests at a time once missed (the step itself was
+    // right): then the run is made again, once.
+    for attempt in 0..2 {
+        let Some(t) = Throttle::new(&dev, "read_iops", 2000) else {
+            return;
+        };
+        let r = drop_limit_mid_run(&t, &dev);
+        let limits = r["changes"]["rate_limits"].as_array().unwrap();
+        if limits.len() < 2 && attempt == 0 {
+            eprintln!("one level named as a limit, once more: {}", r["changes"]);
+            continue;
+        }
+        // Both levels are named as limits.
+        assert_eq!(limits.len(), 2, "{}", r["changes"]);
+        let msg = rate_limited(&r).unwrap();
+        // The second level is the 500 IOPS limit, within the 10% a
+        // blkio throttle's bucket and the interval edges allow.
+        let second: f64 = msg
+            .split(", then ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .map(|n| n.replace(',', ""))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no second level in {msg}"));
+        assert!((450.0..=550.0).contains(&second), "{msg}");
         return;
-    };
+    }
+}
+
+/// A 10 s run under a 2,000 read-IOPS throttle that drops to 500 about 5 s
+/// in: the run's one `step_down` is where and what the drop was.
+fn drop_limit_mid_run(t: &Throttle, dev: &LoopDev) -> Value {
     std::thread::scope(|s| {
         let run = s.spawn(|| {
             run_in(
-                &t,
-                &dev,
+                t,
+                dev,
                 &[
                     "--bs",
                     "4k",
@@ -209,19 +241,6 @@ fn a_limit_that_drops_mid_run_is_a_step_at_the_right_time() {
             (before - 2000.0).abs() <= 150.0 && (after - 500.0).abs() <= 50.0,
             "{before} -> {after}"
         );
-        // Both levels are named as limits.
-        let limits = r["changes"]["rate_limits"].as_array().unwrap();
-        assert_eq!(limits.len(), 2, "{}", r["changes"]);
-        let msg = rate_limited(&r).unwrap();
-        // The second level is the 500 IOPS limit, within the 10% a
-        // blkio throttle's bucket and the interval edges allow.
-        let second: f64 = msg
-            .split(", then ")
-            .nth(1)
-            .and_then(|t| t.split_whitespace().next())
-            .map(|n| n.replace(',', ""))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no second level in {msg}"));
-        assert!((450.0..=550.0).contains(&second), "{msg}");
-    });
+        r
+    })
 }

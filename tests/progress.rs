@@ -40,8 +40,15 @@ fn profile_says_created_then_reused() {
     assert!(!second.contains("created by this profile run"), "{second}");
 }
 
-fn tmux(args: &[&str]) -> std::process::Output {
-    Command::new("tmux").args(args).output().unwrap()
+/// tmux on the pane's own server (`-L`): panes never share a server, so one
+/// pane's server exiting as its last session is killed cannot meet the next
+/// pane's `new-session` ("server exited unexpectedly", seen beside a build).
+fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
+    Command::new("tmux")
+        .args(["-L", socket])
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 /// A detached tmux session `name` of `cols` columns running `cmd`; killed on drop.
@@ -49,34 +56,37 @@ struct Pane(String);
 
 impl Pane {
     fn new(name: &str, cols: u16, cmd: &str) -> Pane {
-        let o = tmux(&[
-            "new-session",
-            "-d",
-            "-s",
+        let o = tmux(
             name,
-            "-x",
-            &cols.to_string(),
-            "-y",
-            "20",
-            cmd,
-        ]);
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                &cols.to_string(),
+                "-y",
+                "20",
+                cmd,
+            ],
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         // Keep the pane (and its text) after the command exits.
-        tmux(&["set-option", "-t", name, "remain-on-exit", "on"]);
+        tmux(name, &["set-option", "-t", name, "remain-on-exit", "on"]);
         Pane(name.to_string())
     }
 
     /// The screen, wrapped lines joined (`-J`), so a line longer than the
     /// pane shows as one long line.
     fn screen(&self) -> String {
-        String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-J", "-t", &self.0]).stdout)
+        String::from_utf8_lossy(&tmux(&self.0, &["capture-pane", "-p", "-J", "-t", &self.0]).stdout)
             .into_owned()
     }
 }
 
 impl Drop for Pane {
     fn drop(&mut self) {
-        tmux(&["kill-session", "-t", &self.0]);
+        tmux(&self.0, &["kill-server"]);
     }
 }
 
