@@ -132,26 +132,29 @@ fn ident(s: &str) -> String {
     }
 }
 
-/// The `bssplit` of the most common sizes (shares in tenths of a percent,
-/// the last size's the rest) and the share of I/Os they cover.
+/// The `bssplit` of the most common sizes (shares in tenths of a percent)
+/// and the share of I/Os they cover.
 fn bssplit(s: &StreamPrint) -> (String, f64) {
     let mut sizes = s.sizes.clone();
     sizes.sort_by(|a, b| b.count.cmp(&a.count).then(a.bytes.cmp(&b.bytes)));
     sizes.truncate(MAX_SIZES);
     let covered: f64 = sizes.iter().map(|z| z.share).sum();
     sizes.sort_by_key(|z| z.bytes);
-    // Shares in tenths of a percent, floored; the last takes the rest, so they add up to 100.
-    let mut tenths: Vec<u64> = sizes
-        .iter()
-        .map(|z| (z.share / covered * 1000.0).floor() as u64)
-        .collect();
-    let given: u64 = tenths[..tenths.len().saturating_sub(1)].iter().sum();
-    if let Some(last) = tenths.last_mut() {
-        *last = 1000u64.saturating_sub(given);
+    // Shares in tenths of a percent adding up to exactly 100% (largest
+    // remainders: each within 0.1% of the measured share); sizes that round
+    // to nothing are left out.
+    let exact: Vec<f64> = sizes.iter().map(|z| z.share / covered * 1000.0).collect();
+    let mut tenths: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
+    let short = 1000u64.saturating_sub(tenths.iter().sum());
+    let mut order: Vec<usize> = (0..exact.len()).collect();
+    order.sort_by(|&i, &j| (exact[j] - exact[j].floor()).total_cmp(&(exact[i] - exact[i].floor())));
+    for &i in order.iter().take(short as usize) {
+        tenths[i] += 1;
     }
     let parts: Vec<String> = sizes
         .iter()
         .zip(&tenths)
+        .filter(|(_, t)| **t > 0)
         .map(|(z, t)| {
             let size = format_size_arg(u64::from(z.bytes));
             if t % 10 == 0 {
@@ -317,6 +320,23 @@ mod tests {
             .collect();
         let (split, covered) = bssplit(&s);
         assert_eq!(split, "4K/50.1:16K/30.1:64K/19.8");
+        // Rounding never piles onto one size: 1 MiB keeps its 0.3%, 2 MiB (0.02%) is left out.
+        s.sizes = [
+            (8192, 7843, 0.7843),
+            (16384, 2124, 0.2124),
+            (1 << 20, 31, 0.0031),
+            (2 << 20, 2, 0.0002),
+        ]
+        .into_iter()
+        .map(|(bytes, count, share)| crate::fingerprint::SizeShare {
+            bytes,
+            count,
+            share,
+        })
+        .collect();
+        let (split, _) = bssplit(&s);
+        assert_eq!(split, "8K/78.4:16K/21.3:1M/0.3");
+        assert!(split.parse::<crate::workload::BsSplit>().is_ok());
         assert!((covered - 1.0).abs() < 1e-9);
         assert!(split.parse::<crate::workload::BsSplit>().is_ok());
     }

@@ -133,12 +133,21 @@ pub fn metrics(s: &StreamPrint) -> Vec<Metric> {
     }
     for z in &s.sizes {
         v.push(m(
-            &format!("size {} share", format_size(u64::from(z.bytes))),
+            &format!("size {} share", size_label(z.bytes)),
             Some(z.share),
             Share,
         ));
     }
     v
+}
+
+/// A size, exactly: `8K`, `1M`, `1536K`, or bytes (`2300B`).
+pub fn size_label(bytes: u32) -> String {
+    if bytes % 1024 == 0 {
+        crate::units::format_size_arg(u64::from(bytes))
+    } else {
+        format!("{bytes}B")
+    }
 }
 
 /// Rows of a table: the label, then one cell per column.
