@@ -276,6 +276,8 @@ pub fn fingerprint(log: &EventLog, regions: &[Region]) -> Fingerprint {
         notes.push("a fio iolog has one layer (what fio submitted); flushes are its sync and datasync lines, and it has no FUA".into());
     } else if !layers.contains(&Layer::Issue) {
         notes.push("the trace has no issue (D) events: the dispatch layer is not in it".into());
+    } else if !layers.contains(&Layer::Queue) {
+        notes.push("the trace has no queue (Q) events (recorded with blktrace -a issue?): only the dispatch layer is in it".into());
     }
     let duration_ns = log.events.last().map_or(0, |e| e.at_ns);
     let layers = layers
@@ -496,20 +498,26 @@ pub fn arrival(data: &[&LayerIo], span: (u64, u64)) -> Arrival {
         return Arrival::default();
     }
     let iops = data.len() as f64 / (len_ns as f64 / 1e9);
-    let bins = len_ns.div_ceil(BIN_NS).max(1) as usize;
+    let bins = len_ns.div_ceil(BIN_NS).max(1);
     if bins < 2 {
         return Arrival {
             iops: Some(iops),
             ..Arrival::default()
         };
     }
-    let mut counts = vec![0f64; bins];
+    // Only the bins that saw I/O are kept (a damaged trace's times may span
+    // years); the empty ones enter the sums as zeros.
+    let mut counts: HashMap<u64, u64> = HashMap::new();
     for i in data {
-        let b = (i.at_ns.saturating_sub(first) / BIN_NS) as usize;
-        counts[b.min(bins - 1)] += 1.0;
+        let b = (i.at_ns.saturating_sub(first) / BIN_NS).min(bins - 1);
+        *counts.entry(b).or_default() += 1;
     }
-    let (mean, sd, _) = crate::stats::mean_sd_ci95(&counts);
-    let peak = counts.iter().copied().fold(0.0, f64::max);
+    let n = bins as f64;
+    let mean = data.len() as f64 / n;
+    let squares: f64 = counts.values().map(|&c| (c as f64 - mean).powi(2)).sum();
+    let empty = n - counts.len() as f64;
+    let sd = ((squares + empty * mean * mean) / (n - 1.0)).sqrt();
+    let peak = counts.values().copied().max().unwrap_or(0) as f64;
     Arrival {
         iops: Some(iops),
         cv_100ms: (mean > 0.0).then(|| sd / mean),

@@ -226,3 +226,24 @@ fn compare_marks_out_of_tolerance() {
         "{t}"
     );
 }
+
+#[test]
+fn a_trace_of_one_layer_says_which_is_missing() {
+    let issue_only: String = DUMP
+        .lines()
+        .filter(|l| !l.contains(" Q "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let log = parse_events(Path::new("d"), &[(Path::new("d"), issue_only.as_bytes())]).unwrap();
+    let f = fingerprint(&log, &[]);
+    assert_eq!(f.layers.len(), 1);
+    assert_eq!(f.layers[0].layer, Layer::Issue);
+    assert!(
+        f.notes.iter().any(|n| n.contains("no queue (Q) events")),
+        "{:?}",
+        f.notes
+    );
+    let toml = profile_out::profile_toml(&f, "issue-only");
+    assert!(toml.contains("issue layer"), "{toml}");
+    crate::profile::Profile::parse(&toml, "test").unwrap();
+}

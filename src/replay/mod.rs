@@ -704,6 +704,15 @@ pub fn fuzz_one(data: &[u8]) {
     let half = data.len() / 2;
     let splits: [&[(&Path, &[u8])]; 2] = [&[(p, data)], &[(p, &data[..half]), (q, &data[half..])]];
     for parts in splits {
+        // The fingerprint's reading of every event with its flags.
+        if let Ok(log) = parse_events(p, parts) {
+            assert_eq!(log.events.first().map(|e| e.at_ns), Some(0));
+            assert!(log.events.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+            assert!(log
+                .events
+                .iter()
+                .all(|e| (e.source as usize) < log.sources.len()));
+        }
         for event in [BlkEvent::Queue, BlkEvent::Issue] {
             let Ok(t) = parse_files(p, parts, event) else {
                 continue;
