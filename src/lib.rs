@@ -39,6 +39,7 @@
 //! - [`document`]: the typed result documents every measuring command ends with;
 //! - [`qualify`]: `iosim qualify`, the storage qualification and its verdict;
 //! - [`crash`], [`replay`], [`capture`]: crash consistency, trace replay, trace capture;
+//! - [`fingerprint`]: a trace's statistics per layer and stream, the profile that reproduces them, two compared;
 //! - [`fsync`]: `iosim fsync`, pg_test_fsync's question with advice for the databases;
 //! - [`csvout`]: the one CSV writer;
 //! - [`platform`]: what differs between Linux and Windows, one module per concern;
@@ -61,6 +62,7 @@ pub mod dbms;
 pub mod document;
 pub mod engine;
 pub mod error;
+pub mod fingerprint;
 pub mod fsync;
 pub mod fuzzing;
 pub mod histlog;

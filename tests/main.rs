@@ -20,6 +20,7 @@ mod csv;
 mod dbms;
 mod durability;
 mod engine;
+mod fingerprint;
 mod histlog;
 mod install;
 mod loop_checks;

@@ -12,6 +12,7 @@ pub mod compat;
 pub mod crash;
 pub mod create;
 pub mod db;
+pub mod fingerprint;
 pub mod fsync;
 pub mod hints;
 pub mod history;
@@ -190,6 +191,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Record a block device's I/O as blktrace files for iosim replay (docs/workloads.md).
     Capture(capture::CaptureArgs),
+    /// A captured trace's statistics per layer and stream, a profile that reproduces them, or two compared (docs/fingerprint.md).
+    Fingerprint(fingerprint::FingerprintArgs),
     /// How fast each sync method makes a WAL write durable (pg_test_fsync's tests), with advice for PostgreSQL and MySQL (docs/fsync.md).
     Fsync(FsyncArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell; docs/install.md).

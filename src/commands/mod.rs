@@ -19,6 +19,7 @@ pub mod compare;
 pub mod compat;
 pub mod crash;
 pub mod create;
+pub mod fingerprint;
 pub mod finish;
 pub mod fsync;
 pub mod history;
@@ -96,6 +97,7 @@ pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         Some(Command::Crash(a)) => crash::run(&a, ctx),
         Some(Command::Replay(a)) => replay::run(&a, ctx),
         Some(Command::Capture(a)) => capture::run(&a, ctx),
+        Some(Command::Fingerprint(a)) => fingerprint::run(&a, ctx),
         Some(Command::Fsync(a)) => fsync::run(&a, ctx),
         Some(Command::Completions(a)) => install::completions(&a, ctx),
         Some(Command::Manpages(a)) => install::manpages(&a, ctx),

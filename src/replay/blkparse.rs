@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use super::events::{EventAction, EventOp, IoFlags, TraceEvent};
 use super::{BlkEvent, Op, Skipped, TraceError, TraceIo};
 
 /// True when `line` starts like a blkparse event line (`8,16 ...`).
@@ -42,6 +43,69 @@ fn parse_time(s: &str) -> Option<u64> {
     secs.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
+/// An event line split in fields, its time read (`None`: not an event line).
+fn fields<'a>(
+    line: &'a str,
+    i: usize,
+    path: &Path,
+) -> Result<Option<(Vec<&'a str>, u64)>, TraceError> {
+    if !is_event_line(line) {
+        return Ok(None);
+    }
+    let bad = |reason: String| TraceError::BadLine {
+        path: path.to_path_buf(),
+        line: i + 1,
+        reason,
+    };
+    let t: Vec<&str> = line.split_whitespace().collect();
+    if t.len() < 7 {
+        return Err(bad(format!(
+            "an event line needs at least 7 fields (device cpu sequence time pid action rwbs), found {}",
+            t.len()
+        )));
+    }
+    let at_ns =
+        parse_time(t[3]).ok_or_else(|| bad(format!("'{}' is not a time in seconds", t[3])))?;
+    Ok(Some((t, at_ns)))
+}
+
+/// The `SECTOR + SECTORS` of an event line's fields, as numbers (`None`:
+/// the line has none, as a flush or a SCSI command's line).
+fn sector_fields(t: &[&str], i: usize, path: &Path) -> Result<Option<(u64, u64)>, TraceError> {
+    if t.len() < 10 || t[8] != "+" {
+        return Ok(None);
+    }
+    let bad = |reason: String| TraceError::BadLine {
+        path: path.to_path_buf(),
+        line: i + 1,
+        reason,
+    };
+    let sector: u64 = t[7]
+        .parse()
+        .map_err(|_| bad(format!("'{}' is not a sector number", t[7])))?;
+    let sectors: u64 = t[9]
+        .parse()
+        .map_err(|_| bad(format!("'{}' is not a sector count", t[9])))?;
+    Ok(Some((sector, sectors)))
+}
+
+/// Byte offset and length of `sectors` sectors at `sector`.
+fn byte_range(sector: u64, sectors: u64, i: usize, path: &Path) -> Result<(u64, u32), TraceError> {
+    let bad = |reason: String| TraceError::BadLine {
+        path: path.to_path_buf(),
+        line: i + 1,
+        reason,
+    };
+    let len = sectors
+        .checked_mul(512)
+        .and_then(|b| u32::try_from(b).ok())
+        .ok_or_else(|| bad(format!("{sectors} sectors is larger than one I/O can be")))?;
+    let offset = sector
+        .checked_mul(512)
+        .ok_or_else(|| bad(format!("sector {sector} is past any device")))?;
+    Ok((offset, len))
+}
+
 /// Appends the I/O of a blkparse dump (event `want`) to `out`; returns the
 /// number of event lines seen (0: this is not a blkparse dump).
 pub fn parse(
@@ -58,24 +122,10 @@ pub fn parse(
     };
     let mut events = 0u64;
     for (i, line) in text.lines().enumerate() {
-        if !is_event_line(line) {
+        let Some((t, at_ns)) = fields(line, i, path)? else {
             continue;
-        }
-        events += 1;
-        let bad = |reason: String| TraceError::BadLine {
-            path: path.to_path_buf(),
-            line: i + 1,
-            reason,
         };
-        let t: Vec<&str> = line.split_whitespace().collect();
-        if t.len() < 7 {
-            return Err(bad(format!(
-                "an event line needs at least 7 fields (device cpu sequence time pid action rwbs), found {}",
-                t.len()
-            )));
-        }
-        let at_ns =
-            parse_time(t[3]).ok_or_else(|| bad(format!("'{}' is not a time in seconds", t[3])))?;
+        events += 1;
         if t[5] != want_act {
             skipped.other_events += 1;
             continue;
@@ -83,16 +133,10 @@ pub fn parse(
         let rwbs = t[6];
         // blkparse prints "SECTOR + SECTORS" for block I/O; anything else
         // (a SCSI command's bytes in parentheses) moves no block data.
-        if t.len() < 10 || t[8] != "+" {
+        let Some((sector, sectors)) = sector_fields(&t, i, path)? else {
             skipped.no_data += 1;
             continue;
-        }
-        let sector: u64 = t[7]
-            .parse()
-            .map_err(|_| bad(format!("'{}' is not a sector number", t[7])))?;
-        let sectors: u64 = t[9]
-            .parse()
-            .map_err(|_| bad(format!("'{}' is not a sector count", t[9])))?;
+        };
         let op = if rwbs.contains('D') {
             skipped.discards += 1;
             continue;
@@ -108,13 +152,7 @@ pub fn parse(
             skipped.no_data += 1;
             continue;
         }
-        let len = sectors
-            .checked_mul(512)
-            .and_then(|b| u32::try_from(b).ok())
-            .ok_or_else(|| bad(format!("{sectors} sectors is larger than one I/O can be")))?;
-        let offset = sector
-            .checked_mul(512)
-            .ok_or_else(|| bad(format!("sector {sector} is past any device")))?;
+        let (offset, len) = byte_range(sector, sectors, i, path)?;
         if !devices.iter().any(|d| d == t[0]) && devices.len() < 64 {
             devices.push(t[0].to_string());
         }
@@ -126,6 +164,108 @@ pub fn parse(
         });
     }
     Ok(events)
+}
+
+/// What blktrace's RWBS letters say (`FWFS`: a preflush, a write, FUA,
+/// sync): the operation and its flags. blkparse writes an `F` before the
+/// direction for a preflush (REQ_PREFLUSH), then `D` (discard, `DE`
+/// secure), `W`, `R` or `N` (no data), then `F` for FUA, then `A`, `S`,
+/// `M`; the kernel's own tracepoints write `F` for the direction of an
+/// empty flush (`FF`).
+pub fn rwbs(s: &str) -> (EventOp, IoFlags) {
+    let b = s.as_bytes();
+    let mut k = 0;
+    let mut flags = IoFlags::default();
+    if b.first() == Some(&b'F') {
+        flags.preflush = true;
+        k = 1;
+    }
+    let op = match b.get(k) {
+        Some(b'D') => {
+            k += 1;
+            if b.get(k) == Some(&b'E') {
+                k += 1;
+            }
+            EventOp::Discard
+        }
+        Some(b'W') => {
+            k += 1;
+            EventOp::Write
+        }
+        Some(b'R') => {
+            k += 1;
+            EventOp::Read
+        }
+        Some(b'N') | Some(b'F') => {
+            k += 1;
+            EventOp::Flush
+        }
+        _ => EventOp::Flush,
+    };
+    if b.get(k) == Some(&b'F') {
+        flags.fua = true;
+        k += 1;
+    }
+    for c in &b[k.min(b.len())..] {
+        match c {
+            b'S' => flags.sync = true,
+            b'M' => flags.meta = true,
+            _ => {}
+        }
+    }
+    (op, flags)
+}
+
+/// Appends every queue (Q), issue (D) and complete (C) event of a blkparse
+/// dump to `out`, with its flags (for fingerprints, not replay); `devices`
+/// gathers the devices, named as blkparse does (`8,0`), and each event's
+/// `source` indexes them. Returns the number of event lines seen.
+pub fn events(
+    text: &str,
+    path: &Path,
+    out: &mut Vec<TraceEvent>,
+    devices: &mut Vec<String>,
+) -> Result<u64, TraceError> {
+    let mut n = 0u64;
+    for (i, line) in text.lines().enumerate() {
+        let Some((t, at_ns)) = fields(line, i, path)? else {
+            continue;
+        };
+        n += 1;
+        let action = match t[5] {
+            "Q" => EventAction::Queue,
+            "D" => EventAction::Issue,
+            "C" => EventAction::Complete,
+            _ => continue,
+        };
+        let (op, flags) = rwbs(t[6]);
+        let (offset, len) = match sector_fields(&t, i, path)? {
+            Some((sector, sectors)) => byte_range(sector, sectors, i, path)?,
+            None => (0, 0),
+        };
+        // A read or write without data is a flush as far as the device goes.
+        let op = match op {
+            EventOp::Read | EventOp::Write if len == 0 => EventOp::Flush,
+            op => op,
+        };
+        let source = match devices.iter().position(|d| d == t[0]) {
+            Some(k) => k,
+            None => {
+                devices.push(t[0].to_string());
+                devices.len() - 1
+            }
+        };
+        out.push(TraceEvent {
+            at_ns,
+            action,
+            op,
+            offset,
+            len,
+            flags,
+            source: u32::try_from(source).unwrap_or(u32::MAX),
+        });
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@
 
 use std::path::Path;
 
+use super::events::{EventAction, EventOp, IoFlags, TraceEvent};
 use super::{BlkEvent, Op, Skipped, TraceError, TraceIo};
 
 /// Bytes in a record header.
@@ -37,8 +38,14 @@ pub const VERSION: u8 = 7;
 const TA_QUEUE: u32 = 1;
 /// `__BLK_TA_ISSUE`: a request sent to the driver.
 const TA_ISSUE: u32 = 7;
+/// `__BLK_TA_COMPLETE`: a request the driver completed.
+const TA_COMPLETE: u32 = 8;
 /// Category bits (action >> 16).
 const TC_WRITE: u32 = 1 << 1;
+const TC_FLUSH: u32 = 1 << 2;
+const TC_SYNC: u32 = 1 << 3;
+const TC_META: u32 = 1 << 12;
+const TC_FUA: u32 = 1 << 15;
 const TC_NOTIFY: u32 = 1 << 10;
 const TC_DISCARD: u32 = 1 << 13;
 
@@ -266,6 +273,74 @@ pub fn parse(
         }
     }
     Ok(())
+}
+
+/// Appends the queue (Q), issue (D) and complete (C) records of one file to
+/// `out` with their flags (for fingerprints, not replay), times as
+/// recorded; `devices` gathers the dev_t of each record's device, and each
+/// event's `source` indexes them.
+pub fn events(
+    data: &[u8],
+    path: &Path,
+    out: &mut Vec<TraceEvent>,
+    devices: &mut Vec<u32>,
+) -> Result<(), TraceError> {
+    for (i, r) in Records::new(data, path).enumerate() {
+        let (rec, _) = r?;
+        let cat = rec.action >> 16;
+        let action = match rec.action & 0xffff {
+            _ if cat & TC_NOTIFY != 0 => continue,
+            TA_QUEUE => EventAction::Queue,
+            TA_ISSUE => EventAction::Issue,
+            TA_COMPLETE => EventAction::Complete,
+            _ => continue,
+        };
+        let op = if cat & TC_DISCARD != 0 {
+            EventOp::Discard
+        } else if rec.bytes == 0 {
+            EventOp::Flush
+        } else if cat & TC_WRITE != 0 {
+            EventOp::Write
+        } else {
+            EventOp::Read
+        };
+        let flags = IoFlags {
+            preflush: cat & TC_FLUSH != 0,
+            fua: cat & TC_FUA != 0,
+            sync: cat & TC_SYNC != 0,
+            meta: cat & TC_META != 0,
+        };
+        let offset = rec
+            .sector
+            .checked_mul(512)
+            .ok_or_else(|| TraceError::BadRecord {
+                path: path.to_path_buf(),
+                record: i as u64 + 1,
+                reason: format!("sector {} is past any device", rec.sector),
+            })?;
+        let source = match devices.iter().position(|d| *d == rec.device) {
+            Some(k) => k,
+            None => {
+                devices.push(rec.device);
+                devices.len() - 1
+            }
+        };
+        out.push(TraceEvent {
+            at_ns: rec.time,
+            action,
+            op,
+            offset,
+            len: rec.bytes,
+            flags,
+            source: u32::try_from(source).unwrap_or(u32::MAX),
+        });
+    }
+    Ok(())
+}
+
+/// A dev_t as blkparse names it (`MAJOR,MINOR`; the kernel's 12/20 split).
+pub fn device_name(dev: u32) -> String {
+    format!("{},{}", dev >> 20, dev & 0xf_ffff)
 }
 
 /// Counts the I/O events of each kind in `data`, to tell when the event

@@ -19,6 +19,7 @@
 
 use std::path::Path;
 
+use super::events::{EventAction, EventOp, IoFlags, TraceEvent};
 use super::{Op, Skipped, TraceError, TraceIo};
 
 /// The version of an iolog from its first line, if it is one.
@@ -34,14 +35,39 @@ pub fn version(text: &str) -> Option<Result<u8, String>> {
     })
 }
 
-/// Appends the I/O of an iolog to `out` (times in nanoseconds) and the
-/// names of the files it uses to `files`.
-pub fn parse(
-    text: &str,
+/// One line of an iolog that matters to a reader.
+enum Entry<'a> {
+    /// A read or write.
+    Io {
+        /// When, nanoseconds.
+        at_ns: u64,
+        /// The file it names.
+        file: &'a str,
+        /// Read or write.
+        op: Op,
+        /// Byte offset.
+        offset: u64,
+        /// Bytes (above 0).
+        len: u32,
+    },
+    /// A `sync`, `datasync` (`flush`: true) or `sync_file_range` (false).
+    Sync {
+        /// When, nanoseconds.
+        at_ns: u64,
+        /// The file it names.
+        file: &'a str,
+        /// True when it flushes the device's cache (fsync, fdatasync).
+        flush: bool,
+    },
+}
+
+/// Walks the lines of an iolog, handing each I/O and sync to `on`
+/// (counting in `skipped` what is not replayed); returns the version.
+fn walk<'a>(
+    text: &'a str,
     path: &Path,
-    out: &mut Vec<TraceIo>,
     skipped: &mut Skipped,
-    files: &mut Vec<String>,
+    mut on: impl FnMut(Entry<'a>),
 ) -> Result<u8, TraceError> {
     let bad = |line: usize, reason: String| TraceError::BadLine {
         path: path.to_path_buf(),
@@ -95,6 +121,10 @@ pub fn parse(
                 }
                 continue;
             }
+            Action::Sync(flush) => {
+                on(Entry::Sync { at_ns, file, flush });
+                continue;
+            }
             Action::Skip => continue,
         };
         let offset = number(2, "a byte offset")?;
@@ -108,17 +138,112 @@ pub fn parse(
         if offset.checked_add(u64::from(len)).is_none() {
             return Err(bad(n, format!("offset {offset} is past any file")));
         }
-        if !files.iter().any(|f| f == file) && files.len() < 64 {
-            files.push(file.to_string());
-        }
-        out.push(TraceIo {
+        on(Entry::Io {
             at_ns,
+            file,
+            op,
             offset,
             len,
-            op,
         });
     }
     Ok(ver)
+}
+
+/// Appends the I/O of an iolog to `out` (times in nanoseconds) and the
+/// names of the files it uses to `files`.
+pub fn parse(
+    text: &str,
+    path: &Path,
+    out: &mut Vec<TraceIo>,
+    skipped: &mut Skipped,
+    files: &mut Vec<String>,
+) -> Result<u8, TraceError> {
+    walk(text, path, skipped, |e| {
+        if let Entry::Io {
+            at_ns,
+            file,
+            op,
+            offset,
+            len,
+        } = e
+        {
+            if !files.iter().any(|f| f == file) && files.len() < 64 {
+                files.push(file.to_string());
+            }
+            out.push(TraceIo {
+                at_ns,
+                offset,
+                len,
+                op,
+            });
+        }
+    })
+}
+
+/// Appends every read, write and flushing sync (`sync`, `datasync`) of an
+/// iolog to `out` as events of the application's layer (for fingerprints,
+/// not replay); `files` gathers the files named, and each event's `source`
+/// indexes them. Returns the version.
+pub fn events(
+    text: &str,
+    path: &Path,
+    out: &mut Vec<TraceEvent>,
+    files: &mut Vec<String>,
+) -> Result<u8, TraceError> {
+    let index = |files: &mut Vec<String>, file: &str| -> u32 {
+        let k = match files.iter().position(|f| f == file) {
+            Some(k) => k,
+            None => {
+                files.push(file.to_string());
+                files.len() - 1
+            }
+        };
+        u32::try_from(k).unwrap_or(u32::MAX)
+    };
+    walk(text, path, &mut Skipped::default(), |e| match e {
+        Entry::Io {
+            at_ns,
+            file,
+            op,
+            offset,
+            len,
+        } => {
+            let source = index(files, file);
+            out.push(TraceEvent {
+                at_ns,
+                action: EventAction::Submit,
+                op: if op == Op::Write {
+                    EventOp::Write
+                } else {
+                    EventOp::Read
+                },
+                offset,
+                len,
+                flags: IoFlags::default(),
+                source,
+            });
+        }
+        Entry::Sync {
+            at_ns,
+            file,
+            flush: true,
+        } => {
+            let source = index(files, file);
+            out.push(TraceEvent {
+                at_ns,
+                action: EventAction::Submit,
+                op: EventOp::Flush,
+                offset: 0,
+                len: 0,
+                flags: IoFlags {
+                    preflush: true,
+                    ..IoFlags::default()
+                },
+                source,
+            });
+        }
+        Entry::Sync { flush: false, .. } => {}
+    })
 }
 
 /// A version 3 line's timestamp (microseconds) in nanoseconds.
@@ -136,7 +261,9 @@ enum Action {
     Io(Op),
     /// A delay (version 2).
     Wait,
-    /// Nothing: a file's add, open or close, or an action counted in `skipped`.
+    /// A sync (counted in `skipped`): true when it flushes (fsync, fdatasync).
+    Sync(bool),
+    /// Nothing: a file's add, open or close, or a trim (counted in `skipped`).
     Skip,
 }
 
@@ -152,7 +279,7 @@ fn classify(action: &str, skipped: &mut Skipped) -> Result<Action, String> {
         }
         "sync" | "datasync" | "sync_file_range" => {
             skipped.syncs += 1;
-            Action::Skip
+            Action::Sync(action != "sync_file_range")
         }
         "wait" => Action::Wait,
         other => {

@@ -5,6 +5,8 @@
 //!   files, `blkparse -d` dumps, the kernel blk tracer's binary output);
 //! - [`blkparse`]: `blkparse` text dumps (its default output format);
 //! - [`iolog`]: fio's `write_iolog` logs, versions 2 and 3;
+//! - [`events`]: every queue, issue and complete event with its flags
+//!   (preflush, FUA), for statistics rather than replay;
 //! - [`map`]: offsets of the trace onto a target of another size;
 //! - [`player`]: the replay itself and its result.
 //!
@@ -20,6 +22,7 @@
 
 pub mod blkparse;
 pub mod blktrace;
+pub mod events;
 pub mod iolog;
 pub mod map;
 pub mod player;
@@ -28,6 +31,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use events::{EventLog, EventOp};
 
 pub use crate::engine::Op;
 pub use map::MapMode;
@@ -348,12 +353,11 @@ fn read(path: &Path) -> Result<Vec<u8>, TraceError> {
     })
 }
 
-/// Reads the trace `path` names: a blktrace file (its sibling per-CPU files
-/// too), the NAME of `NAME.blktrace.N` files, a blkparse text dump or a fio
-/// iolog, detected by content. `event` chooses blktrace's Q or D events.
-pub fn load(path: &Path, event: BlkEvent) -> Result<Trace, TraceError> {
-    let mut notes = Vec::new();
-    let files = if path.is_file() {
+/// The files of the trace `path` names: the file, its sibling per-CPU
+/// files when it is one of `NAME.blktrace.N` (saying so in `notes`), or the
+/// `NAME.blktrace.N` files of the NAME.
+fn trace_files(path: &Path, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, TraceError> {
+    Ok(if path.is_file() {
         match blktrace_name(path) {
             Some(name) => {
                 let all = blktrace_files(&name);
@@ -379,7 +383,15 @@ pub fn load(path: &Path, event: BlkEvent) -> Result<Trace, TraceError> {
             return Err(TraceError::NotFound(path.to_path_buf()));
         }
         all
-    };
+    })
+}
+
+/// Reads the trace `path` names: a blktrace file (its sibling per-CPU files
+/// too), the NAME of `NAME.blktrace.N` files, a blkparse text dump or a fio
+/// iolog, detected by content. `event` chooses blktrace's Q or D events.
+pub fn load(path: &Path, event: BlkEvent) -> Result<Trace, TraceError> {
+    let mut notes = Vec::new();
+    let files = trace_files(path, &mut notes)?;
     let datas = files
         .iter()
         .map(|f| read(f))
@@ -471,6 +483,91 @@ pub fn parse_files(
         event: used,
         ios,
         skipped,
+        notes,
+    })
+}
+
+/// Reads every event of the trace `path` names, with its flags, for
+/// statistics ([`events`]): the files [`load`] reads, detected the same way.
+pub fn load_events(path: &Path) -> Result<EventLog, TraceError> {
+    let mut notes = Vec::new();
+    let files = trace_files(path, &mut notes)?;
+    let datas = files
+        .iter()
+        .map(|f| read(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let parts: Vec<(&Path, &[u8])> = files
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(datas.iter().map(Vec::as_slice))
+        .collect();
+    let mut log = parse_events(path, &parts)?;
+    log.files = files;
+    notes.append(&mut log.notes);
+    log.notes = notes;
+    Ok(log)
+}
+
+/// Parses the events of trace bytes (one or more files of one trace; no
+/// file system access).
+pub fn parse_events(name: &Path, parts: &[(&Path, &[u8])]) -> Result<EventLog, TraceError> {
+    let lead = parts.iter().find(|p| !p.1.is_empty()).or(parts.first());
+    let first = lead.map(|p| p.1).unwrap_or_default();
+    let first_path = lead.map_or(name, |p| p.0);
+    let mut events = Vec::new();
+    let (format, sources) = if blktrace::looks_like(first) {
+        let mut devices = Vec::new();
+        for (p, d) in parts {
+            blktrace::events(d, p, &mut events, &mut devices)?;
+        }
+        let names = devices.into_iter().map(blktrace::device_name).collect();
+        (TraceFormat::Blktrace, names)
+    } else {
+        if parts.len() > 1 {
+            return Err(TraceError::UnknownFormat(first_path.to_path_buf()));
+        }
+        let text = std::str::from_utf8(first)
+            .map_err(|_| TraceError::UnknownFormat(first_path.to_path_buf()))?;
+        let mut sources = Vec::new();
+        if iolog::version(text).is_some() {
+            let v = iolog::events(text, first_path, &mut events, &mut sources)?;
+            let f = if v == 2 {
+                TraceFormat::FioIologV2
+            } else {
+                TraceFormat::FioIologV3
+            };
+            (f, sources)
+        } else {
+            if blkparse::events(text, first_path, &mut events, &mut sources)? == 0 {
+                return Err(TraceError::UnknownFormat(first_path.to_path_buf()));
+            }
+            (TraceFormat::Blkparse, sources)
+        }
+    };
+    if !events
+        .iter()
+        .any(|e| matches!(e.op, EventOp::Read | EventOp::Write))
+    {
+        return Err(TraceError::Empty {
+            path: name.to_path_buf(),
+            what: format!("{} events without data", events.len()),
+        });
+    }
+    events.sort_by_key(|e| e.at_ns);
+    let t0 = events[0].at_ns;
+    for e in &mut events {
+        e.at_ns -= t0;
+    }
+    let mut notes = Vec::new();
+    if format == TraceFormat::FioIologV2 {
+        notes.push("a fio version 2 iolog has no timestamps: rates come from its 'wait' lines only (none: every I/O at time 0)".into());
+    }
+    Ok(EventLog {
+        path: name.to_path_buf(),
+        files: parts.iter().map(|p| p.0.to_path_buf()).collect(),
+        format,
+        sources,
+        events,
         notes,
     })
 }
@@ -607,6 +704,15 @@ pub fn fuzz_one(data: &[u8]) {
     let half = data.len() / 2;
     let splits: [&[(&Path, &[u8])]; 2] = [&[(p, data)], &[(p, &data[..half]), (q, &data[half..])]];
     for parts in splits {
+        // The fingerprint's reading of every event with its flags.
+        if let Ok(log) = parse_events(p, parts) {
+            assert_eq!(log.events.first().map(|e| e.at_ns), Some(0));
+            assert!(log.events.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+            assert!(log
+                .events
+                .iter()
+                .all(|e| (e.source as usize) < log.sources.len()));
+        }
         for event in [BlkEvent::Queue, BlkEvent::Issue] {
             let Ok(t) = parse_files(p, parts, event) else {
                 continue;

@@ -1,0 +1,40 @@
+//! `iosim fingerprint TRACE...`: a trace's statistics, a profile from them,
+//! or two fingerprints compared.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::fingerprint::Region;
+
+/// `iosim fingerprint`.
+#[derive(Debug, Clone, Args)]
+pub struct FingerprintArgs {
+    /// Traces, each fingerprinted on its own: a blktrace file or the NAME of NAME.blktrace.N files
+    /// (as from `iosim capture`), a blkparse text dump, or a fio iolog (v2/v3).
+    #[arg(required_unless_present = "compare", value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
+
+    /// Split the device into streams by offset, each with its own figures (repeat it;
+    /// e.g. --region wal=0..512M --region data=512M..8G; I/Os in no region make the stream 'other').
+    #[arg(long, value_name = "NAME=START..END", value_parser = region_arg)]
+    pub region: Vec<Region>,
+
+    /// Print the fingerprint (or the comparison) as JSON; --compare reads it back.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write an iosim profile (TOML) that reproduces the fingerprint; run it with
+    /// `iosim run --profile FILE PATH`. Never replaces a file iosim did not write.
+    #[arg(long, value_name = "FILE", conflicts_with = "compare")]
+    pub out: Option<PathBuf>,
+
+    /// Compare two traces or saved fingerprints (`--json` output): every metric side by side
+    /// with the ratio B/A, per layer and stream, and those outside the tolerance marked.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "traces")]
+    pub compare: Option<Vec<PathBuf>>,
+}
+
+fn region_arg(s: &str) -> Result<Region, String> {
+    Region::parse(s).map_err(|e| e.to_string())
+}

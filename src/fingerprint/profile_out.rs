@@ -1,0 +1,343 @@
+//! `iosim fingerprint --out FILE`: an ordinary iosim profile (the TOML of
+//! `profiles/*.toml`, read by [`crate::profile::Profile`]) that reproduces a
+//! fingerprint as closely as the workload fields allow, one `[[workload]]`
+//! per stream, every field under a comment with the measured value it comes
+//! from, and a header naming what the fields cannot express yet.
+//!
+//! It is made from the queue layer (bios as submitted: what the database
+//! asked for; the target's own block layer merges them again), or the
+//! application layer of a fio iolog, or the issue layer when it is the only one.
+
+use std::fmt::Write as _;
+
+use super::{Fingerprint, Layer, LayerPrint, StreamPrint};
+use crate::units::format_size_arg;
+
+/// Most sizes a profile's `bssplit` takes ([`crate::workload::bssplit::MAX_SIZES`]).
+const MAX_SIZES: usize = crate::workload::bssplit::MAX_SIZES;
+
+/// The layer a profile is made from.
+pub fn source_layer(f: &Fingerprint) -> Option<&LayerPrint> {
+    [Layer::Queue, Layer::Application, Layer::Issue]
+        .into_iter()
+        .find_map(|l| f.layers.iter().find(|x| x.layer == l))
+}
+
+/// The profile's TOML text; `name` is its name.
+pub fn profile_toml(f: &Fingerprint, name: &str) -> String {
+    let mut out = String::new();
+    let Some(layer) = source_layer(f) else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "# iosim workload profile written by `iosim fingerprint --out` from\n\
+         # {} ({}, {:.1} s), {} layer.",
+        f.trace,
+        f.format,
+        f.duration_s,
+        layer.layer.name()
+    );
+    out.push_str(
+        "# Run it: iosim run --profile THIS.toml /path/to/file.dat --size 8G --duration 60s\n\
+         # (one path serves every target, or give one path per target, in order).\n\
+         #\n\
+         # Not expressed by these fields yet (issue 38), measured and left out:\n",
+    );
+    for s in &layer.streams {
+        let _ = writeln!(
+            out,
+            "#   {}: tail-page rewrites {} ({:.3} of writes start inside the previous write's last 4 KiB page);\n\
+             #     FUA per write {:.3}; preflush vs. post-flush; burstiness (CV of 100 ms counts {}; peak/mean {});\n\
+             #     the hottest 1% of 1 MiB regions takes {:.3} of I/Os; the size mix beyond {} sizes.",
+            s.name,
+            s.sequential.tail_rewrites,
+            s.sequential.write_share_with_tail_rewrites - s.sequential.write_share,
+            s.flushes.fua_per_write,
+            opt(s.arrival.cv_100ms),
+            opt(s.arrival.peak_over_mean_100ms),
+            s.skew.hottest_1pct_share,
+            MAX_SIZES
+        );
+    }
+    let _ = writeln!(out, "name = {}", quote(name));
+    let _ = writeln!(
+        out,
+        "description = {}",
+        quote(&format!(
+            "fingerprint of {} ({} layer, {} stream(s))",
+            f.trace,
+            layer.layer.name(),
+            layer.streams.len()
+        ))
+    );
+    let _ = writeln!(
+        out,
+        "source = {}",
+        quote(&format!("iosim fingerprint of {}", f.trace))
+    );
+    let mut used: Vec<String> = Vec::new();
+    for s in layer.streams.iter().filter(|s| s.ios > 0) {
+        let base = ident(&s.name);
+        let mut id = base.clone();
+        let mut k = 1;
+        while used.contains(&id) {
+            k += 1;
+            id = format!("{base}-{k}");
+        }
+        workload(&mut out, s, &id, layer.layer);
+        used.push(id);
+    }
+    out
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("not in this trace".into(), |v| format!("{v:.2}"))
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    let mut q = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(q, "\\u{:04x}", c as u32);
+            }
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// A workload or target name from a stream's name.
+fn ident(s: &str) -> String {
+    let v: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let v = v.trim_matches('_').to_string();
+    if v.is_empty() {
+        "stream".into()
+    } else {
+        v
+    }
+}
+
+/// The `bssplit` of the most common sizes (shares in tenths of a percent)
+/// and the share of I/Os they cover.
+fn bssplit(s: &StreamPrint) -> (String, f64) {
+    let mut sizes = s.sizes.clone();
+    sizes.sort_by(|a, b| b.count.cmp(&a.count).then(a.bytes.cmp(&b.bytes)));
+    sizes.truncate(MAX_SIZES);
+    let covered: f64 = sizes.iter().map(|z| z.share).sum();
+    sizes.sort_by_key(|z| z.bytes);
+    // Shares in tenths of a percent adding up to exactly 100% (largest
+    // remainders: each within 0.1% of the measured share); sizes that round
+    // to nothing are left out.
+    let exact: Vec<f64> = sizes.iter().map(|z| z.share / covered * 1000.0).collect();
+    let mut tenths: Vec<u64> = exact.iter().map(|x| x.floor() as u64).collect();
+    let short = 1000u64.saturating_sub(tenths.iter().sum());
+    let mut order: Vec<usize> = (0..exact.len()).collect();
+    order.sort_by(|&i, &j| (exact[j] - exact[j].floor()).total_cmp(&(exact[i] - exact[i].floor())));
+    for &i in order.iter().take(short as usize) {
+        tenths[i] += 1;
+    }
+    let parts: Vec<String> = sizes
+        .iter()
+        .zip(&tenths)
+        .filter(|(_, t)| **t > 0)
+        .map(|(z, t)| {
+            let size = format_size_arg(u64::from(z.bytes));
+            if t % 10 == 0 {
+                format!("{size}/{}", t / 10)
+            } else {
+                format!("{size}/{}.{}", t / 10, t % 10)
+            }
+        })
+        .collect();
+    (parts.join(":"), covered)
+}
+
+/// One stream's `[[workload]]`.
+fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
+    let seq = s.sequential.share_with_tail_rewrites;
+    let write_share = 1.0 - s.read_share;
+    let log = write_share > 0.9 && s.sequential.write_share_with_tail_rewrites >= 0.5;
+    let sequential = seq >= 0.5;
+    let rw = match (s.reads, s.writes, sequential) {
+        (_, 0, true) => "read",
+        (_, 0, false) => "randread",
+        (0, _, true) => "write",
+        (0, _, false) => "randwrite",
+        (_, _, true) => "readwrite",
+        (_, _, false) => "randrw",
+    };
+    let top = s.sizes.iter().max_by_key(|z| (z.count, z.bytes));
+    let bs = top.map_or(4096, |z| u64::from(z.bytes));
+    let all_aligned = s.sizes.iter().all(|z| z.bytes % 512 == 0);
+    let _ = writeln!(out, "\n[[workload]]\nname = {}", quote(id));
+    let _ = writeln!(out, "target = {}", quote(id));
+    let _ = writeln!(
+        out,
+        "# measured: write share {write_share:.3}, sequential share of writes {:.3} (with tail rewrites {:.3})",
+        s.sequential.write_share, s.sequential.write_share_with_tail_rewrites
+    );
+    let _ = writeln!(out, "role = \"{}\"", if log { "log" } else { "data" });
+    let _ = writeln!(
+        out,
+        "# measured: sequential share {:.3} (strict {:.3}); read share {:.3} of {} I/Os",
+        seq, s.sequential.share, s.read_share, s.ios
+    );
+    let _ = writeln!(out, "rw = \"{rw}\"");
+    if rw == "readwrite" || rw == "randrw" {
+        let pct = (write_share * 100.0).round().clamp(1.0, 99.0) as u8;
+        let _ = writeln!(out, "write_pct = {pct}");
+    }
+    let _ = writeln!(
+        out,
+        "# measured: mean request size {:.0} bytes; most common size {} bytes",
+        s.mean_size_bytes, bs
+    );
+    let _ = writeln!(out, "bs = \"{}\"", format_size_arg(bs));
+    if s.sizes.len() > 1 {
+        let (split, covered) = bssplit(s);
+        let _ = writeln!(
+            out,
+            "# measured: {} sizes; the {} most common cover {:.3} of I/Os",
+            s.sizes.len(),
+            s.sizes.len().min(MAX_SIZES),
+            covered
+        );
+        let _ = writeln!(out, "bssplit = \"{split}\"");
+    }
+    concurrency(out, s);
+    let _ = writeln!(
+        out,
+        "# {}: direct I/O puts the same requests on the device{}",
+        if layer == Layer::Application {
+            "fio's I/O as submitted"
+        } else {
+            "the trace is the block layer's view"
+        },
+        if all_aligned {
+            ""
+        } else {
+            " (sizes not multiples of 512 bytes: buffered instead)"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "cache = \"{}\"",
+        if all_aligned { "direct" } else { "buffered" }
+    );
+    skew_and_flushes(out, s);
+}
+
+/// `qd`, `threads` and `rate_iops`.
+fn concurrency(out: &mut String, s: &StreamPrint) {
+    match &s.outstanding {
+        Some(o) => {
+            let _ = writeln!(
+                out,
+                "# measured: outstanding I/Os mean {:.2}, p50 {}, p99 {}, max {}",
+                o.mean, o.p50, o.p99, o.max
+            );
+            let qd = o.mean.round().clamp(1.0, 1024.0) as u32;
+            let _ = writeln!(out, "qd = {qd}\nthreads = 1");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "# measured: outstanding I/Os not in this trace (no completions): one at a time"
+            );
+            let _ = writeln!(out, "qd = 1\nthreads = 1");
+        }
+    }
+    if let Some(iops) = s.arrival.iops {
+        let _ = writeln!(out, "# measured: arrival rate {iops:.1} I/Os a second");
+        let _ = writeln!(out, "rate_iops = {}", iops.round().max(1.0) as u64);
+    }
+}
+
+/// `distribution` and `fdatasync`.
+fn skew_and_flushes(out: &mut String, s: &StreamPrint) {
+    let hot10 = s.skew.hottest_10pct_share;
+    let _ = writeln!(
+        out,
+        "# measured: the hottest 10% of {} touched 1 MiB regions take {:.3} of I/Os (1%: {:.3}); span {} bytes",
+        s.skew.regions_touched,
+        hot10,
+        s.skew.hottest_1pct_share,
+        s.skew.span_end.saturating_sub(s.skew.span_start)
+    );
+    // Skewed beyond chance (twice uniform's 10%), with enough regions to tell.
+    if hot10 >= 0.2 && s.skew.regions_touched >= 10 {
+        let access = (hot10 * 100.0).round().clamp(11.0, 99.0);
+        let _ = writeln!(out, "distribution = \"hotcold:10/{access}\"");
+    }
+    let f = &s.flushes;
+    let _ = writeln!(
+        out,
+        "# measured: {} flushes ({} empty), {:.3} per write; FUA {:.3} per write (not expressible)",
+        f.flushes, f.empty, f.per_write, f.fua_per_write
+    );
+    if s.writes > 0 && f.per_write > 0.0 {
+        let every = (1.0 / f.per_write).round().clamp(1.0, 1e6) as u32;
+        let _ = writeln!(out, "fdatasync = {every}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_strings() {
+        assert_eq!(ident("/tmp/a b:wal"), "tmp_a_b_wal");
+        assert_eq!(ident("::"), "stream");
+        assert_eq!(quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+    }
+
+    #[test]
+    fn size_shares_add_up_to_100() {
+        let mut s = crate::fingerprint::stream_print("s".into(), &[], (0, 0), false);
+        s.sizes = [(4096, 501), (16384, 301), (65536, 198)]
+            .into_iter()
+            .map(|(bytes, count)| crate::fingerprint::SizeShare {
+                bytes,
+                count,
+                share: count as f64 / 1000.0,
+            })
+            .collect();
+        let (split, covered) = bssplit(&s);
+        assert_eq!(split, "4K/50.1:16K/30.1:64K/19.8");
+        // Rounding never piles onto one size: 1 MiB keeps its 0.3%, 2 MiB (0.02%) is left out.
+        s.sizes = [
+            (8192, 7843, 0.7843),
+            (16384, 2124, 0.2124),
+            (1 << 20, 31, 0.0031),
+            (2 << 20, 2, 0.0002),
+        ]
+        .into_iter()
+        .map(|(bytes, count, share)| crate::fingerprint::SizeShare {
+            bytes,
+            count,
+            share,
+        })
+        .collect();
+        let (split, _) = bssplit(&s);
+        assert_eq!(split, "8K/78.4:16K/21.3:1M/0.3");
+        assert!(split.parse::<crate::workload::BsSplit>().is_ok());
+        assert!((covered - 1.0).abs() < 1e-9);
+        assert!(split.parse::<crate::workload::BsSplit>().is_ok());
+    }
+}

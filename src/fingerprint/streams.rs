@@ -1,0 +1,147 @@
+//! Streams: which part of a trace each I/O belongs to. The whole trace is
+//! one stream (`all`) unless `--region NAME=START..END` splits the offsets
+//! (a WAL's region and the data's on one device; I/Os in none go to
+//! `other`), or a fio iolog names several files (one stream per file;
+//! with regions too, `FILE:REGION`).
+//!
+//! An empty flush has no offset: it counts for the stream that the last
+//! write before it (of its device or file) went to, as a flush follows the
+//! writes it makes durable (bench/dbengines.py's rule).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{FingerprintError, LayerIo};
+use crate::replay::events::EventOp;
+use crate::replay::TraceFormat;
+
+/// A named range of byte offsets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// Its name (`wal`).
+    pub name: String,
+    /// First byte.
+    pub start: u64,
+    /// First byte past it.
+    pub end: u64,
+}
+
+impl Region {
+    /// Parses `NAME=START..END` (`wal=0..512M`; sizes as `--size` takes them).
+    pub fn parse(text: &str) -> Result<Region, FingerprintError> {
+        let bad = |reason: &str| FingerprintError::BadRegion {
+            text: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let (name, range) = text
+            .split_once('=')
+            .ok_or_else(|| bad("it has no '=' between the name and the range"))?;
+        let name = name.trim();
+        if name.is_empty() || name.contains(':') {
+            return Err(bad("the name is empty or holds a ':'"));
+        }
+        let (a, b) = range
+            .split_once("..")
+            .ok_or_else(|| bad("the range has no '..' between its start and its end"))?;
+        let size = |s: &str| {
+            crate::units::parse_size(s).map_err(|_| {
+                bad(&format!(
+                    "'{s}' is not a byte offset (e.g. 0, 4096, 512M, 8G)"
+                ))
+            })
+        };
+        let (start, end) = (size(a)?, size(b)?);
+        if end <= start {
+            return Err(bad("the end is not past the start"));
+        }
+        Ok(Region {
+            name: name.to_string(),
+            start,
+            end,
+        })
+    }
+
+    /// Checks a set of regions: distinct names, none named `other`, no overlap.
+    pub fn check_all(regions: &[Region]) -> Result<(), FingerprintError> {
+        for (k, a) in regions.iter().enumerate() {
+            let text = format!("{}={}..{}", a.name, a.start, a.end);
+            let bad = |reason: String| FingerprintError::BadRegion {
+                text: text.clone(),
+                reason,
+            };
+            if a.name == "other" {
+                return Err(bad(
+                    "'other' is the name of the I/O in no region: choose another".into(),
+                ));
+            }
+            for b in &regions[..k] {
+                if a.name == b.name {
+                    return Err(bad(format!("the name '{}' is given twice", a.name)));
+                }
+                if a.start < b.end && b.start < a.end {
+                    return Err(bad(format!("it overlaps the region '{}'", b.name)));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits a layer's I/Os into named streams, in order: by file (an iolog
+/// naming several), then by region (`other` last).
+pub fn split(
+    ios: &[LayerIo],
+    regions: &[Region],
+    sources: &[String],
+    format: TraceFormat,
+) -> Vec<(String, Vec<LayerIo>)> {
+    let by_file =
+        matches!(format, TraceFormat::FioIologV2 | TraceFormat::FioIologV3) && sources.len() > 1;
+    let region_of = |offset: u64| {
+        regions
+            .iter()
+            .position(|r| offset >= r.start && offset < r.end)
+            .unwrap_or(regions.len())
+    };
+    // Key: (file or 0, region index or regions.len() for none/other).
+    let mut out: BTreeMap<(u32, usize), Vec<LayerIo>> = BTreeMap::new();
+    let mut last_write: HashMap<u32, usize> = HashMap::new();
+    for io in ios {
+        let region = if regions.is_empty() {
+            0
+        } else if io.op == EventOp::Flush {
+            last_write
+                .get(&io.source)
+                .copied()
+                .unwrap_or_else(|| region_of(io.offset))
+        } else {
+            region_of(io.offset)
+        };
+        if io.op == EventOp::Write {
+            last_write.insert(io.source, region);
+        }
+        let file = if by_file { io.source } else { 0 };
+        out.entry((file, region)).or_default().push(*io);
+    }
+    out.into_iter()
+        .map(|((file, region), ios)| {
+            let region_name = if regions.is_empty() {
+                None
+            } else {
+                Some(regions.get(region).map_or("other", |r| r.name.as_str()))
+            };
+            let file_name = by_file.then(|| {
+                sources
+                    .get(file as usize)
+                    .map_or("?", String::as_str)
+                    .to_string()
+            });
+            let name = match (file_name, region_name) {
+                (Some(f), Some(r)) => format!("{f}:{r}"),
+                (Some(f), None) => f,
+                (None, Some(r)) => r.to_string(),
+                (None, None) => "all".to_string(),
+            };
+            (name, ios)
+        })
+        .collect()
+}

@@ -1,0 +1,249 @@
+use std::path::Path;
+
+use super::*;
+use crate::replay::parse_events;
+
+/// A WAL on a device at 0..1M and data above: a preflush+FUA commit
+/// write, an empty flush, a tail-page rewrite, their dispatch and completions.
+pub(super) const DUMP: &str = "\
+  8,0 0 1 0.000000000 10 Q WS 0 + 16 [wal]
+  8,0 0 2 0.000010000 10 D WS 0 + 16 [wal]
+  8,0 0 3 0.000100000 10 C WS 0 + 16 [0]
+  8,0 0 4 0.001000000 10 Q FWFS 8 + 16 [wal]
+  8,0 0 5 0.001010000 10 D FN [kworker]
+  8,0 0 6 0.001100000 10 C FN [0]
+  8,0 0 7 0.001110000 10 D WFS 8 + 16 [wal]
+  8,0 0 8 0.001200000 10 C WFS 8 + 16 [0]
+  8,0 0 9 0.002000000 11 Q R 4096 + 8 [db]
+  8,0 0 10 0.002010000 11 D R 4096 + 8 [db]
+  8,0 0 11 0.002020000 11 Q R 4104 + 8 [db]
+  8,0 0 12 0.002500000 11 C R 4096 + 8 [0]
+  8,0 0 13 0.002510000 11 D R 4104 + 8 [db]
+  8,0 0 14 0.002600000 11 C R 4104 + 8 [0]
+  8,0 0 15 0.003000000 12 Q FWS [jbd2]
+  8,0 0 16 0.003010000 12 D FN [jbd2]
+  8,0 0 17 0.003100000 12 C FN [0]
+";
+
+fn print(regions: &[Region]) -> Fingerprint {
+    let log = parse_events(Path::new("d.txt"), &[(Path::new("d.txt"), DUMP.as_bytes())]).unwrap();
+    fingerprint(&log, regions)
+}
+
+fn layer(f: &Fingerprint, l: Layer) -> &LayerPrint {
+    f.layers.iter().find(|x| x.layer == l).unwrap()
+}
+
+#[test]
+fn flushes_fua_and_tail_rewrites_at_both_layers() {
+    let f = print(&[]);
+    assert_eq!(f.layers.len(), 2);
+    let q = &layer(&f, Layer::Queue).streams[0];
+    assert_eq!(q.name, "all");
+    assert_eq!((q.ios, q.reads, q.writes), (4, 2, 2));
+    // Q: the commit's preflush and the journal's empty flush; one FUA.
+    assert_eq!(
+        (q.flushes.flushes, q.flushes.empty, q.flushes.fua),
+        (2, 1, 1)
+    );
+    assert_eq!(q.flushes.per_write, 1.0);
+    assert_eq!(q.flushes.fua_per_write, 0.5);
+    // The second write starts at 4 KiB, inside the first's last page (it ended at 8 KiB).
+    assert_eq!(q.sequential.tail_rewrites, 1);
+    assert_eq!(q.sequential.write_share, 0.0);
+    assert_eq!(q.sequential.write_share_with_tail_rewrites, 1.0);
+    // The second read follows the first.
+    assert_eq!(q.sequential.share, 0.5);
+    assert_eq!(q.sequential.share_with_tail_rewrites, 1.0);
+    let d = &layer(&f, Layer::Issue).streams[0];
+    // D: two empty flushes (the preflush split off, jbd2's), the FUA kept.
+    assert_eq!(
+        (d.flushes.flushes, d.flushes.empty, d.flushes.fua),
+        (2, 2, 1)
+    );
+    assert_eq!(d.sizes.len(), 2);
+    assert_eq!(d.sizes[0].bytes, 4096);
+    assert_eq!(d.sizes[1].bytes, 8192);
+    assert!(f.notes.iter().all(|n| !n.contains("not in this trace")));
+}
+
+#[test]
+fn outstanding_from_completions() {
+    let f = print(&[]);
+    let d = layer(&f, Layer::Issue).streams[0]
+        .outstanding
+        .clone()
+        .unwrap();
+    // Never two requests in flight at once at dispatch.
+    assert_eq!(d.max, 1);
+    assert!(d.mean > 0.0 && d.mean < 1.0, "{d:?}");
+    let q = layer(&f, Layer::Queue).streams[0]
+        .outstanding
+        .clone()
+        .unwrap();
+    // The two reads overlap at queue (the second queued before the first completed).
+    assert_eq!(q.max, 2);
+}
+
+#[test]
+fn regions_split_streams_and_flushes_follow_writes() {
+    let regions = [
+        Region::parse("wal=0..1M").unwrap(),
+        Region::parse("data=1M..1G").unwrap(),
+    ];
+    let f = print(&regions);
+    let q = layer(&f, Layer::Queue);
+    let names: Vec<&str> = q.streams.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["wal", "data"]);
+    assert_eq!((q.streams[0].writes, q.streams[0].reads), (2, 0));
+    // jbd2's empty flush follows the WAL's write.
+    assert_eq!(q.streams[0].flushes.flushes, 2);
+    assert_eq!((q.streams[1].reads, q.streams[1].flushes.flushes), (2, 0));
+    assert_eq!(q.streams[1].flushes.per_write, 0.0);
+}
+
+#[test]
+fn region_arguments() {
+    let r = Region::parse("wal=0..512M").unwrap();
+    assert_eq!((r.name.as_str(), r.start, r.end), ("wal", 0, 512 << 20));
+    for bad in ["wal", "wal=0-5", "=0..1M", "w=5M..1M", "w=x..1M"] {
+        let e = Region::parse(bad).unwrap_err().to_string();
+        assert!(e.contains("NAME=START..END"), "{e}");
+    }
+    let a = Region::parse("a=0..2M").unwrap();
+    let b = Region::parse("b=1M..3M").unwrap();
+    assert!(Region::check_all(&[a.clone(), b])
+        .unwrap_err()
+        .to_string()
+        .contains("overlaps"));
+    assert!(Region::check_all(&[a.clone(), a.clone()]).is_err());
+    assert!(Region::check_all(&[Region::parse("other=0..1M").unwrap()]).is_err());
+}
+
+fn io(at_ns: u64, op: EventOp, offset: u64, len: u32) -> LayerIo {
+    LayerIo {
+        at_ns,
+        done_ns: None,
+        op,
+        offset,
+        len,
+        flags: IoFlags::default(),
+        source: 0,
+    }
+}
+
+#[test]
+fn skew_and_burstiness() {
+    // 90 I/Os on region 0, 10 spread over 9 others.
+    let mut ios: Vec<LayerIo> = (0..90).map(|k| io(k, EventOp::Read, 4096, 4096)).collect();
+    ios.extend((1..10).map(|r| io(100, EventOp::Read, r * SKEW_REGION, 4096)));
+    ios.push(io(100, EventOp::Read, 9 * SKEW_REGION, 4096));
+    let refs: Vec<&LayerIo> = ios.iter().collect();
+    let s = skew(&refs);
+    assert_eq!(s.regions_touched, 10);
+    assert!((s.hottest_1pct_share - 0.9).abs() < 1e-9);
+    assert!((s.hottest_10pct_share - 0.9).abs() < 1e-9);
+    assert_eq!((s.span_start, s.span_end), (4096, 9 * SKEW_REGION + 4096));
+    // Ten 100 ms bins, all I/Os in the first: peak/mean 10.
+    let a = arrival(&refs, (0, 10 * BIN_NS));
+    assert!(
+        (a.peak_over_mean_100ms.unwrap() - 10.0).abs() < 1e-9,
+        "{a:?}"
+    );
+    assert!((a.iops.unwrap() - 100.0).abs() < 1e-9);
+    // Even arrivals: no burstiness.
+    let even: Vec<LayerIo> = (0..10)
+        .map(|k| io(k * BIN_NS, EventOp::Write, 0, 512))
+        .collect();
+    let refs: Vec<&LayerIo> = even.iter().collect();
+    assert_eq!(arrival(&refs, (0, 10 * BIN_NS - 1)).cv_100ms, Some(0.0));
+}
+
+#[test]
+fn iolog_files_are_streams_and_syncs_flushes() {
+    let log = "fio version 3 iolog\n0 /w add\n0 /d add\n10 /w write 0 8192\n20 /w datasync 0 0\n30 /w write 8192 8192\n40 /d read 65536 4096\n50 /d read 0 4096\n";
+    let l = parse_events(Path::new("l"), &[(Path::new("l"), log.as_bytes())]).unwrap();
+    let f = fingerprint(&l, &[]);
+    assert_eq!(f.layers.len(), 1);
+    assert_eq!(f.layers[0].layer, Layer::Application);
+    let s = &f.layers[0].streams;
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        (s[0].name.as_str(), s[0].writes, s[0].flushes.flushes),
+        ("/w", 2, 1)
+    );
+    assert_eq!(s[0].flushes.per_write, 0.5);
+    assert_eq!(s[0].sequential.write_share, 1.0);
+    assert_eq!((s[1].name.as_str(), s[1].reads), ("/d", 2));
+    assert!(s[0].outstanding.is_none());
+    assert!(f.notes.iter().any(|n| n.contains("not in this trace")));
+    let t = render::text(&f);
+    assert!(
+        t.contains("not in this trace") && t.contains("flushes per write"),
+        "{t}"
+    );
+}
+
+#[test]
+fn profile_written_loads_and_says_what_it_measured() {
+    let f = print(&[Region::parse("wal=0..1M").unwrap()]);
+    let toml = profile_out::profile_toml(&f, "from-trace");
+    let p = crate::profile::Profile::parse(&toml, "test").unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    assert_eq!(p.workloads.len(), 2);
+    assert!(toml.contains("# measured: read share") || toml.contains("read share"));
+    assert!(toml.contains("tail-page rewrites 1"), "{toml}");
+    assert!(toml.contains("fdatasync = 1"), "{toml}");
+}
+
+#[test]
+fn compare_marks_out_of_tolerance() {
+    use compare::within;
+    use render::Kind;
+    assert!(within(0.01, 0.05, Kind::Share));
+    assert!(!within(0.1, 0.2, Kind::Share));
+    assert!(within(1.0, 1.25, Kind::Number));
+    assert!(!within(1.0, 1.3, Kind::Number));
+    assert!(!within(0.0, 1.0, Kind::Rate));
+    let a = print(&[]);
+    let mut b = a.clone();
+    b.layers[0].streams[0].read_share = 0.9;
+    let c = compare::compare(&a, &b);
+    assert_eq!(c.streams.len(), 2);
+    let row = c.streams[0]
+        .rows
+        .iter()
+        .find(|r| r.metric == "read share")
+        .unwrap();
+    assert!(
+        row.out && (row.ratio.unwrap() - 1.8).abs() < 1e-9,
+        "{row:?}"
+    );
+    assert_eq!(c.out_of_tolerance, 1);
+    assert_eq!(compare::compare(&a, &a).out_of_tolerance, 0);
+    let t = compare::text(&c);
+    assert!(
+        t.contains("OUT") && t.contains("1 metric(s) outside"),
+        "{t}"
+    );
+}
+
+#[test]
+fn a_trace_of_one_layer_says_which_is_missing() {
+    let issue_only: String = DUMP
+        .lines()
+        .filter(|l| !l.contains(" Q "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let log = parse_events(Path::new("d"), &[(Path::new("d"), issue_only.as_bytes())]).unwrap();
+    let f = fingerprint(&log, &[]);
+    assert_eq!(f.layers.len(), 1);
+    assert_eq!(f.layers[0].layer, Layer::Issue);
+    assert!(
+        f.notes.iter().any(|n| n.contains("no queue (Q) events")),
+        "{:?}",
+        f.notes
+    );
+    let toml = profile_out::profile_toml(&f, "issue-only");
+    assert!(toml.contains("issue layer"), "{toml}");
+    crate::profile::Profile::parse(&toml, "test").unwrap();
+}

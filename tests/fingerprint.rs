@@ -1,0 +1,330 @@
+//! `iosim fingerprint`: a fio iolog from real fio recovers fio's parameters;
+//! a hand-made blkparse dump's flushes, FUA and tail-page rewrite are
+//! counted exactly at both layers; `--out` writes a profile `iosim run`
+//! accepts; `--compare` marks a metric out of tolerance; bad input fails
+//! with a message that says what to do.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::iosim;
+
+/// A WAL at 0..1M and data above on one device: a commit write, then one
+/// with a preflush and FUA that rewrites the first's last 4 KiB page, two
+/// sequential reads, the journal's empty flush; dispatch and completions.
+const DUMP: &str = "\
+  8,0 0 1 0.000000000 10 Q WS 0 + 16 [wal]
+  8,0 0 2 0.000010000 10 D WS 0 + 16 [wal]
+  8,0 0 3 0.000100000 10 C WS 0 + 16 [0]
+  8,0 0 4 0.001000000 10 Q FWFS 8 + 16 [wal]
+  8,0 0 5 0.001010000 10 D FN [kworker]
+  8,0 0 6 0.001100000 10 C FN [0]
+  8,0 0 7 0.001110000 10 D WFS 8 + 16 [wal]
+  8,0 0 8 0.001200000 10 C WFS 8 + 16 [0]
+  8,0 0 9 0.002000000 11 Q R 4096 + 8 [db]
+  8,0 0 10 0.002010000 11 D R 4096 + 8 [db]
+  8,0 0 11 0.002020000 11 Q R 4104 + 8 [db]
+  8,0 0 12 0.002500000 11 C R 4096 + 8 [0]
+  8,0 0 13 0.002510000 11 D R 4104 + 8 [db]
+  8,0 0 14 0.002600000 11 C R 4104 + 8 [0]
+  8,0 0 15 0.003000000 12 Q FWS [jbd2]
+  8,0 0 16 0.003010000 12 D FN [jbd2]
+  8,0 0 17 0.003100000 12 C FN [0]
+CPU0 (8,0):
+ Reads Queued:           2,        8KiB\t Writes Queued:           2,       16KiB
+";
+
+fn json(args: &[&std::ffi::OsStr]) -> serde_json::Value {
+    let out = common::success(iosim().arg("fingerprint").args(args).arg("--json"));
+    serde_json::from_str(&out).unwrap()
+}
+
+fn stream<'a>(f: &'a serde_json::Value, layer: &str, name: &str) -> &'a serde_json::Value {
+    let l = f["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["layer"] == layer)
+        .unwrap_or_else(|| panic!("no {layer} layer in {f}"));
+    l["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no stream {name} in {l}"))
+}
+
+fn near(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want
+}
+
+#[test]
+fn fio_iolog_recovers_the_size_mix_read_share_and_skew() {
+    if !common::have("fio") {
+        common::skip("fio is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("fio.iolog");
+    let status = std::process::Command::new("fio")
+        .args([
+            "--name=fp",
+            "--ioengine=psync",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--bssplit=4k/50:16k/30:64k/20",
+            "--random_distribution=zipf:1.2",
+            "--size=64m",
+            "--io_size=4g",
+            "--number_ios=20000",
+        ])
+        .arg(format!("--filename={}", dir.path().join("f.dat").display()))
+        .arg(format!("--write_iolog={}", log.display()))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "fio failed");
+    let f = json(&[log.as_os_str()]);
+    assert_eq!(f["format"], "fio iolog v3");
+    let s = &f["layers"][0]["streams"][0];
+    assert_eq!(f["layers"][0]["layer"], "application");
+    let read_share = s["read_share"].as_f64().unwrap();
+    assert!(near(read_share, 0.70, 0.05), "read share {read_share}");
+    let sizes = s["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), 3, "{sizes:?}");
+    for (z, (bytes, share)) in sizes.iter().zip([(4096, 0.5), (16384, 0.3), (65536, 0.2)]) {
+        assert_eq!(z["bytes"], bytes);
+        let got = z["share"].as_f64().unwrap();
+        assert!(
+            near(got, share, 0.05),
+            "{bytes}: share {got}, fio asked {share}"
+        );
+    }
+    // zipf:1.2 over 64 MiB: the hottest 10% of the 1 MiB regions take far more than 10%.
+    let hot = s["skew"]["hottest_10pct_share"].as_f64().unwrap();
+    assert!(hot > 0.2, "hottest 10% share {hot}");
+    // An iolog has no completions.
+    assert!(s["outstanding"].is_null());
+    let text = common::success(iosim().arg("fingerprint").arg(&log));
+    assert!(
+        text.contains("not in this trace") && text.contains("layer: application"),
+        "{text}"
+    );
+}
+
+fn dump_in(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("wal.blkparse");
+    std::fs::write(&p, DUMP).unwrap();
+    p
+}
+
+#[test]
+fn blkparse_flushes_fua_and_tail_rewrites_are_counted_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dump_in(dir.path());
+    let f = json(&[p.as_os_str()]);
+    assert_eq!(f["format"], "blkparse text");
+    let q = stream(&f, "queue", "all");
+    assert_eq!(
+        (q["reads"].as_u64(), q["writes"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let fl = &q["flushes"];
+    assert_eq!(
+        (
+            fl["flushes"].as_u64(),
+            fl["empty"].as_u64(),
+            fl["fua"].as_u64()
+        ),
+        (Some(2), Some(1), Some(1)),
+        "{fl}"
+    );
+    assert_eq!(q["sequential"]["tail_rewrites"], 1);
+    assert_eq!(q["sequential"]["write_share"], 0.0);
+    assert_eq!(q["sequential"]["write_share_with_tail_rewrites"], 1.0);
+    assert_eq!(q["outstanding"]["max"], 2);
+    let d = stream(&f, "issue", "all");
+    let fl = &d["flushes"];
+    assert_eq!(
+        (
+            fl["flushes"].as_u64(),
+            fl["empty"].as_u64(),
+            fl["fua"].as_u64()
+        ),
+        (Some(2), Some(2), Some(1)),
+        "{fl}"
+    );
+    assert_eq!(d["outstanding"]["max"], 1);
+    // Regions split the device; the journal's flush follows the WAL's writes.
+    let f = json(&[
+        p.as_os_str(),
+        "--region".as_ref(),
+        "wal=0..1M".as_ref(),
+        "--region".as_ref(),
+        "data=1M..1G".as_ref(),
+    ]);
+    let wal = stream(&f, "queue", "wal");
+    assert_eq!(
+        (wal["writes"].as_u64(), wal["flushes"]["flushes"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(stream(&f, "queue", "data")["reads"], 2);
+    let text = common::success(iosim().arg("fingerprint").arg(&p));
+    for want in [
+        "layer: queue",
+        "layer: issue",
+        "flushes per write",
+        "FUA per write",
+        "tail-page rewrites",
+    ] {
+        assert!(text.contains(want), "{want} missing:\n{text}");
+    }
+}
+
+#[test]
+fn out_writes_a_profile_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dump_in(dir.path());
+    let prof = dir.path().join("from-trace.toml");
+    common::success(
+        iosim()
+            .arg("fingerprint")
+            .arg(&p)
+            .args(["--region", "wal=0..1M", "--out"])
+            .arg(&prof),
+    );
+    let toml = std::fs::read_to_string(&prof).unwrap();
+    assert!(
+        toml.contains("# measured:") && toml.contains("tail-page rewrites"),
+        "{toml}"
+    );
+    assert!(toml.contains("fdatasync = 1"), "{toml}");
+    // iosim's own profile is replaced; a file iosim did not write is not.
+    common::success(iosim().arg("fingerprint").arg(&p).arg("--out").arg(&prof));
+    let mine = dir.path().join("mine.toml");
+    std::fs::write(&mine, "keep").unwrap();
+    let out = iosim()
+        .arg("fingerprint")
+        .arg(&p)
+        .arg("--out")
+        .arg(&mine)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refusing to overwrite"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "keep");
+    let target = dir.path().join("f.dat");
+    common::success(
+        iosim()
+            .args(["run", "--profile"])
+            .arg(&prof)
+            .arg(&target)
+            .args(["--size", "64M", "--duration", "1s", "--no-save", "--quiet"]),
+    );
+}
+
+#[test]
+fn compare_marks_a_metric_out_of_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dump_in(dir.path());
+    // B: the same, and four more reads (read share 0.5 -> 0.75).
+    let b = dir.path().join("b.blkparse");
+    let more: String = (0..4)
+        .map(|k| {
+            format!(
+                "  8,0 0 {} 0.00{}000000 11 Q R {} + 8 [db]\n",
+                20 + k,
+                4 + k,
+                8192 + 64 * k
+            )
+        })
+        .collect();
+    std::fs::write(&b, format!("{DUMP}{more}")).unwrap();
+    let saved = dir.path().join("a.json");
+    let out = common::success(iosim().arg("fingerprint").arg(&a).arg("--json"));
+    std::fs::write(&saved, out).unwrap();
+    let text = common::success(
+        iosim()
+            .args(["fingerprint", "--compare"])
+            .arg(&saved)
+            .arg(&b),
+    );
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("read share"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("OUT") && line.contains("1.50"), "{line}");
+    assert!(text.contains("layer: issue"), "{text}");
+    let same = common::success(
+        iosim()
+            .args(["fingerprint", "--compare"])
+            .arg(&a)
+            .arg(&saved),
+    );
+    assert!(same.contains("0 metric(s) outside the tolerance"), "{same}");
+}
+
+#[test]
+fn bad_input_fails_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = iosim().arg("fingerprint").args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let missing = dir.path().join("nothing-here");
+    let e = run(&[missing.as_os_str()]);
+    assert!(
+        e.contains("no trace at") && e.contains("nothing-here"),
+        "{e}"
+    );
+    let p = dump_in(dir.path());
+    let e = run(&[p.as_os_str(), "--region".as_ref(), "wal=5M..1M".as_ref()]);
+    assert!(
+        e.contains("NAME=START..END") && e.contains("wal=5M..1M"),
+        "{e}"
+    );
+    let e = run(&[
+        p.as_os_str(),
+        "--region".as_ref(),
+        "a=0..2M".as_ref(),
+        "--region".as_ref(),
+        "b=1M..3M".as_ref(),
+    ]);
+    assert!(e.contains("overlaps"), "{e}");
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{ not json").unwrap();
+    let e = run(&["--compare".as_ref(), junk.as_os_str(), p.as_os_str()]);
+    assert!(e.contains("saved fingerprint"), "{e}");
+}
+
+#[test]
+fn a_blktrace_and_its_blkparse_text_fingerprint_alike() {
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces");
+    // The committed capture: fio, 126 reads and 114 writes, libaio at iodepth 4.
+    let f = json(&[fx.join("loopmix").as_os_str()]);
+    let q = stream(&f, "queue", "all");
+    assert_eq!(
+        (q["reads"].as_u64(), q["writes"].as_u64()),
+        (Some(126), Some(114))
+    );
+    for layer in ["queue", "issue"] {
+        assert_eq!(stream(&f, layer, "all")["outstanding"]["max"], 4, "{layer}");
+    }
+    let text = common::success(
+        iosim()
+            .args(["fingerprint", "--compare"])
+            .arg(fx.join("loopmix"))
+            .arg(fx.join("loopmix.blkparse.txt")),
+    );
+    assert!(text.contains("0 metric(s) outside the tolerance"), "{text}");
+    assert!(
+        !text.contains("in A only") && !text.contains("in B only"),
+        "{text}"
+    );
+}
