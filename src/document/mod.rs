@@ -467,7 +467,7 @@ impl Document {
                 .body
                 .tests
                 .iter()
-                .map(|t| (t.name.clone(), &t.result))
+                .map(|t| (t.id.name().to_string(), &t.result))
                 .collect(),
             Document::Profile(p) => p
                 .body
