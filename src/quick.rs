@@ -10,9 +10,66 @@ use crate::runner::{RunOptions, RunResult};
 use crate::stats::Percentile;
 use crate::workload::{CacheMode, EngineKind, RwMode, TargetSpec, WorkloadSpec};
 
+/// Which corner test: the key other modules look a corner up by. Its JSON
+/// is the corner's name in [`SUITE`] (the `name` of a quick test), so
+/// documents read and write as they always did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum CornerId {
+    /// Sequential 1 MiB reads, 8 in flight.
+    SeqRead1M,
+    /// Sequential 1 MiB writes, 8 in flight.
+    SeqWrite1M,
+    /// Random 4 KiB reads, 32 in flight.
+    RandRead4KQd32,
+    /// Random 4 KiB writes, 32 in flight.
+    RandWrite4KQd32,
+    /// Random 4 KiB reads, one at a time.
+    RandRead4KQd1,
+}
+
+impl CornerId {
+    /// The corner test in [`SUITE`].
+    pub fn corner(self) -> &'static Corner {
+        &SUITE[self as usize]
+    }
+
+    /// Short name shown in the table (and a quick test's `name` in JSON).
+    pub fn name(self) -> &'static str {
+        self.corner().name
+    }
+
+    /// The corner named `name`, if one is.
+    pub fn from_name(name: &str) -> Option<CornerId> {
+        SUITE.iter().find(|c| c.name == name).map(|c| c.id)
+    }
+}
+
+impl std::fmt::Display for CornerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<CornerId> for &'static str {
+    fn from(id: CornerId) -> &'static str {
+        id.name()
+    }
+}
+
+impl TryFrom<String> for CornerId {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        CornerId::from_name(&name).ok_or_else(|| format!("'{name}' is not a corner test"))
+    }
+}
+
 /// One corner test.
 #[derive(Clone, Copy, Debug)]
 pub struct Corner {
+    /// Which one.
+    pub id: CornerId,
     /// Short name shown in the table.
     pub name: &'static str,
     /// Pattern.
@@ -23,33 +80,38 @@ pub struct Corner {
     pub qd: u32,
 }
 
-/// The suite, in the order it runs.
+/// The suite, in the order it runs (and of [`CornerId`]'s variants).
 pub const SUITE: [Corner; 5] = [
     Corner {
+        id: CornerId::SeqRead1M,
         name: "seq read 1M QD8",
         rw: RwMode::Read,
         bs: 1 << 20,
         qd: 8,
     },
     Corner {
+        id: CornerId::SeqWrite1M,
         name: "seq write 1M QD8",
         rw: RwMode::Write,
         bs: 1 << 20,
         qd: 8,
     },
     Corner {
+        id: CornerId::RandRead4KQd32,
         name: "rand read 4K QD32",
         rw: RwMode::Randread,
         bs: 4096,
         qd: 32,
     },
     Corner {
+        id: CornerId::RandWrite4KQd32,
         name: "rand write 4K QD32",
         rw: RwMode::Randwrite,
         bs: 4096,
         qd: 32,
     },
     Corner {
+        id: CornerId::RandRead4KQd1,
         name: "rand read 4K QD1",
         rw: RwMode::Randread,
         bs: 4096,
@@ -88,8 +150,9 @@ pub struct QuickResult {
 /// One test of the suite.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct QuickTest {
-    /// Name shown in the table.
-    pub name: String,
+    /// Which corner (its name shown in the table; `name` in JSON).
+    #[serde(rename = "name")]
+    pub id: CornerId,
     /// The full result.
     pub result: RunResult,
 }
@@ -173,10 +236,7 @@ pub fn run(cfg: &QuickConfig, opts: &RunOptions) -> anyhow::Result<QuickResult> 
         for e in &result.changes.events {
             notes.push(format!("{}: change over time: {}", c.name, e.describe()));
         }
-        tests.push(QuickTest {
-            name: c.name.to_string(),
-            result,
-        });
+        tests.push(QuickTest { id: c.id, result });
     }
     Ok(QuickResult {
         path: cfg.path.display().to_string(),
@@ -210,7 +270,7 @@ pub fn table(q: &QuickResult) -> String {
         let _ = writeln!(
             s,
             "{:<20}{:>11.1}{:>12.0}{:>12.1}{:>12.1}{}",
-            t.name,
+            t.id.name(),
             d.mib_per_sec,
             d.iops,
             d.latency_us.mean,
@@ -232,7 +292,25 @@ pub fn table(q: &QuickResult) -> String {
 pub fn csv(r: &QuickResult) -> String {
     crate::csvout::keyed_runs(
         "test",
-        r.tests.iter().map(|t| (t.name.as_str(), &t.result)),
+        r.tests.iter().map(|t| (t.id.name(), &t.result)),
         true,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_corner_id_is_its_place_in_the_suite() {
+        for (i, c) in SUITE.iter().enumerate() {
+            assert_eq!(c.id as usize, i, "{}", c.name);
+            assert_eq!(CornerId::from_name(c.name), Some(c.id));
+            // JSON: the name, as quick tests always wrote it.
+            let json = serde_json::to_string(&c.id).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.name));
+            assert_eq!(serde_json::from_str::<CornerId>(&json).unwrap(), c.id);
+        }
+        assert!(serde_json::from_str::<CornerId>("\"seq read 2M QD8\"").is_err());
+    }
 }

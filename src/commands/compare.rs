@@ -7,7 +7,7 @@ use super::Ctx;
 use crate::cli::CompareArgs;
 use crate::comparison as compare;
 use crate::document::compare::{Comparison, ScopeComparison};
-use crate::document::{Document, Headed, Header};
+use crate::document::{Document, Headed, Header, Kind};
 use crate::outcome::Outcome;
 use crate::qualify::QualifyResult;
 use crate::store::render::sides;
@@ -100,7 +100,7 @@ pub fn run(a: &CompareArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             }
         }
         for run in &found.unknown {
-            if run.row.kind == "qualify" {
+            if run.row.kind_of() == Some(Kind::Qualify) {
                 comparison.warnings.push(format!(
                     "run {} is a qualification: it is compared only with another qualification (iosim compare ID ID)",
                     run.row.id

@@ -4,6 +4,7 @@ use super::finish::{finish, Ending};
 use super::Ctx;
 use crate::cli::crash::{CrashAction, CrashArgs, CrashCache};
 use crate::cli::OutputFormat;
+use crate::crash::acklog::StopReason;
 use crate::crash::{check, writer};
 use crate::document::{Document, Headed, Header};
 use crate::outcome::Outcome;
@@ -64,7 +65,7 @@ pub fn run(a: &CrashArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
                     s.acked[3]
                 );
             }
-            Ok(if s.reason == "interrupted" {
+            Ok(if s.reason == StopReason::Interrupted {
                 Outcome::Interrupted
             } else {
                 Outcome::Success

@@ -135,7 +135,7 @@ fn list(a: &HistoryArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
 /// The store's filter for the listing's options.
 fn filter(a: &HistoryArgs) -> Filter {
     Filter {
-        kind: a.kind.map(|k| k.name().to_string()),
+        kind: a.kind,
         // A path that exists is matched as the history keeps it (canonical);
         // anything else as a substring of the stored paths.
         target: a.target.as_deref().map(|t| {

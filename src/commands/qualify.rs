@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::finish::{finish, Ending, OutFile};
 use super::Ctx;
 use crate::cli::QualifyArgs;
-use crate::document::{Document, Headed, Header};
+use crate::document::{Document, Headed, Header, Kind};
 use crate::outcome::Outcome;
 use crate::qualify::{self, QualifyResult, RoleArg};
 use crate::verdict::Role;
@@ -18,7 +18,7 @@ fn resolve_baseline(a: &QualifyArgs, reference: &str) -> anyhow::Result<Stored> 
     let store = a.save.db.open_existing()?;
     let run = if reference == "latest" || reference == "last" {
         let rows = store.list(&crate::store::Filter {
-            kind: Some("qualify".into()),
+            kind: Some(Kind::Qualify),
             limit: 1,
             ..Default::default()
         })?;

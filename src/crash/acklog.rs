@@ -161,20 +161,61 @@ pub struct AckHeader {
     pub targets: Vec<AckTarget>,
 }
 
+/// Why a writer stopped on its own. In the trailer's JSON and the
+/// verdict's `writer_end` it is the text it always was: `duration`,
+/// `interrupted`, or `error: ` and the I/O error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum StopReason {
+    /// The duration was reached.
+    Duration,
+    /// Interrupted (Ctrl-C, a signal).
+    Interrupted,
+    /// An I/O error stopped it: the error.
+    Error(String),
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Duration => f.write_str("duration"),
+            StopReason::Interrupted => f.write_str("interrupted"),
+            StopReason::Error(e) => write!(f, "{ERROR_REASON}{e}"),
+        }
+    }
+}
+
+impl From<StopReason> for String {
+    fn from(r: StopReason) -> String {
+        r.to_string()
+    }
+}
+
+impl TryFrom<String> for StopReason {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.as_str() {
+            "duration" => Ok(StopReason::Duration),
+            "interrupted" => Ok(StopReason::Interrupted),
+            _ => match s.strip_prefix(ERROR_REASON) {
+                Some(e) => Ok(StopReason::Error(e.to_string())),
+                None => Err(format!(
+                    "unknown stop reason '{s}': expected duration, interrupted or {ERROR_REASON}..."
+                )),
+            },
+        }
+    }
+}
+
 /// The trailer a writer that stopped on its own appends (at its duration,
 /// interrupted, or after an I/O error).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AckEnd {
     /// Records written.
     pub records: u64,
-    /// Why the writer stopped: `duration`, `interrupted`, or `error: ` and the error.
-    pub reason: String,
-}
-
-/// The error that stopped the writer, from its trailer's `reason` (None when
-/// it stopped at its duration or was interrupted).
-pub fn stop_error(reason: &str) -> Option<&str> {
-    reason.strip_prefix(ERROR_REASON)
+    /// Why the writer stopped.
+    pub reason: StopReason,
 }
 
 /// A log as read back.
@@ -287,16 +328,11 @@ impl AckWriter {
         Ok(())
     }
 
-    /// Appends the trailer of a writer stopped by `error` (read back by [`stop_error`]).
-    pub fn end_error(&mut self, error: &str) -> std::io::Result<()> {
-        self.end(&format!("{ERROR_REASON}{error}"))
-    }
-
     /// Appends the trailer of a writer that stopped on its own.
-    pub fn end(&mut self, reason: &str) -> std::io::Result<()> {
+    pub fn end(&mut self, reason: StopReason) -> std::io::Result<()> {
         let e = AckEnd {
             records: self.records(),
-            reason: reason.to_string(),
+            reason,
         };
         let json = serde_json::to_string(&e).map_err(std::io::Error::other)?;
         seal(&format!("{END_TAG} {json}"), &mut self.pending);
@@ -559,7 +595,7 @@ mod tests {
         }
         w.commit().unwrap();
         if end {
-            w.end("duration").unwrap();
+            w.end(StopReason::Duration).unwrap();
         }
         let v = sink.0.lock().unwrap().clone();
         v
@@ -696,5 +732,29 @@ mod tests {
         let l = read(&p).unwrap();
         assert_eq!(l.records.len(), 1);
         assert!(l.end.is_none());
+    }
+
+    #[test]
+    fn stop_reasons_keep_their_words() {
+        for (r, word) in [
+            (StopReason::Duration, "duration"),
+            (StopReason::Interrupted, "interrupted"),
+            (StopReason::Error("EIO".into()), "error: EIO"),
+        ] {
+            assert_eq!(r.to_string(), word);
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<StopReason>(&json).unwrap(), r);
+        }
+        assert!(serde_json::from_str::<StopReason>("\"bored\"").is_err());
+        // The trailer's line is what it always was.
+        let e = AckEnd {
+            records: 3,
+            reason: StopReason::Duration,
+        };
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"records":3,"reason":"duration"}"#
+        );
     }
 }

@@ -21,7 +21,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::acklog::{self, AckHeader, AckLog, AckRecord, AckTarget, Mechanism, WriteKind};
+use super::acklog::{
+    self, AckHeader, AckLog, AckRecord, AckTarget, Mechanism, StopReason, WriteKind,
+};
 use crate::engine::pipeline::{Buffers, Done, Driver, Io, Next, Pipeline, Transfer};
 use crate::engine::{self, EngineConfig, EngineRequest, Op};
 use crate::target;
@@ -156,7 +158,7 @@ pub struct AckSummary {
     pub writer_secs: f64,
     /// The writer stopped on its own (no crash) and why: `duration`,
     /// `interrupted`, or `error: ` and the I/O error that stopped it.
-    pub writer_end: Option<String>,
+    pub writer_end: Option<StopReason>,
     /// A partial last line, ignored.
     pub truncated_tail: Option<String>,
     /// Damage inside the log.
@@ -170,13 +172,44 @@ pub struct AckSummary {
     pub profile: Option<String>,
 }
 
+/// What `iosim crash verify` concluded: the words `PASS`, `FAIL` and
+/// `INCOMPLETE` in its JSON, text and stored documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CrashOutcome {
+    /// Zero lost, corrupt, misdirected, ordering and counted torn pages.
+    Pass,
+    /// At least one page failed.
+    Fail,
+    /// No failure, but the acknowledgement log is damaged: the writes it
+    /// lost could not be judged.
+    Incomplete,
+}
+
+impl CrashOutcome {
+    /// The word in the report and the JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            CrashOutcome::Pass => "PASS",
+            CrashOutcome::Fail => "FAIL",
+            CrashOutcome::Incomplete => "INCOMPLETE",
+        }
+    }
+}
+
+impl std::fmt::Display for CrashOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
 /// The verdict of `iosim crash verify` (the body of a `crash` document:
 /// when, where and which iosim are in its header).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CrashVerdict {
     /// PASS, FAIL, or INCOMPLETE (no failure, but the acknowledgement log is
     /// damaged: the writes it lost could not be judged).
-    pub verdict: String,
+    pub verdict: CrashOutcome,
     /// Totals.
     pub counts: Counts,
     /// The acknowledgement log.
@@ -192,12 +225,12 @@ pub struct CrashVerdict {
 impl CrashVerdict {
     /// True with zero lost, corrupt, misdirected, ordering and counted torn pages.
     pub fn passed(&self) -> bool {
-        self.verdict == "PASS"
+        self.verdict == CrashOutcome::Pass
     }
 
     /// True when nothing failed but the acknowledgement log is damaged.
     pub fn incomplete(&self) -> bool {
-        self.verdict == "INCOMPLETE"
+        self.verdict == CrashOutcome::Incomplete
     }
 }
 
@@ -251,19 +284,19 @@ pub fn verify(
         );
     }
     let verdict = if failed {
-        "FAIL"
+        CrashOutcome::Fail
     } else if !damage.is_empty() {
         notes.push(
             "INCOMPLETE: the acknowledgement log is damaged (ACK LOG DAMAGED above), so the acknowledged writes it lost could not be judged; \
              none of the others failed, but this is not a PASS. Verify again with an intact copy of the log, or repeat the test"
                 .into(),
         );
-        "INCOMPLETE"
+        CrashOutcome::Incomplete
     } else {
-        "PASS"
+        CrashOutcome::Pass
     };
     Ok(CrashVerdict {
-        verdict: verdict.into(),
+        verdict,
         counts,
         acks: AckSummary {
             path: acks.display().to_string(),
@@ -827,11 +860,9 @@ pub fn text(v: &CrashVerdict) -> String {
         a.host,
         a.writer_started,
         a.writer_secs,
-        match a.writer_end.as_deref() {
-            Some(r) => match acklog::stop_error(r) {
-                Some(e) => format!("the writer stopped after an I/O error: {e}"),
-                None => format!("the writer stopped normally: {r}"),
-            },
+        match &a.writer_end {
+            Some(StopReason::Error(e)) => format!("the writer stopped after an I/O error: {e}"),
+            Some(r) => format!("the writer stopped normally: {r}"),
             None => "the writer did not stop normally: a crash".into(),
         }
     );
@@ -917,6 +948,20 @@ mod tests {
     const SEED: u64 = 99;
     const DATA: u64 = 7;
     const LOGP: u64 = 4;
+
+    #[test]
+    fn outcomes_keep_their_words() {
+        for (o, word) in [
+            (CrashOutcome::Pass, "PASS"),
+            (CrashOutcome::Fail, "FAIL"),
+            (CrashOutcome::Incomplete, "INCOMPLETE"),
+        ] {
+            assert_eq!(o.to_string(), word);
+            let json = serde_json::to_string(&o).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<CrashOutcome>(&json).unwrap(), o);
+        }
+    }
 
     fn img(page: u64, generation: u64) -> Vec<u8> {
         let mut b = vec![0u8; PAGE_SIZE];
@@ -1016,7 +1061,7 @@ mod tests {
             "{}",
             text(&v)
         );
-        assert_eq!(v.verdict, "FAIL");
+        assert_eq!(v.verdict, CrashOutcome::Fail);
         assert_eq!(v.targets[0].newer_than_acknowledged, 1);
         let lost = &v.findings[0];
         assert_eq!(

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::acklog::{AckHeader, AckRecord, AckTarget, AckWriter, Mechanism, WriteKind};
+use super::acklog::{AckHeader, AckRecord, AckTarget, AckWriter, Mechanism, StopReason, WriteKind};
 use crate::buf::AlignedBuf;
 use crate::outfile::{self, Existing};
 use crate::target::{self, PrepareOptions};
@@ -136,15 +136,18 @@ pub struct WriteConfig {
     pub quiet: bool,
 }
 
+/// Acknowledged writes by mechanism: dsync pages, fdatasync, fsync, log.
+pub type Acked = [u64; 4];
+
 /// What the writer did.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct WriteSummary {
     /// Acknowledged writes by mechanism: dsync pages, fdatasync, fsync, log.
-    pub acked: [u64; 4],
+    pub acked: Acked,
     /// Seconds run.
     pub secs: f64,
     /// Why it stopped.
-    pub reason: String,
+    pub reason: StopReason,
 }
 
 struct Tgt {
@@ -182,26 +185,28 @@ pub fn run(cfg: &WriteConfig, stop: &AtomicBool) -> anyhow::Result<WriteSummary>
         .unwrap_or_else(|| now_us() ^ u64::from(std::process::id()) << 40);
     let (mut acks, mut tgts, claims) = start(cfg, seed)?;
     let t0 = Instant::now();
-    let mut sum = WriteSummary::default();
-    let result = write_until_stopped(cfg, stop, seed, t0, &mut tgts, &mut acks, &mut sum);
+    let mut acked = Acked::default();
+    let result = write_until_stopped(cfg, stop, seed, t0, &mut tgts, &mut acks, &mut acked);
     // A normal stop makes the batches in flight durable and says so.
     let reason = match result {
         Ok(r) => {
             for (ti, t) in tgts.iter_mut().enumerate() {
-                sync_batch(t, ti as u32, Mechanism::Fdatasync, &mut acks, &mut sum)?;
+                sync_batch(t, ti as u32, Mechanism::Fdatasync, &mut acks, &mut acked)?;
             }
-            r.to_string()
+            r
         }
         Err(e) => {
-            let _ = acks.end_error(&format!("{e:#}"));
+            let _ = acks.end(StopReason::Error(format!("{e:#}")));
             return Err(e);
         }
     };
-    acks.end(&reason)?;
+    acks.end(reason.clone())?;
     drop(claims);
-    sum.secs = t0.elapsed().as_secs_f64();
-    sum.reason = reason;
-    Ok(sum)
+    Ok(WriteSummary {
+        acked,
+        secs: t0.elapsed().as_secs_f64(),
+        reason,
+    })
 }
 
 /// Creates the acknowledgement log, opens the targets and writes the log's
@@ -279,18 +284,18 @@ fn write_until_stopped(
     t0: Instant,
     tgts: &mut [Tgt],
     acks: &mut AckWriter,
-    sum: &mut WriteSummary,
-) -> anyhow::Result<&'static str> {
+    acked: &mut Acked,
+) -> anyhow::Result<StopReason> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut buf = AlignedBuf::new(PAGE_SIZE);
     let total = cfg.mix.total();
     let mut next = 0usize;
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Ok("interrupted");
+            return Ok(StopReason::Interrupted);
         }
         if cfg.duration.is_some_and(|d| t0.elapsed() >= d) {
-            return Ok("duration");
+            return Ok(StopReason::Duration);
         }
         let t = &mut tgts[next];
         let ti = next as u32;
@@ -307,7 +312,7 @@ fn write_until_stopped(
                 }
             })
             .unwrap_or(3);
-        step(t, ti, kind, seed, cfg, &mut rng, &mut buf, acks, sum)?;
+        step(t, ti, kind, seed, cfg, &mut rng, &mut buf, acks, acked)?;
     }
 }
 
@@ -399,7 +404,7 @@ fn step(
     rng: &mut SmallRng,
     buf: &mut AlignedBuf,
     acks: &mut AckWriter,
-    sum: &mut WriteSummary,
+    acked: &mut Acked,
 ) -> anyhow::Result<()> {
     let ts_ms = now_us() / 1000;
     let (page, generation) = if kind == 3 {
@@ -446,7 +451,7 @@ fn step(
                 ts_us: now_us(),
             });
             acks.commit()?;
-            sum.acked[kind.min(3)] += 1;
+            acked[kind.min(3)] += 1;
         }
         _ => {
             t.pending.push((page, generation, checksum));
@@ -456,7 +461,7 @@ fn step(
                 } else {
                     Mechanism::Fsync
                 };
-                sync_batch(t, ti, mech, acks, sum)?;
+                sync_batch(t, ti, mech, acks, acked)?;
             }
         }
     }
@@ -469,7 +474,7 @@ fn sync_batch(
     ti: u32,
     mech: Mechanism,
     acks: &mut AckWriter,
-    sum: &mut WriteSummary,
+    acked: &mut Acked,
 ) -> anyhow::Result<()> {
     if t.pending.is_empty() {
         return Ok(());
@@ -493,7 +498,7 @@ fn sync_batch(
             ts_us,
         });
     }
-    sum.acked[if mech == Mechanism::Fsync { 2 } else { 1 }] += t.pending.len() as u64;
+    acked[if mech == Mechanism::Fsync { 2 } else { 1 }] += t.pending.len() as u64;
     t.pending.clear();
     acks.commit()?;
     Ok(())

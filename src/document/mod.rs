@@ -298,6 +298,12 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The kind tagged `name` (a stored row's kind column), if this iosim
+    /// knows it (None: a kind stored by a newer one).
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// Every kind, in the order of [`Document`]'s variants.
     pub const ALL: [Kind; 11] = [
         Kind::Run,
@@ -467,7 +473,7 @@ impl Document {
                 .body
                 .tests
                 .iter()
-                .map(|t| (t.name.clone(), &t.result))
+                .map(|t| (t.id.name().to_string(), &t.result))
                 .collect(),
             Document::Profile(p) => p
                 .body
@@ -554,6 +560,14 @@ impl Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_reads_back_from_its_name() {
+        for k in Kind::ALL {
+            assert_eq!(Kind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(Kind::from_name("qualified"), None);
+    }
 
     #[test]
     fn header_fields_sit_beside_kind() {

@@ -268,12 +268,12 @@ fn quick_figures(r: &QualifyResult, out: &mut Vec<Figure>) {
                 .map(|role| {
                     (
                         role.name().to_string(),
-                        tests
+                        crate::quick::SUITE
                             .iter()
-                            .map(|t| {
+                            .map(|c| {
                                 r.quick
                                     .iter()
-                                    .find(|m| m.role == *role && &m.name == t)
+                                    .find(|m| m.role == *role && m.corner() == Some(c.id))
                                     .map_or(0.0, f)
                             })
                             .collect(),

@@ -9,6 +9,7 @@ use super::rules::{
     Facts, FlushFact, KneeFact, LatencyFact, RoleFacts, SimSlowFact, SlowFact, TailFact,
     ThroughputFact,
 };
+use crate::quick::CornerId;
 use crate::sweep::analysis::Stat;
 use crate::sysmon::check::{CpuCause, WarningCode};
 use crate::sysmon::procs::CpuAttribution;
@@ -360,19 +361,19 @@ fn profile_facts(r: &QualifyResult, role: Role) -> ProfileFacts {
                 continue;
             }
             let reference = if m.write_mean_us.is_some() {
-                "seq write 1M QD8"
+                CornerId::SeqWrite1M
             } else {
-                "seq read 1M QD8"
+                CornerId::SeqRead1M
             };
             if let Some(q) = r
                 .quick
                 .iter()
-                .find(|q| q.role == role && q.name == reference)
+                .find(|q| q.role == role && q.corner() == Some(reference))
             {
                 throughput.push(ThroughputFact {
                     what: m.name.clone(),
                     mib_s: m.mib_per_sec,
-                    reference: reference.into(),
+                    reference: reference.name().into(),
                     reference_mib_s: q.mib_per_sec,
                 });
             }

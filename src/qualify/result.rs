@@ -141,6 +141,13 @@ impl FlushMeasure {
 }
 
 impl Measure {
+    /// The corner test this is, for a measure of the quick corners
+    /// ([`QualifyResult::quick`]); read from its name, so that a result
+    /// read back from JSON knows it too.
+    pub fn corner(&self) -> Option<crate::quick::CornerId> {
+        crate::quick::CornerId::from_name(&self.name)
+    }
+
     pub(super) fn of(name: &str, role: Role, r: &RunResult) -> Measure {
         let t = &r.total;
         let slow = run_slow_ios(r);

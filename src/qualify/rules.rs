@@ -259,8 +259,7 @@ fn neighbour_reason(role: Role, n: &NeighbourFact) -> Option<Reason> {
 /// Each reason's source as `dbms` cites it ([`cite`]).
 fn cite_for(dbms: Dbms, r: &mut [Reason]) {
     for x in r {
-        let s = cite(dbms, by_tag(&x.source_tag));
-        if s.tag != x.source_tag {
+        if let Some(s) = cited_instead(dbms, &x.source_tag) {
             x.source_tag = s.tag.into();
             x.source = s.title.into();
             x.url = s.url.into();

@@ -169,11 +169,15 @@ pub fn sources_for(dbms: Dbms) -> Vec<Source> {
 /// The source a rule cites for `dbms`: SQL Server's guidance is cited
 /// through iosim's general bands for the other databases.
 pub fn cite(dbms: Dbms, s: Source) -> Source {
-    if dbms != Dbms::Sqlserver && SQL_SERVER_GUIDANCE.contains(&s.tag) {
-        GENERAL_BANDS
-    } else {
-        s
-    }
+    cited_instead(dbms, s.tag).unwrap_or(s)
+}
+
+/// What a reason that cites `tag` cites instead for `dbms` (None: the
+/// source it names): [`GENERAL_BANDS`] in place of SQL Server's guidance
+/// for the other databases. No source is looked up by its tag, so none
+/// can be missing.
+pub fn cited_instead(dbms: Dbms, tag: &str) -> Option<Source> {
+    (dbms != Dbms::Sqlserver && SQL_SERVER_GUIDANCE.contains(&tag)).then_some(GENERAL_BANDS)
 }
 
 /// Howard Marks on measuring storage, not its cache.
@@ -182,15 +186,6 @@ pub const MARKS_CACHE: Source = Source {
     title: "Howard Marks, Most Of Our Benchmarks Are Broken (Network Computing, 2011): run the benchmark across a data set at least several times the size of the cache, so that a fast cache is not seen as a fast storage system",
     url: "https://www.networkcomputing.com/data-centers/most-our-benchmarks-are-broken",
 };
-
-/// The source of `tag` among [`SOURCES`] (the self-check's when unknown).
-pub(super) fn by_tag(tag: &str) -> Source {
-    SOURCES
-        .iter()
-        .copied()
-        .find(|s| s.tag == tag)
-        .unwrap_or(SELF_CHECK)
-}
 
 #[cfg(test)]
 mod tests {
@@ -240,5 +235,18 @@ mod tests {
             LOG_VS_DATA,
         );
         assert!(!r.line().contains('<'), "no empty address: {}", r.line());
+    }
+
+    #[test]
+    fn sql_server_guidance_is_cited_through_the_general_bands_elsewhere() {
+        for s in SOURCES {
+            let guidance = SQL_SERVER_GUIDANCE.contains(&s.tag);
+            assert_eq!(cite(Dbms::Sqlserver, *s).tag, s.tag);
+            assert!(cited_instead(Dbms::Sqlserver, s.tag).is_none());
+            let other = cite(Dbms::Postgresql, *s).tag;
+            assert_eq!(other, if guidance { GENERAL_BANDS.tag } else { s.tag });
+        }
+        // A tag no source has is cited as it is, not as another source.
+        assert!(cited_instead(Dbms::Postgresql, "[Later]").is_none());
     }
 }

@@ -12,6 +12,7 @@ use super::plan::{
 };
 use super::result::{Measure, ProfileMeasure, RoleStalls, RoleSweep, SimFileSummary, SimSummary};
 use super::rules;
+use crate::quick::CornerId;
 use crate::runner::{RunOptions, RunResult};
 use crate::sweep::analysis::MAX_DECIDING_REPEATS;
 use crate::sysmon::check::{CpuCause, WarningCode};
@@ -158,9 +159,9 @@ pub(super) fn stage_quick(
             opts,
         )?;
         for t in q.tests.iter().filter(|t| !unmeasured(&t.result)) {
-            let name = format!("quick {}", t.name);
+            let name = format!("quick {}", t.id);
             c.run(l.role, &name, &t.result);
-            c.quick.push(Measure::of(&t.name, l.role, &t.result));
+            c.quick.push(Measure::of(t.id.name(), l.role, &t.result));
             runs += 1;
         }
         for note in q.notes.iter().filter(|n| n.contains("not supported")) {
@@ -383,7 +384,7 @@ pub(super) fn stage_sim(
     let speed = c
         .quick
         .iter()
-        .filter(|m| m.role == Role::Data && m.name == "rand write 4K QD32")
+        .filter(|m| m.role == Role::Data && m.corner() == Some(CornerId::RandWrite4KQd32))
         .map(|m| m.mib_per_sec)
         .fold(f64::INFINITY, f64::min);
     let seq = if speed.is_finite() && speed > 0.0 {

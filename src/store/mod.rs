@@ -22,7 +22,7 @@ use serde_json::Value;
 
 pub use meta::Meta;
 
-use crate::document::Document;
+use crate::document::{Document, Kind};
 use crate::runner::RunResult;
 
 /// Identifier of a stored run (SQLite rowid; never reused).
@@ -117,6 +117,13 @@ pub struct StoredRun {
     pub doc: Value,
 }
 
+impl RunRow {
+    /// The kind, when this iosim knows it (None: a kind stored by a newer one).
+    pub fn kind_of(&self) -> Option<Kind> {
+        Kind::from_name(&self.kind)
+    }
+}
+
 impl StoredRun {
     /// The stored document read back into its type. Fails for a kind this
     /// iosim does not know (stored by a newer one).
@@ -132,7 +139,7 @@ impl StoredRun {
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
     /// Kind, exact.
-    pub kind: Option<String>,
+    pub kind: Option<Kind>,
     /// Substring of a target path.
     pub target: Option<String>,
     /// Substring of the device.
@@ -337,7 +344,7 @@ impl Store {
         like("label", &f.label, &mut sql);
         like("host", &f.host, &mut sql);
         if let Some(k) = &f.kind {
-            args.push(k.clone());
+            args.push(k.name().to_string());
             sql.push_str(&format!(" AND kind = ?{}", args.len()));
         }
         if let Some(d) = &f.since {
@@ -531,7 +538,7 @@ mod tests {
         assert_eq!(
             f(Filter {
                 since: Some("2026-01-02".into()),
-                kind: Some("run".into()),
+                kind: Some(Kind::Run),
                 ..Default::default()
             }),
             vec![b]
