@@ -542,15 +542,7 @@ pub fn create_test_file(
                     path.parent().unwrap_or(Path::new(".")).to_path_buf(),
                 ))
             } else if e.kind() == io::ErrorKind::AlreadyExists {
-                // Another process made it since this one looked: name it
-                // when it holds the file.
-                match crate::targetlock::lock(path, LockMode::Shared) {
-                    Err(held) => held.into(),
-                    Ok(_) => anyhow::Error::new(e).context(format!(
-                        "cannot create '{}': another program made it meanwhile",
-                        path.display()
-                    )),
-                }
+                made_meanwhile(path, e)
             } else {
                 io_context(e, "cannot create", path)
             }
@@ -558,7 +550,7 @@ pub fn create_test_file(
     drop(f);
     // Before the mark and the fill: another iosim that finds the file
     // meanwhile is refused by the lock, never refills it.
-    crate::targetlock::lock(path, LockMode::Exclusive)?;
+    lock_what_this_made(path)?;
     let marked = set_mark(path, MARK_FILLING);
     let res = write_fill(path, 0, size, fill, opts).and_then(|()| finish_fill(path, marked));
     if let Err(e) = res {
@@ -573,6 +565,51 @@ pub fn create_test_file(
         );
     }
     Ok(())
+}
+
+/// How long a process that made a test file may take to lock it, and how
+/// long the one that found it made meanwhile looks for that lock (tries of
+/// [`LOCK_TRY_EVERY`]).
+const LOCK_TRIES: u32 = 50;
+const LOCK_TRY_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Another process made `path` between this one's look and its creation:
+/// its creator locks it a moment later, so look for that lock a while, to
+/// name the holder. The look asks for what this process came to do, write
+/// (so the refusal says so), and lets go of its lock at once: held, it would
+/// keep the creator from its own (two iosims started at once on a new file
+/// both failed that way beside a loaded build).
+fn made_meanwhile(path: &Path, e: io::Error) -> anyhow::Error {
+    for _ in 0..LOCK_TRIES {
+        match crate::targetlock::lock(path, LockMode::Exclusive) {
+            Err(held) => return held.into(),
+            Ok(_) => {
+                crate::targetlock::release(path);
+                std::thread::sleep(LOCK_TRY_EVERY);
+            }
+        }
+    }
+    anyhow::Error::new(e).context(format!(
+        "cannot create '{}': another program made it meanwhile",
+        path.display()
+    ))
+}
+
+/// Locks the test file this process just made, exclusively. Another iosim
+/// that found it made meanwhile looks for the lock with one it lets go of at
+/// once ([`made_meanwhile`]): a refusal is retried for a moment, and
+/// only a lock held that long is another process using the file.
+fn lock_what_this_made(path: &Path) -> Result<(), crate::targetlock::TargetLockError> {
+    let mut tries = 0;
+    loop {
+        match crate::targetlock::lock(path, LockMode::Exclusive) {
+            Err(crate::targetlock::TargetLockError::InUse { .. }) if tries + 1 < LOCK_TRIES => {
+                tries += 1;
+                std::thread::sleep(LOCK_TRY_EVERY);
+            }
+            r => return r.map(drop),
+        }
+    }
 }
 
 /// Marks a filled file complete and makes the mark durable.

@@ -249,14 +249,7 @@ pub fn parse(
         let (rec, _) = r?;
         match classify(&rec, want) {
             Kind::Io(op) => {
-                let offset = rec
-                    .sector
-                    .checked_mul(512)
-                    .ok_or_else(|| TraceError::BadRecord {
-                        path: path.to_path_buf(),
-                        record: i as u64 + 1,
-                        reason: format!("sector {} is past any device", rec.sector),
-                    })?;
+                let offset = byte_offset(&rec, path, i)?;
                 if !devices.contains(&rec.device) && devices.len() < 64 {
                     devices.push(rec.device);
                 }
@@ -310,14 +303,7 @@ pub fn events(
             sync: cat & TC_SYNC != 0,
             meta: cat & TC_META != 0,
         };
-        let offset = rec
-            .sector
-            .checked_mul(512)
-            .ok_or_else(|| TraceError::BadRecord {
-                path: path.to_path_buf(),
-                record: i as u64 + 1,
-                reason: format!("sector {} is past any device", rec.sector),
-            })?;
+        let offset = byte_offset(&rec, path, i)?;
         let source = match devices.iter().position(|d| *d == rec.device) {
             Some(k) => k,
             None => {
@@ -341,6 +327,17 @@ pub fn events(
 /// A dev_t as blkparse names it (`MAJOR,MINOR`; the kernel's 12/20 split).
 pub fn device_name(dev: u32) -> String {
     format!("{},{}", dev >> 20, dev & 0xf_ffff)
+}
+
+/// The byte offset of record `i` (0-based) of `path`: its sector times 512.
+fn byte_offset(rec: &Record, path: &Path, i: usize) -> Result<u64, TraceError> {
+    rec.sector
+        .checked_mul(512)
+        .ok_or_else(|| TraceError::BadRecord {
+            path: path.to_path_buf(),
+            record: i as u64 + 1,
+            reason: format!("sector {} is past any device", rec.sector),
+        })
 }
 
 /// Counts the I/O events of each kind in `data`, to tell when the event

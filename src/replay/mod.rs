@@ -386,22 +386,34 @@ fn trace_files(path: &Path, notes: &mut Vec<String>) -> Result<Vec<PathBuf>, Tra
     })
 }
 
-/// Reads the trace `path` names: a blktrace file (its sibling per-CPU files
-/// too), the NAME of `NAME.blktrace.N` files, a blkparse text dump or a fio
-/// iolog, detected by content. `event` chooses blktrace's Q or D events.
-pub fn load(path: &Path, event: BlkEvent) -> Result<Trace, TraceError> {
+/// The files of the trace `path` names ([`trace_files`]), their bytes, and
+/// the notes finding them left.
+#[allow(clippy::type_complexity)]
+fn read_trace(path: &Path) -> Result<(Vec<PathBuf>, Vec<Vec<u8>>, Vec<String>), TraceError> {
     let mut notes = Vec::new();
     let files = trace_files(path, &mut notes)?;
     let datas = files
         .iter()
         .map(|f| read(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let parts: Vec<(&Path, &[u8])> = files
+    Ok((files, datas, notes))
+}
+
+/// Each file beside its bytes, as the parsers take them.
+fn parts_of<'a>(files: &'a [PathBuf], datas: &'a [Vec<u8>]) -> Vec<(&'a Path, &'a [u8])> {
+    files
         .iter()
         .map(PathBuf::as_path)
         .zip(datas.iter().map(Vec::as_slice))
-        .collect();
-    let mut t = parse_files(path, &parts, event)?;
+        .collect()
+}
+
+/// Reads the trace `path` names: a blktrace file (its sibling per-CPU files
+/// too), the NAME of `NAME.blktrace.N` files, a blkparse text dump or a fio
+/// iolog, detected by content. `event` chooses blktrace's Q or D events.
+pub fn load(path: &Path, event: BlkEvent) -> Result<Trace, TraceError> {
+    let (files, datas, mut notes) = read_trace(path)?;
+    let mut t = parse_files(path, &parts_of(&files, &datas), event)?;
     t.files = files;
     notes.append(&mut t.notes);
     t.notes = notes;
@@ -490,18 +502,8 @@ pub fn parse_files(
 /// Reads every event of the trace `path` names, with its flags, for
 /// statistics ([`events`]): the files [`load`] reads, detected the same way.
 pub fn load_events(path: &Path) -> Result<EventLog, TraceError> {
-    let mut notes = Vec::new();
-    let files = trace_files(path, &mut notes)?;
-    let datas = files
-        .iter()
-        .map(|f| read(f))
-        .collect::<Result<Vec<_>, _>>()?;
-    let parts: Vec<(&Path, &[u8])> = files
-        .iter()
-        .map(PathBuf::as_path)
-        .zip(datas.iter().map(Vec::as_slice))
-        .collect();
-    let mut log = parse_events(path, &parts)?;
+    let (files, datas, mut notes) = read_trace(path)?;
+    let mut log = parse_events(path, &parts_of(&files, &datas))?;
     log.files = files;
     notes.append(&mut log.notes);
     log.notes = notes;
