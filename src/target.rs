@@ -568,9 +568,10 @@ pub fn create_test_file(
 }
 
 /// How long a process that made a test file may take to lock it, and how
-/// long the one that found it made meanwhile looks for that lock (tries of
-/// [`LOCK_TRY_EVERY`]).
+/// long the one that found it made meanwhile looks for that lock, in tries
+/// of [`LOCK_TRY_EVERY`] (1 s in all).
 const LOCK_TRIES: u32 = 50;
+/// The pause between two tries of [`LOCK_TRIES`].
 const LOCK_TRY_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Another process made `path` between this one's look and its creation:

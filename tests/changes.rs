@@ -160,19 +160,24 @@ fn a_limit_that_drops_mid_run_is_a_step_at_the_right_time() {
     // level is also named as a limit only when its stretch is flat within
     // 5% and its latency is the queue over the rate, which a run beside a
     // build with three tests at a time once missed (the step itself was
-    // right, twice in a row): then the run is made again, twice at most.
+    // right, twice in a row), and none when the run's CPU check found the
+    // CPU held it (beside stress-ng, once): then the run is made again,
+    // twice at most.
     for attempt in 0..3 {
         let Some(t) = Throttle::new(&dev, "read_iops", 2000) else {
             return;
         };
         let r = drop_limit_mid_run(&t, &dev);
-        let limits = r["changes"]["rate_limits"].as_array().unwrap();
-        if limits.len() < 2 && attempt < 2 {
-            eprintln!("one level named as a limit, once more: {}", r["changes"]);
+        let named = r["changes"]["rate_limits"].as_array().map_or(0, Vec::len);
+        if named < 2 && attempt < 2 {
+            eprintln!(
+                "{named} levels named as limits, once more: {}",
+                r["changes"]
+            );
             continue;
         }
         // Both levels are named as limits.
-        assert_eq!(limits.len(), 2, "{}", r["changes"]);
+        assert_eq!(named, 2, "{}", r["changes"]);
         let msg = rate_limited(&r).unwrap();
         // The second level is the 500 IOPS limit, within the 10% a
         // blkio throttle's bucket and the interval edges allow.

@@ -4,26 +4,10 @@ use super::*;
 use crate::replay::parse_events;
 
 /// A WAL on a device at 0..1M and data above: a preflush+FUA commit
-/// write, an empty flush, a tail-page rewrite, their dispatch and completions.
-pub(super) const DUMP: &str = "\
-  8,0 0 1 0.000000000 10 Q WS 0 + 16 [wal]
-  8,0 0 2 0.000010000 10 D WS 0 + 16 [wal]
-  8,0 0 3 0.000100000 10 C WS 0 + 16 [0]
-  8,0 0 4 0.001000000 10 Q FWFS 8 + 16 [wal]
-  8,0 0 5 0.001010000 10 D FN [kworker]
-  8,0 0 6 0.001100000 10 C FN [0]
-  8,0 0 7 0.001110000 10 D WFS 8 + 16 [wal]
-  8,0 0 8 0.001200000 10 C WFS 8 + 16 [0]
-  8,0 0 9 0.002000000 11 Q R 4096 + 8 [db]
-  8,0 0 10 0.002010000 11 D R 4096 + 8 [db]
-  8,0 0 11 0.002020000 11 Q R 4104 + 8 [db]
-  8,0 0 12 0.002500000 11 C R 4096 + 8 [0]
-  8,0 0 13 0.002510000 11 D R 4104 + 8 [db]
-  8,0 0 14 0.002600000 11 C R 4104 + 8 [0]
-  8,0 0 15 0.003000000 12 Q FWS [jbd2]
-  8,0 0 16 0.003010000 12 D FN [jbd2]
-  8,0 0 17 0.003100000 12 C FN [0]
-";
+/// write, an empty flush, a tail-page rewrite, their dispatch and completions
+/// (and blkparse's summary, which is not an event). Shared with
+/// tests/fingerprint.rs.
+pub(super) const DUMP: &str = include_str!("../../tests/fixtures/fingerprint-blkparse.txt");
 
 fn print(regions: &[Region]) -> Fingerprint {
     let log = parse_events(Path::new("d.txt"), &[(Path::new("d.txt"), DUMP.as_bytes())]).unwrap();
