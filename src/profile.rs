@@ -158,6 +158,15 @@ pub struct ProfileWorkload {
     /// `--rate-iops`/`--rate` for this workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<u64>,
+    /// How new test files are laid out and what writes carry, as `--fill`
+    /// says (`allocated`: blocks allocated but unwritten, as a database
+    /// preallocates its WAL segments); it replaces `--fill` for this workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<crate::workload::FillMode>,
+    /// Stop once each thread's I/Os add up to this many times its region, as
+    /// `--passes` (fio's check writes its file once); `--duration` still caps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u32>,
 }
 
 fn bad(msg: String) -> anyhow::Error {
@@ -269,6 +278,11 @@ impl ProfileWorkload {
                 "compress_pct = {p}: give 0 to 100"
             )));
         }
+        if let (Some(f), Some(p)) = (self.fill, self.compress_pct) {
+            return Err(crate::Error::BadWorkload(format!(
+                "fill = \"{f}\" and compress_pct = {p} both given: keep one (fill = \"compressible:{p}\" is the same as compress_pct = {p})"
+            )));
+        }
         let mut shape = base.shape.clone();
         if let Some(d) = self.distribution {
             shape.distribution = d;
@@ -320,9 +334,12 @@ impl ProfileWorkload {
             threads: self.threads,
             qd: self.qd,
             cache: self.cache,
-            fill: self
-                .compress_pct
-                .map_or(base.fill, crate::workload::FillMode::Compressible),
+            fill: match (self.fill, self.compress_pct) {
+                (Some(f), _) => f,
+                (None, Some(p)) => crate::workload::FillMode::Compressible(p),
+                (None, None) => base.fill,
+            },
+            passes: self.passes.or(base.passes),
             shape,
             ..base.clone()
         })
@@ -1049,7 +1066,7 @@ mod tests {
 
     #[test]
     fn etcd_appends_pages_and_its_fio_check_2300_bytes_buffered_with_fdatasync() {
-        use crate::workload::{FlushKind, SyncMethod};
+        use crate::workload::{FillMode, FlushKind, SyncMethod};
         let wal = spec_of("etcd-wal", "wal-append");
         assert_eq!(wal.bs, 4096);
         assert_eq!((wal.qd, wal.threads), (1, 1));
@@ -1069,6 +1086,26 @@ mod tests {
         assert_eq!((fio.rw, fio.cache), (RwMode::Write, CacheMode::Buffered));
         assert_eq!(fio.sync_method, Some(SyncMethod::Fdatasync));
         assert_eq!(fio.rate_iops, None);
+        // Laid out as fio lays out its file, and one pass over it, as fio's check.
+        assert_eq!((fio.fill, fio.passes), (FillMode::Allocated, Some(1)));
+        // etcd preallocates its WAL segments; the backend's file is written.
+        assert_eq!(wal.fill, FillMode::Allocated);
+        assert_eq!((backend.fill, backend.passes), (FillMode::Random, None));
+    }
+
+    #[test]
+    fn a_workload_lays_out_its_file_one_way() {
+        use crate::workload::FillMode;
+        let base = "name = \"x\"\ndescription = \"d\"\nsource = \"s\"\n[[workload]]\nname = \"w\"\ntarget = \"log\"\nrole = \"log\"\nrw = \"write\"\nbs = \"4K\"\n";
+        let p = Profile::parse(&format!("{base}fill = \"sparse\"\npasses = 2\n"), "t").unwrap();
+        let s = p.workloads[0].spec(&WorkloadSpec::default()).unwrap();
+        assert_eq!((s.fill, s.passes), (FillMode::Sparse, Some(2)));
+        let p = Profile::parse(&format!("{base}fill = \"zero\"\ncompress_pct = 50\n"), "t");
+        let e = p
+            .and_then(|p| Ok(p.workloads[0].spec(&WorkloadSpec::default())?))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keep one"), "{e}");
     }
 
     #[test]

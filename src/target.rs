@@ -343,7 +343,40 @@ fn existing_file(
             notes.push(REUSED_NOTE.into());
         }
     }
+    if writes && owned && spec.fill == FillMode::Allocated && !created {
+        let f = OpenOptions::new().write(true).open(path)?;
+        allocate_unwritten(&f, path, size)?;
+        notes.push(ALLOCATED_AGAIN_NOTE.into());
+    }
     Ok(Found::file(size, created, false))
+}
+
+/// Said when `--fill allocated` makes an earlier run's test file unwritten again.
+const ALLOCATED_AGAIN_NOTE: &str =
+    "its blocks were allocated again, unwritten (--fill allocated), as a new file of fio's or a new WAL segment is";
+
+/// Why [`allocate_unwritten`] could not lay a file out.
+#[derive(Debug, thiserror::Error)]
+enum AllocateError {
+    #[error("no space left to allocate '{0}'")]
+    NoSpace(PathBuf),
+    #[error("--fill allocated needs fallocate, and the file system of '{path}' has none ({source}): use --fill sparse (holes, no blocks allocated) or the default --fill random")]
+    Unsupported { path: PathBuf, source: io::Error },
+}
+
+/// Lays out the first `len` bytes of `f` (at `path`) allocated but unwritten
+/// ([`crate::platform::fs::allocate_unwritten`]).
+fn allocate_unwritten(f: &File, path: &Path, len: u64) -> Result<(), AllocateError> {
+    crate::platform::fs::allocate_unwritten(f, len).map_err(|e| {
+        if crate::platform::errno::is_no_space(&e) {
+            AllocateError::NoSpace(path.to_path_buf())
+        } else {
+            AllocateError::Unsupported {
+                path: path.to_path_buf(),
+                source: e,
+            }
+        }
+    })
 }
 
 /// An I/O error on `path`, said as `<doing> '<path>'` (`cannot open`, ...).
@@ -759,6 +792,12 @@ fn write_fill(
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
         return Ok(());
     }
+    if fill == FillMode::Allocated {
+        return allocate_unwritten(&plain, path, to).map_err(|e| match e {
+            AllocateError::NoSpace(_) => nospace().into(),
+            other => anyhow::Error::new(other),
+        });
+    }
     if let Err(e) = crate::platform::fs::preallocate(&plain, from, to - from) {
         if crate::platform::errno::is_no_space(&e) {
             return Err(nospace().into());
@@ -882,6 +921,7 @@ fn say_created(path: &Path, bytes: u64, fill: FillMode, started: Instant) {
         crate::units::format_size(bytes),
         match fill {
             FillMode::Sparse => "no".into(),
+            FillMode::Allocated => "no data: allocated, unwritten,".into(),
             f => f.name(),
         },
         secs,

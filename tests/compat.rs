@@ -1205,7 +1205,7 @@ fn translate_prints_a_native_command_that_runs() {
     let cmd = lines.next().unwrap();
     assert_eq!(
         cmd,
-        "iosim run fio.dat --rw randrw --write-pct 30 --bs 4K --threads 1 --qd 1 --duration 1s --cache buffered --engine sync --size 8M --distribution zipf:1.1 --bssplit 4K/80:64K/20"
+        "iosim run fio.dat --rw randrw --write-pct 30 --bs 4K --threads 1 --qd 1 --duration 1s --cache buffered --engine sync --size 8M --passes 1 --distribution zipf:1.1 --bssplit 4K/80:64K/20"
     );
     assert_eq!(
         lines.next(),

@@ -194,6 +194,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub number_ios: Option<u64>,
 
+    /// Stop each thread once its I/Os add up to N times its region, as fio
+    /// ends a job that is not time-based after writing its size once
+    /// (--passes 1); --duration still caps the run (0: no cap).
+    #[arg(long, value_name = "N")]
+    pub passes: Option<u32>,
+
     /// Submit at most N queued I/Os per system call (fio's iodepth_batch_submit).
     /// 1 hands each I/O to the device as soon as it is ready, like a database
     /// engine, SQLIO and fio do; 0 submits all free slots at once, which costs
@@ -320,6 +326,7 @@ impl RunArgs {
             sqpoll: self.sqpoll,
             hipri: self.hipri,
             io_limit: self.number_ios,
+            passes: self.passes,
             submit_batch: self.submit_batch,
             rate_iops: self.rate_iops,
             rate_bytes: self.rate,

@@ -91,6 +91,7 @@ fn precondition(a: &PreconditionArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> 
         rw: RwMode::Randwrite,
         bs: a.bs,
         io_limit: None,
+        passes: None,
         duration: a.steady_state.round,
         ..seq.clone()
     };

@@ -16,10 +16,8 @@ use crate::workload::{
 
 /// fio options that change only fio's reporting or bookkeeping: dropped without a note.
 const QUIET: &[&str] = &[
-    "name",
     "description",
     "group_reporting",
-    "time_based",
     "output-format",
     "output",
     "lat_percentiles",
@@ -232,6 +230,7 @@ fn from_options(pairs: &[(String, String)], notes: Vec<String>) -> Translated {
         direct: false,
         sync: false,
         bs_pair: None,
+        ends: Ends::default(),
         notes,
     };
     for (k, v) in pairs {
@@ -252,7 +251,60 @@ struct Job {
     sync: bool,
     /// `bs=READ,WRITE`.
     bs_pair: Option<(u64, u64)>,
+    ends: Ends,
     notes: Vec<String>,
+}
+
+/// What ends a fio job and how its file is laid out: read with every option,
+/// settled in [`Job::finish`].
+#[derive(Default)]
+struct Ends {
+    /// `time_based`: run for `runtime`, going over the file again and again.
+    time_based: bool,
+    /// `runtime` given: a cap on a job that is not time-based.
+    runtime: bool,
+    /// `loops=N`: go over the file N times (1).
+    loops: Option<u32>,
+    /// `overwrite=1`: the file is written in full before the job.
+    overwrite: bool,
+    /// `fallocate=none`: the file is only extended (holes).
+    no_fallocate: bool,
+    /// `name=`, which names fio's own files.
+    name: Option<String>,
+    /// `directory=`, where fio makes its own files.
+    directory: Option<String>,
+}
+
+impl Ends {
+    /// fio's ending and layout on the workload: a job that is not
+    /// time-based stops once it has gone over its file `loops` times, with
+    /// no time cap unless `runtime` gives one; a write-only job's new file
+    /// is allocated and left unwritten (fio's `fallocate=native`, the
+    /// default), or sparse with `fallocate=none`, unless `overwrite=1`
+    /// writes it first. What the writes carry (zero_buffers...) stays.
+    fn apply(&self, spec: &mut WorkloadSpec) {
+        if !self.time_based {
+            spec.passes = Some(self.loops.unwrap_or(1).max(1));
+            if !self.runtime {
+                spec.duration = Duration::ZERO;
+            }
+        }
+        let write_only = spec.write_pct == 100;
+        if write_only && !self.overwrite && spec.fill == FillMode::Random {
+            spec.fill = if self.no_fallocate {
+                FillMode::Sparse
+            } else {
+                FillMode::Allocated
+            };
+        }
+    }
+
+    /// The file fio would make for the job in `directory` (`NAME.0.0`).
+    fn own_file(&self) -> Option<String> {
+        let dir = self.directory.as_deref()?;
+        let name = self.name.as_deref().unwrap_or("job");
+        Some(format!("{}/{name}.0.0", dir.trim_end_matches('/')))
+    }
 }
 
 /// A whole number, if `v` is one.
@@ -272,10 +324,17 @@ impl Job {
             direct,
             sync,
             bs_pair,
+            ends,
             notes,
         } = self;
         let mut bad = |what: &str| notes.push(format!("{k}={v}: {what}"));
         match k {
+            "name" => ends.name = Some(v.to_string()),
+            "directory" => ends.directory = Some(v.split(':').next().unwrap_or(v).to_string()),
+            "time_based" => ends.time_based = v != "0",
+            "loops" => ends.loops = num(v).map(|n| n.min(u64::from(u32::MAX)) as u32),
+            "overwrite" => ends.overwrite = v != "0",
+            "fallocate" => ends.no_fallocate = v == "none" || v == "0",
             "filename" => files.extend(v.split(':').map(str::to_string)),
             "size" => match parse_size(v) {
                 Ok(s) => *size = Some(s),
@@ -301,7 +360,10 @@ impl Job {
             "iodepth" => spec.qd = num(v).unwrap_or(1) as u32,
             "numjobs" => spec.threads = num(v).unwrap_or(1) as u32,
             "runtime" => match fio_time(v, false) {
-                Some(d) => spec.duration = d,
+                Some(d) => {
+                    spec.duration = d;
+                    ends.runtime = true;
+                }
                 None => bad("not a time"),
             },
             "ramp_time" => spec.warmup = fio_time(v, false).unwrap_or_default(),
@@ -343,6 +405,7 @@ impl Job {
             direct,
             sync,
             bs_pair,
+            ends,
             mut notes,
         } = self;
         if let Some((r, w)) = bs_pair {
@@ -366,8 +429,11 @@ impl Job {
             (false, true) => CacheMode::Writethrough,
             (false, false) => CacheMode::Buffered,
         };
+        ends.apply(&mut spec);
         if spec.engine == EngineKind::Null {
             size = size.or(Some(1 << 30));
+        } else if let (true, Some(own)) = (files.is_empty(), ends.own_file()) {
+            files.push(own);
         } else if files.is_empty() {
             notes.push(
                 "no filename=: fio names its own files; give the target path in its place".into(),
@@ -512,6 +578,67 @@ mod tests {
             x.notes
         );
         assert_eq!(t(&["--fsync=0", "--rw=write"]).spec.flush, None);
+        // fio's own file in the directory, laid out as fio does: allocated,
+        // unwritten; one pass over it (10,029 writes), no time cap.
+        assert_eq!(
+            s.targets[0].path,
+            std::path::PathBuf::from("/var/lib/etcd/etcd-check.0.0")
+        );
+        assert_eq!(s.fill, FillMode::Allocated);
+        assert_eq!((s.passes, s.duration), (Some(1), Duration::ZERO));
+        assert!(x.notes.is_empty(), "{:?}", x.notes);
+    }
+
+    #[test]
+    fn a_job_ends_and_lays_out_its_file_as_fio_does() {
+        // time_based: the runtime, over and over the file.
+        let x = t(&["--rw=write", "--runtime=30", "--time_based", "--filename=f"]);
+        assert_eq!(
+            (x.spec.passes, x.spec.duration),
+            (None, Duration::from_secs(30))
+        );
+        // Not time-based with a runtime: loops passes, capped by the runtime.
+        let x = t(&[
+            "--rw=randwrite",
+            "--runtime=30",
+            "--loops=3",
+            "--filename=f",
+        ]);
+        assert_eq!(
+            (x.spec.passes, x.spec.duration),
+            (Some(3), Duration::from_secs(30))
+        );
+        // A job that reads has its file written first; so has overwrite=1.
+        assert_eq!(
+            t(&["--rw=randrw", "--filename=f"]).spec.fill,
+            FillMode::Random
+        );
+        let x = t(&["--rw=write", "--overwrite=1", "--filename=f"]);
+        assert_eq!(x.spec.fill, FillMode::Random);
+        // fallocate=none only extends the file: holes.
+        let x = t(&["--rw=write", "--fallocate=none", "--filename=f"]);
+        assert_eq!(x.spec.fill, FillMode::Sparse);
+        // What the writes carry stays what was asked.
+        let x = t(&["--rw=write", "--zero_buffers=1", "--filename=f"]);
+        assert_eq!(x.spec.fill, FillMode::Zero);
+        // The command line says it all again.
+        let x = t(&[
+            "--name=etcd",
+            "--rw=write",
+            "--ioengine=sync",
+            "--fdatasync=1",
+            "--directory=/mnt/etcd/",
+            "--size=22m",
+            "--bs=2300",
+        ]);
+        let (c, _) = crate::compat::translate::run_command(&x.spec, &[x.size]);
+        assert!(
+            c.starts_with("iosim run /mnt/etcd/etcd.0.0 --rw write --bs 2300")
+                && c.contains("--duration 0s")
+                && c.contains("--fill allocated")
+                && c.contains("--passes 1"),
+            "{c}"
+        );
     }
 
     #[test]

@@ -184,6 +184,10 @@ fn control_words(spec: &WorkloadSpec, w: &mut Vec<String>, notes: &mut Vec<Strin
         w.push("--number-ios".into());
         w.push(n.to_string());
     }
+    if let Some(n) = spec.passes {
+        w.push("--passes".into());
+        w.push(n.to_string());
+    }
     if let Some(f) = spec.flush {
         w.push(format!("--{}", f.kind.name()));
         w.push(f.every.to_string());

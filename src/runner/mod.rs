@@ -228,7 +228,9 @@ fn run_loads(
     for (i, s) in specs.iter().enumerate() {
         loads.push(Load::prepare(s, i, opts, made)?);
     }
-    let (interval, raised) = run_interval(&loads, opts, first.duration);
+    // A run a count ends, with no time cap, picks its interval as an hour's would.
+    let span = first.time_cap().min(Duration::from_secs(3600));
+    let (interval, raised) = run_interval(&loads, opts, span);
     let interval_ns = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
     let crew = Crew::spawn(&mut loads, opts, interval_ns)?;
 
@@ -633,7 +635,7 @@ fn drive(
     let w = &crew.window;
     let sync = opts.sync.as_deref();
     let warmup_ns = u64::try_from(spec.warmup.as_nanos()).unwrap_or(u64::MAX);
-    let duration_ns = u64::try_from(spec.duration.as_nanos()).unwrap_or(u64::MAX);
+    let duration_ns = u64::try_from(spec.time_cap().as_nanos()).unwrap_or(u64::MAX);
     let Gate {
         t0,
         set_up,

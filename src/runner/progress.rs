@@ -27,7 +27,7 @@ pub(super) struct Progress {
 
 impl Progress {
     pub(super) fn new(show: bool, spec: &WorkloadSpec) -> Progress {
-        let total_s = (spec.duration + spec.warmup).as_secs_f64();
+        let total_s = (spec.time_cap() + spec.warmup).as_secs_f64();
         let warmup_s = spec.warmup.as_secs_f64();
         if !show {
             return Progress {

@@ -276,6 +276,20 @@ fn thread_seed(spec: &WorkloadSpec, plan: &WorkerPlan) -> u64 {
 }
 
 /// The offset generator of one thread: its share of the region, its seed.
+/// The I/Os one thread completes before it stops: `--number-ios`, or
+/// `--passes` times its region in blocks (the region split among the
+/// threads that share one sequential position), whichever is fewer.
+fn io_limit(spec: &WorkloadSpec, region_len: u64, threads_on_target: usize) -> u64 {
+    let passes = spec.passes.map_or(u64::MAX, |p| {
+        let region = match spec.seq_layout {
+            SeqLayout::Shared => region_len / threads_on_target.max(1) as u64,
+            _ => region_len,
+        };
+        (u64::from(p) * (region / spec.bs.max(1))).max(1)
+    });
+    spec.io_limit.unwrap_or(u64::MAX).min(passes)
+}
+
 fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
     let spec = &ctx.spec;
     let align = spec.effective_align();
@@ -446,7 +460,7 @@ impl<'a> Worker<'a> {
             bs: spec.bs as u32,
             data: WriteData::for_thread(spec, plan.thread as u64, thread_seed(spec, plan)),
             submit_batch,
-            io_limit: spec.io_limit.unwrap_or(u64::MAX),
+            io_limit: io_limit(spec, ctx.region_len, plan.threads_on_target),
             win: Phase {
                 measuring: false,
                 start: 0,
@@ -509,9 +523,44 @@ impl<'a> Worker<'a> {
             }
             self.complete(n, now);
             if self.measured_ios >= self.io_limit && !self.stopping {
-                // `--number-ios` reached: stop before issuing one more.
-                self.close_intervals(now);
+                // `--number-ios` reached: stop before issuing one more, once
+                // the writes' owed flush is done.
+                self.flush_owed()?;
+                self.close_intervals(now_ns());
             }
+        }
+        Ok(())
+    }
+
+    /// When a count (`--number-ios`, `--passes`) ends the run right after a
+    /// write whose flush is owed (`--fdatasync N`, `--sync-method`), that
+    /// flush is issued and waited for, and measured, before the window
+    /// closes: the run ends durable, as a fio job does, with one flush per
+    /// write (fio's etcd check counts the last write's fdatasync too).
+    #[cold]
+    fn flush_owed(&mut self) -> anyhow::Result<()> {
+        if self.unflushed < self.flush_every {
+            return Ok(());
+        }
+        // The I/Os in flight complete first: the flush covers them.
+        while self.io.inflight > 0 {
+            let n = self.eng.reap(1, &mut self.io.comps)?;
+            self.complete(n, now_ns());
+        }
+        let Some(slot) = self.io.free.pop() else {
+            return Ok(());
+        };
+        self.unflushed = 0;
+        self.io.intended_ts[slot as usize] = self.last_ts;
+        self.last_ts = now_ns();
+        self.queue_one(slot, self.flush_op, 0, 0, 0)?;
+        if !self.sync && !self.io.pending.is_empty() {
+            self.io.stamp_pending();
+            self.eng.commit()?;
+        }
+        while self.io.inflight > 0 {
+            let n = self.eng.reap(1, &mut self.io.comps)?;
+            self.complete(n, now_ns());
         }
         Ok(())
     }
@@ -937,5 +986,33 @@ impl<'a> Worker<'a> {
             verify: self.verify.map(|v| v.counts),
             late: self.late,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_stop_after_the_region_in_blocks() {
+        let mut spec = WorkloadSpec {
+            bs: 2300,
+            ..WorkloadSpec::default()
+        };
+        // No limit: runs for the duration.
+        assert_eq!(io_limit(&spec, 22 << 20, 1), u64::MAX);
+        // fio --size=22m --bs=2300 writes 10,029 blocks.
+        spec.passes = Some(1);
+        assert_eq!(io_limit(&spec, 22 << 20, 1), 10_029);
+        spec.passes = Some(3);
+        assert_eq!(io_limit(&spec, 22 << 20, 4), 30_087);
+        // Threads that share one position split the region.
+        spec.seq_layout = SeqLayout::Shared;
+        assert_eq!(io_limit(&spec, 22 << 20, 4), 3 * ((22 << 20) / 4 / 2300));
+        // --number-ios below it wins; a region under one block still does one.
+        spec.io_limit = Some(100);
+        assert_eq!(io_limit(&spec, 22 << 20, 1), 100);
+        spec.io_limit = None;
+        assert_eq!(io_limit(&spec, 1000, 1), 1);
     }
 }

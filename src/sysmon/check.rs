@@ -1125,7 +1125,9 @@ pub fn self_checks(
             target_size: size,
             mem_total_bytes: env.mem_total_bytes,
             file_sparse: sparse,
-            zero_filled: zero,
+            // Unwritten on purpose (--fill allocated) and never read: no read was shortcut.
+            zero_filled: zero
+                && !(spec.fill == crate::workload::FillMode::Allocated && issued.read.ios == 0),
             direct_unavailable: false,
             loop_backing,
             unwritten,

@@ -395,7 +395,14 @@ mod tests {
         for bad in ["", "abc", "zz", &"00".repeat(17)] {
             assert!(bad.parse::<PatternBytes>().is_err(), "{bad}");
         }
-        for s in ["random", "zero", "sparse", "pattern:A5", "compressible:50"] {
+        for s in [
+            "random",
+            "zero",
+            "sparse",
+            "allocated",
+            "pattern:A5",
+            "compressible:50",
+        ] {
             let f: FillMode = s.parse().unwrap();
             assert_eq!(f.to_string(), s);
             let j = serde_json::to_string(&f).unwrap();

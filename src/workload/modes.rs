@@ -196,7 +196,7 @@ impl EngineKind {
 /// What a write carries, and what new test files are filled with.
 ///
 /// Written on the command line and in JSON as `random`, `zero`, `sparse`,
-/// `pattern:HEX` or `compressible:N`.
+/// `allocated`, `pattern:HEX` or `compressible:N`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FillMode {
     /// Incompressible random data (default): no compression or zero-detection artefacts.
@@ -207,6 +207,14 @@ pub enum FillMode {
     /// New test files are left sparse (not written at all); writes still carry random data.
     /// Reads of holes never reach the device, so only use this for write tests.
     Sparse,
+    /// New test files are allocated but not written (`fallocate`: unwritten
+    /// extents), and an iosim test file is made so again before each run that
+    /// writes it: the layout fio gives the file of a write job, and etcd a
+    /// new WAL segment. The first write into each block makes the file system
+    /// record it as written, which the next fdatasync commits (a journal
+    /// transaction); writes carry random data. Reads return zeros without
+    /// device I/O, so only use this for write tests.
+    Allocated,
     /// A byte pattern (1 to 16 bytes, e.g. `pattern:DEADBEEF`) repeated over every block.
     Pattern(data::PatternBytes),
     /// Random data of which N percent of every 4 KiB block compresses away (fio's
@@ -221,6 +229,7 @@ impl FillMode {
             FillMode::Random => "random".into(),
             FillMode::Zero => "zero".into(),
             FillMode::Sparse => "sparse".into(),
+            FillMode::Allocated => "allocated".into(),
             FillMode::Pattern(p) => format!("pattern:{p}"),
             FillMode::Compressible(n) => format!("compressible:{n}"),
         }
@@ -240,7 +249,7 @@ impl std::str::FromStr for FillMode {
         let t = s.trim();
         let usage = || {
             format!(
-                "invalid fill '{s}': use random, zero, sparse, pattern:HEX (1-16 bytes, e.g. pattern:DEADBEEF) or compressible:N (0-100)"
+                "invalid fill '{s}': use random, zero, sparse, allocated, pattern:HEX (1-16 bytes, e.g. pattern:DEADBEEF) or compressible:N (0-100)"
             )
         };
         let (name, arg) = match t.split_once(':') {
@@ -251,6 +260,7 @@ impl std::str::FromStr for FillMode {
             ("random", None) => FillMode::Random,
             ("zero", None) => FillMode::Zero,
             ("sparse", None) => FillMode::Sparse,
+            ("allocated", None) => FillMode::Allocated,
             ("pattern", Some(h)) => FillMode::Pattern(h.parse().map_err(|_| usage())?),
             ("compressible", Some(n)) => {
                 let n: u8 = n.trim_end_matches('%').parse().map_err(|_| usage())?;

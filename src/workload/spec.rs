@@ -147,6 +147,10 @@ pub struct WorkloadSpec {
     /// Complete this many I/Os per thread, then stop (before the duration ends).
     #[serde(default)]
     pub io_limit: Option<u64>,
+    /// Stop each thread once its I/Os add up to this many times its region
+    /// (fio's default for a job that is not time-based: write the size once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u32>,
     /// Hand queued I/Os to the kernel in groups of at most this many
     /// (fio's `iodepth_batch_submit`); 0 submits every free slot at once.
     #[serde(default)]
@@ -234,6 +238,7 @@ impl Default for WorkloadSpec {
             sqpoll: false,
             hipri: false,
             io_limit: None,
+            passes: None,
             submit_batch: 1,
             rate_iops: None,
             rate_bytes: None,
@@ -253,6 +258,9 @@ pub const MAX_BS: u64 = 64 << 20;
 pub const MAX_THREADS: u32 = 1024;
 /// Largest queue depth per thread (io_uring rings are sized from it).
 pub const MAX_QD: u32 = 4096;
+
+/// [`WorkloadSpec::time_cap`] of a run that a count ends: a year.
+pub const NO_TIME_CAP: Duration = Duration::from_secs(365 * 24 * 3600);
 
 impl WorkloadSpec {
     /// The flush a thread issues after its writes, from `--fsync`/`--fdatasync` or `--sync-method`.
@@ -360,11 +368,25 @@ impl WorkloadSpec {
         Ok(())
     }
 
+    /// How long the measured window may last: `--duration`, or, when it is 0
+    /// and a count ends the run (`--number-ios`, `--passes`), no cap worth
+    /// the name (a year), as a fio job that is not time-based has none.
+    pub fn time_cap(&self) -> Duration {
+        if self.duration.is_zero() && (self.io_limit.is_some() || self.passes.is_some()) {
+            NO_TIME_CAP
+        } else {
+            self.duration
+        }
+    }
+
     /// [`validate`](Self::validate): duration, polled I/O, engine and cache, rate caps, bursts.
     fn validate_engine(&self) -> Result<(), Error> {
         let bad = |m: String| Err(Error::BadWorkload(m));
-        if self.duration.is_zero() && self.io_limit.is_none() {
+        if self.duration.is_zero() && self.io_limit.is_none() && self.passes.is_none() {
             return bad("--duration must be more than 0".into());
+        }
+        if self.passes == Some(0) {
+            return bad("--passes 0: give 1 or more, or leave it out to run for --duration".into());
         }
         if self.hipri && !self.cache.is_direct() {
             return bad("--hipri (polled I/O) needs direct I/O: add --cache direct".into());

@@ -92,6 +92,7 @@ pub fn plan(
         submit_batch: 1,
         hipri: false,
         io_limit: None,
+        passes: None,
         rate_iops: match args.throughput {
             Some(Throughput::Iops(n)) => Some(n),
             _ => None,

@@ -110,6 +110,7 @@ pub fn plan(
         submit_batch: 1,
         hipri: false,
         io_limit: None,
+        passes: None,
         ..WorkloadSpec::default()
     };
     spec.validate()?;

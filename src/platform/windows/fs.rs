@@ -312,6 +312,16 @@ fn enable_privilege() -> bool {
     }
 }
 
+/// Makes the first `len` bytes of `f` allocated but unwritten, NTFS's way:
+/// the file is cut to nothing and extended again without
+/// `SetFileValidData`, so its valid data length is 0 and each write past it
+/// moves it on (a metadata update the next flush must commit), as writes
+/// into a freshly extended file do. Reads past it return zeros.
+pub fn allocate_unwritten(f: &File, len: u64) -> io::Result<()> {
+    f.set_len(0)?;
+    f.set_len(len)
+}
+
 /// Extends `f` to `offset + len` bytes; with `SeManageVolumePrivilege`, also
 /// marks them valid (`SetFileValidData`, as SQL Server's instant file
 /// initialisation does), so writes into them do not wait for zeroing.
