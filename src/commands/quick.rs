@@ -12,10 +12,7 @@ use crate::outcome::Outcome;
 pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let dir = q.dir.clone().unwrap_or_else(|| ".".into());
     if dir.exists() && !dir.is_dir() {
-        anyhow::bail!(crate::Error::BadWorkload(format!(
-            "'{}' is not a directory: iosim quick takes the DIRECTORY for its test file (named by --file, default iosim-testfile.dat); to measure a file of your own use iosim quick DIR --file NAME, or iosim run FILE",
-            dir.display()
-        )));
+        anyhow::bail!(crate::Error::QuickNeedsDirectory(dir));
     }
     if !dir.is_dir() {
         return Err(crate::Error::MissingDirectory(dir).into());

@@ -137,11 +137,7 @@ impl Extensions {
 
     /// Adds `L=/path`.
     pub fn add_drive(&mut self, spec: &str) -> anyhow::Result<()> {
-        let bad = || {
-            anyhow::Error::new(crate::Error::BadWorkload(format!(
-                "--drive '{spec}': use a drive letter and a Linux path, e.g. --drive L=/mnt/data"
-            )))
-        };
+        let bad = || anyhow::Error::new(crate::Error::BadDriveMapping(spec.to_string()));
         let (l, p) = spec.split_once('=').ok_or_else(bad)?;
         let l = l.trim().trim_end_matches(':');
         let mut chars = l.chars();
@@ -158,11 +154,7 @@ impl Extensions {
 
     /// Adds `N=/dev/xxx`.
     pub fn add_disk(&mut self, spec: &str) -> anyhow::Result<()> {
-        let bad = || {
-            anyhow::Error::new(crate::Error::BadWorkload(format!(
-                "--disk '{spec}': use a disk number and a block device, e.g. --disk 1=/dev/sdb"
-            )))
-        };
+        let bad = || anyhow::Error::new(crate::Error::BadDiskMapping(spec.to_string()));
         let (n, p) = spec.split_once('=').ok_or_else(bad)?;
         let n: u32 = n
             .trim()
@@ -238,9 +230,7 @@ impl Extensions {
                 ("--db", Some(v)) => self.db = Some(PathBuf::from(v)),
                 ("--label", Some(v)) => self.label = Some(v),
                 ("--no-save", None) => self.no_save = true,
-                _ => anyhow::bail!(crate::Error::BadWorkload(format!(
-                    "unknown iosim option '{a}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE, --quiet, --db PATH, --label NAME, --no-save and (DiskSpd) --layout 2.0|2.2 besides the legacy options"
-                ))),
+                _ => anyhow::bail!(crate::Error::UnknownCompatOption(a.clone())),
             }
             i += 1;
         }
@@ -257,16 +247,12 @@ impl Extensions {
             return Ok(self.resolve_native(raw));
         }
         if raw.starts_with("\\\\") {
-            anyhow::bail!(crate::Error::BadWorkload(format!(
-                "'{raw}' is a Windows UNC path: mount the share on Linux (mount -t cifs or nfs) and give the Linux path of the file"
-            )));
+            anyhow::bail!(crate::Error::UncPath(raw.to_string()));
         }
         if let Some(n) = raw.strip_prefix('#') {
-            let n: u32 = n.parse().map_err(|_| {
-                crate::Error::BadWorkload(format!(
-                    "'{raw}' is not a physical disk number: use #1, #2, ..."
-                ))
-            })?;
+            let n: u32 = n
+                .parse()
+                .map_err(|_| crate::Error::NotADiskNumber(raw.to_string()))?;
             return self.disk(n);
         }
         if let Some(rest) = raw.strip_prefix('\\') {
@@ -275,9 +261,7 @@ impl Extensions {
             let base = match (self.drives.get(&'C'), self.drives.len()) {
                 (Some(c), _) => c.clone(),
                 (None, 1) => self.drives.values().next().cloned().unwrap_or_default(),
-                _ => anyhow::bail!(crate::Error::BadWorkload(format!(
-                    "'{raw}' is rooted on the current Windows drive: map it with --drive C=/mnt/data (or IOSIM_DRIVES=\"C=/mnt/data\"), or give a Linux path"
-                ))),
+                _ => anyhow::bail!(crate::Error::RootedOnCurrentDrive(raw.to_string())),
             };
             let rest = rest.replace('\\', "/");
             return Ok(base.join(rest.trim_start_matches('/')));
@@ -488,8 +472,20 @@ mod tests {
         assert_eq!(e.resolve("x.dat").unwrap(), Path::new("x.dat"));
         let err = e.resolve("F:\\x.dat").unwrap_err().to_string();
         assert!(err.contains("--drive F="), "{err}");
-        assert!(e.resolve("\\\\srv\\share\\x").is_err());
+        let unc = e.resolve("\\\\srv\\share\\x").unwrap_err();
+        assert!(
+            matches!(unc.downcast_ref(), Some(crate::Error::UncPath(_))),
+            "{unc}"
+        );
         assert!(e.resolve("#2").is_err());
+        let not_a_disk = e.resolve("#x").unwrap_err();
+        assert!(
+            matches!(
+                not_a_disk.downcast_ref(),
+                Some(crate::Error::NotADiskNumber(_))
+            ),
+            "{not_a_disk}"
+        );
         // Rooted and relative Windows paths never keep a backslash.
         assert_eq!(
             e.resolve("\\DB52\\testfile.dat").unwrap(),
@@ -501,11 +497,15 @@ mod tests {
         );
         let mut two = e.clone();
         two.add_drive("X=/mnt/x").unwrap();
-        assert!(two
-            .resolve("\\DB52\\t.dat")
-            .unwrap_err()
-            .to_string()
-            .contains("--drive C="));
+        let rooted = two.resolve("\\DB52\\t.dat").unwrap_err();
+        assert!(
+            matches!(
+                rooted.downcast_ref(),
+                Some(crate::Error::RootedOnCurrentDrive(p)) if p == "\\DB52\\t.dat"
+            ),
+            "{rooted}"
+        );
+        assert!(rooted.to_string().contains("--drive C="), "{rooted}");
         two.add_drive("C=/mnt/c").unwrap();
         assert_eq!(two.resolve("\\t.dat").unwrap(), Path::new("/mnt/c/t.dat"));
     }
@@ -530,8 +530,24 @@ mod tests {
         assert_eq!(e.drives[&'X'], PathBuf::from("/data"));
         assert_eq!(e.json, Some(PathBuf::from("/tmp/r.json")));
         assert!(e.allow_destroy);
-        assert!(e.split_args(&["--bogus".to_string()]).is_err());
-        assert!(e.add_drive("LL=/x").is_err());
+        let bogus = e.split_args(&["--bogus".to_string()]).unwrap_err();
+        assert!(
+            matches!(
+                bogus.downcast_ref(),
+                Some(crate::Error::UnknownCompatOption(o)) if o == "--bogus"
+            ),
+            "{bogus}"
+        );
+        let drive = e.add_drive("LL=/x").unwrap_err();
+        assert!(
+            matches!(drive.downcast_ref(), Some(crate::Error::BadDriveMapping(s)) if s == "LL=/x"),
+            "{drive}"
+        );
+        let disk = e.add_disk("x=/dev/sdb").unwrap_err();
+        assert!(
+            matches!(disk.downcast_ref(), Some(crate::Error::BadDiskMapping(_))),
+            "{disk}"
+        );
     }
 
     #[test]
