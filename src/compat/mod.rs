@@ -26,7 +26,7 @@ pub mod translate;
 pub mod xmlprofile;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -69,17 +69,22 @@ pub struct Extensions {
     pub label: Option<String>,
 }
 
-/// What a compatibility front end measured: its exit status and, when it
-/// ran a workload, the result to store in the history with what it printed
-/// it from (`P`: the front end's own plan, so `iosim show` prints it again).
+/// What a compatibility front end measured: when it ran a workload, the
+/// result with what it printed it from (`P`: the front end's own plan, so
+/// that `iosim show` prints it again), and what `commands::finish` is left
+/// to print and write.
 pub struct Measured<P> {
-    /// Exit status.
-    pub code: u8,
-    /// The run's result (None for `-?` and DiskSpd's `-Rp`).
-    pub result: Option<RunResult>,
-    /// What the front end printed the result from (None when nothing was measured).
-    pub printed: Option<P>,
-    /// iosim's own options of the command line (history database, label...).
+    /// The run's result and what the front end prints it from (None for
+    /// `-?` and DiskSpd's `-Rp`, which measure nothing).
+    pub run: Option<(RunResult, P)>,
+    /// What the front end printed on stdout while it ran: the beginning of
+    /// `P`'s text (SQLIO's header and its files' preparation, printed as
+    /// they happened); the rest is printed once the run is over.
+    pub streamed: String,
+    /// Said on stderr after the output (the run's notes, its self-checks,
+    /// an interruption, its I/O errors).
+    pub notes: Vec<String>,
+    /// iosim's own options of the command line (history database, label, `--json`...).
     pub ext: Extensions,
 }
 
@@ -87,21 +92,41 @@ impl<P> Measured<P> {
     /// Nothing was measured.
     pub fn nothing(ext: Extensions) -> Measured<P> {
         Measured {
-            code: 0,
-            result: None,
-            printed: None,
+            run: None,
+            streamed: String::new(),
+            notes: Vec::new(),
             ext,
         }
     }
 
-    /// A measured run, printed from `printed`; `tool` and `args` are recorded in its notes.
+    /// A measured run of `tool`, printed from `printed`, of which `streamed`
+    /// is on stdout already; `args` are recorded in its notes, and the
+    /// run's notes, self-checks, interruption and I/O errors are said on
+    /// stderr after the output.
     pub fn run(
         tool: &str,
         args: &[String],
         mut res: RunResult,
         printed: P,
+        streamed: String,
         ext: Extensions,
     ) -> Measured<P> {
+        let mut notes: Vec<String> = res
+            .notes
+            .iter()
+            .map(|n| format!("iosim {tool}: note: {n}"))
+            .collect();
+        notes.extend(
+            res.warnings
+                .iter()
+                .map(|w| format!("iosim {tool}: WARNING ({}): {}", w.code.as_str(), w.message)),
+        );
+        if res.interrupted {
+            notes.push(format!(
+                "iosim {tool}: interrupted: the numbers cover {:.2} s",
+                res.duration_s
+            ));
+        }
         res.notes.push(format!(
             "measured by: iosim {tool} {}",
             args.iter()
@@ -110,9 +135,9 @@ impl<P> Measured<P> {
                 .join(" ")
         ));
         Measured {
-            code: exit_code(&res),
-            result: Some(res),
-            printed: Some(printed),
+            run: Some((res, printed)),
+            streamed,
+            notes,
             ext,
         }
     }
@@ -348,15 +373,6 @@ impl Warnings {
     }
 }
 
-/// The run's self-checks on stderr, as `iosim run` prints them in its
-/// report: the legacy layouts have no place for them, and a cache that
-/// answered or a test file that fits in memory must not go unsaid.
-pub fn print_self_checks(tool: &str, res: &crate::runner::RunResult) {
-    for w in &res.warnings {
-        crate::say!("iosim {tool}: WARNING ({}): {}", w.code.as_str(), w.message);
-    }
-}
-
 /// CPUs set in a mask such as `0x0F` or `15`; empty for 0 (any CPU).
 pub fn mask_cpus(text: &str) -> Option<(u64, Vec<usize>)> {
     let t = text.trim();
@@ -388,24 +404,6 @@ pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunO
     }
 }
 
-/// Exit code of a finished run.
-pub fn exit_code(res: &RunResult) -> u8 {
-    crate::outcome::Outcome::of_run(res.interrupted, res.errors.count).code()
-}
-
-/// Writes the JSON document when `--json FILE` was given.
-pub fn write_json(path: Option<&Path>, res: &RunResult) -> anyhow::Result<()> {
-    if let Some(p) = path {
-        crate::outfile::write(
-            p,
-            "JSON result",
-            (crate::report::json(res) + "\n").as_bytes(),
-            crate::outfile::Existing::Replace,
-        )?;
-    }
-    Ok(())
-}
-
 /// Quotes a word for a POSIX shell when it needs it.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -421,6 +419,7 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[cfg(target_os = "linux")]
     fn ext() -> Extensions {
