@@ -225,6 +225,33 @@ fn all_ranks_writing_one_file_whole_is_refused() {
     );
 }
 
+/// A command that is not collective (`commands::ranks::under_launcher`) is
+/// refused on every rank before it touches a target: no rank writes a path
+/// that no rule made its own.
+#[test]
+fn commands_that_are_not_collective_are_refused_before_any_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.dat");
+    let d = dir.path().to_str().unwrap();
+    for args in [
+        vec!["fsync", d, "--no-save"],
+        vec!["crash", "write", file.to_str().unwrap(), "--size", "1M"],
+        vec!["precondition", file.to_str().unwrap(), "--size", "1M"],
+        vec!["qualify", "--data", d, "--no-save"],
+    ] {
+        let Some(mut c) = mpirun(2) else { return };
+        let out = c.args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("does not run collectively yet"),
+            "{args:?}: {err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} touched {left:?}");
+    }
+}
+
 /// How long a job that must end early (a rank failed, panicked) may take:
 /// far less than its hour-long window, however slowly a busy machine starts
 /// mpirun and its ranks, and less than the 120 s `timeout` around mpirun.

@@ -18,7 +18,7 @@ pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         return Err(crate::Error::MissingDirectory(dir).into());
     }
     let cfg = crate::quick::QuickConfig {
-        path: dir.join(crate::mpi::rank_file(&q.file)),
+        path: ctx.for_rank(&dir.join(&q.file)),
         size: q.size,
         duration: q.duration,
         engine: q.engine,

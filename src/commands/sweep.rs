@@ -24,6 +24,9 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         crate::outfile::check(p, "CSV table")?;
     }
     let mut base = a.run.to_spec()?;
+    for t in &mut base.targets {
+        t.path = ctx.for_rank(&t.path);
+    }
     let (explicit, study) = match &a.study {
         Some(name) => {
             let s = studies::find(name).ok_or_else(|| {
