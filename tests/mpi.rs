@@ -669,6 +669,9 @@ fn sweep_points_are_collective() {
             .unwrap(),
     );
     assert!(dir.path().join("s-0.dat").exists() && dir.path().join("s-1.dat").exists());
+    // The document names the target as the command line did.
+    let named = v["base"]["targets"][0]["path"].as_str().unwrap();
+    assert!(named.ends_with("s-%r.dat"), "{named}");
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
     for p in points {
