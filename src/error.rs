@@ -18,9 +18,74 @@ pub enum Error {
     )]
     BadDuration(String),
 
-    /// A workload parameter is out of range or contradicts another.
+    /// A workload parameter is out of range or contradicts another (the
+    /// message says which and what to give); the mistakes a caller or a
+    /// test tells apart have variants of their own below.
     #[error("{0}")]
     BadWorkload(String),
+
+    /// Workloads run at the same time (a profile's phase) asked for
+    /// different measured windows.
+    #[error("workloads run at the same time share one measured window, but one asks for --duration {duration:?} --warmup {warmup:?} and another for --duration {other_duration:?} --warmup {other_warmup:?}: give them the same")]
+    WindowsDiffer {
+        /// The first workload's `--duration`.
+        duration: std::time::Duration,
+        /// The first workload's `--warmup`.
+        warmup: std::time::Duration,
+        /// The other workload's `--duration`.
+        other_duration: std::time::Duration,
+        /// The other workload's `--warmup`.
+        other_warmup: std::time::Duration,
+    },
+
+    /// `iosim quick PATH` on a path that exists and is not a directory
+    /// (most likely the test file itself).
+    #[error("'{0}' is not a directory: iosim quick takes the DIRECTORY for its test file (named by --file, default iosim-testfile.dat); to measure a file of your own use iosim quick DIR --file NAME, or iosim run FILE")]
+    QuickNeedsDirectory(PathBuf),
+
+    /// `iosim replay --trace-offset` past an I/O of the trace.
+    #[error("the trace has an I/O at byte {lowest}, below --trace-offset {trace_offset}: give the start of the traced partition (iosim capture prints it), or 0")]
+    TraceBelowOffset {
+        /// The offset of the first I/O found below it.
+        lowest: u64,
+        /// `--trace-offset`.
+        trace_offset: u64,
+    },
+
+    /// A traced I/O whose size or offset direct I/O on the target cannot do.
+    #[error("the trace holds an I/O {what}, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered", target.display())]
+    TraceUnaligned {
+        /// The I/O: `of 1000 bytes`, `at byte 4100`.
+        what: String,
+        /// The replay's target.
+        target: PathBuf,
+        /// The alignment direct I/O needs there.
+        align: u64,
+    },
+
+    /// A `--drive` mapping (or an `IOSIM_DRIVES` item) that is not `L=PATH`.
+    #[error("--drive '{0}': use a drive letter and a Linux path, e.g. --drive L=/mnt/data")]
+    BadDriveMapping(String),
+
+    /// A `--disk` mapping (or an `IOSIM_DISKS` item) that is not `N=DEVICE`.
+    #[error("--disk '{0}': use a disk number and a block device, e.g. --disk 1=/dev/sdb")]
+    BadDiskMapping(String),
+
+    /// A Windows UNC path as a legacy front end's target.
+    #[error("'{0}' is a Windows UNC path: mount the share on Linux (mount -t cifs or nfs) and give the Linux path of the file")]
+    UncPath(String),
+
+    /// `#X` as a legacy front end's target, X not a number.
+    #[error("'{0}' is not a physical disk number: use #1, #2, ...")]
+    NotADiskNumber(String),
+
+    /// `\dir\file` (rooted on the current drive) with no drive to root it on.
+    #[error("'{0}' is rooted on the current Windows drive: map it with --drive C=/mnt/data (or IOSIM_DRIVES=\"C=/mnt/data\"), or give a Linux path")]
+    RootedOnCurrentDrive(String),
+
+    /// A `--` option the legacy front ends do not take.
+    #[error("unknown iosim option '{0}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE, --quiet, --db PATH, --label NAME, --no-save and (DiskSpd) --layout 2.0|2.2 besides the legacy options")]
+    UnknownCompatOption(String),
 
     /// `--hipri` (polled completions) on a target whose device has no poll queues.
     #[error("--hipri polls for completions, and {device} (under '{path}') has no poll queues (/sys/block/{device}/queue/io_poll is 0), so every I/O would fail: drop --hipri, or give the device poll queues (NVMe: the nvme.poll_queues module parameter)")]
@@ -161,6 +226,61 @@ mod tests {
             Error::UnmappedDisk { disk: 2 }.to_string(),
             "physical disk 2 means nothing on Linux: map it with --disk 2=/dev/sdX (or IOSIM_DISKS=\"2=/dev/sdX\")"
         );
+        // The variants that were `BadWorkload` strings say what those said.
+        let d = std::time::Duration::from_secs;
+        let raw = "\\\\srv\\share\\x";
+        for (e, said) in [
+            (
+                Error::WindowsDiffer {
+                    duration: d(1),
+                    warmup: d(0),
+                    other_duration: d(120),
+                    other_warmup: d(5),
+                },
+                format!(
+                    "workloads run at the same time share one measured window, but one asks for --duration {:?} --warmup {:?} and another for --duration {:?} --warmup {:?}: give them the same",
+                    d(1), d(0), d(120), d(5)
+                ),
+            ),
+            (
+                Error::QuickNeedsDirectory("/m/t.dat".into()),
+                "'/m/t.dat' is not a directory: iosim quick takes the DIRECTORY for its test file (named by --file, default iosim-testfile.dat); to measure a file of your own use iosim quick DIR --file NAME, or iosim run FILE".into(),
+            ),
+            (
+                Error::TraceBelowOffset { lowest: 512, trace_offset: 2 << 20 },
+                "the trace has an I/O at byte 512, below --trace-offset 2097152: give the start of the traced partition (iosim capture prints it), or 0".into(),
+            ),
+            (
+                Error::TraceUnaligned { what: "of 1000 bytes".into(), target: "/dev/sdb".into(), align: 512 },
+                "the trace holds an I/O of 1000 bytes, which direct I/O on '/dev/sdb' cannot do (it needs multiples of 512 bytes): replay with --cache buffered".into(),
+            ),
+            (
+                Error::BadDriveMapping("LL=/x".into()),
+                "--drive 'LL=/x': use a drive letter and a Linux path, e.g. --drive L=/mnt/data".into(),
+            ),
+            (
+                Error::BadDiskMapping("x=/dev/sdb".into()),
+                "--disk 'x=/dev/sdb': use a disk number and a block device, e.g. --disk 1=/dev/sdb".into(),
+            ),
+            (
+                Error::UncPath(raw.into()),
+                format!("'{raw}' is a Windows UNC path: mount the share on Linux (mount -t cifs or nfs) and give the Linux path of the file"),
+            ),
+            (
+                Error::NotADiskNumber("#x".into()),
+                "'#x' is not a physical disk number: use #1, #2, ...".into(),
+            ),
+            (
+                Error::RootedOnCurrentDrive("\\t.dat".into()),
+                "'\\t.dat' is rooted on the current Windows drive: map it with --drive C=/mnt/data (or IOSIM_DRIVES=\"C=/mnt/data\"), or give a Linux path".into(),
+            ),
+            (
+                Error::UnknownCompatOption("--bogus".into()),
+                "unknown iosim option '--bogus': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE, --quiet, --db PATH, --label NAME, --no-save and (DiskSpd) --layout 2.0|2.2 besides the legacy options".into(),
+            ),
+        ] {
+            assert_eq!(e.to_string(), said);
+        }
         assert_eq!(
             Error::NotFileOrDevice { path: "/dev/null".into() }.to_string(),
             "'/dev/null' is neither a regular file nor a block device: name a file (it will be created) or a device"

@@ -48,15 +48,10 @@ fn main() -> ExitCode {
 }
 
 /// Refuses, under a launcher with several ranks, the commands that are not
-/// collective yet (`run`, `run --profile`, `quick`, `sweep` and `sim` are).
+/// collective yet (the table: `commands::ranks::under_launcher`).
 fn check_command(command: Option<&iosim::cli::Command>) -> anyhow::Result<()> {
-    use iosim::cli::Command as C;
-    let name = match command {
-        Some(C::Sqlio(_)) => "sqlio",
-        Some(C::Diskspd(_)) => "diskspd",
-        Some(C::Matrix(_)) => "matrix",
-        Some(C::Create(_)) => "create",
-        _ => return Ok(()),
-    };
-    iosim::mpi::single_only(name)
+    match commands::ranks::under_launcher(command) {
+        commands::ranks::UnderLauncher::Refused(name) => iosim::mpi::single_only(name),
+        _ => Ok(()),
+    }
 }

@@ -74,15 +74,6 @@ impl Outcome {
             .expect("every outcome is in EXIT_CODES")
     }
 
-    /// The outcome whose exit status is `code` (a front end that returns a
-    /// status); a status outside the table is a failure.
-    pub fn from_code(code: u8) -> Outcome {
-        EXIT_CODES
-            .iter()
-            .find(|e| e.1 == code)
-            .map_or(Outcome::Failed, |e| e.0)
-    }
-
     /// The outcome of a measurement checked against `--baseline`:
     /// interrupted beats I/O errors beats a regression beats success.
     pub fn of_checked_run(interrupted: bool, errors: u64, regressed: bool) -> Outcome {
@@ -127,7 +118,7 @@ mod tests {
         assert!(is_broken_pipe(&pipe.context("writing the report")));
         assert!(!is_broken_pipe(&anyhow::anyhow!("broken pipe")));
         for (o, c, _) in EXIT_CODES {
-            assert_eq!(Outcome::from_code(c), o);
+            assert_eq!(o.code(), c);
         }
     }
 }

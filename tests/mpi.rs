@@ -225,6 +225,33 @@ fn all_ranks_writing_one_file_whole_is_refused() {
     );
 }
 
+/// A command that is not collective (`commands::ranks::under_launcher`) is
+/// refused on every rank before it touches a target: no rank writes a path
+/// that no rule made its own.
+#[test]
+fn commands_that_are_not_collective_are_refused_before_any_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.dat");
+    let d = dir.path().to_str().unwrap();
+    for args in [
+        vec!["fsync", d, "--no-save"],
+        vec!["crash", "write", file.to_str().unwrap(), "--size", "1M"],
+        vec!["precondition", file.to_str().unwrap(), "--size", "1M"],
+        vec!["qualify", "--data", d, "--no-save"],
+    ] {
+        let Some(mut c) = mpirun(2) else { return };
+        let out = c.args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("does not run collectively yet"),
+            "{args:?}: {err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} touched {left:?}");
+    }
+}
+
 /// How long a job that must end early (a rank failed, panicked) may take:
 /// far less than its hour-long window, however slowly a busy machine starts
 /// mpirun and its ranks, and less than the 120 s `timeout` around mpirun.
@@ -642,6 +669,9 @@ fn sweep_points_are_collective() {
             .unwrap(),
     );
     assert!(dir.path().join("s-0.dat").exists() && dir.path().join("s-1.dat").exists());
+    // The document names the target as the command line did.
+    let named = v["base"]["targets"][0]["path"].as_str().unwrap();
+    assert!(named.ends_with("s-%r.dat"), "{named}");
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
     for p in points {

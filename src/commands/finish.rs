@@ -52,6 +52,12 @@ pub struct Ending<'a> {
     pub regressed: bool,
     /// Printed after the rendered document.
     pub trailer: String,
+    /// The beginning of the rendered document that the command printed
+    /// itself while it ran, which is not printed again: SQLIO's header and
+    /// its files' preparation, which `iosim sqlio` prints as they happen
+    /// (the front end's text is those lines, then the results, by
+    /// construction). Empty for every other command.
+    pub streamed: String,
     /// Files written beside the output.
     pub files: Vec<OutFile>,
     /// Said on stderr once the document is printed.
@@ -69,6 +75,7 @@ impl<'a> Ending<'a> {
             baseline: None,
             regressed: false,
             trailer: String::new(),
+            streamed: String::new(),
             files: Vec::new(),
             notes: Vec::new(),
         }
@@ -76,7 +83,8 @@ impl<'a> Ending<'a> {
 }
 
 /// Ends a command with its document: prints it to `ctx.out` (rendered in
-/// `end.format`), writes `end.files`, checks `end.baseline`, saves it and
+/// `end.format`, less the `end.streamed` beginning the command printed as
+/// it ran), writes `end.files`, checks `end.baseline`, saves it and
 /// returns the outcome: interrupted beats I/O errors beats a regression
 /// beats success.
 ///
@@ -93,9 +101,12 @@ pub fn finish(doc: Document, ctx: &mut Ctx, end: Ending) -> anyhow::Result<Outco
     }
     let mut text = crate::document::render(&doc, end.format)?;
     text.push_str(&end.trailer);
+    // A beginning that is not the rendering's own (it cannot be) is left
+    // alone: the whole document is printed rather than a cut one.
+    let rest = text.strip_prefix(end.streamed.as_str()).unwrap_or(&text);
     let printed = ctx
         .out
-        .write_all(text.as_bytes())
+        .write_all(rest.as_bytes())
         .and_then(|()| ctx.out.flush());
     let mut written = Ok(());
     for f in &end.files {
@@ -231,5 +242,24 @@ mod tests {
         // Under mpirun/srun rank 0 alone checks: without a baseline, no regression.
         assert_eq!(outcome(Outcome::Success, false), Outcome::Success);
         assert_eq!(outcome(Outcome::IoErrors, true), Outcome::IoErrors);
+    }
+
+    /// A command that printed the beginning of its document while it ran
+    /// (SQLIO's header and file lines) gets the rest printed, once: the
+    /// output is the document's rendering, byte for byte.
+    #[test]
+    fn what_a_command_streamed_is_not_printed_again() {
+        let doc = sweep(1_000.0);
+        let whole = crate::document::render(&doc, OutputFormat::Json).unwrap();
+        let (head, _) = whole.split_at(40);
+        let mut out = head.as_bytes().to_vec();
+        let mut ctx = Ctx::new(Arc::new(AtomicBool::new(false)), &mut out);
+        let end = Ending {
+            streamed: head.to_string(),
+            ..Ending::new(OutputFormat::Json, Outcome::Success, None)
+        };
+        assert_eq!(finish(doc, &mut ctx, end).unwrap(), Outcome::Success);
+        drop(ctx);
+        assert_eq!(String::from_utf8(out).unwrap(), whole);
     }
 }

@@ -5,10 +5,12 @@
 //! `--baseline`, saves it and returns the [`Outcome`] that `main` maps to the
 //! exit status through [`crate::outcome::EXIT_CODES`].
 //!
-//! Under mpirun/srun every rank runs the same command: the runs are
-//! collective through `ctx.job` in their options ([`Ctx::run_options`]),
-//! every rank gets the job's result, and `finish` lets rank 0 alone print,
-//! check and save it.
+//! Under mpirun/srun every rank runs the same command: its target paths
+//! become the rank's in one place ([`Ctx::for_rank`], by the command's rule
+//! in [`ranks::under_launcher`], which also refuses the commands that are
+//! not collective yet), the runs are collective through `ctx.job` in their
+//! options ([`Ctx::run_options`]), every rank gets the job's result, and
+//! `finish` lets rank 0 alone print, check and save it.
 //!
 //! Results go to `ctx.out` (stdout in the binary) and write errors are
 //! returned, never printed with `print!` (which panics on a closed pipe).
@@ -30,6 +32,7 @@ pub mod precondition;
 pub mod profile;
 pub mod qualify;
 pub mod quick;
+pub mod ranks;
 pub mod replay;
 pub mod report;
 pub mod run;
@@ -55,6 +58,9 @@ pub struct Ctx<'a> {
     /// options carry as their [`crate::runner::RunSync`] hook; None for a
     /// process on its own.
     pub job: Option<Arc<crate::mpi::Job>>,
+    /// Under a launcher, how the command's ranks use its target paths
+    /// ([`Ctx::for_rank`]), from [`ranks::under_launcher`] by `dispatch`.
+    pub rank_files: crate::mpi::RankFiles,
 }
 
 impl Ctx<'_> {
@@ -64,6 +70,7 @@ impl Ctx<'_> {
             stop,
             out,
             job: None,
+            rank_files: crate::mpi::RankFiles::AsNamed,
         }
     }
 
@@ -76,6 +83,9 @@ impl Ctx<'_> {
 
 /// Runs the command the command line names.
 pub fn dispatch(cli: Cli, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
+    if let ranks::UnderLauncher::Collective(files) = ranks::under_launcher(cli.command.as_ref()) {
+        ctx.rank_files = files;
+    }
     match cli.command {
         None => quick::run(&cli.quick, ctx),
         Some(Command::Quick(a)) => quick::run(&a, ctx),

@@ -12,16 +12,13 @@ use crate::outcome::Outcome;
 pub fn run(q: &QuickArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let dir = q.dir.clone().unwrap_or_else(|| ".".into());
     if dir.exists() && !dir.is_dir() {
-        anyhow::bail!(crate::Error::BadWorkload(format!(
-            "'{}' is not a directory: iosim quick takes the DIRECTORY for its test file (named by --file, default iosim-testfile.dat); to measure a file of your own use iosim quick DIR --file NAME, or iosim run FILE",
-            dir.display()
-        )));
+        anyhow::bail!(crate::Error::QuickNeedsDirectory(dir));
     }
     if !dir.is_dir() {
         return Err(crate::Error::MissingDirectory(dir).into());
     }
     let cfg = crate::quick::QuickConfig {
-        path: dir.join(crate::mpi::rank_file(&q.file)),
+        path: ctx.for_rank(&dir.join(&q.file)),
         size: q.size,
         duration: q.duration,
         engine: q.engine,

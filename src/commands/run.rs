@@ -14,7 +14,10 @@ pub fn run(r: &RunArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     if let Some(name) = &r.profile {
         return run_profile(name, r, ctx, live);
     }
-    let spec = r.to_spec()?;
+    let mut spec = r.to_spec()?;
+    for t in &mut spec.targets {
+        t.path = ctx.for_rank(&t.path);
+    }
     let baseline = save::Baseline::resolve(&r.save.db, &r.guard, ctx.is_root())?;
     let mut opts = ctx.run_options(&r.out, r.interval);
     opts.verify = r.verify.options();
@@ -105,14 +108,12 @@ fn run_profile(
     let mut plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
     // Under mpirun/srun each rank runs the profile on its own files (or its
     // slice of a shared device with --share-target), all in one window.
-    if ctx.job.is_some() {
-        for t in &mut plan.targets {
-            t.path = crate::mpi::rank_path(&t.path);
-        }
-        for w in &mut plan.workloads {
-            for t in &mut w.spec.targets {
-                t.path = crate::mpi::rank_path(&t.path);
-            }
+    for t in &mut plan.targets {
+        t.path = ctx.for_rank(&t.path);
+    }
+    for w in &mut plan.workloads {
+        for t in &mut w.spec.targets {
+            t.path = ctx.for_rank(&t.path);
         }
     }
     if !r.out.quiet && ctx.is_root() {

@@ -14,12 +14,10 @@ pub fn run(s: &SimArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     // Configuration warnings are shown at once and repeated in the report.
     let (mut cfg, warnings) = s.to_config()?;
     // Under mpirun/srun each rank simulates its own database files.
-    if ctx.job.is_some() {
-        for f in &mut cfg.files {
-            f.name = crate::mpi::rank_path(&f.name);
-        }
-        cfg.error_file = crate::mpi::rank_path(&cfg.error_file);
+    for f in &mut cfg.files {
+        f.name = ctx.for_rank(&f.name);
     }
+    cfg.error_file = ctx.for_rank(&cfg.error_file);
     if !s.out.quiet && ctx.is_root() {
         for w in &warnings {
             crate::say!("iosim sim: warning: {w}");

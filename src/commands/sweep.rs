@@ -24,6 +24,11 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         crate::outfile::check(p, "CSV table")?;
     }
     let mut base = a.run.to_spec()?;
+    // Run on the rank's paths; the document names them as the command line did.
+    let named: Vec<std::path::PathBuf> = base.targets.iter().map(|t| t.path.clone()).collect();
+    for t in &mut base.targets {
+        t.path = ctx.for_rank(&t.path);
+    }
     let (explicit, study) = match &a.study {
         Some(name) => {
             let s = studies::find(name).ok_or_else(|| {
@@ -56,7 +61,10 @@ pub fn run(a: &SweepArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let baseline = save::Baseline::resolve_sweep(&a.run.save.db, &a.run.guard, ctx.is_root())?;
     let opts = ctx.run_options(&a.run.out, a.run.interval);
     let header = Header::now();
-    let res = sweep::run(&plan, &opts, |_, _, _| {})?;
+    let mut res = sweep::run(&plan, &opts, |_, _, _| {})?;
+    for (t, path) in res.base.targets.iter_mut().zip(named) {
+        t.path = path;
+    }
     // A sweep keeps no I/O error counts of its points.
     let mut end = Ending::new(
         a.run.out.output,

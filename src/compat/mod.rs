@@ -26,7 +26,7 @@ pub mod translate;
 pub mod xmlprofile;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -69,17 +69,22 @@ pub struct Extensions {
     pub label: Option<String>,
 }
 
-/// What a compatibility front end measured: its exit status and, when it
-/// ran a workload, the result to store in the history with what it printed
-/// it from (`P`: the front end's own plan, so `iosim show` prints it again).
+/// What a compatibility front end measured: when it ran a workload, the
+/// result with what it printed it from (`P`: the front end's own plan, so
+/// that `iosim show` prints it again), and what `commands::finish` is left
+/// to print and write.
 pub struct Measured<P> {
-    /// Exit status.
-    pub code: u8,
-    /// The run's result (None for `-?` and DiskSpd's `-Rp`).
-    pub result: Option<RunResult>,
-    /// What the front end printed the result from (None when nothing was measured).
-    pub printed: Option<P>,
-    /// iosim's own options of the command line (history database, label...).
+    /// The run's result and what the front end prints it from (None for
+    /// `-?` and DiskSpd's `-Rp`, which measure nothing).
+    pub run: Option<(RunResult, P)>,
+    /// What the front end printed on stdout while it ran: the beginning of
+    /// `P`'s text (SQLIO's header and its files' preparation, printed as
+    /// they happened); the rest is printed once the run is over.
+    pub streamed: String,
+    /// Said on stderr after the output (the run's notes, its self-checks,
+    /// an interruption, its I/O errors).
+    pub notes: Vec<String>,
+    /// iosim's own options of the command line (history database, label, `--json`...).
     pub ext: Extensions,
 }
 
@@ -87,21 +92,41 @@ impl<P> Measured<P> {
     /// Nothing was measured.
     pub fn nothing(ext: Extensions) -> Measured<P> {
         Measured {
-            code: 0,
-            result: None,
-            printed: None,
+            run: None,
+            streamed: String::new(),
+            notes: Vec::new(),
             ext,
         }
     }
 
-    /// A measured run, printed from `printed`; `tool` and `args` are recorded in its notes.
+    /// A measured run of `tool`, printed from `printed`, of which `streamed`
+    /// is on stdout already; `args` are recorded in its notes, and the
+    /// run's notes, self-checks, interruption and I/O errors are said on
+    /// stderr after the output.
     pub fn run(
         tool: &str,
         args: &[String],
         mut res: RunResult,
         printed: P,
+        streamed: String,
         ext: Extensions,
     ) -> Measured<P> {
+        let mut notes: Vec<String> = res
+            .notes
+            .iter()
+            .map(|n| format!("iosim {tool}: note: {n}"))
+            .collect();
+        notes.extend(
+            res.warnings
+                .iter()
+                .map(|w| format!("iosim {tool}: WARNING ({}): {}", w.code.as_str(), w.message)),
+        );
+        if res.interrupted {
+            notes.push(format!(
+                "iosim {tool}: interrupted: the numbers cover {:.2} s",
+                res.duration_s
+            ));
+        }
         res.notes.push(format!(
             "measured by: iosim {tool} {}",
             args.iter()
@@ -110,9 +135,9 @@ impl<P> Measured<P> {
                 .join(" ")
         ));
         Measured {
-            code: exit_code(&res),
-            result: Some(res),
-            printed: Some(printed),
+            run: Some((res, printed)),
+            streamed,
+            notes,
             ext,
         }
     }
@@ -137,11 +162,7 @@ impl Extensions {
 
     /// Adds `L=/path`.
     pub fn add_drive(&mut self, spec: &str) -> anyhow::Result<()> {
-        let bad = || {
-            anyhow::Error::new(crate::Error::BadWorkload(format!(
-                "--drive '{spec}': use a drive letter and a Linux path, e.g. --drive L=/mnt/data"
-            )))
-        };
+        let bad = || anyhow::Error::new(crate::Error::BadDriveMapping(spec.to_string()));
         let (l, p) = spec.split_once('=').ok_or_else(bad)?;
         let l = l.trim().trim_end_matches(':');
         let mut chars = l.chars();
@@ -158,11 +179,7 @@ impl Extensions {
 
     /// Adds `N=/dev/xxx`.
     pub fn add_disk(&mut self, spec: &str) -> anyhow::Result<()> {
-        let bad = || {
-            anyhow::Error::new(crate::Error::BadWorkload(format!(
-                "--disk '{spec}': use a disk number and a block device, e.g. --disk 1=/dev/sdb"
-            )))
-        };
+        let bad = || anyhow::Error::new(crate::Error::BadDiskMapping(spec.to_string()));
         let (n, p) = spec.split_once('=').ok_or_else(bad)?;
         let n: u32 = n
             .trim()
@@ -238,9 +255,7 @@ impl Extensions {
                 ("--db", Some(v)) => self.db = Some(PathBuf::from(v)),
                 ("--label", Some(v)) => self.label = Some(v),
                 ("--no-save", None) => self.no_save = true,
-                _ => anyhow::bail!(crate::Error::BadWorkload(format!(
-                    "unknown iosim option '{a}': the compatibility front ends take --drive L=PATH, --disk N=DEVICE, --allow-destroy, --engine, --size, --json FILE, --quiet, --db PATH, --label NAME, --no-save and (DiskSpd) --layout 2.0|2.2 besides the legacy options"
-                ))),
+                _ => anyhow::bail!(crate::Error::UnknownCompatOption(a.clone())),
             }
             i += 1;
         }
@@ -257,16 +272,12 @@ impl Extensions {
             return Ok(self.resolve_native(raw));
         }
         if raw.starts_with("\\\\") {
-            anyhow::bail!(crate::Error::BadWorkload(format!(
-                "'{raw}' is a Windows UNC path: mount the share on Linux (mount -t cifs or nfs) and give the Linux path of the file"
-            )));
+            anyhow::bail!(crate::Error::UncPath(raw.to_string()));
         }
         if let Some(n) = raw.strip_prefix('#') {
-            let n: u32 = n.parse().map_err(|_| {
-                crate::Error::BadWorkload(format!(
-                    "'{raw}' is not a physical disk number: use #1, #2, ..."
-                ))
-            })?;
+            let n: u32 = n
+                .parse()
+                .map_err(|_| crate::Error::NotADiskNumber(raw.to_string()))?;
             return self.disk(n);
         }
         if let Some(rest) = raw.strip_prefix('\\') {
@@ -275,9 +286,7 @@ impl Extensions {
             let base = match (self.drives.get(&'C'), self.drives.len()) {
                 (Some(c), _) => c.clone(),
                 (None, 1) => self.drives.values().next().cloned().unwrap_or_default(),
-                _ => anyhow::bail!(crate::Error::BadWorkload(format!(
-                    "'{raw}' is rooted on the current Windows drive: map it with --drive C=/mnt/data (or IOSIM_DRIVES=\"C=/mnt/data\"), or give a Linux path"
-                ))),
+                _ => anyhow::bail!(crate::Error::RootedOnCurrentDrive(raw.to_string())),
             };
             let rest = rest.replace('\\', "/");
             return Ok(base.join(rest.trim_start_matches('/')));
@@ -364,15 +373,6 @@ impl Warnings {
     }
 }
 
-/// The run's self-checks on stderr, as `iosim run` prints them in its
-/// report: the legacy layouts have no place for them, and a cache that
-/// answered or a test file that fits in memory must not go unsaid.
-pub fn print_self_checks(tool: &str, res: &crate::runner::RunResult) {
-    for w in &res.warnings {
-        crate::say!("iosim {tool}: WARNING ({}): {}", w.code.as_str(), w.message);
-    }
-}
-
 /// CPUs set in a mask such as `0x0F` or `15`; empty for 0 (any CPU).
 pub fn mask_cpus(text: &str) -> Option<(u64, Vec<usize>)> {
     let t = text.trim();
@@ -404,24 +404,6 @@ pub fn run_options(quiet: bool, stop: Arc<AtomicBool>, interval_ms: u64) -> RunO
     }
 }
 
-/// Exit code of a finished run.
-pub fn exit_code(res: &RunResult) -> u8 {
-    crate::outcome::Outcome::of_run(res.interrupted, res.errors.count).code()
-}
-
-/// Writes the JSON document when `--json FILE` was given.
-pub fn write_json(path: Option<&Path>, res: &RunResult) -> anyhow::Result<()> {
-    if let Some(p) = path {
-        crate::outfile::write(
-            p,
-            "JSON result",
-            (crate::report::json(res) + "\n").as_bytes(),
-            crate::outfile::Existing::Replace,
-        )?;
-    }
-    Ok(())
-}
-
 /// Quotes a word for a POSIX shell when it needs it.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -437,6 +419,7 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[cfg(target_os = "linux")]
     fn ext() -> Extensions {
@@ -488,8 +471,20 @@ mod tests {
         assert_eq!(e.resolve("x.dat").unwrap(), Path::new("x.dat"));
         let err = e.resolve("F:\\x.dat").unwrap_err().to_string();
         assert!(err.contains("--drive F="), "{err}");
-        assert!(e.resolve("\\\\srv\\share\\x").is_err());
+        let unc = e.resolve("\\\\srv\\share\\x").unwrap_err();
+        assert!(
+            matches!(unc.downcast_ref(), Some(crate::Error::UncPath(_))),
+            "{unc}"
+        );
         assert!(e.resolve("#2").is_err());
+        let not_a_disk = e.resolve("#x").unwrap_err();
+        assert!(
+            matches!(
+                not_a_disk.downcast_ref(),
+                Some(crate::Error::NotADiskNumber(_))
+            ),
+            "{not_a_disk}"
+        );
         // Rooted and relative Windows paths never keep a backslash.
         assert_eq!(
             e.resolve("\\DB52\\testfile.dat").unwrap(),
@@ -501,11 +496,15 @@ mod tests {
         );
         let mut two = e.clone();
         two.add_drive("X=/mnt/x").unwrap();
-        assert!(two
-            .resolve("\\DB52\\t.dat")
-            .unwrap_err()
-            .to_string()
-            .contains("--drive C="));
+        let rooted = two.resolve("\\DB52\\t.dat").unwrap_err();
+        assert!(
+            matches!(
+                rooted.downcast_ref(),
+                Some(crate::Error::RootedOnCurrentDrive(p)) if p == "\\DB52\\t.dat"
+            ),
+            "{rooted}"
+        );
+        assert!(rooted.to_string().contains("--drive C="), "{rooted}");
         two.add_drive("C=/mnt/c").unwrap();
         assert_eq!(two.resolve("\\t.dat").unwrap(), Path::new("/mnt/c/t.dat"));
     }
@@ -530,8 +529,24 @@ mod tests {
         assert_eq!(e.drives[&'X'], PathBuf::from("/data"));
         assert_eq!(e.json, Some(PathBuf::from("/tmp/r.json")));
         assert!(e.allow_destroy);
-        assert!(e.split_args(&["--bogus".to_string()]).is_err());
-        assert!(e.add_drive("LL=/x").is_err());
+        let bogus = e.split_args(&["--bogus".to_string()]).unwrap_err();
+        assert!(
+            matches!(
+                bogus.downcast_ref(),
+                Some(crate::Error::UnknownCompatOption(o)) if o == "--bogus"
+            ),
+            "{bogus}"
+        );
+        let drive = e.add_drive("LL=/x").unwrap_err();
+        assert!(
+            matches!(drive.downcast_ref(), Some(crate::Error::BadDriveMapping(s)) if s == "LL=/x"),
+            "{drive}"
+        );
+        let disk = e.add_disk("x=/dev/sdb").unwrap_err();
+        assert!(
+            matches!(disk.downcast_ref(), Some(crate::Error::BadDiskMapping(_))),
+            "{disk}"
+        );
     }
 
     #[test]

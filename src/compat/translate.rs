@@ -224,8 +224,8 @@ fn shape_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
     }
 }
 
-/// `iosim translate sqlio|diskspd ...`: writes the command to `out`; returns the exit code.
-pub fn main(args: &[String], out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
+/// `iosim translate sqlio|diskspd|fio ...`: writes the command to `out`.
+pub fn main(args: &[String], out: &mut dyn std::io::Write) -> anyhow::Result<()> {
     let (tool, rest) = match args.split_first() {
         Some((t, r)) => (t.as_str(), r),
         None => anyhow::bail!(crate::Error::BadWorkload(
@@ -278,7 +278,7 @@ pub fn main(args: &[String], out: &mut dyn std::io::Write) -> anyhow::Result<u8>
     for n in notes {
         writeln!(out, "# note: {n}")?;
     }
-    Ok(0)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -25,9 +25,7 @@ compile_error!("the mpi feature needs Open MPI or MPICH on Linux (MS-MPI is not 
 
 pub use agree::{build_id, check_fingerprints, Agreed, Fingerprint};
 pub use collective::JobOptions;
-pub use paths::{
-    expand_path, expand_targets, has_placeholders, rank_file, rank_path, share_region,
-};
+pub use paths::{expand_path, for_rank, for_rank_of, has_placeholders, share_region, RankFiles};
 use rank::WHO;
 pub use rank::{hostname, is_collective, is_root, where_am_i, who, RankInfo};
 

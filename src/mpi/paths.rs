@@ -3,10 +3,9 @@
 //! Plain logic, compiled in every build; below both the facade (`mpi`) and
 //! the MPI world, which use it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::rank::{who, RankInfo};
-use crate::workload::WorkloadSpec;
 
 /// Expands the rank placeholders in a target path: `%r` rank, `%n` number of
 /// ranks, `%h` host name, `%l` rank on its host, `%%` a literal `%`. Any other
@@ -50,49 +49,51 @@ pub fn share_region(start: u64, len: u64, unit: u64, rank: usize, size: usize) -
     (start + per * rank as u64, per)
 }
 
-/// A target path for this rank, for commands whose every rank uses its own
-/// files (`run --profile`, `sim`): placeholders expanded; under a launcher
-/// with several ranks a path without any gets `-%h-%l` (as [`rank_file`]),
-/// unless it is a block device.
-pub fn rank_path(path: &std::path::Path) -> PathBuf {
+/// How a command's ranks use the target paths it names (the rule
+/// [`for_rank`] applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankFiles {
+    /// As `iosim run` and `iosim sweep`: the path as named, its placeholders
+    /// expanded; ranks naming one path share it (`--share-target`, reads, or
+    /// `--allow-destroy`), or the runner refuses them.
+    AsNamed,
+    /// As `iosim run --profile`, `quick` and `sim`: every rank its own files;
+    /// a file path without a placeholder gets `-%h-%l` before its
+    /// extension, so ranks never share a file by accident (a block device is
+    /// kept, for `--share-target`).
+    Own,
+}
+
+/// The one rule by which a target path becomes rank `who`'s: its
+/// placeholders expanded, and under [`RankFiles::Own`] a file path without
+/// any named for this host and local rank (with several ranks).
+pub fn for_rank_of(path: &Path, files: RankFiles, who: &RankInfo) -> PathBuf {
     let s = path.to_string_lossy();
-    let is_device = crate::platform::fs::path_is_device(path);
-    if is_device || has_placeholders(&s) {
-        return PathBuf::from(expand_path(&s, &who()));
-    }
-    match path.file_name() {
-        Some(name) => path.with_file_name(rank_file(&name.to_string_lossy())),
-        None => path.to_path_buf(),
-    }
-}
-
-/// A test file name for this rank: placeholders expanded; under a launcher a
-/// name without any gets `-%h-%l` before its extension, so ranks never share
-/// a file by accident (`iosim quick --file`).
-pub fn rank_file(name: &str) -> String {
-    let who = who();
-    if who.size > 1 && !has_placeholders(name) {
-        let p = std::path::Path::new(name);
-        let stem = p
-            .file_stem()
-            .map(|s| s.to_string_lossy())
-            .unwrap_or_default();
-        let with = match p.extension() {
-            Some(e) => format!("{stem}-%h-%l.{}", e.to_string_lossy()),
-            None => format!("{stem}-%h-%l"),
-        };
-        return expand_path(&with, &who);
-    }
-    expand_path(name, &who)
-}
-
-/// Expands the placeholders of every target path of `spec` for `who`.
-pub fn expand_targets(spec: &mut WorkloadSpec, who: &RankInfo) {
-    for t in &mut spec.targets {
-        if let Some(s) = t.path.to_str() {
-            t.path = PathBuf::from(expand_path(s, who));
+    let own_name = files == RankFiles::Own
+        && who.size > 1
+        && !has_placeholders(&s)
+        && !crate::platform::fs::path_is_device(path);
+    let template = match path.file_name().filter(|_| own_name) {
+        Some(name) => {
+            let p = Path::new(name);
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy())
+                .unwrap_or_default();
+            let with = match p.extension() {
+                Some(e) => format!("{stem}-%h-%l.{}", e.to_string_lossy()),
+                None => format!("{stem}-%h-%l"),
+            };
+            path.with_file_name(with)
         }
-    }
+        None => path.to_path_buf(),
+    };
+    PathBuf::from(expand_path(&template.to_string_lossy(), who))
+}
+
+/// [`for_rank_of`] this process's rank.
+pub fn for_rank(path: &Path, files: RankFiles) -> PathBuf {
+    for_rank_of(path, files, &who())
 }
 
 #[cfg(test)]
@@ -109,6 +110,36 @@ mod tests {
         assert_eq!(expand_path("plain", &w), "plain");
         assert!(has_placeholders("/a/%r"));
         assert!(!has_placeholders("/a/%n-b"));
+    }
+
+    /// Both rules expand the placeholders; a rank's own file without any
+    /// gets the host and local rank, and only with several ranks.
+    #[test]
+    fn a_path_becomes_the_ranks_by_one_rule() {
+        let w = RankInfo::test(3, 4, "db07", 1);
+        let of = |p: &str, f| for_rank_of(Path::new(p), f, &w);
+        assert_eq!(
+            of("/m/t-%r.dat", RankFiles::AsNamed),
+            Path::new("/m/t-3.dat")
+        );
+        assert_eq!(of("/m/t-%r.dat", RankFiles::Own), Path::new("/m/t-3.dat"));
+        assert_eq!(of("/m/t.dat", RankFiles::AsNamed), Path::new("/m/t.dat"));
+        assert_eq!(of("/m/t.dat", RankFiles::Own), Path::new("/m/t-db07-1.dat"));
+        assert_eq!(of("/m/log", RankFiles::Own), Path::new("/m/log-db07-1"));
+        assert_eq!(
+            of("/m/%h/t.dat", RankFiles::Own),
+            Path::new("/m/db07/t.dat")
+        );
+        // A name with a literal %: expanded once, `%%` a single %.
+        assert_eq!(
+            of("/m/100%%-%r", RankFiles::AsNamed),
+            Path::new("/m/100%-3")
+        );
+        let alone = RankInfo::test(0, 1, "db07", 0);
+        assert_eq!(
+            for_rank_of(Path::new("/m/t.dat"), RankFiles::Own, &alone),
+            Path::new("/m/t.dat")
+        );
     }
 
     #[test]

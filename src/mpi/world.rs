@@ -21,7 +21,7 @@ use mpi::traits::{CommunicatorCollectives, Root};
 use super::agree::{check_fingerprints, Agreed, Fingerprint};
 use super::collective::JobOptions;
 use super::merge::{self, RankReport};
-use super::paths::{expand_targets, share_region};
+use super::paths::share_region;
 use super::rank::{RankInfo, WHO};
 use crate::runner::{Joint, RunPhase, RunResult, RunSync};
 use crate::target::{self, PrepareOptions};
@@ -194,9 +194,10 @@ fn unix_ns() -> u64 {
 }
 
 /// The job, as the runner's [`RunSync`] hook (one for the process, from
-/// [`super::init`], in every run's options): before a run it gives each rank
-/// its own paths, random stream and slice of a shared target
-/// ([`RunSync::begin`]); then the synchronised window, IOR style: an MPI
+/// [`super::init`], in every run's options): before a run it prepares the
+/// targets together and gives each rank its own random stream and slice of a
+/// shared target ([`RunSync::begin`]; the paths are the rank's already,
+/// resolved by the command); then the synchronised window, IOR style: an MPI
 /// barrier before warm-up ([`RunPhase::Prepared`]) and before the measured
 /// window ([`RunPhase::WindowStart`]); at the window's end
 /// ([`RunPhase::WindowEnd`]) every rank tells every other one whether it ends
@@ -321,7 +322,7 @@ impl Job {
 }
 
 impl RunSync for Job {
-    /// Expands the placeholders, prepares the targets together
+    /// Prepares the targets together
     /// ([`prepare_targets`]), gives each rank its own random stream and data
     /// (identical data on every rank would flatter deduplicating storage),
     /// and gives the run a stop flag of its own: the user's Ctrl-C reaches
@@ -437,7 +438,8 @@ fn sharers(all: &[(String, Vec<String>)], path: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Expands the placeholders, checks who shares which target, creates every
+/// Checks who shares which target (the paths are this rank's already: the
+/// command resolved them, `commands::Ctx::for_rank`), creates every
 /// missing test file once (by its owner, the lowest rank naming it; all
 /// owners in parallel) and, with `--share-target`, gives each rank its slice.
 ///
@@ -458,7 +460,6 @@ fn prepare_targets(
 ) -> anyhow::Result<Vec<String>> {
     let who = super::rank::who();
     let c = world();
-    expand_targets(spec, &who);
     let mine: Vec<String> = spec
         .targets
         .iter()

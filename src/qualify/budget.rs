@@ -7,17 +7,23 @@ use std::time::{Duration, Instant};
 use super::databases::sweep_shape;
 use super::plan::{profile_list, Location};
 use super::result::{BudgetAccount, Overrun, OverrunCause};
+use super::stage_id::StageId;
 use crate::dbms::Dbms;
 use crate::sweep::analysis::MAX_DECIDING_REPEATS;
 
 /// The stages and their fixed shares of the budget.
-pub const STAGES: [(&str, f64); 5] = [
-    ("quick corners", 0.10),
-    ("sweeps", 0.35),
-    ("profiles", 0.30),
-    ("simulator", 0.20),
-    ("self-checks", 0.05),
+pub const STAGES: [(StageId, f64); 5] = [
+    (StageId::QuickCorners, 0.10),
+    (StageId::Sweeps, 0.35),
+    (StageId::Profiles, 0.30),
+    (StageId::Simulator, 0.20),
+    (StageId::SelfChecks, 0.05),
 ];
+
+/// A stage's share of the budget (0 for a stage outside [`STAGES`]).
+pub fn share(stage: StageId) -> f64 {
+    STAGES.iter().find(|s| s.0 == stage).map_or(0.0, |s| s.1)
+}
 
 /// Shortest measured time of one run, whatever the budget.
 pub const MIN_RUN: Duration = Duration::from_millis(100);
@@ -159,7 +165,7 @@ impl Drop for Deadline {
 /// What a stage's time went to, for [`stage_overrun`].
 pub struct StageTime<'a> {
     /// The stage.
-    pub stage: &'a str,
+    pub stage: StageId,
     /// Its share of the budget.
     pub planned: Duration,
     /// What it took.
@@ -186,7 +192,7 @@ pub fn stage_overrun(t: &StageTime) -> Option<Overrun> {
                 "a stall: an I/O took {s:.1} s ({what}); the stage stopped at its deadline and waited for the I/O in flight, which cannot be abandoned"
             ),
         ),
-        _ if t.stage == "self-checks" => (
+        _ if t.stage == StageId::SelfChecks => (
             OverrunCause::Stall,
             "a stall: reading the test files back (holes, zero-filled data) waited for the storage"
                 .to_string(),
@@ -200,7 +206,7 @@ pub fn stage_overrun(t: &StageTime) -> Option<Overrun> {
         ),
     };
     Some(Overrun {
-        stage: t.stage.to_string(),
+        stage: t.stage,
         planned_s: t.planned.as_secs_f64(),
         took_s: t.took.as_secs_f64(),
         over_s: over.as_secs_f64(),
@@ -210,10 +216,12 @@ pub fn stage_overrun(t: &StageTime) -> Option<Overrun> {
 }
 
 /// What a stage does outside its measured windows.
-fn overhead_of(stage: &str) -> &'static str {
+fn overhead_of(stage: StageId) -> &'static str {
     match stage {
-        "simulator" => "creating and filling the simulator's files, its final checkpoint and audit",
-        "profiles" => "setting up each phase's workloads and draining their queues",
+        StageId::Simulator => {
+            "creating and filling the simulator's files, its final checkpoint and audit"
+        }
+        StageId::Profiles => "setting up each phase's workloads and draining their queues",
         _ => "setting up each run and draining its queue",
     }
 }
@@ -231,7 +239,7 @@ pub fn setup_overrun(
     }
     let rate = bytes as f64 / took.as_secs_f64().max(1e-9) / (1 << 20) as f64;
     Some(Overrun {
-        stage: "set-up".into(),
+        stage: StageId::SetUp,
         planned_s: total.mul_f64(SETUP_SHARE).as_secs_f64(),
         took_s: took.as_secs_f64(),
         over_s: over.as_secs_f64(),
@@ -246,7 +254,7 @@ pub fn setup_overrun(
 /// The noisy-neighbour stage's time: after the budget, by design.
 pub fn neighbour_overrun(took: Duration) -> Overrun {
     Overrun {
-        stage: "neighbour".into(),
+        stage: StageId::Neighbour,
         planned_s: 0.0,
         took_s: took.as_secs_f64(),
         over_s: took.as_secs_f64(),
@@ -283,7 +291,11 @@ pub fn budget_lines(b: &BudgetAccount) -> Vec<String> {
     if !b.skipped.is_empty() {
         out.push(format!(
             "  skipped, nothing was left of the budget: {} (qualify again with a larger --time to measure them)",
-            b.skipped.join(", ")
+            b.skipped
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     out
@@ -320,10 +332,7 @@ pub const MIN_REPEAT: usize = 2;
 /// for `dbms`, with the stage's share: the quick corners on each distinct
 /// target, every sweep point [`MIN_REPEAT`] times, every phase of the
 /// database's profiles that fit the roles.
-pub fn planned_runs(
-    dbms: Dbms,
-    locs: &[Location],
-) -> anyhow::Result<Vec<(&'static str, f64, usize)>> {
+pub fn planned_runs(dbms: Dbms, locs: &[Location]) -> anyhow::Result<Vec<(StageId, f64, usize)>> {
     let mut targets: Vec<&Path> = Vec::new();
     for l in locs {
         if !targets.contains(&l.target.as_path()) {
@@ -344,15 +353,14 @@ pub fn planned_runs(
     for (name, _) in profile_list(dbms, locs) {
         phases += crate::profile::Profile::load(name)?.phases().len();
     }
-    let share = |name: &str| STAGES.iter().find(|s| s.0 == name).map_or(0.0, |s| s.1);
     Ok(vec![
         (
-            "quick corners",
-            share("quick corners"),
+            StageId::QuickCorners,
+            share(StageId::QuickCorners),
             crate::quick::SUITE.len() * targets.len(),
         ),
-        ("sweeps", share("sweeps"), points * MIN_REPEAT),
-        ("profiles", share("profiles"), phases),
+        (StageId::Sweeps, share(StageId::Sweeps), points * MIN_REPEAT),
+        (StageId::Profiles, share(StageId::Profiles), phases),
     ])
 }
 
@@ -361,7 +369,7 @@ pub fn planned_runs(
 /// share. A qualification with less is PRELIMINARY: the simulator and the
 /// self-checks are not counted (the simulator sizes its cycle to its share,
 /// and `sim-missing` says when it could not complete one).
-pub fn minimum_budget(planned: &[(&str, f64, usize)]) -> Duration {
+pub fn minimum_budget(planned: &[(StageId, f64, usize)]) -> Duration {
     let need = planned
         .iter()
         .filter(|p| p.1 > 0.0)
@@ -407,13 +415,10 @@ pub fn sweep_repeats(slot: Duration, points: usize) -> usize {
 /// The smallest whole-minute budget whose sweeps get `repeats` repetitions
 /// of each of `points` points (by [`sweep_repeats`] on the sweeps' share).
 pub fn budget_for_repeats(repeats: usize, points: usize) -> Option<Duration> {
-    let share = STAGES
-        .iter()
-        .find(|s| s.0 == "sweeps")
-        .map_or(0.35, |s| s.1);
+    let sweeps = share(StageId::Sweeps);
     (1..=24 * 60)
         .map(|m| Duration::from_secs(m * 60))
-        .find(|t| sweep_repeats(t.mul_f64(share), points) >= repeats)
+        .find(|t| sweep_repeats(t.mul_f64(sweeps), points) >= repeats)
 }
 
 #[cfg(test)]
@@ -473,7 +478,7 @@ mod tests {
     #[test]
     fn an_overrun_names_its_stall_or_the_time_around_the_windows() {
         let t = |took: u64, io: Option<(f64, &'static str)>| StageTime {
-            stage: "sweeps",
+            stage: StageId::Sweeps,
             planned: Duration::from_secs(4),
             took: Duration::from_millis(took),
             longest_io: io,
@@ -578,8 +583,8 @@ mod tests {
             dbms: crate::dbms::Dbms::Sqlserver,
         };
         let planned = planned_runs(Dbms::Sqlserver, &locations(&cfg).unwrap()).unwrap();
-        assert_eq!(planned[0], ("quick corners", 0.10, 10));
-        assert_eq!(planned[1], ("sweeps", 0.35, 40));
+        assert_eq!(planned[0], (StageId::QuickCorners, 0.10, 10));
+        assert_eq!(planned[1], (StageId::Sweeps, 0.35, 40));
         let min = minimum_budget(&planned);
         assert_eq!(min, Duration::from_secs(131), "{planned:?}");
         // At the minimum every stage's runs measure a second or more; a
@@ -610,7 +615,7 @@ mod tests {
         assert_eq!(planned_pg[1], planned[1]);
         assert_eq!(
             planned_pg[2],
-            ("profiles", 0.30, 4),
+            (StageId::Profiles, 0.30, 4),
             "oltp, checkpoint, seqscan's 2 phases"
         );
         let note = preliminary_note(Duration::from_secs(10), min);

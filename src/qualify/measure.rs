@@ -12,6 +12,7 @@ use super::judge::{attach_cpu, facts, findings};
 use super::plan::{largest_block, locations, stage_caches, target_size, Location, QualifyConfig};
 use super::result::{BudgetAccount, Overrun, QualifyResult, StageRecord};
 use super::rules::Verdict;
+use super::stage_id::StageId;
 use super::stages::{
     stage_checks, stage_neighbour, stage_profiles, stage_quick, stage_sim, stage_sweeps, Collected,
 };
@@ -231,17 +232,24 @@ fn run_neighbour(
     let distinct = distinct(locs);
     progress.line(
         budget,
-        &format!("stage neighbour: started ({}; outside the budget)", n.text),
+        &format!(
+            "stage {}: started ({}; outside the budget)",
+            StageId::Neighbour,
+            n.text
+        ),
     );
     let t0 = Instant::now();
     let (runs, summary) = stage_neighbour(cfg, &distinct, n, quiet, c)?;
     let elapsed = t0.elapsed().as_secs_f64();
     progress.line(
         budget,
-        &format!("stage neighbour: done in {elapsed:.1} s: {summary}"),
+        &format!(
+            "stage {}: done in {elapsed:.1} s: {summary}",
+            StageId::Neighbour
+        ),
     );
     Ok(StageRecord {
-        name: "neighbour".into(),
+        name: StageId::Neighbour,
         budget_s: elapsed,
         elapsed_s: elapsed,
         runs,
@@ -265,7 +273,7 @@ fn distinct(locs: &[Location]) -> Vec<&Location> {
 #[derive(Default)]
 struct Account {
     overruns: Vec<Overrun>,
-    skipped: Vec<String>,
+    skipped: Vec<StageId>,
     longest: (f64, String),
 }
 
@@ -380,8 +388,8 @@ fn run_stages(
     let mut stages = Vec::new();
     let distinct = distinct(locs);
     let user = &run.user.stop;
-    for (i, (name, share)) in STAGES.iter().enumerate() {
-        let slot = budget.allot(*share);
+    for (i, &(name, share)) in STAGES.iter().enumerate() {
+        let slot = budget.allot(share);
         if user.load(Ordering::Relaxed) {
             c.interrupted = true;
             break;
@@ -392,9 +400,9 @@ fn run_stages(
                 budget,
                 &format!("{head}: skipped, nothing is left of the budget"),
             );
-            acct.skipped.push(name.to_string());
+            acct.skipped.push(name);
             stages.push(StageRecord {
-                name: name.to_string(),
+                name,
                 budget_s: 0.0,
                 elapsed_s: 0.0,
                 runs: 0,
@@ -413,12 +421,14 @@ fn run_stages(
         };
         c.stage_longest = (0.0, String::new());
         let t0 = Instant::now();
-        let (runs, summary) = match *name {
-            "quick corners" => stage_quick(cfg, &distinct, slot, &opts, c)?,
-            "sweeps" => stage_sweeps(cfg, locs, slot, &opts, c)?,
-            "profiles" => stage_profiles(cfg, locs, slot, &opts, c)?,
-            "simulator" => stage_sim(cfg, locs, slot, deadline.flag(), c)?,
-            _ => stage_checks(locs, c),
+        let (runs, summary) = match name {
+            StageId::QuickCorners => stage_quick(cfg, &distinct, slot, &opts, c)?,
+            StageId::Sweeps => stage_sweeps(cfg, locs, slot, &opts, c)?,
+            StageId::Profiles => stage_profiles(cfg, locs, slot, &opts, c)?,
+            StageId::Simulator => stage_sim(cfg, locs, slot, deadline.flag(), c)?,
+            // STAGES holds the budgeted stages: the set-up and the
+            // neighbour stage run outside this loop.
+            StageId::SelfChecks | StageId::SetUp | StageId::Neighbour => stage_checks(locs, c),
         };
         let took = t0.elapsed();
         let cut = deadline.cut();
@@ -438,7 +448,7 @@ fn run_stages(
         );
         note_stage(name, slot, took, c, acct);
         stages.push(StageRecord {
-            name: name.to_string(),
+            name,
             budget_s: slot.as_secs_f64(),
             elapsed_s: took.as_secs_f64(),
             runs,
@@ -449,7 +459,7 @@ fn run_stages(
 }
 
 /// A stage's slowest I/O and overrun into the budget's account.
-fn note_stage(name: &str, slot: Duration, took: Duration, c: &Collected, acct: &mut Account) {
+fn note_stage(name: StageId, slot: Duration, took: Duration, c: &Collected, acct: &mut Account) {
     let (us, what) = &c.stage_longest;
     if *us > acct.longest.0 {
         acct.longest = (*us, what.clone());

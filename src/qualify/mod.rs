@@ -37,6 +37,7 @@ mod reason;
 mod result;
 mod rule_id;
 mod sources;
+mod stage_id;
 mod stages;
 mod summary;
 mod thresholds;
@@ -54,6 +55,7 @@ pub use plan::{
     Location, QualifyConfig, RoleArg, MEASURE_CACHE, QUICK_CACHE, SLICE_ALIGN,
     SWEEP_THREADS_PER_CORE,
 };
+pub use stage_id::StageId;
 
 pub use result::{
     BaselineComparison, Change, ChangeMetric, CheckFinding, FlushMeasure, Measure, MeasureKind,

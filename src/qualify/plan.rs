@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::databases;
 use super::rules::RuleSet;
+use super::stage_id::StageId;
 use super::system;
 use crate::dbms::Dbms;
 use crate::verdict::Role;
@@ -90,16 +91,13 @@ pub(super) fn stage_caches(
     }
     let sim = crate::sim::files::cache_mode(&crate::sim::config::SimConfig::default());
     Ok([
-        ("quick corners", vec![QUICK_CACHE]),
-        ("sweeps", vec![MEASURE_CACHE]),
-        ("profiles", profiles),
-        ("simulator", vec![sim]),
+        (StageId::QuickCorners, vec![QUICK_CACHE]),
+        (StageId::Sweeps, vec![MEASURE_CACHE]),
+        (StageId::Profiles, profiles),
+        (StageId::Simulator, vec![sim]),
     ]
     .into_iter()
-    .map(|(stage, cache)| system::StageCache {
-        stage: stage.into(),
-        cache,
-    })
+    .map(|(stage, cache)| system::StageCache { stage, cache })
     .collect())
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::QualifyResult;
+use super::{QualifyResult, StageId};
 
 fn us(v: Option<f64>) -> String {
     v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into())
@@ -430,22 +430,22 @@ fn plan_stages(
     s: &mut String,
     cfg: &super::QualifyConfig,
     locs: &[super::Location],
-    planned: &[(&str, f64, usize)],
+    planned: &[(StageId, f64, usize)],
 ) {
     use super::databases;
     let dur = crate::units::format_duration_arg;
     let dbms = cfg.dbms;
     let _ = writeln!(s, "\nStages (nominal share of --time {}):", dur(cfg.time));
-    let runs = |name: &str| planned.iter().find(|p| p.0 == name).map_or(0, |p| p.2);
+    let runs = |name: StageId| planned.iter().find(|p| p.0 == name).map_or(0, |p| p.2);
     for (name, share) in super::STAGES {
         let slot = cfg.time.mul_f64(share);
         let what = match name {
-            "quick corners" => format!(
+            StageId::QuickCorners => format!(
                 "{} runs: the {} corners of iosim quick on each test target (direct)",
                 runs(name),
                 crate::quick::SUITE.len()
             ),
-            "sweeps" => {
+            StageId::Sweeps => {
                 let mut parts = Vec::new();
                 for l in locs {
                     let (rw, bs, qd, threads) = databases::sweep_shape(dbms, l.role);
@@ -464,8 +464,8 @@ fn plan_stages(
                     super::MEASURE_CACHE.name()
                 )
             }
-            "profiles" => format!("{} phases, the profiles below", runs(name)),
-            "simulator" => {
+            StageId::Profiles => format!("{} phases, the profiles below", runs(name)),
+            StageId::Simulator => {
                 if dbms == crate::dbms::Dbms::Sqlserver {
                     "one iosim sim cycle with page verification, data and log files".into()
                 } else {

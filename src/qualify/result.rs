@@ -6,6 +6,7 @@ use super::databases::Setting;
 use super::plan::Location;
 use super::references;
 use super::rules::{RoleVerdict, RuleSet, Verdict};
+use super::stage_id::StageId;
 use super::system;
 use crate::dbms::Dbms;
 use crate::runner::RunResult;
@@ -18,8 +19,8 @@ use crate::workload::{CacheMode, FlushKind};
 /// One stage's time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StageRecord {
-    /// Name.
-    pub name: String,
+    /// The stage (its name in documents).
+    pub name: StageId,
     /// Share of the budget it was given, seconds.
     pub budget_s: f64,
     /// Time it took, seconds.
@@ -614,7 +615,7 @@ pub enum OverrunCause {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Overrun {
     /// The stage (`set-up`, `sweeps`, `neighbour`...).
-    pub stage: String,
+    pub stage: StageId,
     /// Its share of the budget, s.
     pub planned_s: f64,
     /// What it took, s.
@@ -643,7 +644,7 @@ pub struct BudgetAccount {
     /// Where that I/O was.
     pub longest_stall_in: String,
     /// Stages that started with nothing left of the budget and did not run.
-    pub skipped: Vec<String>,
+    pub skipped: Vec<StageId>,
     /// Each stage that overran, with its cause.
     pub overruns: Vec<Overrun>,
 }

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use super::stage_id::StageId;
 use super::Location;
 use crate::dbms::Dbms;
 use crate::sysmon::host::HostInfo;
@@ -21,8 +22,8 @@ use crate::workload::{CacheMode, EngineKind};
 /// How one stage opened its files.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StageCache {
-    /// Stage name (as in the stages table).
-    pub stage: String,
+    /// The stage (its name as in the stages table).
+    pub stage: StageId,
     /// The cache modes its I/O used.
     pub cache: Vec<CacheMode>,
 }
@@ -469,7 +470,7 @@ mod tests {
             engine: Some(EngineKind::Auto),
             test_file_bytes: 64 << 20,
             cache: vec![StageCache {
-                stage: "sweeps".into(),
+                stage: StageId::Sweeps,
                 cache: vec![CacheMode::DirectWritethrough],
             }],
             locations: vec![loc(Role::Data, storage()), loc(Role::Log, storage())],

@@ -195,7 +195,7 @@ pub fn stages_table(r: &QualifyResult) -> String {
         let _ = write!(
             s,
             "<tr><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
-            esc(&st.name),
+            esc(st.name.name()),
             st.budget_s,
             st.elapsed_s,
             st.runs,

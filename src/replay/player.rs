@@ -277,10 +277,10 @@ fn rebase(trace: &Trace, offset: u64) -> anyhow::Result<Cow<'_, Trace>> {
         return Ok(Cow::Borrowed(trace));
     }
     if let Some(low) = trace.ios.iter().find(|i| i.offset < offset) {
-        return Err(Error::BadWorkload(format!(
-            "the trace has an I/O at byte {}, below --trace-offset {}: give the start of the traced partition (iosim capture prints it), or 0",
-            low.offset, offset
-        ))
+        return Err(Error::TraceBelowOffset {
+            lowest: low.offset,
+            trace_offset: offset,
+        }
         .into());
     }
     let mut t = trace.clone();
@@ -360,11 +360,11 @@ fn map_offsets(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Mapper> {
     if let Some(bad) = trace.ios.iter().find(|i| u64::from(i.len) % align != 0) {
-        return Err(Error::BadWorkload(format!(
-            "the trace holds an I/O of {} bytes, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
-            bad.len,
-            cfg.target.display()
-        ))
+        return Err(Error::TraceUnaligned {
+            what: format!("of {} bytes", bad.len),
+            target: cfg.target.clone(),
+            align,
+        }
         .into());
     }
     let mapper = Mapper::new(
@@ -391,11 +391,11 @@ fn map_offsets(
     }
     if mapper.mode == MapMode::None && align > 1 {
         if let Some(bad) = trace.ios.iter().find(|i| i.offset % align != 0) {
-            return Err(Error::BadWorkload(format!(
-                "the trace holds an I/O at byte {}, which direct I/O on '{}' cannot do (it needs multiples of {align} bytes): replay with --cache buffered",
-                bad.offset,
-                cfg.target.display()
-            ))
+            return Err(Error::TraceUnaligned {
+                what: format!("at byte {}", bad.offset),
+                target: cfg.target.clone(),
+                align,
+            }
             .into());
         }
     }

@@ -403,10 +403,12 @@ fn one_window(specs: &[WorkloadSpec], opts: &RunOptions) -> Result<(), crate::Er
         .iter()
         .find(|s| s.duration != first.duration || s.warmup != first.warmup)
     {
-        return Err(crate::Error::BadWorkload(format!(
-            "workloads run at the same time share one measured window, but one asks for --duration {:?} --warmup {:?} and another for --duration {:?} --warmup {:?}: give them the same",
-            first.duration, first.warmup, s.duration, s.warmup
-        )));
+        return Err(crate::Error::WindowsDiffer {
+            duration: first.duration,
+            warmup: first.warmup,
+            other_duration: s.duration,
+            other_warmup: s.warmup,
+        });
     }
     if opts.hist_log.is_some() && specs.len() > 1 {
         return Err(crate::Error::BadWorkload(
@@ -816,6 +818,14 @@ mod tests {
             ..null_spec(1)
         };
         let e = run_many(&[null_spec(1), long], &RunOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                e.downcast_ref::<crate::Error>(),
+                Some(crate::Error::WindowsDiffer { other_duration, .. })
+                    if *other_duration == Duration::from_secs(120)
+            ),
+            "{e}"
+        );
         assert!(e.to_string().contains("share one measured window"), "{e}");
         assert!(run_many(&[], &RunOptions::default()).unwrap().is_empty());
     }

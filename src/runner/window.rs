@@ -42,8 +42,8 @@ pub enum RunPhase {
 /// window is open), then [`RunSync::end`].
 pub trait RunSync: Send + Sync {
     /// First, before any target is prepared: adapts the run's workloads to
-    /// this participant (e.g. an MPI rank's own paths, random stream and
-    /// slice of a shared target). `stop` is the user's stop flag (Ctrl-C).
+    /// this participant (e.g. an MPI rank's random stream and slice of a
+    /// shared target; its paths are its own already, resolved by the command). `stop` is the user's stop flag (Ctrl-C).
     /// Returns the stop flag the run's own workers are to use instead of
     /// `stop` (`None`: `stop` itself), when the user's stop must reach every
     /// participant together through [`RunSync::stop_requested`].

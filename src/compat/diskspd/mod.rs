@@ -65,7 +65,8 @@ fn io_priority(level: u8) -> Option<crate::engine::priority::IoPriority> {
     }
 }
 
-/// `iosim diskspd ...`: runs and prints DiskSpd's report; returns the exit code.
+/// `iosim diskspd ...`: runs DiskSpd's workload; returns the run and what
+/// its report is printed from (`-?` and `-Rp` print here and measure nothing).
 pub fn main(
     args: &[String],
     stop: Arc<AtomicBool>,
@@ -98,32 +99,21 @@ pub fn main(
         plan: p,
         system: SystemInfo::read(),
     };
-    out.write_all(printed.text(&res).as_bytes())?;
-    let p = &printed.plan;
-    out.flush()?;
-    crate::say!(
+    let engine = format!(
         "iosim diskspd: note: I/O through iosim {} ({} engine){}",
         res.iosim_version,
         res.engine,
         // On Windows the iocp engine is what the line says.
-        if p.spec.qd > 1 && res.engine != crate::workload::EngineKind::Iocp.name() {
+        if printed.plan.spec.qd > 1 && res.engine != crate::workload::EngineKind::Iocp.name() {
             "; DiskSpd's \"I/O Completion Ports\" line stands for it"
         } else {
             ""
         }
     );
-    for n in &res.notes {
-        crate::say!("iosim diskspd: note: {n}");
-    }
-    super::print_self_checks("diskspd", &res);
-    if res.interrupted {
-        crate::say!(
-            "iosim diskspd: interrupted: the numbers cover {:.2} s",
-            res.duration_s
-        );
-    }
-    super::write_json(ext.json.as_deref(), &res)?;
-    Ok(super::Measured::run(TOOL, args, res, printed, ext))
+    // The whole report is printed once the run is over, by `commands::finish`.
+    let mut m = super::Measured::run(TOOL, args, res, printed, String::new(), ext);
+    m.notes.insert(0, engine);
+    Ok(m)
 }
 
 /// DiskSpd takes `/b8K` for `-b8K` (a Windows path never starts with `/`);

@@ -74,7 +74,10 @@ Maximums:
 See docs/sqlio.md.
 ";
 
-/// `iosim sqlio ...`: runs and writes SQLIO's output to `out`; returns the exit code.
+/// `iosim sqlio ...`: runs, writing SQLIO's lines to `out` as SQLIO does
+/// while it prepares its files; returns the run, what its output is printed
+/// from and what of it is on `out` already (the results follow once the run
+/// is over, printed by `commands::finish`).
 ///
 /// Facts SQLIO does not print (the clock source, notes) go to stderr, so every
 /// line on `out` is one SQLIO printed.
@@ -113,26 +116,16 @@ pub fn main(
         prepared,
         cpu: before.map(|b| (b, CpuSample::now())),
     };
-    out.write_all(printed.after_run(&res).as_bytes())?;
-    out.flush()?;
-    for n in &res.notes {
-        crate::say!("iosim sqlio: note: {n}");
+    // What is on stdout already; `commands::finish` prints the results after it.
+    let streamed = printed.before_run();
+    let errors = res.errors.count;
+    let mut m = super::Measured::run(TOOL, args, res, printed, streamed, ext);
+    if errors > 0 {
+        m.notes.push(format!(
+            "iosim sqlio: {errors} I/O errors (see --json for the first ones)"
+        ));
     }
-    super::print_self_checks("sqlio", &res);
-    if res.interrupted {
-        crate::say!(
-            "iosim sqlio: interrupted: the numbers cover {:.2} s",
-            res.duration_s
-        );
-    }
-    if res.errors.count > 0 {
-        crate::say!(
-            "iosim sqlio: {} I/O errors (see --json for the first ones)",
-            res.errors.count
-        );
-    }
-    super::write_json(ext.json.as_deref(), &res)?;
-    Ok(super::Measured::run(TOOL, args, res, printed, ext))
+    Ok(m)
 }
 
 /// What `iosim sqlio` printed a run's output from, kept with its result in
@@ -151,12 +144,18 @@ pub struct Printed {
 impl Printed {
     /// Everything `iosim sqlio` printed on stdout for the run `r`.
     pub fn text(&self, r: &RunResult) -> String {
+        self.before_run() + &self.after_run(r)
+    }
+
+    /// What it prints before the run, as the run is prepared: the header,
+    /// each file's preparation, and the line that ends the preparation.
+    fn before_run(&self) -> String {
         let mut s = header(&self.plan);
         for (path, prep) in &self.prepared {
             s.push_str(&prepared_lines(path, prep));
         }
         s.push_str(INITIALIZED);
-        s + &self.after_run(r)
+        s
     }
 
     /// What it prints once the run is over: the results, then `-U`'s report.
