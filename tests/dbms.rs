@@ -342,9 +342,10 @@ fn an_unknown_database_or_another_databases_role_is_refused_before_anything_runs
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
+    let names: Vec<&str> = iosim::dbms::Dbms::ALL.iter().map(|d| d.name()).collect();
     assert!(
         err.contains("invalid value 'db2' for '--dbms <DBMS>'")
-            && err.contains("[possible values: sqlserver, postgresql, mysql, oracle, etcd]"),
+            && err.contains(&format!("[possible values: {}]", names.join(", "))),
         "{err}"
     );
     let out = common::iosim()

@@ -289,7 +289,7 @@ impl Account {
 /// only, and the page-cache findings of its buffered workloads.
 fn database_notes(cfg: &QualifyConfig, c: &Collected) -> Vec<String> {
     let mut out = Vec::new();
-    if cfg.dbms != crate::dbms::Dbms::Sqlserver {
+    if cfg.dbms.guidance() != crate::dbms::Guidance::RulesTable {
         out.push(format!(
             "latency limits for {}: {}",
             cfg.dbms.title(),

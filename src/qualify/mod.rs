@@ -35,7 +35,6 @@ mod measure;
 mod plan;
 mod reason;
 mod result;
-mod rule_id;
 mod sources;
 mod stages;
 mod summary;

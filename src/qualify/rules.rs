@@ -45,11 +45,11 @@
 // re-exported here, so their users name them `rules::X`.
 pub use super::facts::*;
 pub use super::reason::*;
-pub use super::rule_id::*;
 pub use super::sources::*;
 pub use super::summary::*;
 pub use super::thresholds::*;
-use crate::dbms::Dbms;
+use crate::dbms::{Dbms, Guidance};
+pub use crate::guidance::RuleId;
 use crate::verdict::{Direction, Role};
 
 fn ms(us: f64) -> String {
@@ -75,14 +75,15 @@ pub fn judge_role(f: &RoleFacts, sim_completed: Option<bool>) -> RoleVerdict {
 
 /// Judges one role by the table `rules`, for SQL Server.
 pub fn judge_role_with(f: &RoleFacts, sim_completed: Option<bool>, rules: RuleSet) -> RoleVerdict {
-    judge_role_for(f, sim_completed, rules, Dbms::Sqlserver)
+    judge_role_for(f, sim_completed, rules, Dbms::SQLSERVER)
 }
 
 /// A role's flushes are judged: the log's (a commit waits for them) and
-/// etcd's backend commits (its own target); a data file's other flushes
-/// are background writeback, judged only when they stall.
+/// those a database has a target of its own for (etcd's backend commits);
+/// a data file's other flushes are background writeback, judged only when
+/// they stall.
 pub fn flushes_judged(dbms: Dbms, role: Role) -> bool {
-    role == Role::Log || dbms == Dbms::Etcd
+    role == Role::Log || dbms.flushes().targets().iter().any(|t| t.role == role)
 }
 
 /// Judges one role by the table `rules` and the database's own rules.
@@ -374,56 +375,33 @@ fn flush_reasons(dbms: Dbms, role: Role, f: &FlushFact, t: &RuleTable) -> Vec<Re
             ": too few for a p99, the slowest stands for it"
         }
     );
-    let m = us / 1000.0;
-    match (dbms, role) {
-        (Dbms::Etcd, Role::Log) => banded(
-            role,
-            RuleId::EtcdWalFsync,
-            m,
-            measured,
-            ": etcd's WAL needs its fdatasync's p99 under 10 ms",
-            &[(ETCD_WAL_FSYNC_MS, Level::Fail, ETCD_FIO)],
-        )
-        .into_iter()
-        .collect(),
-        (Dbms::Etcd, _) => banded(
-            role,
-            RuleId::EtcdBackendCommit,
-            m,
-            measured,
-            " for etcd's backend commit",
-            &[
-                (ETCD_COMMIT_FAIL_MS, Level::Fail, ETCD_ALERTS),
-                (ETCD_COMMIT_WARN_MS, Level::Warning, ETCD_COMMIT),
-            ],
-        )
-        .into_iter()
-        .collect(),
-        _ => {
-            let mut r: Vec<Reason> = banded(
-                role,
-                RuleId::FlushLatency,
-                f.mean_us / 1000.0,
-                format!("{what} mean {}", ms(f.mean_us)),
-                " for a commit's flush",
-                t.log_mean,
-            )
+    if let Some(x) = dbms.flushes().targets().iter().find(|x| x.role == role) {
+        return banded(role, x.rule.clone(), us / 1000.0, measured, x.why, x.limits)
             .into_iter()
             .collect();
-            r.extend(tail_reason(
-                Role::Log,
-                &TailFact {
-                    what,
-                    ios: f.ios,
-                    p99_us: f.p99_us,
-                    p999_us: f.p999_us,
-                    max_us: f.max_us,
-                },
-                t,
-            ));
-            r
-        }
     }
+    let mut r: Vec<Reason> = banded(
+        role,
+        RuleId::FlushLatency,
+        f.mean_us / 1000.0,
+        format!("{what} mean {}", ms(f.mean_us)),
+        " for a commit's flush",
+        t.log_mean,
+    )
+    .into_iter()
+    .collect();
+    r.extend(tail_reason(
+        Role::Log,
+        &TailFact {
+            what,
+            ios: f.ios,
+            p99_us: f.p99_us,
+            p999_us: f.p999_us,
+            max_us: f.max_us,
+        },
+        t,
+    ));
+    r
 }
 
 /// The worst tail reason of one latency-bound workload: its p99, p99.9 or
@@ -511,7 +489,7 @@ fn slow_reasons(dbms: Dbms, role: Role, m: &SlowFact, sim: &SimSlowFact) -> Vec<
                 m.over_15s,
                 slowest()
             ),
-            if dbms == Dbms::Sqlserver {
+            if dbms.guidance() == Guidance::RulesTable {
                 "any I/O over 15 s: SQL Server logs error 833 for it".into()
             } else {
                 "any I/O over 15 s: a stalled I/O (SQL Server's error 833 threshold)".into()
@@ -675,7 +653,7 @@ mod tests {
             commit_alone_us: None,
             commit_with_data_us: None,
             rules: RuleSet::Classic,
-            dbms: Dbms::Sqlserver,
+            dbms: Dbms::SQLSERVER,
         }
     }
 
@@ -1160,7 +1138,7 @@ mod tests {
     }
 
     fn judge_etcd(f: &RoleFacts) -> RoleVerdict {
-        judge_role_for(f, Some(true), RuleSet::Classic, Dbms::Etcd)
+        judge_role_for(f, Some(true), RuleSet::Classic, Dbms::ETCD)
     }
 
     #[test]
@@ -1213,7 +1191,7 @@ mod tests {
             .measured
             .contains("max 11.0 ms (40 flushes: too few for a p99"));
         // The same flushes on SQL Server's rules are not judged by etcd's target.
-        let v = judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::Sqlserver);
+        let v = judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::SQLSERVER);
         assert!(v.reasons.iter().all(|x| x.rule != RuleId::EtcdWalFsync));
     }
 
@@ -1235,7 +1213,7 @@ mod tests {
         assert_eq!(v.reasons[0].source_tag, "[etcd-alerts]");
         // A data file's flushes of another database are background writeback:
         // judged only when they stall.
-        let v = judge_role_for(&backend, Some(true), RuleSet::Classic, Dbms::Postgresql);
+        let v = judge_role_for(&backend, Some(true), RuleSet::Classic, Dbms::POSTGRESQL);
         assert_eq!(v.verdict, Verdict::Fit, "{v:?}");
     }
 
@@ -1245,7 +1223,7 @@ mod tests {
         let mut wal = role(Role::Log);
         wal.flushes
             .push(flush("postgresql-oltp wal-commit", 9_000, 3.0, 6.0, 9.0));
-        let v = judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::Postgresql);
+        let v = judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::POSTGRESQL);
         assert_eq!(v.verdict, Verdict::FitWithWarnings, "{v:?}");
         assert_eq!(v.reasons[0].rule, RuleId::FlushLatency);
         assert_eq!(v.reasons[0].source_tag, "[iosim-bands]");
@@ -1257,7 +1235,7 @@ mod tests {
         ));
         wal.flushes[0].mean_us = 5_000.0;
         assert_eq!(
-            judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::Postgresql).verdict,
+            judge_role_for(&wal, Some(true), RuleSet::Classic, Dbms::POSTGRESQL).verdict,
             Verdict::NotFit
         );
         // MySQL's data pages (direct): the data band, cited through iosim's bands.
@@ -1266,14 +1244,14 @@ mod tests {
             .push(lat("mysql-oltp pages-16k", Direction::Read, 12.0));
         d.slow.over_15s = 1;
         d.slow.max_us = 16e6;
-        let v = judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::Mysql);
+        let v = judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::MYSQL);
         let tags: Vec<&str> = v.reasons.iter().map(|x| x.source_tag.as_str()).collect();
         assert_eq!(tags, ["[iosim-bands]", "[iosim-bands]"], "{v:?}");
         assert!(v.reasons[1]
             .limit
             .contains("SQL Server's error 833 threshold"));
         // The same facts for SQL Server cite its own guidance.
-        let v = judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::Sqlserver);
+        let v = judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::SQLSERVER);
         let tags: Vec<&str> = v.reasons.iter().map(|x| x.source_tag.as_str()).collect();
         assert_eq!(tags, ["[Randal]", "[MS-833]"]);
         // Every source a database's rules cite is in its references list.
@@ -1290,12 +1268,10 @@ mod tests {
             MARKS_CACHE,
             SELF_CHECK,
         ];
-        for dbms in Dbms::ALL {
+        for &dbms in Dbms::ALL {
             let listed = sources_for(dbms);
             let mut cited: Vec<Source> = common.iter().map(|s| cite(dbms, *s)).collect();
-            if dbms == Dbms::Etcd {
-                cited.extend([ETCD_FIO, ETCD_ALERTS, ETCD_COMMIT]);
-            }
+            cited.extend(dbms.flushes().targets().iter().flat_map(|t| t.sources()));
             for c in cited {
                 assert!(
                     listed.iter().any(|x| x.tag == c.tag),
@@ -1321,7 +1297,7 @@ mod tests {
         d.flush_untimed
             .push("postgresql-checkpoint checkpoint-8k".into());
         assert_eq!(
-            judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::Postgresql).verdict,
+            judge_role_for(&d, Some(true), RuleSet::Classic, Dbms::POSTGRESQL).verdict,
             Verdict::Fit
         );
     }

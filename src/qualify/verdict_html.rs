@@ -92,7 +92,7 @@ fn intro(s: &mut String, r: &QualifyResult, prefix: &str) {
         "<p>Judged by the <b>{}</b> latency table (<code>--rules {}</code>){}.</p>",
         r.rules.name(),
         r.rules.name(),
-        if r.dbms == crate::dbms::Dbms::Sqlserver {
+        if r.dbms.guidance() == crate::dbms::Guidance::RulesTable {
             String::new()
         } else {
             format!(
