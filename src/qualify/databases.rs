@@ -66,6 +66,13 @@ pub fn latency_guidance(dbms: Dbms) -> String {
     }
 }
 
+/// Where the latency limits come from when the `--rules` table is not the
+/// database's own guidance (None for SQL Server): said by the text report's
+/// notes and the page's verdict alike.
+pub fn latency_limits(dbms: Dbms) -> Option<String> {
+    (dbms.guidance() != Guidance::RulesTable).then(|| latency_guidance(dbms))
+}
+
 /// What the report says about the simulator stage for `dbms` (None for SQL
 /// Server, whose I/O the simulator models).
 pub fn simulator_note(dbms: Dbms) -> Option<String> {
