@@ -34,6 +34,7 @@ databases![
     mysql::MySql,
     oracle::Oracle,
     etcd::Etcd,
+    sqlite::Sqlite,
 ];
 
 /// A database engine whose I/O iosim models: a handle on its module's
