@@ -230,4 +230,21 @@ mod tests {
             assert_eq!(d.log_write() % 4096, 0, "{d}");
         }
     }
+
+    #[test]
+    fn every_source_a_database_cites_resolves_in_docs_references() {
+        // The report's references list them with their titles; users read
+        // them in docs/references.md, tag for tag.
+        let refs = include_str!("../../docs/references.md");
+        for &d in Dbms::ALL {
+            let own = d.flushes().targets().iter().flat_map(|t| t.sources());
+            for s in d.doc_sources().iter().copied().chain(own) {
+                assert!(
+                    refs.contains(&format!("| `{}` |", s.tag)),
+                    "{d}: {} is not in docs/references.md",
+                    s.tag
+                );
+            }
+        }
+    }
 }

@@ -98,3 +98,33 @@ impl Database for Sqlite {
         Provenance::Literature
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dbms::{Dbms, Flushes, Guidance};
+
+    #[test]
+    fn sqlite_is_registered_with_its_wal_its_settings_and_its_provenance() {
+        let d = Dbms::from_name("SQLite3").unwrap();
+        assert_eq!(d.name(), "sqlite");
+        assert_eq!(d.role_name(Role::Log), "wal");
+        assert_eq!(d.role_name(Role::Data), "db");
+        assert_eq!(d.page_size(), 4096);
+        // Its commits flush the WAL, judged against the log's band; it
+        // publishes no latency target of its own.
+        assert!(matches!(d.flushes(), Flushes::PerCommit));
+        assert_eq!(d.guidance(), Guidance::GeneralBands);
+        assert_eq!(d.provenance(), Provenance::Literature);
+        let pairs: Vec<String> = d.settings().iter().map(|s| format!("{}={}", s.0, s.1)).collect();
+        for want in ["journal_mode=WAL", "synchronous=FULL", "wal_autocheckpoint=1000"] {
+            assert!(pairs.iter().any(|p| p == want), "{pairs:?}");
+        }
+        // Its profile says it is literature-based, and runs on both roles.
+        let (name, text) = d.profile_files()[0];
+        let p = crate::profile::Profile::parse(text, name).unwrap();
+        assert!(p.description.contains("literature-based"));
+        assert_eq!(d.profiles(&|_| true), vec![(name, vec![Role::Log, Role::Data])]);
+        assert!(d.help().contains("literature-based"));
+    }
+}
