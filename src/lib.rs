@@ -27,7 +27,8 @@
 //! - [`sim`]: `iosim sim`, the database-engine I/O simulator (SQLIOSim's job);
 //! - [`verify`]: the simulator's page and log-block formats and checks;
 //! - [`profile`]: database workload profiles (`iosim run --profile`);
-//! - [`dbms`]: the database engines the profiles and `qualify --dbms` model;
+//! - [`dbms`]: the database engines the profiles and `qualify --dbms` model, one module each;
+//! - [`guidance`]: the words of published guidance they share with `qualify`: sources, levels, bands, rule ids;
 //! - [`verdict`]: latency verdicts from the SQL Server guideline tables;
 //! - [`matrix`]: `iosim matrix`, the ORION-style load matrix;
 //! - [`outcome`]: how a command ended and its exit status (one table);
@@ -65,6 +66,7 @@ pub mod error;
 pub mod fingerprint;
 pub mod fsync;
 pub mod fuzzing;
+pub mod guidance;
 pub mod histlog;
 pub mod html;
 pub mod limitprobe;

@@ -18,56 +18,20 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use crate::csvout::Fixed;
-use crate::dbms::Dbms;
+use crate::dbms::{Dbms, Guidance};
 use crate::runner::{RunOptions, RunResult};
 use crate::stats::Percentile;
 use crate::verdict::{Role, Verdict};
 use crate::workload::{CacheMode, RwMode, SeqLayout, TargetSpec, WorkloadSpec};
 
-/// The built-in profiles, in listing order: (name, TOML text).
-pub static BUILTIN: &[(&str, &str)] = &[
-    ("oltp", include_str!("../profiles/oltp.toml")),
-    (
-        "oltp-with-log",
-        include_str!("../profiles/oltp-with-log.toml"),
-    ),
-    ("log-writer", include_str!("../profiles/log-writer.toml")),
-    ("checkpoint", include_str!("../profiles/checkpoint.toml")),
-    ("read-ahead", include_str!("../profiles/read-ahead.toml")),
-    ("bulk-insert", include_str!("../profiles/bulk-insert.toml")),
-    (
-        "dbcc-checkdb",
-        include_str!("../profiles/dbcc-checkdb.toml"),
-    ),
-    (
-        "index-rebuild",
-        include_str!("../profiles/index-rebuild.toml"),
-    ),
-    ("backup", include_str!("../profiles/backup.toml")),
-    ("restore", include_str!("../profiles/restore.toml")),
-    ("tempdb", include_str!("../profiles/tempdb.toml")),
-    (
-        "postgresql-oltp",
-        include_str!("../profiles/postgresql-oltp.toml"),
-    ),
-    (
-        "postgresql-checkpoint",
-        include_str!("../profiles/postgresql-checkpoint.toml"),
-    ),
-    (
-        "postgresql-seqscan",
-        include_str!("../profiles/postgresql-seqscan.toml"),
-    ),
-    ("mysql-oltp", include_str!("../profiles/mysql-oltp.toml")),
-    (
-        "mysql-doublewrite",
-        include_str!("../profiles/mysql-doublewrite.toml"),
-    ),
-    ("oracle-oltp", include_str!("../profiles/oracle-oltp.toml")),
-    ("oracle-scan", include_str!("../profiles/oracle-scan.toml")),
-    ("etcd-wal", include_str!("../profiles/etcd-wal.toml")),
-    ("etcd-fio", include_str!("../profiles/etcd-fio.toml")),
-];
+/// The built-in profiles, in listing order: (name, TOML text), each
+/// database's (its module in [`crate::dbms`] registers them) in the order
+/// `--dbms` lists the databases.
+pub fn builtin() -> impl Iterator<Item = (&'static str, &'static str)> {
+    Dbms::ALL
+        .iter()
+        .flat_map(|d| d.profile_files().iter().copied())
+}
 
 /// A profile as written in its TOML file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -185,7 +149,7 @@ impl Profile {
 
     /// Loads a built-in profile by name, or a TOML file by path.
     pub fn load(name_or_path: &str) -> anyhow::Result<Profile> {
-        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+        if let Some((_, text)) = builtin().find(|(n, _)| *n == name_or_path) {
             return Profile::parse(text, &format!("'{name_or_path}'"));
         }
         let path = Path::new(name_or_path);
@@ -198,7 +162,7 @@ impl Profile {
             })?;
             return Profile::parse(&text, &format!("'{}'", path.display()));
         }
-        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = builtin().map(|(n, _)| n).collect();
         Err(bad(format!(
             "no built-in profile '{name_or_path}': use one of {} (iosim profile list), or a path to a .toml file",
             names.join(", ")
@@ -713,16 +677,14 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> anyhow::Result<ProfileResult> {
 /// latency is partly the page cache's.
 fn verdict_notes(p: &Profile) -> Vec<String> {
     let mut out = Vec::new();
-    if p.dbms == Dbms::Etcd {
-        out.push(
-            "the latency tables are SQL Server's published guidance, applied here as general latency bands; etcd's own target is for its flushes (the p99 of the WAL's fdatasync under 10 ms), which iosim qualify --dbms etcd judges".into(),
-        );
-    } else if p.dbms != Dbms::Sqlserver {
-        out.push(format!(
+    match p.dbms.guidance() {
+        Guidance::RulesTable => {}
+        Guidance::OwnTargets { profile_note, .. } => out.push(profile_note.into()),
+        Guidance::GeneralBands => out.push(format!(
             "the latency tables are SQL Server's published guidance, applied here as general latency bands: {} publishes no storage latency target of its own (iosim qualify --dbms {} judges by the rules docs/qualify-storage.md lists for it)",
             p.dbms.title(),
             p.dbms.name()
-        ));
+        )),
     }
     let buffered: Vec<&str> = p
         .workloads
@@ -916,7 +878,7 @@ pub fn csv(r: &ProfileResult) -> String {
 /// `iosim profile list`: name, description and source of each built-in.
 pub fn list_text() -> anyhow::Result<String> {
     let mut s = String::new();
-    for (name, text) in BUILTIN {
+    for (name, text) in builtin() {
         let p = Profile::parse(text, name)?;
         s.push_str(&format!(
             "{:<21} {}\n{:<21} database: {}; targets: {}; source: {}\n",
@@ -934,7 +896,7 @@ pub fn list_text() -> anyhow::Result<String> {
 
 /// `iosim profile show NAME`: the TOML text, ready to copy.
 pub fn show_text(name_or_path: &str) -> anyhow::Result<String> {
-    if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+    if let Some((_, text)) = builtin().find(|(n, _)| *n == name_or_path) {
         return Ok((*text).to_string());
     }
     Profile::load(name_or_path)?;
@@ -944,35 +906,57 @@ pub fn show_text(name_or_path: &str) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dbms::Provenance;
 
     #[test]
     fn every_builtin_parses_and_is_named_like_its_file() {
-        for (name, text) in BUILTIN {
+        for (name, text) in builtin() {
             let p = Profile::parse(text, name).unwrap();
             assert_eq!(&p.name, name);
             assert!(!p.source.is_empty());
             // A database's profiles are named after it; SQL Server's are not.
-            match p.dbms {
-                Dbms::Sqlserver => {
-                    assert!(!Dbms::ALL.iter().any(|d| name.starts_with(d.name())));
-                    // SQL Server opens its files unbuffered and write-through.
-                    assert!(p
-                        .workloads
-                        .iter()
-                        .all(|w| w.cache == CacheMode::DirectWritethrough));
-                }
-                d => assert!(name.starts_with(&format!("{}-", d.name())), "{name}"),
+            if p.dbms == Dbms::SQLSERVER {
+                assert!(!Dbms::ALL.iter().any(|d| name.starts_with(d.name())));
+                // SQL Server opens its files unbuffered and write-through.
+                assert!(p
+                    .workloads
+                    .iter()
+                    .all(|w| w.cache == CacheMode::DirectWritethrough));
+            } else {
+                assert!(name.starts_with(&format!("{}-", p.dbms.name())), "{name}");
             }
             // Every workload builds a valid spec on a target (checked by parse), and
             // a documented-only database says so where users read it.
-            if p.dbms.documented_only() {
-                assert!(p.description.contains("documented only"), "{name}");
+            match p.dbms.provenance() {
+                Provenance::DocumentedOnly => {
+                    assert!(p.description.contains("documented only"), "{name}")
+                }
+                Provenance::Literature => {
+                    assert!(p.description.contains("literature-based"), "{name}")
+                }
+                Provenance::Checked => {}
             }
         }
-        assert_eq!(BUILTIN.len(), 20);
+        // Each database registers the profiles that name it.
+        for &d in Dbms::ALL {
+            for (name, text) in d.profile_files() {
+                assert_eq!(Profile::parse(text, name).unwrap().dbms, d, "{name}");
+            }
+        }
+        // Every file of profiles/ is built in, once.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter_map(|f| f.strip_suffix(".toml").map(str::to_string))
+            .collect();
+        files.sort();
+        let mut names: Vec<String> = builtin().map(|(n, _)| n.to_string()).collect();
+        names.sort();
+        assert_eq!(names, files);
         // The names another engineer's bench script uses.
         for name in ["postgresql-oltp", "mysql-oltp", "oracle-oltp", "etcd-wal"] {
-            assert!(BUILTIN.iter().any(|(n, _)| *n == name), "{name}");
+            assert!(builtin().any(|(n, _)| n == name), "{name}");
         }
     }
 
@@ -988,7 +972,7 @@ mod tests {
     fn postgresql_reads_and_writes_through_the_page_cache_and_fdatasyncs_its_wal() {
         use crate::workload::{FlushKind, SyncMethod};
         let p = Profile::load("postgresql-oltp").unwrap();
-        assert_eq!(p.dbms, Dbms::Postgresql);
+        assert_eq!(p.dbms, Dbms::POSTGRESQL);
         assert_eq!(p.target_names(), ["data", "wal"]);
         let pages = spec_of("postgresql-oltp", "pages-8k");
         assert_eq!(
@@ -1114,10 +1098,10 @@ mod tests {
         let w = "[[workload]]\nname = \"w\"\ntarget = \"data\"\nrole = \"data\"\nrw = \"randread\"\nbs = \"8K\"\n";
         assert_eq!(
             Profile::parse(&format!("{base}{w}"), "t").unwrap().dbms,
-            Dbms::Sqlserver
+            Dbms::SQLSERVER
         );
         let p = Profile::parse(&format!("{base}dbms = \"etcd\"\n{w}"), "t").unwrap();
-        assert_eq!(p.dbms, Dbms::Etcd);
+        assert_eq!(p.dbms, Dbms::ETCD);
         let e = Profile::parse(&format!("{base}dbms = \"db2\"\n{w}"), "t")
             .unwrap_err()
             .to_string();

@@ -18,7 +18,7 @@ use serde_json::Value;
 /// Per database: its name, a setting its report must name, the prefix of
 /// its profiles, what it calls its log, and the sources of its rules that
 /// no other database's report cites.
-const DATABASES: [(&str, &str, &str, &str); 5] = [
+const DATABASES: [(&str, &str, &str, &str); 6] = [
     (
         "sqlserver",
         "file flags=FILE_FLAG_NO_BUFFERING|FILE_FLAG_WRITE_THROUGH",
@@ -39,6 +39,7 @@ const DATABASES: [(&str, &str, &str, &str); 5] = [
     ),
     ("oracle", "filesystemio_options=SETALL", "oracle-", "redo"),
     ("etcd", "backend-batch-interval=100ms", "etcd-", "wal"),
+    ("sqlite", "synchronous=FULL", "sqlite-", "wal"),
 ];
 
 /// SQL Server's own guidance, which only a SQL Server report cites.
@@ -285,6 +286,79 @@ fn every_database_is_qualified_with_its_workloads_settings_and_rules() {
     }
 }
 
+/// SQLite, the database added as one file (`src/dbms/sqlite.rs`), qualified
+/// end to end on a temp directory: its verdict says where its latency limits
+/// come from and cites SQLite's own documentation, and the report says its
+/// profile is literature-based.
+#[test]
+fn sqlite_is_qualified_with_its_guideline_and_sources() {
+    let _disk = common::disk_turn();
+    let d = tempfile::tempdir().unwrap();
+    let out = common::iosim()
+        .args(["qualify", "--dbms", "sqlite", "--data"])
+        .arg(d.path())
+        .args([
+            "--time",
+            "20s",
+            "--size",
+            "16M",
+            "--no-save",
+            "-q",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["dbms"], "sqlite");
+    assert!(["FIT", "FIT WITH WARNINGS", "NOT FIT"].contains(&doc["overall"].as_str().unwrap()));
+    let t = {
+        let d = iosim::document::Document::from_value(doc.clone()).unwrap();
+        iosim::document::render(&d, iosim::report::OutputFormat::Text).unwrap()
+    };
+    assert!(
+        t.starts_with("iosim qualify: ")
+            && t.lines()
+                .next()
+                .unwrap()
+                .contains("(SQLite (WAL); rules: classic)"),
+        "{t}"
+    );
+    assert!(
+        t.contains(
+            "latency limits for SQLite (WAL): SQLite (WAL) publishes no storage latency target"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("literature-based"), "{t}");
+    assert!(t.contains("  wal     "), "the log is SQLite's wal:\n{t}");
+    for tag in ["[SQLite-WAL]", "[SQLite-pragma]", "[iosim-bands]"] {
+        assert!(t.contains(tag), "{tag} in\n{t}");
+    }
+    // Its WAL's commits flush: judged, or said to be untimed.
+    let log = verdict(&doc, "log");
+    let rules: Vec<&str> = log["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(log["passed"].as_array().into_iter().flatten())
+        .map(|r| r["rule"].as_str().unwrap())
+        .collect();
+    assert!(
+        rules
+            .iter()
+            .any(|r| *r == "flush-latency" || *r == "flush-not-measured"),
+        "{rules:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing left"
+    );
+}
+
 #[test]
 fn the_plan_of_each_database_creates_nothing() {
     let d = tempfile::tempdir().unwrap();
@@ -342,9 +416,10 @@ fn an_unknown_database_or_another_databases_role_is_refused_before_anything_runs
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
+    let names: Vec<&str> = iosim::dbms::Dbms::ALL.iter().map(|d| d.name()).collect();
     assert!(
         err.contains("invalid value 'db2' for '--dbms <DBMS>'")
-            && err.contains("[possible values: sqlserver, postgresql, mysql, oracle, etcd]"),
+            && err.contains(&format!("[possible values: {}]", names.join(", "))),
         "{err}"
     );
     let out = common::iosim()

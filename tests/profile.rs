@@ -8,7 +8,7 @@ use common::*;
 use serde_json::Value;
 
 /// SQL Server's profiles, then the other databases'.
-const BUILTINS: [&str; 20] = [
+const BUILTINS: [&str; 21] = [
     "oltp",
     "oltp-with-log",
     "log-writer",
@@ -29,6 +29,7 @@ const BUILTINS: [&str; 20] = [
     "oracle-scan",
     "etcd-wal",
     "etcd-fio",
+    "sqlite-wal",
 ];
 
 /// How many of [`BUILTINS`] are SQL Server's.
@@ -36,7 +37,7 @@ const SQL_SERVER: usize = 11;
 
 /// The database a built-in profile models, as its JSON names it.
 fn dbms_of(name: &str) -> &'static str {
-    ["postgresql", "mysql", "oracle", "etcd"]
+    ["postgresql", "mysql", "oracle", "etcd", "sqlite"]
         .into_iter()
         .find(|d| name.starts_with(&format!("{d}-")))
         .unwrap_or("sqlserver")
@@ -75,6 +76,7 @@ fn profile_list_names_every_builtin_with_its_source() {
         ("MySQL/MariaDB (InnoDB)", 2),
         ("Oracle Database", 2),
         ("etcd", 2),
+        ("SQLite (WAL)", 1),
     ] {
         assert_eq!(text.matches(&format!("database: {db};")).count(), n, "{db}");
     }

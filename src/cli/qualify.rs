@@ -15,17 +15,11 @@ use crate::workload::EngineKind;
 
 impl ValueEnum for Dbms {
     fn value_variants<'a>() -> &'a [Self] {
-        &Dbms::ALL
+        Dbms::ALL
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        let help = match self {
-            Dbms::Sqlserver => "SQL Server: data, log (tempdb, backup); O_DIRECT and O_DSYNC as it opens its files (default)",
-            Dbms::Postgresql => "PostgreSQL: data and WAL through the page cache, fdatasync per commit",
-            Dbms::Mysql => "MySQL/MariaDB InnoDB: O_DIRECT 16 KiB pages, doublewrite, redo and binary log flushed per commit",
-            Dbms::Oracle => "Oracle (documented only): direct single-block and multiblock reads, DBWR batches, LGWR redo",
-            Dbms::Etcd => "etcd: WAL appends with fdatasync, bbolt backend commits; p99 fdatasync under 10 ms",
-        };
+        let help = self.help();
         Some(
             PossibleValue::new(self.name())
                 .aliases(self.aliases().iter().copied())
@@ -67,7 +61,7 @@ pub struct QualifyArgs {
 
     /// The database to qualify for: its roles, workloads, cache modes and rules
     /// (docs/qualify-storage.md).
-    #[arg(long, value_enum, default_value_t = Dbms::Sqlserver)]
+    #[arg(long, value_enum, default_value_t = Dbms::SQLSERVER)]
     pub dbms: Dbms,
 
     /// Add a noisy-neighbour stage: on each location, 8 KiB random reads at QD 1 alone,

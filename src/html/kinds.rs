@@ -83,14 +83,15 @@ pub fn sections(docs: &[(&StoredRun, Document)]) -> String {
 
 /// A qualification: its verdicts with their reasons and sources, the
 /// recommendations, and how its time was spent. Its charts are in its own
-/// report (`iosim qualify --html FILE`).
+/// report (`iosim qualify --html FILE`), rendered with the same verdict
+/// block ([`super::qualify::verdict`]).
 fn qualify_section(
     s: &mut String,
     run: &StoredRun,
     h: &crate::document::Header,
     r: &QualifyResult,
 ) {
-    use crate::qualify::verdict_html;
+    use super::qualify::verdict as verdict_html;
     let _ = writeln!(
         s,
         "<h2 class=\"qualify\" data-verdict=\"{}\">Qualification #{}: {}</h2><p class=\"note\">Started {} (UTC) on {}; {}; budget {:.0} s, measured {:.1} s.{}</p>",

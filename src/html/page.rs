@@ -51,7 +51,7 @@ pub fn html(runs: &[StoredRun]) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iosim report</title>\
          <script>{JS_ERRORS}</script><style>{CSS}{}</style></head><body>\n\
          <h1>iosim report</h1><p class=\"note\">Generated {} by iosim {} from {} stored run(s). Self-contained: no network needed.</p>\n",
-        crate::qualify::verdict_html::CSS,
+        super::qualify::verdict::CSS,
         crate::clock::utc_now_rfc3339(),
         env!("CARGO_PKG_VERSION"),
         runs.len()

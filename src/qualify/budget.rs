@@ -580,9 +580,9 @@ mod tests {
             progress: false,
             rules: RuleSet::Classic,
             cache_size: None,
-            dbms: crate::dbms::Dbms::Sqlserver,
+            dbms: crate::dbms::Dbms::SQLSERVER,
         };
-        let planned = planned_runs(Dbms::Sqlserver, &locations(&cfg).unwrap()).unwrap();
+        let planned = planned_runs(Dbms::SQLSERVER, &locations(&cfg).unwrap()).unwrap();
         assert_eq!(planned[0], (StageId::QuickCorners, 0.10, 10));
         assert_eq!(planned[1], (StageId::Sweeps, 0.35, 40));
         let min = minimum_budget(&planned);
@@ -602,16 +602,16 @@ mod tests {
             path: t.path().into(),
         });
         assert!(
-            minimum_budget(&planned_runs(Dbms::Sqlserver, &locations(&more).unwrap()).unwrap())
+            minimum_budget(&planned_runs(Dbms::SQLSERVER, &locations(&more).unwrap()).unwrap())
                 > min
         );
         // Another database: its own profiles' phases, the same sweeps.
         let pg = QualifyConfig {
             neighbour: None,
-            dbms: Dbms::Postgresql,
+            dbms: Dbms::POSTGRESQL,
             ..cfg.clone()
         };
-        let planned_pg = planned_runs(Dbms::Postgresql, &locations(&pg).unwrap()).unwrap();
+        let planned_pg = planned_runs(Dbms::POSTGRESQL, &locations(&pg).unwrap()).unwrap();
         assert_eq!(planned_pg[1], planned[1]);
         assert_eq!(
             planned_pg[2],

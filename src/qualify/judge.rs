@@ -543,7 +543,7 @@ mod tests {
             neighbours: vec![],
             overall: Verdict::Fit,
             rules: RuleSet::Flash,
-            dbms: crate::dbms::Dbms::Sqlserver,
+            dbms: crate::dbms::Dbms::SQLSERVER,
             settings: vec![],
             trustworthy: true,
             verdicts: vec![],
@@ -654,7 +654,7 @@ mod tests {
     fn buffered_workloads_are_judged_by_their_flushes_only() {
         use crate::workload::{CacheMode, FlushKind};
         let mut r = result();
-        r.dbms = crate::dbms::Dbms::Etcd;
+        r.dbms = crate::dbms::Dbms::ETCD;
         r.sim = None;
         r.stalls.clear();
         let buffered = |name: &str, role: Role, flush: Option<FlushMeasure>| ProfileMeasure {
@@ -690,7 +690,7 @@ mod tests {
             ),
         ];
         let f = facts(&r, &[]);
-        assert_eq!(f.dbms, crate::dbms::Dbms::Etcd);
+        assert_eq!(f.dbms, crate::dbms::Dbms::ETCD);
         let (d, l) = (&f.roles[0], &f.roles[1]);
         // The page cache's writes are not judged, nor their tails.
         assert!(d.latency.is_empty() && l.latency.is_empty() && l.tails.is_empty());

@@ -297,12 +297,8 @@ impl Account {
 /// only, and the page-cache findings of its buffered workloads.
 fn database_notes(cfg: &QualifyConfig, c: &Collected) -> Vec<String> {
     let mut out = Vec::new();
-    if cfg.dbms != crate::dbms::Dbms::Sqlserver {
-        out.push(format!(
-            "latency limits for {}: {}",
-            cfg.dbms.title(),
-            databases::latency_guidance(cfg.dbms)
-        ));
+    if let Some(limits) = databases::latency_limits(cfg.dbms) {
+        out.push(format!("latency limits for {}: {limits}", cfg.dbms.title()));
     }
     out.extend(databases::documented_only_note(cfg.dbms));
     out.extend(databases::simulator_note(cfg.dbms));

@@ -9,7 +9,7 @@
 //! runner performs on every run ([`crate::sysmon::check`]). This module only
 //! binds locations to roles, splits the budget, keeps the figures the rules
 //! need ([`rules`]) and renders the result ([`render`]: text; [`crate::html::qualify`]: the HTML
-//! report), with the system under test ([`system`]) and the sources the rules
+//! page, in its own report and in `iosim report`), with the system under test ([`system`]) and the sources the rules
 //! cite ([`references`]) in both.
 //!
 //! By stage: `databases` says what each database (`--dbms`) runs and
@@ -25,7 +25,6 @@ pub mod references;
 pub mod render;
 pub mod rules;
 pub mod system;
-pub mod verdict_html;
 
 mod budget;
 pub mod databases;
@@ -35,7 +34,6 @@ mod measure;
 mod plan;
 mod reason;
 mod result;
-mod rule_id;
 mod sources;
 mod stage_id;
 mod stages;
@@ -44,8 +42,8 @@ mod thresholds;
 
 use crate::runner::RunOptions;
 pub use budget::{
-    budget_for_repeats, minimum_budget, per_run, planned_runs, preliminary_note, slot_for,
-    sweep_repeats, Budget, MEANINGFUL_RUN, MIN_REPEAT, MIN_RUN, STAGES, SWEEP_RUN_TARGET,
+    budget_for_repeats, budget_lines, minimum_budget, per_run, planned_runs, preliminary_note,
+    slot_for, sweep_repeats, Budget, MEANINGFUL_RUN, MIN_REPEAT, MIN_RUN, STAGES, SWEEP_RUN_TARGET,
 };
 pub use databases::{sweep_shape, Setting};
 pub use judge::{attach_cpu, facts, findings, knee_line, show_stat, UNTRUSTED_CODES};
@@ -58,8 +56,9 @@ pub use plan::{
 pub use stage_id::StageId;
 
 pub use result::{
-    BaselineComparison, Change, ChangeMetric, CheckFinding, FlushMeasure, Measure, MeasureKind,
-    ProfileMeasure, QualifyResult, RoleStalls, RoleSweep, SimFileSummary, SimSummary, StageRecord,
+    BaselineComparison, BudgetAccount, Change, ChangeMetric, CheckFinding, FlushMeasure, Measure,
+    MeasureKind, ProfileMeasure, QualifyResult, RoleStalls, RoleSweep, SimFileSummary, SimSummary,
+    StageRecord,
 };
 
 /// Runs the qualification. `baseline` is compared at the end (resolved by the caller before).

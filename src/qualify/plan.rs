@@ -377,7 +377,7 @@ mod tests {
             progress: false,
             rules: RuleSet::Classic,
             cache_size: None,
-            dbms: Dbms::Sqlserver,
+            dbms: Dbms::SQLSERVER,
         };
         let l = locations(&cfg).unwrap();
         assert_eq!(l.len(), 2);
@@ -428,11 +428,11 @@ mod tests {
             progress: false,
             rules: RuleSet::Classic,
             cache_size: None,
-            dbms: Dbms::Mysql,
+            dbms: Dbms::MYSQL,
         })
         .unwrap();
-        assert_eq!(largest_block(Dbms::Mysql, &locs).unwrap(), 2 << 20);
-        assert_eq!(largest_block(Dbms::Sqlserver, &locs).unwrap(), 1 << 20);
+        assert_eq!(largest_block(Dbms::MYSQL, &locs).unwrap(), 2 << 20);
+        assert_eq!(largest_block(Dbms::SQLSERVER, &locs).unwrap(), 1 << 20);
     }
 
     #[test]
@@ -453,7 +453,7 @@ mod tests {
             progress: false,
             rules: RuleSet::Classic,
             cache_size: None,
-            dbms: Dbms::Postgresql,
+            dbms: Dbms::POSTGRESQL,
         };
         let e = locations(&cfg).unwrap_err().to_string();
         assert!(
@@ -462,19 +462,19 @@ mod tests {
         );
         let ok = QualifyConfig {
             neighbour: None,
-            dbms: Dbms::Sqlserver,
+            dbms: Dbms::SQLSERVER,
             ..cfg.clone()
         };
         assert_eq!(locations(&ok).unwrap().len(), 3);
         let etcd = QualifyConfig {
             neighbour: None,
             roles: vec![role(Role::Data)],
-            dbms: Dbms::Etcd,
+            dbms: Dbms::ETCD,
             ..cfg
         };
         let l = locations(&etcd).unwrap();
         assert_eq!(
-            profile_list(Dbms::Etcd, &l),
+            profile_list(Dbms::ETCD, &l),
             [
                 ("etcd-wal", vec![Role::Log, Role::Data]),
                 ("etcd-fio", vec![Role::Log])
@@ -495,7 +495,7 @@ mod tests {
     #[test]
     fn threads_sweeps_fit_the_cores() {
         let axis = |role| {
-            crate::sweep::parse_axis(databases::sweep_shape(Dbms::Sqlserver, role).3).unwrap()
+            crate::sweep::parse_axis(databases::sweep_shape(Dbms::SQLSERVER, role).3).unwrap()
         };
         let nums = |a: &crate::sweep::Axis| {
             a.values

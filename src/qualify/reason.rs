@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::rule_id::RuleId;
-use super::sources::Source;
+pub use crate::guidance::Level;
+use crate::guidance::{RuleId, Source};
 use crate::verdict::Role;
 
 /// The three answers.
@@ -30,19 +30,6 @@ impl Verdict {
             Verdict::NotFit => "NOT FIT",
         }
     }
-}
-
-/// How bad a reason is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// A rule the measurement passed: shown with its figure and limit
-    /// ([`RoleVerdict::passed`]), it changes nothing.
-    Pass,
-    /// Makes the role FIT WITH WARNINGS.
-    Warning,
-    /// Makes the role NOT FIT.
-    Fail,
 }
 
 /// One reason of a verdict.

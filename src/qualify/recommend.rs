@@ -23,12 +23,9 @@ fn knee_advice(dbms: Dbms, role: Role, k: &KneeFact) -> String {
         k.growth_after,
         (k.max_iops / k.iops - 1.0).max(0.0) * 100.0
     );
-    let means = match (dbms, role) {
-        (Dbms::Sqlserver, _) => "SQL Server has no queue-depth setting: more concurrent work on this volume (sessions, checkpoints, read-ahead) adds only latency; spread files over more volumes to gain throughput".to_string(),
-        (Dbms::Postgresql, Role::Data) => format!("effective_io_concurrency and maintenance_io_concurrency above {} buy nothing here", k.at),
-        (Dbms::Mysql, Role::Data) => format!("innodb_io_capacity_max and more I/O threads buy nothing past {what} here"),
-        _ => "more concurrent commits or connections on this volume add only latency".to_string(),
-    };
+    let means = dbms.knee_advice(role, k.at, &what).unwrap_or_else(|| {
+        "more concurrent commits or connections on this volume add only latency".to_string()
+    });
     format!("{finding}; {means}")
 }
 

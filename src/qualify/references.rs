@@ -188,7 +188,7 @@ mod tests {
         .expect("a document stored before the report kept its system and references loads");
         r.profiles.clear();
         let refs = collect(&r);
-        for s in super::super::rules::sources_for(crate::dbms::Dbms::Sqlserver) {
+        for s in super::super::rules::sources_for(crate::dbms::Dbms::SQLSERVER) {
             assert!(refs.iter().any(|x| x.tag == s.tag), "{} missing", s.tag);
         }
         assert!(

@@ -84,7 +84,7 @@ fn verdicts(s: &mut String, r: &QualifyResult) {
         s,
         "iosim qualify: {} ({}rules: {}){}",
         r.headline(),
-        if r.dbms == crate::dbms::Dbms::Sqlserver {
+        if r.dbms.guidance() == crate::dbms::Guidance::RulesTable {
             String::new()
         } else {
             format!("{}; ", r.dbms.title())
@@ -466,7 +466,7 @@ fn plan_stages(
             }
             StageId::Profiles => format!("{} phases, the profiles below", runs(name)),
             StageId::Simulator => {
-                if dbms == crate::dbms::Dbms::Sqlserver {
+                if dbms.simulated() {
                     "one iosim sim cycle with page verification, data and log files".into()
                 } else {
                     "page integrity: one iosim sim cycle with page verification (SQL Server's I/O), data and log files".into()
@@ -590,7 +590,7 @@ mod tests {
             cache_size: None,
             dbms,
         };
-        let t = plan_text(&cfg(Dbms::Postgresql)).unwrap();
+        let t = plan_text(&cfg(Dbms::POSTGRESQL)).unwrap();
         assert!(
             t.starts_with("iosim qualify --plan: PostgreSQL (--dbms postgresql), budget 600s, rules classic\n"),
             "{t}"
@@ -606,11 +606,11 @@ mod tests {
         ] {
             assert!(t.contains(want), "{want:?} in\n{t}");
         }
-        let t = plan_text(&cfg(Dbms::Etcd)).unwrap();
+        let t = plan_text(&cfg(Dbms::ETCD)).unwrap();
         assert!(t.contains("  etcd-wal-fsync "), "{t}");
         assert!(t.contains("  backend  "), "{t}");
         assert!(t.contains("wal write 4KiB over qd=1..32x2"), "{t}");
-        let t = plan_text(&cfg(Dbms::Oracle)).unwrap();
+        let t = plan_text(&cfg(Dbms::ORACLE)).unwrap();
         assert!(t.contains("built from its documentation only"), "{t}");
         // Nothing was created.
         assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);

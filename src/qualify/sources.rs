@@ -1,25 +1,10 @@
-//! The public sources the rules and the latency tables cite ([`SOURCES`]),
-//! and which of them a qualification for one database cites.
+//! The public sources the rules and the latency tables cite ([`SOURCES`];
+//! a database's own are in its module, [`crate::dbms`]), and which of them a
+//! qualification for one database cites.
 
-use crate::dbms::Dbms;
+use crate::dbms::{Dbms, Guidance};
 
-/// A public source of a rule.
-#[derive(Clone, Copy, Debug)]
-pub struct Source {
-    /// Tag in docs/references.md.
-    pub tag: &'static str,
-    /// Title and author.
-    pub title: &'static str,
-    /// Address.
-    pub url: &'static str,
-}
-
-/// True for an address that works wherever a report is read (`https://`,
-/// `http://`); a relative one (`docs/sysmon.md`, stored by older iosim) is
-/// never shown.
-pub fn is_absolute(url: &str) -> bool {
-    url.starts_with("https://") || url.starts_with("http://")
-}
+pub use crate::guidance::{is_absolute, Source};
 
 /// Paul Randal's latency table.
 pub const RANDAL: Source = Source {
@@ -91,24 +76,6 @@ pub const GENERAL_BANDS: Source = Source {
     title: "iosim's general latency bands: the limits of the --rules table (classic or flash), drawn from SQL Server's published guidance ([Randal], [DiskSpd-SQL], [MS-2012], [MS-IO], [MS-833]) and applied to a database whose documentation publishes no storage latency target",
     url: "",
 };
-/// The fio check etcd's hardware page links to.
-pub const ETCD_FIO: Source = Source {
-    tag: "[etcd-fio]",
-    title: "Matteo Olivi and Mike Spreitzer (IBM Cloud blog, 2019), Using Fio to Tell Whether Your Storage is Fast Enough for Etcd, linked from etcd's hardware recommendations: the 99th percentile of the WAL's fdatasync should be under 10 ms",
-    url: "https://www.ibm.com/cloud/blog/using-fio-to-tell-whether-your-storage-is-fast-enough-for-etcd",
-};
-/// etcd's own alerting rules.
-pub const ETCD_ALERTS: Source = Source {
-    tag: "[etcd-alerts]",
-    title: "etcd's alerting rules (contrib/mixin, release 3.5): etcdHighCommitDurations warns when the backend commit's p99 is over 0.25 s, etcdHighFsyncDurations when the WAL fsync's p99 is over 0.5 s",
-    url: "https://github.com/etcd-io/etcd/blob/release-3.5/contrib/mixin/mixin.libsonnet",
-};
-/// The 25 ms backend-commit rule of thumb (no address: etcd does not publish it).
-pub const ETCD_COMMIT: Source = Source {
-    tag: "[etcd-commit]",
-    title: "rule of thumb repeated in etcd operators' guidance, not in etcd's own documentation: the backend commit's p99 under 25 ms",
-    url: "",
-};
 
 /// Every source the rules and the latency tables cite. A new `Source`
 /// above belongs here too (a test checks); [`sources_for`] picks those of
@@ -126,9 +93,6 @@ pub const SOURCES: &[Source] = &[
     MARKS_CACHE,
     SELF_CHECK,
     GENERAL_BANDS,
-    ETCD_FIO,
-    ETCD_ALERTS,
-    ETCD_COMMIT,
 ];
 
 /// SQL Server's own guidance: cited as is for SQL Server, through
@@ -144,25 +108,23 @@ const SQL_SERVER_GUIDANCE: [&str; 8] = [
     AZURE_PV2.tag,
 ];
 
-/// The sources the rules of a qualification for `dbms` can cite.
+/// The sources the rules of a qualification for `dbms` can cite: SQL
+/// Server's guidance as it is for the database whose guidance the
+/// `--rules` table is, iosim's general bands for the others, then the
+/// sources of the database's own flush targets.
 pub fn sources_for(dbms: Dbms) -> Vec<Source> {
+    let own = dbms.guidance() == Guidance::RulesTable;
     SOURCES
         .iter()
         .copied()
-        .filter(|s| match dbms {
-            Dbms::Sqlserver => ![
-                GENERAL_BANDS.tag,
-                ETCD_FIO.tag,
-                ETCD_ALERTS.tag,
-                ETCD_COMMIT.tag,
-            ]
-            .contains(&s.tag),
-            Dbms::Etcd => !SQL_SERVER_GUIDANCE.contains(&s.tag),
-            _ => {
+        .filter(|s| {
+            if own {
+                s.tag != GENERAL_BANDS.tag
+            } else {
                 !SQL_SERVER_GUIDANCE.contains(&s.tag)
-                    && ![ETCD_FIO.tag, ETCD_ALERTS.tag, ETCD_COMMIT.tag].contains(&s.tag)
             }
         })
+        .chain(dbms.flushes().targets().iter().flat_map(|t| t.sources()))
         .collect()
 }
 
@@ -177,7 +139,8 @@ pub fn cite(dbms: Dbms, s: Source) -> Source {
 /// for the other databases. No source is looked up by its tag, so none
 /// can be missing.
 pub fn cited_instead(dbms: Dbms, tag: &str) -> Option<Source> {
-    (dbms != Dbms::Sqlserver && SQL_SERVER_GUIDANCE.contains(&tag)).then_some(GENERAL_BANDS)
+    (dbms.guidance() != Guidance::RulesTable && SQL_SERVER_GUIDANCE.contains(&tag))
+        .then_some(GENERAL_BANDS)
 }
 
 /// Howard Marks on measuring storage, not its cache.
@@ -190,8 +153,8 @@ pub const MARKS_CACHE: Source = Source {
 #[cfg(test)]
 mod tests {
     use super::super::reason::{Level, Reason};
-    use super::super::rule_id::RuleId;
     use super::*;
+    use crate::guidance::RuleId;
     use crate::verdict::Role;
 
     #[test]
@@ -241,12 +204,12 @@ mod tests {
     fn sql_server_guidance_is_cited_through_the_general_bands_elsewhere() {
         for s in SOURCES {
             let guidance = SQL_SERVER_GUIDANCE.contains(&s.tag);
-            assert_eq!(cite(Dbms::Sqlserver, *s).tag, s.tag);
-            assert!(cited_instead(Dbms::Sqlserver, s.tag).is_none());
-            let other = cite(Dbms::Postgresql, *s).tag;
+            assert_eq!(cite(Dbms::SQLSERVER, *s).tag, s.tag);
+            assert!(cited_instead(Dbms::SQLSERVER, s.tag).is_none());
+            let other = cite(Dbms::POSTGRESQL, *s).tag;
             assert_eq!(other, if guidance { GENERAL_BANDS.tag } else { s.tag });
         }
         // A tag no source has is cited as it is, not as another source.
-        assert!(cited_instead(Dbms::Postgresql, "[Later]").is_none());
+        assert!(cited_instead(Dbms::POSTGRESQL, "[Later]").is_none());
     }
 }

@@ -345,7 +345,7 @@ pub(super) fn stage_profiles(
                 measure: Measure::of(&what, role, &o.result),
                 // SQL Server's guideline tables' words; the other databases
                 // are judged by their rules alone.
-                tables: if cfg.dbms == crate::dbms::Dbms::Sqlserver {
+                tables: if cfg.dbms.guidance() == crate::dbms::Guidance::RulesTable {
                     crate::verdict::text_lines(&o.verdicts)
                 } else {
                     Vec::new()
@@ -522,7 +522,7 @@ fn record_sim(
     c.interrupted |= r.interrupted;
     let summary = format!(
         "{}{} cycle(s), {} pages and {} log blocks verified, {} errors",
-        if cfg.dbms == crate::dbms::Dbms::Sqlserver {
+        if cfg.dbms.simulated() {
             ""
         } else {
             "page integrity with SQL Server's I/O: "

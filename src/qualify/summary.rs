@@ -1,16 +1,10 @@
 //! The rules of a qualification in words, one line each (`iosim qualify --plan`).
 
 use super::reason::Level;
-use super::rule_id::RuleId;
-use super::sources::{
-    cite, DISKSPD_SQL, ETCD_ALERTS, ETCD_COMMIT, ETCD_FIO, MARKS_CACHE, MS_833, MS_IO, SELF_CHECK,
-    SQLIOSIM,
-};
-use super::thresholds::{
-    Band, RuleSet, RuleTable, DEEP_SHARE, ETCD_COMMIT_FAIL_MS, ETCD_COMMIT_WARN_MS,
-    ETCD_WAL_FSYNC_MS, MIN_IOS_P99,
-};
-use crate::dbms::Dbms;
+use super::sources::{cite, DISKSPD_SQL, MARKS_CACHE, MS_833, MS_IO, SELF_CHECK, SQLIOSIM};
+use super::thresholds::{Band, RuleSet, RuleTable, DEEP_SHARE};
+use crate::dbms::{Dbms, FlushTarget, Flushes};
+use crate::guidance::RuleId;
 
 /// The rules a qualification for `dbms` applies with the table `set`, one
 /// line each: what it judges, its limits and the sources it cites (`iosim
@@ -45,7 +39,7 @@ pub fn summary(dbms: Dbms, set: RuleSet) -> Vec<(RuleId, String)> {
     ];
     v.extend(flush_rules(dbms, t));
     v.extend(other_rules(dbms, t));
-    if dbms != Dbms::Sqlserver {
+    if !matches!(dbms.flushes(), Flushes::WriteThrough) {
         v.push((
             RuleId::FlushNotMeasured,
             format!(
@@ -83,38 +77,43 @@ fn in_words(dbms: Dbms, bands: &[Band]) -> String {
     format!("{} ({})", s.join(", "), tags(dbms, bands))
 }
 
-/// The flush rules of `dbms`: etcd's own targets, none for SQL Server (its
-/// log writes are write-through), the log's band for the others.
+/// The flush rules of `dbms`: none for a database whose log writes are
+/// write-through (SQL Server), its own targets, the log's band for the
+/// others.
 fn flush_rules(dbms: Dbms, t: &RuleTable) -> Vec<(RuleId, String)> {
-    let limits = |bands: &[Band]| in_words(dbms, bands);
-    let mut v = Vec::new();
-    match dbms {
-        Dbms::Sqlserver => {}
-        Dbms::Etcd => {
-            v.push((
-                RuleId::EtcdWalFsync,
-                format!(
-                    "p99 of the WAL's fdatasync (the slowest with fewer than {MIN_IOS_P99}): NOT FIT above {ETCD_WAL_FSYNC_MS} ms ({})",
-                    ETCD_FIO.tag
-                ),
-            ));
-            v.push((
-                RuleId::EtcdBackendCommit,
-                format!(
-                    "p99 of the backend commit's fdatasync: warning above {ETCD_COMMIT_WARN_MS} ms ({}), NOT FIT above {ETCD_COMMIT_FAIL_MS} ms ({})",
-                    ETCD_COMMIT.tag, ETCD_ALERTS.tag
-                ),
-            ));
-        }
-        _ => v.push((
+    match dbms.flushes() {
+        Flushes::WriteThrough => Vec::new(),
+        Flushes::Targets(targets) => targets
+            .iter()
+            .map(|x| (x.rule.clone(), target_in_words(x)))
+            .collect(),
+        Flushes::PerCommit => vec![(
             RuleId::FlushLatency,
             format!(
                 "mean latency of the log's commit flushes (fsync/fdatasync): {}; their p99, p99.9 and slowest as the log's tails",
-                limits(t.log_mean)
+                in_words(dbms, t.log_mean)
             ),
-        )),
+        )],
     }
-    v
+}
+
+/// A database's own flush target in words, each limit with its source
+/// (`p99 of ...: warning above 25 ms ([etcd-commit]), NOT FIT above 250 ms ([etcd-alerts])`).
+fn target_in_words(x: &FlushTarget) -> String {
+    let limits: Vec<String> = x
+        .limits
+        .iter()
+        .rev()
+        .map(|&(limit, level, source)| {
+            let what = if level == Level::Fail {
+                "NOT FIT"
+            } else {
+                "warning"
+            };
+            format!("{what} above {limit} ms ({})", source.tag)
+        })
+        .collect();
+    format!("{}: {}", x.judged, limits.join(", "))
 }
 
 /// The rules after the latency and flush ones: the knee, deep-queue
@@ -183,11 +182,11 @@ mod tests {
                 .map(|x| x.0)
                 .collect::<Vec<_>>()
         };
-        assert!(ids(Dbms::Etcd).contains(&RuleId::EtcdWalFsync));
-        assert!(!ids(Dbms::Etcd).contains(&RuleId::FlushLatency));
-        assert!(ids(Dbms::Postgresql).contains(&RuleId::FlushLatency));
-        assert!(!ids(Dbms::Sqlserver).contains(&RuleId::FlushNotMeasured));
-        let pg = summary(Dbms::Postgresql, RuleSet::Classic);
+        assert!(ids(Dbms::ETCD).contains(&RuleId::EtcdWalFsync));
+        assert!(!ids(Dbms::ETCD).contains(&RuleId::FlushLatency));
+        assert!(ids(Dbms::POSTGRESQL).contains(&RuleId::FlushLatency));
+        assert!(!ids(Dbms::SQLSERVER).contains(&RuleId::FlushNotMeasured));
+        let pg = summary(Dbms::POSTGRESQL, RuleSet::Classic);
         assert!(
             pg[0]
                 .1
@@ -195,7 +194,7 @@ mod tests {
             "{}",
             pg[0].1
         );
-        let sql = summary(Dbms::Sqlserver, RuleSet::Flash);
+        let sql = summary(Dbms::SQLSERVER, RuleSet::Flash);
         assert!(
             sql[0]
                 .1

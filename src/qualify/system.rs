@@ -475,7 +475,7 @@ mod tests {
             }],
             locations: vec![loc(Role::Data, storage()), loc(Role::Log, storage())],
         };
-        let t = text(&s, 600.0, Dbms::Sqlserver);
+        let t = text(&s, 600.0, Dbms::SQLSERVER);
         for want in [
             "  kernel       Linux 6.1.0\n",
             "  CPU          AMD EPYC (2 logical CPUs online)\n",
@@ -492,7 +492,7 @@ mod tests {
         ] {
             assert!(t.contains(want), "missing {want:?} in\n{t}");
         }
-        let h = html(&s, 600.0, Dbms::Sqlserver);
+        let h = html(&s, 600.0, Dbms::SQLSERVER);
         assert!(h.starts_with("<section id=\"system\">"));
         assert!(h.contains("data-sut=\"data\""), "{h}");
         assert!(h.contains("<th class=\"l\">under it</th>"), "{h}");
@@ -534,7 +534,7 @@ mod tests {
     #[test]
     fn an_old_document_without_the_section_loads_and_says_so() {
         let s: SystemUnderTest = serde_json::from_str("{}").unwrap();
-        assert_eq!(text(&s, 60.0, Dbms::Sqlserver), "");
-        assert!(html(&s, 60.0, Dbms::Sqlserver).contains("Not recorded"));
+        assert_eq!(text(&s, 60.0, Dbms::SQLSERVER), "");
+        assert!(html(&s, 60.0, Dbms::SQLSERVER).contains("Not recorded"));
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::reason::Level;
-use super::sources::{Source, AZURE_PV2, DELL_FLASH, DISKSPD_SQL, LOG_VS_DATA, MS_2012, RANDAL};
+use super::sources::{AZURE_PV2, DELL_FLASH, DISKSPD_SQL, LOG_VS_DATA, MS_2012, RANDAL};
 
 /// A test file under this many times the cache the user gave (`--cache-size`)
 /// may be measuring the cache ("at least several times" [Marks-cache]).
@@ -29,15 +29,7 @@ pub const SHARED_LOG_RATIO: f64 = 1.2;
 pub const MIN_IOS_P99: u64 = 100;
 /// p99.9 is judged on a workload with at least this many I/Os (with fewer it is the maximum).
 pub const MIN_IOS_P999: u64 = 1000;
-/// etcd's WAL fdatasync p99: NOT FIT above (ms) [etcd-fio].
-pub const ETCD_WAL_FSYNC_MS: f64 = 10.0;
-/// etcd's backend commit p99: warning above (ms) [etcd-commit].
-pub const ETCD_COMMIT_WARN_MS: f64 = 25.0;
-/// etcd's backend commit p99: NOT FIT above (ms), etcd's own alert [etcd-alerts].
-pub const ETCD_COMMIT_FAIL_MS: f64 = 250.0;
-
-/// A limit in ms: above it, a reason of this level citing this source.
-pub type Band = (f64, Level, Source);
+pub use crate::guidance::Band;
 
 /// Which latency table judges the measurements (`iosim qualify --rules`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

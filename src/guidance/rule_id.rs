@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The id of a verdict rule (the table in this module's documentation);
+/// The id of a verdict rule (the table in `crate::qualify::rules`);
 /// documents and reports hold its text ([`RuleId::as_str`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RuleId {

@@ -1,21 +1,22 @@
 //! The verdict part of a qualification in HTML: every role's verdict with
 //! its reasons and sources, the recommendations, and the comparison with
-//! an earlier qualification. Shared by `iosim qualify --html` and `iosim report`.
+//! an earlier qualification: the head of the qualification's page, in its
+//! own report (`iosim qualify --html`) and in `iosim report` ([`super`]).
 
 use std::fmt::Write as _;
 
-use super::QualifyResult;
+use crate::qualify::QualifyResult;
 use crate::text::escape_xml as esc;
 
 /// The CSS of the verdict badges.
 pub const CSS: &str = ".v{font-weight:bold;padding:2px 8px;border-radius:3px}.FIT{background:#d8f0d8;color:#060}.WARN{background:#fff0c0;color:#750}.NOT{background:#f8d0d0;color:#900}.PRELIM{background:#dde3f8;color:#223a8a}";
 
 /// A verdict as a coloured badge.
-pub fn badge(v: super::rules::Verdict) -> String {
+pub fn badge(v: crate::qualify::rules::Verdict) -> String {
     let class = match v {
-        super::rules::Verdict::Fit => "FIT",
-        super::rules::Verdict::FitWithWarnings => "WARN",
-        super::rules::Verdict::NotFit => "NOT",
+        crate::qualify::rules::Verdict::Fit => "FIT",
+        crate::qualify::rules::Verdict::FitWithWarnings => "WARN",
+        crate::qualify::rules::Verdict::NotFit => "NOT",
     };
     format!("<span class=\"v {class}\">{}</span>", v.label())
 }
@@ -32,7 +33,7 @@ pub fn overall_badge(r: &QualifyResult) -> String {
 
 /// The verdict section: roles, reasons, recommendations, baseline. Each
 /// reason's source tag links to its row in the references section, whose
-/// ids start with `prefix` ([`super::references::html`]); a source's own
+/// ids start with `prefix` ([`crate::qualify::references::html`]); a source's own
 /// address is linked only when it is absolute.
 pub fn section(r: &QualifyResult, prefix: &str) -> String {
     let mut s = format!("<section id=\"{prefix}verdict\"><h2>Verdict</h2>\n");
@@ -56,7 +57,7 @@ pub fn section(r: &QualifyResult, prefix: &str) -> String {
 /// latency table, and whether the numbers can be trusted.
 fn intro(s: &mut String, r: &QualifyResult, prefix: &str) {
     if r.preliminary {
-        let note = super::preliminary_note(
+        let note = crate::qualify::preliminary_note(
             std::time::Duration::from_secs_f64(r.time_budget_s),
             std::time::Duration::from_secs_f64(r.minimum_budget_s),
         );
@@ -70,7 +71,7 @@ fn intro(s: &mut String, r: &QualifyResult, prefix: &str) {
                 "<code title=\"{}\">{}</code> <a href=\"#{prefix}{}\">{}</a>",
                 esc(&x.means),
                 esc(&x.pair()),
-                super::references::anchor(&x.source_tag),
+                crate::qualify::references::anchor(&x.source_tag),
                 esc(&x.source_tag)
             )
         })
@@ -92,14 +93,9 @@ fn intro(s: &mut String, r: &QualifyResult, prefix: &str) {
         "<p>Judged by the <b>{}</b> latency table (<code>--rules {}</code>){}.</p>",
         r.rules.name(),
         r.rules.name(),
-        if r.dbms == crate::dbms::Dbms::Sqlserver {
-            String::new()
-        } else {
-            format!(
-                "; latency limits: {}",
-                esc(&super::databases::latency_guidance(r.dbms))
-            )
-        }
+        crate::qualify::databases::latency_limits(r.dbms)
+            .map(|l| format!("; latency limits: {}", esc(&l)))
+            .unwrap_or_default()
     );
     if !r.trustworthy {
         s.push_str("<p class=\"v NOT\">The numbers are not trustworthy: a self-check failed (see below). Fix it and qualify again before deciding.</p>\n");
@@ -130,7 +126,7 @@ fn roles_table(s: &mut String, r: &QualifyResult, prefix: &str) {
                     esc(&x.measured),
                     esc(&x.limit),
                     esc(x.rule.as_str()),
-                    super::references::anchor(&x.source_tag),
+                    crate::qualify::references::anchor(&x.source_tag),
                     esc(&x.source_tag),
                 )
             })
@@ -150,7 +146,7 @@ fn roles_table(s: &mut String, r: &QualifyResult, prefix: &str) {
 }
 
 /// The comparison with an earlier qualification (`--baseline`).
-fn baseline(s: &mut String, b: &super::BaselineComparison) {
+fn baseline(s: &mut String, b: &crate::qualify::BaselineComparison) {
     let _ = write!(
         s,
         "<h3>Against qualification {} ({})</h3><ul>",
@@ -219,8 +215,8 @@ pub fn stages_table(r: &QualifyResult) -> String {
 
 /// How the budget was kept: the wall time against it and each overrun with
 /// its cause (the text report's budget lines, as a list).
-fn budget_html(b: &super::result::BudgetAccount) -> String {
-    let lines = super::budget::budget_lines(b);
+fn budget_html(b: &crate::qualify::BudgetAccount) -> String {
+    let lines = crate::qualify::budget_lines(b);
     let mut s = format!(
         "<div class=\"budget\" id=\"budget\"><p class=\"{}\">{}</p>",
         if b.overrun_s > 0.0 { "warn" } else { "note" },

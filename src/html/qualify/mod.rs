@@ -4,6 +4,8 @@
 //! Nothing in it links outside the page except the sources' absolute
 //! addresses, so the file can be mailed or moved.
 
+pub mod verdict;
+
 use std::fmt::Write as _;
 
 use super::svg::{self, fmt_us, Chart};
@@ -426,8 +428,8 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
          <nav class=\"toc\"><a href=\"#verdict\">Verdict</a><a href=\"#system\">System under test</a><a href=\"#evidence\">Evidence</a><a href=\"#self-checks\">Self-checks</a><a href=\"#references\">References</a></nav>\n",
         r.headline(),
         crate::html::JS_ERRORS,
-        crate::qualify::verdict_html::CSS,
-        crate::qualify::verdict_html::overall_badge(r),
+        verdict::CSS,
+        verdict::overall_badge(r),
         esc(&h.iosim_version),
         esc(&h.host),
         esc(&h.started_at),
@@ -435,14 +437,14 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
         r.measure_s,
         r.setup_s
     );
-    s.push_str(&crate::qualify::verdict_html::section(r, ""));
+    s.push_str(&verdict::section(r, ""));
     s.push_str(&crate::qualify::system::html(
         &r.system,
         r.time_budget_s,
         r.dbms,
     ));
     s.push_str("<section id=\"evidence\"><h2>Evidence</h2>\n<h3>Stages</h3>");
-    s.push_str(&crate::qualify::verdict_html::stages_table(r));
+    s.push_str(&verdict::stages_table(r));
     s.push('\n');
     for f in figures(r) {
         let _ = writeln!(
@@ -473,10 +475,7 @@ pub fn html(h: &crate::document::Header, r: &QualifyResult) -> String {
                 ""
             },
             esc(&c.message),
-            c.cpu
-                .as_ref()
-                .map(crate::qualify::verdict_html::cpu_detail)
-                .unwrap_or_default()
+            c.cpu.as_ref().map(verdict::cpu_detail).unwrap_or_default()
         );
     }
     s.push_str("</ul>\n");
@@ -511,7 +510,7 @@ mod tests {
 
     /// A qualification of a directory on this project's VM (10 s, 16 MiB
     /// test files), as `iosim qualify -o json` printed it.
-    const FIXTURE: &str = include_str!("../../tests/fixtures/qualify/dir-10s.json");
+    const FIXTURE: &str = include_str!("../../../tests/fixtures/qualify/dir-10s.json");
 
     fn fixture() -> (crate::document::Header, QualifyResult) {
         let v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
