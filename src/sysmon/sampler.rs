@@ -214,6 +214,9 @@ struct State {
     next: Instant,
     /// Set by `stop`/drop.
     stop: bool,
+    /// Baseline resets so far: a sample the thread was taking across one
+    /// belongs to the old grid and is dropped.
+    resets: u64,
 }
 
 struct Shared {
@@ -248,6 +251,7 @@ impl Monitor {
                 samples: vec![first],
                 next,
                 stop: false,
+                resets: 0,
             }),
             wake: Condvar::new(),
         });
@@ -278,6 +282,7 @@ impl Monitor {
                     samples: Vec::new(),
                     next: Instant::now(),
                     stop: true,
+                    resets: 0,
                 }),
                 wake: Condvar::new(),
             }),
@@ -297,6 +302,7 @@ impl Monitor {
             st.next = s.at + self.interval;
             st.samples.clear();
             st.samples.push(s);
+            st.resets += 1;
         }
         self.shared.wake.notify_all();
     }
@@ -343,7 +349,7 @@ impl Monitor {
 /// intervals do not drift), read `/proc`, append.
 fn sampler_loop(shared: &Shared, devices: &[String], interval: Duration) {
     loop {
-        {
+        let resets = {
             let Ok(mut st) = shared.state.lock() else {
                 return;
             };
@@ -361,15 +367,17 @@ fn sampler_loop(shared: &Shared, devices: &[String], interval: Duration) {
                     Err(_) => return,
                 };
             }
-        }
+            st.resets
+        };
         // Read /proc without holding the lock.
         let s = Sample::take(devices);
         let Ok(mut st) = shared.state.lock() else {
             return;
         };
-        // A baseline reset may have happened while sampling: a sample older
-        // than the newest one is dropped.
-        if st.samples.last().is_none_or(|l| s.at > l.at) {
+        // A baseline reset happened while sampling: this sample was due on
+        // the old grid (under Wine one landed 1.6 ms after the new baseline),
+        // so it is dropped and the thread waits for the new grid.
+        if st.resets == resets && st.samples.last().is_none_or(|l| s.at > l.at) {
             let at = s.at;
             st.samples.push(s);
             st.next += interval;
