@@ -500,6 +500,14 @@ fn absorb_dips(mut segs: Vec<Segment>, x: &[f64]) -> (Vec<Segment>, Vec<bool>) {
 fn steps(levels: &[Segment], p: &[Interval]) -> Vec<Change> {
     let start_s = |s: &Segment| p[s.start].t_s - p[s.start].duration_s;
     let end_s = |s: &Segment| p[s.end - 1].t_s;
+    // The level a step reports is its stretch's median: the interval that
+    // straddles the step (part old level, part new), which the segmenter
+    // puts on one side, moves a mean by a tenth on a 5 s stretch of 250 ms
+    // intervals (a throttle dropped to 500 IOPS read as 558), not a median.
+    let level = |s: &Segment| {
+        let mut v: Vec<f64> = p[s.start..s.end].iter().map(|i| i.iops).collect();
+        segments::median(&mut v)
+    };
     let mut out = Vec::new();
     let mut i = 0;
     while i + 1 < levels.len() {
@@ -510,15 +518,16 @@ fn steps(levels: &[Segment], p: &[Interval]) -> Vec<Change> {
             j += 1;
         }
         let (a, b) = (&levels[i], &levels[j]);
-        let change_pct = 100.0 * (b.mean - a.mean) / a.mean.max(f64::MIN_POSITIVE);
+        let (before, after) = (level(a), level(b));
+        let change_pct = 100.0 * (after - before) / before.max(f64::MIN_POSITIVE);
         if j - i >= 2 {
             out.push(Change {
                 kind: ChangeKind::Drift,
                 at_s: start_s(&levels[i + 1]),
                 until_s: Some(start_s(b)),
                 before_s: end_s(a) - start_s(a),
-                before_iops: a.mean,
-                after_iops: b.mean,
+                before_iops: before,
+                after_iops: after,
                 change_pct,
                 period_s: None,
                 count: None,
@@ -534,8 +543,8 @@ fn steps(levels: &[Segment], p: &[Interval]) -> Vec<Change> {
                 at_s: start_s(b),
                 until_s: None,
                 before_s: end_s(a) - start_s(a),
-                before_iops: a.mean,
-                after_iops: b.mean,
+                before_iops: before,
+                after_iops: after,
                 change_pct,
                 period_s: None,
                 count: None,

@@ -123,7 +123,7 @@ fn a_limit_that_drops_is_a_step_and_two_limits() {
     assert_eq!(e.kind, ChangeKind::StepDown);
     assert!((e.at_s - 7.0).abs() < 0.01, "{}", e.at_s);
     assert!((e.change_pct + 75.0).abs() < 2.0);
-    assert!(e.describe().starts_with("at 7.0 s, after 7.0 s at 1,994 IOPS, throughput fell 75% to 500 IOPS: usually burst credits"), "{}", e.describe());
+    assert!(e.describe().starts_with("at 7.0 s, after 7.0 s at 2,000 IOPS, throughput fell 75% to 500 IOPS: usually burst credits"), "{}", e.describe());
     assert_eq!(c.rate_limits.len(), 2, "{c:?}");
     let w = rate_limit_warning(&c.rate_limits).unwrap();
     assert!(
