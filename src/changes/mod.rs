@@ -500,13 +500,18 @@ fn absorb_dips(mut segs: Vec<Segment>, x: &[f64]) -> (Vec<Segment>, Vec<bool>) {
 fn steps(levels: &[Segment], p: &[Interval]) -> Vec<Change> {
     let start_s = |s: &Segment| p[s.start].t_s - p[s.start].duration_s;
     let end_s = |s: &Segment| p[s.end - 1].t_s;
-    // The level a step reports is its stretch's median: the interval that
-    // straddles the step (part old level, part new), which the segmenter
-    // puts on one side, moves a mean by a tenth on a 5 s stretch of 250 ms
-    // intervals (a throttle dropped to 500 IOPS read as 558), not a median.
+    // The level a step reports is its stretch's mean without its first and
+    // last intervals: the one that straddles a change (part old level, part
+    // new), which the segmenter puts on one side, moved a mean by a tenth on
+    // a 5 s stretch of 250 ms intervals (a throttle dropped to 500 IOPS read
+    // as 558). Not a median: a throttle's bursts make 250 ms intervals
+    // alternate (400, 600), and a median picks one of them.
     let level = |s: &Segment| {
-        let mut v: Vec<f64> = p[s.start..s.end].iter().map(|i| i.iops).collect();
-        segments::median(&mut v)
+        if s.end - s.start < 4 {
+            return s.mean;
+        }
+        let inner = &p[s.start + 1..s.end - 1];
+        inner.iter().map(|i| i.iops).sum::<f64>() / inner.len() as f64
     };
     let mut out = Vec::new();
     let mut i = 0;
