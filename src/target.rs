@@ -351,9 +351,10 @@ fn existing_file(
     Ok(Found::file(size, created, false))
 }
 
-/// Said when `--fill allocated` makes an earlier run's test file unwritten again.
+/// Said when `--fill allocated` lays an existing iosim test file out unwritten for the run
+/// (also a profile's file it created a moment before: the layout is then made twice).
 const ALLOCATED_AGAIN_NOTE: &str =
-    "its blocks were allocated again, unwritten (--fill allocated), as a new file of fio's or a new WAL segment is";
+    "its blocks are allocated and unwritten for this run (--fill allocated), as a new file of fio's or a new WAL segment is";
 
 /// Why [`allocate_unwritten`] could not lay a file out.
 #[derive(Debug, thiserror::Error)]
