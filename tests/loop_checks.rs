@@ -322,3 +322,72 @@ fn a_file_on_a_loop_mounted_volume_is_named_too() {
     assert!(c.contains(&"loop_backing_cached".to_string()), "{r}");
     assert!(!c.contains(&"unwritten_device".to_string()), "{c:?}");
 }
+
+/// Issue 36: never blame the storage for what another process did. A loop
+/// device in tmpfs read by a paced iosim (1,000 IOPS of 4 KiB) while this
+/// test's own process writes it without pause: the device moves far more
+/// than iosim's reads, and the run names `device_used_by_others` (which a
+/// `qualify --baseline` or `compare` does not call a regression). Alone, the
+/// same run does not.
+#[test]
+fn another_process_writing_the_device_is_named() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if !Path::new("/dev/shm").is_dir() {
+        return common::skip("no /dev/shm");
+    }
+    let Some(lo) = loop_in(Path::new("/dev/shm")) else {
+        return;
+    };
+    fill_backing(&lo);
+    let paced = |time: &str| {
+        common::run_json(&[
+            "run",
+            lo.dev.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--rate-iops",
+            "1000",
+            "--cache",
+            "direct",
+            "--duration",
+            time,
+            "--no-save",
+        ])
+    };
+    let alone = paced("1s");
+    assert!(
+        !codes(&alone).contains(&"device_used_by_others".to_string()),
+        "{:?}",
+        alone["warnings"]
+    );
+    let stop = AtomicBool::new(false);
+    let shared = std::thread::scope(|s| {
+        s.spawn(|| {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&lo.dev)
+                .unwrap();
+            let chunk = vec![0x5au8; 1 << 20];
+            let mut at = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                f.write_at(&chunk, at).unwrap();
+                at = (at + (1 << 20)) % (64 << 20);
+                if at % (8 << 20) == 0 {
+                    f.sync_data().unwrap();
+                }
+            }
+        });
+        let r = paced("1s");
+        stop.store(true, Ordering::Relaxed);
+        r
+    });
+    let c = codes(&shared);
+    assert!(c.contains(&"device_used_by_others".to_string()), "{c:?}");
+    assert!(
+        message(&shared, "device_used_by_others").contains("other processes used it"),
+        "{}",
+        message(&shared, "device_used_by_others")
+    );
+}

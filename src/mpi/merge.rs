@@ -152,6 +152,7 @@ const DEVICE_CHECKS: &[WarningCode] = &[
     WarningCode::CacheAnsweredReads,
     WarningCode::DeviceExtraReads,
     WarningCode::DeviceExtraWrites,
+    WarningCode::DeviceUsedByOthers,
     WarningCode::WritesMissedDevice,
     WarningCode::WritesStillCached,
 ];

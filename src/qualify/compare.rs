@@ -23,7 +23,7 @@ use crate::sweep::analysis::Stat;
 use crate::verdict::Role;
 
 /// What one qualification against one other cannot tell.
-pub const CAVEAT: &str = "a figure measured once (corners, profiles: \"single run\") is judged against the spread of its run's per-interval series, which understates the spread between runs on a busy machine; a sweep point against its repetitions' intervals; each band is widened for the number of figures compared (Bonferroni: noise alone takes any one of them past its band 5% of the time); only a difference beyond both the noise and the threshold is a regression, and never one of a figure whose run the CPU held (cpu_taken_by_others, cpu_bound_iosim): it measured the CPU as much as the storage";
+pub const CAVEAT: &str = "a figure measured once (corners, profiles: \"single run\") is judged against the spread of its run's per-interval series, which understates the spread between runs on a busy machine; a sweep point against its repetitions' intervals; each band is widened for the number of figures compared (Bonferroni: noise alone takes any one of them past its band 5% of the time); only a difference beyond both the noise and the threshold is a regression, and never one of a figure whose run the CPU held (cpu_taken_by_others, cpu_bound_iosim) or another process shared the device with (device_used_by_others): it measured them as much as the storage";
 
 /// One figure of a qualification: its mean, spread and repetitions.
 struct Figure {
@@ -35,6 +35,8 @@ struct Figure {
     noise: Noise,
     /// The CPU held a run behind it.
     cpu_held: bool,
+    /// Other processes used the device during a run behind it.
+    device_shared: bool,
 }
 
 /// Every figure compared: the corners, the sweep points, the profiles' workloads.
@@ -72,6 +74,7 @@ fn figures(r: &QualifyResult) -> Vec<Figure> {
                 noise: Noise::of((stat.n > 1).then_some(100.0 * stat.cv), stat.n),
                 stat: stat.clone(),
                 cpu_held: p.cpu_bound_runs > 0,
+                device_shared: false,
             });
         }
     }
@@ -98,6 +101,7 @@ fn push_measure(out: &mut Vec<Figure>, kind: MeasureKind, m: &super::Measure) {
                 stat: Stat::of(&[v]),
                 noise: Noise::of(spread, 1),
                 cpu_held: m.cpu_held.is_some(),
+                device_shared: m.device_shared,
             });
         }
     }
@@ -119,8 +123,10 @@ fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>, family: usize
     // A figure the CPU held measures the CPU as much as the storage: never
     // blame the storage for what another process (or iosim itself) did.
     let cpu_held = then.cpu_held || now.cpu_held;
+    // Nor for what another process's I/O on the device did.
+    let device_shared = then.device_shared || now.device_shared;
     let regressed = match (rel_pct, threshold_pct) {
-        (Some(r), Some(t)) => worse && beyond(r, t) && !within_noise && !cpu_held,
+        (Some(r), Some(t)) => worse && beyond(r, t) && !within_noise && !cpu_held && !device_shared,
         _ => false,
     };
     let ci = |s: &Stat| (s.n > 1).then_some(s.ci95);
@@ -140,6 +146,7 @@ fn change(then: &Figure, now: &Figure, threshold_pct: Option<f64>, family: usize
         noise_pct: Some(noise_pct),
         single_run: then.stat.n < 2 || now.stat.n < 2,
         cpu_held,
+        device_shared,
     }
 }
 
@@ -310,6 +317,8 @@ fn words(c: &Change) -> String {
         if c.single_run { ", single run" } else { "" },
         if c.cpu_held {
             ", not judged: the CPU held a run behind it"
+        } else if c.device_shared {
+            ", not judged: another process used the device during a run behind it"
         } else {
             ""
         },
@@ -413,6 +422,7 @@ mod tests {
             flush: None,
             spread_pct: None,
             cpu_held: None,
+            device_shared: false,
         }
     }
 
@@ -535,6 +545,7 @@ mod tests {
             noise: Noise::of(Some(100.0 * stat.cv), stat.n),
             stat,
             cpu_held: false,
+            device_shared: false,
         };
         // -20% but the repetitions spread over ±30%: within the noise.
         let c = change(&f(s(1000.0, 300.0)), &f(s(800.0, 300.0)), Some(10.0), 1);
@@ -575,6 +586,17 @@ mod tests {
             "{}",
             words(&c)
         );
+        // Nor when another process used the device behind one side (a
+        // corner at 0 IOPS beside a disk writer, against 425).
+        let mut shared = f(s(0.0, 0.0));
+        shared.device_shared = true;
+        let c = change(&f(s(425.0, 1.0)), &shared, Some(10.0), 1);
+        assert!(c.worse && !c.regressed && c.device_shared, "{c:?}");
+        assert!(
+            words(&c).contains("not judged: another process used the device"),
+            "{}",
+            words(&c)
+        );
     }
     /// Issue 37: a qualification compares about a hundred figures; at 95%
     /// each, five would cross their bands by chance. The band is widened
@@ -590,6 +612,7 @@ mod tests {
             stat: Stat::of(&[v]),
             noise: Noise::of(Some(crate::comparison::SHORT_RUN_SPREAD_PCT), 1),
             cpu_held: false,
+            device_shared: false,
         };
         let alone = change(&f(29472.0), &f(49926.0), Some(10.0), 1);
         assert!(alone.regressed, "{alone:?}");

@@ -18,8 +18,9 @@ use crate::verdict::{Direction, Role};
 /// Self-check codes that mean the numbers measure something other than the
 /// storage. A CPU kept busy by the kernel's I/O path (`cpu_busy_io_path`) is
 /// not one: that is part of the storage's cost.
-pub const UNTRUSTED_CODES: [WarningCode; 11] = [
+pub const UNTRUSTED_CODES: [WarningCode; 12] = [
     WarningCode::CacheAnsweredReads,
+    WarningCode::DeviceUsedByOthers,
     WarningCode::WritesMissedDevice,
     WarningCode::WritesStillCached,
     WarningCode::BufferedFitsInMemory,
@@ -513,6 +514,7 @@ mod tests {
             flush: None,
             spread_pct: None,
             cpu_held: None,
+            device_shared: false,
         }
     }
 

@@ -93,6 +93,12 @@ pub struct Measure {
     /// was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_held: Option<crate::sysmon::check::WarningCode>,
+    /// Other processes used the device during the run
+    /// (`device_used_by_others`): its figures measure the device shared, and
+    /// a baseline comparison does not call their change a regression.
+    /// Absent when nothing else did, and in results from before it was kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub device_shared: bool,
 }
 
 /// The flushes of a measured workload.
@@ -185,6 +191,10 @@ impl Measure {
                 .iter()
                 .find(|w| crate::sysmon::check::CPU_LIMITED_CODES.contains(&w.code))
                 .map(|w| w.code.clone()),
+            device_shared: r
+                .warnings
+                .iter()
+                .any(|w| w.code == crate::sysmon::check::WarningCode::DeviceUsedByOthers),
         }
     }
 
@@ -507,6 +517,11 @@ pub struct Change {
     /// called a regression of the storage.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpu_held: bool,
+    /// Other processes used the device during a run behind either side
+    /// (see [`Measure::device_shared`]): the change is shown, never called a
+    /// regression of the storage.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub device_shared: bool,
 }
 
 /// The whole qualification: the body of one stored document

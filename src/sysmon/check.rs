@@ -40,6 +40,16 @@ pub const DEVICE_EXCESS_FRACTION: f64 = 0.10;
 /// hundred KiB per commit interval) and a `blkid` probe do not trip it.
 pub const DEVICE_EXCESS_SLACK_BYTES: u64 = 4 << 20;
 
+/// Other processes used the device when it moved more than this many bytes
+/// beyond iosim's own, and more than [`OTHERS_FACTOR`] times iosim's own:
+/// a file system's journal and metadata add a fraction of what iosim
+/// writes (extent conversion of unwritten blocks about as much again), not
+/// twice it.
+pub const OTHERS_SLACK_BYTES: u64 = 16 << 20;
+
+/// See [`OTHERS_SLACK_BYTES`].
+pub const OTHERS_FACTOR: u64 = 2;
+
 /// Comparisons need enough I/O to mean anything: below this many issued I/Os
 /// in a direction, the device/issued comparisons are skipped.
 pub const MIN_IOS_TO_COMPARE: u64 = 64;
@@ -270,6 +280,9 @@ pub enum WarningCode {
     DeviceExtraReads,
     /// The device wrote more than iosim did.
     DeviceExtraWrites,
+    /// The device moved far more than iosim's I/O and a file system's
+    /// overhead explain: other processes used it during the run.
+    DeviceUsedByOthers,
     /// Writes that had to reach the device did not.
     WritesMissedDevice,
     /// Buffered writes were still in the page cache at the end.
@@ -322,6 +335,7 @@ impl WarningCode {
             WarningCode::CacheAnsweredReads => "cache_answered_reads",
             WarningCode::DeviceExtraReads => "device_extra_reads",
             WarningCode::DeviceExtraWrites => "device_extra_writes",
+            WarningCode::DeviceUsedByOthers => "device_used_by_others",
             WarningCode::WritesMissedDevice => "writes_missed_device",
             WarningCode::WritesStillCached => "writes_still_cached",
             WarningCode::BufferedFitsInMemory => "buffered_fits_in_memory",
@@ -379,6 +393,7 @@ pub fn self_check(i: &CheckInput) -> Vec<Warning> {
     if let Some(d) = &i.device {
         device_read_checks(i, d, dev_name, direct, &mut out);
         device_write_checks(i, d, dev_name, direct, writes_must_reach, &mut out);
+        out.extend(others_check(i, d, dev_name));
     }
     flush_check(i, dev_name, &mut out);
 
@@ -437,6 +452,27 @@ fn device_read_checks(
             ),
         ));
     }
+}
+
+/// (i) Other processes' I/O on the device: it moved more than twice
+/// iosim's bytes beyond them, and over 16 MiB. Its figures then measure the
+/// device shared, and a comparison does not call their change a regression
+/// of the storage (`qualify --baseline`, `compare`).
+fn others_check(i: &CheckInput, d: &DeviceCounters, dev_name: &str) -> Option<Warning> {
+    let ours = i.issued_read_bytes + i.issued_write_bytes;
+    let other = (d.read_bytes + d.write_bytes).saturating_sub(ours);
+    (other > OTHERS_FACTOR * ours + OTHERS_SLACK_BYTES).then(|| {
+        warn(
+            WarningCode::DeviceUsedByOthers,
+            format!(
+                "{dev_name} moved {} beyond iosim's own {} during the run (read {}, wrote {}): other processes used it (or the writeback of earlier buffered writes reached it), so these figures measure the device shared with them. Run again when it is idle, or on a device nothing else uses.",
+                format_size(other),
+                format_size(ours),
+                format_size(d.read_bytes),
+                format_size(d.write_bytes),
+            ),
+        )
+    })
 }
 
 /// (c) Writes beyond what was issued, and writes that did not reach the device.
@@ -1271,6 +1307,36 @@ mod tests {
     }
 
     #[test]
+    fn another_process_on_the_device_is_named() {
+        // A read corner that completed nothing while another process wrote
+        // 300 MiB to the device (a loaded CI run: 0 IOPS against 425).
+        let mut i = clean();
+        i.issued_reads = 0;
+        i.issued_read_bytes = 0;
+        i.issued_writes = 0;
+        i.issued_write_bytes = 0;
+        i.device = Some(dev(0, 0, 2_400, 300 * MIB));
+        let w = self_check(&i);
+        assert!(codes(&w).contains(&"device_used_by_others"), "{w:?}");
+        let m = &w
+            .iter()
+            .find(|w| w.code == WarningCode::DeviceUsedByOthers)
+            .unwrap()
+            .message;
+        assert!(m.contains("moved 300MiB beyond iosim's own 0B"), "{m}");
+        // iosim's 78 MiB and a journal's 40% more: its own.
+        let mut j = clean();
+        j.device = Some(dev(10_000, 10_000 * 4096, 15_000, 56 * MIB));
+        assert!(!codes(&self_check(&j)).contains(&"device_used_by_others"));
+        // Unwritten extents converted: about twice iosim's writes, still its own.
+        j.device = Some(dev(10_000, 10_000 * 4096, 20_000, 80 * MIB));
+        assert!(!codes(&self_check(&j)).contains(&"device_used_by_others"));
+        // Three times iosim's bytes beyond them: others.
+        j.device = Some(dev(40_000, 160 * MIB, 40_000, 160 * MIB));
+        assert!(codes(&self_check(&j)).contains(&"device_used_by_others"));
+    }
+
+    #[test]
     fn extra_device_reads_are_flagged() {
         let mut i = clean();
         i.device = Some(dev(30_000, 120 * MIB, 10_000, 10_000 * 4096));
@@ -1880,6 +1946,7 @@ mod tests {
             CacheAnsweredReads,
             DeviceExtraReads,
             DeviceExtraWrites,
+            DeviceUsedByOthers,
             WritesMissedDevice,
             WritesStillCached,
             BufferedFitsInMemory,
