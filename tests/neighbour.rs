@@ -257,8 +257,11 @@ fn a_heavy_neighbour_eats_a_rate_limited_devices_budget() {
         "the neighbour took most of the budget: {n}"
     );
     // The throttle releases I/O in time slices (about 100 ms), so the
-    // tails are the slice's alone and beside the neighbour; the median moves.
-    assert!(num(n, &["change", "lat_p50_x"]) > 1.5, "{n}");
+    // tails are the slice's alone and beside the neighbour, and the median
+    // is an I/O let through at once in both runs or one that waited a slice:
+    // it moved 1.5x or more on a quiet machine, but not at all beside a CPU
+    // hog on each core (11.9 us alone, 11.7 us together, with the IOPS down
+    // 84%). The budget's share is what the neighbour takes, checked above.
     assert_eq!(n["background"]["created"], false);
     assert!(lo.dev.exists());
 }
