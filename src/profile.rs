@@ -100,6 +100,10 @@ pub struct ProfileWorkload {
     /// Block-size mix in fio's notation (`8K/70:64K/30`); replaces `bs` for the I/O sizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bssplit: Option<crate::workload::BsSplit>,
+    /// A log's partly filled tail page written again: `PAGE[:PCT]`
+    /// (`--tail-rewrite`), e.g. `"8k:70"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_rewrite: Option<String>,
     /// Percentage of every written 4 KiB block that compresses away.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compress_pct: Option<u8>,
@@ -259,6 +263,12 @@ impl ProfileWorkload {
         }
         if let Some(p) = self.dedupe_pct {
             shape.dedupe_pct = p;
+        }
+        if let Some(t) = &self.tail_rewrite {
+            shape.tail_rewrite = Some(
+                crate::workload::TailRewrite::parse(t)
+                    .map_err(|e| crate::Error::BadWorkload(format!("tail_rewrite = {e}")))?,
+            );
         }
         let flush = match (self.fsync, self.fdatasync) {
             (Some(_), Some(_)) => {
@@ -1084,6 +1094,15 @@ mod tests {
         let p = Profile::parse(&format!("{base}fill = \"sparse\"\npasses = 2\n"), "t").unwrap();
         let s = p.workloads[0].spec(&WorkloadSpec::default()).unwrap();
         assert_eq!((s.fill, s.passes), (FillMode::Sparse, Some(2)));
+        // A WAL's tail page, written again by 70% of the next writes.
+        let p = Profile::parse(&format!("{base}qd = 1\ntail_rewrite = \"4k:70\"\n"), "t").unwrap();
+        let s = p.workloads[0].spec(&WorkloadSpec::default()).unwrap();
+        assert_eq!(s.shape.tail_rewrite.map(|t| t.arg()), Some("4K:70".into()));
+        let e = Profile::parse(&format!("{base}tail_rewrite = \"4k:0\"\n"), "t")
+            .and_then(|p| Ok(p.workloads[0].spec(&WorkloadSpec::default())?))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tail_rewrite = '4k:0'"), "{e}");
         let p = Profile::parse(&format!("{base}fill = \"zero\"\ncompress_pct = 50\n"), "t");
         let e = p
             .and_then(|p| Ok(p.workloads[0].spec(&WorkloadSpec::default())?))

@@ -308,3 +308,70 @@ fn a_blktrace_and_its_blkparse_text_fingerprint_alike() {
         "{text}"
     );
 }
+
+/// Issue 38 part 2: `--tail-rewrite` as the block layer sees it. A loop
+/// device traced by `iosim capture` while iosim writes 200 sequential
+/// 16 KiB direct writes at QD 1 with `--tail-rewrite 4k`: each write after
+/// the first starts in the last 4 KiB page of the one before, so the
+/// fingerprint of the trace counts 199 tail-page rewrites and no strictly
+/// sequential write; without the option, none and all.
+#[test]
+fn a_tail_rewrite_reaches_the_block_layer_as_a_wal_writes() {
+    if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
+        return common::skip("no tracefs or debugfs on this kernel");
+    }
+    let _turn = common::kernel_tracer();
+    let Some(lo) = common::LoopDev::new(16 << 20) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let traced = |name: &str, extra: &[&str]| {
+        let cap_name = dir.path().join(name);
+        let cap = iosim()
+            .args([
+                "capture",
+                lo.dev.to_str().unwrap(),
+                "--duration",
+                "4s",
+                "-o",
+            ])
+            .arg(&cap_name)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        common::success(
+            iosim()
+                .args([
+                    "run",
+                    lo.dev.to_str().unwrap(),
+                    "--rw",
+                    "write",
+                    "--bs",
+                    "16k",
+                ])
+                .args(["--qd", "1", "--cache", "direct", "--number-ios", "200"])
+                .args(["--duration", "0", "--allow-destroy", "--no-save", "-q"])
+                .args(extra),
+        );
+        let out = cap.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json(&[cap_name.as_os_str()])
+    };
+    let f = traced("tail", &["--tail-rewrite", "4k"]);
+    let q = stream(&f, "queue", "all");
+    assert_eq!(q["writes"], 200, "{q}");
+    assert_eq!(q["sequential"]["tail_rewrites"], 199, "{}", q["sequential"]);
+    assert_eq!(q["sequential"]["write_share"], 0.0, "{}", q["sequential"]);
+    assert_eq!(q["sequential"]["write_share_with_tail_rewrites"], 1.0);
+    let f = traced("plain", &[]);
+    let q = stream(&f, "queue", "all");
+    assert_eq!(q["writes"], 200, "{q}");
+    assert_eq!(q["sequential"]["tail_rewrites"], 0, "{}", q["sequential"]);
+    assert_eq!(q["sequential"]["write_share"], 1.0, "{}", q["sequential"]);
+}

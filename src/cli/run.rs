@@ -139,6 +139,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "CRITERION", value_parser = crate::workload::steady::steady_arg)]
     pub steady_state: Option<crate::workload::steady::SteadySpec>,
 
+    /// A log's partly filled tail page written again: after PCT% of sequential writes
+    /// (default 100) the next write starts in the page the last one ended in, as a WAL
+    /// commit rewrites its tail page (e.g. 8k:70). With --rw write at --qd 1.
+    #[arg(long, value_name = "PAGE[:PCT]", value_parser = crate::workload::TailRewrite::parse)]
+    pub tail_rewrite: Option<crate::workload::TailRewrite>,
+
     /// Sequential threads start this far apart (DiskSpd -T); default: each thread gets its own slice.
     #[arg(long, value_parser = size_arg, conflicts_with = "shared_offset")]
     pub thread_stride: Option<u64>,
@@ -361,13 +367,14 @@ impl RunArgs {
             dedupe_pct: self.dedupe_pct.unwrap_or(0),
             bssplit: self.bssplit.clone(),
             steady_state: self.steady_state,
+            tail_rewrite: self.tail_rewrite,
         }
     }
 
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
     /// (argument id, option name).
-    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 16] = [
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 17] = [
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),
@@ -384,6 +391,7 @@ impl RunArgs {
         ("fsync", "--fsync"),
         ("fdatasync", "--fdatasync"),
         ("sync_method", "--sync-method"),
+        ("tail_rewrite", "--tail-rewrite"),
     ];
 
     /// Records which shape options were given on the command line, from
@@ -416,6 +424,7 @@ impl RunArgs {
                 // workload that does not set its own.
                 shape: crate::workload::Shape {
                     steady_state: None,
+                    tail_rewrite: None,
                     ..self.shape()
                 },
                 ..self.settings()

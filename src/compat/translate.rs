@@ -222,6 +222,10 @@ fn shape_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
         w.push("--dedupe-pct".into());
         w.push(spec.shape.dedupe_pct.to_string());
     }
+    if let Some(t) = &spec.shape.tail_rewrite {
+        w.push("--tail-rewrite".into());
+        w.push(t.arg());
+    }
 }
 
 /// `iosim translate sqlio|diskspd|fio ...`: writes the command to `out`.
@@ -391,6 +395,7 @@ mod tests {
                 bssplit: Some("8K/70:64K/30,64K/100".parse().unwrap()),
                 dedupe_pct: 20,
                 steady_state: None,
+                tail_rewrite: None,
             },
             ..WorkloadSpec::default()
         };

@@ -219,7 +219,10 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
         );
         let _ = writeln!(out, "bssplit = \"{split}\"");
     }
-    concurrency(out, s);
+    let qd = concurrency(out, s);
+    if log {
+        tail_rewrite(out, s, rw, qd);
+    }
     let _ = writeln!(
         out,
         "# {}: direct I/O puts the same requests on the device{}",
@@ -242,9 +245,53 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
     skew_and_flushes(out, s);
 }
 
-/// `qd`, `threads` and `rate_iops`.
-fn concurrency(out: &mut String, s: &StreamPrint) {
-    match &s.outstanding {
+/// `tail_rewrite` for a log whose writes start in the last 4 KiB page of
+/// the one before (the fingerprint's page), when the profile can express it:
+/// sequential writes only, one at a time, none smaller than the page.
+fn tail_rewrite(out: &mut String, s: &StreamPrint, rw: &str, qd: u32) {
+    const PAGE: u64 = 4096;
+    let rewrites = s.sequential.tail_rewrites;
+    if rewrites == 0 || s.writes < 2 {
+        return;
+    }
+    let pct = (100.0 * rewrites as f64 / (s.writes - 1) as f64)
+        .round()
+        .clamp(1.0, 100.0) as u8;
+    let smallest = s
+        .sizes
+        .iter()
+        .map(|z| u64::from(z.bytes))
+        .min()
+        .unwrap_or(0);
+    let why_not = if rw != "write" {
+        Some("it is not sequential writes only")
+    } else if qd != 1 {
+        Some("it had more than one write outstanding, and a tail page is rewritten one write at a time")
+    } else if smallest < PAGE {
+        Some("some writes are smaller than the 4 KiB page")
+    } else {
+        None
+    };
+    match why_not {
+        None => {
+            let _ = writeln!(
+                out,
+                "# measured: {pct}% of writes start in the last 4 KiB page of the one before"
+            );
+            let _ = writeln!(out, "tail_rewrite = \"4K:{pct}\"");
+        }
+        Some(why) => {
+            let _ = writeln!(
+                out,
+                "# measured: {pct}% of writes start in the last 4 KiB page of the one before; not expressed ({why})"
+            );
+        }
+    }
+}
+
+/// `qd`, `threads` and `rate_iops`; returns the `qd` written.
+fn concurrency(out: &mut String, s: &StreamPrint) -> u32 {
+    let qd = match &s.outstanding {
         Some(o) => {
             let _ = writeln!(
                 out,
@@ -253,6 +300,7 @@ fn concurrency(out: &mut String, s: &StreamPrint) {
             );
             let qd = o.mean.round().clamp(1.0, 1024.0) as u32;
             let _ = writeln!(out, "qd = {qd}\nthreads = 1");
+            qd
         }
         None => {
             let _ = writeln!(
@@ -260,12 +308,14 @@ fn concurrency(out: &mut String, s: &StreamPrint) {
                 "# measured: outstanding I/Os not in this trace (no completions): one at a time"
             );
             let _ = writeln!(out, "qd = 1\nthreads = 1");
+            1
         }
-    }
+    };
     if let Some(iops) = s.arrival.iops {
         let _ = writeln!(out, "# measured: arrival rate {iops:.1} I/Os a second");
         let _ = writeln!(out, "rate_iops = {}", iops.round().max(1.0) as u64);
     }
+    qd
 }
 
 /// `distribution` and `fdatasync`.

@@ -177,6 +177,17 @@ fn profile_written_loads_and_says_what_it_measured() {
     assert!(toml.contains("# measured: read share") || toml.contains("read share"));
     assert!(toml.contains("tail-page rewrites 1"), "{toml}");
     assert!(toml.contains("fdatasync = 1"), "{toml}");
+    // The WAL's second write rewrites the first's last page: the profile
+    // says so, and the spec it loads into writes that way.
+    assert!(toml.contains("tail_rewrite = \"4K:100\""), "{toml}");
+    let wal = p
+        .workloads
+        .iter()
+        .find(|w| w.name == "wal")
+        .unwrap()
+        .spec(&crate::workload::WorkloadSpec::default())
+        .unwrap();
+    assert_eq!(wal.shape.tail_rewrite.map(|t| t.page), Some(4096));
 }
 
 #[test]

@@ -314,7 +314,7 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
     if let Some(p) = spec.random_pct {
         gen = gen.mixed(p);
     }
-    gen = gen.shaped(spec, plan.target).sized(spec);
+    gen = gen.shaped(spec, plan.target).sized(spec).tail_rewrite(spec);
     match spec.seq_layout {
         SeqLayout::Shared => gen = gen.shared(ctx.shared_offset.clone()),
         SeqLayout::Stripe(s) if !spec.rw.is_random() => {

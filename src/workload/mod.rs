@@ -29,8 +29,8 @@ pub use durability::{
 pub use modes::{fill_arg, CacheMode, EngineKind, FillMode, RwMode};
 pub use offsets::{NextIo, OffsetGen};
 pub use spec::{
-    duration_secs, stripe_arg, SeqLayout, Shape, Stripe, TargetSpec, WorkloadSpec, MAX_BS, MAX_QD,
-    MAX_THREADS,
+    duration_secs, stripe_arg, SeqLayout, Shape, Stripe, TailRewrite, TargetSpec, WorkloadSpec,
+    MAX_BS, MAX_QD, MAX_THREADS,
 };
 
 #[cfg(test)]
@@ -300,5 +300,58 @@ mod tests {
         s.bs = 4096;
         s.targets.clear();
         assert!(s.validate().is_err());
+    }
+
+    /// `--tail-rewrite PAGE[:PCT]`: parsed, written back, and refused where
+    /// a log could not write that way, each saying what to change.
+    #[test]
+    fn tail_rewrite_parses_and_is_refused_where_no_log_writes_so() {
+        use super::TailRewrite;
+        let t = TailRewrite::parse("8k:70").unwrap();
+        assert_eq!((t.page, t.pct, t.arg()), (8192, 70, "8K:70".to_string()));
+        assert_eq!(TailRewrite::parse("4K").unwrap().arg(), "4K");
+        for (bad, says) in [
+            ("8k:0", "from 1 to 100"),
+            ("8k:101", "from 1 to 100"),
+            ("1000", "multiple of 512"),
+            ("x", "e.g. --tail-rewrite 8k:70"),
+        ] {
+            let e = TailRewrite::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let ok = WorkloadSpec {
+            targets: vec![TargetSpec::new("/x/wal", None)],
+            rw: RwMode::Write,
+            write_pct: 100,
+            bs: 8192,
+            qd: 1,
+            shape: Shape {
+                tail_rewrite: Some(t),
+                ..Default::default()
+            },
+            ..WorkloadSpec::default()
+        };
+        ok.validate().unwrap();
+        let refused = |edit: &dyn Fn(&mut WorkloadSpec), says: &str| {
+            let mut s = ok.clone();
+            edit(&mut s);
+            let e = s.validate().unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        };
+        refused(&|s| s.qd = 4, "needs --qd 1");
+        refused(&|s| s.rw = RwMode::Randwrite, "use it with --rw write");
+        refused(
+            &|s| {
+                s.rw = RwMode::Readwrite;
+                s.write_pct = 90;
+            },
+            "use it with --rw write",
+        );
+        refused(&|s| s.random_pct = Some(10), "use it with --rw write");
+        refused(
+            &|s| s.seq_layout = SeqLayout::Shared,
+            "leave out --shared-offset",
+        );
+        refused(&|s| s.bs = 4096, "give a page of at most 4K");
     }
 }

@@ -62,6 +62,8 @@ pub struct OffsetGen {
     stripe: Option<StripeWalk>,
     /// Block-size mix (`None`: every I/O is `bs`, which is then the largest size).
     sizes: Option<bssplit::SizeMix>,
+    /// A log's tail page written again: (page, threshold on a random u32).
+    tail: Option<(u64, u64)>,
     rng: SmallRng,
 }
 
@@ -124,6 +126,7 @@ impl OffsetGen {
             skew: None,
             stripe: None,
             sizes: None,
+            tail: None,
             rng: SmallRng::seed_from_u64(seed),
         }
     }
@@ -188,6 +191,18 @@ impl OffsetGen {
     pub fn sized(mut self, spec: &WorkloadSpec) -> OffsetGen {
         if let Some(b) = &spec.shape.bssplit {
             self.sizes = Some(bssplit::SizeMix::new(b, self.bs));
+        }
+        self
+    }
+
+    /// Writes a log's partly filled tail page again (`spec`'s
+    /// `--tail-rewrite`; nothing without one): after a sequential write, the
+    /// stream steps back one page `pct`% of the time, so the next write
+    /// starts in the page this one ended in. Validated for one plain
+    /// sequential stream of writes at QD 1 ([`WorkloadSpec::validate`]).
+    pub fn tail_rewrite(mut self, spec: &WorkloadSpec) -> OffsetGen {
+        if let Some(t) = spec.shape.tail_rewrite {
+            self.tail = Some((t.page, (u64::from(t.pct.min(100)) << 32) / 100));
         }
         self
     }
@@ -265,6 +280,25 @@ impl OffsetGen {
         }
     }
 
+    /// After a write that left its last page partly filled (`pct`% of
+    /// them), the next sequential position is that page: one page back
+    /// from where the write ended (the same page again after a one-page
+    /// write). Every I/O of such a stream is a write (`--rw write`,
+    /// validated). Out of line, and only on the plain sequential path: no
+    /// other run pays for it.
+    #[cold]
+    #[inline(never)]
+    fn step_back(&mut self, len: u64) {
+        let Some((page, threshold)) = self.tail else {
+            return;
+        };
+        let partly_filled =
+            threshold > u64::from(u32::MAX) || u64::from(self.rng.gen::<u32>()) < threshold;
+        if len >= page && partly_filled {
+            self.next -= page;
+        }
+    }
+
     /// The offset of an I/O of `len` bytes (at most `bs`, the largest size).
     #[inline(always)]
     fn offset(&mut self, random: bool, len: u64) -> u64 {
@@ -309,6 +343,9 @@ impl OffsetGen {
         } else {
             let off = self.next;
             self.next += len;
+            if self.tail.is_some() {
+                self.step_back(len);
+            }
             if self.next + self.bs > self.len {
                 self.next = 0;
             }
@@ -337,5 +374,68 @@ mod tests {
         // A start with room for a block is kept.
         let mut g = OffsetGen::new(0, len, bs, 512, false, 512, 0, 0);
         assert_eq!(g.next_io().0, 512);
+    }
+
+    fn tail_spec(t: &str, bssplit: Option<&str>) -> WorkloadSpec {
+        WorkloadSpec {
+            rw: crate::workload::RwMode::Write,
+            write_pct: 100,
+            bs: 16384,
+            qd: 1,
+            shape: crate::workload::Shape {
+                tail_rewrite: Some(crate::workload::TailRewrite::parse(t).unwrap()),
+                bssplit: bssplit.map(|b| b.parse().unwrap()),
+                ..Default::default()
+            },
+            ..WorkloadSpec::default()
+        }
+    }
+
+    /// `--tail-rewrite 4k`: every 16 KiB write starts in the last page of
+    /// the one before, so the stream advances 12 KiB a write and wraps as
+    /// a plain one does.
+    #[test]
+    fn a_tail_rewrite_starts_each_write_in_the_last_page_of_the_one_before() {
+        let spec = tail_spec("4k", None);
+        let mut g =
+            OffsetGen::new(1 << 20, 64 << 10, 16384, 4096, false, 0, 100, 3).tail_rewrite(&spec);
+        let offs: Vec<u64> = (0..6).map(|_| g.next_sized().offset - (1 << 20)).collect();
+        assert_eq!(offs, [0, 12288, 24576, 36864, 49152, 0]);
+        // One-page writes rewrite the same page.
+        let mut one = OffsetGen::new(0, 64 << 10, 4096, 4096, false, 0, 100, 3)
+            .tail_rewrite(&tail_spec("4k", None));
+        assert!((0..5).all(|_| one.next_sized().offset == 0));
+    }
+
+    /// `4k:30`: about 30% of the writes leave their tail page to the next,
+    /// and each write's length stays the mix's.
+    #[test]
+    fn a_tail_rewrite_share_is_kept_and_sizes_are_the_mixs() {
+        let spec = tail_spec("4k:30", Some("8K/50:16K/50"));
+        let mut g = OffsetGen::new(0, 1 << 30, 16384, 8192, false, 0, 100, 11)
+            .sized(&spec)
+            .tail_rewrite(&spec);
+        let (mut prev_end, mut rewrites, mut sizes) = (0u64, 0u32, [0u32; 2]);
+        let n = 20_000;
+        for i in 0..n {
+            let io = g.next_sized();
+            sizes[usize::from(io.len == 16384)] += 1;
+            if i > 0 {
+                if io.offset + 4096 == prev_end {
+                    rewrites += 1;
+                } else {
+                    assert_eq!(io.offset, prev_end, "at {i}");
+                }
+            }
+            prev_end = io.offset + io.len;
+        }
+        let share = f64::from(rewrites) / f64::from(n - 1);
+        assert!((share - 0.30).abs() < 0.02, "{share}");
+        assert!(
+            sizes
+                .iter()
+                .all(|&c| (c as f64 / n as f64 - 0.5).abs() < 0.02),
+            "{sizes:?}"
+        );
     }
 }

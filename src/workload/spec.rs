@@ -207,6 +207,67 @@ pub struct Shape {
     /// Precondition until steady state (SNIA PTS) before measuring.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<steady::SteadySpec>,
+    /// A log's partly filled tail page written again by the next write
+    /// (`--tail-rewrite`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_rewrite: Option<TailRewrite>,
+}
+
+/// A write-ahead log's tail page, written again (`--tail-rewrite
+/// PAGE[:PCT]`): a commit that does not fill its last page leaves it partly
+/// filled, and the next commit's write starts at that page again, as
+/// PostgreSQL's WAL, InnoDB's redo log and etcd's WAL do. Sequential writes
+/// then step back one `page` after `pct`% of them (the write's own length
+/// is kept), so the device sees each such write overlap the one before by a
+/// page. Writes of exactly one page rewrite the same page until one moves on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TailRewrite {
+    /// The log's page, bytes (PostgreSQL's WAL 8 KiB, InnoDB's redo log 512 B
+    /// blocks, etcd's WAL 4 KiB: the file system's page).
+    pub page: u64,
+    /// Of the sequential writes, the share that leaves its last page partly
+    /// filled, % (1 to 100).
+    pub pct: u8,
+}
+
+impl TailRewrite {
+    /// Parses `PAGE[:PCT]` (`8k`, `4k:70`; PCT 100 when left out).
+    pub fn parse(text: &str) -> Result<TailRewrite, String> {
+        let (page, pct) = match text.split_once(':') {
+            Some((p, n)) => (p, Some(n)),
+            None => (text, None),
+        };
+        let page = crate::units::parse_size(page).map_err(|e| {
+            format!("'{text}': {e}; give the log's page and the share of writes that leave it partly filled, e.g. --tail-rewrite 8k:70")
+        })?;
+        let pct = match pct {
+            None => 100,
+            Some(n) => n
+                .trim_end_matches('%')
+                .parse::<u8>()
+                .ok()
+                .filter(|p| (1..=100).contains(p))
+                .ok_or_else(|| {
+                    format!("'{text}': the share after the colon must be a whole percentage from 1 to 100, e.g. --tail-rewrite 8k:70")
+                })?,
+        };
+        if page == 0 || page % 512 != 0 {
+            return Err(format!(
+                "'{text}': the page must be a multiple of 512 bytes (a log writes whole sectors), e.g. 4k or 8k"
+            ));
+        }
+        Ok(TailRewrite { page, pct })
+    }
+
+    /// As [`TailRewrite::parse`] reads it: `8K` or `4K:70`.
+    pub fn arg(&self) -> String {
+        let page = crate::units::format_size_arg(self.page);
+        if self.pct == 100 {
+            page
+        } else {
+            format!("{page}:{}", self.pct)
+        }
+    }
 }
 
 impl Shape {
@@ -444,6 +505,7 @@ impl WorkloadSpec {
                 }
             }
         }
+        self.validate_tail_rewrite()?;
         if let Some(p) = self.random_pct {
             if p > 100 {
                 return bad(format!("--random-pct must be 0..100, got {p}"));
@@ -451,6 +513,48 @@ impl WorkloadSpec {
             if self.seq_layout == SeqLayout::Shared {
                 return bad("--random-pct cannot be combined with --shared-offset: the random part would leave the shared stream".into());
             }
+        }
+        Ok(())
+    }
+
+    /// [`validate_shape`](Self::validate_shape): `--tail-rewrite` needs one
+    /// plain sequential stream of writes only, one write at a time (a log writes
+    /// its tail page again only once the write before it completed; two in
+    /// flight over one page would leave it either's), and a page no larger
+    /// than the smallest write.
+    fn validate_tail_rewrite(&self) -> Result<(), Error> {
+        let Some(t) = self.shape.tail_rewrite else {
+            return Ok(());
+        };
+        let bad = |why: &str| {
+            Err(Error::BadWorkload(format!(
+                "--tail-rewrite {} {why}",
+                t.arg()
+            )))
+        };
+        if self.rw != RwMode::Write || self.random_pct.is_some_and(|p| p > 0) {
+            return bad("rewrites a sequential log's tail page: use it with --rw write");
+        }
+        if matches!(self.seq_layout, SeqLayout::Shared | SeqLayout::Stripe(_)) {
+            return bad(
+                "needs each thread's own sequential stream: leave out --shared-offset and --stripe",
+            );
+        }
+        if self.qd != 1 {
+            return bad("needs --qd 1: a log writes its tail page again only once the write before it completed");
+        }
+        let smallest = self
+            .shape
+            .bssplit
+            .as_ref()
+            .and_then(|b| b.resolved(self.bs).sizes().first().copied())
+            .unwrap_or(self.bs);
+        if t.page > smallest {
+            return bad(&format!(
+                "is a page larger than the smallest write ({}): give a page of at most {}",
+                crate::units::format_size_arg(smallest),
+                crate::units::format_size_arg(smallest)
+            ));
         }
         Ok(())
     }
@@ -542,6 +646,10 @@ impl WorkloadSpec {
         let size = match &self.shape.bssplit {
             Some(b) => format!("bssplit {b}"),
             None => crate::units::format_size(self.bs),
+        };
+        let size = match &self.shape.tail_rewrite {
+            Some(t) => format!("{size} tail-rewrite {}", t.arg()),
+            None => size,
         };
         let durability = match (self.sync_method, self.flush) {
             (Some(m), _) => format!(" sync {m}"),
