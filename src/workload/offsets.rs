@@ -34,6 +34,12 @@ impl StripeWalk {
     }
 }
 
+/// A percentage as a threshold on a random u32: a draw below it happens
+/// `pct`% of the time (exact at 0 and 100: 100 is above every u32).
+fn pct_threshold(pct: u8) -> u64 {
+    (u64::from(pct.min(100)) << 32) / 100
+}
+
 /// Generates the offsets and directions of one thread's I/Os over a region.
 ///
 /// Pure and seeded, so it can be tested without any I/O. Random offsets are
@@ -111,7 +117,7 @@ impl OffsetGen {
         // the stream starts at the beginning then, as it wraps there later.
         let next = if next + bs > len { 0 } else { next };
         // write_pct as a threshold on a 32-bit random number; exact at 0 and 100.
-        let write_threshold = (u64::from(write_pct.min(100)) << 32) / 100;
+        let write_threshold = pct_threshold(write_pct);
         OffsetGen {
             base,
             len,
@@ -154,7 +160,7 @@ impl OffsetGen {
     /// Makes `random_pct` percent of the I/Os random and the others continue
     /// sequentially from the previous I/O, random or not (DiskSpd's `-rs`).
     pub fn mixed(mut self, random_pct: u8) -> OffsetGen {
-        self.random_threshold = Some((u64::from(random_pct.min(100)) << 32) / 100);
+        self.random_threshold = Some(pct_threshold(random_pct));
         self
     }
 
@@ -202,7 +208,7 @@ impl OffsetGen {
     /// sequential stream of writes at QD 1 ([`WorkloadSpec::validate`]).
     pub fn tail_rewrite(mut self, spec: &WorkloadSpec) -> OffsetGen {
         if let Some(t) = spec.shape.tail_rewrite {
-            self.tail = Some((t.page, (u64::from(t.pct.min(100)) << 32) / 100));
+            self.tail = Some((t.page, pct_threshold(t.pct)));
         }
         self
     }
