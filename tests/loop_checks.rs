@@ -42,21 +42,38 @@ fn fill_backing(lo: &LoopDev) {
 
 /// `iosim run DEV --rw randread --bs 4k --cache direct` for `secs`, as JSON.
 fn randread(lo: &LoopDev, time: &str) -> Value {
-    common::run_json(&[
+    randread_with(lo, time, &["--qd", "4"])
+}
+
+/// [`randread`] with `extra` options instead of `--qd 4`.
+fn randread_with(lo: &LoopDev, time: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
         "run",
         lo.dev.to_str().unwrap(),
         "--rw",
         "randread",
         "--bs",
         "4k",
-        "--qd",
-        "4",
         "--cache",
         "direct",
         "--duration",
         time,
         "--no-save",
-    ])
+    ];
+    args.extend_from_slice(extra);
+    common::run_json(&args)
+}
+
+/// A 64 MiB loop device over a written file in /dev/shm; None (skipped)
+/// without /dev/shm or loop devices.
+fn loop_in_memory() -> Option<LoopDev> {
+    if !Path::new("/dev/shm").is_dir() {
+        common::skip("no /dev/shm");
+        return None;
+    }
+    let lo = loop_in(Path::new("/dev/shm"))?;
+    fill_backing(&lo);
+    Some(lo)
 }
 
 fn codes(r: &Value) -> Vec<String> {
@@ -179,13 +196,9 @@ fn a_loop_device_over_a_cached_file_is_named_until_direct_io_is_on() {
 /// A backing file in /dev/shm is memory: named whatever `loop/dio` says.
 #[test]
 fn a_loop_device_over_a_file_in_tmpfs_is_named() {
-    if !Path::new("/dev/shm").is_dir() {
-        return common::skip("no /dev/shm");
-    }
-    let Some(lo) = loop_in(Path::new("/dev/shm")) else {
+    let Some(lo) = loop_in_memory() else {
         return;
     };
-    fill_backing(&lo);
     let r = randread(&lo, "300ms");
     assert_eq!(
         r["devices"][0]["loop_backing"]["holder"]["fs_type"],
@@ -332,30 +345,10 @@ fn a_file_on_a_loop_mounted_volume_is_named_too() {
 #[test]
 fn another_process_writing_the_device_is_named() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    if !Path::new("/dev/shm").is_dir() {
-        return common::skip("no /dev/shm");
-    }
-    let Some(lo) = loop_in(Path::new("/dev/shm")) else {
+    let Some(lo) = loop_in_memory() else {
         return;
     };
-    fill_backing(&lo);
-    let paced = |time: &str| {
-        common::run_json(&[
-            "run",
-            lo.dev.to_str().unwrap(),
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--rate-iops",
-            "1000",
-            "--cache",
-            "direct",
-            "--duration",
-            time,
-            "--no-save",
-        ])
-    };
+    let paced = |time: &str| randread_with(&lo, time, &["--rate-iops", "1000"]);
     let alone = paced("1s");
     assert!(
         !codes(&alone).contains(&"device_used_by_others".to_string()),
