@@ -208,6 +208,101 @@ fn out_writes_a_profile_that_runs() {
     );
 }
 
+/// Issue 38 part 4: the profile a trace gives qualifies storage on the
+/// user's own workload: `qualify --profile FILE` runs it instead of the
+/// database's profiles, each target on its role's location, judged by the
+/// rules of the database `fingerprint --dbms` wrote into it.
+#[test]
+fn qualify_runs_the_profile_a_trace_gives_instead_of_the_databases() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dump_in(dir.path());
+    let prof = dir.path().join("my-db.toml");
+    common::success(
+        iosim()
+            .arg("fingerprint")
+            .arg(&p)
+            .args(["--region", "wal=0..1M", "--dbms", "postgresql", "--out"])
+            .arg(&prof),
+    );
+    let toml = std::fs::read_to_string(&prof).unwrap();
+    assert!(toml.contains("\ndbms = \"postgresql\"\n"), "{toml}");
+    let (data, log) = (dir.path().join("data"), dir.path().join("log"));
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&log).unwrap();
+    // --plan lists it, as the user's, and no database profile.
+    let plan = common::success(
+        iosim()
+            .args(["qualify", "--data"])
+            .arg(&data)
+            .arg("--log")
+            .arg(&log)
+            .arg("--profile")
+            .arg(&prof)
+            .arg("--plan"),
+    );
+    assert!(
+        plan.starts_with("iosim qualify --plan: PostgreSQL"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(&format!(
+            "  my-db (wal on wal, other on data, your profile {})",
+            prof.display()
+        )),
+        "{plan}"
+    );
+    assert!(!plan.contains("postgresql-oltp"), "{plan}");
+    let out = iosim()
+        .args(["qualify", "--data"])
+        .arg(&data)
+        .arg("--log")
+        .arg(&log)
+        .arg("--profile")
+        .arg(&prof)
+        .args([
+            "--time",
+            "10s",
+            "--size",
+            "16M",
+            "-q",
+            "--no-save",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["dbms"], "postgresql");
+    let measured: Vec<(String, String, String)> = doc["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["profile"].as_str().unwrap().to_string(),
+                m["measure"]["name"].as_str().unwrap().to_string(),
+                m["measure"]["role"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = |w: &str, r: &str| ("my-db".to_string(), format!("my-db {w}"), r.to_string());
+    assert!(measured.contains(&want("wal", "log")), "{measured:?}");
+    assert!(measured.contains(&want("other", "data")), "{measured:?}");
+    assert!(measured.iter().all(|m| m.0 == "my-db"), "{measured:?}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("the profiles stage ran your own workload"),
+        "{notes}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&data)
+        .unwrap()
+        .chain(std::fs::read_dir(&log).unwrap())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn compare_marks_a_metric_out_of_tolerance() {
     let dir = tempfile::tempdir().unwrap();

@@ -29,6 +29,12 @@ pub struct FingerprintArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "compare")]
     pub out: Option<PathBuf>,
 
+    /// With --out: the database the trace is of, written as the profile's `dbms` so that
+    /// `iosim qualify --profile FILE` judges it by that database's rules (default: none
+    /// written, which profiles read as sqlserver).
+    #[arg(long, value_enum, requires = "out")]
+    pub dbms: Option<crate::dbms::Dbms>,
+
     /// Compare two traces or saved fingerprints (`--json` output): every metric side by side
     /// with the ratio B/A, per layer and stream, and those outside the tolerance marked.
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "traces")]

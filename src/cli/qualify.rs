@@ -60,9 +60,16 @@ pub struct QualifyArgs {
     pub log: Option<PathBuf>,
 
     /// The database to qualify for: its roles, workloads, cache modes and rules
-    /// (docs/qualify-storage.md).
-    #[arg(long, value_enum, default_value_t = Dbms::SQLSERVER)]
-    pub dbms: Dbms,
+    /// (docs/qualify-storage.md). Default: the first --profile's `dbms`, else sqlserver.
+    #[arg(long, value_enum)]
+    pub dbms: Option<Dbms>,
+
+    /// Judge the storage on your own workload: a profile file (`iosim fingerprint --out`
+    /// writes one from a trace of your database) or a built-in profile's name, run in the
+    /// profiles stage instead of the database's own; repeat for several. Each target runs
+    /// on the location of its workloads' role (a role the database has not goes on --data).
+    #[arg(long, value_name = "FILE|NAME")]
+    pub profile: Vec<String>,
 
     /// Add a noisy-neighbour stage: on each location, 8 KiB random reads at QD 1 alone,
     /// then beside this background workload (run's --neighbour SPEC), 5 s each, after the

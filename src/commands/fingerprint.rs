@@ -52,7 +52,7 @@ pub fn run(a: &FingerprintArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             .and_then(|s| s.to_str())
             .filter(|s| !s.trim().is_empty())
             .unwrap_or("fingerprint");
-        let toml = profile_out::profile_toml(f, name);
+        let toml = profile_out::profile_toml(f, name, a.dbms);
         crate::profile::Profile::parse(&toml, "written")
             .map_err(|e| FingerprintError::BadProfile(e.to_string()))?;
         outfile::write(path, "profile", toml.as_bytes(), Existing::Replace)?;

@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::finish::{finish, Ending, OutFile};
 use super::Ctx;
 use crate::cli::QualifyArgs;
+use crate::dbms::Dbms;
 use crate::document::{Document, Headed, Header, Kind};
 use crate::outcome::Outcome;
 use crate::qualify::{self, QualifyResult, RoleArg};
@@ -60,7 +61,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
             crate::units::format_duration_arg(a.time)
         );
     }
-    let cfg = config(a);
+    let cfg = config(a)?;
     if a.plan {
         // Nothing is created, measured or saved; rank 0 alone prints under a launcher.
         let text = qualify::render::plan_text(&cfg)?;
@@ -70,7 +71,7 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Success);
     }
     // The baseline first: a missing one fails before anything is measured.
-    let baseline = baseline(a)?;
+    let baseline = baseline(a, cfg.dbms)?;
     check_html(a)?;
     let served = a.metrics.serve("qualify", a.out.quiet)?;
     let mut opts = ctx.run_options(&a.out, Duration::from_secs(1));
@@ -121,8 +122,22 @@ pub fn run(a: &QualifyArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     finish(Document::Qualify(Headed::new(header, res)), ctx, end)
 }
 
+/// The database a qualification is for: `--dbms`, else the first
+/// `--profile`'s, else SQL Server.
+fn dbms(a: &QualifyArgs) -> anyhow::Result<Dbms> {
+    if let Some(d) = a.dbms {
+        return Ok(d);
+    }
+    match a.profile.first() {
+        Some(p) => Ok(crate::profile::Profile::load(p)
+            .map_err(|e| anyhow::anyhow!("--profile {p}: {e:#}"))?
+            .dbms),
+        None => Ok(Dbms::SQLSERVER),
+    }
+}
+
 /// The qualification the arguments ask for.
-fn config(a: &QualifyArgs) -> qualify::QualifyConfig {
+fn config(a: &QualifyArgs) -> anyhow::Result<qualify::QualifyConfig> {
     let mut roles = vec![RoleArg {
         role: Role::Data,
         path: a.data.clone(),
@@ -139,7 +154,7 @@ fn config(a: &QualifyArgs) -> qualify::QualifyConfig {
             });
         }
     }
-    qualify::QualifyConfig {
+    Ok(qualify::QualifyConfig {
         roles,
         time: a.time,
         size: a.size,
@@ -149,24 +164,25 @@ fn config(a: &QualifyArgs) -> qualify::QualifyConfig {
         progress: !a.out.quiet,
         rules: a.rules,
         cache_size: a.cache_size,
-        dbms: a.dbms,
+        dbms: dbms(a)?,
+        profiles: a.profile.clone(),
         neighbour: a.neighbour.clone(),
-    }
+    })
 }
 
 /// Resolves `--baseline`, refusing one qualified for another database.
-fn baseline(a: &QualifyArgs) -> anyhow::Result<Option<Stored>> {
+fn baseline(a: &QualifyArgs, dbms: Dbms) -> anyhow::Result<Option<Stored>> {
     let baseline = match &a.baseline {
         Some(r) => Some(resolve_baseline(a, r)?),
         None => None,
     };
     if let Some((id, _, then)) = &baseline {
-        if then.dbms != a.dbms {
+        if then.dbms != dbms {
             anyhow::bail!(
                 "--baseline {id} qualified this storage for {} and this qualification is for {}: their workloads and rules differ; compare with a qualification for {} (iosim history --kind qualify)",
                 then.dbms.title(),
-                a.dbms.title(),
-                a.dbms.title()
+                dbms.title(),
+                dbms.title()
             );
         }
     }

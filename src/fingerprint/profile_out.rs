@@ -23,8 +23,9 @@ pub fn source_layer(f: &Fingerprint) -> Option<&LayerPrint> {
         .find_map(|l| f.layers.iter().find(|x| x.layer == l))
 }
 
-/// The profile's TOML text; `name` is its name.
-pub fn profile_toml(f: &Fingerprint, name: &str) -> String {
+/// The profile's TOML text; `name` is its name, `dbms` the database the
+/// trace is of (written as its `dbms` when given).
+pub fn profile_toml(f: &Fingerprint, name: &str, dbms: Option<crate::dbms::Dbms>) -> String {
     let mut out = String::new();
     let Some(layer) = source_layer(f) else {
         return out;
@@ -41,6 +42,8 @@ pub fn profile_toml(f: &Fingerprint, name: &str) -> String {
     out.push_str(
         "# Run it: iosim run --profile THIS.toml /path/to/file.dat --size 8G --duration 60s\n\
          # (one path serves every target, or give one path per target, in order).\n\
+         # Qualify storage with it: iosim qualify --profile THIS.toml --data DIR [--log DIR]\n\
+         # (each target on the location of its workloads' role).\n\
          #\n\
          # Not expressed by these fields yet (issue 38), measured and left out:\n",
     );
@@ -76,6 +79,9 @@ pub fn profile_toml(f: &Fingerprint, name: &str) -> String {
         "source = {}",
         quote(&format!("iosim fingerprint of {}", f.trace))
     );
+    if let Some(d) = dbms {
+        let _ = writeln!(out, "dbms = {}", quote(d.name()));
+    }
     let mut used: Vec<String> = Vec::new();
     for s in layer.streams.iter().filter(|s| s.ios > 0) {
         let base = ident(&s.name);

@@ -171,7 +171,7 @@ fn iolog_files_are_streams_and_syncs_flushes() {
 #[test]
 fn profile_written_loads_and_says_what_it_measured() {
     let f = print(&[Region::parse("wal=0..1M").unwrap()]);
-    let toml = profile_out::profile_toml(&f, "from-trace");
+    let toml = profile_out::profile_toml(&f, "from-trace", None);
     let p = crate::profile::Profile::parse(&toml, "test").unwrap_or_else(|e| panic!("{e}\n{toml}"));
     assert_eq!(p.workloads.len(), 2);
     assert!(toml.contains("# measured: read share") || toml.contains("read share"));
@@ -188,6 +188,13 @@ fn profile_written_loads_and_says_what_it_measured() {
         .spec(&crate::workload::WorkloadSpec::default())
         .unwrap();
     assert_eq!(wal.shape.tail_rewrite.map(|t| t.page), Some(4096));
+    // No database named: the profile names none (read as SQL Server's).
+    assert!(!toml.contains("\ndbms ="), "{toml}");
+    assert_eq!(p.dbms, crate::dbms::Dbms::SQLSERVER);
+    // With one, `iosim qualify --profile` judges it by that database's rules.
+    let pg = profile_out::profile_toml(&f, "from-trace", Some(crate::dbms::Dbms::POSTGRESQL));
+    let p = crate::profile::Profile::parse(&pg, "test").unwrap();
+    assert_eq!(p.dbms, crate::dbms::Dbms::POSTGRESQL);
 }
 
 #[test]
@@ -238,7 +245,7 @@ fn a_trace_of_one_layer_says_which_is_missing() {
         "{:?}",
         f.notes
     );
-    let toml = profile_out::profile_toml(&f, "issue-only");
+    let toml = profile_out::profile_toml(&f, "issue-only", None);
     assert!(toml.contains("issue layer"), "{toml}");
     crate::profile::Profile::parse(&toml, "test").unwrap();
 }

@@ -5,10 +5,9 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use super::databases::sweep_shape;
-use super::plan::{profile_list, Location};
+use super::plan::{planned_profiles, Location, QualifyConfig};
 use super::result::{BudgetAccount, Overrun, OverrunCause};
 use super::stage_id::StageId;
-use crate::dbms::Dbms;
 use crate::sweep::analysis::MAX_DECIDING_REPEATS;
 
 /// The stages and their fixed shares of the budget.
@@ -329,10 +328,14 @@ pub const MEANINGFUL_RUN: Duration = Duration::from_secs(1);
 pub const MIN_REPEAT: usize = 2;
 
 /// The runs each measuring stage makes for these locations when qualifying
-/// for `dbms`, with the stage's share: the quick corners on each distinct
+/// as `cfg` asks, with the stage's share: the quick corners on each distinct
 /// target, every sweep point [`MIN_REPEAT`] times, every phase of the
-/// database's profiles that fit the roles.
-pub fn planned_runs(dbms: Dbms, locs: &[Location]) -> anyhow::Result<Vec<(StageId, f64, usize)>> {
+/// profiles ([`planned_profiles`]: the user's, else the database's that fit
+/// the roles).
+pub fn planned_runs(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+) -> anyhow::Result<Vec<(StageId, f64, usize)>> {
     let mut targets: Vec<&Path> = Vec::new();
     for l in locs {
         if !targets.contains(&l.target.as_path()) {
@@ -341,7 +344,7 @@ pub fn planned_runs(dbms: Dbms, locs: &[Location]) -> anyhow::Result<Vec<(StageI
     }
     let mut points = 0;
     for l in locs {
-        let (_, _, qd, threads) = sweep_shape(dbms, l.role);
+        let (_, _, qd, threads) = sweep_shape(cfg.dbms, l.role);
         for axis in [qd, threads] {
             points += crate::sweep::parse_axis(axis)
                 .map_err(anyhow::Error::msg)?
@@ -350,8 +353,8 @@ pub fn planned_runs(dbms: Dbms, locs: &[Location]) -> anyhow::Result<Vec<(StageI
         }
     }
     let mut phases = 0;
-    for (name, _) in profile_list(dbms, locs) {
-        phases += crate::profile::Profile::load(name)?.phases().len();
+    for planned in planned_profiles(cfg, locs)? {
+        phases += planned.profile.phases().len();
     }
     Ok(vec![
         (
@@ -581,8 +584,9 @@ mod tests {
             rules: RuleSet::Classic,
             cache_size: None,
             dbms: crate::dbms::Dbms::SQLSERVER,
+            profiles: Vec::new(),
         };
-        let planned = planned_runs(Dbms::SQLSERVER, &locations(&cfg).unwrap()).unwrap();
+        let planned = planned_runs(&cfg, &locations(&cfg).unwrap()).unwrap();
         assert_eq!(planned[0], (StageId::QuickCorners, 0.10, 10));
         assert_eq!(planned[1], (StageId::Sweeps, 0.35, 40));
         let min = minimum_budget(&planned);
@@ -601,17 +605,14 @@ mod tests {
             role: Role::Tempdb,
             path: t.path().into(),
         });
-        assert!(
-            minimum_budget(&planned_runs(Dbms::SQLSERVER, &locations(&more).unwrap()).unwrap())
-                > min
-        );
+        assert!(minimum_budget(&planned_runs(&more, &locations(&more).unwrap()).unwrap()) > min);
         // Another database: its own profiles' phases, the same sweeps.
         let pg = QualifyConfig {
             neighbour: None,
-            dbms: Dbms::POSTGRESQL,
+            dbms: crate::dbms::Dbms::POSTGRESQL,
             ..cfg.clone()
         };
-        let planned_pg = planned_runs(Dbms::POSTGRESQL, &locations(&pg).unwrap()).unwrap();
+        let planned_pg = planned_runs(&pg, &locations(&pg).unwrap()).unwrap();
         assert_eq!(planned_pg[1], planned[1]);
         assert_eq!(
             planned_pg[2],

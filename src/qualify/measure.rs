@@ -57,7 +57,7 @@ pub(super) fn qualify(
 ) -> anyhow::Result<QualifyResult> {
     let mut locs = locations(cfg)?;
     check_size(cfg, &locs)?;
-    let system = system::gather(&locs, cfg.size, cfg.engine, stage_caches(cfg.dbms, &locs)?);
+    let system = system::gather(&locs, cfg.size, cfg.engine, stage_caches(cfg, &locs)?);
     let quiet = RunOptions {
         progress: false,
         ..opts.clone()
@@ -67,7 +67,7 @@ pub(super) fn qualify(
         total: cfg.time,
     };
     let mut c = Collected::default();
-    let minimum = minimum_budget(&planned_runs(cfg.dbms, &locs)?);
+    let minimum = minimum_budget(&planned_runs(cfg, &locs)?);
     let preliminary = cfg.time < minimum;
     if preliminary && cfg.progress {
         crate::say!("[qualify] {}", preliminary_note(cfg.time, minimum));
@@ -202,7 +202,7 @@ fn judge(res: &mut QualifyResult, errors: &[(Role, u64)], minimum: Duration, tim
 /// Each test file qualify creates in a directory must hold its largest I/O.
 fn check_size(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<()> {
     if locs.iter().any(|l| !l.device) {
-        let need = largest_block(cfg.dbms, locs)?;
+        let need = largest_block(cfg, locs)?;
         if cfg.size < need {
             let arg = crate::units::format_size_arg;
             return Err(crate::Error::BadWorkload(format!(
@@ -300,7 +300,16 @@ fn database_notes(cfg: &QualifyConfig, c: &Collected) -> Vec<String> {
     if let Some(limits) = databases::latency_limits(cfg.dbms) {
         out.push(format!("latency limits for {}: {limits}", cfg.dbms.title()));
     }
-    out.extend(databases::documented_only_note(cfg.dbms));
+    if cfg.profiles.is_empty() {
+        out.extend(databases::documented_only_note(cfg.dbms));
+    } else {
+        out.push(format!(
+            "the profiles stage ran your own workload ({}) instead of {}'s profiles, each target on the location of its workloads' role, judged by {}'s rules",
+            cfg.profiles.join(", "),
+            cfg.dbms.title(),
+            cfg.dbms.title()
+        ));
+    }
     out.extend(databases::simulator_note(cfg.dbms));
     if c.page_cache_by_design > 0 {
         out.push(format!(

@@ -49,9 +49,9 @@ pub use databases::{sweep_shape, Setting};
 pub use judge::{attach_cpu, facts, findings, knee_line, show_stat, UNTRUSTED_CODES};
 use measure::qualify;
 pub use plan::{
-    fit_threads_axis, is_deep_queue, locations, profile_list, shares_device, slice_region, slices,
-    Location, QualifyConfig, RoleArg, MEASURE_CACHE, QUICK_CACHE, SLICE_ALIGN,
-    SWEEP_THREADS_PER_CORE,
+    fit_threads_axis, is_deep_queue, locations, planned_profiles, shares_device, slice_region,
+    slices, Location, PlannedProfile, QualifyConfig, RoleArg, MEASURE_CACHE, QUICK_CACHE,
+    SLICE_ALIGN, SWEEP_THREADS_PER_CORE,
 };
 pub use stage_id::StageId;
 

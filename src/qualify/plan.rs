@@ -46,6 +46,9 @@ pub struct QualifyConfig {
     pub cache_size: Option<u64>,
     /// The database qualified for: its roles, workloads and rules (`--dbms`).
     pub dbms: Dbms,
+    /// The user's own profiles (`--profile FILE|NAME`): the profiles stage
+    /// runs them instead of the database's (empty: the database's).
+    pub profiles: Vec<String>,
 }
 
 /// A role bound to its test target.
@@ -78,12 +81,12 @@ pub const MEASURE_CACHE: CacheMode = CacheMode::DirectWritethrough;
 
 /// How each stage opens its files, for the report.
 pub(super) fn stage_caches(
-    dbms: Dbms,
+    cfg: &QualifyConfig,
     locs: &[Location],
 ) -> anyhow::Result<Vec<system::StageCache>> {
     let mut profiles: Vec<CacheMode> = Vec::new();
-    for (name, _) in profile_list(dbms, locs) {
-        for w in &crate::profile::Profile::load(name)?.workloads {
+    for planned in planned_profiles(cfg, locs)? {
+        for w in &planned.profile.workloads {
             if !profiles.contains(&w.cache) {
                 profiles.push(w.cache);
             }
@@ -274,9 +277,70 @@ pub fn fit_threads_axis(axis: &mut crate::sweep::Axis, cores: usize, role: &str)
     ))
 }
 
-/// The profiles that fit the roles present, with their targets' roles.
-pub fn profile_list(dbms: Dbms, locs: &[Location]) -> Vec<(&'static str, Vec<Role>)> {
-    databases::profiles(dbms, |r| locs.iter().any(|l| l.role == r))
+/// A profile the profiles stage runs, loaded, with the role of each of its
+/// targets (in the profile's target order).
+#[derive(Clone, Debug)]
+pub struct PlannedProfile {
+    /// The profile.
+    pub profile: crate::profile::Profile,
+    /// Each target's role, whose location it is run on.
+    pub roles: Vec<Role>,
+    /// What `--profile` named (a file or a built-in name); `None` for one of
+    /// the database's own profiles.
+    pub given: Option<String>,
+}
+
+/// The profiles the profiles stage runs: the user's (`--profile`), else the
+/// database's that fit the roles present.
+pub fn planned_profiles(
+    cfg: &QualifyConfig,
+    locs: &[Location],
+) -> anyhow::Result<Vec<PlannedProfile>> {
+    if cfg.profiles.is_empty() {
+        return databases::profiles(cfg.dbms, |r| locs.iter().any(|l| l.role == r))
+            .into_iter()
+            .map(|(name, roles)| {
+                Ok(PlannedProfile {
+                    profile: crate::profile::Profile::load(name)?,
+                    roles,
+                    given: None,
+                })
+            })
+            .collect();
+    }
+    cfg.profiles
+        .iter()
+        .map(|given| {
+            let profile = crate::profile::Profile::load(given)?;
+            let roles = own_profile_roles(&profile, locs);
+            Ok(PlannedProfile {
+                profile,
+                roles,
+                given: Some(given.clone()),
+            })
+        })
+        .collect()
+}
+
+/// The role of each target of a user's profile: its first workload's
+/// `role`, where the qualification has that role's location, else the
+/// data's (a profile's tempdb target qualified for a database without one).
+fn own_profile_roles(p: &crate::profile::Profile, locs: &[Location]) -> Vec<Role> {
+    p.target_names()
+        .iter()
+        .map(|t| {
+            let role = p
+                .workloads
+                .iter()
+                .find(|w| &w.target == t)
+                .map_or(Role::Data, |w| w.role);
+            if locs.iter().any(|l| l.role == role) {
+                role
+            } else {
+                Role::Data
+            }
+        })
+        .collect()
 }
 
 /// Workloads judged by throughput and the knee rather than their mean latency.
@@ -298,13 +362,15 @@ pub fn is_deep_queue(profile: &str, workload: &str) -> bool {
 /// the sweeps', the profiles'): each file must hold the largest I/O, and
 /// where a profile puts several targets on one location ([`slices`]), each
 /// slice must hold its workload's.
-pub(super) fn largest_block(dbms: Dbms, locs: &[Location]) -> anyhow::Result<u64> {
+pub(super) fn largest_block(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<u64> {
     let mut need = crate::quick::SUITE.iter().map(|c| c.bs).max().unwrap_or(0);
     for l in locs {
-        need = need.max(databases::sweep_shape(dbms, l.role).1);
+        need = need.max(databases::sweep_shape(cfg.dbms, l.role).1);
     }
-    for (name, roles) in profile_list(dbms, locs) {
-        let p = crate::profile::Profile::load(name)?;
+    for PlannedProfile {
+        profile: p, roles, ..
+    } in planned_profiles(cfg, locs)?
+    {
         let names = p.target_names();
         let sl = slices(&roles);
         for w in &p.workloads {
@@ -378,6 +444,7 @@ mod tests {
             rules: RuleSet::Classic,
             cache_size: None,
             dbms: Dbms::SQLSERVER,
+            profiles: Vec::new(),
         };
         let l = locations(&cfg).unwrap();
         assert_eq!(l.len(), 2);
@@ -414,7 +481,7 @@ mod tests {
         assert_eq!(len, 5 << 20);
         // The smallest test file holds a slice of each workload's largest I/O.
         let a = tempfile::tempdir().unwrap();
-        let locs = locations(&QualifyConfig {
+        let cfg_for = |dbms| QualifyConfig {
             neighbour: None,
             roles: vec![RoleArg {
                 role: Data,
@@ -428,11 +495,18 @@ mod tests {
             progress: false,
             rules: RuleSet::Classic,
             cache_size: None,
-            dbms: Dbms::MYSQL,
-        })
-        .unwrap();
-        assert_eq!(largest_block(Dbms::MYSQL, &locs).unwrap(), 2 << 20);
-        assert_eq!(largest_block(Dbms::SQLSERVER, &locs).unwrap(), 1 << 20);
+            dbms,
+            profiles: Vec::new(),
+        };
+        let locs = locations(&cfg_for(Dbms::MYSQL)).unwrap();
+        assert_eq!(
+            largest_block(&cfg_for(Dbms::MYSQL), &locs).unwrap(),
+            2 << 20
+        );
+        assert_eq!(
+            largest_block(&cfg_for(Dbms::SQLSERVER), &locs).unwrap(),
+            1 << 20
+        );
     }
 
     #[test]
@@ -454,6 +528,7 @@ mod tests {
             rules: RuleSet::Classic,
             cache_size: None,
             dbms: Dbms::POSTGRESQL,
+            profiles: Vec::new(),
         };
         let e = locations(&cfg).unwrap_err().to_string();
         assert!(
@@ -473,13 +548,83 @@ mod tests {
             ..cfg
         };
         let l = locations(&etcd).unwrap();
+        let planned: Vec<(String, Vec<Role>)> = planned_profiles(&etcd, &l)
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.profile.name, p.roles))
+            .collect();
         assert_eq!(
-            profile_list(Dbms::ETCD, &l),
+            planned,
             [
-                ("etcd-wal", vec![Role::Log, Role::Data]),
-                ("etcd-fio", vec![Role::Log])
+                ("etcd-wal".to_string(), vec![Role::Log, Role::Data]),
+                ("etcd-fio".to_string(), vec![Role::Log])
             ]
         );
+    }
+
+    #[test]
+    fn a_users_profile_replaces_the_databases_and_keeps_its_targets_roles() {
+        let a = tempfile::tempdir().unwrap();
+        let file = a.path().join("mine.toml");
+        std::fs::write(
+            &file,
+            "name = \"mine\"\ndescription = \"d\"\nsource = \"s\"\n\
+             [[workload]]\nname = \"wal\"\ntarget = \"log\"\nrole = \"log\"\nrw = \"write\"\nbs = \"8K\"\n\
+             [[workload]]\nname = \"pages\"\ntarget = \"data\"\nrole = \"data\"\nrw = \"randread\"\nbs = \"8K\"\n\
+             [[workload]]\nname = \"sort\"\ntarget = \"tmp\"\nrole = \"tempdb\"\nrw = \"randwrite\"\nbs = \"64K\"\n",
+        )
+        .unwrap();
+        let cfg = QualifyConfig {
+            neighbour: None,
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: a.path().into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+            dbms: Dbms::POSTGRESQL,
+            profiles: vec![file.to_str().unwrap().to_string(), "etcd-fio".into()],
+        };
+        let locs = locations(&cfg).unwrap();
+        let planned = planned_profiles(&cfg, &locs).unwrap();
+        let got: Vec<(&str, &[Role], Option<&str>)> = planned
+            .iter()
+            .map(|p| {
+                (
+                    p.profile.name.as_str(),
+                    p.roles.as_slice(),
+                    p.given.as_deref(),
+                )
+            })
+            .collect();
+        // The log target on the log; tempdb, which PostgreSQL has not, on
+        // the data; a built-in name works too. No postgresql-oltp.
+        assert_eq!(
+            got,
+            [
+                (
+                    "mine",
+                    &[Role::Log, Role::Data, Role::Data][..],
+                    Some(file.to_str().unwrap())
+                ),
+                ("etcd-fio", &[Role::Log][..], Some("etcd-fio")),
+            ]
+        );
+        // Its largest I/O sizes the test files; its phases the budget.
+        assert_eq!(largest_block(&cfg, &locs).unwrap(), 2 << 20);
+        // A profile that does not load is an error naming it.
+        let bad = QualifyConfig {
+            profiles: vec![a.path().join("none.toml").to_str().unwrap().into()],
+            ..cfg
+        };
+        let e = planned_profiles(&bad, &locs).unwrap_err().to_string();
+        assert!(e.contains("none.toml"), "{e}");
     }
 
     #[test]

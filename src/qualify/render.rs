@@ -353,7 +353,7 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
     let dur = crate::units::format_duration_arg;
     let locs = super::locations(cfg)?;
     let dbms = cfg.dbms;
-    let planned = super::planned_runs(dbms, &locs)?;
+    let planned = super::planned_runs(cfg, &locs)?;
     let minimum = super::minimum_budget(&planned);
     let mut s = String::new();
     let _ = writeln!(
@@ -373,12 +373,12 @@ pub fn plan_text(cfg: &super::QualifyConfig) -> anyhow::Result<String> {
         let _ = writeln!(s, "  {:<44} {} {}", x.pair(), x.means, x.source_tag);
     }
     let _ = writeln!(s, "Latency limits: {}", databases::latency_guidance(dbms));
-    if let Some(n) = databases::documented_only_note(dbms) {
+    if let Some(n) = databases::documented_only_note(dbms).filter(|_| cfg.profiles.is_empty()) {
         let _ = writeln!(s, "Note: {n}");
     }
     plan_roles(&mut s, cfg, &locs);
     plan_stages(&mut s, cfg, &locs, &planned);
-    plan_profiles(&mut s, dbms, &locs)?;
+    plan_profiles(&mut s, cfg, &locs)?;
     let _ = writeln!(
         s,
         "\nMinimum budget for a verdict that is not PRELIMINARY: {}{}",
@@ -487,19 +487,23 @@ fn plan_stages(
 /// `--plan`'s profiles: each one's targets and workloads.
 fn plan_profiles(
     s: &mut String,
-    dbms: crate::dbms::Dbms,
+    cfg: &super::QualifyConfig,
     locs: &[super::Location],
 ) -> anyhow::Result<()> {
     let _ = writeln!(s, "\nProfiles:");
-    for (name, roles) in super::profile_list(dbms, locs) {
-        let p = crate::profile::Profile::load(name)?;
+    for planned in super::planned_profiles(cfg, locs)? {
+        let p = &planned.profile;
         let targets: Vec<String> = p
             .target_names()
             .iter()
-            .zip(&roles)
-            .map(|(t, r)| format!("{t} on {}", dbms.role_name(*r)))
+            .zip(&planned.roles)
+            .map(|(t, r)| format!("{t} on {}", cfg.dbms.role_name(*r)))
             .collect();
-        let _ = writeln!(s, "  {name} ({})", targets.join(", "));
+        let whose = planned
+            .given
+            .as_ref()
+            .map_or(String::new(), |g| format!(", your profile {g}"));
+        let _ = writeln!(s, "  {} ({}{whose})", p.name, targets.join(", "));
         for w in &p.workloads {
             let mut spec = w.spec(&crate::workload::WorkloadSpec::default())?;
             spec.resolve_sizes();
@@ -589,6 +593,7 @@ mod tests {
             rules: RuleSet::Classic,
             cache_size: None,
             dbms,
+            profiles: Vec::new(),
         };
         let t = plan_text(&cfg(Dbms::POSTGRESQL)).unwrap();
         assert!(

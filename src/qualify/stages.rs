@@ -7,8 +7,8 @@ use super::budget::{per_run, sweep_repeats};
 use super::databases::sweep_shape;
 use super::judge::findings;
 use super::plan::{
-    base_spec, fit_threads_axis, is_deep_queue, profile_list, slice_region, slices, Location,
-    QualifyConfig, QUICK_CACHE,
+    base_spec, fit_threads_axis, is_deep_queue, planned_profiles, slice_region, slices, Location,
+    PlannedProfile, QualifyConfig, QUICK_CACHE,
 };
 use super::result::{Measure, ProfileMeasure, RoleStalls, RoleSweep, SimFileSummary, SimSummary};
 use super::rules;
@@ -280,16 +280,17 @@ pub(super) fn stage_profiles(
     opts: &RunOptions,
     c: &mut Collected,
 ) -> anyhow::Result<(usize, String)> {
-    let list = profile_list(cfg.dbms, locs);
-    let mut loaded = Vec::new();
-    for (name, roles) in &list {
-        let p = crate::profile::Profile::load(name)?;
-        loaded.push((p, roles.clone()));
-    }
-    let phases: usize = loaded.iter().map(|(p, _)| p.phases().len()).sum();
+    let list = planned_profiles(cfg, locs)?;
+    let count = list.len();
+    let phases: usize = list.iter().map(|p| p.profile.phases().len()).sum();
     let duration = per_run(slot, phases);
     let mut runs = 0;
-    for (p, roles) in loaded {
+    for PlannedProfile {
+        profile: p,
+        roles,
+        given,
+    } in list
+    {
         if opts.stop.load(Ordering::Relaxed) {
             c.interrupted = true;
             break;
@@ -301,7 +302,7 @@ pub(super) fn stage_profiles(
                 locs.iter()
                     .find(|l| l.role == *r)
                     .map(|l| l.target.clone())
-                    .expect("profile_list only names present roles")
+                    .expect("planned_profiles only names present roles")
             })
             .collect();
         let names = p.target_names();
@@ -350,7 +351,9 @@ pub(super) fn stage_profiles(
                 } else {
                     Vec::new()
                 },
-                deep_queue: is_deep_queue(&name, &o.name),
+                // The database's own deep-queue workloads; a user's profile
+                // is judged on its latency like any other.
+                deep_queue: given.is_none() && is_deep_queue(&name, &o.name),
             });
             runs += 1;
         }
@@ -358,8 +361,7 @@ pub(super) fn stage_profiles(
     Ok((
         runs,
         format!(
-            "{} profiles, {phases} phases of {}",
-            list.len(),
+            "{count} profiles, {phases} phases of {}",
             crate::units::format_duration_arg(duration)
         ),
     ))
