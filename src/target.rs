@@ -263,6 +263,13 @@ fn open_device(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Found> {
     let path = &t.path;
+    if spec.fill == FillMode::Grow {
+        return Err(Error::BadWorkload(format!(
+            "--fill grow empties a file and lets the writes grow it, and {} is a block device: give a file on a file system",
+            path.display()
+        ))
+        .into());
+    }
     let claim = if spec.writes() {
         if !spec.allow_destroy {
             return Err(Error::WouldDestroy(
@@ -322,6 +329,9 @@ fn existing_file(
         )
         .into());
     }
+    if writes && spec.fill == FillMode::Grow {
+        return emptied_to_grow(path, t.size.unwrap_or(size), spec, notes);
+    }
     if let Some(want) = t.size {
         if want > size {
             if !owned && !spec.allow_destroy {
@@ -349,6 +359,34 @@ fn existing_file(
         notes.push(ALLOCATED_AGAIN_NOTE.into());
     }
     Ok(Found::file(size, created, false))
+}
+
+/// `--fill grow`: the file is emptied (truncated to 0 bytes) for the run,
+/// and its writes grow it up to `limit` (`--size`, else its size before).
+fn emptied_to_grow(
+    path: &Path,
+    limit: u64,
+    spec: &WorkloadSpec,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Found> {
+    if limit < spec.bs {
+        return Err(Error::BadWorkload(format!(
+            "--fill grow empties {} and lets the writes grow it: give --size, how far it may grow (at least one block of {})",
+            path.display(),
+            crate::units::format_size(spec.bs)
+        ))
+        .into());
+    }
+    OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(0))
+        .map_err(|e| io_context(e, "cannot empty", path))?;
+    notes.push(format!(
+        "emptied for this run (--fill grow): its writes grow it, up to {}",
+        crate::units::format_size(limit)
+    ));
+    Ok(Found::file(limit, false, false))
 }
 
 /// Said when `--fill allocated` lays an existing iosim test file out unwritten for the run
@@ -788,6 +826,10 @@ fn write_fill(
         outcome: String::new(),
         hint: "--size",
     };
+    if fill == FillMode::Grow {
+        // Made empty: the run's writes grow it.
+        return Ok(());
+    }
     let plain = OpenOptions::new().read(true).write(true).open(path)?;
     if fill == FillMode::Sparse {
         plain.set_len(to).map_err(|e| map_nospace(e, nospace))?;
@@ -923,6 +965,7 @@ fn say_created(path: &Path, bytes: u64, fill: FillMode, started: Instant) {
         match fill {
             FillMode::Sparse => "no".into(),
             FillMode::Allocated => "no data: allocated, unwritten,".into(),
+            FillMode::Grow => "no data: empty, grown by the writes,".into(),
             f => f.name(),
         },
         secs,

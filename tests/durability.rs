@@ -618,3 +618,103 @@ fn the_etcd_check_commits_the_journal_as_fios_does() {
         );
     }
 }
+
+/// Issue 38 part 2: a log file appended to without being preallocated
+/// (InnoDB's binary log, a new SQLite WAL) grows with each write, so each
+/// fdatasync also commits ext4's journal (the new size and blocks), which
+/// the device sees as the journal's writes beside the data. `fill = "grow"`
+/// empties iosim's file before every run and lets the writes grow it: one
+/// journal commit per write, run after run, and about as many more writes
+/// on the loop device as the run made; the same writes into a written file
+/// commit next to nothing.
+#[test]
+fn a_growing_file_commits_the_journal_with_each_fdatasync() {
+    let _turn = common::disk_turn();
+    let Some(m) = Mounted::new_in(Path::new("/dev/shm")) else {
+        return;
+    };
+    if journal_commits(&m.lo.name).is_none() {
+        common::skip("no /proc/fs/jbd2 entry for the loop-mounted ext4");
+        return;
+    }
+    let writes = (1u64 << 20) / 4096;
+    let run = |path: &Path, fill: &str| {
+        let before = common::diskstats(&m.lo.name).1;
+        let mut cmd = iosim();
+        cmd.arg("run")
+            .arg(path)
+            .args([
+                "--size", "1m", "--rw", "write", "--bs", "4k", "--cache", "buffered",
+            ])
+            .args([
+                "--fdatasync",
+                "1",
+                "--passes",
+                "1",
+                "--duration",
+                "0",
+                "--fill",
+                fill,
+            ])
+            .args(["--no-save", "--quiet", "-o", "json"]);
+        let (commits, out) = commits_during(&m, &mut cmd);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let total = &v["total"];
+        assert_eq!(total["write"]["ios"], writes, "one pass: {total}");
+        assert_eq!(total["flush"]["ios"], writes, "{total}");
+        (commits, common::diskstats(&m.lo.name).1 - before)
+    };
+    let log = m.mnt.join("binlog.dat");
+    let mut grown = Vec::new();
+    for _ in 0..2 {
+        grown.push(run(&log, "grow"));
+        // Grown to --size, emptied again by the next run.
+        assert_eq!(std::fs::metadata(&log).unwrap().len(), 1 << 20);
+    }
+    let written = m.mnt.join("written.dat");
+    common::success(
+        iosim()
+            .arg("create")
+            .arg(&written)
+            .args(["--size", "1m", "--quiet"]),
+    );
+    let (commits, device_writes) = run(&written, "random");
+    assert!(
+        commits < writes / 10,
+        "{commits} commits into a written file"
+    );
+    for (c, d) in &grown {
+        // One commit per growing write, the layout's own beside them; and
+        // the journal's blocks as at least one more device write each.
+        assert!(
+            *c >= writes * 9 / 10 && *c <= writes + 4,
+            "journal commits {grown:?} (commits, device writes) for {writes} growing writes"
+        );
+        assert!(
+            *d >= device_writes + writes * 9 / 10,
+            "device writes {grown:?} growing, {device_writes} into a written file, for {writes} writes"
+        );
+    }
+    // Reads of a file that starts empty are refused, before anything runs.
+    let out = iosim()
+        .arg("run")
+        .arg(&log)
+        .args([
+            "--size",
+            "1m",
+            "--rw",
+            "randrw",
+            "--fill",
+            "grow",
+            "-d",
+            "1s",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("use it with writes only"),
+        "{out:?}"
+    );
+}

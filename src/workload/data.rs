@@ -400,6 +400,7 @@ mod tests {
             "zero",
             "sparse",
             "allocated",
+            "grow",
             "pattern:A5",
             "compressible:50",
         ] {

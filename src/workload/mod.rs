@@ -354,4 +354,39 @@ mod tests {
         );
         refused(&|s| s.bs = 4096, "give a page of at most 4K");
     }
+
+    /// `--fill grow` takes writes only: a read past the growing file's end
+    /// finds nothing.
+    #[test]
+    fn a_growing_file_takes_writes_only() {
+        let ok = WorkloadSpec {
+            targets: vec![TargetSpec::new("/x/binlog", None)],
+            rw: RwMode::Write,
+            write_pct: 100,
+            fill: FillMode::Grow,
+            ..WorkloadSpec::default()
+        };
+        ok.validate().unwrap();
+        WorkloadSpec {
+            rw: RwMode::Randwrite,
+            ..ok.clone()
+        }
+        .validate()
+        .unwrap();
+        for (rw, pct) in [
+            (RwMode::Randrw, 30),
+            (RwMode::Read, 0),
+            (RwMode::Readwrite, 99),
+        ] {
+            let e = WorkloadSpec {
+                rw,
+                write_pct: pct,
+                ..ok.clone()
+            }
+            .validate()
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("use it with writes only"), "{rw:?}: {e}");
+        }
+    }
 }

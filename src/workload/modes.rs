@@ -215,6 +215,15 @@ pub enum FillMode {
     /// transaction); writes carry random data. Reads return zeros without
     /// device I/O, so only use this for write tests.
     Allocated,
+    /// A file that grows as it is written: new test files are made empty,
+    /// and an iosim test file is emptied again (truncated to 0 bytes)
+    /// before each run that writes it. Each write past the end moves the
+    /// end on, so the next fdatasync commits the file's new size (a journal
+    /// transaction), as for a log file that is appended to without being
+    /// preallocated (InnoDB's binary log, a new SQLite WAL). `--size` is
+    /// how far it may grow: sequential writes that reach it start again at
+    /// the beginning and then overwrite. Writes only.
+    Grow,
     /// A byte pattern (1 to 16 bytes, e.g. `pattern:DEADBEEF`) repeated over every block.
     Pattern(data::PatternBytes),
     /// Random data of which N percent of every 4 KiB block compresses away (fio's
@@ -230,6 +239,7 @@ impl FillMode {
             FillMode::Zero => "zero".into(),
             FillMode::Sparse => "sparse".into(),
             FillMode::Allocated => "allocated".into(),
+            FillMode::Grow => "grow".into(),
             FillMode::Pattern(p) => format!("pattern:{p}"),
             FillMode::Compressible(n) => format!("compressible:{n}"),
         }
@@ -249,7 +259,7 @@ impl std::str::FromStr for FillMode {
         let t = s.trim();
         let usage = || {
             format!(
-                "invalid fill '{s}': use random, zero, sparse, allocated, pattern:HEX (1-16 bytes, e.g. pattern:DEADBEEF) or compressible:N (0-100)"
+                "invalid fill '{s}': use random, zero, sparse, allocated, grow, pattern:HEX (1-16 bytes, e.g. pattern:DEADBEEF) or compressible:N (0-100)"
             )
         };
         let (name, arg) = match t.split_once(':') {
@@ -261,6 +271,7 @@ impl std::str::FromStr for FillMode {
             ("zero", None) => FillMode::Zero,
             ("sparse", None) => FillMode::Sparse,
             ("allocated", None) => FillMode::Allocated,
+            ("grow", None) => FillMode::Grow,
             ("pattern", Some(h)) => FillMode::Pattern(h.parse().map_err(|_| usage())?),
             ("compressible", Some(n)) => {
                 let n: u8 = n.trim_end_matches('%').parse().map_err(|_| usage())?;

@@ -506,6 +506,9 @@ impl WorkloadSpec {
             }
         }
         self.validate_tail_rewrite()?;
+        if self.fill == FillMode::Grow && self.write_pct < 100 {
+            return bad("--fill grow starts the file empty and lets the writes grow it, so a read past its end would find nothing: use it with writes only (--rw write or randwrite)".into());
+        }
         if let Some(p) = self.random_pct {
             if p > 100 {
                 return bad(format!("--random-pct must be 0..100, got {p}"));
