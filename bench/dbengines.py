@@ -3,10 +3,13 @@
 
 What it measures
 ----------------
-For PostgreSQL (pgbench), MariaDB (sysbench oltp_read_write) and etcd (a put
-loop over etcd's JSON gateway), each on a fresh ext4 file system on a loop
-device, it records every block request the loop device gets while the engine
-runs an OLTP-ish load, and computes the I/O *pattern*:
+For PostgreSQL (pgbench), MariaDB (sysbench oltp_read_write), etcd (a put
+loop over etcd's JSON gateway), RocksDB (db_bench fillrandom and
+readwhilewriting), Redis (redis-benchmark SETs with the append-only file,
+appendfsync always and everysec) and SQLite (WAL mode, a Python sqlite3
+loop), each on a fresh ext4 file system on a loop device, it records every
+block request the loop device gets while the engine runs its load, and
+computes the I/O *pattern*:
 
   - block-size mix: share of data I/Os of each size (<4K, 4K, 8K, ... 512K,
     >512K, other = a size between that is not a power of two);
@@ -18,7 +21,10 @@ runs an OLTP-ish load, and computes the I/O *pattern*:
     direction on the device ended;
   - rates (data I/Os/s, flushes/s), the ext4 journal's share (I/Os issued by
     the jbd2 thread, and I/Os that land in the journal's blocks), and a
-    breakdown by file (WAL, tables, binlog, ...) and by process.
+    breakdown by file (WAL, tables, binlog, AOF, SST, ...) and by process
+    (the issuing thread's name: postgres, mariadbd, etcd, db_bench,
+    rocksdb:low/high, redis-server, bio_aof_fsync, sqlite-load, jbd2,
+    kworker).
 
 Everything the device gets is counted: the file system's journal and metadata
 are part of what an iosim profile must reproduce on the same file system.
@@ -35,19 +41,38 @@ How
 Tracing: blktrace | blkparse when the kernel allows it; on kernels that lock
 debugfs down (dmesg: "Lockdown: blktrace: debugfs access is restricted") the
 kernel's own blk tracer through tracefs (/sys/block/loopN/trace/enable,
-current_tracer=blk), which emits the same records as text. Only queue and
-issue events are recorded. The setup (initdb + pgbench -i, sysbench prepare)
-is not traced; before the measured window the page cache is dropped
-(sync; echo 3 > /proc/sys/vm/drop_caches).
+current_tracer=blk, trace_clock=mono while tracing), which emits the same
+records as text. Only queue and issue events are recorded. The setup
+(initdb + pgbench -i, sysbench prepare, etcd's keys, RocksDB's fill, Redis's
+preload, SQLite's table) is not traced; before the measured window the page
+cache is dropped (sync; echo 3 > /proc/sys/vm/drop_caches).
 
-  sudo bench/dbengines.py --engine all                  # all three, 30 s each
+Files: each I/O's file comes from FIEMAP of every file on the mount when
+the window ends (the ext4 journal from debugfs, read on the idle file system
+before the engine's setup). RocksDB and Redis delete files within the window
+(WAL and SST files, AOF files after a rewrite), so for them the files are
+also mapped every second during the window (FIEMAP without writeback: blocks
+not yet allocated are left out; the walk's own few metadata reads show as
+process python3), and an I/O is looked up in the map taken before it, then
+in those after it. Blocks freed and reused within a second can still be
+given to the wrong file (about 1 % of Redis's I/Os with appendfsync always).
+
+  sudo bench/dbengines.py --engine all                  # every engine, 30 s each
   sudo bench/dbengines.py --engine postgresql --seconds 60 --save pg.json
+  sudo bench/dbengines.py --engine redis --keep-trace /tmp/traces   # both fsync policies
   sudo bench/dbengines.py --engine etcd --iosim target/release/iosim
   sudo bench/dbengines.py --engine all --iosim IOSIM --real saved.json   # reuse measurements
   python3 bench/dbengines.py --self-test                # the parser and the maths, no root
 
+--keep-trace DIR keeps, per engine, the raw trace (NAME.trace.txt), the file
+maps (NAME.extents.json; --reanalyse reads both) and the trace in blkparse's
+default text format (NAME.blkparse.txt), which `iosim fingerprint` and
+`iosim replay` read (the tracefs text and this script's blkparse -f format
+they do not).
+
 With --iosim PATH it also runs iosim's profile for each engine
-(postgresql-oltp, mysql-oltp, etcd-wal; --profile to name another or a .toml)
+(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal; RocksDB and Redis have
+none yet and are skipped; --profile to name another or a .toml)
 on a fresh file system of the same kind (`iosim create` makes each target
 file, 1 GiB, before tracing; then `iosim run --profile NAME DIR/<target>.dat
 ... --size 1G --duration SECONDS --no-save` is traced) and prints both
@@ -78,12 +103,70 @@ The engines (Debian 12 packages; missing ones are skipped with the reason):
               threads putting 256-byte values to 10000 keys through
               http://127.0.0.1:PORT/v3/kv/put (etcdctl check perf cannot be
               given a duration). --warmup seconds of load before the window.
+  rocksdb-fillrandom, rocksdb-readwhilewriting (--engine rocksdb: both)
+              rocksdb-tools' db_bench (RocksDB 7.8 in Debian 12, built with
+              assertions), DB dir on the mount, run as root. Both state:
+              --num=4000000 (--rocksdb-num) --key_size=16 --value_size=256
+              --compression_type=none --block_size=4096 --cache_size=8388608
+              (8 MiB block cache) --bloom_bits=10 --max_background_jobs=2
+              --max_write_buffer_number=2 --level0_file_num_compaction_trigger=4
+              --target_file_size_base=67108864 --max_bytes_for_level_base=268435456
+              --level_compaction_dynamic_level_bytes=false --use_direct_reads=false
+              --use_direct_io_for_flush_and_compaction=false (buffered I/O)
+              --bytes_per_sync=0 --wal_bytes_per_sync=0 --seed=1
+              --stats_interval_seconds=1 (the rates), and --duration longer
+              than the window: db_bench is stopped at the window's end.
+              fillrandom: a fresh DB, --threads=1 --sync=0 (a bulk load: WAL
+              writes are not synced; RocksDB syncs the SST files it writes)
+              --write_buffer_size=67108864: a flush every 2 s or so and
+              compactions at this VM's 90,000-120,000 puts/s. With 23 GiB of
+              RAM the WAL never reaches the device: each WAL file is deleted
+              after its memtable's flush, before writeback would write it.
+              readwhilewriting: after a fill that is not traced (fillseq of
+              the 4,000,000 keys, about 1.1 GB, then flush and
+              waitforcompaction), --use_existing_db=1 --threads=8 (readers,
+              --clients; db_bench adds the one writer) --sync=1 (each put's
+              WAL write is synced before it returns: durable, as a DBA
+              expects of an online store) --write_buffer_size=131072: the
+              synced writer does ~100 puts/s here, so only a small memtable
+              flushes (every few seconds) and compacts within 30 s.
+              Flushes and compactions in the window are counted from
+              RocksDB's LOG (EVENT_LOG_v1). --warmup seconds before the window.
+  redis-always, redis-everysec (--engine redis: both)
+              redis-server (Redis 7.0) as the redis user, dir on the mount:
+              appendonly yes, appendfsync always or everysec,
+              appenddirname appendonlydir (a base file and an incr file, with a
+              manifest), save "" (no RDB snapshots), aof-use-rdb-preamble yes,
+              no-appendfsync-on-rewrite no, aof-rewrite-incremental-fsync yes,
+              auto-aof-rewrite-percentage 100, auto-aof-rewrite-min-size 64mb
+              (Redis's defaults: AOF rewrites happen in the window, counted).
+              Setup (not traced): 200,000 SETs over the 100,000 keys
+              (--redis-keys) under everysec, BGREWRITEAOF, then the policy
+              measured. Load: redis-benchmark -t set -d 256 (--redis-value)
+              -r 100000 -c 50 (--redis-clients) -n 1000000000 (more than the
+              window can do: it is stopped at the window's end); SETs/s from
+              its progress lines. --warmup seconds before the window.
+  sqlite      Python's sqlite3 (SQLite 3.40 in Debian 12), database
+              sqlite/main.db on the mount: page_size=4096, journal_mode=WAL,
+              synchronous=FULL (--sqlite-sync; FULL syncs the WAL at every
+              commit), cache_size=-2000 (2 MiB per connection, SQLite's
+              default), wal_autocheckpoint=1000 (the default), mmap_size=0.
+              Table kv(id INTEGER PRIMARY KEY, n, val BLOB) of 1,000,000 rows
+              (--sqlite-rows) with 200-byte values, about 210 MB: a hundred
+              times the cache. 4 worker processes (--sqlite-procs, named
+              sqlite-load), each looping: 4 point reads by random id (each
+              its own read transaction), then BEGIN IMMEDIATE, an UPDATE of a
+              random row, an INSERT OR REPLACE of a random id in twice the
+              key range (half of them new rows), COMMIT. --warmup seconds
+              before the window.
 
 Needs root (loop devices, mount, tracing), util-linux (losetup, setpriv),
-e2fsprogs (mkfs.ext4, debugfs). Everything it makes is under one temporary
-directory (--tmpdir, default /var/tmp) and is removed at the end, on error
-and on Ctrl-C: the engines and loads are stopped, the file system unmounted,
-the loop device detached, the tracer put back as it was.
+e2fsprogs (mkfs.ext4, debugfs). Packages per engine: postgresql
+postgresql-contrib, mariadb-server sysbench, etcd-server, rocksdb-tools,
+redis-server redis-tools, python3 (sqlite3 module). Everything it makes is
+under one temporary directory (--tmpdir, default /var/tmp) and is removed at
+the end, on error and on Ctrl-C: the engines and loads are stopped, the file
+system unmounted, the loop device detached, the tracer put back as it was.
 """
 
 import argparse
@@ -94,6 +177,7 @@ import fcntl
 import glob
 import grp
 import http.client
+import itertools
 import json
 import os
 import pwd
@@ -109,8 +193,11 @@ import threading
 import time
 import traceback
 
-ENGINES = ["postgresql", "mariadb", "etcd"]
-PROFILES = {"postgresql": "postgresql-oltp", "mariadb": "mysql-oltp", "etcd": "etcd-wal"}
+ENGINES = ["postgresql", "mariadb", "etcd", "rocksdb-fillrandom", "rocksdb-readwhilewriting", "redis-always",
+           "redis-everysec", "sqlite"]
+GROUPS = {"rocksdb": ["rocksdb-fillrandom", "rocksdb-readwhilewriting"], "redis": ["redis-always", "redis-everysec"]}
+# iosim's profile for each engine; an engine without one is skipped by --iosim unless --profile names one.
+PROFILES = {"postgresql": "postgresql-oltp", "mariadb": "mysql-oltp", "etcd": "etcd-wal", "sqlite": "sqlite-wal"}
 TRACEFS = "/sys/kernel/tracing"
 SIZE_BUCKETS = ["<4K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">512K", "other"]
 REL_TOL = 0.25
@@ -290,10 +377,15 @@ class Disk:
         bs = int(re.search(r"Block size:\s+(\d+)", out).group(1)) if "Block size" in out else 4096
         return bs
 
-    def journal_extents(self):
+    def journal_extents(self, tries=3):
         """The ext4 journal's blocks (inode 8) as (start, end) sectors, from debugfs."""
         bs = self.fs_info()
-        out = run(["debugfs", "-R", "stat <8>", self.dev], check=False).stdout
+        for i in range(tries):
+            out = run(["debugfs", "-R", "stat <8>", self.dev], check=False).stdout
+            if "EXTENTS:" in out:
+                break
+            log(f"debugfs stat <8> on {self.dev} gave no extents{' (again)' if i else ''}: {out.strip()[-300:]}")
+            time.sleep(1)
         ext = []
         m = re.search(r"EXTENTS:\s*\n(.*?)(\n\n|\Z)", out, re.S)
         if m:
@@ -327,13 +419,18 @@ FIEMAP_EXTENT_LAST = 0x1
 FIEMAP_EXTENT_UNKNOWN = 0x2
 
 
-def fiemap(path, batch=256):
-    """(physical start, length) in bytes of each extent of a file."""
+def fiemap(path, batch=256, sync=True):
+    """(physical start, length) in bytes of each extent of a file.
+
+    sync: write the file's dirty pages back first (FIEMAP_FLAG_SYNC), so that delayed allocations
+    have their blocks; without it (snapshots during the window, which must not cause writeback)
+    extents not yet allocated are left out."""
     out = []
     start = 0
     with open(path, "rb") as f:
         while True:
-            hdr = struct.pack("=QQLLLL", start, 0xFFFFFFFFFFFFFFFF - start, FIEMAP_FLAG_SYNC, 0, batch, 0)
+            hdr = struct.pack("=QQLLLL", start, 0xFFFFFFFFFFFFFFFF - start, FIEMAP_FLAG_SYNC if sync else 0, 0,
+                              batch, 0)
             buf = bytearray(hdr + b"\0" * (56 * batch))
             fcntl.ioctl(f.fileno(), FS_IOC_FIEMAP, buf)
             n = struct.unpack_from("=L", buf, 20)[0]
@@ -355,7 +452,7 @@ class ExtentMap:
         self.starts, self.ends, self.names = [], [], []
 
     @classmethod
-    def build(cls, mnt, classify, journal):
+    def build(cls, mnt, classify, journal, sync=True):
         ranges = [(s, e, "ext4 journal") for s, e in journal]
         for root, dirs, files in os.walk(mnt):
             for fn in files:
@@ -363,7 +460,7 @@ class ExtentMap:
                 if os.path.islink(p) or not os.path.isfile(p):
                     continue
                 try:
-                    ext = fiemap(p)
+                    ext = fiemap(p, sync=sync)
                 except OSError:
                     continue
                 name = classify(os.path.relpath(p, mnt))
@@ -376,7 +473,7 @@ class ExtentMap:
             m.names.append(n)
         return m
 
-    def lookup(self, sector):
+    def lookup(self, sector, t=None):
         i = bisect.bisect_right(self.starts, sector) - 1
         if i >= 0 and sector < self.ends[i]:
             return self.names[i]
@@ -384,6 +481,71 @@ class ExtentMap:
 
     def to_json(self):
         return list(zip(self.starts, self.ends, self.names))
+
+    @classmethod
+    def from_json(cls, triples):
+        m = cls()
+        for a, b, n in triples:
+            m.starts.append(a)
+            m.ends.append(b)
+            m.names.append(n)
+        return m
+
+
+class ExtentHistory:
+    """File maps taken during the window (engines whose files come and go: RocksDB's WAL and SST files,
+    Redis's AOF files), for I/O to files deleted before the window ends.
+
+    An I/O at time t is looked up in the last map taken before t (a block a file already had is still
+    that file's unless the file was deleted in between), then in the maps taken after t, earliest first
+    (blocks allocated at writeback are in them, the file possibly not yet deleted), then in the older
+    maps, latest first. Snapshot times are time.monotonic(); trace times are the same clock when the
+    tracer's clock is "mono" (offset 0), otherwise offset = None: the first I/O looked up is taken to be
+    at t0."""
+
+    def __init__(self, snapshots, offset=0.0, t0=None):
+        self.snapshots = sorted(snapshots, key=lambda s: s[0])  # [(monotonic time, ExtentMap)]
+        self.times = [t for t, _ in self.snapshots]
+        self.offset, self.t0 = offset, t0
+
+    def lookup(self, sector, t=None):
+        if t is None or not self.snapshots:
+            return self.snapshots[-1][1].lookup(sector) if self.snapshots else None
+        if self.offset is None:
+            self.offset = (self.t0 or 0.0) - t
+        i = bisect.bisect_left(self.times, t + self.offset)
+        for k in itertools.chain(range(i - 1, i) if i > 0 else (), range(i, len(self.snapshots)),
+                                 range(i - 2, -1, -1)):
+            name = self.snapshots[k][1].lookup(sector)
+            if name is not None:
+                return name
+        return None
+
+
+class ExtentSnapshots(threading.Thread):
+    """Maps the files every `interval` seconds while the window runs (FIEMAP without writeback)."""
+
+    def __init__(self, mnt, classify, journal, interval):
+        super().__init__(daemon=True)
+        self.mnt, self.classify, self.journal, self.interval = mnt, classify, journal, interval
+        self.maps = []  # [(time.monotonic() when the walk started, ExtentMap)]
+        self.notes = []
+        self.evt = threading.Event()
+
+    def run(self):
+        while True:
+            t = time.monotonic()
+            try:
+                self.maps.append((t, ExtentMap.build(self.mnt, self.classify, self.journal, sync=False)))
+            except Exception as e:  # a file went away in the walk, ...: the next one will do
+                if not self.notes:
+                    self.notes.append(f"a file map during the window failed: {e}")
+            if self.evt.wait(self.interval):
+                return
+
+    def stop(self):
+        self.evt.set()
+        self.join(30)
 
 
 # --------------------------------------------------------------------------
@@ -428,6 +590,7 @@ class Tracer:
         self.notes = []
         self.restore = []
         self.t0 = self.t1 = None
+        self.clock = None  # tracefs's trace_clock while tracing ("mono": the times are time.monotonic()'s)
 
     def start(self):
         if self.method in ("auto", "blktrace") and shutil.which("blktrace") and shutil.which("blkparse"):
@@ -484,6 +647,8 @@ class Tracer:
         opts = _read(f"{TRACEFS}/trace_options").split()
         size = _read(f"{TRACEFS}/buffer_size_kb").strip()
         on = _read(f"{TRACEFS}/tracing_on").strip()
+        m = re.search(r"\[(\S+)\]", _read(f"{TRACEFS}/trace_clock"))
+        clock = m.group(1) if m else None
 
         def undo():
             for p in self.procs:
@@ -495,8 +660,16 @@ class Tracer:
             if not size.startswith("["):
                 _write(f"{TRACEFS}/buffer_size_kb", re.sub(r"\D.*", "", size) or "1408")
             _write(f"{TRACEFS}/tracing_on", on)
+            if clock and self.clock != clock:
+                _write(f"{TRACEFS}/trace_clock", clock)
 
         self._stop_idx = self.cleanup.push("put tracefs back", undo)
+        self.clock = clock
+        try:  # the trace's times in CLOCK_MONOTONIC, as the file maps taken during the window
+            _write(f"{TRACEFS}/trace_clock", "mono")
+            self.clock = "mono"
+        except OSError as e:
+            self.notes.append(f"could not set trace_clock to mono ({e}): times in the {clock} clock")
         _write(f"{TRACEFS}/buffer_size_kb", "65536")
         if "bin" in opts:
             _write(f"{TRACEFS}/trace_options", "nobin")
@@ -681,7 +854,7 @@ def compute(events, seconds, extents=None, devs=None):
             if op is not None:
                 g.add(op, sector, nsec)
                 g.fua += fua and op == "W"
-                cls = extents.lookup(sector) if extents else None
+                cls = extents.lookup(sector, t) if extents else None
                 if cls is None:
                     cls = "fs metadata (not a file)" if meta else "not in a file now (fs or deleted)"
                 files[cls].add(op, sector, nsec)
@@ -737,6 +910,28 @@ def read_events(path):
             e = parse_trace_line(line)
             if e is not None:
                 yield e
+
+
+def blkparse_line(seq, t, act, rwbs, sector, nsec, comm, dev, pid):
+    """One event in blkparse's default text format ("  7,0    0  seq  secs.nanos  pid  Q  WS 8 + 16 [comm]"),
+    which iosim fingerprint and iosim replay read; t in seconds from the trace's start, CPU not known (0)."""
+    ns = max(0, round(t * 1e9))
+    where = f"{sector} + {nsec} " if nsec else ""
+    return (f"{dev[0]:3d},{dev[1]:<3d} 0 {seq:8d} {ns // 10**9:5d}.{ns % 10**9:09d} {pid:5d}  {act} {rwbs:>3} "
+            f"{where}[{comm}]")
+
+
+def write_blkparse(events, path, devs=None):
+    """Writes the events in blkparse's default format (times from the first event); returns how many."""
+    n, first = 0, None
+    with open(path, "w") as f:
+        for t, act, rwbs, sector, nsec, comm, dev, pid in events:
+            if devs is not None and dev not in devs:
+                continue
+            first = t if first is None else first
+            n += 1
+            f.write(blkparse_line(n, t - first, act, rwbs, sector, nsec, comm, dev, pid) + "\n")
+    return n
 
 
 # --------------------------------------------------------------------------
@@ -849,6 +1044,7 @@ def print_comparison(engine, real, sim, level):
 class Engine:
     name = "?"
     tools = []
+    packages = ""  # what to install when a tool is missing
 
     def __init__(self, args, cleanup, disk):
         self.args, self.cleanup, self.disk = args, cleanup, disk
@@ -858,7 +1054,8 @@ class Engine:
     def check(self):
         missing = [t for t in self.tools if not (shutil.which(t) or os.path.exists(t))]
         if missing:
-            raise Skip(f"not installed: {', '.join(missing)}")
+            raise Skip(f"not installed: {', '.join(missing)}"
+                       + (f" (apt-get install {self.packages})" if self.packages else ""))
 
     def classify(self, rel):
         return rel.split("/")[0]
@@ -1240,7 +1437,440 @@ class Etcd(Engine):
         return "other etcd files"
 
 
-ENGINE_CLASSES = {"postgresql": Postgres, "mariadb": MariaDB, "etcd": Etcd}
+def db_bench_rates(lines, t0, t1):
+    """{thread id: ops/s} from db_bench's --stats_interval_seconds lines that arrived in the window.
+
+    A line "... thread 0: (1000,52000) ops and (990.1,1010.3) ops/second in (1.01,51.47) seconds" gives
+    the thread's total ops and seconds; the rate is the difference between its first and last line in
+    the window (a slow thread reports only every 1000 ops or so: its lines are sparse)."""
+    pts = collections.defaultdict(list)
+    for t, l in lines:
+        if t0 - 0.5 <= t <= t1 + 1.0:
+            m = DB_BENCH_STATS.search(l)
+            if m:
+                pts[int(m.group(1))].append((int(m.group(2)), float(m.group(3))))
+    out = {}
+    for tid, p in pts.items():
+        if len(p) >= 2 and p[-1][1] > p[0][1]:
+            out[tid] = (p[-1][0] - p[0][0]) / (p[-1][1] - p[0][1])
+    return out
+
+
+DB_BENCH_STATS = re.compile(r"thread (\d+): \(\d+,(\d+)\) ops and \([\d.]+,[\d.]+\) ops/second "
+                            r"in \([\d.]+,([\d.]+)\) seconds")
+
+
+def rocksdb_events(log_lines, w0, w1):
+    """Counts of RocksDB's EVENT_LOG_v1 events (flush_finished, compaction_finished, table_file_deletion,
+    ...) whose time_micros (wall clock) is within [w0, w1] seconds; "compaction_bytes" sums the
+    compactions' total_output_size."""
+    n = collections.Counter()
+    for l in log_lines:
+        i = l.find("EVENT_LOG_v1 ")
+        if i < 0:
+            continue
+        try:
+            ev = json.loads(l[i + len("EVENT_LOG_v1 "):])
+        except ValueError:
+            continue
+        if w0 <= ev.get("time_micros", 0) / 1e6 <= w1:
+            n[ev.get("event", "?")] += 1
+            if ev.get("event") == "compaction_finished":
+                n["compaction_bytes"] += ev.get("total_output_size", 0)
+    return n
+
+
+class RocksDB(Engine):
+    """db_bench from rocksdb-tools; each load (fillrandom, readwhilewriting) is its own engine name."""
+    tools = ["db_bench"]
+    packages = "rocksdb-tools"
+    extent_interval = 1.0  # WAL and SST files are made and deleted within the window: map them as it runs
+    bench = "?"
+    sync = 0
+    write_buffer = 64 << 20
+
+    def common(self):
+        """The options both loads state, RocksDB's defaults unless said."""
+        a = self.args
+        return [f"--db={self.data}", f"--num={a.rocksdb_num}", "--key_size=16", f"--value_size={a.rocksdb_value}",
+                "--compression_type=none", "--block_size=4096", "--cache_size=8388608", "--bloom_bits=10",
+                "--max_background_jobs=2", "--max_write_buffer_number=2", "--level0_file_num_compaction_trigger=4",
+                "--target_file_size_base=67108864", "--max_bytes_for_level_base=268435456",
+                "--level_compaction_dynamic_level_bytes=false", "--use_direct_reads=false",
+                "--use_direct_io_for_flush_and_compaction=false", "--bytes_per_sync=0", "--wal_bytes_per_sync=0",
+                "--seed=1", "--stats_interval_seconds=1"]
+
+    def setup(self):
+        self.data = os.path.join(self.disk.mnt, "rocksdb")
+        os.mkdir(self.data)
+        self.prepare()
+
+    def prepare(self):
+        pass
+
+    def load_cmd(self, seconds):
+        return ["db_bench", f"--benchmarks={self.bench}"] + self.common() + self.load_opts() + [
+            f"--sync={self.sync}", f"--write_buffer_size={self.write_buffer}", f"--duration={seconds}"]
+
+    def start_load(self):
+        a = self.args
+        self.cmd = self.load_cmd(a.warmup + a.seconds + 120)  # stopped at the window's end
+        log(f"{self.name}: " + " ".join(self.cmd))
+        self.load = subprocess.Popen(self.cmd, cwd=self.disk.dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, start_new_session=True)
+        self.cleanup.push("stop db_bench", self.stop_load)
+        self.reader = LineReader(self.load.stdout)
+        self.reader.start()
+
+    def wait_window(self):
+        time.sleep(self.args.warmup)
+        if self.load.poll() is not None:
+            raise RuntimeError(f"db_bench stopped: {self.reader.text()}")
+        return f"after {self.args.warmup} s of load"
+
+    def window_events(self, t0, t1):
+        wall = time.time() - time.monotonic()
+        try:
+            with open(os.path.join(self.data, "LOG"), errors="replace") as f:
+                ev = rocksdb_events(f, t0 + wall, t1 + wall)
+        except OSError:
+            return "no LOG"
+        return (f"{ev['flush_finished']} memtable flushes, {ev['compaction_finished']} compactions "
+                f"({ev['compaction_bytes'] / 2**20:.0f} MiB written), {ev['table_file_deletion']} SST files "
+                f"deleted in the window (RocksDB's LOG)")
+
+    def stop_load(self):
+        if self.load is not None and self.load.poll() is None:
+            try:
+                os.killpg(self.load.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            stop_process(self.load, signal.SIGKILL, 10)
+
+    def stop(self):
+        pass
+
+    def classify(self, rel):
+        base = os.path.basename(rel)
+        if base.endswith(".log") and base[:-4].isdigit():
+            return "*.log (WAL)"
+        if base.endswith(".sst"):
+            return "*.sst (tables)"
+        if base.startswith("MANIFEST-"):
+            return "MANIFEST"
+        if base == "LOG" or base.startswith("LOG.old"):
+            return "LOG (info log)"
+        return "other rocksdb files"
+
+
+class RocksFill(RocksDB):
+    name = "rocksdb-fillrandom"
+    bench = "fillrandom"
+    sync = 0  # a bulk load: the WAL is written, not synced per write (db_bench's default)
+    write_buffer = 64 << 20
+
+    def load_opts(self):
+        return ["--threads=1"]
+
+    def window_info(self, t0, t1):
+        r = db_bench_rates(self.reader.lines, t0, t1)
+        return (f"db_bench fillrandom, 1 thread, --sync=0, {self.args.rocksdb_value}-byte values: "
+                + (f"{r[0]:.0f} puts/s in the window" if 0 in r else "no stats lines") + "; "
+                + self.window_events(t0, t1))
+
+
+class RocksReadWrite(RocksDB):
+    name = "rocksdb-readwhilewriting"
+    bench = "readwhilewriting"
+    sync = 1  # every put's WAL write is synced (fdatasync) before it returns: durable, as a DBA expects
+    write_buffer = 128 << 10  # a small memtable: the synced writer is slow, and flushes must happen in 30 s
+
+    def prepare(self):
+        a = self.args
+        # flush: no WAL left to replay into the load's small memtables when it opens the DB.
+        cmd = ["db_bench", "--benchmarks=fillseq,flush,waitforcompaction"] + [
+            o for o in self.common() if not o.startswith("--stats_interval_seconds=")] + [
+            "--threads=1", "--sync=0", "--write_buffer_size=67108864"]
+        log(f"{self.name}: fill (not traced): " + " ".join(cmd))
+        run(cmd, cwd=self.disk.dir, timeout=1800)
+
+    def load_opts(self):
+        return [f"--threads={self.args.clients}", "--use_existing_db=1"]
+
+    def window_info(self, t0, t1):
+        r = db_bench_rates(self.reader.lines, t0, t1)
+        reads = sum(v for k, v in r.items() if k != 0)
+        return (f"db_bench readwhilewriting, {self.args.clients} reader threads + 1 writer, --sync=1, "
+                f"{self.args.rocksdb_num} keys filled: "
+                + (f"{r[0]:.0f} puts/s" if 0 in r else "no writer stats") + f", {reads:.0f} gets/s in the window; "
+                + self.window_events(t0, t1))
+
+
+class Redis(Engine):
+    """redis-server with the append-only file on the mount, loaded by redis-benchmark SETs."""
+    tools = ["redis-server", "redis-benchmark", "redis-cli"]
+    packages = "redis-server redis-tools"
+    extent_interval = 1.0  # an AOF rewrite makes new files and deletes the old ones
+    fsync = "?"
+
+    def check(self):
+        super().check()
+        try:
+            pwd.getpwnam("redis")
+            self.user = "redis"
+        except KeyError:
+            self.user = "nobody"
+
+    def setup(self):
+        a = self.args
+        self.data = os.path.join(self.disk.mnt, "redis")
+        os.mkdir(self.data, 0o750)
+        chown_tree(self.data, self.user)
+        self.port = free_port()
+        self.errlog = os.path.join(self.disk.dir, "redis.log")
+        self.logfh = open(self.errlog, "w")
+        self.conf = ["--port", str(self.port), "--bind", "127.0.0.1", "--daemonize", "no", "--dir", self.data,
+                     "--save", "", "--appendonly", "yes", "--appendfilename", "appendonly.aof",
+                     "--appenddirname", "appendonlydir", "--appendfsync", self.fsync,
+                     "--no-appendfsync-on-rewrite", "no", "--aof-use-rdb-preamble", "yes",
+                     "--aof-rewrite-incremental-fsync", "yes", "--auto-aof-rewrite-percentage", "100",
+                     "--auto-aof-rewrite-min-size", "64mb", "--maxmemory", "0"]
+        self.proc = subprocess.Popen(as_user(self.user, ["redis-server"] + self.conf), env=user_env(self.disk.dir),
+                                     cwd=self.disk.dir, stdout=self.logfh, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        self.cleanup.push("stop redis", self.stop)
+        deadline = time.monotonic() + 60
+        while self.cli("PING", check=False).stdout.strip() != "PONG":
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start: {_read(self.errlog)[-2000:]}")
+            time.sleep(0.2)
+        # The keys exist before the window (the load overwrites them): loaded with everysec (fast), then
+        # rewritten into the AOF's base file, then the fsync policy measured.
+        self.cli("CONFIG", "SET", "appendfsync", "everysec")
+        log(f"{self.name}: preloading {a.redis_keys} keys (not traced)")
+        run(["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-t", "set", "-d", str(a.redis_value),
+             "-r", str(a.redis_keys), "-n", str(2 * a.redis_keys), "-c", str(a.redis_clients), "-q"],
+            cwd=self.disk.dir, timeout=1800)
+        self.cli("BGREWRITEAOF")
+        deadline = time.monotonic() + 300
+        while True:
+            info = self.redis_info()
+            if info.get("aof_rewrite_in_progress") == "0" and info.get("aof_rewrite_scheduled") == "0":
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis: the AOF rewrite after the preload did not end in 300 s")
+            time.sleep(0.2)
+        self.cli("CONFIG", "SET", "appendfsync", self.fsync)
+
+    def cli(self, *argv, check=True):
+        return run(["redis-cli", "-h", "127.0.0.1", "-p", str(self.port)] + list(argv), check=check, timeout=60)
+
+    def redis_info(self):
+        return parse_redis_info(self.cli("INFO", "all", check=False).stdout)
+
+    def load_cmd(self):
+        a = self.args
+        # -n: more than the window can do; the load is stopped at the window's end.
+        return ["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port), "-t", "set", "-d", str(a.redis_value),
+                "-r", str(a.redis_keys), "-c", str(a.redis_clients), "-n", "1000000000"]
+
+    def start_load(self):
+        self.cmd = self.load_cmd()
+        log(f"{self.name}: " + " ".join(self.cmd))
+        self.load = subprocess.Popen(self.cmd, cwd=self.disk.dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, start_new_session=True)  # text: its \r-ended lines are lines
+        self.cleanup.push("stop redis-benchmark", self.stop_load)
+        self.reader = LineReader(self.load.stdout)
+        self.reader.start()
+
+    def wait_window(self):
+        time.sleep(self.args.warmup)
+        if self.load.poll() is not None:
+            raise RuntimeError(f"redis-benchmark stopped: {self.reader.text()}")
+        self.info0 = self.redis_info()
+        return f"after {self.args.warmup} s of load"
+
+    def window_info(self, t0, t1):
+        a = self.args
+        rps = tps_in(self.reader.lines, t0, t1, r"rps=([\d.]+)")
+        i0, i1 = self.info0, self.redis_info()
+
+        def delta(k):
+            try:
+                return int(i1.get(k, 0)) - int(i0.get(k, 0))
+            except ValueError:
+                return 0
+        return (f"redis-benchmark SET {a.redis_value}-byte values, {a.redis_keys} keys, {a.redis_clients} "
+                f"clients, appendfsync {self.fsync}: " + (f"{rps:.0f} SETs/s in the window" if rps else
+                                                          "no progress lines")
+                + f"; {delta('aof_rewrites')} AOF rewrites, {delta('aof_delayed_fsync')} delayed fsyncs "
+                  f"(counted from the window's start to the end of the load); AOF now "
+                  f"{int(i1.get('aof_current_size', 0)) >> 20} MiB")
+
+    def stop_load(self):
+        if self.load is not None and self.load.poll() is None:
+            try:
+                os.killpg(self.load.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            stop_process(self.load, signal.SIGKILL, 10)
+
+    def stop(self):
+        stop_process(self.proc, signal.SIGTERM, 60)
+        self.logfh.close()
+
+    def classify(self, rel):
+        base = os.path.basename(rel)
+        if base.endswith(".incr.aof"):
+            return "AOF incr (appends)"
+        if ".base." in base:
+            return "AOF base (rewritten)"
+        if base.endswith(".manifest"):
+            return "AOF manifest"
+        if base.startswith("temp-"):
+            return "AOF rewrite temp file"
+        if base.endswith(".rdb"):
+            return "RDB snapshot"
+        return "other redis files"
+
+
+def parse_redis_info(text):
+    """INFO's "field:value" lines as a dict."""
+    out = {}
+    for l in text.splitlines():
+        if ":" in l and not l.startswith("#"):
+            k, v = l.split(":", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+class RedisAlways(Redis):
+    name = "redis-always"
+    fsync = "always"
+
+
+class RedisEverysec(Redis):
+    name = "redis-everysec"
+    fsync = "everysec"
+
+
+# One worker process of the SQLite load (run as python3 -c SQLITE_WORKER PATH SEED ROWS SECONDS SYNC CACHE).
+SQLITE_WORKER = r'''
+import random, sqlite3, sys, time
+path, seed, rows, seconds, sync, cache = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), \
+    sys.argv[5], int(sys.argv[6])
+with open("/proc/self/comm", "w") as f:
+    f.write("sqlite-load")  # the name its I/O has in the trace
+db = sqlite3.connect(path, timeout=60, isolation_level=None)
+for p in ("journal_mode=WAL", f"synchronous={sync}", f"cache_size={cache}", "wal_autocheckpoint=1000",
+          "mmap_size=0"):
+    db.execute("PRAGMA " + p).fetchall()
+rnd = random.Random(seed)
+end = time.monotonic() + seconds
+last, n = time.monotonic(), 0
+while time.monotonic() < end:
+    for _ in range(4):  # reads outside the write transaction: WAL readers do not wait for the writer
+        db.execute("SELECT n, val FROM kv WHERE id = ?", (rnd.randrange(rows),)).fetchall()
+    db.execute("BEGIN IMMEDIATE")
+    db.execute("UPDATE kv SET n = n + 1, val = ? WHERE id = ?", (rnd.randbytes(200), rnd.randrange(rows)))
+    db.execute("INSERT OR REPLACE INTO kv (id, n, val) VALUES (?, 0, ?)",
+               (rnd.randrange(2 * rows), rnd.randbytes(200)))
+    db.execute("COMMIT")
+    n += 1
+    now = time.monotonic()
+    if now - last >= 1.0:
+        print(f"tps: {n / (now - last):.1f}", flush=True)
+        last, n = now, 0
+'''
+
+
+class SQLite(Engine):
+    """SQLite in WAL mode through Python's sqlite3, several worker processes on one database file."""
+    name = "sqlite"
+
+    def check(self):
+        try:
+            import sqlite3  # noqa: F401
+        except ImportError as e:
+            raise Skip(f"python3's sqlite3 module is missing ({e}; Debian: libpython3-stdlib)")
+
+    def setup(self):
+        import sqlite3
+        a = self.args
+        self.dir = os.path.join(self.disk.mnt, "sqlite")
+        os.mkdir(self.dir)
+        self.path = os.path.join(self.dir, "main.db")
+        log(f"sqlite: {a.sqlite_rows} rows of about 220 bytes (not traced)")
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            for p in ("page_size=4096", "journal_mode=WAL", f"synchronous={a.sqlite_sync}"):
+                db.execute("PRAGMA " + p).fetchall()
+            db.execute("CREATE TABLE kv (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, val BLOB NOT NULL)")
+            db.execute("BEGIN")
+            db.execute("WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < ?) "
+                       "INSERT INTO kv SELECT x, 0, randomblob(200) FROM c", (a.sqlite_rows - 1,))
+            db.execute("COMMIT")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            db.close()
+        self.db_mb = os.path.getsize(self.path) >> 20
+
+    def start_load(self):
+        a = self.args
+        total = a.warmup + a.seconds + 120  # stopped at the window's end
+        self.procs, self.readers = [], []
+        for i in range(a.sqlite_procs):
+            p = subprocess.Popen([sys.executable, "-c", SQLITE_WORKER, self.path, str(i + 1), str(a.sqlite_rows),
+                                  str(total), a.sqlite_sync, "-2000"], cwd=self.disk.dir, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            self.procs.append(p)
+            r = LineReader(p.stdout)
+            r.start()
+            self.readers.append(r)
+        self.cleanup.push("stop the sqlite load", self.stop_load)
+
+    def wait_window(self):
+        time.sleep(self.args.warmup)
+        for p, r in zip(self.procs, self.readers):
+            if p.poll() is not None:
+                raise RuntimeError(f"a sqlite worker stopped: {r.text()}")
+        return f"after {self.args.warmup} s of load"
+
+    def window_info(self, t0, t1):
+        a = self.args
+        rates = [tps_in(r.lines, t0, t1, r"tps: ([\d.]+)") for r in self.readers]
+        tps = sum(x for x in rates if x)
+        return (f"{a.sqlite_procs} processes, each transaction 4 point reads then BEGIN IMMEDIATE, 1 UPDATE, "
+                f"1 INSERT OR REPLACE, COMMIT; {a.sqlite_rows} rows ({self.db_mb} MiB), journal_mode=WAL, "
+                f"synchronous={a.sqlite_sync}, cache_size=-2000, wal_autocheckpoint=1000: "
+                f"{tps:.0f} transactions/s ({4 * tps:.0f} reads/s) in the window")
+
+    def stop_load(self):
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for p in self.procs:
+            stop_process(p, signal.SIGKILL, 10)
+
+    def stop(self):
+        pass
+
+    def classify(self, rel):
+        base = os.path.basename(rel)
+        if base.endswith("-wal"):
+            return "main.db-wal (WAL)"
+        if base.endswith("-shm"):
+            return "main.db-shm (wal-index)"
+        if base.endswith(".db"):
+            return "main.db (database)"
+        return "other sqlite files"
+
+
+ENGINE_CLASSES = {c.name: c for c in (Postgres, MariaDB, Etcd, RocksFill, RocksReadWrite, RedisAlways,
+                                      RedisEverysec, SQLite)}
 
 
 class Iosim(Engine):
@@ -1248,10 +1878,13 @@ class Iosim(Engine):
 
     def __init__(self, args, cleanup, disk, engine):
         super().__init__(args, cleanup, disk)
-        self.profile = args.profile or PROFILES[engine]
+        self.engine = engine
+        self.profile = args.profile or PROFILES.get(engine)
         self.name = f"iosim {self.profile}"
 
     def check(self):
+        if not self.profile:
+            raise Skip(f"profile not found: iosim has no profile for {self.engine} yet (name one with --profile)")
         if not (os.path.isfile(self.args.iosim) and os.access(self.args.iosim, os.X_OK)):
             raise Skip(f"--iosim {self.args.iosim} is not an executable file")
         p = run([self.args.iosim, "profile", "show", self.profile], check=False)
@@ -1331,6 +1964,7 @@ def measure(args, make_engine, label):
         eng.check()  # before making anything: a missing package skips cheaply
         disk = eng.disk = Disk(cleanup, args.tmpdir, args.image_size)
         log(f"{label}: {disk.dev} ({disk.image}) ext4 on {disk.mnt}")
+        journal = disk.journal_extents()  # debugfs reads the device: on the idle file system, untraced
         eng.setup()
         eng.start_load()
         when = eng.wait_window()
@@ -1340,25 +1974,48 @@ def measure(args, make_engine, label):
         tracer.start()
         t0 = time.monotonic()
         log(f"{label}: tracing {disk.dev} with {tracer.method} ({when})")
+        snaps = None
+        if getattr(eng, "extent_interval", 0):
+            snaps = ExtentSnapshots(disk.mnt, eng.classify, journal, eng.extent_interval)
+            snaps.start()
+            cleanup.push("stop the file maps", snaps.stop)
         if isinstance(eng, Iosim):
             eng.run_window()
         else:
             time.sleep(args.seconds)
+        if snaps:
+            snaps.stop()
         seconds = tracer.stop()
         t1 = time.monotonic()
         info = eng.window_info(t0, t1)
-        extents = ExtentMap.build(disk.mnt, eng.classify, disk.journal_extents())
+        extents = ExtentMap.build(disk.mnt, eng.classify, journal)
+        history = None
+        if snaps:
+            history = ExtentHistory(snaps.maps + [(time.monotonic(), extents)],
+                                    0.0 if tracer.clock == "mono" else None, tracer.t0)
         eng.stop_load()
         if args.keep_trace:
             os.makedirs(args.keep_trace, exist_ok=True)
             stem = os.path.join(args.keep_trace, label.replace(" ", "_"))
             shutil.copy(trace_path, stem + ".trace.txt")
+            meta = {"seconds": seconds, "device": list(disk.rdev), "extents": extents.to_json()}
+            if history:
+                meta.update({"snapshots": [[t, m.to_json()] for t, m in history.snapshots],
+                             "offset": history.offset, "t0": history.t0})
             with open(stem + ".extents.json", "w") as f:
-                json.dump({"seconds": seconds, "device": list(disk.rdev), "extents": extents.to_json()}, f)
+                json.dump(meta, f)
+            n = write_blkparse(read_events(trace_path), stem + ".blkparse.txt", devs={disk.rdev})
+            log(f"{label}: kept {stem}.trace.txt, .extents.json and .blkparse.txt ({n} events)")
         log(f"{label}: computing the pattern")
-        pat = compute(read_events(trace_path), seconds, extents, devs={disk.rdev})
+        pat = compute(read_events(trace_path), seconds, history or extents, devs={disk.rdev})
         pat.update({"engine": label, "window": when, "load": info, "tracer": tracer.method,
-                    "notes": tracer.notes, "device": disk.dev, "kernel": os.uname().release})
+                    "notes": tracer.notes + (snaps.notes if snaps else []), "device": disk.dev,
+                    "kernel": os.uname().release})
+        if getattr(eng, "cmd", None):
+            pat["command"] = " ".join(eng.cmd)
+        if snaps:
+            pat["file_maps"] = (f"{len(snaps.maps)} taken during the window (every {eng.extent_interval:g} s, "
+                                f"without writeback) and one at its end")
         if getattr(eng, "output", None):
             pat["iosim_output_tail"] = eng.output[-3000:]
         return pat
@@ -1432,6 +2089,54 @@ def self_test():
     assert judge(0.1, 0.2, "share")[1] == "FAIL"
     assert Iosim.target_names('[[workload]]\nname="a"\ntarget="data"\n[[workload]]\nname="b"\ntarget="wal"\n'
                               '[[workload]]\nname="c"\ntarget="data"\n') == ["data", "wal"]
+    # The file maps taken during a window: the map before the I/O, then those after it, then older ones.
+    def emap(*triples):
+        return ExtentMap.from_json(triples)
+    hist = ExtentHistory([(10.0, emap((0, 100, "wal 1"))), (11.0, emap((0, 50, "sst 2"), (200, 300, "wal 3"))),
+                          (12.0, emap((400, 500, "sst 4")))], offset=0.0)
+    assert hist.lookup(10, 10.5) == "wal 1" and hist.lookup(10, 11.5) == "sst 2"  # blocks reused at 11
+    assert hist.lookup(250, 10.5) == "wal 3" and hist.lookup(450, 9.0) == "sst 4"  # allocated later
+    assert hist.lookup(60, 12.5) == "wal 1" and hist.lookup(600, 11.0) is None
+    assert hist.lookup(250, None) is None and hist.lookup(450) == "sst 4"  # no time: the last map
+    late = ExtentHistory([(100.0, emap((0, 100, "a"))), (101.0, emap((0, 100, "b")))], offset=None, t0=100.5)
+    assert late.lookup(5, 0.0) == "a" and late.offset == 100.5 and late.lookup(5, 0.6) == "b"
+    q2 = compute(events, 2.0, ExtentHistory([(0.0, ext)]), devs={(7, 0)})
+    assert q2["by_file"] == p["by_file"]
+    # The blkparse copy of a kept trace: blkparse's default format, which iosim reads.
+    line = blkparse_line(3, 1.5, "Q", "FWFSM", 5016, 8, "jbd2/loop0-8", (7, 0), 18480)
+    assert line.split() == ["7,0", "0", "3", "1.500000000", "18480", "Q", "FWFSM", "5016", "+", "8",
+                            "[jbd2/loop0-8]"], line
+    assert blkparse_line(4, 0.000001, "D", "FN", 0, 0, "kworker/1:1H", (7, 0), 58).split()[3:] == [
+        "0.000001000", "58", "D", "FN", "[kworker/1:1H]"]
+    # db_bench's per-thread stats lines: total ops over total seconds between the window's first and last.
+    lines = [(t, f"2026/12/02-02:11:{t:02d}  ... thread {tid}: ({d},{tot}) ops and (1.0,1.0) ops/second in "
+                 f"(1.000000,{sec:.6f}) seconds")
+             for t, tid, d, tot, sec in ((5, 0, 10, 100, 1.0), (6, 1, 5, 5000, 2.0), (10, 0, 10, 600, 6.0),
+                                         (12, 1, 5, 9000, 4.0), (40, 0, 1, 9999, 30.0))]
+    r = db_bench_rates(lines, 5.0, 12.0)
+    assert r == {0: 100.0, 1: 2000.0}, r
+    log_lines = ['2026/12/02-02:11:30.1 1 EVENT_LOG_v1 {"time_micros": 1000000, "event": "flush_finished"}',
+                 'x EVENT_LOG_v1 {"time_micros": 2500000, "event": "compaction_finished", "total_output_size": 7}',
+                 'x EVENT_LOG_v1 {"time_micros": 9000000, "event": "flush_finished"}', "not an event",
+                 "EVENT_LOG_v1 {"]
+    ev = rocksdb_events(log_lines, 1.0, 3.0)
+    assert ev["flush_finished"] == 1 and ev["compaction_finished"] == 1 and ev["compaction_bytes"] == 7, ev
+    info = parse_redis_info("# Persistence\r\naof_rewrites:3\r\naof_current_size:1048576\r\n\r\n# Stats\r\n")
+    assert info == {"aof_rewrites": "3", "aof_current_size": "1048576"}, info
+    assert tps_in([(1.0, "SET: rps=100.0 (overall: 90.0) avg_msec=0.5"), (2.0, "SET: rps=300.0 (overall: 1)")],
+                  0.0, 2.0, r"rps=([\d.]+)") == 200.0
+    # Each engine's files.
+    rk, rd, sq = RocksFill.classify, Redis.classify, SQLite.classify
+    assert [rk(None, f"rocksdb/{f}") for f in ("000026.log", "000027.sst", "MANIFEST-000005", "LOG", "OPTIONS-7")] \
+        == ["*.log (WAL)", "*.sst (tables)", "MANIFEST", "LOG (info log)", "other rocksdb files"]
+    assert [rd(None, f"redis/{f}") for f in ("appendonlydir/appendonly.aof.3.incr.aof",
+                                             "appendonlydir/appendonly.aof.2.base.rdb",
+                                             "appendonlydir/appendonly.aof.manifest", "temp-rewriteaof-bg-77.aof",
+                                             "dump.rdb")] == [
+        "AOF incr (appends)", "AOF base (rewritten)", "AOF manifest", "AOF rewrite temp file", "RDB snapshot"]
+    assert [sq(None, f"sqlite/main.db{x}") for x in ("", "-wal", "-shm")] == [
+        "main.db (database)", "main.db-wal (WAL)", "main.db-shm (wal-index)"]
+    assert set(ENGINES) == set(ENGINE_CLASSES) and all(n in ENGINES for g in GROUPS.values() for n in g)
     print_pattern("self-test", p, "made-up trace")
     print_comparison("self-test", p, p, "Q")
     print("\nself-test: 1 passed, 0 failed")
@@ -1451,29 +2156,44 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="See the module docstring (head -80 bench/dbengines.py) for what is measured.")
-    ap.add_argument("--engine", default="all", choices=ENGINES + ["all"])
+    ap.add_argument("--engine", default="all", choices=ENGINES + list(GROUPS) + ["all"],
+                    help="one engine (rocksdb: both rocksdb-* loads; redis: both redis-* fsync policies), "
+                         "or all (default)")
     ap.add_argument("--seconds", type=int, default=30, help="the traced window (default 30)")
     ap.add_argument("--warmup", type=int, default=10,
-                    help="seconds of load before the window for mariadb and etcd (default 10); postgresql waits "
-                         "for a timed checkpoint instead")
+                    help="seconds of load before the window for every engine but postgresql (default 10); "
+                         "postgresql waits for a timed checkpoint instead")
     ap.add_argument("--clients", type=int, default=8, help="clients / threads of the load (default 8)")
     ap.add_argument("--pg-scale", type=int, default=20, help="pgbench scale (default 20, about 300 MB)")
     ap.add_argument("--my-tables", type=int, default=8, help="sysbench tables (default 8)")
     ap.add_argument("--my-rows", type=int, default=100000, help="rows per sysbench table (default 100000)")
     ap.add_argument("--etcd-keys", type=int, default=10000, help="etcd keys (default 10000)")
     ap.add_argument("--etcd-value", type=int, default=256, help="etcd value bytes (default 256)")
+    ap.add_argument("--rocksdb-num", type=int, default=4000000,
+                    help="db_bench --num: fillrandom's key range, the keys filled before readwhilewriting "
+                         "(default 4000000)")
+    ap.add_argument("--rocksdb-value", type=int, default=256, help="db_bench --value_size (default 256)")
+    ap.add_argument("--redis-keys", type=int, default=100000, help="redis-benchmark -r: keys (default 100000)")
+    ap.add_argument("--redis-value", type=int, default=256, help="redis-benchmark -d: value bytes (default 256)")
+    ap.add_argument("--redis-clients", type=int, default=50, help="redis-benchmark -c (default 50)")
+    ap.add_argument("--sqlite-rows", type=int, default=1000000, help="rows in the SQLite table (default 1000000)")
+    ap.add_argument("--sqlite-procs", type=int, default=4, help="SQLite worker processes (default 4)")
+    ap.add_argument("--sqlite-sync", choices=["FULL", "NORMAL"], default="FULL",
+                    help="PRAGMA synchronous (default FULL: the WAL is synced at every commit)")
     ap.add_argument("--tmpdir", default="/var/tmp", help="where the temporary directory goes (default /var/tmp)")
     ap.add_argument("--image-size", type=size_arg, default="8G", help="the sparse image's size (default 8G)")
     ap.add_argument("--tracer", choices=["auto", "blktrace", "tracefs"], default="auto")
     ap.add_argument("--iosim", metavar="PATH", help="also run iosim's profile for each engine and compare")
     ap.add_argument("--profile", help="the iosim profile (name or .toml) instead of the engine's default "
-                                      "(postgresql-oltp, mysql-oltp, etcd-wal); with one --engine")
+                                      "(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal); with one --engine")
     ap.add_argument("--iosim-size", default="1G", help="each iosim target file's size (default 1G)")
     ap.add_argument("--level", choices=["q", "d"], default="q",
                     help="the events the verdicts use: q (issued requests, default) or d (dispatched)")
     ap.add_argument("--real", metavar="JSON", help="with --iosim: take the engines' patterns from a --save file")
     ap.add_argument("--save", metavar="JSON", help="write every pattern measured to this file")
-    ap.add_argument("--keep-trace", metavar="DIR", help="keep the raw trace text and file extents here")
+    ap.add_argument("--keep-trace", metavar="DIR",
+                    help="keep the raw trace text (NAME.trace.txt), the file extents (NAME.extents.json) and the "
+                         "trace in blkparse's default format (NAME.blkparse.txt: iosim fingerprint reads it) here")
     ap.add_argument("--reanalyse", metavar="STEM", help="print the pattern of a kept trace (STEM.trace.txt and "
                                                          "STEM.extents.json from --keep-trace) and exit")
     ap.add_argument("--self-test", action="store_true", help="check the parser and the maths, then exit")
@@ -1484,11 +2204,10 @@ def main():
     if args.reanalyse:
         with open(args.reanalyse + ".extents.json") as f:
             meta = json.load(f)
-        ext = ExtentMap()
-        for a, b, n in meta["extents"]:
-            ext.starts.append(a)
-            ext.ends.append(b)
-            ext.names.append(n)
+        ext = ExtentMap.from_json(meta["extents"])
+        if meta.get("snapshots"):
+            ext = ExtentHistory([(t, ExtentMap.from_json(m)) for t, m in meta["snapshots"]], meta.get("offset"),
+                                meta.get("t0"))
         pat = compute(read_events(args.reanalyse + ".trace.txt"), meta["seconds"], ext,
                       devs={tuple(meta["device"])})
         print_pattern(os.path.basename(args.reanalyse), pat)
@@ -1498,7 +2217,7 @@ def main():
         return 0
     if isinstance(args.image_size, str):
         args.image_size = size_arg(args.image_size)
-    engines = ENGINES if args.engine == "all" else [args.engine]
+    engines = ENGINES if args.engine == "all" else GROUPS.get(args.engine, [args.engine])
     if args.profile and len(engines) > 1:
         ap.error("--profile needs one --engine")
     if os.geteuid() != 0:
