@@ -249,3 +249,42 @@ fn a_trace_of_one_layer_says_which_is_missing() {
     assert!(toml.contains("issue layer"), "{toml}");
     crate::profile::Profile::parse(&toml, "test").unwrap();
 }
+
+/// A closed loop at depth 4 (each I/O 1 ms, the next submitted 0.2 ms after
+/// a completion) holds 4 most of the time: the profile's `qd` is that
+/// median, not the time-weighted mean, which also counts the gaps.
+#[test]
+fn a_closed_loops_depth_is_the_level_it_holds_most() {
+    let mut lines = Vec::new();
+    let mut seq = 0;
+    for slot in 0..4u64 {
+        let mut t = slot * 10_000;
+        for k in 0..50u64 {
+            let sector = (slot * 50 + k) * 64;
+            for (at, what) in [(t, "Q"), (t + 1_000_000, "C")] {
+                seq += 1;
+                lines.push((
+                    at,
+                    format!(
+                        "  8,0 0 {seq} {}.{:09} 10 {what} R {sector} + 8 [t]",
+                        at / 1_000_000_000,
+                        at % 1_000_000_000
+                    ),
+                ));
+            }
+            t += 1_200_000;
+        }
+    }
+    lines.sort();
+    let text: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
+    let log = parse_events(Path::new("q.txt"), &[(Path::new("q.txt"), text.as_bytes())]).unwrap();
+    let f = fingerprint(&log, &[]);
+    let o = layer(&f, Layer::Queue).streams[0]
+        .outstanding
+        .clone()
+        .unwrap();
+    assert_eq!((o.p50, o.max), (4, 4), "{o:?}");
+    assert!(o.mean > 3.0 && o.mean < 3.6, "{o:?}");
+    let toml = profile_out::profile_toml(&f, "loop", None);
+    assert!(toml.contains("\nqd = 4\n"), "{toml}");
+}
