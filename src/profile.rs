@@ -120,6 +120,10 @@ pub struct ProfileWorkload {
     /// `open_datasync`, `open_sync`, `fdatasync` or `fsync`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_method: Option<crate::workload::SyncMethod>,
+    /// Writeback started after every N writes of a thread
+    /// (`--sync-file-range N`: PostgreSQL's `checkpoint_flush_after`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_file_range: Option<u32>,
     /// I/Os per second per thread at most (fio's `rate_iops`): a database
     /// thread that does other work between its I/Os, so that page-cache hits
     /// do not turn a buffered workload into a CPU benchmark. It replaces
@@ -303,6 +307,7 @@ impl ProfileWorkload {
             rate_iops,
             rate_bytes,
             sync_method: self.sync_method,
+            sync_file_range: self.sync_file_range,
             bs: crate::units::parse_size(&self.bs)?,
             align,
             threads: self.threads,
@@ -1103,6 +1108,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("tail_rewrite = '4k:0'"), "{e}");
+        // Writeback hints every 32 writes, through the page cache; a file
+        // that grows as it is written.
+        let p = Profile::parse(
+            &format!("{base}cache = \"buffered\"\nsync_file_range = 32\nfill = \"grow\"\n"),
+            "t",
+        )
+        .unwrap();
+        let s = p.workloads[0].spec(&WorkloadSpec::default()).unwrap();
+        assert_eq!((s.sync_file_range, s.fill), (Some(32), FillMode::Grow));
         let p = Profile::parse(&format!("{base}fill = \"zero\"\ncompress_pct = 50\n"), "t");
         let e = p
             .and_then(|p| Ok(p.workloads[0].spec(&WorkloadSpec::default())?))

@@ -98,6 +98,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "METHOD", value_parser = crate::workload::sync_method_arg)]
     pub sync_method: Option<crate::workload::SyncMethod>,
 
+    /// Start writeback after every N writes of each thread:
+    /// sync_file_range(SYNC_FILE_RANGE_WRITE) over the file sends its dirty
+    /// pages to the device without waiting and without a cache flush
+    /// (PostgreSQL's checkpoint_flush_after; --cache buffered, Linux).
+    #[arg(long, value_name = "N")]
+    pub sync_file_range: Option<u32>,
+
     /// Size of files to create (and of the null target).
     #[arg(long, value_parser = size_arg)]
     pub size: Option<u64>,
@@ -310,6 +317,7 @@ impl RunArgs {
             random_pct: self.random_pct,
             flush: self.flush(),
             sync_method: self.sync_method,
+            sync_file_range: self.sync_file_range,
             ..self.settings()
         };
         spec.validate()?;
@@ -374,7 +382,7 @@ impl RunArgs {
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
     /// (argument id, option name).
-    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 17] = [
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 18] = [
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),
@@ -391,6 +399,7 @@ impl RunArgs {
         ("fsync", "--fsync"),
         ("fdatasync", "--fdatasync"),
         ("sync_method", "--sync-method"),
+        ("sync_file_range", "--sync-file-range"),
         ("tail_rewrite", "--tail-rewrite"),
     ];
 

@@ -389,4 +389,50 @@ mod tests {
             assert!(e.contains("use it with writes only"), "{rw:?}: {e}");
         }
     }
+
+    /// `--sync-file-range N` starts writeback of dirty pages: buffered
+    /// writes only, N at least 1.
+    #[test]
+    fn sync_file_range_needs_buffered_writes() {
+        let ok = WorkloadSpec {
+            targets: vec![TargetSpec::new("/x/data", None)],
+            rw: RwMode::Randwrite,
+            write_pct: 100,
+            cache: CacheMode::Buffered,
+            sync_file_range: Some(32),
+            ..WorkloadSpec::default()
+        };
+        ok.validate().unwrap();
+        assert!(
+            ok.describe().contains(" sync_file_range/32"),
+            "{}",
+            ok.describe()
+        );
+        let refused = |s: WorkloadSpec, says: &str| {
+            let e = s.validate().unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        };
+        refused(
+            WorkloadSpec {
+                sync_file_range: Some(0),
+                ..ok.clone()
+            },
+            "--sync-file-range 0",
+        );
+        refused(
+            WorkloadSpec {
+                cache: CacheMode::Direct,
+                ..ok.clone()
+            },
+            "use --cache buffered",
+        );
+        refused(
+            WorkloadSpec {
+                rw: RwMode::Randread,
+                write_pct: 0,
+                ..ok.clone()
+            },
+            "nothing to write back",
+        );
+    }
 }

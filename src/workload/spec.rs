@@ -187,6 +187,13 @@ pub struct WorkloadSpec {
     /// opens the file O_DSYNC or O_SYNC, or flushes after each write.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_method: Option<SyncMethod>,
+    /// Writeback started after every N writes of a thread
+    /// (`--sync-file-range N`): `sync_file_range(SYNC_FILE_RANGE_WRITE)`
+    /// over the file sends its dirty pages to the device without waiting
+    /// for them and without a cache flush, as PostgreSQL's
+    /// `checkpoint_flush_after` and `backend_flush_after` do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_file_range: Option<u32>,
 }
 
 /// The production-like parts of a workload (issue 17), all off by default.
@@ -293,6 +300,7 @@ impl Default for WorkloadSpec {
             cache: CacheMode::Direct,
             engine: EngineKind::Auto,
             fill: FillMode::Random,
+            sync_file_range: None,
             seq_layout: SeqLayout::Split,
             allow_destroy: false,
             cpus: Vec::new(),
@@ -420,10 +428,39 @@ impl WorkloadSpec {
                 if self.flush.is_some() { "--fsync/--fdatasync" } else { "--sync-method" }
             ));
         }
+        if let Some(n) = self.sync_file_range {
+            self.validate_writeback(n)?;
+        }
         if self.sync_method.is_some() && self.cache.is_sync() {
             return bad(format!(
                 "--sync-method decides how writes are made durable and --cache {} already opens the file O_DSYNC: use --cache direct or buffered with it",
                 self.cache.name()
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`validate_durability`](Self::validate_durability): `--sync-file-range
+    /// N` starts the writeback of dirty pages, so it needs writes through the
+    /// page cache, and Linux's call.
+    fn validate_writeback(&self, n: u32) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::BadWorkload(m));
+        if n == 0 {
+            return bad("--sync-file-range 0 starts writeback after no write: give the number of writes between two, e.g. --sync-file-range 32 (PostgreSQL's checkpoint_flush_after of 256kB in 8 KiB pages)".into());
+        }
+        if !cfg!(target_os = "linux") {
+            return bad("--sync-file-range is Linux's sync_file_range(2), which this system has not: leave it out".into());
+        }
+        if self.cache != CacheMode::Buffered {
+            return bad(format!(
+                "--sync-file-range {n} starts the writeback of the page cache's dirty pages, and --cache {} leaves none: use --cache buffered",
+                self.cache.name()
+            ));
+        }
+        if self.write_pct == 0 {
+            return bad(format!(
+                "--sync-file-range {n}: --rw {} issues no writes, so there is nothing to write back",
+                self.rw.name()
             ));
         }
         Ok(())
@@ -654,11 +691,14 @@ impl WorkloadSpec {
             Some(t) => format!("{size} tail-rewrite {}", t.arg()),
             None => size,
         };
-        let durability = match (self.sync_method, self.flush) {
+        let mut durability = match (self.sync_method, self.flush) {
             (Some(m), _) => format!(" sync {m}"),
             (None, Some(f)) => format!(" {}/{}", f.kind.name(), f.every),
             (None, None) => String::new(),
         };
+        if let Some(n) = self.sync_file_range {
+            durability.push_str(&format!(" sync_file_range/{n}"));
+        }
         format!(
             "{}{} {} qd{} x{} {}{} {}",
             self.rw.name(),

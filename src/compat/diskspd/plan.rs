@@ -89,6 +89,7 @@ pub fn plan(
         sqpoll: false,
         flush: None,
         sync_method: None,
+        sync_file_range: None,
         submit_batch: 1,
         hipri: false,
         io_limit: None,

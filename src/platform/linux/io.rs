@@ -13,6 +13,20 @@ pub type RawFile = RawFd;
 /// A value that names no open file.
 pub const NO_FILE: RawFile = -1;
 
+/// Starts the writeback of the dirty pages of `fd` (`sync_file_range` over
+/// the whole file with `SYNC_FILE_RANGE_WRITE`): it neither waits for them
+/// nor flushes the device's cache (`--sync-file-range`).
+pub fn start_writeback(fd: RawFile) -> std::io::Result<()> {
+    // SAFETY: sync_file_range reads and writes no memory of this process;
+    // an fd that is not open fails with EBADF, which is returned.
+    let r = unsafe { libc::sync_file_range(fd, 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// The raw descriptor of `f` (which the caller keeps open while it is used).
 pub fn raw_file(f: &File) -> RawFile {
     f.as_raw_fd()

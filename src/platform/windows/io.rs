@@ -19,6 +19,12 @@ pub type RawFile = isize;
 /// A value that names no open file (`INVALID_HANDLE_VALUE`).
 pub const NO_FILE: RawFile = -1;
 
+/// Windows has no `sync_file_range`: `--sync-file-range` is refused before
+/// a run starts, so this is never reached.
+pub fn start_writeback(_: RawFile) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
 /// A Win32 handle as the API takes it, from a [`RawFile`].
 pub fn handle(h: RawFile) -> windows_sys::Win32::Foundation::HANDLE {
     h as windows_sys::Win32::Foundation::HANDLE
