@@ -384,6 +384,7 @@ impl Job {
             "thinktime_blocks" => spec.burst = num(v).unwrap_or(0) as u32,
             "number_ios" => spec.io_limit = num(v),
             "fsync" | "fdatasync" => flush(spec, k, v, &mut bad),
+            "sync_file_range" => writeback(spec, v, &mut bad),
             "randseed" => spec.seed = num(v).unwrap_or(spec.seed),
             "iodepth_batch_submit" | "iodepth_batch" => {
                 spec.submit_batch = num(v).unwrap_or(1) as u32
@@ -510,6 +511,19 @@ fn flush(spec: &mut WorkloadSpec, k: &str, v: &str, bad: &mut dyn FnMut(&str)) {
     }
 }
 
+/// fio's `sync_file_range=write:N`: writeback started every N writes. Its
+/// other flags (`wait_before`, `wait_after`) wait for writeback, which
+/// `--sync-file-range` does not.
+fn writeback(spec: &mut WorkloadSpec, v: &str, bad: &mut dyn FnMut(&str)) {
+    match v.split_once(':') {
+        Some(("write", n)) => match num(n) {
+            Some(n) if n > 0 => spec.sync_file_range = Some(u32::try_from(n).unwrap_or(u32::MAX)),
+            _ => bad("give the number of writes between two calls, e.g. sync_file_range=write:32"),
+        },
+        _ => bad("only write:N (start writeback, wait for nothing) has an iosim counterpart: --sync-file-range N"),
+    }
+}
+
 /// The options of the data written and of the offsets' distribution.
 fn data_option(spec: &mut WorkloadSpec, notes: &mut Vec<String>, k: &str, v: &str) {
     let mut bad = |what: &str| notes.push(format!("{k}={v}: {what}"));
@@ -587,6 +601,28 @@ mod tests {
         assert_eq!(s.fill, FillMode::Allocated);
         assert_eq!((s.passes, s.duration), (Some(1), Duration::ZERO));
         assert!(x.notes.is_empty(), "{:?}", x.notes);
+    }
+
+    #[test]
+    fn sync_file_range_write_is_started_writeback() {
+        let x = t(&[
+            "--rw=randwrite",
+            "--sync_file_range=write:32",
+            "--filename=f",
+        ]);
+        assert_eq!(x.spec.sync_file_range, Some(32));
+        assert!(x.notes.is_empty(), "{:?}", x.notes);
+        let x = t(&[
+            "--rw=randwrite",
+            "--sync_file_range=wait_before,write:8",
+            "--filename=f",
+        ]);
+        assert_eq!(x.spec.sync_file_range, None);
+        assert!(
+            x.notes.iter().any(|n| n.contains("--sync-file-range")),
+            "{:?}",
+            x.notes
+        );
     }
 
     #[test]

@@ -196,6 +196,10 @@ fn control_words(spec: &WorkloadSpec, w: &mut Vec<String>, notes: &mut Vec<Strin
         w.push("--sync-method".into());
         w.push(m.name().into());
     }
+    if let Some(n) = spec.sync_file_range {
+        w.push("--sync-file-range".into());
+        w.push(n.to_string());
+    }
 }
 
 /// The workload-shape options (docs/workloads.md) of `spec`.
