@@ -124,6 +124,13 @@ pub struct ProfileWorkload {
     /// (`--sync-file-range N`: PostgreSQL's `checkpoint_flush_after`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_file_range: Option<u32>,
+    /// Bursts: after this many I/Os a thread pauses for `think` (`--burst`),
+    /// as InnoDB writes a batch of doublewrite pages back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// The pause between bursts (`--think`), e.g. `"50ms"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<String>,
     /// I/Os per second per thread at most (fio's `rate_iops`): a database
     /// thread that does other work between its I/Os, so that page-cache hits
     /// do not turn a buffered workload into a CPU benchmark. It replaces
@@ -308,6 +315,12 @@ impl ProfileWorkload {
             rate_bytes,
             sync_method: self.sync_method,
             sync_file_range: self.sync_file_range,
+            burst: self.burst.unwrap_or(base.burst),
+            think: match &self.think {
+                Some(t) => crate::units::parse_duration(t)
+                    .map_err(|e| crate::Error::BadWorkload(format!("think = '{t}': {e}")))?,
+                None => base.think,
+            },
             bs: crate::units::parse_size(&self.bs)?,
             align,
             threads: self.threads,
@@ -989,20 +1002,33 @@ mod tests {
         let p = Profile::load("postgresql-oltp").unwrap();
         assert_eq!(p.dbms, Dbms::POSTGRESQL);
         assert_eq!(p.target_names(), ["data", "wal"]);
-        let pages = spec_of("postgresql-oltp", "pages-8k");
+        // Page reads and writes through the page cache, as measured: the
+        // writes hinted to writeback (flush_after) and fdatasynced at the
+        // checkpoint's pace.
+        let reads = spec_of("postgresql-oltp", "page-read");
         assert_eq!(
-            (pages.cache, pages.bs, pages.qd),
-            (CacheMode::Buffered, 8192, 1)
+            (reads.rw, reads.cache, reads.qd),
+            (RwMode::Randread, CacheMode::Buffered, 1)
         );
-        assert_eq!(pages.rate_iops, Some(750));
-        assert_eq!(pages.flush.map(|f| f.every), Some(1000));
+        let writes = spec_of("postgresql-oltp", "page-write");
+        assert_eq!(
+            (writes.rw, writes.cache),
+            (RwMode::Randwrite, CacheMode::Buffered)
+        );
+        assert_eq!(writes.sync_file_range, Some(16));
+        assert_eq!(writes.flush.map(|f| f.every), Some(1100));
+        // One WAL writer, as PostgreSQL's group commit flushes one at a
+        // time, each write starting in the page the last one ended in.
         let wal = spec_of("postgresql-oltp", "wal-commit");
         assert_eq!(wal.cache, CacheMode::Buffered);
         assert_eq!(wal.sync_method, Some(SyncMethod::Fdatasync));
-        assert!(wal.threads > 1, "group commit: several committers");
+        assert_eq!((wal.threads, wal.qd), (1, 1));
+        assert_eq!(
+            wal.shape.tail_rewrite.map(|t| (t.page, t.pct)),
+            Some((8192, 99))
+        );
         let mix = wal.shape.bssplit.as_ref().unwrap();
         assert_eq!(mix.sizes().first(), Some(&(8 << 10)));
-        assert_eq!(wal.bs, 64 << 10, "full-page writes: up to 8 WAL pages");
         let cp = spec_of("postgresql-checkpoint", "checkpoint-8k");
         assert_eq!(cp.rw, RwMode::Randwrite);
         assert_eq!(cp.cache, CacheMode::Buffered);
@@ -1026,18 +1052,22 @@ mod tests {
         assert_eq!(p.target_names(), ["data", "doublewrite", "redo", "binlog"]);
         let pages = spec_of("mysql-oltp", "pages-16k");
         assert_eq!((pages.cache, pages.bs), (CacheMode::Direct, 16 << 10));
+        // fdatasync: the measured redo's flushes commit no journal (an
+        // fsync would, for the file's times).
         let redo = spec_of("mysql-oltp", "redo-commit");
         assert_eq!(
             redo.flush.map(|f| (f.kind, f.every)),
-            Some((FlushKind::Fsync, 1))
+            Some((FlushKind::Fdatasync, 1))
         );
         // Whole 512-byte log blocks, written O_DIRECT as MariaDB does.
         assert_eq!(redo.cache, CacheMode::Direct);
         let sizes = redo.shape.bssplit.as_ref().unwrap().sizes();
         assert!(sizes.iter().all(|s| s % 512 == 0), "{sizes:?}");
-        assert_eq!(spec_of("mysql-oltp", "doublewrite-batch").bs, 1 << 20);
+        assert_eq!(spec_of("mysql-oltp", "doublewrite-batch").bs, 2 << 20);
+        // The binary log grows: each fdatasync commits the journal.
         let binlog = spec_of("mysql-oltp", "binlog-commit");
         assert_eq!(binlog.sync_method, Some(SyncMethod::Fdatasync));
+        assert_eq!(binlog.fill, crate::workload::FillMode::Grow);
         let p = Profile::load("mysql-doublewrite").unwrap();
         assert_eq!(p.target_names(), ["data", "doublewrite"]);
         let dw = spec_of("mysql-doublewrite", "doublewrite-batch");
@@ -1066,12 +1096,14 @@ mod tests {
     #[test]
     fn etcd_appends_pages_and_its_fio_check_2300_bytes_buffered_with_fdatasync() {
         use crate::workload::{FillMode, FlushKind, SyncMethod};
+        // The tail page again (4 KiB), or it and the next, unwritten one.
         let wal = spec_of("etcd-wal", "wal-append");
-        assert_eq!(wal.bs, 4096);
+        assert_eq!(wal.shape.bssplit.as_ref().unwrap().sizes(), [4096, 8192]);
+        assert_eq!(wal.shape.tail_rewrite.map(|t| t.page), Some(4096));
         assert_eq!((wal.qd, wal.threads), (1, 1));
         assert_eq!(wal.cache, CacheMode::Buffered);
         assert_eq!(wal.sync_method, Some(SyncMethod::Fdatasync));
-        assert_eq!(wal.rate_iops, Some(490));
+        assert_eq!(wal.rate_iops, Some(352));
         let backend = spec_of("etcd-wal", "backend-commit");
         assert_eq!(
             backend.flush.map(|f| (f.kind, f.every)),
@@ -1117,6 +1149,18 @@ mod tests {
         .unwrap();
         let s = p.workloads[0].spec(&WorkloadSpec::default()).unwrap();
         assert_eq!((s.sync_file_range, s.fill), (Some(32), FillMode::Grow));
+        // Bursts of 32 back to back, 58 ms apart.
+        let p = Profile::parse(&format!("{base}burst = 32\nthink = \"58ms\"\n"), "t").unwrap();
+        let s = p.workloads[0].spec(&WorkloadSpec::default()).unwrap();
+        assert_eq!(
+            (s.burst, s.think),
+            (32, std::time::Duration::from_millis(58))
+        );
+        let e = Profile::parse(&format!("{base}think = \"soon\"\n"), "t")
+            .and_then(|p| Ok(p.workloads[0].spec(&WorkloadSpec::default())?))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("think = 'soon'"), "{e}");
         let p = Profile::parse(&format!("{base}fill = \"zero\"\ncompress_pct = 50\n"), "t");
         let e = p
             .and_then(|p| Ok(p.workloads[0].spec(&WorkloadSpec::default())?))

@@ -35,6 +35,7 @@ databases![
     oracle::Oracle,
     etcd::Etcd,
     sqlite::Sqlite,
+    redis::Redis,
 ];
 
 /// A database engine whose I/O iosim models: a handle on its module's

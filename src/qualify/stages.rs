@@ -19,6 +19,7 @@ use crate::sysmon::check::{CpuCause, WarningCode};
 use crate::sysmon::procs::CpuAttribution;
 use crate::verdict::Role;
 use crate::workload::EngineKind;
+use crate::workload::FillMode;
 
 /// What the stages collect.
 #[derive(Default)]
@@ -314,24 +315,7 @@ pub(super) fn stage_profiles(
                 ..Default::default()
             },
         )?;
-        // Targets sharing a location (InnoDB's redo and binary log on the
-        // log's) each get a slice of its file or device.
-        let shares = slices(&roles);
-        for w in &mut plan.workloads {
-            let Some(i) = names.iter().position(|n| *n == w.target) else {
-                continue;
-            };
-            let size = locs
-                .iter()
-                .find(|l| Some(&l.role) == roles.get(i))
-                .map_or(0, |l| l.size);
-            if let Some((offset, length)) = shares.get(i).and_then(|s| slice_region(size, *s)) {
-                for t in &mut w.spec.targets {
-                    t.offset = offset;
-                    t.length = Some(length);
-                }
-            }
-        }
+        place_targets(&mut plan, &names, &roles, locs, &mut c.notes);
         let r = crate::profile::run(&plan, opts)?;
         c.interrupted |= r.interrupted;
         for o in r.results.iter().filter(|o| !unmeasured(&o.result)) {
@@ -365,6 +349,40 @@ pub(super) fn stage_profiles(
             crate::units::format_duration_arg(duration)
         ),
     ))
+}
+
+/// Targets sharing a location (InnoDB's redo and binary log on the log's)
+/// each get a slice of its file or device; a file that grows must be the
+/// workload's own, so on a slice or a device it is written in place.
+fn place_targets(
+    plan: &mut crate::profile::Plan,
+    names: &[String],
+    roles: &[Role],
+    locs: &[Location],
+    notes: &mut Vec<String>,
+) {
+    let shares = slices(roles);
+    for w in &mut plan.workloads {
+        let Some(i) = names.iter().position(|n| *n == w.target) else {
+            continue;
+        };
+        let loc = locs.iter().find(|l| Some(&l.role) == roles.get(i));
+        let size = loc.map_or(0, |l| l.size);
+        let slice = shares.get(i).and_then(|s| slice_region(size, *s));
+        if let Some((offset, length)) = slice {
+            for t in &mut w.spec.targets {
+                t.offset = offset;
+                t.length = Some(length);
+            }
+        }
+        if w.spec.fill == FillMode::Grow && (slice.is_some() || loc.is_some_and(|l| l.device)) {
+            w.spec.fill = FillMode::Random;
+            notes.push(format!(
+                "{} {}: written in place, not grown (fill = \"grow\"): it shares its test file or device with another workload, and emptying it would empty theirs",
+                plan.profile.name, w.name
+            ));
+        }
+    }
 }
 
 pub(super) fn stage_sim(
