@@ -71,8 +71,9 @@ default text format (NAME.blkparse.txt), which `iosim fingerprint` and
 they do not).
 
 With --iosim PATH it also runs iosim's profile for each engine
-(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal; RocksDB and Redis have
-none yet and are skipped; --profile to name another or a .toml)
+(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal, redis-aof-always for
+redis-always; RocksDB and Redis's everysec have none yet and are skipped;
+--profile to name another or a .toml)
 on a fresh file system of the same kind (`iosim create` makes each target
 file, 1 GiB, before tracing; then `iosim run --profile NAME DIR/<target>.dat
 ... --size 1G --duration SECONDS --no-save` is traced) and prints both
@@ -197,7 +198,8 @@ ENGINES = ["postgresql", "mariadb", "etcd", "rocksdb-fillrandom", "rocksdb-readw
            "redis-everysec", "sqlite"]
 GROUPS = {"rocksdb": ["rocksdb-fillrandom", "rocksdb-readwhilewriting"], "redis": ["redis-always", "redis-everysec"]}
 # iosim's profile for each engine; an engine without one is skipped by --iosim unless --profile names one.
-PROFILES = {"postgresql": "postgresql-oltp", "mariadb": "mysql-oltp", "etcd": "etcd-wal", "sqlite": "sqlite-wal"}
+PROFILES = {"postgresql": "postgresql-oltp", "mariadb": "mysql-oltp", "etcd": "etcd-wal", "sqlite": "sqlite-wal",
+            "redis-always": "redis-aof-always"}
 TRACEFS = "/sys/kernel/tracing"
 SIZE_BUCKETS = ["<4K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">512K", "other"]
 REL_TOL = 0.25
@@ -2185,7 +2187,7 @@ def main():
     ap.add_argument("--tracer", choices=["auto", "blktrace", "tracefs"], default="auto")
     ap.add_argument("--iosim", metavar="PATH", help="also run iosim's profile for each engine and compare")
     ap.add_argument("--profile", help="the iosim profile (name or .toml) instead of the engine's default "
-                                      "(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal); with one --engine")
+                                      "(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal, redis-aof-always); with one --engine")
     ap.add_argument("--iosim-size", default="1G", help="each iosim target file's size (default 1G)")
     ap.add_argument("--level", choices=["q", "d"], default="q",
                     help="the events the verdicts use: q (issued requests, default) or d (dispatched)")

@@ -427,12 +427,10 @@ pub fn budget_for_repeats(repeats: usize, points: usize) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qualify::rules::RuleSet;
     use crate::qualify::*;
     use crate::sweep::analysis::MAX_DECIDING_REPEATS;
 
     use crate::verdict::Role;
-    use crate::workload::EngineKind;
     use std::time::Duration;
 
     #[test]
@@ -569,23 +567,7 @@ mod tests {
         // points x 2, the profiles' phases. The sweeps decide: 40 runs of
         // 1 s in 35% of the budget.
         let a = tempfile::tempdir().unwrap();
-        let cfg = QualifyConfig {
-            neighbour: None,
-            roles: vec![RoleArg {
-                role: Role::Data,
-                path: a.path().into(),
-            }],
-            time: Duration::from_secs(60),
-            size: 1 << 20,
-            engine: EngineKind::Auto,
-            allow_destroy: false,
-            keep_files: false,
-            progress: false,
-            rules: RuleSet::Classic,
-            cache_size: None,
-            dbms: crate::dbms::Dbms::SQLSERVER,
-            profiles: Vec::new(),
-        };
+        let cfg = QualifyConfig::for_test(crate::dbms::Dbms::SQLSERVER, a.path());
         let planned = planned_runs(&cfg, &locations(&cfg).unwrap()).unwrap();
         assert_eq!(planned[0], (StageId::QuickCorners, 0.10, 10));
         assert_eq!(planned[1], (StageId::Sweeps, 0.35, 40));

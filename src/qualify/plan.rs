@@ -51,6 +51,31 @@ pub struct QualifyConfig {
     pub profiles: Vec<String>,
 }
 
+#[cfg(test)]
+impl QualifyConfig {
+    /// A qualification of `dir` (data, the log beside it) for `dbms`,
+    /// 60 s, 1 MiB files, nothing else given: the tests' starting point.
+    pub(crate) fn for_test(dbms: Dbms, dir: &Path) -> QualifyConfig {
+        QualifyConfig {
+            neighbour: None,
+            roles: vec![RoleArg {
+                role: Role::Data,
+                path: dir.into(),
+            }],
+            time: Duration::from_secs(60),
+            size: 1 << 20,
+            engine: EngineKind::Auto,
+            allow_destroy: false,
+            keep_files: false,
+            progress: false,
+            rules: RuleSet::Classic,
+            cache_size: None,
+            dbms,
+            profiles: Vec::new(),
+        }
+    }
+}
+
 /// A role bound to its test target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Location {
@@ -420,32 +445,13 @@ pub fn slice_region(size: u64, (index, of): (usize, usize)) -> Option<(u64, u64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qualify::rules::RuleSet;
 
     use crate::verdict::Role;
-    use crate::workload::EngineKind;
-    use std::time::Duration;
 
     #[test]
     fn locations_bind_roles_and_refuse_what_they_cannot_use() {
         let a = tempfile::tempdir().unwrap();
-        let cfg = QualifyConfig {
-            neighbour: None,
-            roles: vec![RoleArg {
-                role: Role::Data,
-                path: a.path().into(),
-            }],
-            time: Duration::from_secs(60),
-            size: 1 << 20,
-            engine: EngineKind::Auto,
-            allow_destroy: false,
-            keep_files: false,
-            progress: false,
-            rules: RuleSet::Classic,
-            cache_size: None,
-            dbms: Dbms::SQLSERVER,
-            profiles: Vec::new(),
-        };
+        let cfg = QualifyConfig::for_test(Dbms::SQLSERVER, a.path());
         let l = locations(&cfg).unwrap();
         assert_eq!(l.len(), 2);
         assert_eq!(l[1].role, Role::Log);
@@ -481,23 +487,7 @@ mod tests {
         assert_eq!(len, 5 << 20);
         // The smallest test file holds a slice of each workload's largest I/O.
         let a = tempfile::tempdir().unwrap();
-        let cfg_for = |dbms| QualifyConfig {
-            neighbour: None,
-            roles: vec![RoleArg {
-                role: Data,
-                path: a.path().into(),
-            }],
-            time: Duration::from_secs(60),
-            size: 1 << 20,
-            engine: EngineKind::Auto,
-            allow_destroy: false,
-            keep_files: false,
-            progress: false,
-            rules: RuleSet::Classic,
-            cache_size: None,
-            dbms,
-            profiles: Vec::new(),
-        };
+        let cfg_for = |dbms| QualifyConfig::for_test(dbms, a.path());
         let locs = locations(&cfg_for(Dbms::MYSQL)).unwrap();
         // InnoDB's doublewrite batches of up to 2 MiB, in a slice of two.
         assert_eq!(
@@ -518,18 +508,8 @@ mod tests {
             path: a.path().into(),
         };
         let cfg = QualifyConfig {
-            neighbour: None,
             roles: vec![role(Role::Data), role(Role::Tempdb)],
-            time: Duration::from_secs(60),
-            size: 1 << 20,
-            engine: EngineKind::Auto,
-            allow_destroy: false,
-            keep_files: false,
-            progress: false,
-            rules: RuleSet::Classic,
-            cache_size: None,
-            dbms: Dbms::POSTGRESQL,
-            profiles: Vec::new(),
+            ..QualifyConfig::for_test(Dbms::POSTGRESQL, a.path())
         };
         let e = locations(&cfg).unwrap_err().to_string();
         assert!(
@@ -576,21 +556,8 @@ mod tests {
         )
         .unwrap();
         let cfg = QualifyConfig {
-            neighbour: None,
-            roles: vec![RoleArg {
-                role: Role::Data,
-                path: a.path().into(),
-            }],
-            time: Duration::from_secs(60),
-            size: 1 << 20,
-            engine: EngineKind::Auto,
-            allow_destroy: false,
-            keep_files: false,
-            progress: false,
-            rules: RuleSet::Classic,
-            cache_size: None,
-            dbms: Dbms::POSTGRESQL,
             profiles: vec![file.to_str().unwrap().to_string(), "etcd-fio".into()],
+            ..QualifyConfig::for_test(Dbms::POSTGRESQL, a.path())
         };
         let locs = locations(&cfg).unwrap();
         let planned = planned_profiles(&cfg, &locs).unwrap();
