@@ -203,6 +203,11 @@ fn find_or_create(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Found> {
     let path = &t.path;
+    if spec.sync_file_range.is_some() && !cfg!(target_os = "linux") {
+        notes.push(
+            "--sync-file-range does nothing here: this system has no sync_file_range, and its cache manager writes dirty pages back on its own".into(),
+        );
+    }
     match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let size = create_missing(spec, t, opts)?;

@@ -101,7 +101,8 @@ pub struct RunArgs {
     /// Start writeback after every N writes of each thread:
     /// sync_file_range(SYNC_FILE_RANGE_WRITE) over the file sends its dirty
     /// pages to the device without waiting and without a cache flush
-    /// (PostgreSQL's checkpoint_flush_after; --cache buffered, Linux).
+    /// (PostgreSQL's checkpoint_flush_after; --cache buffered; nothing on Windows, which has
+    /// no such call).
     #[arg(long, value_name = "N")]
     pub sync_file_range: Option<u32>,
 
@@ -118,7 +119,9 @@ pub struct RunArgs {
     pub length: Option<u64>,
 
     /// Data written into new test files and by writes: random, zero, sparse, pattern:HEX
-    /// or compressible:N (N percent of every 4 KiB block compresses away).
+    /// or compressible:N (N percent of every 4 KiB block compresses away); or how the file
+    /// is laid out for a write test: allocated (unwritten extents, laid out again before each
+    /// run) or grow (emptied before each run and grown by the writes, up to --size).
     #[arg(long, value_parser = crate::workload::fill_arg, default_value = "random", conflicts_with = "compress_pct")]
     pub fill: FillMode,
 
