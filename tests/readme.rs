@@ -530,6 +530,13 @@ fn readme_commands_run_as_written() {
                 continue;
             }
         };
+        // The kernel has one blk tracer, which tests/replay.rs's captures
+        // share: taken before the I/O beside the capture starts, so that
+        // waiting for it cannot outlast that I/O (an empty trace, on a CI
+        // run of 2026-12-02).
+        let _tracer = line
+            .contains("iosim capture ")
+            .then(crate::common::kernel_tracer);
         let beside = ALONGSIDE
             .iter()
             .find(|(start, _, _)| line.starts_with(start))
@@ -540,10 +547,6 @@ fn readme_commands_run_as_written() {
                     .unwrap()
             });
         let t = Instant::now();
-        // The kernel has one blk tracer, which tests/replay.rs's captures share.
-        let _tracer = line
-            .contains("iosim capture ")
-            .then(crate::common::kernel_tracer);
         let out = tour.shell(&line).output().unwrap();
         if let Some(b) = beside {
             let b = b.wait_with_output().unwrap();

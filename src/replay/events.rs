@@ -209,6 +209,23 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("no read or write"), "{e}");
+        // A capture of an idle device: per-CPU files, all empty.
+        let e = parse_events(
+            Path::new("peak"),
+            &[
+                (Path::new("peak.blktrace.0"), b""),
+                (Path::new("peak.blktrace.1"), b""),
+            ],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("nothing was traced"), "{e}");
+        let e = crate::replay::parse_files(
+            Path::new("peak"),
+            &[(Path::new("peak.blktrace.0"), b"")],
+            crate::replay::BlkEvent::Queue,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("nothing was traced"), "{e}");
         let e = load_events(Path::new("/nonexistent/trace")).unwrap_err();
         assert!(e.to_string().contains("no trace at"), "{e}");
     }

@@ -420,6 +420,18 @@ pub fn load(path: &Path, event: BlkEvent) -> Result<Trace, TraceError> {
     Ok(t)
 }
 
+/// A trace whose every file is empty: nothing was traced, which a capture
+/// of an idle device gives (rather than "not a trace iosim reads").
+fn nothing_traced(name: &Path, first: &[u8]) -> Result<(), TraceError> {
+    if first.is_empty() {
+        return Err(TraceError::Empty {
+            path: name.to_path_buf(),
+            what: "its files are empty: nothing was traced; capture while the database or workload runs".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Parses trace bytes (one or more files of one trace; `name` is what the
 /// user named). No file system access: the fuzz target calls this.
 pub fn parse_files(
@@ -431,6 +443,7 @@ pub fn parse_files(
     let lead = parts.iter().find(|p| !p.1.is_empty()).or(parts.first());
     let first = lead.map(|p| p.1).unwrap_or_default();
     let first_path = lead.map_or(name, |p| p.0);
+    nothing_traced(name, first)?;
     let mut out = Parsed::default();
     let (format, used) = if blktrace::looks_like(first) {
         let used = out.blktrace(parts, event)?;
@@ -516,6 +529,7 @@ pub fn parse_events(name: &Path, parts: &[(&Path, &[u8])]) -> Result<EventLog, T
     let lead = parts.iter().find(|p| !p.1.is_empty()).or(parts.first());
     let first = lead.map(|p| p.1).unwrap_or_default();
     let first_path = lead.map_or(name, |p| p.0);
+    nothing_traced(name, first)?;
     let mut events = Vec::new();
     let (format, sources) = if blktrace::looks_like(first) {
         let mut devices = Vec::new();
