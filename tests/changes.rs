@@ -280,9 +280,11 @@ fn drop_limit_mid_run(t: &Throttle, dev: &LoopDev) -> (Value, f64) {
         let after = steps[0]["after_iops"].as_f64().unwrap();
         assert!(
             // After the drop, a CPU hog on each core held the run to 424 of
-            // the 500 allowed once (the step itself right): 20% below.
-            // Before it, the same hog held 2,000 to 1,843 once (the step right).
-            (1800.0..=2150.0).contains(&before) && (400.0..=550.0).contains(&after),
+            // the 500 allowed once (the step itself right), and a quiet cold
+            // CI run here, three tests at a time, to 399.8 (2026-12-02): up
+            // to 25% below. Before it, the same hog held 2,000 to 1,843 once
+            // (the step right).
+            (1800.0..=2150.0).contains(&before) && (375.0..=550.0).contains(&after),
             "{before} -> {after}"
         );
         (r, want)
