@@ -324,8 +324,15 @@ fn existing_file(
     let mut created = false;
     if writes && !owned && !claimed_by_job(path) {
         // Unmarked may mean another iosim made it a moment ago and
-        // has not marked it yet: its lock says so, with its PID.
+        // has not marked it yet: its lock says so, with its PID. It takes
+        // that lock just after creating the file, so a file about to be
+        // refused is looked at once more (CI, 2026-12-02: refused as
+        // foreign in that moment).
         crate::targetlock::lock(path, LockMode::Shared)?;
+        if !spec.allow_destroy {
+            std::thread::sleep(LOCK_TRY_EVERY);
+            crate::targetlock::lock(path, LockMode::Shared)?;
+        }
     }
     if writes && !owned && !spec.allow_destroy {
         return Err(Error::WouldDestroy(
