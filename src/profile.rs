@@ -110,6 +110,13 @@ pub struct ProfileWorkload {
     /// Percentage of written 4 KiB blocks that repeat an earlier one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe_pct: Option<u8>,
+    /// The database's cache over the data, as measured (`--db-cache`):
+    /// `"16%"`, `"32M/200M"` or a size. Random reads of its hottest share
+    /// are hits, never issued; `rate_iops` then counts page requests, hits
+    /// included. `--db-cache` on the command line replaces it (your cache
+    /// against your data); workloads without it take none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_cache: Option<String>,
     /// An fsync after every N writes of a thread (fio's `fsync=N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<u32>,
@@ -237,6 +244,41 @@ impl Profile {
 }
 
 impl ProfileWorkload {
+    /// [`ProfileWorkload::spec`]: the shape (skew, sizes, tail rewrites,
+    /// the database's cache), over `base`'s.
+    fn shape(&self, base: &WorkloadSpec) -> Result<crate::workload::Shape, crate::Error> {
+        let mut shape = base.shape.clone();
+        if let Some(d) = self.distribution {
+            shape.distribution = d;
+        }
+        if let Some(p) = self.hot_placement {
+            shape.placement = p;
+        }
+        if let Some(b) = &self.bssplit {
+            shape.bssplit = Some(b.clone());
+        }
+        if let Some(p) = self.dedupe_pct {
+            shape.dedupe_pct = p;
+        }
+        if let Some(t) = &self.tail_rewrite {
+            shape.tail_rewrite = Some(
+                crate::workload::TailRewrite::parse(t)
+                    .map_err(|e| crate::Error::BadWorkload(format!("tail_rewrite = {e}")))?,
+            );
+        }
+        // A workload the profile gives a cache takes yours instead; the
+        // others take none (their reads are not page reads a cache serves).
+        shape.db_cache = match &self.db_cache {
+            None => None,
+            Some(c) => Some(match base.shape.db_cache {
+                Some(yours) => yours,
+                None => crate::workload::DbCache::parse(c)
+                    .map_err(|e| crate::Error::BadWorkload(format!("db_cache = {e}")))?,
+            }),
+        };
+        Ok(shape)
+    }
+
     /// This workload's spec, with everything else (duration, engine, seed...) from `base`.
     pub fn spec(&self, base: &WorkloadSpec) -> Result<WorkloadSpec, crate::Error> {
         let write_pct = match self.write_pct {
@@ -262,25 +304,7 @@ impl ProfileWorkload {
                 "fill = \"{f}\" and compress_pct = {p} both given: keep one (fill = \"compressible:{p}\" is the same as compress_pct = {p})"
             )));
         }
-        let mut shape = base.shape.clone();
-        if let Some(d) = self.distribution {
-            shape.distribution = d;
-        }
-        if let Some(p) = self.hot_placement {
-            shape.placement = p;
-        }
-        if let Some(b) = &self.bssplit {
-            shape.bssplit = Some(b.clone());
-        }
-        if let Some(p) = self.dedupe_pct {
-            shape.dedupe_pct = p;
-        }
-        if let Some(t) = &self.tail_rewrite {
-            shape.tail_rewrite = Some(
-                crate::workload::TailRewrite::parse(t)
-                    .map_err(|e| crate::Error::BadWorkload(format!("tail_rewrite = {e}")))?,
-            );
-        }
+        let shape = self.shape(base)?;
         let flush = match (self.fsync, self.fdatasync) {
             (Some(_), Some(_)) => {
                 return Err(crate::Error::BadWorkload(
@@ -466,6 +490,20 @@ pub fn plan(profile: Profile, r: &RunOverrides) -> anyhow::Result<Plan> {
             clash.join(", "),
             profile.name
         )));
+    }
+    if let Some(c) = r.base.shape.db_cache {
+        let cached: Vec<&str> = profile
+            .workloads
+            .iter()
+            .filter(|w| w.db_cache.is_some())
+            .map(|w| w.name.as_str())
+            .collect();
+        if cached.is_empty() {
+            return Err(bad(format!(
+                "--db-cache {c}: profile '{}' has no workload whose page reads a database cache serves (no db_cache key): leave --db-cache out, or add db_cache to a random-read workload of a copy (iosim profile show {} > my.toml)",
+                profile.name, profile.name
+            )));
+        }
     }
     let targets = bind_targets(&profile.target_names(), &r.paths)?;
     let mut notes = Vec::new();

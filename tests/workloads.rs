@@ -281,3 +281,60 @@ fn a_stall_shows_in_latency_from_the_schedule_not_from_submission() {
     // The submitted side is the run's ordinary latency.
     assert_eq!(o["submitted"]["total"], j["total"]["total"]["latency_us"]);
 }
+
+/// Issue 38 part 2: a database reads a page from storage only when its
+/// cache (buffer pool, shared_buffers) misses. `--db-cache` serves the
+/// random reads of the hottest share of the region: the loop device gets
+/// exactly the misses (4,000, the `--number-ios`), and the hits are the
+/// share the access skew puts on the cache (uniform: the cache's share;
+/// zipf: much more).
+#[test]
+fn a_database_cache_keeps_its_hits_from_the_device() {
+    let Some(lo) = common::LoopDev::new_in(std::path::Path::new("/dev/shm"), 64 << 20) else {
+        return;
+    };
+    let dev = lo.dev.to_str().unwrap();
+    // Let udev's probe of the new device finish before counting.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for (dist, cache, expect) in [("uniform", "25%", 0.25), ("zipf:1.1", "16M/200M", 0.0)] {
+        let (r0, _) = sectors(&lo.name);
+        let j = run_json(&[
+            "run",
+            dev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--cache",
+            "direct",
+            "--distribution",
+            dist,
+            "--db-cache",
+            cache,
+            "--number-ios",
+            "4000",
+            "-d",
+            "0",
+            "--allow-destroy",
+        ]);
+        let (r1, _) = sectors(&lo.name);
+        let c = &j["shape"]["db_cache"];
+        let (reads, hits) = (c["reads"].as_u64().unwrap(), c["hits"].as_u64().unwrap());
+        assert_eq!(j["total"]["read"]["ios"], 4000, "{dist}: {c}");
+        assert_eq!(reads, hits + 4000, "{dist}: {c}");
+        let device = (r1 - r0) * 512 / 4096;
+        assert!(
+            (4000..=4000 + 256).contains(&device),
+            "{dist}: the device read {device} blocks of 4 KiB for 4000 misses"
+        );
+        let ratio = c["hit_ratio"].as_f64().unwrap();
+        let predicted = c["expected_hit_ratio"].as_f64().unwrap();
+        if expect > 0.0 {
+            assert!((predicted - expect).abs() < 0.001, "{dist}: {c}");
+        } else {
+            assert!(predicted > 0.6, "{dist}: {c}");
+        }
+        // Binomial standard errors are under 0.7 points here: 3 is wide.
+        assert!((ratio - predicted).abs() < 0.03, "{dist}: {c}");
+    }
+}

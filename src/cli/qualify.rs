@@ -114,6 +114,13 @@ pub struct QualifyArgs {
     #[arg(long, value_parser = size_arg, value_name = "SIZE")]
     pub cache_size: Option<u64>,
 
+    /// The database's own cache (buffer pool, shared_buffers) against its data, e.g. 8G/100G
+    /// (or PCT%): the profiles' page reads that it would serve are not issued, as the database
+    /// would not issue them (docs/workloads.md, --db-cache). Only for profiles whose workloads
+    /// say the cache they were measured at.
+    #[arg(long, value_name = "CACHE/DATA|PCT%", value_parser = crate::workload::DbCache::parse)]
+    pub db_cache: Option<crate::workload::DbCache>,
+
     /// Also write a self-contained HTML report (verdict first, then the evidence with charts).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

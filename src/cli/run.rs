@@ -155,6 +155,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "PAGE[:PCT]", value_parser = crate::workload::TailRewrite::parse)]
     pub tail_rewrite: Option<crate::workload::TailRewrite>,
 
+    /// The database's own cache (buffer pool, shared_buffers) over the test
+    /// region: PCT% of it, CACHE/DATA (e.g. 8G/100G: your cache against your
+    /// data) or a SIZE of it. Random reads of its hottest share are hits,
+    /// counted and never issued; a rate cap counts them too (the database's
+    /// page requests). With --rw randread or randrw.
+    #[arg(long, value_name = "PCT%|CACHE/DATA|SIZE", value_parser = crate::workload::DbCache::parse)]
+    pub db_cache: Option<crate::workload::DbCache>,
+
     /// Sequential threads start this far apart (DiskSpd -T); default: each thread gets its own slice.
     #[arg(long, value_parser = size_arg, conflicts_with = "shared_offset")]
     pub thread_stride: Option<u64>,
@@ -379,6 +387,7 @@ impl RunArgs {
             bssplit: self.bssplit.clone(),
             steady_state: self.steady_state,
             tail_rewrite: self.tail_rewrite,
+            db_cache: self.db_cache,
         }
     }
 

@@ -166,6 +166,7 @@ fn config(a: &QualifyArgs) -> anyhow::Result<qualify::QualifyConfig> {
         cache_size: a.cache_size,
         dbms: dbms(a)?,
         profiles: a.profile.clone(),
+        db_cache: a.db_cache,
         neighbour: a.neighbour.clone(),
     })
 }

@@ -230,6 +230,10 @@ fn shape_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
         w.push("--tail-rewrite".into());
         w.push(t.arg());
     }
+    if let Some(c) = &spec.shape.db_cache {
+        w.push("--db-cache".into());
+        w.push(c.arg());
+    }
 }
 
 /// `iosim translate sqlio|diskspd|fio ...`: writes the command to `out`.
@@ -400,12 +404,14 @@ mod tests {
                 dedupe_pct: 20,
                 steady_state: None,
                 tail_rewrite: None,
+                db_cache: Some(crate::workload::DbCache::Share(0.3)),
             },
             ..WorkloadSpec::default()
         };
         let (c, n) = run_command(&spec, &[None]);
         assert!(n.is_empty(), "{n:?}");
         assert!(c.contains("--bssplit 8K/70:64K/30,64K/100"), "{c}");
+        assert!(c.contains("--db-cache 30%"), "{c}");
         let cli = crate::cli::Cli::try_parse_from(c.split(' ')).unwrap();
         let Some(crate::cli::Command::Run(r)) = cli.command else {
             panic!("{c}")

@@ -49,6 +49,9 @@ pub struct QualifyConfig {
     /// The user's own profiles (`--profile FILE|NAME`): the profiles stage
     /// runs them instead of the database's (empty: the database's).
     pub profiles: Vec<String>,
+    /// The database's own cache against its data (`--db-cache`), for the
+    /// profiles' workloads whose reads a cache serves (`db_cache` key).
+    pub db_cache: Option<crate::workload::DbCache>,
 }
 
 #[cfg(test)]
@@ -72,6 +75,7 @@ impl QualifyConfig {
             cache_size: None,
             dbms,
             profiles: Vec::new(),
+            db_cache: None,
         }
     }
 }
@@ -321,6 +325,24 @@ pub fn planned_profiles(
     cfg: &QualifyConfig,
     locs: &[Location],
 ) -> anyhow::Result<Vec<PlannedProfile>> {
+    let planned = profiles_to_run(cfg, locs)?;
+    if let Some(c) = cfg.db_cache {
+        if !planned
+            .iter()
+            .any(|p| p.profile.workloads.iter().any(|w| w.db_cache.is_some()))
+        {
+            let names: Vec<&str> = planned.iter().map(|p| p.profile.name.as_str()).collect();
+            anyhow::bail!(crate::Error::BadWorkload(format!(
+                "--db-cache {c}: no workload of {} says the database cache its page reads were measured at (a db_cache key), so there is nothing for it to change: leave --db-cache out, or give a --profile whose random-read workload has db_cache",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(planned)
+}
+
+/// [`planned_profiles`]: the user's profiles, else the database's.
+fn profiles_to_run(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<Vec<PlannedProfile>> {
     if cfg.profiles.is_empty() {
         return databases::profiles(cfg.dbms, |r| locs.iter().any(|l| l.role == r))
             .into_iter()

@@ -571,29 +571,15 @@ fn evidence_head(r: &QualifyResult) -> String {
 mod tests {
     use super::*;
     use crate::dbms::Dbms;
-    use crate::qualify::rules::RuleSet;
-    use crate::qualify::{QualifyConfig, RoleArg};
-    use crate::verdict::Role;
+    use crate::qualify::QualifyConfig;
 
     #[test]
     fn the_plan_names_the_database_its_settings_roles_profiles_and_rules() {
         let a = tempfile::tempdir().unwrap();
         let cfg = |dbms| QualifyConfig {
-            neighbour: None,
-            roles: vec![RoleArg {
-                role: Role::Data,
-                path: a.path().into(),
-            }],
             time: std::time::Duration::from_secs(600),
             size: 1 << 30,
-            engine: crate::workload::EngineKind::Auto,
-            allow_destroy: false,
-            keep_files: false,
-            progress: false,
-            rules: RuleSet::Classic,
-            cache_size: None,
-            dbms,
-            profiles: Vec::new(),
+            ..QualifyConfig::for_test(dbms, a.path())
         };
         let t = plan_text(&cfg(Dbms::POSTGRESQL)).unwrap();
         assert!(

@@ -307,11 +307,12 @@ pub(super) fn stage_profiles(
             })
             .collect();
         let names = p.target_names();
+        let base = profile_base(cfg, &p, duration);
         let mut plan = crate::profile::plan(
             p,
             &crate::profile::RunOverrides {
                 paths,
-                base: base_spec(cfg, duration),
+                base,
                 ..Default::default()
             },
         )?;
@@ -664,4 +665,18 @@ pub(super) fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, Stri
             c.warnings.len()
         ),
     )
+}
+
+/// The settings every workload of profile `p` starts from: `--db-cache`
+/// goes to the profiles that have a workload whose reads a cache serves.
+fn profile_base(
+    cfg: &QualifyConfig,
+    p: &crate::profile::Profile,
+    duration: Duration,
+) -> crate::workload::WorkloadSpec {
+    let mut base = base_spec(cfg, duration);
+    if p.workloads.iter().any(|w| w.db_cache.is_some()) {
+        base.shape.db_cache = cfg.db_cache;
+    }
+    base
 }

@@ -383,6 +383,33 @@ fn shape_result(
         })
         .filter(|k| k.report.ios > 0)
         .collect();
-    let r = merged.result(spec, secs, total, skew);
+    let mut r = merged.result(spec, secs, total, skew);
+    r.db_cache = db_cache_result(spec, outs, total);
     (!r.is_empty()).then_some(r)
+}
+
+/// What the database's cache served (`--db-cache`): its hits, and the
+/// reads that went to storage, against what the skew predicts.
+fn db_cache_result(
+    spec: &WorkloadSpec,
+    outs: &[WorkerOut],
+    total: &RwStats,
+) -> Option<crate::workload::dbcache::DbCacheResult> {
+    let c = spec.shape.db_cache?;
+    let per: Vec<(u64, f64, f64)> = outs.iter().filter_map(|o| o.cache).collect();
+    let hits: u64 = per.iter().map(|p| p.0).sum();
+    let reads = hits + total.read.ios;
+    let n = per.len().max(1) as f64;
+    Some(crate::workload::dbcache::DbCacheResult {
+        cache: c.arg(),
+        share: per.iter().map(|p| p.1).sum::<f64>() / n,
+        reads,
+        hits,
+        hit_ratio: if reads == 0 {
+            0.0
+        } else {
+            hits as f64 / reads as f64
+        },
+        expected_hit_ratio: per.iter().map(|p| p.2).sum::<f64>() / n,
+    })
 }

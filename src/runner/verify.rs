@@ -87,6 +87,9 @@ pub(super) fn check_spec(spec: &WorkloadSpec, opts: &VerifyOptions) -> Result<()
     if spec.engine == EngineKind::Null {
         return bad("--verify needs storage: the null engine keeps no data".into());
     }
+    if let Some(c) = spec.shape.db_cache {
+        return bad(format!("--verify checks every block it reads, and --db-cache {c} serves reads without reading: leave out --db-cache"));
+    }
     if spec.shape.dedupe_pct > 0 {
         return bad("--verify writes its own verifiable blocks: leave out --dedupe-pct".into());
     }

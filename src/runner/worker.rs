@@ -94,6 +94,9 @@ pub(super) struct WorkerOut {
     pub skew: (u64, u64, u64),
     /// Random block positions of this thread's region (what the skew ranks).
     pub slots: u64,
+    /// `--db-cache`: the reads it served in the window, the share of the
+    /// region it held and the hit ratio the skew predicts.
+    pub cache: Option<(u64, f64, f64)>,
     /// What `--verify` checked.
     pub verify: Option<crate::verify::run::VerifyCounts>,
     /// The I/Os in flight when the window closed.
@@ -314,7 +317,11 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
     if let Some(p) = spec.random_pct {
         gen = gen.mixed(p);
     }
-    gen = gen.shaped(spec, plan.target).sized(spec).tail_rewrite(spec);
+    gen = gen
+        .shaped(spec, plan.target)
+        .sized(spec)
+        .tail_rewrite(spec)
+        .db_cache(spec);
     match spec.seq_layout {
         SeqLayout::Shared => gen = gen.shared(ctx.shared_offset.clone()),
         SeqLayout::Stripe(s) if !spec.rw.is_random() => {
@@ -437,6 +444,8 @@ struct Worker<'a> {
     /// Writes issued since writeback was last started.
     unhinted: u64,
     hint_file: crate::platform::io::RawFile,
+    /// Reads the database's cache served in the window (`--db-cache`).
+    cache_hits: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -506,6 +515,7 @@ impl<'a> Worker<'a> {
                 .file
                 .as_ref()
                 .map_or(crate::platform::io::NO_FILE, crate::platform::io::raw_file),
+            cache_hits: 0,
         }
     }
 
@@ -584,6 +594,21 @@ impl<'a> Worker<'a> {
             .map_err(|e| anyhow::anyhow!("sync_file_range on the target failed: {e}"))
     }
 
+    /// Whether the read at `off`, just drawn, is one the database's cache
+    /// serves (`--db-cache`), counted in the window. Out of line: runs
+    /// without a cache never call it.
+    #[cold]
+    #[inline(never)]
+    fn cache_hit(&mut self, off: u64) -> bool {
+        if !self.gen.cached_read(off) {
+            return false;
+        }
+        if self.win.measuring && !self.stopping && self.measured_ios < self.io_limit {
+            self.cache_hits += 1;
+        }
+        true
+    }
+
     /// Waits for every I/O in flight and records it. Out of line and with the
     /// one `complete` call outside the loop's, so `complete` stays inlined in
     /// the loop (a third call site made the compiler call it: 479 to 500
@@ -650,6 +675,12 @@ impl<'a> Worker<'a> {
                 }
                 Op::Write
             } else {
+                if self.gen.caches_reads() && self.cache_hit(off) {
+                    // Served by the database's cache: no I/O; a rate cap
+                    // counted it (the database's page requests).
+                    self.io.free.push(slot);
+                    continue;
+                }
                 Op::Read
             };
             if let Some(v) = &mut self.verify {
@@ -1021,6 +1052,15 @@ impl<'a> Worker<'a> {
             noticed_end_ts: self.win.noticed_end_ts,
             skew: self.gen.skew_counts(),
             slots: self.gen.slots(),
+            cache: self.ctx.spec.shape.db_cache.map(|c| {
+                let len = self.ctx.region_len;
+                let dist = self.ctx.spec.distribution_for(self.plan.target);
+                (
+                    self.cache_hits,
+                    c.share_of(len),
+                    c.expected_hit_ratio(dist, self.gen.slots(), len),
+                )
+            }),
             shape: self.shape,
             verify: self.verify.map(|v| v.counts),
             late: self.late,

@@ -462,14 +462,21 @@ impl SkewGen {
     /// The next block position in `[0, n)`.
     #[inline]
     pub fn next(&mut self, rng: &mut SmallRng) -> u64 {
+        self.next_ranked(rng).1
+    }
+
+    /// The next block's rank (0: the hottest) and its position in `[0, n)`.
+    #[inline]
+    pub fn next_ranked(&mut self, rng: &mut SmallRng) -> (u64, u64) {
         let r = self.sampler.sample(rng);
         self.draws += 1;
         self.hits1 += u64::from(r < self.hot1);
         self.hits10 += u64::from(r < self.hot10);
-        match &self.scatter {
+        let at = match &self.scatter {
             Some(s) => s.map(r),
             None => r,
-        }
+        };
+        (r, at)
     }
 
     /// Clears the counters (end of warmup).

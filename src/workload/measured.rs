@@ -114,6 +114,7 @@ impl ShapeStats {
             by_size,
             open_loop,
             skew,
+            db_cache: None,
         }
     }
 }
@@ -185,12 +186,18 @@ pub struct ShapeResult {
     /// Achieved skew per skewed target.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skew: Vec<TargetSkew>,
+    /// What the database's cache served (`--db-cache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_cache: Option<super::dbcache::DbCacheResult>,
 }
 
 impl ShapeResult {
     /// True when there is nothing to show.
     pub fn is_empty(&self) -> bool {
-        self.by_size.is_empty() && self.open_loop.is_none() && self.skew.is_empty()
+        self.by_size.is_empty()
+            && self.open_loop.is_none()
+            && self.skew.is_empty()
+            && self.db_cache.is_none()
     }
 
     /// The human report's section (empty when there is nothing to show).
@@ -239,6 +246,9 @@ impl ShapeResult {
                 );
             }
             s.push('\n');
+        }
+        if let Some(c) = &self.db_cache {
+            s.push_str(&c.text());
         }
         for k in &self.skew {
             let r = &k.report;

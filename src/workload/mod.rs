@@ -12,6 +12,7 @@
 
 pub mod bssplit;
 pub mod data;
+pub mod dbcache;
 pub mod distribution;
 mod durability;
 pub mod measured;
@@ -22,6 +23,7 @@ mod spec;
 pub mod steady;
 
 pub use bssplit::BsSplit;
+pub use dbcache::DbCache;
 pub use distribution::{Distribution, Placement};
 pub use durability::{
     flush_refused, is_refusal, sync_method_arg, Flush, FlushKind, OpenSync, SyncMethod,

@@ -70,6 +70,11 @@ pub struct OffsetGen {
     sizes: Option<bssplit::SizeMix>,
     /// A log's tail page written again: (page, threshold on a random u32).
     tail: Option<(u64, u64)>,
+    /// The database's cache (`--db-cache`): random reads at a rank below
+    /// this are hits (0: no cache).
+    cached: u64,
+    /// The rank (hottest first) of the last skewed position drawn.
+    rank: u64,
     rng: SmallRng,
 }
 
@@ -133,6 +138,8 @@ impl OffsetGen {
             stripe: None,
             sizes: None,
             tail: None,
+            cached: 0,
+            rank: 0,
             rng: SmallRng::seed_from_u64(seed),
         }
     }
@@ -211,6 +218,40 @@ impl OffsetGen {
             self.tail = Some((t.page, pct_threshold(t.pct)));
         }
         self
+    }
+
+    /// Serves the reads of the hottest ranks from the database's cache
+    /// (`spec`'s `--db-cache`; nothing without one): see
+    /// [`OffsetGen::cache_hit`]. Validated for all-random patterns.
+    pub fn db_cache(mut self, spec: &WorkloadSpec) -> OffsetGen {
+        if let Some(c) = spec.shape.db_cache {
+            self.cached = c.cached_ranks(self.slots, self.len);
+        }
+        self
+    }
+
+    /// True when `io`, just drawn, is a read the database's cache serves: a
+    /// random read whose position is among the cached (hottest) ranks.
+    pub fn cache_hit(&self, io: &NextIo) -> bool {
+        !io.write && self.caches_reads() && self.cached_read(io.offset)
+    }
+
+    /// True when a database cache serves some reads (`--db-cache`).
+    #[inline(always)]
+    pub fn caches_reads(&self) -> bool {
+        self.cached != 0
+    }
+
+    /// True when the read at `offset`, just drawn, is a hit of the database's
+    /// cache: its position is among the cached (hottest) ranks.
+    #[inline]
+    pub fn cached_read(&self, offset: u64) -> bool {
+        // Uniform positions are their own ranks (the first ones are cached).
+        let rank = match &self.skew {
+            Some(_) => self.rank,
+            None => (offset - self.base) / self.align,
+        };
+        rank < self.cached
     }
 
     /// Hits on the hottest 1% and 10% and all skewed draws since the last
@@ -310,7 +351,9 @@ impl OffsetGen {
     fn offset(&mut self, random: bool, len: u64) -> u64 {
         if random {
             let i = if let Some(s) = &mut self.skew {
-                s.next(&mut self.rng)
+                let (rank, at) = s.next_ranked(&mut self.rng);
+                self.rank = rank;
+                at
             } else if self.slots <= 1 {
                 0
             } else {
@@ -443,5 +486,38 @@ mod tests {
                 .all(|&c| (c as f64 / n as f64 - 0.5).abs() < 0.02),
             "{sizes:?}"
         );
+    }
+
+    /// `--db-cache 25%` over a uniform region: the cache holds the first
+    /// quarter of the positions; a quarter of the reads hit it, and no miss
+    /// lands there. Writes are never hits.
+    #[test]
+    fn the_database_cache_serves_the_reads_of_its_share_and_no_other() {
+        let spec = WorkloadSpec {
+            shape: crate::workload::Shape {
+                db_cache: Some(crate::workload::DbCache::Share(0.25)),
+                ..Default::default()
+            },
+            ..WorkloadSpec::default()
+        };
+        let len = 4096 * 1000;
+        let mut g = OffsetGen::new(0, len, 4096, 4096, true, 0, 30, 7).db_cache(&spec);
+        let (mut reads, mut hits) = (0u32, 0u32);
+        for _ in 0..20_000 {
+            let io = g.next_sized();
+            let hit = g.cache_hit(&io);
+            assert!(!(hit && io.write), "a write was a hit");
+            if !io.write {
+                reads += 1;
+                if hit {
+                    hits += 1;
+                    assert!(io.offset < len / 4, "a hit at {}", io.offset);
+                } else {
+                    assert!(io.offset >= len / 4, "a miss in the cache at {}", io.offset);
+                }
+            }
+        }
+        let share = f64::from(hits) / f64::from(reads);
+        assert!((share - 0.25).abs() < 0.02, "{share}");
     }
 }

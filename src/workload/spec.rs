@@ -218,6 +218,10 @@ pub struct Shape {
     /// (`--tail-rewrite`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_rewrite: Option<TailRewrite>,
+    /// The database's own cache over the region (`--db-cache`): random
+    /// reads of its hottest share are hits, counted and never issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_cache: Option<super::DbCache>,
 }
 
 /// A write-ahead log's tail page, written again (`--tail-rewrite
@@ -541,6 +545,7 @@ impl WorkloadSpec {
             }
         }
         self.validate_tail_rewrite()?;
+        self.validate_db_cache()?;
         if self.fill == FillMode::Grow && self.write_pct < 100 {
             return bad("--fill grow starts the file empty and lets the writes grow it, so a read past its end would find nothing: use it with writes only (--rw write or randwrite)".into());
         }
@@ -593,6 +598,24 @@ impl WorkloadSpec {
                 crate::units::format_size_arg(smallest),
                 crate::units::format_size_arg(smallest)
             ));
+        }
+        Ok(())
+    }
+
+    /// [`validate_shape`](Self::validate_shape): `--db-cache` serves the
+    /// database's random page reads, so it needs some, and a pattern where
+    /// every I/O is placed at random (a sequential read is a scan, which a
+    /// database reads past its cache).
+    fn validate_db_cache(&self) -> Result<(), Error> {
+        let Some(c) = self.shape.db_cache else {
+            return Ok(());
+        };
+        let bad = |why: String| Err(Error::BadWorkload(format!("--db-cache {c} {why}")));
+        if !self.rw.is_random() || self.random_pct.is_some() {
+            return bad(format!("serves random page reads, and --rw {}{} is not all random: use --rw randread or randrw", self.rw.name(), if self.random_pct.is_some() { " with --random-pct" } else { "" }));
+        }
+        if self.write_pct >= 100 {
+            return bad("serves page reads, and this workload only writes: use --rw randread or randrw, or leave --db-cache out".into());
         }
         Ok(())
     }
@@ -687,6 +710,10 @@ impl WorkloadSpec {
         };
         let size = match &self.shape.tail_rewrite {
             Some(t) => format!("{size} tail-rewrite {}", t.arg()),
+            None => size,
+        };
+        let size = match &self.shape.db_cache {
+            Some(c) => format!("{size} db-cache {c}"),
             None => size,
         };
         let mut durability = match (self.sync_method, self.flush) {
