@@ -131,6 +131,10 @@ pub struct ProfileWorkload {
     /// (`--sync-file-range N`: PostgreSQL's `checkpoint_flush_after`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_file_range: Option<u32>,
+    /// The workload's threads commit as a group (`--group-commit`): one
+    /// flush at a time serves every write completed before it began.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_commit: bool,
     /// Bursts: after this many I/Os a thread pauses for `think` (`--burst`),
     /// as InnoDB writes a batch of doublewrite pages back to back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -339,6 +343,7 @@ impl ProfileWorkload {
             rate_bytes,
             sync_method: self.sync_method,
             sync_file_range: self.sync_file_range,
+            group_commit: self.group_commit,
             burst: self.burst.unwrap_or(base.burst),
             think: match &self.think {
                 Some(t) => crate::units::parse_duration(t)

@@ -106,6 +106,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub sync_file_range: Option<u32>,
 
+    /// The threads of each target commit as a group, as a database's log
+    /// does: after its write each thread needs the flush of --fdatasync 1
+    /// or --sync-method, and one flush at a time serves every write
+    /// completed before it began (the others wait for it). With --qd 1.
+    #[arg(long)]
+    pub group_commit: bool,
+
     /// Size of files to create (and of the null target).
     #[arg(long, value_parser = size_arg)]
     pub size: Option<u64>,
@@ -329,6 +336,7 @@ impl RunArgs {
             flush: self.flush(),
             sync_method: self.sync_method,
             sync_file_range: self.sync_file_range,
+            group_commit: self.group_commit,
             ..self.settings()
         };
         spec.validate()?;
@@ -394,7 +402,7 @@ impl RunArgs {
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
     /// (argument id, option name).
-    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 18] = [
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 19] = [
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),
@@ -412,6 +420,7 @@ impl RunArgs {
         ("fdatasync", "--fdatasync"),
         ("sync_method", "--sync-method"),
         ("sync_file_range", "--sync-file-range"),
+        ("group_commit", "--group-commit"),
         ("tail_rewrite", "--tail-rewrite"),
     ];
 

@@ -200,6 +200,9 @@ fn control_words(spec: &WorkloadSpec, w: &mut Vec<String>, notes: &mut Vec<Strin
         w.push("--sync-file-range".into());
         w.push(n.to_string());
     }
+    if spec.group_commit {
+        w.push("--group-commit".into());
+    }
 }
 
 /// The workload-shape options (docs/workloads.md) of `spec`.

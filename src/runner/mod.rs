@@ -26,6 +26,7 @@
 //! live progress line, and builds the results.
 
 mod assemble;
+mod groupcommit;
 mod live;
 mod pacing;
 mod plan;

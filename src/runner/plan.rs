@@ -295,6 +295,11 @@ impl Crew {
             .iter()
             .map(|_| Arc::new(AtomicU64::new(0)))
             .collect();
+        let groups: Vec<Option<Arc<super::groupcommit::GroupCommit>>> = load
+            .targets
+            .iter()
+            .map(|_| load.spec.group_commit.then(Arc::default))
+            .collect();
         let plans = std::mem::take(&mut load.plans);
         let (nplans, verify_done) = (
             plans.len(),
@@ -314,6 +319,7 @@ impl Crew {
                 stride: self.stride.clone(),
                 notes: notes.clone(),
                 shared_offset: shared_offsets[plan.target].clone(),
+                group: groups[plan.target].clone(),
                 verify: opts.verify.as_ref().map(|v| super::verify::VerifyCtx {
                     table: load.tables[plan.target].clone(),
                     opts: v.clone(),

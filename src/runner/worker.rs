@@ -68,6 +68,8 @@ pub(super) struct WorkerCtx {
     pub shared_offset: Arc<AtomicU64>,
     /// `--verify`: the target's generation table and the options.
     pub verify: Option<VerifyCtx>,
+    /// `--group-commit`: the target's commit state.
+    pub group: Option<Arc<super::groupcommit::GroupCommit>>,
 }
 
 /// What a worker returns.
@@ -594,6 +596,40 @@ impl<'a> Worker<'a> {
             .map_err(|e| anyhow::anyhow!("sync_file_range on the target failed: {e}"))
     }
 
+    /// `--group-commit`: the write just completed is made durable by a
+    /// flush shared with the target's other threads (one in flight at a
+    /// time); the wait is this commit's flush latency. Out of line: once
+    /// per commit, which waits for a flush anyway.
+    #[cold]
+    #[inline(never)]
+    fn commit_in_group(&mut self, slot: u32) -> anyhow::Result<()> {
+        let Some(g) = self.ctx.group.clone() else {
+            return Ok(());
+        };
+        let (op, fd) = (self.flush_op, self.hint_file);
+        let t0 = now_ns();
+        let c = g.commit(|| crate::platform::io::flush_file(fd, op));
+        let now = now_ns();
+        self.last_ts = now;
+        let s = slot as usize;
+        self.io.free.push(slot);
+        if let super::groupcommit::Commit::Led(r) = c {
+            if r < 0 {
+                (self.io.op[s], self.io.off[s], self.io.len[s]) = (op, 0, 0);
+                self.failed(s, r);
+                return Ok(());
+            }
+        }
+        if self.win.measuring && !self.stopping {
+            self.cur.flush.record(now.saturating_sub(t0), 0);
+            g.commits.fetch_add(1, Ordering::Relaxed);
+            if c != super::groupcommit::Commit::Joined {
+                g.flushes.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the read at `off`, just drawn, is one the database's cache
     /// serves (`--db-cache`), counted in the window. Out of line: runs
     /// without a cache never call it.
@@ -636,6 +672,11 @@ impl<'a> Worker<'a> {
                 // The writes before it are issued: flush (fio's fsync=N). Not
                 // paced: a rate cap counts reads and writes.
                 self.unflushed = 0;
+                if self.ctx.group.is_some() {
+                    // At QD 1 the write is complete (its slot is free).
+                    self.commit_in_group(slot)?;
+                    continue;
+                }
                 self.io.intended_ts[s] = self.last_ts;
                 self.queue_one(slot, self.flush_op, 0, 0, 0)?;
                 continue;
@@ -1006,7 +1047,10 @@ impl<'a> Worker<'a> {
     /// What this thread measured.
     fn finish(mut self, cpu_used: Option<usize>) -> WorkerOut {
         // Anything the engine learnt during the run (a target truncated under it).
-        let late = self.eng.notes();
+        let mut late = self.eng.notes();
+        if let Some(g) = &self.ctx.group {
+            late.extend(g.note(self.plan.threads_on_target, self.flush_op.name()));
+        }
         if !late.is_empty() {
             if let Ok(mut n) = self.ctx.notes.lock() {
                 n.extend(late);

@@ -194,6 +194,11 @@ pub struct WorkloadSpec {
     /// `checkpoint_flush_after` and `backend_flush_after` do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_file_range: Option<u32>,
+    /// The threads of a target commit as a group (`--group-commit`): each
+    /// write's flush is shared, one flush in flight at a time, covering
+    /// every write completed before it began.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_commit: bool,
 }
 
 /// The production-like parts of a workload (issue 17), all off by default.
@@ -305,6 +310,7 @@ impl Default for WorkloadSpec {
             engine: EngineKind::Auto,
             fill: FillMode::Random,
             sync_file_range: None,
+            group_commit: false,
             seq_layout: SeqLayout::Split,
             allow_destroy: false,
             cpus: Vec::new(),
@@ -435,6 +441,9 @@ impl WorkloadSpec {
         if let Some(n) = self.sync_file_range {
             self.validate_writeback(n)?;
         }
+        if self.group_commit {
+            self.validate_group_commit()?;
+        }
         if self.sync_method.is_some() && self.cache.is_sync() {
             return bad(format!(
                 "--sync-method decides how writes are made durable and --cache {} already opens the file O_DSYNC: use --cache direct or buffered with it",
@@ -464,6 +473,26 @@ impl WorkloadSpec {
                 "--sync-file-range {n}: --rw {} issues no writes, so there is nothing to write back",
                 self.rw.name()
             ));
+        }
+        Ok(())
+    }
+
+    /// [`validate_durability`](Self::validate_durability): `--group-commit`
+    /// shares each write's flush among the target's threads, so each write
+    /// must be a commit (a flush after every write) and each committer
+    /// waits for its commit before its next write (`--qd 1`).
+    fn validate_group_commit(&self) -> Result<(), Error> {
+        let bad = |m: &str| Err(Error::BadWorkload(format!("--group-commit {m}")));
+        match self.effective_flush() {
+            Some(f) if f.every == 1 => {}
+            Some(f) => return bad(&format!("makes each write a commit that waits for a shared flush, and --{} {} flushes after every {} writes: use --{} 1", f.kind.name(), f.every, f.every, f.kind.name())),
+            None => return bad("shares the flush after each write among the threads: give the flush, e.g. --fdatasync 1 or --sync-method fdatasync"),
+        }
+        if self.qd != 1 {
+            return bad("needs --qd 1: each committer waits for its commit before it writes again");
+        }
+        if self.engine == EngineKind::Null {
+            return bad("needs a file to flush: the null engine has none");
         }
         Ok(())
     }
@@ -723,6 +752,9 @@ impl WorkloadSpec {
         };
         if let Some(n) = self.sync_file_range {
             durability.push_str(&format!(" sync_file_range/{n}"));
+        }
+        if self.group_commit {
+            durability.push_str(" group-commit");
         }
         format!(
             "{}{} {} qd{} x{} {}{} {}",

@@ -90,6 +90,7 @@ pub fn plan(
         flush: None,
         sync_method: None,
         sync_file_range: None,
+        group_commit: false,
         submit_batch: 1,
         hipri: false,
         io_limit: None,

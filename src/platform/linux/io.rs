@@ -27,6 +27,15 @@ pub fn start_writeback(fd: RawFile) -> std::io::Result<()> {
     }
 }
 
+/// Flushes `fd` (`op` is [`Op::Fsync`] or [`Op::Fdatasync`]) and waits;
+/// returns 0 or -errno. A group commit's leader calls it outside an engine.
+pub fn flush_file(fd: RawFile, op: Op) -> i32 {
+    debug_assert!(op.is_flush());
+    // SAFETY: a flush touches no buffer; pio refuses a negative descriptor,
+    // and the caller keeps `fd` open for the call.
+    unsafe { pio(fd, op, std::ptr::null_mut(), 0, 0) }
+}
+
 /// The raw descriptor of `f` (which the caller keeps open while it is used).
 pub fn raw_file(f: &File) -> RawFile {
     f.as_raw_fd()

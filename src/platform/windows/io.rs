@@ -19,6 +19,15 @@ pub type RawFile = isize;
 /// A value that names no open file (`INVALID_HANDLE_VALUE`).
 pub const NO_FILE: RawFile = -1;
 
+/// Flushes `h` (`FlushFileBuffers`, for either flush op) and waits;
+/// returns 0 or -(Win32 error). A group commit's leader calls it outside an engine.
+pub fn flush_file(h: RawFile, op: Op) -> i32 {
+    debug_assert!(op.is_flush());
+    // SAFETY: a flush touches no buffer; pio refuses a handle that names no
+    // file, and the caller keeps `h` open for the call.
+    unsafe { pio(h, op, std::ptr::null_mut(), 0, 0) }
+}
+
 /// Windows has no `sync_file_range`: the cache manager's lazy writer sends
 /// dirty pages on its own, so `--sync-file-range` does nothing here (the
 /// run's notes say so).
