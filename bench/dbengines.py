@@ -95,7 +95,8 @@ The engines (Debian 12 packages; missing ones are skipped with the reason):
               spread writes (0.9 x 30 s) and, for windows of 28 s or more,
               its fsync phase.
   mariadb     mariadb-server + sysbench (oltp_read_write, 8 tables x 100000
-              rows, about 250 MB, 8 threads). innodb_buffer_pool_size=32M,
+              rows, about 250 MB, 8 threads). innodb_buffer_pool_size=32M
+              (--my-buffer-pool),
               innodb_flush_method=O_DIRECT, innodb_flush_log_at_trx_commit=1,
               innodb_doublewrite=1, 16K pages, log_bin with sync_binlog=1.
               Falls back to a SQL loop through the mariadb client when
@@ -1210,7 +1211,7 @@ class MariaDB(Engine):
             "--no-defaults",
             f"--datadir={self.data}",
             "--innodb-page-size=16k",
-            "--innodb-buffer-pool-size=32M",
+            f"--innodb-buffer-pool-size={self.args.my_buffer_pool}",
             "--innodb-flush-method=O_DIRECT",
             "--innodb-flush-log-at-trx-commit=1",
             "--innodb-doublewrite=1",
@@ -2169,6 +2170,8 @@ def main():
     ap.add_argument("--pg-scale", type=int, default=20, help="pgbench scale (default 20, about 300 MB)")
     ap.add_argument("--my-tables", type=int, default=8, help="sysbench tables (default 8)")
     ap.add_argument("--my-rows", type=int, default=100000, help="rows per sysbench table (default 100000)")
+    ap.add_argument("--my-buffer-pool", default="32M",
+                    help="innodb_buffer_pool_size (default 32M; the data is about 250 MB)")
     ap.add_argument("--etcd-keys", type=int, default=10000, help="etcd keys (default 10000)")
     ap.add_argument("--etcd-value", type=int, default=256, help="etcd value bytes (default 256)")
     ap.add_argument("--rocksdb-num", type=int, default=4000000,

@@ -135,6 +135,12 @@ pub struct ProfileWorkload {
     /// flush at a time serves every write completed before it began.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub group_commit: bool,
+    /// The flush after every N writes is a barrier (`--flush-barrier`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flush_barrier: bool,
+    /// InnoDB's doublewrite area at the end of the region (`--doublewrite`), e.g. `"2M"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doublewrite: Option<String>,
     /// Bursts: after this many I/Os a thread pauses for `think` (`--burst`),
     /// as InnoDB writes a batch of doublewrite pages back to back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -344,6 +350,11 @@ impl ProfileWorkload {
             sync_method: self.sync_method,
             sync_file_range: self.sync_file_range,
             group_commit: self.group_commit,
+            flush_barrier: self.flush_barrier,
+            doublewrite: match &self.doublewrite {
+                Some(d) => Some(crate::units::parse_size(d)?),
+                None => None,
+            },
             burst: self.burst.unwrap_or(base.burst),
             think: match &self.think {
                 Some(t) => crate::units::parse_duration(t)

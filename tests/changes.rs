@@ -116,7 +116,9 @@ fn an_iops_throttle_is_named_with_its_value_and_no_throttle_is_not() {
     // (1,444 IOPS once in a full CI run beside other builds), and says so.
     let probe = p["iops"].as_f64().unwrap();
     assert!(probe <= 2100.0, "{p}");
-    let said = if probe >= 1900.0 {
+    // iosim compares the probe with the level it measured (`v`, 2,050 in
+    // one cold CI run: a probe of 1,937 was "under it" there), not with 2,000.
+    let said = if probe >= v * (1.0 - 5.0 / 100.0) {
         "held the same rate ("
     } else {
         "stayed under it ("

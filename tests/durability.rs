@@ -867,3 +867,140 @@ fn group_commit_shares_one_flush_among_the_committers() {
         "the device saw {group_flushes} flushes, iosim says it called fdatasync {calls} times"
     );
 }
+
+/// Issue 38 part 2: ordered phases inside one thread, as the block layer
+/// sees them. A loop device traced by `iosim capture` while iosim writes
+/// random 16 KiB pages at QD 8 with `--fdatasync 8 --doublewrite 256k`:
+/// each batch's 8 copies go, one after another, to the area at the end of
+/// the device; every flush is queued only once every write queued before
+/// it has completed, and no write is queued while a flush is in flight;
+/// half the writes are copies.
+#[test]
+fn a_doublewrite_batch_reaches_the_device_copied_flushed_then_in_place() {
+    if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
+        return common::skip("no tracefs or debugfs on this kernel");
+    }
+    if !common::have("blkparse") {
+        return common::skip("blkparse (Debian's blktrace) is not installed");
+    }
+    let _turn = common::kernel_tracer();
+    let Some(lo) = shm_loop(16 << 20) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let name = dir.path().join("dw");
+    let cap = iosim()
+        .args([
+            "capture",
+            lo.dev.to_str().unwrap(),
+            "--duration",
+            "5s",
+            "-o",
+        ])
+        .arg(&name)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let v = run_json(&[
+        "run",
+        lo.dev.to_str().unwrap(),
+        "--allow-destroy",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "16k",
+        "--qd",
+        "8",
+        "--cache",
+        "direct",
+        "--fdatasync",
+        "8",
+        "--doublewrite",
+        "256k",
+        "--number-ios",
+        "128",
+        "-d",
+        "0",
+    ]);
+    let out = cap.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(v["total"]["write"]["ios"], 128, "{}", v["total"]);
+    let text = Command::new("blkparse")
+        .arg("-i")
+        .arg(&name)
+        .args(["-f", "%a %d %S %n\n"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    // (action, rwbs, sector, sectors), in time order (blkparse sorts them).
+    let events: Vec<(&str, &str, u64, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 4).then(|| {
+                (
+                    f[0],
+                    f[1],
+                    f[2].parse().unwrap_or(0),
+                    f[3].parse().unwrap_or(0),
+                )
+            })
+        })
+        .filter(|e| e.0 == "Q" || e.0 == "C")
+        .collect();
+    let area = ((16u64 << 20) - (256 << 10)) / 512;
+    let (mut writing, mut flushing) = (0i64, false);
+    let (mut copies, mut in_place, mut flushes) = (0, 0, 0);
+    let mut last_copy_end = None;
+    for &(a, rwbs, sector, n) in &events {
+        let flush = rwbs.contains('F') && n == 0;
+        let write = rwbs.contains('W') && n > 0;
+        match (a, flush, write) {
+            ("Q", true, _) => {
+                assert_eq!(writing, 0, "a flush queued with writes in flight:\n{text}");
+                flushing = true;
+                flushes += 1;
+            }
+            ("C", true, _) => flushing = false,
+            ("Q", _, true) => {
+                assert!(
+                    !flushing,
+                    "a write queued while a flush was in flight:\n{text}"
+                );
+                writing += 1;
+                if sector >= area {
+                    // Copies follow one another within a batch.
+                    if copies % 8 != 0 {
+                        assert_eq!(
+                            Some(sector),
+                            last_copy_end,
+                            "a copy out of sequence:\n{text}"
+                        );
+                    }
+                    copies += 1;
+                    last_copy_end = Some(sector + n);
+                } else {
+                    in_place += 1;
+                }
+            }
+            ("C", _, true) => writing -= 1,
+            _ => {}
+        }
+    }
+    assert_eq!(
+        copies + in_place,
+        128,
+        "{copies} copies, {in_place} in place:\n{text}"
+    );
+    assert_eq!(copies, 64, "{copies} copies, {in_place} in place");
+    assert!(
+        (16..=17).contains(&flushes),
+        "{flushes} flushes for 16 batches:\n{text}"
+    );
+}

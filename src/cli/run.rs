@@ -113,6 +113,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub group_commit: bool,
 
+    /// The flush after every N writes (--fsync N, --fdatasync N) is a barrier: it waits for
+    /// those writes to complete, and the thread issues nothing until it returns (a
+    /// checkpoint's writes, then its fsync).
+    #[arg(long)]
+    pub flush_barrier: bool,
+
+    /// InnoDB's doublewrite: each batch of N writes (--fdatasync N) is first copied, one after
+    /// another, to the last SIZE bytes of the region and flushed, then written in place and
+    /// flushed (a barrier each time). E.g. --doublewrite 2M.
+    #[arg(long, value_name = "SIZE", value_parser = size_arg)]
+    pub doublewrite: Option<u64>,
+
     /// Size of files to create (and of the null target).
     #[arg(long, value_parser = size_arg)]
     pub size: Option<u64>,
@@ -337,6 +349,8 @@ impl RunArgs {
             sync_method: self.sync_method,
             sync_file_range: self.sync_file_range,
             group_commit: self.group_commit,
+            flush_barrier: self.flush_barrier,
+            doublewrite: self.doublewrite,
             ..self.settings()
         };
         spec.validate()?;
@@ -402,7 +416,7 @@ impl RunArgs {
     /// Options of `iosim run` that set a workload's shape; with --profile the
     /// profile sets them, so giving one is an error rather than silently ignored.
     /// (argument id, option name).
-    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 19] = [
+    pub const SHAPE_OPTIONS: [(&'static str, &'static str); 21] = [
         ("rw", "--rw"),
         ("write_pct", "--write-pct"),
         ("bs", "--bs"),
@@ -421,6 +435,8 @@ impl RunArgs {
         ("sync_method", "--sync-method"),
         ("sync_file_range", "--sync-file-range"),
         ("group_commit", "--group-commit"),
+        ("flush_barrier", "--flush-barrier"),
+        ("doublewrite", "--doublewrite"),
         ("tail_rewrite", "--tail-rewrite"),
     ];
 

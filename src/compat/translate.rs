@@ -203,6 +203,13 @@ fn control_words(spec: &WorkloadSpec, w: &mut Vec<String>, notes: &mut Vec<Strin
     if spec.group_commit {
         w.push("--group-commit".into());
     }
+    if spec.flush_barrier {
+        w.push("--flush-barrier".into());
+    }
+    if let Some(d) = spec.doublewrite {
+        w.push("--doublewrite".into());
+        w.push(crate::units::format_size_arg(d));
+    }
 }
 
 /// The workload-shape options (docs/workloads.md) of `spec`.

@@ -28,6 +28,7 @@
 mod assemble;
 mod groupcommit;
 mod live;
+mod ordered;
 mod pacing;
 mod plan;
 mod progress;

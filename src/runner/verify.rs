@@ -87,6 +87,9 @@ pub(super) fn check_spec(spec: &WorkloadSpec, opts: &VerifyOptions) -> Result<()
     if spec.engine == EngineKind::Null {
         return bad("--verify needs storage: the null engine keeps no data".into());
     }
+    if spec.doublewrite.is_some() {
+        return bad("--verify keeps one generation per block, and --doublewrite writes each block twice, once in its copy area: leave out --doublewrite".into());
+    }
     if let Some(c) = spec.shape.db_cache {
         return bad(format!("--verify checks every block it reads, and --db-cache {c} serves reads without reading: leave out --db-cache"));
     }

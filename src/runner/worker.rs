@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use super::ordered::{Ordered, Step};
 use crate::clock::{now_ns, MAX_NAP_NS};
 use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
 use crate::stats::{RwStats, SlowAfterWindow};
@@ -115,7 +116,11 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
     };
     let panic_at = test_panic(&plan);
     // Everything that can fail or allocate happens before the barrier.
-    let (eng, cpu_used, slots) = match setup(&ctx, &plan) {
+    let set_up = setup(&ctx, &plan).and_then(|(eng, cpu, slots)| {
+        let ordered = ordered_batches(&ctx, slots)?;
+        Ok((eng, cpu, slots, ordered))
+    });
+    let (eng, cpu_used, slots, ordered) = match set_up {
         Ok(v) => v,
         Err(e) => {
             // The run will not start; the main thread opens an empty window.
@@ -125,6 +130,10 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
     };
     panic_at.at(TestPanic::SetUp);
     let mut w = Worker::new(&ctx, &plan, eng, slots);
+    if let Some(o) = ordered {
+        w.flush_every = o.gate();
+        w.ordered = Some(o);
+    }
     waits.arrive_gate();
     let t0 = ctx.window.wait_open();
     w.start(t0, now_ns());
@@ -275,6 +284,26 @@ fn setup(
 }
 
 /// This thread's seed for offsets and write stamps.
+/// `--flush-barrier`, `--doublewrite`: the thread's ordered batches (the
+/// flush's N writes each), or why the doublewrite area does not fit.
+fn ordered_batches(ctx: &WorkerCtx, slots: usize) -> anyhow::Result<Option<Ordered>> {
+    let spec = &ctx.spec;
+    if !spec.flush_barrier && spec.doublewrite.is_none() {
+        return Ok(None);
+    }
+    let batch = spec.effective_flush().map_or(1, |f| u64::from(f.every));
+    Ordered::new(
+        batch,
+        spec.doublewrite,
+        ctx.region_start,
+        ctx.region_len,
+        spec.bs,
+        slots,
+    )
+    .map(Some)
+    .map_err(|e| anyhow::Error::new(crate::Error::BadWorkload(e)))
+}
+
 fn thread_seed(spec: &WorkloadSpec, plan: &WorkerPlan) -> u64 {
     spec.seed
         .wrapping_add((plan.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
@@ -308,7 +337,8 @@ fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
     };
     let mut gen = OffsetGen::new(
         ctx.region_start,
-        ctx.region_len,
+        // A doublewrite area at the region's end is the copies' alone.
+        Ordered::own_len(spec.doublewrite, ctx.region_len),
         spec.bs,
         align,
         spec.rw.is_random(),
@@ -448,6 +478,8 @@ struct Worker<'a> {
     hint_file: crate::platform::io::RawFile,
     /// Reads the database's cache served in the window (`--db-cache`).
     cache_hits: u64,
+    /// `--flush-barrier`, `--doublewrite`: the ordered batches.
+    ordered: Option<Ordered>,
 }
 
 impl<'a> Worker<'a> {
@@ -518,6 +550,7 @@ impl<'a> Worker<'a> {
                 .as_ref()
                 .map_or(crate::platform::io::NO_FILE, crate::platform::io::raw_file),
             cache_hits: 0,
+            ordered: None,
         }
     }
 
@@ -596,6 +629,39 @@ impl<'a> Worker<'a> {
             .map_err(|e| anyhow::anyhow!("sync_file_range on the target failed: {e}"))
     }
 
+    /// `--flush-barrier`, `--doublewrite`: the gate is closed, so slot
+    /// `slot` takes the batch's next copy, its flush, or waits. Out of
+    /// line: once per copy and barrier.
+    #[cold]
+    #[inline(never)]
+    fn ordered_step(&mut self, slot: u32) -> anyhow::Result<()> {
+        let inflight = self.io.inflight;
+        let Some(o) = self.ordered.as_mut() else {
+            return Ok(());
+        };
+        let s = slot as usize;
+        match o.step(inflight) {
+            Step::Park => o.parked.push(slot),
+            Step::Flush => {
+                // Nothing else is issued until it completes.
+                o.parked.append(&mut self.io.free);
+                self.unflushed = 0;
+                self.io.intended_ts[s] = self.last_ts;
+                self.queue_one(slot, self.flush_op, 0, 0, 0)?;
+            }
+            Step::Write { off, len } => {
+                self.io.intended_ts[s] = self.last_ts;
+                self.data.next(&mut self.eng.buffer(s)[..len as usize]);
+                self.queue_one(slot, Op::Write, off, len, 0)?;
+            }
+        }
+        self.flush_every = self
+            .ordered
+            .as_ref()
+            .map_or(self.flush_every, Ordered::gate);
+        Ok(())
+    }
+
     /// `--group-commit`: the write just completed is made durable by a
     /// flush shared with the target's other threads (one in flight at a
     /// time); the wait is this commit's flush latency. Out of line: once
@@ -671,6 +737,10 @@ impl<'a> Worker<'a> {
             if self.unflushed >= self.flush_every {
                 // The writes before it are issued: flush (fio's fsync=N). Not
                 // paced: a rate cap counts reads and writes.
+                if self.ordered.is_some() {
+                    self.ordered_step(slot)?;
+                    continue;
+                }
                 self.unflushed = 0;
                 if self.ctx.group.is_some() {
                     // At QD 1 the write is complete (its slot is free).
@@ -872,6 +942,12 @@ impl<'a> Worker<'a> {
     /// Out of line: the loop of a workload without flushes stays as small.
     #[inline(never)]
     fn flushed(&mut self, s: usize, ok: bool, result: i32, now: u64) {
+        if let Some(o) = self.ordered.as_mut().filter(|o| o.flushing()) {
+            // The barrier's flush: the next phase may issue.
+            o.flushed();
+            self.io.free.append(&mut o.parked);
+            self.flush_every = o.gate();
+        }
         if !ok {
             self.failed(s, result);
         } else if self.win.measuring && !self.stopping {

@@ -199,6 +199,16 @@ pub struct WorkloadSpec {
     /// every write completed before it began.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub group_commit: bool,
+    /// The flush after every N writes is a barrier (`--flush-barrier`): it
+    /// waits for those writes to complete, and nothing is issued until it
+    /// completes (a checkpoint's writes, then its fsync).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flush_barrier: bool,
+    /// InnoDB's doublewrite (`--doublewrite SIZE`): each batch of N writes
+    /// is first copied, one after another, to the last SIZE bytes of the
+    /// region and flushed, then written in place and flushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doublewrite: Option<u64>,
 }
 
 /// The production-like parts of a workload (issue 17), all off by default.
@@ -311,6 +321,8 @@ impl Default for WorkloadSpec {
             fill: FillMode::Random,
             sync_file_range: None,
             group_commit: false,
+            flush_barrier: false,
+            doublewrite: None,
             seq_layout: SeqLayout::Split,
             allow_destroy: false,
             cpus: Vec::new(),
@@ -444,6 +456,9 @@ impl WorkloadSpec {
         if self.group_commit {
             self.validate_group_commit()?;
         }
+        if self.flush_barrier || self.doublewrite.is_some() {
+            self.validate_ordered()?;
+        }
         if self.sync_method.is_some() && self.cache.is_sync() {
             return bad(format!(
                 "--sync-method decides how writes are made durable and --cache {} already opens the file O_DSYNC: use --cache direct or buffered with it",
@@ -493,6 +508,32 @@ impl WorkloadSpec {
         }
         if self.engine == EngineKind::Null {
             return bad("needs a file to flush: the null engine has none");
+        }
+        Ok(())
+    }
+
+    /// [`validate_durability`](Self::validate_durability): `--flush-barrier`
+    /// and `--doublewrite` order a thread's batches around the flush after
+    /// every N writes, so they need that flush, and one way of sharing it.
+    fn validate_ordered(&self) -> Result<(), Error> {
+        let what = match self.doublewrite {
+            Some(d) => format!("--doublewrite {}", crate::units::format_size_arg(d)),
+            None => "--flush-barrier".to_string(),
+        };
+        let bad = |m: &str| Err(Error::BadWorkload(format!("{what} {m}")));
+        if self.effective_flush().is_none() {
+            return bad("orders each batch of writes around its flush: give the flush and the batch, e.g. --fdatasync 32 (a flush after every 32 writes)");
+        }
+        if self.group_commit {
+            return bad("and --group-commit both say how the flush is shared: give one");
+        }
+        if self.doublewrite == Some(0) {
+            return bad("is an empty area: give its size, e.g. --doublewrite 2M (InnoDB's two blocks of 64 pages of 16 KiB)");
+        }
+        if self.doublewrite.is_some() && self.write_pct == 0 {
+            return bad(
+                "copies a batch of writes, and this workload issues none: use --rw randwrite",
+            );
         }
         Ok(())
     }
@@ -755,6 +796,14 @@ impl WorkloadSpec {
         }
         if self.group_commit {
             durability.push_str(" group-commit");
+        }
+        if let Some(d) = self.doublewrite {
+            durability.push_str(&format!(
+                " doublewrite/{}",
+                crate::units::format_size_arg(d)
+            ));
+        } else if self.flush_barrier {
+            durability.push_str(" barrier");
         }
         format!(
             "{}{} {} qd{} x{} {}{} {}",

@@ -91,6 +91,8 @@ pub fn plan(
         sync_method: None,
         sync_file_range: None,
         group_commit: false,
+        flush_barrier: false,
+        doublewrite: None,
         submit_batch: 1,
         hipri: false,
         io_limit: None,
