@@ -1930,6 +1930,8 @@ class Iosim(Engine):
     def run_window(self):
         cmd = [self.args.iosim, "run", "--profile", self.profile] + self.paths + [
             "--size", self.args.iosim_size, "--duration", f"{self.args.seconds}s", "--no-save"]
+        if self.args.db_cache:
+            cmd += ["--db-cache", self.args.db_cache]
         log("iosim: " + " ".join(cmd))
         self.load = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
@@ -1940,7 +1942,8 @@ class Iosim(Engine):
             raise RuntimeError(f"iosim run exited {self.load.returncode}: {out[-2000:]}")
 
     def window_info(self, t0, t1):
-        return f"iosim run --profile {self.profile} --size {self.args.iosim_size} --duration {self.args.seconds}s"
+        cache = f" --db-cache {self.args.db_cache}" if self.args.db_cache else ""
+        return f"iosim run --profile {self.profile} --size {self.args.iosim_size} --duration {self.args.seconds}s{cache}"
 
     def stop_load(self):
         stop_process(self.load, signal.SIGINT)
@@ -2191,6 +2194,10 @@ def main():
     ap.add_argument("--iosim", metavar="PATH", help="also run iosim's profile for each engine and compare")
     ap.add_argument("--profile", help="the iosim profile (name or .toml) instead of the engine's default "
                                       "(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal, redis-aof-always); with one --engine")
+    ap.add_argument("--db-cache", metavar="CACHE/DATA",
+                    help="with --iosim: run the profile with iosim's --db-cache (your cache against your data, "
+                    "e.g. 128M/250M for --my-buffer-pool 128M), for profiles whose workloads say the cache "
+                    "they were measured at")
     ap.add_argument("--iosim-size", default="1G", help="each iosim target file's size (default 1G)")
     ap.add_argument("--level", choices=["q", "d"], default="q",
                     help="the events the verdicts use: q (issued requests, default) or d (dispatched)")

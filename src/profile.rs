@@ -1050,6 +1050,50 @@ mod tests {
         s
     }
 
+    /// `--db-cache` replaces the cache of the workloads that name one
+    /// (mysql-oltp's page reads), leaves the others without, and is refused
+    /// for a profile that has none.
+    #[test]
+    fn your_database_cache_replaces_the_profiles_on_its_cached_workloads_only() {
+        let yours = crate::workload::DbCache::Share(0.32);
+        let r = RunOverrides {
+            paths: vec!["/x/data.dat".into()],
+            base: WorkloadSpec {
+                shape: crate::workload::Shape {
+                    db_cache: Some(yours),
+                    ..Default::default()
+                },
+                ..WorkloadSpec::default()
+            },
+            ..Default::default()
+        };
+        let p = plan(Profile::load("mysql-oltp").unwrap(), &r).unwrap();
+        let cached: Vec<(&str, Option<crate::workload::DbCache>)> = p
+            .workloads
+            .iter()
+            .map(|w| (w.name.as_str(), w.spec.shape.db_cache))
+            .collect();
+        assert_eq!(cached[0], ("pages-16k", Some(yours)));
+        assert!(cached[1..].iter().all(|c| c.1.is_none()), "{cached:?}");
+        // Without the option, the profile's own.
+        let own = plan(
+            Profile::load("mysql-oltp").unwrap(),
+            &RunOverrides {
+                paths: vec!["/x/data.dat".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            own.workloads[0].spec.shape.db_cache,
+            Some(crate::workload::DbCache::Share(32.0 / 250.0))
+        );
+        let e = plan(Profile::load("etcd-wal").unwrap(), &r)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no workload whose page reads"), "{e}");
+    }
+
     #[test]
     fn postgresql_reads_and_writes_through_the_page_cache_and_fdatasyncs_its_wal() {
         use crate::workload::{FlushKind, SyncMethod};

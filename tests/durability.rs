@@ -889,20 +889,7 @@ fn a_doublewrite_batch_reaches_the_device_copied_flushed_then_in_place() {
     };
     let dir = tempfile::tempdir().unwrap();
     let name = dir.path().join("dw");
-    let cap = iosim()
-        .args([
-            "capture",
-            lo.dev.to_str().unwrap(),
-            "--duration",
-            "5s",
-            "-o",
-        ])
-        .arg(&name)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let cap = common::start_capture(&lo.dev, "4s", &name, false);
     let v = run_json(&[
         "run",
         lo.dev.to_str().unwrap(),

@@ -422,20 +422,7 @@ fn a_tail_rewrite_reaches_the_block_layer_as_a_wal_writes() {
     let dir = tempfile::tempdir().unwrap();
     let traced = |name: &str, extra: &[&str]| {
         let cap_name = dir.path().join(name);
-        let cap = iosim()
-            .args([
-                "capture",
-                lo.dev.to_str().unwrap(),
-                "--duration",
-                "4s",
-                "-o",
-            ])
-            .arg(&cap_name)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let cap = common::start_capture(&lo.dev, "4s", &cap_name, false);
         common::success(
             iosim()
                 .args([

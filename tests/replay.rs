@@ -681,21 +681,7 @@ fn capture_then_replay_round_trip() {
     };
     let dir = tempfile::tempdir().unwrap();
     let name = dir.path().join("cap");
-    let cap = iosim()
-        .args([
-            "capture",
-            src.dev.to_str().unwrap(),
-            "--duration",
-            "4s",
-            "--json",
-            "-o",
-        ])
-        .arg(&name)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let cap = crate::common::start_capture(&src.dev, "4s", &name, true);
     // 40 writes of 8 KiB and 24 reads of 16 KiB, O_DIRECT (one bio each).
     let dd = |args: &[&str]| {
         let s = Command::new("dd")

@@ -240,6 +240,32 @@ pub fn kernel_tracer() -> std::sync::MutexGuard<'static, ()> {
     TRACER.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Starts `iosim capture DEV --duration SECS -o OUT` (with `--json` on
+/// its piped stdout when `json`; stderr piped) and gives the kernel's
+/// tracer 1.5 s to start before the caller's I/O. The caller holds
+/// [`kernel_tracer`] and waits for the child.
+#[allow(dead_code)]
+pub fn start_capture(dev: &Path, duration: &str, out: &Path, json: bool) -> std::process::Child {
+    let mut c = iosim();
+    c.arg("capture").arg(dev).args(["--duration", duration]);
+    if json {
+        c.arg("--json");
+    }
+    let child = c
+        .arg("-o")
+        .arg(out)
+        .stdout(if json {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child
+}
+
 /// Ends a test that cannot run here, with `why` printed; under CI
 /// (`CI=true`) a skipped test fails instead.
 pub fn skip(why: &str) {
