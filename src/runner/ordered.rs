@@ -133,6 +133,30 @@ impl Ordered {
         })
     }
 
+    /// `spec`'s ordered batches (`--flush-barrier`, `--doublewrite`; the
+    /// flush's N writes each) over its region, or `None`; or why the
+    /// doublewrite area does not fit.
+    pub fn for_spec(
+        spec: &crate::workload::WorkloadSpec,
+        region_start: u64,
+        region_len: u64,
+        slots: usize,
+    ) -> Result<Option<Ordered>, String> {
+        if !spec.flush_barrier && spec.doublewrite.is_none() {
+            return Ok(None);
+        }
+        let batch = spec.effective_flush().map_or(1, |f| u64::from(f.every));
+        Ordered::new(
+            batch,
+            spec.doublewrite,
+            region_start,
+            region_len,
+            spec.bs,
+            slots,
+        )
+        .map(Some)
+    }
+
     /// The length of the region the thread's own writes may use: all of it
     /// but the doublewrite area.
     pub fn own_len(doublewrite: Option<u64>, region_len: u64) -> u64 {

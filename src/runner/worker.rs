@@ -117,7 +117,12 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
     let panic_at = test_panic(&plan);
     // Everything that can fail or allocate happens before the barrier.
     let set_up = setup(&ctx, &plan).and_then(|(eng, cpu, slots)| {
-        let ordered = ordered_batches(&ctx, slots)?;
+        if let Some(c) = ctx.spec.shape.db_cache {
+            c.fits(ctx.region_len)
+                .map_err(|e| anyhow::Error::new(crate::Error::BadWorkload(e)))?;
+        }
+        let ordered = Ordered::for_spec(&ctx.spec, ctx.region_start, ctx.region_len, slots)
+            .map_err(|e| anyhow::Error::new(crate::Error::BadWorkload(e)))?;
         Ok((eng, cpu, slots, ordered))
     });
     let (eng, cpu_used, slots, ordered) = match set_up {
@@ -284,26 +289,6 @@ fn setup(
 }
 
 /// This thread's seed for offsets and write stamps.
-/// `--flush-barrier`, `--doublewrite`: the thread's ordered batches (the
-/// flush's N writes each), or why the doublewrite area does not fit.
-fn ordered_batches(ctx: &WorkerCtx, slots: usize) -> anyhow::Result<Option<Ordered>> {
-    let spec = &ctx.spec;
-    if !spec.flush_barrier && spec.doublewrite.is_none() {
-        return Ok(None);
-    }
-    let batch = spec.effective_flush().map_or(1, |f| u64::from(f.every));
-    Ordered::new(
-        batch,
-        spec.doublewrite,
-        ctx.region_start,
-        ctx.region_len,
-        spec.bs,
-        slots,
-    )
-    .map(Some)
-    .map_err(|e| anyhow::Error::new(crate::Error::BadWorkload(e)))
-}
-
 fn thread_seed(spec: &WorkloadSpec, plan: &WorkerPlan) -> u64 {
     spec.seed
         .wrapping_add((plan.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))

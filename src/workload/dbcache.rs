@@ -78,6 +78,19 @@ impl DbCache {
         }
     }
 
+    /// Refuses a cache that holds all of a region of `region_len` bytes:
+    /// every read would be served from it, and the run would measure
+    /// nothing.
+    pub fn fits(&self, region_len: u64) -> Result<(), String> {
+        if self.share_of(region_len) < 1.0 {
+            return Ok(());
+        }
+        Err(format!(
+            "--db-cache {self} holds all of the {} region, so every read would be served from it and none would reach the storage: give a smaller cache, a share (25%) or your cache against your data (8G/100G)",
+            crate::units::format_size_arg(region_len)
+        ))
+    }
+
     /// How many of `slots` random positions (ranks, hottest first) the cache
     /// holds: reads at a rank below it are hits.
     pub fn cached_ranks(&self, slots: u64, region_len: u64) -> u64 {
@@ -176,6 +189,10 @@ mod tests {
         // A cache larger than the region holds all of it.
         assert_eq!(DbCache::Bytes(8 << 20).cached_ranks(1024, 4 << 20), 1024);
         assert_eq!(c.cached_ranks(0, 0), 0);
+        // A cache that holds the whole region is refused: no read would reach storage.
+        assert!(b.fits(4 << 20).is_ok());
+        let e = DbCache::Bytes(8 << 20).fits(4 << 20).unwrap_err();
+        assert!(e.contains("holds all of the 4M region"), "{e}");
     }
 
     /// Uniform access: the hit ratio is the cache's share of the data; a
