@@ -491,6 +491,14 @@ fn plan_profiles(
     locs: &[super::Location],
 ) -> anyhow::Result<()> {
     let _ = writeln!(s, "\nProfiles:");
+    // `--db-cache` as the run applies it: to the workloads that name a cache.
+    let base = crate::workload::WorkloadSpec {
+        shape: crate::workload::Shape {
+            db_cache: cfg.db_cache,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
     for planned in super::planned_profiles(cfg, locs)? {
         let p = &planned.profile;
         let targets: Vec<String> = p
@@ -505,7 +513,7 @@ fn plan_profiles(
             .map_or(String::new(), |g| format!(", your profile {g}"));
         let _ = writeln!(s, "  {} ({}{whose})", p.name, targets.join(", "));
         for w in &p.workloads {
-            let mut spec = w.spec(&crate::workload::WorkloadSpec::default())?;
+            let mut spec = w.spec(&base)?;
             spec.resolve_sizes();
             let mut words = vec![spec.describe()];
             if let Some(f) = spec.flush {
@@ -572,6 +580,24 @@ mod tests {
     use super::*;
     use crate::dbms::Dbms;
     use crate::qualify::QualifyConfig;
+
+    /// `--db-cache` shows in the plan where the run applies it: on the
+    /// workloads whose reads a cache serves (mysql-oltp's pages), no other.
+    #[test]
+    fn the_plan_shows_your_database_cache_on_the_cached_workloads() {
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            db_cache: Some(crate::workload::DbCache::parse("128M/250M").unwrap()),
+            ..QualifyConfig::for_test(Dbms::MYSQL, a.path())
+        };
+        let t = plan_text(&cfg).unwrap();
+        let cached: Vec<&str> = t.lines().filter(|l| l.contains("db-cache")).collect();
+        assert_eq!(cached.len(), 1, "{t}");
+        assert!(
+            cached[0].trim_start().starts_with("pages-16k") && cached[0].contains("db-cache 51.2%"),
+            "{t}"
+        );
+    }
 
     #[test]
     fn the_plan_names_the_database_its_settings_roles_profiles_and_rules() {
