@@ -118,7 +118,7 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
     // Everything that can fail or allocate happens before the barrier.
     let set_up = setup(&ctx, &plan).and_then(|(eng, cpu, slots)| {
         if let Some(c) = ctx.spec.shape.db_cache {
-            c.fits(ctx.region_len)
+            c.fits(Ordered::own_len(ctx.spec.doublewrite, ctx.region_len))
                 .map_err(|e| anyhow::Error::new(crate::Error::BadWorkload(e)))?;
         }
         let ordered = Ordered::for_spec(&ctx.spec, ctx.region_start, ctx.region_len, slots)
@@ -1158,7 +1158,8 @@ impl<'a> Worker<'a> {
             skew: self.gen.skew_counts(),
             slots: self.gen.slots(),
             cache: self.ctx.spec.shape.db_cache.map(|c| {
-                let len = self.ctx.region_len;
+                // The region the reads draw from (a doublewrite area is not theirs).
+                let len = Ordered::own_len(self.ctx.spec.doublewrite, self.ctx.region_len);
                 let dist = self.ctx.spec.distribution_for(self.plan.target);
                 (
                     self.cache_hits,

@@ -222,18 +222,12 @@ impl OffsetGen {
 
     /// Serves the reads of the hottest ranks from the database's cache
     /// (`spec`'s `--db-cache`; nothing without one): see
-    /// [`OffsetGen::cache_hit`]. Validated for all-random patterns.
+    /// [`OffsetGen::cached_read`]. Validated for all-random patterns.
     pub fn db_cache(mut self, spec: &WorkloadSpec) -> OffsetGen {
         if let Some(c) = spec.shape.db_cache {
             self.cached = c.cached_ranks(self.slots, self.len);
         }
         self
-    }
-
-    /// True when `io`, just drawn, is a read the database's cache serves: a
-    /// random read whose position is among the cached (hottest) ranks.
-    pub fn cache_hit(&self, io: &NextIo) -> bool {
-        !io.write && self.caches_reads() && self.cached_read(io.offset)
     }
 
     /// True when a database cache serves some reads (`--db-cache`).
@@ -505,7 +499,7 @@ mod tests {
         let (mut reads, mut hits) = (0u32, 0u32);
         for _ in 0..20_000 {
             let io = g.next_sized();
-            let hit = g.cache_hit(&io);
+            let hit = !io.write && g.caches_reads() && g.cached_read(io.offset);
             assert!(!(hit && io.write), "a write was a hit");
             if !io.write {
                 reads += 1;
