@@ -71,9 +71,9 @@ default text format (NAME.blkparse.txt), which `iosim fingerprint` and
 they do not).
 
 With --iosim PATH it also runs iosim's profile for each engine
-(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal, redis-aof-always for
-redis-always; RocksDB and Redis's everysec have none yet and are skipped;
---profile to name another or a .toml)
+(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal, redis-aof-always and
+redis-aof-everysec for redis-always and redis-everysec, rocksdb-fillrandom
+and rocksdb-readwhilewriting; --profile to name another or a .toml)
 on a fresh file system of the same kind (`iosim create` makes each target
 file, 1 GiB, before tracing; then `iosim run --profile NAME DIR/<target>.dat
 ... --size 1G --duration SECONDS --no-save` is traced) and prints both
@@ -200,7 +200,8 @@ ENGINES = ["postgresql", "mariadb", "etcd", "rocksdb-fillrandom", "rocksdb-readw
 GROUPS = {"rocksdb": ["rocksdb-fillrandom", "rocksdb-readwhilewriting"], "redis": ["redis-always", "redis-everysec"]}
 # iosim's profile for each engine; an engine without one is skipped by --iosim unless --profile names one.
 PROFILES = {"postgresql": "postgresql-oltp", "mariadb": "mysql-oltp", "etcd": "etcd-wal", "sqlite": "sqlite-wal",
-            "redis-always": "redis-aof-always"}
+            "redis-always": "redis-aof-always", "redis-everysec": "redis-aof-everysec",
+            "rocksdb-fillrandom": "rocksdb-fillrandom", "rocksdb-readwhilewriting": "rocksdb-readwhilewriting"}
 TRACEFS = "/sys/kernel/tracing"
 SIZE_BUCKETS = ["<4K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">512K", "other"]
 REL_TOL = 0.25
@@ -2193,7 +2194,8 @@ def main():
     ap.add_argument("--tracer", choices=["auto", "blktrace", "tracefs"], default="auto")
     ap.add_argument("--iosim", metavar="PATH", help="also run iosim's profile for each engine and compare")
     ap.add_argument("--profile", help="the iosim profile (name or .toml) instead of the engine's default "
-                                      "(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal, redis-aof-always); with one --engine")
+                                      "(postgresql-oltp, mysql-oltp, etcd-wal, sqlite-wal, redis-aof-always, redis-aof-everysec, "
+                                      "rocksdb-fillrandom, rocksdb-readwhilewriting); with one --engine")
     ap.add_argument("--db-cache", metavar="CACHE/DATA",
                     help="with --iosim: run the profile with iosim's --db-cache (your cache against your data, "
                     "e.g. 128M/250M for --my-buffer-pool 128M), for profiles whose workloads say the cache "

@@ -960,10 +960,12 @@ pub fn csv(r: &ProfileResult) -> String {
 /// `iosim profile list`: name, description and source of each built-in.
 pub fn list_text() -> anyhow::Result<String> {
     let mut s = String::new();
+    // The names' column, as wide as the longest name.
+    let w = builtin().map(|(name, _)| name.len()).max().unwrap_or(0);
     for (name, text) in builtin() {
         let p = Profile::parse(text, name)?;
         s.push_str(&format!(
-            "{:<21} {}\n{:<21} database: {}; targets: {}; source: {}\n",
+            "{:<w$} {}\n{:<w$} database: {}; targets: {}; source: {}\n",
             p.name,
             p.description,
             "",

@@ -28,7 +28,7 @@ pub use crate::outfile::{is_iosim_file, mark_iosim_file, mark_of, Mark};
 use crate::outfile::{set_mark, MARK_COMPLETE, MARK_FILLING};
 use crate::targetlock::LockMode;
 
-pub use crate::sysmon::check::TargetKind;
+pub use crate::sysmon::content::TargetKind;
 
 /// A target ready to run on.
 #[derive(Debug, Serialize)]
@@ -60,8 +60,8 @@ pub struct PreparedTarget {
 
 impl PreparedTarget {
     /// What the self-checks look at.
-    pub fn region(&self) -> crate::sysmon::check::Region<'_> {
-        crate::sysmon::check::Region {
+    pub fn region(&self) -> crate::sysmon::content::Region<'_> {
+        crate::sysmon::content::Region {
             path: &self.path,
             kind: self.kind,
             start: self.region_start,

@@ -18,7 +18,7 @@ use serde_json::Value;
 /// Per database: its name, a setting its report must name, the prefix of
 /// its profiles, what it calls its log, and the sources of its rules that
 /// no other database's report cites.
-const DATABASES: [(&str, &str, &str, &str); 6] = [
+const DATABASES: [(&str, &str, &str, &str); 7] = [
     (
         "sqlserver",
         "file flags=FILE_FLAG_NO_BUFFERING|FILE_FLAG_WRITE_THROUGH",
@@ -40,6 +40,7 @@ const DATABASES: [(&str, &str, &str, &str); 6] = [
     ("oracle", "filesystemio_options=SETALL", "oracle-", "redo"),
     ("etcd", "backend-batch-interval=100ms", "etcd-", "wal"),
     ("sqlite", "synchronous=FULL", "sqlite-", "wal"),
+    ("rocksdb", "target_file_size_base=64 MiB", "rocksdb-", "wal"),
 ];
 
 /// SQL Server's own guidance, which only a SQL Server report cites.

@@ -8,7 +8,7 @@ use common::*;
 use serde_json::Value;
 
 /// SQL Server's profiles, then the other databases'.
-const BUILTINS: [&str; 21] = [
+const BUILTINS: [&str; 25] = [
     "oltp",
     "oltp-with-log",
     "log-writer",
@@ -30,6 +30,10 @@ const BUILTINS: [&str; 21] = [
     "etcd-wal",
     "etcd-fio",
     "sqlite-wal",
+    "redis-aof-always",
+    "redis-aof-everysec",
+    "rocksdb-readwhilewriting",
+    "rocksdb-fillrandom",
 ];
 
 /// How many of [`BUILTINS`] are SQL Server's.
@@ -37,10 +41,18 @@ const SQL_SERVER: usize = 11;
 
 /// The database a built-in profile models, as its JSON names it.
 fn dbms_of(name: &str) -> &'static str {
-    ["postgresql", "mysql", "oracle", "etcd", "sqlite"]
-        .into_iter()
-        .find(|d| name.starts_with(&format!("{d}-")))
-        .unwrap_or("sqlserver")
+    [
+        "postgresql",
+        "mysql",
+        "oracle",
+        "etcd",
+        "sqlite",
+        "redis",
+        "rocksdb",
+    ]
+    .into_iter()
+    .find(|d| name.starts_with(&format!("{d}-")))
+    .unwrap_or("sqlserver")
 }
 
 fn run_profile(profile: &str, paths: &[&std::path::Path]) -> Value {
@@ -77,6 +89,8 @@ fn profile_list_names_every_builtin_with_its_source() {
         ("Oracle Database", 2),
         ("etcd", 2),
         ("SQLite (WAL)", 1),
+        ("Redis (AOF)", 2),
+        ("RocksDB", 2),
     ] {
         assert_eq!(text.matches(&format!("database: {db};")).count(), n, "{db}");
     }

@@ -36,6 +36,7 @@ databases![
     etcd::Etcd,
     sqlite::Sqlite,
     redis::Redis,
+    rocksdb::RocksDb,
 ];
 
 /// A database engine whose I/O iosim models: a handle on its module's

@@ -1,8 +1,10 @@
-//! Redis with its append-only file (`appendonly yes`, `appendfsync
-//! always`): each event loop's commands appended to the AOF through the
-//! page cache, then fdatasync before the clients are answered. Its profile
-//! replays a block-layer capture of Redis 7.0 (bench/dbengines.py --engine
-//! redis-always); Redis publishes no storage latency target.
+//! Redis with its append-only file (`appendonly yes`): each event loop's
+//! commands appended to the AOF through the page cache, then, with
+//! `appendfsync always`, fdatasync before the clients are answered, or with
+//! `everysec` once a second from a background thread. Its two profiles
+//! replay block-layer captures of Redis 7.0 (bench/dbengines.py --engine
+//! redis-always, redis-everysec); Redis publishes no storage latency
+//! target.
 
 use super::{Database, ProfileFile, SettingRow};
 use crate::guidance::Source;
@@ -44,12 +46,21 @@ impl Database for Redis {
     }
 
     fn profile_files(&self) -> &'static [ProfileFile] {
-        &[(
-            "redis-aof-always",
-            include_str!("../../profiles/redis-aof-always.toml"),
-        )]
+        &[
+            (
+                "redis-aof-always",
+                include_str!("../../profiles/redis-aof-always.toml"),
+            ),
+            (
+                "redis-aof-everysec",
+                include_str!("../../profiles/redis-aof-everysec.toml"),
+            ),
+        ]
     }
 
+    /// `appendfsync always` only: with `everysec` no client waits for the
+    /// storage (redis-aof-everysec is for `iosim run --profile` and
+    /// `iosim qualify --profile`).
     fn profiles(&self, _has: &dyn Fn(Role) -> bool) -> Vec<(&'static str, Vec<Role>)> {
         vec![("redis-aof-always", vec![Role::Log])]
     }
@@ -106,10 +117,12 @@ mod tests {
         assert!(matches!(d.flushes(), Flushes::PerCommit));
         assert_eq!(d.guidance(), Guidance::GeneralBands);
         assert_eq!(d.provenance(), Provenance::Checked);
-        let (name, text) = d.profile_files()[0];
-        let p = crate::profile::Profile::parse(text, name).unwrap();
-        assert_eq!(p.dbms, d);
-        assert!(p.source.starts_with("bench/dbengines.py --engine redis-always"));
-        assert_eq!(d.profiles(&|_| true), vec![(name, vec![Role::Log])]);
+        for ((name, text), engine) in d.profile_files().iter().zip(["redis-always", "redis-everysec"]) {
+            let p = crate::profile::Profile::parse(text, name).unwrap();
+            assert_eq!(p.dbms, d);
+            assert!(p.source.starts_with(&format!("bench/dbengines.py --engine {engine} ")), "{name}");
+        }
+        // Its qualification runs the profile whose clients wait for the flush.
+        assert_eq!(d.profiles(&|_| true), vec![("redis-aof-always", vec![Role::Log])]);
     }
 }

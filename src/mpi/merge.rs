@@ -213,6 +213,8 @@ fn merged_warnings(reports: &[RankReport]) -> Vec<Warning> {
                 issued_read_bytes: issued.read.bytes,
                 issued_writes: issued.write.ios,
                 issued_write_bytes: issued.write.bytes,
+                lingering_writes: 0,
+                lingering_write_bytes: 0,
                 device_name: Some(format!("{} on {}", d.name, r.who.host)),
                 device: Some(d.whole.clone()),
                 no_device_reason: None,

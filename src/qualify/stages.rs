@@ -637,7 +637,7 @@ pub(super) fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, Stri
         if l.device {
             continue;
         }
-        if crate::sysmon::check::file_is_sparse(&l.target).unwrap_or(false) {
+        if crate::sysmon::content::file_is_sparse(&l.target).unwrap_or(false) {
             c.warnings.push((
                 l.role,
                 WarningCode::SparseTestFile,
@@ -647,7 +647,7 @@ pub(super) fn stage_checks(locs: &[Location], c: &mut Collected) -> (usize, Stri
                 ),
             ));
         }
-        if crate::sysmon::check::looks_zero_filled(&l.target, 16).unwrap_or(false) {
+        if crate::sysmon::content::looks_zero_filled(&l.target, 16).unwrap_or(false) {
             c.warnings.push((
                 l.role,
                 WarningCode::ZeroFilledTestFile,

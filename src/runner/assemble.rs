@@ -1,9 +1,8 @@
 //! After a run: merge what the workers measured into one [`RunResult`].
 
 use crate::stats::RwStats;
-use crate::sysmon::check::{
-    cpu_cause, cpu_warning, self_checks, CpuCause, TargetContent, Warning, WarningCode,
-};
+use crate::sysmon::check::{cpu_cause, cpu_warning, self_checks, CpuCause, Warning, WarningCode};
+use crate::sysmon::content::TargetContent;
 use crate::sysmon::mounts::Resolution;
 use crate::sysmon::procs::CpuAttribution;
 use crate::sysmon::sampler::MonitorReport;
@@ -37,7 +36,7 @@ pub(super) struct RunFacts {
     pub unix_offset_ns: i128,
     /// What the other workloads of the run issued to each block device (by
     /// name): the device's counters include it, so the self-checks do too.
-    pub elsewhere: Vec<(String, RwStats)>,
+    pub elsewhere: Vec<crate::sysmon::check::IssuedElsewhere>,
 }
 
 /// A worker that first ran, or noticed the end, later than this after the

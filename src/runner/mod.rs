@@ -46,11 +46,12 @@ use std::time::Duration;
 
 use crate::clock::now_ns;
 use crate::stats::RwStats;
-use crate::sysmon::check::{self, TargetContent};
+use crate::sysmon::check;
+use crate::sysmon::content::{self, TargetContent};
 use crate::sysmon::mounts::{self, Resolution};
 use crate::sysmon::sampler::{Monitor, MonitorReport};
 use crate::target::{PreparedTarget, TargetKind};
-use crate::workload::WorkloadSpec;
+use crate::workload::{CacheMode, WorkloadSpec};
 
 pub use ranks::{HostRow, Joint, Overhead, RankRow, RanksReport, Skew};
 pub use window::{RunPhase, RunSync};
@@ -262,7 +263,7 @@ fn run_loads(
         .zip(&joined)
         .map(|(l, (outs, _))| assemble::merge(outs, l.targets.len()))
         .collect();
-    let shared = shared_devices(&resolutions, &merged);
+    let shared = shared_devices(&resolutions, &merged, loads.iter().map(|l| l.spec.cache));
     let mut results = Vec::with_capacity(loads.len());
     for (wi, ((((load, (outs, engine_notes)), series), m), (content, res))) in loads
         .into_iter()
@@ -340,7 +341,7 @@ fn examine_targets(loads: &[Load], resolutions: &[Vec<Resolution>]) -> Vec<Vec<T
             l.targets
                 .iter()
                 .zip(res)
-                .map(|(t, r)| check::examine(&t.region(), r))
+                .map(|(t, r)| content::examine(&t.region(), r))
                 .collect()
         })
         .collect()
@@ -376,11 +377,15 @@ fn set_worker_waits(mon: &mut MonitorReport, joined: &[(Vec<worker::WorkerOut>, 
 
 /// What the other workloads of the run issued to the devices workload `wi`
 /// shares with them (for its self-checks), by device name.
-fn issued_elsewhere(shared: &[SharedDevice], wi: usize) -> Vec<(String, RwStats)> {
+fn issued_elsewhere(shared: &[SharedDevice], wi: usize) -> Vec<check::IssuedElsewhere> {
     shared
         .iter()
         .filter(|d| d.workload != wi && d.users.contains(&wi))
-        .map(|d| (d.name.clone(), d.issued.clone()))
+        .map(|d| check::IssuedElsewhere {
+            device: d.name.clone(),
+            issued: d.issued.clone(),
+            buffered: d.buffered,
+        })
         .collect()
 }
 
@@ -442,11 +447,19 @@ struct SharedDevice {
     users: Vec<usize>,
     /// What `workload` issued to it (for the other users' self-checks).
     issued: RwStats,
+    /// `workload` wrote through the page cache without O_DSYNC.
+    buffered: bool,
 }
 
 /// Per device and workload, the I/O each workload issued to it; a device
 /// appears once per workload using it (`workload` = that workload).
-fn shared_devices(resolutions: &[Vec<Resolution>], merged: &[Merged]) -> Vec<SharedDevice> {
+fn shared_devices(
+    resolutions: &[Vec<Resolution>],
+    merged: &[Merged],
+    caches: impl Iterator<Item = CacheMode>,
+) -> Vec<SharedDevice> {
+    // Whose writes go through the page cache without O_DSYNC.
+    let buffered: Vec<bool> = caches.map(|c| !(c.is_direct() || c.is_sync())).collect();
     let mut out: Vec<SharedDevice> = Vec::new();
     for (wi, (res, m)) in resolutions.iter().zip(merged).enumerate() {
         for (ti, r) in res.iter().enumerate() {
@@ -461,6 +474,7 @@ fn shared_devices(resolutions: &[Vec<Resolution>], merged: &[Merged]) -> Vec<Sha
                     workload: wi,
                     users: Vec::new(),
                     issued: m.per_target[ti].clone(),
+                    buffered: buffered[wi],
                 }),
             }
         }
@@ -757,7 +771,8 @@ mod tests {
             ..assemble::merge(&[], 0)
         };
         let m = vec![merged(vec![did(3)]), merged(vec![did(5), did(7)])];
-        let shared = shared_devices(&res, &m);
+        let caches = [CacheMode::Direct, CacheMode::Buffered];
+        let shared = shared_devices(&res, &m, caches.into_iter());
         let find = |name: &str, w: usize| {
             shared
                 .iter()
@@ -768,6 +783,10 @@ mod tests {
         assert_eq!(find("loop1", 0).users, vec![0, 1]);
         assert_eq!(find("loop1", 1).issued.read.ios, 5);
         assert_eq!(find("loop2", 1).users, vec![1]);
+        // Workload 1 writes through the page cache: the others' checks know it.
+        let e = issued_elsewhere(&shared, 0);
+        assert_eq!(e.len(), 1);
+        assert!(e[0].device == "loop1" && e[0].buffered && e[0].issued.read.ios == 5);
 
         let mon = MonitorReport {
             devices: ["loop1", "loop2", "sdz"]

@@ -18,6 +18,7 @@
 //! measured time, and by [`sampler::Monitor`]'s one background thread.
 
 pub mod check;
+pub mod content;
 pub mod cpu;
 pub mod diskstats;
 pub mod host;

@@ -678,12 +678,14 @@ mod tests {
         // The checker agrees: direct I/O, the device saw what was issued.
         let warnings = crate::sysmon::check::self_check(&crate::sysmon::check::CheckInput {
             target: devpath.clone(),
-            kind: crate::sysmon::check::TargetKind::BlockDevice,
+            kind: crate::sysmon::content::TargetKind::BlockDevice,
             cache: crate::workload::CacheMode::Direct,
             issued_reads: N,
             issued_read_bytes: N * BS as u64,
             issued_writes: N,
             issued_write_bytes: N * BS as u64,
+            lingering_writes: 0,
+            lingering_write_bytes: 0,
             device_name: Some(kname.clone()),
             device: Some(d.clone()),
             no_device_reason: None,
@@ -787,8 +789,8 @@ mod tests {
         assert_eq!(info.name, kname);
         assert_eq!(info.fs_type.as_deref(), Some("ext4"));
         assert_eq!(info.mount_point.as_deref(), Some(mnt.to_str().unwrap()));
-        assert!(!crate::sysmon::check::file_is_sparse(&file).unwrap());
-        assert!(!crate::sysmon::check::looks_zero_filled(&file, 8).unwrap());
+        assert!(!crate::sysmon::content::file_is_sparse(&file).unwrap());
+        assert!(!crate::sysmon::content::looks_zero_filled(&file, 8).unwrap());
 
         // Warm the page cache, then measure buffered re-reads.
         let f = std::fs::File::open(&file).unwrap();
@@ -811,12 +813,14 @@ mod tests {
         );
         let w = crate::sysmon::check::self_check(&crate::sysmon::check::CheckInput {
             target: file.display().to_string(),
-            kind: crate::sysmon::check::TargetKind::File,
+            kind: crate::sysmon::content::TargetKind::File,
             cache: crate::workload::CacheMode::Buffered,
             issued_reads: n,
             issued_read_bytes: SIZE as u64,
             issued_writes: 0,
             issued_write_bytes: 0,
+            lingering_writes: 0,
+            lingering_write_bytes: 0,
             device_name: Some(kname.clone()),
             device: Some(d),
             no_device_reason: None,
