@@ -1933,6 +1933,8 @@ class Iosim(Engine):
             "--size", self.args.iosim_size, "--duration", f"{self.args.seconds}s", "--no-save"]
         if self.args.db_cache:
             cmd += ["--db-cache", self.args.db_cache]
+        if self.args.commit_rate:
+            cmd += ["--commit-rate", self.args.commit_rate]
         log("iosim: " + " ".join(cmd))
         self.load = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
@@ -1944,6 +1946,8 @@ class Iosim(Engine):
 
     def window_info(self, t0, t1):
         cache = f" --db-cache {self.args.db_cache}" if self.args.db_cache else ""
+        if self.args.commit_rate:
+            cache += f" --commit-rate {self.args.commit_rate}"
         return f"iosim run --profile {self.profile} --size {self.args.iosim_size} --duration {self.args.seconds}s{cache}"
 
     def stop_load(self):
@@ -2200,6 +2204,10 @@ def main():
                     help="with --iosim: run the profile with iosim's --db-cache (your cache against your data, "
                     "e.g. 128M/250M for --my-buffer-pool 128M), for profiles whose workloads say the cache "
                     "they were measured at")
+    ap.add_argument("--commit-rate", metavar="N",
+                    help="with --iosim: run the profile with iosim's --commit-rate (the engine's transactions a "
+                    "second, e.g. 569 for MariaDB at --my-buffer-pool 128M), for profiles that say the commit "
+                    "rate they were measured at")
     ap.add_argument("--iosim-size", default="1G", help="each iosim target file's size (default 1G)")
     ap.add_argument("--level", choices=["q", "d"], default="q",
                     help="the events the verdicts use: q (issued requests, default) or d (dispatched)")

@@ -46,6 +46,11 @@ pub struct Profile {
     /// The database whose I/O it models (`sqlserver` when absent).
     #[serde(default)]
     pub dbms: Dbms,
+    /// Commits a second the database made while the workloads' rates were
+    /// measured (transactions, or synced writes): `--commit-rate N` scales
+    /// the rate of each workload marked `per_commit` by N over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_rate: Option<f64>,
     /// The workloads.
     #[serde(rename = "workload")]
     pub workloads: Vec<ProfileWorkload>,
@@ -117,6 +122,11 @@ pub struct ProfileWorkload {
     /// against your data); workloads without it take none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_cache: Option<String>,
+    /// Its rate follows the database's commits (a log's writes and
+    /// flushes): `--commit-rate N` multiplies `rate_iops` by N over the
+    /// profile's `commit_rate`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_commit: bool,
     /// An fsync after every N writes of a thread (fio's `fsync=N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<u32>,
@@ -201,6 +211,58 @@ impl Profile {
         )))
     }
 
+    /// `commit_rate` and `per_commit` go together: a workload that follows
+    /// the commits needs the rate they were measured at, and its own rate.
+    fn check_commits(&self) -> Result<(), String> {
+        if let Some(c) = self.commit_rate {
+            if !(c.is_finite() && c > 0.0) {
+                return Err(format!(
+                    "commit_rate = {c}: give the commits a second the rates were measured at"
+                ));
+            }
+            if !self.workloads.iter().any(|w| w.per_commit) {
+                return Err(format!("commit_rate = {c} but no workload has per_commit = true: mark the workloads whose rate follows the commits (the log's), or leave commit_rate out"));
+            }
+        }
+        for w in self.workloads.iter().filter(|w| w.per_commit) {
+            if self.commit_rate.is_none() {
+                return Err(format!("workload '{}' has per_commit = true but the profile has no commit_rate: give the commits a second its rate_iops was measured at", w.name));
+            }
+            if w.rate_iops.is_none() {
+                return Err(format!("workload '{}' has per_commit = true but no rate_iops to scale: give its rate at the profile's commit_rate", w.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// This profile at `commits` a second (`--commit-rate`): each
+    /// `per_commit` workload's `rate_iops` multiplied by `commits` over the
+    /// rate it was measured at (at least 1 a second), and a note saying so;
+    /// refused for a profile that does not say its commit rate.
+    pub fn at_commit_rate(mut self, commits: f64) -> anyhow::Result<(Profile, String)> {
+        let Some(measured) = self.commit_rate else {
+            return Err(bad(format!(
+                "--commit-rate {commits}: profile '{}' does not say the commit rate its workloads were measured at (no commit_rate key), so there is nothing to scale: leave --commit-rate out, or give a copy commit_rate and per_commit (iosim profile show {} > my.toml)",
+                self.name, self.name
+            )));
+        };
+        let factor = commits / measured;
+        let mut scaled = Vec::new();
+        for w in self.workloads.iter_mut().filter(|w| w.per_commit) {
+            if let Some(r) = w.rate_iops.as_mut() {
+                *r = ((*r as f64 * factor).round() as u64).max(1);
+                scaled.push(format!("{} {} a second", w.name, r));
+            }
+        }
+        self.commit_rate = Some(commits);
+        let note = format!(
+            "--commit-rate {commits}: {} measured at {measured} commits a second, run at {commits} ({}); its other workloads keep their measured rates",
+            self.name,
+            scaled.join(", ")
+        );
+        Ok((self, note))
+    }
+
     /// Checks what the TOML parser cannot.
     fn check(&self) -> Result<(), String> {
         if self.name.trim().is_empty() {
@@ -209,6 +271,7 @@ impl Profile {
         if self.workloads.is_empty() {
             return Err("it has no [[workload]] entry".into());
         }
+        self.check_commits()?;
         let mut names = BTreeSet::new();
         for w in &self.workloads {
             if !names.insert(w.name.as_str()) {
@@ -991,6 +1054,64 @@ pub fn show_text(name_or_path: &str) -> anyhow::Result<String> {
 mod tests {
     use super::*;
     use crate::dbms::Provenance;
+
+    #[test]
+    fn a_commit_rate_scales_only_the_workloads_that_follow_the_commits() {
+        let p = Profile::load("mysql-oltp").unwrap();
+        assert_eq!(p.commit_rate, Some(170.0));
+        let rate =
+            |p: &Profile, n: &str| p.workloads.iter().find(|w| w.name == n).unwrap().rate_iops;
+        let (q, note) = p.clone().at_commit_rate(569.0).unwrap();
+        assert_eq!(q.commit_rate, Some(569.0));
+        // 143 and 110 a second at 170 commits: 3.35 times at 569.
+        assert_eq!(rate(&q, "redo-commit"), Some(479));
+        assert_eq!(rate(&q, "binlog-commit"), Some(368));
+        assert_eq!(rate(&q, "pages-16k"), rate(&p, "pages-16k"));
+        assert_eq!(rate(&q, "doublewrite-batch"), rate(&p, "doublewrite-batch"));
+        assert!(
+            note.contains("redo-commit 479 a second, binlog-commit 368 a second"),
+            "{note}"
+        );
+        // A rate never falls to 0 (no cap at all).
+        let (slow, _) = p.clone().at_commit_rate(0.1).unwrap();
+        assert_eq!(rate(&slow, "redo-commit"), Some(1));
+        // A profile that does not say its commit rate has nothing to scale.
+        let e = Profile::load("etcd-wal")
+            .unwrap()
+            .at_commit_rate(500.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no commit_rate key") && e.contains("leave --commit-rate out"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn commit_rate_and_per_commit_go_together() {
+        let base = "name = \"t\"\ndescription = \"d\"\nsource = \"s\"\n";
+        let w = "[[workload]]\nname = \"log\"\ntarget = \"log\"\nrole = \"log\"\nrw = \"write\"\nbs = \"4K\"\n";
+        let err = |text: String| Profile::parse(&text, "t").unwrap_err().to_string();
+        let e = err(format!("{base}commit_rate = 100\n{w}rate_iops = 50\n"));
+        assert!(e.contains("no workload has per_commit = true"), "{e}");
+        let e = err(format!("{base}{w}rate_iops = 50\nper_commit = true\n"));
+        assert!(e.contains("has no commit_rate"), "{e}");
+        let e = err(format!("{base}commit_rate = 100\n{w}per_commit = true\n"));
+        assert!(e.contains("no rate_iops to scale"), "{e}");
+        let e = err(format!(
+            "{base}commit_rate = 0\n{w}rate_iops = 50\nper_commit = true\n"
+        ));
+        assert!(e.contains("commit_rate = 0"), "{e}");
+        let p = Profile::parse(
+            &format!("{base}commit_rate = 100\n{w}rate_iops = 50\nper_commit = true\n"),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            p.at_commit_rate(300.0).unwrap().0.workloads[0].rate_iops,
+            Some(150)
+        );
+    }
 
     #[test]
     fn every_builtin_parses_and_is_named_like_its_file() {

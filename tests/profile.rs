@@ -375,6 +375,57 @@ fn bad_profiles_and_options_give_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("one path per target"));
 }
 
+/// `--commit-rate`: the WAL of a profile measured at 801 commits a second
+/// runs at twice its rate at 1,602, its page reads and checkpoint as
+/// measured; the run says so. A profile without a commit rate refuses it
+/// before anything is created.
+#[test]
+fn a_commit_rate_scales_the_commit_workloads_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.dat");
+    let p = db.to_str().unwrap();
+    let r = run_json(&[
+        "run",
+        "--profile",
+        "sqlite-wal",
+        p,
+        "--size",
+        "8M",
+        "--duration",
+        "200ms",
+        "--no-save",
+        "--commit-rate",
+        "1602",
+    ]);
+    let rate = |name: &str| {
+        let w = r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name)
+            .unwrap();
+        w["result"]["config"]["rate_iops"].as_u64().unwrap()
+    };
+    assert_eq!(
+        (rate("wal-commit"), rate("page-read"), rate("checkpoint")),
+        (1474, 292, 1345)
+    );
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("--commit-rate 1602: sqlite-wal measured at 801 commits a second, run at 1602 (wal-commit 1474 a second)"), "{notes}");
+
+    let other = dir.path().join("etcd.dat");
+    let out = iosim()
+        .args(["run", "--profile", "etcd-wal"])
+        .arg(&other)
+        .args(["--size", "8M", "--commit-rate", "500", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("no commit_rate key"), "{e}");
+    assert!(!other.exists());
+}
+
 #[test]
 fn ctrl_c_stops_every_workload_and_skips_later_phases() {
     let dir = tempfile::tempdir().unwrap();

@@ -121,6 +121,12 @@ pub struct QualifyArgs {
     #[arg(long, value_name = "CACHE/DATA|PCT%", value_parser = crate::workload::DbCache::parse)]
     pub db_cache: Option<crate::workload::DbCache>,
 
+    /// The database's commits (transactions) a second: the profiles' workloads that follow
+    /// the commits (the log's) run at this rate instead of the one they were measured at.
+    /// Only for profiles that say their commit rate.
+    #[arg(long, value_name = "N", value_parser = super::values::commit_rate_arg)]
+    pub commit_rate: Option<f64>,
+
     /// Also write a self-contained HTML report (verdict first, then the evidence with charts).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

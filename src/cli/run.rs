@@ -34,6 +34,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub profile: Option<String>,
 
+    /// With --profile: the database's commits (transactions) a second. The rates of the
+    /// workloads that follow the commits (the log's: per_commit) are scaled from the commit
+    /// rate the profile was measured at (its commit_rate) to this one; the others keep theirs.
+    #[arg(long, value_name = "N", value_parser = super::values::commit_rate_arg, requires = "profile")]
+    pub commit_rate: Option<f64>,
+
     /// Access pattern and mix.
     #[arg(long, value_enum, default_value_t = WorkloadSpec::default().rw)]
     pub rw: RwMode,

@@ -119,6 +119,17 @@ pub fn non_negative_arg(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses `--commit-rate`: commits a second, more than 0 (`569`, `569/s`).
+pub fn commit_rate_arg(s: &str) -> Result<f64, String> {
+    let n = s.trim().trim_end_matches("/s");
+    match n.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a commit rate: give the commits (transactions) a second, more than 0, e.g. 569 or 569/s"
+        )),
+    }
+}
+
 // The workload's choices as command-line values. They are defined here, not
 // derived in `workload`, so that the library does not depend on clap; each
 // match is exhaustive, so a new variant does not compile until it has help.
@@ -233,6 +244,17 @@ impl ValueEnum for Kind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commit_rate_is_a_positive_number_of_commits_a_second() {
+        assert_eq!(commit_rate_arg("569"), Ok(569.0));
+        assert_eq!(commit_rate_arg("569/s"), Ok(569.0));
+        assert_eq!(commit_rate_arg(" 0.5 "), Ok(0.5));
+        for bad in ["0", "-3", "inf", "NaN", "fast", ""] {
+            let e = commit_rate_arg(bad).unwrap_err();
+            assert!(e.contains("e.g. 569"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn cpu_lists() {

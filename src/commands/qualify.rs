@@ -167,6 +167,7 @@ fn config(a: &QualifyArgs) -> anyhow::Result<qualify::QualifyConfig> {
         dbms: dbms(a)?,
         profiles: a.profile.clone(),
         db_cache: a.db_cache,
+        commit_rate: a.commit_rate,
         neighbour: a.neighbour.clone(),
     })
 }

@@ -105,7 +105,14 @@ fn run_profile(
             "--hist-log logs one workload, and a profile runs several at once: run without --profile, or without --hist-log"
         );
     }
-    let mut plan = crate::profile::plan(crate::profile::Profile::load(name)?, &r.to_overrides())?;
+    let mut profile = crate::profile::Profile::load(name)?;
+    let mut commit_note = None;
+    if let Some(c) = r.commit_rate {
+        let (p, note) = profile.at_commit_rate(c)?;
+        (profile, commit_note) = (p, Some(note));
+    }
+    let mut plan = crate::profile::plan(profile, &r.to_overrides())?;
+    plan.notes.extend(commit_note);
     // Under mpirun/srun each rank runs the profile on its own files (or its
     // slice of a shared device with --share-target), all in one window.
     for t in &mut plan.targets {

@@ -52,6 +52,9 @@ pub struct QualifyConfig {
     /// The database's own cache against its data (`--db-cache`), for the
     /// profiles' workloads whose reads a cache serves (`db_cache` key).
     pub db_cache: Option<crate::workload::DbCache>,
+    /// `--commit-rate`: the commits a second the profiles' `per_commit`
+    /// workloads are scaled to.
+    pub commit_rate: Option<f64>,
 }
 
 #[cfg(test)]
@@ -76,6 +79,7 @@ impl QualifyConfig {
             dbms,
             profiles: Vec::new(),
             db_cache: None,
+            commit_rate: None,
         }
     }
 }
@@ -325,7 +329,23 @@ pub fn planned_profiles(
     cfg: &QualifyConfig,
     locs: &[Location],
 ) -> anyhow::Result<Vec<PlannedProfile>> {
-    let planned = profiles_to_run(cfg, locs)?;
+    let mut planned = profiles_to_run(cfg, locs)?;
+    if let Some(c) = cfg.commit_rate {
+        if !planned.iter().any(|p| p.profile.commit_rate.is_some()) {
+            let names: Vec<&str> = planned.iter().map(|p| p.profile.name.as_str()).collect();
+            anyhow::bail!(crate::Error::BadWorkload(format!(
+                "--commit-rate {c}: none of {} says the commit rate its workloads were measured at (a commit_rate key), so there is nothing for it to scale: leave --commit-rate out, or give a --profile with commit_rate and per_commit",
+                names.join(", ")
+            )));
+        }
+        // Those that say it run at yours; the others as they are.
+        for p in planned
+            .iter_mut()
+            .filter(|p| p.profile.commit_rate.is_some())
+        {
+            p.profile = p.profile.clone().at_commit_rate(c)?.0;
+        }
+    }
     if let Some(c) = cfg.db_cache {
         if !planned
             .iter()

@@ -525,6 +525,9 @@ fn plan_profiles(
             if let Some(r) = spec.rate_iops {
                 words.push(format!("{r} I/Os a second per thread"));
             }
+            if let (true, Some(c)) = (w.per_commit, p.commit_rate) {
+                words.push(format!("(at {c} commits a second)"));
+            }
             let _ = writeln!(
                 s,
                 "    {:<18} phase {} {}",
@@ -580,6 +583,41 @@ mod tests {
     use super::*;
     use crate::dbms::Dbms;
     use crate::qualify::QualifyConfig;
+
+    /// `--commit-rate` shows in the plan on the workloads that follow the
+    /// commits, at their scaled rate; a database whose profiles do not say
+    /// their commit rate refuses it.
+    #[test]
+    fn the_plan_shows_your_commit_rate_on_the_commit_workloads() {
+        let a = tempfile::tempdir().unwrap();
+        let cfg = QualifyConfig {
+            commit_rate: Some(569.0),
+            ..QualifyConfig::for_test(Dbms::MYSQL, a.path())
+        };
+        let t = plan_text(&cfg).unwrap();
+        let at: Vec<&str> = t
+            .lines()
+            .filter(|l| l.contains("(at 569 commits a second)"))
+            .collect();
+        assert_eq!(at.len(), 2, "{t}");
+        assert!(
+            at[0].trim_start().starts_with("redo-commit") && at[0].contains("479 I/Os a second"),
+            "{t}"
+        );
+        assert!(
+            at[1].trim_start().starts_with("binlog-commit") && at[1].contains("368 I/Os a second"),
+            "{t}"
+        );
+        let cfg = QualifyConfig {
+            commit_rate: Some(569.0),
+            ..QualifyConfig::for_test(Dbms::ETCD, a.path())
+        };
+        let e = plan_text(&cfg).unwrap_err().to_string();
+        assert!(
+            e.contains("--commit-rate 569") && e.contains("commit_rate key"),
+            "{e}"
+        );
+    }
 
     /// `--db-cache` shows in the plan where the run applies it: on the
     /// workloads whose reads a cache serves (mysql-oltp's pages), no other.
