@@ -23,7 +23,7 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::{iosim, success};
 
@@ -122,7 +122,10 @@ const SUBSTITUTE: &[(&str, &str, &str)] = &[
 /// line as run; `{target}` is its first argument), and why.
 const ALONGSIDE: &[(&str, &str, &str)] = &[(
     "iosim capture ",
-    "iosim run {target} --rw randread --bs 8K --qd 4 --duration 3s --quiet --no-save",
+    // Runs one after another until the capture is over (the tour then makes
+    // `beside.stop`): a loaded machine can take seconds to start the
+    // kernel's tracer, longer than any one run would last.
+    "while [ ! -e beside.stop ]; do iosim run {target} --rw randread --bs 8K --qd 4 --duration 1s --quiet --no-save || exit 1; done; rm beside.stop",
     "the database whose I/O the capture records: an idle device gives an empty trace",
 )];
 
@@ -542,13 +545,24 @@ fn readme_commands_run_as_written() {
             .find(|(start, _, _)| line.starts_with(start))
             .map(|(start, cmd, _)| {
                 let target = line[start.len()..].split_whitespace().next().unwrap();
-                tour.shell(&cmd.replace("{target}", target))
+                let before = device_ios(target);
+                let child = tour
+                    .shell(&cmd.replace("{target}", target))
                     .spawn()
-                    .unwrap()
+                    .unwrap();
+                // The capture starts once the I/O beside it reaches the
+                // device (empty traces on CI runs of 2026-12-02, after the
+                // tracer was already taken first).
+                let t = Instant::now();
+                while device_ios(target) == before && t.elapsed() < Duration::from_secs(20) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                child
             });
         let t = Instant::now();
         let out = tour.shell(&line).output().unwrap();
         if let Some(b) = beside {
+            std::fs::write(tour.path("work").join("beside.stop"), "").unwrap();
             let b = b.wait_with_output().unwrap();
             assert!(b.status.success(), "beside README.md:{}: {:?}", c.line, b);
         }
@@ -578,6 +592,21 @@ fn readme_commands_run_as_written() {
         "{ran} README commands ran in {:.0} s",
         t0.elapsed().as_secs_f64()
     );
+}
+
+/// Reads and writes a block device has completed (`/sys/block/NAME/stat`),
+/// 0 when it cannot be read.
+fn device_ios(dev: &str) -> u64 {
+    let name = std::path::Path::new(dev)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap_or_default();
+    let f: Vec<u64> = stat
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.first().copied().unwrap_or(0) + f.get(4).copied().unwrap_or(0)
 }
 
 /// The tour's own machinery: continuations, comments, quotes, scaling.
