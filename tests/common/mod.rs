@@ -241,9 +241,9 @@ pub fn kernel_tracer() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Starts `iosim capture DEV --duration SECS -o OUT` (with `--json` on
-/// its piped stdout when `json`; stderr piped) and gives the kernel's
-/// tracer 1.5 s to start before the caller's I/O. The caller holds
-/// [`kernel_tracer`] and waits for the child.
+/// its piped stdout when `json`; stderr piped) and returns once the device
+/// is traced, before the caller's I/O. The caller holds [`kernel_tracer`]
+/// and waits for the child.
 #[allow(dead_code)]
 pub fn start_capture(dev: &Path, duration: &str, out: &Path, json: bool) -> std::process::Child {
     let mut c = iosim();
@@ -262,8 +262,37 @@ pub fn start_capture(dev: &Path, duration: &str, out: &Path, json: bool) -> std:
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    wait_for_tracing(dev);
     child
+}
+
+/// Waits until `dev` is traced: its `trace/enable` on and, with the
+/// kernel's blk tracer, tracing on (at most 20 s: a loaded machine took 4 s
+/// to start the tracer, longer than the fixed 1.5 s this used to give it).
+#[allow(dead_code)]
+fn wait_for_tracing(dev: &Path) {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let name = std::fs::canonicalize(dev)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+        .unwrap_or_default();
+    let enable = format!("/sys/block/{name}/trace/enable");
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(20) {
+        let traced = read(&enable) == "1";
+        let tracer_on = read("/sys/kernel/tracing/current_tracer") != "blk"
+            || read("/sys/kernel/tracing/tracing_on") == "1";
+        if traced && tracer_on {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
 }
 
 /// Ends a test that cannot run here, with `why` printed; under CI
