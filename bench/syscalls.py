@@ -8,10 +8,15 @@ The fast device is a loop device over a file in /dev/shm with direct I/O on
 none touches a disk. Creating it needs root and losetup; without them this
 script (and the F rows of bench/compare.py) skip with the reason.
 
-System calls are counted with strace -f -c (a count, not a time: the same
-binary gives the same figure on a busy machine) for two runs that differ only
+System calls are counted with strace -f -c for two runs that differ only
 in the number of I/Os (--number-ios), and the difference in calls is divided
-by the difference in I/Os, so that start-up and shutdown cancel out.
+by the difference in I/Os, so that start-up and shutdown cancel out. A count,
+not a time, but not the same on a busy machine: with a CPU hog beside it,
+io_uring completions come back fewer at a time and iosim enters the kernel
+more often (1.74 calls per I/O for reads, measured 2026-12-02, against 1.00
+quiet). So a figure over --max is measured again, up to three times, and the
+lowest counts: a change that adds a call to the per-I/O path adds it every
+time, a busy machine only now and then.
 
     bench/syscalls.py                 # print calls per I/O, reads and writes, QD 32
     bench/syscalls.py --max 1.5       # also fail (exit 1) above 1.5: the .ci/run guard
@@ -141,6 +146,13 @@ def main():
         worst = 0.0
         for rw in ("randread", "randwrite"):
             calls, enters = per_io(lambda n: strace_calls(iosim_argv(a.iosim, fast.path, rw, a.qd, n), env))
+            for _ in range(2):
+                if a.max is None or calls <= a.max:
+                    break
+                print(f"iosim {rw}: {calls:.3f} system calls per I/O, over {a.max}: measuring again "
+                      "(a busy machine adds calls now and then)")
+                again = per_io(lambda n: strace_calls(iosim_argv(a.iosim, fast.path, rw, a.qd, n), env))
+                calls, enters = min((calls, enters), again)
             worst = max(worst, calls)
             print(f"iosim {rw} 4 KiB QD {a.qd} (io_uring) on a loop device over /dev/shm: "
                   f"{calls:.3f} system calls per I/O ({enters:.3f} io_uring_enter)")
