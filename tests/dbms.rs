@@ -115,7 +115,7 @@ fn every_database_is_qualified_with_its_workloads_settings_and_rules() {
         if dbms == "mysql" {
             let notes = doc["notes"].to_string();
             assert!(
-                notes.contains("--commit-rate 340: mysql-oltp's commit workloads ran at your rate (redo-commit 286 a second, binlog-commit 220 a second)"),
+                notes.contains("--commit-rate 340: mysql-oltp measured at 170 commits a second, run at 340 (redo-commit 286 a second, binlog-commit 220 a second)"),
                 "{notes}"
             );
         }

@@ -321,6 +321,8 @@ pub struct PlannedProfile {
     /// What `--profile` named (a file or a built-in name); `None` for one of
     /// the database's own profiles.
     pub given: Option<String>,
+    /// What `--commit-rate` changed in it, for the report's notes.
+    pub commit_note: Option<String>,
 }
 
 /// The profiles the profiles stage runs: the user's (`--profile`), else the
@@ -343,7 +345,8 @@ pub fn planned_profiles(
             .iter_mut()
             .filter(|p| p.profile.commit_rate.is_some())
         {
-            p.profile = p.profile.clone().at_commit_rate(c)?.0;
+            let (scaled, note) = p.profile.clone().at_commit_rate(c)?;
+            (p.profile, p.commit_note) = (scaled, Some(note));
         }
     }
     if let Some(c) = cfg.db_cache {
@@ -371,6 +374,7 @@ fn profiles_to_run(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<Vec
                     profile: crate::profile::Profile::load(name)?,
                     roles,
                     given: None,
+                    commit_note: None,
                 })
             })
             .collect();
@@ -384,6 +388,7 @@ fn profiles_to_run(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<Vec
                 profile,
                 roles,
                 given: Some(given.clone()),
+                commit_note: None,
             })
         })
         .collect()

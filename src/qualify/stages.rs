@@ -282,22 +282,8 @@ pub(super) fn stage_profiles(
     c: &mut Collected,
 ) -> anyhow::Result<(usize, String)> {
     let list = planned_profiles(cfg, locs)?;
-    if let Some(n) = cfg.commit_rate {
-        for p in list.iter().filter(|p| p.profile.commit_rate.is_some()) {
-            let scaled: Vec<String> = p
-                .profile
-                .workloads
-                .iter()
-                .filter(|w| w.per_commit)
-                .map(|w| format!("{} {} a second", w.name, w.rate_iops.unwrap_or(0)))
-                .collect();
-            c.notes.push(format!(
-                "--commit-rate {n}: {}'s commit workloads ran at your rate ({}); its other workloads at their measured rates",
-                p.profile.name,
-                scaled.join(", ")
-            ));
-        }
-    }
+    c.notes
+        .extend(list.iter().filter_map(|p| p.commit_note.clone()));
     let count = list.len();
     let phases: usize = list.iter().map(|p| p.profile.phases().len()).sum();
     let duration = per_run(slot, phases);
@@ -306,6 +292,7 @@ pub(super) fn stage_profiles(
         profile: p,
         roles,
         given,
+        ..
     } in list
     {
         if opts.stop.load(Ordering::Relaxed) {

@@ -459,7 +459,7 @@ fn shared_devices(
     caches: impl Iterator<Item = CacheMode>,
 ) -> Vec<SharedDevice> {
     // Whose writes go through the page cache without O_DSYNC.
-    let buffered: Vec<bool> = caches.map(|c| !(c.is_direct() || c.is_sync())).collect();
+    let buffered: Vec<bool> = caches.map(|c| !c.writes_reach_device()).collect();
     let mut out: Vec<SharedDevice> = Vec::new();
     for (wi, (res, m)) in resolutions.iter().zip(merged).enumerate() {
         for (ti, r) in res.iter().enumerate() {

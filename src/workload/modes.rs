@@ -121,6 +121,12 @@ impl CacheMode {
         )
     }
 
+    /// True when each write must reach the device before it completes
+    /// (O_DIRECT or O_DSYNC); otherwise it may wait in the page cache.
+    pub fn writes_reach_device(self) -> bool {
+        self.is_direct() || self.is_sync()
+    }
+
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
