@@ -457,3 +457,84 @@ fn a_tail_rewrite_reaches_the_block_layer_as_a_wal_writes() {
     assert_eq!(q["sequential"]["tail_rewrites"], 0, "{}", q["sequential"]);
     assert_eq!(q["sequential"]["write_share"], 1.0, "{}", q["sequential"]);
 }
+
+/// Issue 38 parts 1 and 2: how flushes are shared, as the block layer sees
+/// it. A loop device traced by `iosim capture` while iosim writes 4 KiB
+/// direct at QD 8 with a flush after every 8 writes: with
+/// `--flush-barrier` no flush is submitted while a write is in flight and
+/// no write while the flush is, and the profile the fingerprint writes
+/// says `flush_barrier = true`; without it the flush is queued behind the
+/// writes still in flight; with four `--group-commit` committers one flush
+/// at a time serves them and the profile says `group_commit = true`. Each
+/// profile loads.
+#[test]
+fn the_fingerprint_tells_a_barrier_and_group_commit_from_independent_flushes() {
+    if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
+        return common::skip("no tracefs or debugfs on this kernel");
+    }
+    let _turn = common::kernel_tracer();
+    let Some(lo) = common::LoopDev::new(16 << 20) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let traced = |name: &str, args: &[&str]| {
+        let cap_name = dir.path().join(name);
+        let cap = common::start_capture(&lo.dev, "4s", &cap_name, false);
+        common::success(
+            iosim()
+                .args(["run", lo.dev.to_str().unwrap(), "--rw", "randwrite"])
+                .args(["--bs", "4k", "--cache", "direct", "--size", "8M"])
+                .args(["--duration", "0", "--allow-destroy", "--no-save", "-q"])
+                .args(args),
+        );
+        let out = cap.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let prof = dir.path().join(format!("{name}.toml"));
+        common::success(
+            iosim()
+                .arg("fingerprint")
+                .arg(&cap_name)
+                .arg("--out")
+                .arg(&prof),
+        );
+        let toml = std::fs::read_to_string(&prof).unwrap();
+        common::success(iosim().args(["profile", "show"]).arg(&prof));
+        (json(&[cap_name.as_os_str()]), toml)
+    };
+    let share = |f: &serde_json::Value, key: &str| {
+        stream(f, "queue", "all")["flushes"]["order"][key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no {key} in {f}"))
+    };
+    let batch = ["--qd", "8", "--fdatasync", "8", "--number-ios", "400"];
+    let (f, toml) = traced("barrier", &[&batch[..], &["--flush-barrier"]].concat());
+    assert_eq!(stream(&f, "queue", "all")["flushes"]["flushes"], 50);
+    assert_eq!(share(&f, "flushes_behind_writes"), 0.0, "{f}");
+    assert_eq!(share(&f, "writes_during_flush"), 0.0, "{f}");
+    assert!(toml.contains("\nflush_barrier = true"), "{toml}");
+    assert!(!toml.contains("group_commit"), "{toml}");
+    let (f, toml) = traced("plain", &batch);
+    eprintln!("plain: {}", stream(&f, "queue", "all")["flushes"]);
+    assert!(share(&f, "flushes_behind_writes") > 0.5, "{f}");
+    assert!(!toml.contains("flush_barrier") && !toml.contains("group_commit"));
+    let group = ["--threads", "4", "--qd", "1", "--fdatasync", "1"];
+    let (f, toml) = traced(
+        "group",
+        &[&group[..], &["--group-commit", "--number-ios", "400"]].concat(),
+    );
+    eprintln!("{}\n{toml}", stream(&f, "queue", "all"));
+    // One flush at a time (the queue layer pairs a flush's Q with the next
+    // flush completion, which can stray now and then).
+    assert!(share(&f, "flushes_overlapping") <= 0.025, "{f}");
+    assert!(share(&f, "writes_during_flush") > 0.2, "{f}");
+    assert!(toml.contains("\ngroup_commit = true"), "{toml}");
+    // Four committers at most, each with one write in flight.
+    let order = &stream(&f, "queue", "all")["flushes"]["order"];
+    let most = order["max_writes_in_flight"].as_u64().unwrap();
+    assert!((2..=4).contains(&most), "{order}");
+    assert!(toml.contains(&format!("\nthreads = {most}")), "{toml}");
+}

@@ -5,6 +5,7 @@
 //!   functions over [`crate::replay::events::EventLog`] (the replay's readers);
 //! - [`streams`]: which stream each I/O belongs to (`--region`, an iolog's files);
 //! - [`outstanding`]: I/Os in flight over time, from completions;
+//! - [`flushorder`]: how flushes are ordered against writes and each other;
 //! - [`render`]: the text table;
 //! - [`profile_out`]: an iosim profile TOML that reproduces a fingerprint;
 //! - [`compare`]: two fingerprints side by side with ratios and tolerances.
@@ -16,6 +17,7 @@
 //! one, `application` (what fio submitted).
 
 pub mod compare;
+pub mod flushorder;
 pub mod outstanding;
 pub mod profile_out;
 pub mod render;
@@ -204,6 +206,10 @@ pub struct Flushes {
     pub per_write: f64,
     /// fua / writes.
     pub fua_per_write: f64,
+    /// How the flushes are ordered against the writes and each other,
+    /// where the trace has completions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<flushorder::FlushOrder>,
 }
 
 /// Arrival rate and burstiness of data I/Os (over the layer's whole span,
@@ -423,7 +429,10 @@ pub fn stream_print(
             })
             .collect(),
         sequential: sequential(&data),
-        flushes: flushes(ios, writes),
+        flushes: Flushes {
+            order: flushorder::of(ios, completions),
+            ..flushes(ios, writes)
+        },
         arrival: arrival(&data, span),
         outstanding: if completions {
             Some(outstanding::of(ios))
@@ -487,6 +496,7 @@ pub fn flushes(ios: &[LayerIo], writes: u64) -> Flushes {
         fua,
         per_write: per(flushes),
         fua_per_write: per(fua),
+        order: None,
     }
 }
 

@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use super::flushorder::Sharing;
 use super::{Fingerprint, Layer, LayerPrint, StreamPrint};
 use crate::units::format_size_arg;
 
@@ -225,7 +226,8 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
         );
         let _ = writeln!(out, "bssplit = \"{split}\"");
     }
-    let qd = concurrency(out, s);
+    let sharing = sharing(s);
+    let qd = concurrency(out, s, sharing);
     if log {
         tail_rewrite(out, s, rw, qd);
     }
@@ -248,7 +250,16 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
         "cache = \"{}\"",
         if all_aligned { "direct" } else { "buffered" }
     );
-    skew_and_flushes(out, s);
+    skew_and_flushes(out, s, sharing);
+}
+
+/// How the stream's flushes were shared ([`Sharing`]), judged where its
+/// I/Os overlapped at all (more than one in flight at some time).
+fn sharing(s: &StreamPrint) -> Sharing {
+    let concurrent = s.outstanding.as_ref().is_some_and(|o| o.max > 1);
+    s.flushes.order.as_ref().map_or(Sharing::Independent, |o| {
+        o.sharing(s.flushes.flushes, concurrent, s.flushes.per_write)
+    })
 }
 
 /// `tail_rewrite` for a log whose writes start in the last 4 KiB page of
@@ -296,7 +307,8 @@ fn tail_rewrite(out: &mut String, s: &StreamPrint, rw: &str, qd: u32) {
 }
 
 /// `qd`, `threads` and `rate_iops`; returns the `qd` written.
-fn concurrency(out: &mut String, s: &StreamPrint) -> u32 {
+fn concurrency(out: &mut String, s: &StreamPrint, sharing: Sharing) -> u32 {
+    let mut threads = 1;
     let qd = match &s.outstanding {
         Some(o) => {
             let _ = writeln!(
@@ -308,9 +320,29 @@ fn concurrency(out: &mut String, s: &StreamPrint) -> u32 {
             // keeps (fio's iodepth 8 on a loop device: p50 8, mean 6.1, the
             // mean also counting the application's own time between a
             // completion and its next submission); with rate_iops set, qd
-            // only caps a paced stream.
-            let qd = o.p50.clamp(1, 1024) as u32;
-            let _ = writeln!(out, "qd = {qd}\nthreads = 1");
+            // only caps a paced stream. A barrier's flush holds the level
+            // at 1 between batches: its writes' depth is the high level
+            // (p99). Group commit's committers each have at most one write
+            // in flight: at least the most writes in flight at once commit.
+            let high = o.p99.clamp(1, 1024) as u32;
+            let qd = match sharing {
+                Sharing::Barrier => high,
+                Sharing::GroupCommit => {
+                    let most = s
+                        .flushes
+                        .order
+                        .as_ref()
+                        .map_or(2, |f| f.max_writes_in_flight);
+                    threads = most.clamp(2, 1024) as u32;
+                    let _ = writeln!(
+                        out,
+                        "# measured: at most {most} writes in flight at once: a committer each"
+                    );
+                    1
+                }
+                Sharing::Independent => o.p50.clamp(1, 1024) as u32,
+            };
+            let _ = writeln!(out, "qd = {qd}\nthreads = {threads}");
             qd
         }
         None => {
@@ -323,14 +355,23 @@ fn concurrency(out: &mut String, s: &StreamPrint) -> u32 {
         }
     };
     if let Some(iops) = s.arrival.iops {
-        let _ = writeln!(out, "# measured: arrival rate {iops:.1} I/Os a second");
-        let _ = writeln!(out, "rate_iops = {}", iops.round().max(1.0) as u64);
+        let _ = writeln!(
+            out,
+            "# measured: arrival rate {iops:.1} I/Os a second{}",
+            if threads > 1 {
+                format!(" ({threads} threads share it)")
+            } else {
+                String::new()
+            }
+        );
+        let per = iops / f64::from(threads);
+        let _ = writeln!(out, "rate_iops = {}", per.round().max(1.0) as u64);
     }
     qd
 }
 
-/// `distribution` and `fdatasync`.
-fn skew_and_flushes(out: &mut String, s: &StreamPrint) {
+/// `distribution`, `fdatasync` and how the flush is shared.
+fn skew_and_flushes(out: &mut String, s: &StreamPrint, sharing: Sharing) {
     let hot10 = s.skew.hottest_10pct_share;
     let _ = writeln!(
         out,
@@ -351,10 +392,44 @@ fn skew_and_flushes(out: &mut String, s: &StreamPrint) {
         "# measured: {} flushes ({} empty), {:.3} per write; FUA {:.3} per write (not expressible)",
         f.flushes, f.empty, f.per_write, f.fua_per_write
     );
-    if s.writes > 0 && f.per_write > 0.0 {
-        let every = (1.0 / f.per_write).round().clamp(1.0, 1e6) as u32;
-        let _ = writeln!(out, "fdatasync = {every}");
+    if s.writes == 0 || f.per_write <= 0.0 {
+        return;
     }
+    if let Some(o) = &f.order {
+        let _ = writeln!(
+            out,
+            "# measured: flushes submitted over another flush {}, with writes in flight {}; writes submitted during a flush {}",
+            opt3(o.flushes_overlapping),
+            opt3(o.flushes_behind_writes),
+            opt3(o.writes_during_flush)
+        );
+    }
+    match sharing {
+        Sharing::GroupCommit => {
+            // Each committer's write is a commit; how many share a flush
+            // follows from the storage's flush latency, as the database's.
+            let _ = writeln!(
+                out,
+                "# one flush at a time while writes go on: group commit (one flusher serves every committer)\n\
+                 fdatasync = 1\ngroup_commit = true"
+            );
+        }
+        _ => {
+            let every = (1.0 / f.per_write).round().clamp(1.0, 1e6) as u32;
+            let _ = writeln!(out, "fdatasync = {every}");
+            if sharing == Sharing::Barrier {
+                let _ = writeln!(
+                    out,
+                    "# no flush behind a write in flight, no write behind a flush: each flush is a barrier\n\
+                     flush_barrier = true"
+                );
+            }
+        }
+    }
+}
+
+fn opt3(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.3}"))
 }
 
 #[cfg(test)]

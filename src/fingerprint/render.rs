@@ -97,6 +97,27 @@ pub fn metrics(s: &StreamPrint) -> Vec<Metric> {
         m("FUA writes", Some(s.flushes.fua as f64), Count),
         m("flushes per write", Some(s.flushes.per_write), PerWrite),
         m("FUA per write", Some(s.flushes.fua_per_write), PerWrite),
+    ];
+    if let Some(f) = &s.flushes.order {
+        v.extend([
+            m(
+                "flushes submitted over another flush",
+                f.flushes_overlapping,
+                Share,
+            ),
+            m(
+                "flushes submitted with writes in flight",
+                f.flushes_behind_writes,
+                Share,
+            ),
+            m(
+                "writes submitted during a flush",
+                f.writes_during_flush,
+                Share,
+            ),
+        ]);
+    }
+    v.extend([
         m("arrival rate", s.arrival.iops, Rate),
         m(
             "burstiness (CV of 100 ms counts)",
@@ -127,7 +148,7 @@ pub fn metrics(s: &StreamPrint) -> Vec<Metric> {
             Some(s.skew.span_end.saturating_sub(s.skew.span_start) as f64),
             Bytes,
         ),
-    ];
+    ]);
     if s.discards > 0 {
         v.push(m("discards", Some(s.discards as f64), Count));
     }
