@@ -42,7 +42,9 @@ Tracing: blktrace | blkparse when the kernel allows it; on kernels that lock
 debugfs down (dmesg: "Lockdown: blktrace: debugfs access is restricted") the
 kernel's own blk tracer through tracefs (/sys/block/loopN/trace/enable,
 current_tracer=blk, trace_clock=mono while tracing), which emits the same
-records as text. Only queue and issue events are recorded. The setup
+records as text. Queue, issue and complete events are recorded (the completions
+give `iosim fingerprint` of a kept trace its outstanding I/Os and flush
+ordering; the figures here use queue and issue only). The setup
 (initdb + pgbench -i, sysbench prepare, etcd's keys, RocksDB's fill, Redis's
 preload, SQLite's table) is not traced; before the measured window the page
 cache is dropped (sync; echo 3 > /proc/sys/vm/drop_caches).
@@ -557,7 +559,7 @@ class ExtentSnapshots(threading.Thread):
 
 TRACEFS_LINE = re.compile(
     r"^\s*.*?-(\d+)\s+\[\d+\]\s+\S+\s+(\d+\.\d+):\s+(\d+),(\d+)\s+([A-Z]{1,2})\s+([A-Z]+)\s+"
-    r"(?:(\d+)\s+\+\s+(\d+)\s+)?\[(.*?)\]")
+    r"(?:(\d+)\s+\+\s+(\d+)\s+|-?\d+\s+)?\[(.*?)\]")
 BLKPARSE_FMT = "%M,%m %T %t %p %a %d %S %n [%C]\\n"
 BLKPARSE_LINE = re.compile(r"^(\d+),(\d+) (\d+) (\d+) (\d+) ([A-Z]{1,2}) ([A-Z]+) (\d+) (\d+) \[(.*)\]$")
 
@@ -614,7 +616,7 @@ class Tracer:
         out = open(self.out_path, "w")
         errp = self.out_path + ".blktrace-stderr"
         err = open(errp, "w")
-        bt = subprocess.Popen(["blktrace", "-d", self.disk.dev, "-a", "queue", "-a", "issue", "-o", "-"],
+        bt = subprocess.Popen(["blktrace", "-d", self.disk.dev, "-a", "queue", "-a", "issue", "-a", "complete", "-o", "-"],
                               stdout=subprocess.PIPE, stderr=err, start_new_session=True)
         bp = subprocess.Popen(["blkparse", "-q", "-i", "-", "-f", BLKPARSE_FMT], stdin=bt.stdout, stdout=out,
                               stderr=subprocess.DEVNULL, start_new_session=True)
@@ -680,9 +682,9 @@ class Tracer:
         _write(f"{TRACEFS}/trace", "")
         _write(enable, "1")
         try:
-            _write(f"/sys/block/{self.disk.name}/trace/act_mask", "queue,issue")
+            _write(f"/sys/block/{self.disk.name}/trace/act_mask", "queue,issue,complete")
         except OSError as e:
-            self.notes.append(f"could not limit the tracer to queue and issue events ({e})")
+            self.notes.append(f"could not limit the tracer to queue, issue and complete events ({e})")
         _write(f"{TRACEFS}/current_tracer", "blk")  # before the pipe opens: EBUSY while it is open
         out = open(self.out_path, "w")
         p = subprocess.Popen(["cat", f"{TRACEFS}/trace_pipe"], stdout=out, start_new_session=True)
@@ -2071,8 +2073,13 @@ SELF_TEST_TRACE = """\
 
 def self_test():
     events = [e for e in (parse_trace_line(l) for l in SELF_TEST_TRACE.splitlines()) if e]
-    assert len(events) == 17, len(events)
+    assert len(events) == 18, len(events)  # the empty flush's completion too
     assert parse_rwbs("FWFSM") == (True, "W", True, False, True)
+    # Completions: with sectors, and an empty flush's (its error code and no sectors).
+    c = parse_trace_line("  ksoftirqd/1-22  [001] d.s1.  1586.551054:   7,0    C  FN 0 [0]")
+    assert c is not None and c[1:5] == ("C", "FN", 0, 0), c
+    c = parse_trace_line("  <idle>-0  [000] d.h1.  1586.5: 7,0    C  WS 1000 + 16 [0]")
+    assert c is not None and c[1:5] == ("C", "WS", 1000, 16), c
     assert parse_rwbs("FN") == (True, "N", False, False, False)
     assert parse_rwbs("RA") == (False, "R", False, True, False)
     assert size_bucket(8192) == "8K" and size_bucket(12288) == "other" and size_bucket(2048) == "<4K"

@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The worker thread's function (src/runner/worker.rs); rename both together.
+# The worker thread's function (src/runner/worker/mod.rs); rename both together.
 WORKER_FN = "iosim::runner::worker::worker"
 ROOT = os.path.dirname(HERE)
 

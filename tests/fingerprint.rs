@@ -460,11 +460,11 @@ fn a_tail_rewrite_reaches_the_block_layer_as_a_wal_writes() {
 
 /// Issue 38 parts 1 and 2: how flushes are shared, as the block layer sees
 /// it. A loop device traced by `iosim capture` while iosim writes 4 KiB
-/// direct at QD 8 with a flush after every 8 writes: with
+/// direct at QD 16 with a flush after every 8 writes: with
 /// `--flush-barrier` no flush is submitted while a write is in flight and
 /// no write while the flush is, and the profile the fingerprint writes
-/// says `flush_barrier = true`; without it the flush is queued behind the
-/// writes still in flight; with four `--group-commit` committers one flush
+/// says `flush_barrier = true`; without it writes go on while the flush is
+/// in flight; with four `--group-commit` committers one flush
 /// at a time serves them and the profile says `group_commit = true`. Each
 /// profile loads.
 #[test]
@@ -510,7 +510,10 @@ fn the_fingerprint_tells_a_barrier_and_group_commit_from_independent_flushes() {
             .as_f64()
             .unwrap_or_else(|| panic!("no {key} in {f}"))
     };
-    let batch = ["--qd", "8", "--fdatasync", "8", "--number-ios", "400"];
+    // Twice as many slots as a batch: the flush is queued in the same
+    // submission as its batch's last writes, not once a slot frees (on a
+    // busy machine every write of the batch had completed by then).
+    let batch = ["--qd", "16", "--fdatasync", "8", "--number-ios", "400"];
     let (f, toml) = traced("barrier", &[&batch[..], &["--flush-barrier"]].concat());
     assert_eq!(stream(&f, "queue", "all")["flushes"]["flushes"], 50);
     assert_eq!(share(&f, "flushes_behind_writes"), 0.0, "{f}");
@@ -518,15 +521,19 @@ fn the_fingerprint_tells_a_barrier_and_group_commit_from_independent_flushes() {
     assert!(toml.contains("\nflush_barrier = true"), "{toml}");
     assert!(!toml.contains("group_commit"), "{toml}");
     let (f, toml) = traced("plain", &batch);
-    eprintln!("plain: {}", stream(&f, "queue", "all")["flushes"]);
-    assert!(share(&f, "flushes_behind_writes") > 0.5, "{f}");
+    // Writes go on while the flush is in flight, which a barrier never
+    // lets happen (0.24-0.25 of the writes, quiet or beside a CPU hog on
+    // each core and two other tests). Whether the flush is submitted while
+    // its batch is still in flight depends on the machine: io_uring hands
+    // an fsync to a worker thread, which a busy machine runs late (0.94 of
+    // the flushes quiet, 0.34 or under 0.1 busy).
+    assert!(share(&f, "writes_during_flush") >= 0.05, "{f}");
     assert!(!toml.contains("flush_barrier") && !toml.contains("group_commit"));
     let group = ["--threads", "4", "--qd", "1", "--fdatasync", "1"];
     let (f, toml) = traced(
         "group",
         &[&group[..], &["--group-commit", "--number-ios", "400"]].concat(),
     );
-    eprintln!("{}\n{toml}", stream(&f, "queue", "all"));
     // One flush at a time (the queue layer pairs a flush's Q with the next
     // flush completion, which can stray now and then).
     assert!(share(&f, "flushes_overlapping") <= 0.025, "{f}");

@@ -16,7 +16,8 @@ pub struct FingerprintArgs {
     pub traces: Vec<PathBuf>,
 
     /// Split the device into streams by offset, each with its own figures (repeat it;
-    /// e.g. --region wal=0..512M --region data=512M..8G; I/Os in no region make the stream 'other').
+    /// e.g. --region wal=0..512M --region data=512M..8G; I/Os in no region make the stream 'other';
+    /// a name given again adds a range to its stream, as a file's extents).
     #[arg(long, value_name = "NAME=START..END", value_parser = region_arg)]
     pub region: Vec<Region>,
 

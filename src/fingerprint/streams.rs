@@ -1,7 +1,7 @@
 //! Streams: which part of a trace each I/O belongs to. The whole trace is
 //! one stream (`all`) unless `--region NAME=START..END` splits the offsets
 //! (a WAL's region and the data's on one device; I/Os in none go to
-//! `other`), or a fio iolog names several files (one stream per file;
+//! `other`; a name given again adds a range to its stream), or a fio iolog names several files (one stream per file;
 //! with regions too, `FILE:REGION`).
 //!
 //! An empty flush has no offset: it counts for the stream that the last
@@ -60,7 +60,9 @@ impl Region {
         })
     }
 
-    /// Checks a set of regions: distinct names, none named `other`, no overlap.
+    /// Checks a set of regions: none named `other`, no overlap. A name
+    /// given more than once gathers its ranges into one stream (a file's
+    /// extents: PostgreSQL's WAL segments).
     pub fn check_all(regions: &[Region]) -> Result<(), FingerprintError> {
         for (k, a) in regions.iter().enumerate() {
             let text = format!("{}={}..{}", a.name, a.start, a.end);
@@ -74,9 +76,6 @@ impl Region {
                 ));
             }
             for b in &regions[..k] {
-                if a.name == b.name {
-                    return Err(bad(format!("the name '{}' is given twice", a.name)));
-                }
                 if a.start < b.end && b.start < a.end {
                     return Err(bad(format!("it overlaps the region '{}'", b.name)));
                 }
@@ -96,10 +95,12 @@ pub fn split(
 ) -> Vec<(String, Vec<LayerIo>)> {
     let by_file =
         matches!(format, TraceFormat::FioIologV2 | TraceFormat::FioIologV3) && sources.len() > 1;
+    // A region's stream is the first region of its name.
     let region_of = |offset: u64| {
         regions
             .iter()
-            .position(|r| offset >= r.start && offset < r.end)
+            .find(|r| offset >= r.start && offset < r.end)
+            .and_then(|r| regions.iter().position(|x| x.name == r.name))
             .unwrap_or(regions.len())
     };
     // Key: (file or 0, region index or regions.len() for none/other).

@@ -84,6 +84,20 @@ fn regions_split_streams_and_flushes_follow_writes() {
     assert_eq!(q.streams[0].flushes.flushes, 2);
     assert_eq!((q.streams[1].reads, q.streams[1].flushes.flushes), (2, 0));
     assert_eq!(q.streams[1].flushes.per_write, 0.0);
+    // A name given again adds a range to its stream (a file's extents):
+    // the WAL's two writes, one in each of its ranges, are one stream.
+    let regions = [
+        Region::parse("wal=0..4K").unwrap(),
+        Region::parse("data=1M..1G").unwrap(),
+        Region::parse("wal=4K..1M").unwrap(),
+    ];
+    Region::check_all(&regions).unwrap();
+    let f = print(&regions);
+    let q = layer(&f, Layer::Queue);
+    let names: Vec<&str> = q.streams.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["wal", "data"]);
+    assert_eq!(q.streams[0].writes, 2);
+    assert_eq!(q.streams[0].sequential.tail_rewrites, 1);
 }
 
 #[test]

@@ -16,16 +16,19 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
-
 use super::ordered::{Ordered, Step};
 use crate::clock::{now_ns, MAX_NAP_NS};
-use crate::engine::{self, Completion, EngineConfig, IoEngine, IoReq, Op};
+use crate::engine::{self, Completion, IoEngine, IoReq, Op};
 use crate::stats::{RwStats, SlowAfterWindow};
 use crate::sysmon::{cpu, procs};
 use crate::workload::data::WriteData;
 use crate::workload::measured::ShapeStats;
-use crate::workload::{OffsetGen, SeqLayout, WorkloadSpec};
+use crate::workload::{OffsetGen, WorkloadSpec};
+
+mod intervals;
+mod setup;
+
+use setup::{io_limit, offset_gen, setup, test_panic, thread_seed, TestPanic, Waits};
 
 use super::pacing::Pacer;
 use super::result::IoErrorRecord;
@@ -156,197 +159,6 @@ pub(super) fn worker(ctx: WorkerCtx, plan: WorkerPlan) -> anyhow::Result<WorkerO
         w.verify_pass()?;
     }
     Ok(w.finish(cpu_used))
-}
-
-/// What the rest of a run waits on from one worker: its arrival at the gate
-/// (the main thread waits for every worker's) and, with `--verify`, its end
-/// of the workload (the verify pass waits for every worker's). Dropped on
-/// any way out of [`worker`] (an error, a panic unwinding), it arrives where
-/// the worker has not yet; on a panic it also sets the stop flag and ends
-/// the window, so the run ends at once and fails instead of hanging.
-struct Waits<'a> {
-    ctx: &'a WorkerCtx,
-    gate: bool,
-    verify: bool,
-}
-
-impl Waits<'_> {
-    fn arrive_gate(&mut self) {
-        if !self.gate {
-            self.gate = true;
-            self.ctx.window.arrive();
-        }
-    }
-
-    fn arrive_verify(&mut self) {
-        if !self.verify {
-            self.verify = true;
-            if let Some(v) = &self.ctx.verify {
-                v.arrive();
-            }
-        }
-    }
-}
-
-impl Drop for Waits<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.ctx.stop.store(true, Ordering::Relaxed);
-            self.ctx.window.stop_at(now_ns());
-        }
-        self.arrive_gate();
-        self.arrive_verify();
-    }
-}
-
-/// Where a worker panics on purpose, for the tests of what a run does when a
-/// worker thread dies (`IOSIM_TEST_WORKER_PANIC=setup|run`: the first worker
-/// panics after setting up, before it reaches the gate, or once the gate has
-/// opened). Read once per worker before it starts; nothing per I/O.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TestPanic {
-    None,
-    SetUp,
-    Run,
-}
-
-impl TestPanic {
-    fn at(self, here: TestPanic) {
-        if self != TestPanic::None && self == here {
-            panic!("IOSIM_TEST_WORKER_PANIC asked this worker to panic ({here:?})");
-        }
-    }
-}
-
-fn test_panic(plan: &WorkerPlan) -> TestPanic {
-    if plan.thread != 0 {
-        return TestPanic::None;
-    }
-    match std::env::var("IOSIM_TEST_WORKER_PANIC").as_deref() {
-        Ok("setup") => TestPanic::SetUp,
-        Ok("run") => TestPanic::Run,
-        _ => TestPanic::None,
-    }
-}
-
-/// Pins the thread, creates the engine and fills write buffers.
-fn setup(
-    ctx: &WorkerCtx,
-    plan: &WorkerPlan,
-) -> anyhow::Result<(Box<dyn IoEngine>, Option<usize>, usize)> {
-    let spec = &ctx.spec;
-    let mut cpu_used = None;
-    if let Some(cpus) = &plan.cpu {
-        let r = if cpus.len() == 1 {
-            cpu::pin_to_cpu(cpus[0])
-        } else {
-            cpu::pin_to_cpus(cpus)
-        };
-        r.with_context(|| {
-            format!("cannot pin a worker to CPU(s) {cpus:?}: check --cpus against the CPUs online")
-        })?;
-        if cpus.len() == 1 {
-            cpu_used = Some(cpus[0]);
-        }
-    }
-    let slots = ctx.engine.caps.slots_for(spec.qd);
-    let fds = plan
-        .file
-        .as_ref()
-        .map(|f| vec![crate::platform::io::raw_file(f)])
-        .unwrap_or_default();
-    let cfg = EngineConfig {
-        fds,
-        slots,
-        slot_size: spec.bs as usize,
-        sqpoll: spec.sqpoll,
-        hipri: spec.hipri,
-        writable: spec.writes(),
-        sync_writes: spec.cache.is_sync(),
-    };
-    let mut eng = ctx
-        .engine
-        .create(&cfg)
-        .context("cannot set up the I/O engine")?;
-    if !eng.notes().is_empty() {
-        if let Ok(mut n) = ctx.notes.lock() {
-            n.extend(eng.notes());
-        }
-    }
-    if ctx.verify.is_some() {
-        VerifyHook::fill(eng.as_mut(), slots, plan.thread);
-    } else if spec.writes() {
-        let data = WriteData::for_thread(spec, plan.thread as u64, 0);
-        for s in 0..slots {
-            data.prepare(
-                eng.buffer(s),
-                spec.fill,
-                spec.seed ^ ((plan.thread as u64) << 32) ^ s as u64,
-            );
-        }
-    }
-    Ok((eng, cpu_used, slots))
-}
-
-/// This thread's seed for offsets and write stamps.
-fn thread_seed(spec: &WorkloadSpec, plan: &WorkerPlan) -> u64 {
-    spec.seed
-        .wrapping_add((plan.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
-}
-
-/// The offset generator of one thread: its share of the region, its seed.
-/// The I/Os one thread completes before it stops: `--number-ios`, or
-/// `--passes` times its region in blocks (the region split among the
-/// threads that share one sequential position), whichever is fewer.
-fn io_limit(spec: &WorkloadSpec, region_len: u64, threads_on_target: usize) -> u64 {
-    let passes = spec.passes.map_or(u64::MAX, |p| {
-        let region = match spec.seq_layout {
-            SeqLayout::Shared => region_len / threads_on_target.max(1) as u64,
-            _ => region_len,
-        };
-        (u64::from(p) * (region / spec.bs.max(1))).max(1)
-    });
-    spec.io_limit.unwrap_or(u64::MAX).min(passes)
-}
-
-fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
-    let spec = &ctx.spec;
-    let align = spec.effective_align();
-    let start = match spec.seq_layout {
-        SeqLayout::Split => {
-            let share = ctx.region_len / plan.threads_on_target as u64;
-            crate::units::align_down(share * plan.local as u64, spec.bs.max(align))
-        }
-        SeqLayout::Stride(s) => s.wrapping_mul(plan.local as u64),
-        SeqLayout::Shared | SeqLayout::Stripe(_) => 0,
-    };
-    let mut gen = OffsetGen::new(
-        ctx.region_start,
-        // A doublewrite area at the region's end is the copies' alone.
-        Ordered::own_len(spec.doublewrite, ctx.region_len),
-        spec.bs,
-        align,
-        spec.rw.is_random(),
-        start,
-        spec.write_pct,
-        thread_seed(spec, plan),
-    );
-    if let Some(p) = spec.random_pct {
-        gen = gen.mixed(p);
-    }
-    gen = gen
-        .shaped(spec, plan.target)
-        .sized(spec)
-        .tail_rewrite(spec)
-        .db_cache(spec);
-    match spec.seq_layout {
-        SeqLayout::Shared => gen = gen.shared(ctx.shared_offset.clone()),
-        SeqLayout::Stripe(s) if !spec.rw.is_random() => {
-            gen = gen.striped(s, plan.local, plan.threads_on_target)
-        }
-        _ => {}
-    }
-    gen
 }
 
 /// Per-slot state of the requests in flight.
@@ -1000,101 +812,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// The window has opened at `start`: measure from there.
-    fn start_measuring(&mut self, start: u64) {
-        self.win.measuring = true;
-        self.win.start = start;
-        self.win.next_boundary = start.saturating_add(self.ctx.interval_ns);
-        self.win.interval_index = 0;
-        self.cur.reset();
-        self.gen.reset_counts();
-        self.win.ru0 = cpu::rusage(true);
-        self.win.wait0 = procs::thread_run_delay_ns();
-    }
-
-    /// Hands the current interval to the main thread (once per interval) and
-    /// folds it into the whole run. Intervals this thread slept through are
-    /// reported empty in the same message; at the end of the window (or after
-    /// `--number-ios`) the last interval closes and this thread stops.
-    fn close_intervals(&mut self, now: u64) {
-        let iv = self.ctx.interval_ns;
-        let at_end = now >= self.win.end;
-        let last = at_end || self.measured_ios >= self.io_limit;
-        let first = self.win.interval_index;
-        // Offsets from the window's start.
-        let (through, end_rel) = if last {
-            let stop = if at_end { self.win.end } else { now };
-            self.win.measure_end = stop.max(self.win.start);
-            if at_end {
-                self.win.noticed_end_ts = now;
-            }
-            let rel = self.win.measure_end - self.win.start;
-            ((rel.saturating_sub(1) / iv) as usize, rel)
-        } else {
-            // `now` is in interval `cur`; those before it are closed.
-            let cur = ((now - self.win.start) / iv) as usize;
-            (cur - 1, cur as u64 * iv)
-        };
-        let through = through.max(first);
-        self.hand_over(first, through, end_rel, last);
-        self.whole.merge(&self.cur);
-        self.cur.reset();
-        self.win.interval_index = through + 1;
-        self.win.next_boundary = self
-            .win
-            .start
-            .saturating_add((through as u64 + 2).saturating_mul(iv));
-        if last {
-            self.stopping = true;
-            // Once, at the end of the window: what follows (draining, a
-            // verify pass) is not measured.
-            self.win.wait1 = procs::thread_run_delay_ns();
-        }
-    }
-
-    /// Hands intervals `first ..= through` (this interval's statistics in
-    /// `cur`) to the main thread, folded into the intervals held back before
-    /// them. They are held back in turn until the end of a multiple of the
-    /// run's stride, or when the channel is full (the main thread is
-    /// behind), except the `last` message, which waits for room: the series
-    /// gets every interval, the channel never more than its capacity.
-    fn hand_over(&mut self, first: usize, through: usize, end_ns: u64, last: bool) {
-        let in_flight = u32::try_from(self.io.inflight).unwrap_or(u32::MAX);
-        let msg = match self.held.take() {
-            Some(mut h) => {
-                h.stats.merge(&self.cur);
-                h.through = through;
-                h.end_ns = end_ns;
-                h.folded = true;
-                h.errors = self.errors;
-                h.in_flight = in_flight;
-                h
-            }
-            None => IntervalMsg {
-                workload: self.plan.workload,
-                target: self.plan.target,
-                thread: self.plan.thread,
-                first,
-                through,
-                end_ns,
-                stats: self.cur.clone(),
-                folded: false,
-                full: false,
-                errors: self.errors,
-                in_flight,
-            },
-        };
-        let stride = self.ctx.stride.load(Ordering::Relaxed).max(1) as usize;
-        if last {
-            let _ = self.ctx.tx.send(msg);
-        } else if (through + 1) % stride != 0 {
-            self.held = Some(msg);
-        } else if let Err(mpsc::TrySendError::Full(mut m)) = self.ctx.tx.try_send(msg) {
-            m.full = true;
-            self.held = Some(m);
-        }
-    }
-
     /// `--verify`: reads back this worker's share of the written blocks.
     fn verify_pass(&mut self) -> anyhow::Result<()> {
         if let Some(v) = &mut self.verify {
@@ -1171,33 +888,5 @@ impl<'a> Worker<'a> {
             verify: self.verify.map(|v| v.counts),
             late: self.late,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passes_stop_after_the_region_in_blocks() {
-        let mut spec = WorkloadSpec {
-            bs: 2300,
-            ..WorkloadSpec::default()
-        };
-        // No limit: runs for the duration.
-        assert_eq!(io_limit(&spec, 22 << 20, 1), u64::MAX);
-        // fio --size=22m --bs=2300 writes 10,029 blocks.
-        spec.passes = Some(1);
-        assert_eq!(io_limit(&spec, 22 << 20, 1), 10_029);
-        spec.passes = Some(3);
-        assert_eq!(io_limit(&spec, 22 << 20, 4), 30_087);
-        // Threads that share one position split the region.
-        spec.seq_layout = SeqLayout::Shared;
-        assert_eq!(io_limit(&spec, 22 << 20, 4), 3 * ((22 << 20) / 4 / 2300));
-        // --number-ios below it wins; a region under one block still does one.
-        spec.io_limit = Some(100);
-        assert_eq!(io_limit(&spec, 22 << 20, 1), 100);
-        spec.io_limit = None;
-        assert_eq!(io_limit(&spec, 1000, 1), 1);
     }
 }
