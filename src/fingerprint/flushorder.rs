@@ -44,6 +44,11 @@ pub const MIN_FLUSHES: u64 = 4;
 /// trace's first or last moments aside).
 pub const NEVER: f64 = 0.05;
 
+/// The fewest flushes per write group commit gives (at most 10 commits
+/// share a flush on average): a checkpoint's or writeback's one flush per
+/// hundreds of writes is not a commit's.
+pub const SHARED_FLUSH: f64 = 0.1;
+
 /// What the figures say about how the flushes are shared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sharing {
@@ -72,7 +77,10 @@ impl FlushOrder {
         }
         if behind <= NEVER && during <= NEVER {
             Sharing::Barrier
-        } else if overlap <= NEVER / 2.0 && during > 4.0 * NEVER && per_write < 0.9 {
+        } else if overlap <= NEVER / 2.0
+            && during > 4.0 * NEVER
+            && (SHARED_FLUSH..0.9).contains(&per_write)
+        {
             Sharing::GroupCommit
         } else {
             Sharing::Independent
@@ -194,8 +202,10 @@ mod tests {
         assert_eq!(o.flushes_behind_writes, Some(1.0));
         assert!(o.writes_during_flush.unwrap() > 0.5, "{o:?}");
         assert_eq!(o.sharing(8, true, 0.2), Sharing::GroupCommit);
-        // A flush per write is not a shared flush.
+        // A flush per write is not a shared flush, nor is a checkpoint's
+        // one per hundred writes.
         assert_eq!(o.sharing(8, true, 1.0), Sharing::Independent);
+        assert_eq!(o.sharing(8, true, 0.011), Sharing::Independent);
     }
 
     /// Flushes queued behind writes and over each other: independent.

@@ -32,9 +32,11 @@ use crate::replay::events::{EventAction, EventLog, EventOp, IoFlags};
 use crate::replay::TraceError;
 pub use streams::Region;
 
-/// A page: an I/O starting inside the previous one's last page (of this
-/// size) rewrites it (a WAL's partly filled tail page).
-pub const PAGE: u64 = 4096;
+/// The largest page a tail rewrite steps back over: an I/O starting inside
+/// the previous one of its direction, at most this far before its end,
+/// rewrites the previous one's last page (a WAL's partly filled tail page:
+/// PostgreSQL's 8 KiB, InnoDB's redo 512 bytes to 4 KiB, 16 KiB pages...).
+pub const MAX_TAIL_PAGE: u64 = 64 << 10;
 /// The unit of the offset skew: hot sets are counted in regions of 1 MiB.
 pub const SKEW_REGION: u64 = 1 << 20;
 /// The bin of the burstiness figures: 100 ms.
@@ -177,7 +179,7 @@ pub struct SizeShare {
 
 /// Sequentiality: an I/O is sequential when it starts where the previous
 /// I/O of the same direction (in this stream) ended; a tail rewrite starts
-/// inside that I/O's last 4 KiB page instead.
+/// inside that I/O instead, at most [`MAX_TAIL_PAGE`] before its end.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sequential {
     /// Sequential I/Os / I/Os with a previous one of their direction.
@@ -190,6 +192,10 @@ pub struct Sequential {
     pub write_share_with_tail_rewrites: f64,
     /// Writes that rewrite the previous write's last page.
     pub tail_rewrites: u64,
+    /// The page they rewrite: the most common step back from the previous
+    /// write's end to the rewrite's start (0: none).
+    #[serde(default)]
+    pub tail_page_bytes: u64,
 }
 
 /// Flushes and FUA.
@@ -446,21 +452,28 @@ pub fn stream_print(
 /// Sequentiality of data I/Os (in time order).
 pub fn sequential(data: &[&LayerIo]) -> Sequential {
     // Per direction: the previous I/O's (offset, end).
-    let mut prev: [Option<u64>; 2] = [None, None];
+    let mut prev: [Option<(u64, u64)>; 2] = [None, None];
     let (mut with_prev, mut seq, mut tail) = ([0u64; 2], [0u64; 2], [0u64; 2]);
+    let mut steps: BTreeMap<u64, u64> = BTreeMap::new();
     for i in data {
         let d = usize::from(i.op == EventOp::Write);
-        if let Some(end) = prev[d] {
+        if let Some((start, end)) = prev[d] {
             with_prev[d] += 1;
-            let last_page = crate::units::align_down(end.saturating_sub(1), PAGE);
             if i.offset == end {
                 seq[d] += 1;
-            } else if i.offset >= last_page && i.offset < end {
+            } else if i.offset >= start && i.offset < end && end - i.offset <= MAX_TAIL_PAGE {
                 tail[d] += 1;
+                if d == 1 {
+                    *steps.entry(end - i.offset).or_default() += 1;
+                }
             }
         }
-        prev[d] = Some(i.offset + u64::from(i.len));
+        prev[d] = Some((i.offset, i.offset + u64::from(i.len)));
     }
+    let tail_page_bytes = steps
+        .iter()
+        .max_by_key(|(step, n)| (**n, std::cmp::Reverse(**step)))
+        .map_or(0, |(step, _)| *step);
     let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     let all = with_prev[0] + with_prev[1];
     Sequential {
@@ -469,6 +482,7 @@ pub fn sequential(data: &[&LayerIo]) -> Sequential {
         write_share: share(seq[1], with_prev[1]),
         write_share_with_tail_rewrites: share(seq[1] + tail[1], with_prev[1]),
         tail_rewrites: tail[1],
+        tail_page_bytes,
     }
 }
 

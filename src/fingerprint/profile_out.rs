@@ -51,7 +51,7 @@ pub fn profile_toml(f: &Fingerprint, name: &str, dbms: Option<crate::dbms::Dbms>
     for s in &layer.streams {
         let _ = writeln!(
             out,
-            "#   {}: tail-page rewrites {} ({:.3} of writes start inside the previous write's last 4 KiB page);\n\
+            "#   {}: tail-page rewrites {} ({:.3} of writes start inside the previous write's last page);\n\
              #     FUA per write {:.3}; preflush vs. post-flush; burstiness (CV of 100 ms counts {}; peak/mean {});\n\
              #     the hottest 1% of 1 MiB regions takes {:.3} of I/Os; the size mix beyond {} sizes.",
             s.name,
@@ -254,19 +254,21 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
 }
 
 /// How the stream's flushes were shared ([`Sharing`]), judged where its
-/// I/Os overlapped at all (more than one in flight at some time).
+/// I/Os overlapped (more than one in flight for over 1% of the time).
 fn sharing(s: &StreamPrint) -> Sharing {
-    let concurrent = s.outstanding.as_ref().is_some_and(|o| o.max > 1);
+    let concurrent = s.outstanding.as_ref().is_some_and(|o| o.p99 > 1);
     s.flushes.order.as_ref().map_or(Sharing::Independent, |o| {
         o.sharing(s.flushes.flushes, concurrent, s.flushes.per_write)
     })
 }
 
-/// `tail_rewrite` for a log whose writes start in the last 4 KiB page of
-/// the one before (the fingerprint's page), when the profile can express it:
-/// sequential writes only, one at a time, none smaller than the page.
+/// `tail_rewrite` for a log whose writes start in the last page of the one
+/// before (the page the fingerprint measured: the most common step back),
+/// when the profile can express it: sequential writes only, one at a time,
+/// none smaller than the page.
 fn tail_rewrite(out: &mut String, s: &StreamPrint, rw: &str, qd: u32) {
-    const PAGE: u64 = 4096;
+    let page = s.sequential.tail_page_bytes.max(512);
+    let page_text = format_size_arg(page);
     let rewrites = s.sequential.tail_rewrites;
     if rewrites == 0 || s.writes < 2 {
         return;
@@ -284,8 +286,8 @@ fn tail_rewrite(out: &mut String, s: &StreamPrint, rw: &str, qd: u32) {
         Some("it is not sequential writes only")
     } else if qd != 1 {
         Some("it had more than one write outstanding, and a tail page is rewritten one write at a time")
-    } else if smallest < PAGE {
-        Some("some writes are smaller than the 4 KiB page")
+    } else if smallest < page {
+        Some("some writes are smaller than the page")
     } else {
         None
     };
@@ -293,14 +295,14 @@ fn tail_rewrite(out: &mut String, s: &StreamPrint, rw: &str, qd: u32) {
         None => {
             let _ = writeln!(
                 out,
-                "# measured: {pct}% of writes start in the last 4 KiB page of the one before"
+                "# measured: {pct}% of writes start in the last {page_text} page of the one before"
             );
-            let _ = writeln!(out, "tail_rewrite = \"4K:{pct}\"");
+            let _ = writeln!(out, "tail_rewrite = \"{page_text}:{pct}\"");
         }
         Some(why) => {
             let _ = writeln!(
                 out,
-                "# measured: {pct}% of writes start in the last 4 KiB page of the one before; not expressed ({why})"
+                "# measured: {pct}% of writes start in the last {page_text} page of the one before; not expressed ({why})"
             );
         }
     }

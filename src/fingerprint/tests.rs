@@ -302,3 +302,33 @@ fn a_closed_loops_depth_is_the_level_it_holds_most() {
     let toml = profile_out::profile_toml(&f, "loop", None);
     assert!(toml.contains("\nqd = 4\n"), "{toml}");
 }
+
+/// PostgreSQL's WAL: each commit writes from the start of the last,
+/// partly filled 8 KiB page on; a one-page write is rewritten in place.
+/// The page is the step back measured; a write further back, or before
+/// the previous write's start, is not a tail rewrite.
+#[test]
+fn tail_rewrites_of_any_page_up_to_64k_and_the_page_measured() {
+    let w = |at, offset, len| io(at, EventOp::Write, offset, len);
+    let ios = [
+        w(0, 0, 16384),
+        w(1, 8192, 16384), // back 8K from 24K
+        w(2, 16384, 8192), // back 8K from 24K
+        w(3, 16384, 8192), // the same page again: back 8K
+        w(4, 20480, 4096), // back 4K
+        w(5, 0, 8192),     // before the previous write's start
+        w(6, 8192, 8192),  // sequential
+        w(7, 0, 1 << 20),  // a jump
+        w(8, 65536, 4096), // inside, but 960 KiB back: not a page
+    ];
+    let data: Vec<&LayerIo> = ios.iter().collect();
+    let s = sequential(&data);
+    assert_eq!(s.tail_rewrites, 4);
+    assert_eq!(s.tail_page_bytes, 8192);
+    assert!((s.write_share - 1.0 / 8.0).abs() < 1e-9, "{s:?}");
+    assert!((s.write_share_with_tail_rewrites - 5.0 / 8.0).abs() < 1e-9);
+    // No rewrites: no page.
+    let plain = [w(0, 0, 4096), w(1, 4096, 4096)];
+    let data: Vec<&LayerIo> = plain.iter().collect();
+    assert_eq!(sequential(&data).tail_page_bytes, 0);
+}
