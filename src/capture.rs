@@ -626,6 +626,7 @@ mod tests {
                 sector: 8,
                 bytes: 4096,
                 action: 1 | (1 << 16),
+                pid: 0,
                 device: 0,
                 cpu: *cpu,
                 pdu_len: 0,

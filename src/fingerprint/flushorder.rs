@@ -159,6 +159,7 @@ mod tests {
                 ..IoFlags::default()
             },
             source: 0,
+            pid: 0,
         }
     }
 

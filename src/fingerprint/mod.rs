@@ -265,6 +265,8 @@ pub struct LayerIo {
     pub flags: IoFlags,
     /// Device or file.
     pub source: u32,
+    /// The process that was running (0: not known).
+    pub pid: u32,
 }
 
 /// Reads `path` (a trace) and fingerprints it.
@@ -296,7 +298,8 @@ pub fn fingerprint(log: &EventLog, regions: &[Region]) -> Fingerprint {
         .into_iter()
         .map(|layer| {
             let ios = layer_ios(log, layer, completions);
-            let split = streams::split(&ios, regions, &log.sources, log.format);
+            let by_process = layer == Layer::Queue;
+            let split = streams::split(&ios, regions, &log.sources, log.format, by_process);
             let span = layer_span(&ios);
             LayerPrint {
                 layer,
@@ -346,6 +349,7 @@ pub fn layer_ios(log: &EventLog, layer: Layer, completions: bool) -> Vec<LayerIo
                 len: e.len,
                 flags: e.flags,
                 source: e.source,
+                pid: e.pid,
             });
             if !completions || e.op == EventOp::Discard {
                 continue;

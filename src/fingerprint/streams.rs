@@ -5,8 +5,14 @@
 //! with regions too, `FILE:REGION`).
 //!
 //! An empty flush has no offset: it counts for the stream that the last
-//! write before it (of its device or file) went to, as a flush follows the
-//! writes it makes durable (bench/dbengines.py's rule).
+//! write before it by the same process (of its device or file) went to, as
+//! a flush follows the writes it makes durable (bench/dbengines.py's rule:
+//! a database's WAL writer flushes the WAL it wrote, though the checkpointer
+//! wrote a table since); without one (the trace does not say who, or that
+//! process wrote nothing), the last write of anyone's. By process only where
+//! the process is the submitter's (`by_process`: the queue layer); requests
+//! are dispatched by whichever task runs the queue (a kworker dispatches
+//! the WAL's flush and a table's write alike).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -92,6 +98,7 @@ pub fn split(
     regions: &[Region],
     sources: &[String],
     format: TraceFormat,
+    by_process: bool,
 ) -> Vec<(String, Vec<LayerIo>)> {
     let by_file =
         matches!(format, TraceFormat::FioIologV2 | TraceFormat::FioIologV3) && sources.len() > 1;
@@ -106,12 +113,15 @@ pub fn split(
     // Key: (file or 0, region index or regions.len() for none/other).
     let mut out: BTreeMap<(u32, usize), Vec<LayerIo>> = BTreeMap::new();
     let mut last_write: HashMap<u32, usize> = HashMap::new();
+    let mut last_write_of: HashMap<(u32, u32), usize> = HashMap::new();
     for io in ios {
         let region = if regions.is_empty() {
             0
         } else if io.op == EventOp::Flush {
-            last_write
-                .get(&io.source)
+            (by_process && io.pid != 0)
+                .then(|| last_write_of.get(&(io.source, io.pid)))
+                .flatten()
+                .or_else(|| last_write.get(&io.source))
                 .copied()
                 .unwrap_or_else(|| region_of(io.offset))
         } else {
@@ -119,6 +129,9 @@ pub fn split(
         };
         if io.op == EventOp::Write {
             last_write.insert(io.source, region);
+            if io.pid != 0 {
+                last_write_of.insert((io.source, io.pid), region);
+            }
         }
         let file = if by_file { io.source } else { 0 };
         out.entry((file, region)).or_default().push(*io);

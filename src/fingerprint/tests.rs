@@ -127,6 +127,7 @@ fn io(at_ns: u64, op: EventOp, offset: u64, len: u32) -> LayerIo {
         len,
         flags: IoFlags::default(),
         source: 0,
+        pid: 0,
     }
 }
 
@@ -331,4 +332,46 @@ fn tail_rewrites_of_any_page_up_to_64k_and_the_page_measured() {
     let plain = [w(0, 0, 4096), w(1, 4096, 4096)];
     let data: Vec<&LayerIo> = plain.iter().collect();
     assert_eq!(sequential(&data).tail_page_bytes, 0);
+}
+
+/// An empty flush counts for the last write of its own process: the WAL
+/// writer's flush is the WAL's though a table was written since; a flush
+/// whose process wrote nothing (or is not known) follows the last write.
+#[test]
+fn a_flush_counts_for_its_own_process_last_write() {
+    let at = |at_ns, op, offset, len, pid| LayerIo {
+        pid,
+        ..io(at_ns, op, offset, len)
+    };
+    let flush = |at_ns, pid| {
+        let mut f = at(at_ns, EventOp::Flush, 0, 0, pid);
+        f.flags.preflush = true;
+        f
+    };
+    let ios = [
+        at(0, EventOp::Write, 0, 8192, 10),
+        at(1, EventOp::Write, 2 << 20, 8192, 20),
+        flush(2, 10),
+        flush(3, 30),
+        flush(4, 0),
+    ];
+    let regions = [
+        Region::parse("wal=0..1M").unwrap(),
+        Region::parse("data=1M..1G").unwrap(),
+    ];
+    let flushes = |by_process: bool, name: &str| {
+        let split = streams::split(
+            &ios,
+            &regions,
+            &["7,0".into()],
+            crate::replay::TraceFormat::Blkparse,
+            by_process,
+        );
+        split.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| {
+            v.iter().filter(|i| i.op == EventOp::Flush).count()
+        })
+    };
+    assert_eq!((flushes(true, "wal"), flushes(true, "data")), (1, 2));
+    // At dispatch the task is not the submitter's: the last write of anyone's.
+    assert_eq!((flushes(false, "wal"), flushes(false, "data")), (0, 3));
 }

@@ -263,6 +263,7 @@ pub fn events(
             len,
             flags,
             source: u32::try_from(source).unwrap_or(u32::MAX),
+            pid: t[4].parse().unwrap_or(0),
         });
     }
     Ok(n)

@@ -64,6 +64,8 @@ pub struct Record {
     pub bytes: u32,
     /// Action (low 16 bits) and category (high 16 bits).
     pub action: u32,
+    /// The process that was running (blktrace's pid).
+    pub pid: u32,
     /// dev_t of the traced device.
     pub device: u32,
     /// CPU the event happened on.
@@ -178,6 +180,7 @@ impl<'a> Iterator for Records<'a> {
             sector: u64_at(16),
             bytes: u32_at(24),
             action: u32_at(28),
+            pid: u32_at(32),
             device: u32_at(36),
             cpu: u32_at(40),
             pdu_len: u16_at(46),
@@ -319,6 +322,7 @@ pub fn events(
             len: rec.bytes,
             flags,
             source: u32::try_from(source).unwrap_or(u32::MAX),
+            pid: rec.pid,
         });
     }
     Ok(())
@@ -369,7 +373,7 @@ pub fn encode(rec: &Record) -> [u8; HEADER] {
     put(16, &bytes!(rec.sector));
     put(24, &bytes!(rec.bytes));
     put(28, &bytes!(rec.action));
-    put(32, &bytes!(0u32));
+    put(32, &bytes!(rec.pid));
     put(36, &bytes!(rec.device));
     put(40, &bytes!(rec.cpu));
     put(44, &bytes!(0u16));
@@ -399,6 +403,7 @@ mod tests {
             sector,
             bytes,
             action: act | (cat << 16),
+            pid: 4242,
             device: 7 << 20,
             cpu: 0,
             pdu_len: 0,
@@ -473,6 +478,10 @@ mod tests {
             .unwrap();
             assert_eq!(out.len(), 1);
             assert_eq!(count(&data, Path::new("t"), BlkEvent::Issue), 1);
+            // The fingerprint's events keep who was running (blktrace's pid).
+            let (mut ev, mut devs) = (Vec::new(), Vec::new());
+            events(&data, Path::new("t"), &mut ev, &mut devs).unwrap();
+            assert!(!ev.is_empty() && ev.iter().all(|e| e.pid == 4242), "{ev:?}");
         }
     }
 

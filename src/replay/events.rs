@@ -73,6 +73,9 @@ pub struct TraceEvent {
     pub flags: IoFlags,
     /// Index into [`EventLog::sources`]: the device (blktrace) or file (iolog).
     pub source: u32,
+    /// The process that was running when it was recorded (0: not known, as
+    /// in a fio iolog).
+    pub pid: u32,
 }
 
 /// Every event of a trace.
@@ -172,6 +175,7 @@ mod tests {
             sector,
             bytes,
             action,
+            pid: 0,
             device: (8 << 20) | 16,
             cpu: 0,
             pdu_len: 0,

@@ -221,6 +221,7 @@ pub fn events(
                 len,
                 flags: IoFlags::default(),
                 source,
+                pid: 0,
             });
         }
         Entry::Sync {
@@ -240,6 +241,7 @@ pub fn events(
                     ..IoFlags::default()
                 },
                 source,
+                pid: 0,
             });
         }
         Entry::Sync { flush: false, .. } => {}
