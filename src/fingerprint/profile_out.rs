@@ -14,6 +14,9 @@ use super::flushorder::Sharing;
 use super::{Fingerprint, Layer, LayerPrint, StreamPrint};
 use crate::units::format_size_arg;
 
+/// Reads under this share of a log stream's I/Os are left out of its profile.
+const LOG_STRAY_READS: f64 = 0.01;
+
 /// Most sizes a profile's `bssplit` takes ([`crate::workload::bssplit::MAX_SIZES`]).
 const MAX_SIZES: usize = crate::workload::bssplit::MAX_SIZES;
 
@@ -180,7 +183,11 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
     let write_share = 1.0 - s.read_share;
     let log = write_share > 0.9 && s.sequential.write_share_with_tail_rewrites >= 0.5;
     let sequential = seq >= 0.5;
-    let rw = match (s.reads, s.writes, sequential) {
+    // A log's stray reads (under 1% of its I/Os) are left out, so
+    // that its tail rewrites can be expressed (sequential writes only).
+    let stray_reads = log && s.reads > 0 && s.read_share < LOG_STRAY_READS;
+    let reads = if stray_reads { 0 } else { s.reads };
+    let rw = match (reads, s.writes, sequential) {
         (_, 0, true) => "read",
         (_, 0, false) => "randread",
         (0, _, true) => "write",
@@ -204,6 +211,13 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
         "# measured: sequential share {:.3} (strict {:.3}); read share {:.3} of {} I/Os",
         seq, s.sequential.share, s.read_share, s.ios
     );
+    if stray_reads {
+        let _ = writeln!(
+            out,
+            "# {} reads ({:.3} of the I/Os) left out: a log's writes only",
+            s.reads, s.read_share
+        );
+    }
     let _ = writeln!(out, "rw = \"{rw}\"");
     if rw == "readwrite" || rw == "randrw" {
         let pct = (write_share * 100.0).round().clamp(1.0, 99.0) as u8;
@@ -226,7 +240,15 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
         );
         let _ = writeln!(out, "bssplit = \"{split}\"");
     }
-    let sharing = sharing(s);
+    let mut sharing = sharing(s);
+    // A log that rewrites its tail page writes one at a time; a second
+    // write in flight now and then (the p99 level) makes no barrier of it,
+    // and the tail rewrites need one write at a time.
+    let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
+    let held = s.outstanding.as_ref().map_or(1, |o| o.p50);
+    if log && tails >= 0.5 && held <= 1 && sharing == Sharing::Barrier {
+        sharing = Sharing::Independent;
+    }
     let qd = concurrency(out, s, sharing);
     if log {
         tail_rewrite(out, s, rw, qd);
@@ -437,6 +459,63 @@ fn opt3(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fingerprint::{stream_print, LayerIo};
+    use crate::replay::events::{EventOp, IoFlags};
+
+    /// A WAL as SQLite's and etcd's looked: 16 KiB commits, each starting
+    /// in the last 4 KiB page of the one before, a flush after each, now
+    /// and then two commits in flight at once, and one read in 300 I/Os.
+    /// The profile is a log's: writes only, the tail rewrite expressed,
+    /// one at a time, no barrier.
+    #[test]
+    fn a_logs_stray_reads_and_rare_second_write_leave_its_tail_rewrites() {
+        let io = |at_ns: u64, done: u64, op: EventOp, offset: u64, len: u32| LayerIo {
+            at_ns,
+            done_ns: Some(done),
+            op,
+            offset,
+            len,
+            flags: IoFlags {
+                preflush: op == EventOp::Flush,
+                ..IoFlags::default()
+            },
+            source: 0,
+            pid: 0,
+        };
+        let mut ios = Vec::new();
+        let mut end = 16384u64;
+        for k in 0..300u64 {
+            let t = k * 100;
+            ios.push(io(t, t + 40, EventOp::Write, end - 16384, 16384));
+            if k % 10 == 0 {
+                end += 12288;
+                ios.push(io(t + 1, t + 40, EventOp::Write, end - 16384, 16384));
+            }
+            ios.push(io(t + 50, t + 90, EventOp::Flush, 0, 0));
+            end += 12288;
+        }
+        ios.push(io(30_000, 30_010, EventOp::Read, 1 << 30, 4096));
+        let s = stream_print("wal".into(), &ios, (0, 30_000), true);
+        assert!(
+            s.read_share > 0.0 && s.outstanding.as_ref().unwrap().p99 == 2,
+            "{s:?}"
+        );
+        let mut out = String::new();
+        workload(&mut out, &s, "wal", Layer::Queue);
+        assert!(
+            out.contains("role = \"log\"") && out.contains("rw = \"write\""),
+            "{out}"
+        );
+        assert!(out.contains("tail_rewrite = \"4K:"), "{out}");
+        assert!(
+            out.contains("qd = 1\n") && !out.contains("flush_barrier"),
+            "{out}"
+        );
+        assert!(
+            out.contains("1 reads (0.003 of the I/Os) left out"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn names_and_strings() {
