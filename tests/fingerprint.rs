@@ -404,6 +404,35 @@ fn a_blktrace_and_its_blkparse_text_fingerprint_alike() {
     );
 }
 
+/// The kernel's tracer and a 16 MiB loop device for a test that traces
+/// iosim's own I/O; `None` (skipped, with the reason) where it cannot run.
+fn traced_device() -> Option<(std::sync::MutexGuard<'static, ()>, common::LoopDev)> {
+    if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
+        common::skip("no tracefs or debugfs on this kernel");
+        return None;
+    }
+    let turn = common::kernel_tracer();
+    let lo = common::LoopDev::new(16 << 20)?;
+    Some((turn, lo))
+}
+
+/// `iosim run DEVICE RUN...` on `lo`, captured by `iosim capture` into `cap_name`.
+fn capture_run(lo: &common::LoopDev, cap_name: &Path, run: &[&str]) {
+    let cap = common::start_capture(&lo.dev, "4s", cap_name, false);
+    common::success(
+        iosim()
+            .args(["run", lo.dev.to_str().unwrap()])
+            .args(["--duration", "0", "--allow-destroy", "--no-save", "-q"])
+            .args(run),
+    );
+    let out = cap.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Issue 38 part 2: `--tail-rewrite` as the block layer sees it. A loop
 /// device traced by `iosim capture` while iosim writes 200 sequential
 /// 16 KiB direct writes at QD 1 with `--tail-rewrite 4k`: each write after
@@ -412,36 +441,19 @@ fn a_blktrace_and_its_blkparse_text_fingerprint_alike() {
 /// sequential write; without the option, none and all.
 #[test]
 fn a_tail_rewrite_reaches_the_block_layer_as_a_wal_writes() {
-    if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
-        return common::skip("no tracefs or debugfs on this kernel");
-    }
-    let _turn = common::kernel_tracer();
-    let Some(lo) = common::LoopDev::new(16 << 20) else {
+    let Some((_turn, lo)) = traced_device() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let traced = |name: &str, extra: &[&str]| {
         let cap_name = dir.path().join(name);
-        let cap = common::start_capture(&lo.dev, "4s", &cap_name, false);
-        common::success(
-            iosim()
-                .args([
-                    "run",
-                    lo.dev.to_str().unwrap(),
-                    "--rw",
-                    "write",
-                    "--bs",
-                    "16k",
-                ])
-                .args(["--qd", "1", "--cache", "direct", "--number-ios", "200"])
-                .args(["--duration", "0", "--allow-destroy", "--no-save", "-q"])
-                .args(extra),
-        );
-        let out = cap.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let run = [
+            "--rw", "write", "--bs", "16k", "--qd", "1", "--cache", "direct",
+        ];
+        capture_run(
+            &lo,
+            &cap_name,
+            &[&run[..], &["--number-ios", "200"], extra].concat(),
         );
         json(&[cap_name.as_os_str()])
     };
@@ -469,30 +481,23 @@ fn a_tail_rewrite_reaches_the_block_layer_as_a_wal_writes() {
 /// profile loads.
 #[test]
 fn the_fingerprint_tells_a_barrier_and_group_commit_from_independent_flushes() {
-    if !Path::new("/sys/kernel/tracing").exists() && !Path::new("/sys/kernel/debug").exists() {
-        return common::skip("no tracefs or debugfs on this kernel");
-    }
-    let _turn = common::kernel_tracer();
-    let Some(lo) = common::LoopDev::new(16 << 20) else {
+    let Some((_turn, lo)) = traced_device() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let traced = |name: &str, args: &[&str]| {
         let cap_name = dir.path().join(name);
-        let cap = common::start_capture(&lo.dev, "4s", &cap_name, false);
-        common::success(
-            iosim()
-                .args(["run", lo.dev.to_str().unwrap(), "--rw", "randwrite"])
-                .args(["--bs", "4k", "--cache", "direct", "--size", "8M"])
-                .args(["--duration", "0", "--allow-destroy", "--no-save", "-q"])
-                .args(args),
-        );
-        let out = cap.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let run = [
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--cache",
+            "direct",
+            "--size",
+            "8M",
+        ];
+        capture_run(&lo, &cap_name, &[&run[..], args].concat());
         let prof = dir.path().join(format!("{name}.toml"));
         common::success(
             iosim()
