@@ -240,15 +240,7 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
         );
         let _ = writeln!(out, "bssplit = \"{split}\"");
     }
-    let mut sharing = sharing(s);
-    // A log that rewrites its tail page writes one at a time; a second
-    // write in flight now and then (the p99 level) makes no barrier of it,
-    // and the tail rewrites need one write at a time.
-    let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
-    let held = s.outstanding.as_ref().map_or(1, |o| o.p50);
-    if log && tails >= 0.5 && held <= 1 && sharing == Sharing::Barrier {
-        sharing = Sharing::Independent;
-    }
+    let sharing = sharing(s, log);
     let qd = concurrency(out, s, sharing);
     if log {
         tail_rewrite(out, s, rw, qd);
@@ -276,11 +268,19 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
 }
 
 /// How the stream's flushes were shared ([`Sharing`]), judged where its
-/// I/Os overlapped (more than one in flight for over 1% of the time).
-fn sharing(s: &StreamPrint) -> Sharing {
-    let concurrent = s.outstanding.as_ref().is_some_and(|o| o.p99 > 1);
-    s.flushes.order.as_ref().map_or(Sharing::Independent, |o| {
-        o.sharing(s.flushes.flushes, concurrent, s.flushes.per_write)
+/// I/Os overlapped (more than one in flight for over 1% of the time). A
+/// `log` that mostly rewrites its tail page, one write at a time most of
+/// the time, is not concurrent: a second write in flight now and then
+/// makes no barrier of it, and its tail rewrites need one write at a time.
+fn sharing(s: &StreamPrint, log: bool) -> Sharing {
+    let Some(o) = &s.outstanding else {
+        return Sharing::Independent;
+    };
+    let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
+    let one_at_a_time = log && tails >= 0.5 && o.p50 <= 1;
+    let concurrent = o.p99 > 1 && !one_at_a_time;
+    s.flushes.order.as_ref().map_or(Sharing::Independent, |f| {
+        f.sharing(s.flushes.flushes, concurrent, s.flushes.per_write)
     })
 }
 
@@ -289,7 +289,9 @@ fn sharing(s: &StreamPrint) -> Sharing {
 /// when the profile can express it: sequential writes only, one at a time,
 /// none smaller than the page.
 fn tail_rewrite(out: &mut String, s: &StreamPrint, rw: &str, qd: u32) {
-    let page = s.sequential.tail_page_bytes.max(512);
+    // A profile's page is whole sectors: a step back of 2,300 bytes (an
+    // application's appends) is rewritten as the 2.5 KiB around it.
+    let page = crate::units::align_up(s.sequential.tail_page_bytes.max(512), 512);
     let page_text = format_size_arg(page);
     let rewrites = s.sequential.tail_rewrites;
     if rewrites == 0 || s.writes < 2 {
@@ -515,6 +517,26 @@ mod tests {
             out.contains("1 reads (0.003 of the I/Os) left out"),
             "{out}"
         );
+    }
+
+    /// An application's 2,300-byte appends rewrite a page the profile
+    /// cannot name: the 2.5 KiB of whole sectors around it, and it loads.
+    #[test]
+    fn a_tail_page_off_the_sector_is_rounded_up_to_whole_sectors() {
+        let mut s = stream_print("log".into(), &[], (0, 0), false);
+        s.writes = 100;
+        s.sizes = vec![crate::fingerprint::SizeShare {
+            bytes: 4096,
+            count: 100,
+            share: 1.0,
+        }];
+        s.sequential.tail_rewrites = 99;
+        s.sequential.tail_page_bytes = 2300;
+        let mut out = String::new();
+        tail_rewrite(&mut out, &s, "write", 1);
+        assert!(out.contains("tail_rewrite = \"2560:100\""), "{out}");
+        let spec = crate::workload::TailRewrite::parse("2560:100").unwrap();
+        assert_eq!(spec.page, 2560);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Streams: which part of a trace each I/O belongs to. The whole trace is
 //! one stream (`all`) unless `--region NAME=START..END` splits the offsets
 //! (a WAL's region and the data's on one device; I/Os in none go to
-//! `other`; a name given again adds a range to its stream), or a fio iolog names several files (one stream per file;
-//! with regions too, `FILE:REGION`).
+//! `other`; a name given again adds a range to its stream), or a fio
+//! iolog names several files (one stream per file; with regions too,
+//! `FILE:REGION`).
 //!
 //! An empty flush has no offset: it counts for the stream that the last
 //! write before it by the same process (of its device or file) went to, as
