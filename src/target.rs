@@ -326,12 +326,13 @@ fn existing_file(
         // Unmarked may mean another iosim made it a moment ago and
         // has not marked it yet: its lock says so, with its PID. It takes
         // that lock just after creating the file, so a file about to be
-        // refused is looked at once more (CI, 2026-12-02: refused as
-        // foreign in that moment).
-        crate::targetlock::lock(path, LockMode::Shared)?;
-        if !spec.allow_destroy {
-            std::thread::sleep(LOCK_TRY_EVERY);
+        // refused is looked at for as long as a creator may take to lock
+        // it (CI, 2026-12-02: refused as foreign in that moment; again
+        // beside stress-ng --cpu 2 --hdd 1 after one look 20 ms later).
+        if spec.allow_destroy {
             crate::targetlock::lock(path, LockMode::Shared)?;
+        } else if let Some(held) = holder_within(path) {
+            return Err(held.into());
         }
     }
     if writes && !owned && !spec.allow_destroy {
@@ -665,19 +666,29 @@ const LOCK_TRY_EVERY: std::time::Duration = std::time::Duration::from_millis(20)
 /// keep the creator from its own (two iosims started at once on a new file
 /// both failed that way beside a loaded build).
 fn made_meanwhile(path: &Path, e: io::Error) -> anyhow::Error {
+    match holder_within(path) {
+        Some(held) => held.into(),
+        None => anyhow::Error::new(e).context(format!(
+            "cannot create '{}': another program made it meanwhile",
+            path.display()
+        )),
+    }
+}
+
+/// The lock another process holds on `path`, looked for as long as a
+/// creator may take to take it ([`LOCK_TRIES`]); each look is a write lock
+/// let go of at once.
+fn holder_within(path: &Path) -> Option<crate::targetlock::TargetLockError> {
     for _ in 0..LOCK_TRIES {
         match crate::targetlock::lock(path, LockMode::Exclusive) {
-            Err(held) => return held.into(),
+            Err(held) => return Some(held),
             Ok(_) => {
                 crate::targetlock::release(path);
                 std::thread::sleep(LOCK_TRY_EVERY);
             }
         }
     }
-    anyhow::Error::new(e).context(format!(
-        "cannot create '{}': another program made it meanwhile",
-        path.display()
-    ))
+    None
 }
 
 /// Locks the test file this process just made, exclusively. Another iosim

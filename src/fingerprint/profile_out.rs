@@ -268,20 +268,19 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
 }
 
 /// How the stream's flushes were shared ([`Sharing`]), judged where its
-/// I/Os overlapped (more than one in flight for over 1% of the time). A
+/// writes overlapped (more than one in flight at some time: by time, a
+/// slow flush can hold the level at 1 for over 99% of a barrier's run). A
 /// `log` that mostly rewrites its tail page, one write at a time most of
 /// the time, is not concurrent: a second write in flight now and then
 /// makes no barrier of it, and its tail rewrites need one write at a time.
 fn sharing(s: &StreamPrint, log: bool) -> Sharing {
-    let Some(o) = &s.outstanding else {
+    let (Some(o), Some(f)) = (&s.outstanding, &s.flushes.order) else {
         return Sharing::Independent;
     };
     let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
     let one_at_a_time = log && tails >= 0.5 && o.p50 <= 1;
-    let concurrent = o.p99 > 1 && !one_at_a_time;
-    s.flushes.order.as_ref().map_or(Sharing::Independent, |f| {
-        f.sharing(s.flushes.flushes, concurrent, s.flushes.per_write)
-    })
+    let concurrent = f.max_writes_in_flight > 1 && !one_at_a_time;
+    f.sharing(s.flushes.flushes, concurrent, s.flushes.per_write)
 }
 
 /// `tail_rewrite` for a log whose writes start in the last page of the one
@@ -347,18 +346,17 @@ fn concurrency(out: &mut String, s: &StreamPrint, sharing: Sharing) -> u32 {
             // mean also counting the application's own time between a
             // completion and its next submission); with rate_iops set, qd
             // only caps a paced stream. A barrier's flush holds the level
-            // at 1 between batches: its writes' depth is the high level
-            // (p99). Group commit's committers each have at most one write
-            // in flight: at least the most writes in flight at once commit.
-            let high = o.p99.clamp(1, 1024) as u32;
+            // at 1 between batches: its batch went out at the most writes
+            // in flight at once. Group commit's committers each have at
+            // most one write in flight: at least that many commit.
+            let most = s
+                .flushes
+                .order
+                .as_ref()
+                .map_or(1, |f| f.max_writes_in_flight);
             let qd = match sharing {
-                Sharing::Barrier => high,
+                Sharing::Barrier => most.clamp(1, 1024) as u32,
                 Sharing::GroupCommit => {
-                    let most = s
-                        .flushes
-                        .order
-                        .as_ref()
-                        .map_or(2, |f| f.max_writes_in_flight);
                     threads = most.clamp(2, 1024) as u32;
                     let _ = writeln!(
                         out,
