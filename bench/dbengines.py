@@ -642,6 +642,9 @@ class Tracer:
         return None
 
     def _start_tracefs(self):
+        if not os.path.exists(f"{TRACEFS}/trace_pipe") and os.path.isdir(TRACEFS):
+            # A fresh machine may not have mounted it (root: this script is).
+            subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], capture_output=True)
         if not os.path.exists(f"{TRACEFS}/trace_pipe"):
             raise Skip(f"no tracefs at {TRACEFS} and blktrace unusable")
         if "blk" not in _read(f"{TRACEFS}/available_tracers").split():
@@ -664,7 +667,11 @@ class Tracer:
             if "bin" in opts:
                 _write(f"{TRACEFS}/trace_options", "bin")
             if not size.startswith("["):
-                _write(f"{TRACEFS}/buffer_size_kb", re.sub(r"\D.*", "", size) or "1408")
+                # "7 (expanded: 1408)": a buffer not yet used is 7 KiB until the
+                # first trace; it is the expanded size that tracing gets.
+                m = re.search(r"expanded:\s*(\d+)", size)
+                kb = m.group(1) if m else re.sub(r"\D.*", "", size)
+                _write(f"{TRACEFS}/buffer_size_kb", kb or "1408")
             _write(f"{TRACEFS}/tracing_on", on)
             if clock and self.clock != clock:
                 _write(f"{TRACEFS}/trace_clock", clock)

@@ -7,9 +7,11 @@ Root, on a loop-backed ext4 (bench/dbengines.py's rig):
    block trace with completions, and every file's extents at the end);
 2. `iosim fingerprint` of that trace, one stream per file class of the
    engine (its WAL, its tables, ...: --region NAME=START..END for each
-   extent, a class's extents gathered under one name), writes a profile;
-   the stream `other` (the file system's journal and metadata, which the
-   file system makes, not a workload) is dropped from it;
+   extent, a class's extents gathered under one name; the ext4 journal's
+   extents as --journal, so that its share and the commits each stream's
+   fdatasyncs caused are measured), writes a profile (the journal is not a
+   workload in it); the stream `other` (the file system's remaining
+   metadata, which the file system makes, not a workload) is dropped from it;
 3. bench/dbengines.py runs that profile with iosim on the same kind of file
    system, traced the same way (one target file per stream);
 4. `iosim fingerprint --compare` of the two, at both layers.
@@ -32,11 +34,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DBENGINES = os.path.join(HERE, "dbengines.py")
 
 
+JOURNAL = object()
+
+
 def stream_name(cls):
     """A file class of dbengines.py as a stream and target name ('pg_wal (WAL)' -> 'pg_wal');
-    None for the file system's own (the journal), which goes to the stream 'other'."""
+    JOURNAL for the file system's journal (iosim fingerprint --journal)."""
     if "journal" in cls and cls.startswith("ext4"):
-        return None
+        return JOURNAL
     m = re.match(r"iosim target (\S+)", cls)
     if m:
         return m.group(1)
@@ -45,21 +50,23 @@ def stream_name(cls):
 
 
 def regions(extents_json):
-    """--region arguments: each extent (sectors) as NAME=START..END bytes, adjacent ones joined."""
+    """--region arguments: each extent (sectors) as NAME=START..END bytes, adjacent ones joined;
+    the journal's as --journal START..END."""
     with open(extents_json) as f:
         ext = sorted(json.load(f)["extents"])
     runs = []
     for a, b, cls in ext:
         name = stream_name(cls)
-        if name is None:
-            continue
         if runs and runs[-1][2] == name and runs[-1][1] >= a:
             runs[-1][1] = max(runs[-1][1], b)
         else:
             runs.append([a, b, name])
     args = []
     for a, b, name in runs:
-        args += ["--region", f"{name}={a * 512}..{b * 512}"]
+        if name is JOURNAL:
+            args += ["--journal", f"{a * 512}..{b * 512}"]
+        else:
+            args += ["--region", f"{name}={a * 512}..{b * 512}"]
     return args
 
 

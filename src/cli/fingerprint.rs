@@ -21,6 +21,13 @@ pub struct FingerprintArgs {
     #[arg(long, value_name = "NAME=START..END", value_parser = region_arg)]
     pub region: Vec<Region>,
 
+    /// The file system's journal on the device (ext4's journal inode's extents; repeat it for
+    /// each): the stream 'journal', which the file system writes (its share of the I/Os is the
+    /// jbd2 share), and each commit record counts for the stream whose write came last before
+    /// it. With --out, a log whose fdatasyncs commit the journal grows (fill = "grow").
+    #[arg(long, value_name = "START..END", value_parser = journal_arg)]
+    pub journal: Vec<Region>,
+
     /// Print the fingerprint (or the comparison) as JSON; --compare reads it back.
     #[arg(long)]
     pub json: bool,
@@ -42,6 +49,17 @@ pub struct FingerprintArgs {
     pub compare: Option<Vec<PathBuf>>,
 }
 
+impl FingerprintArgs {
+    /// The streams' regions: `--region`s, then `--journal`s.
+    pub fn regions(&self) -> Vec<Region> {
+        self.region.iter().chain(&self.journal).cloned().collect()
+    }
+}
+
 fn region_arg(s: &str) -> Result<Region, String> {
     Region::parse(s).map_err(|e| e.to_string())
+}
+
+fn journal_arg(s: &str) -> Result<Region, String> {
+    Region::parse_journal(s).map_err(|e| e.to_string())
 }

@@ -8,10 +8,11 @@ use crate::outfile::{self, Existing};
 
 /// Fingerprints the traces (or compares two), prints, and writes `--out`.
 pub fn run(a: &FingerprintArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
-    Region::check_all(&a.region)?;
+    let regions = a.regions();
+    Region::check_all(&regions)?;
     if let Some(pair) = &a.compare {
-        let fa = compare::load(&pair[0], &a.region)?;
-        let fb = compare::load(&pair[1], &a.region)?;
+        let fa = compare::load(&pair[0], &regions)?;
+        let fb = compare::load(&pair[1], &regions)?;
         let c = compare::compare(&fa, &fb);
         let text = if a.json {
             serde_json::to_string_pretty(&c)? + "\n"
@@ -30,7 +31,7 @@ pub fn run(a: &FingerprintArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let prints = a
         .traces
         .iter()
-        .map(|t| crate::fingerprint::of_trace(t, &a.region))
+        .map(|t| crate::fingerprint::of_trace(t, &regions))
         .collect::<Result<Vec<_>, _>>()?;
     let text = if a.json {
         if prints.len() == 1 {

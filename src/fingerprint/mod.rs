@@ -140,6 +140,12 @@ pub struct LayerPrint {
 pub struct StreamPrint {
     /// `all`, a region's name, an iolog's file, or `FILE:REGION`.
     pub name: String,
+    /// The file system's journal (`--journal`): written by the file system, not a workload.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub journal: bool,
+    /// This stream's data I/Os over the layer's (the journal's: the jbd2 share).
+    #[serde(default)]
+    pub layer_share: f64,
     /// Reads and writes (data I/Os; discards and empty flushes apart).
     pub ios: u64,
     /// Reads.
@@ -212,6 +218,14 @@ pub struct Flushes {
     pub per_write: f64,
     /// fua / writes.
     pub fua_per_write: f64,
+    /// Commit records of the file system's journal (`--journal`) that
+    /// followed this stream's writes: its fdatasyncs that found metadata to
+    /// commit (a growing file, unwritten extents written). A journal write
+    /// with a preflush or FUA is a commit record; at dispatch, a device
+    /// without FUA (a loop device) gets it as flush, write, flush, and there
+    /// none is counted. `None`: no journal given, or the journal itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_commits: Option<u64>,
     /// How the flushes are ordered against the writes and each other,
     /// where the trace has completions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,13 +315,24 @@ pub fn fingerprint(log: &EventLog, regions: &[Region]) -> Fingerprint {
             let by_process = layer == Layer::Queue;
             let split = streams::split(&ios, regions, &log.sources, log.format, by_process);
             let span = layer_span(&ios);
-            LayerPrint {
-                layer,
-                streams: split
-                    .into_iter()
-                    .map(|(name, ios)| stream_print(name, &ios, span, completions))
-                    .collect(),
+            let mut streams: Vec<StreamPrint> = split
+                .into_iter()
+                .map(|x| {
+                    let mut s = stream_print(x.name, &x.ios, span, completions);
+                    s.journal = x.journal;
+                    s.flushes.journal_commits = x.journal_commits;
+                    s
+                })
+                .collect();
+            let all: u64 = streams.iter().map(|s| s.ios).sum();
+            for s in &mut streams {
+                s.layer_share = if all == 0 {
+                    0.0
+                } else {
+                    s.ios as f64 / all as f64
+                };
             }
+            LayerPrint { layer, streams }
         })
         .collect();
     Fingerprint {
@@ -424,6 +449,8 @@ pub fn stream_print(
     let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     StreamPrint {
         name,
+        journal: false,
+        layer_share: 1.0,
         ios: n,
         reads,
         writes,
@@ -514,6 +541,7 @@ pub fn flushes(ios: &[LayerIo], writes: u64) -> Flushes {
         fua,
         per_write: per(flushes),
         fua_per_write: per(fua),
+        journal_commits: None,
         order: None,
     }
 }

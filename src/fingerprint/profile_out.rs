@@ -17,6 +17,12 @@ use crate::units::format_size_arg;
 /// Reads under this share of a log stream's I/Os are left out of its profile.
 const LOG_STRAY_READS: f64 = 0.01;
 
+/// A log whose writes are followed by at least this many commits of the
+/// file system's journal per write grows (`fill = "grow"`): its
+/// fdatasyncs find a new size to commit. A preallocated, recycled log
+/// (PostgreSQL's WAL) sees the journal's periodic commit only, under 0.01.
+const GROWS: f64 = 0.05;
+
 /// Most sizes a profile's `bssplit` takes ([`crate::workload::bssplit::MAX_SIZES`]).
 const MAX_SIZES: usize = crate::workload::bssplit::MAX_SIZES;
 
@@ -51,7 +57,7 @@ pub fn profile_toml(f: &Fingerprint, name: &str, dbms: Option<crate::dbms::Dbms>
          #\n\
          # Not expressed by these fields yet (issue 38), measured and left out:\n",
     );
-    for s in &layer.streams {
+    for s in layer.streams.iter().filter(|s| !s.journal) {
         let _ = writeln!(
             out,
             "#   {}: tail-page rewrites {} ({:.3} of writes start inside the previous write's last page);\n\
@@ -65,6 +71,14 @@ pub fn profile_toml(f: &Fingerprint, name: &str, dbms: Option<crate::dbms::Dbms>
             opt(s.arrival.peak_over_mean_100ms),
             s.skew.hottest_1pct_share,
             MAX_SIZES
+        );
+    }
+    for j in layer.streams.iter().filter(|s| s.journal) {
+        let _ = writeln!(
+            out,
+            "#\n# The file system's journal ({}): {} I/Os, {:.3} of the layer's; the file system\n\
+             # writes it, not a workload: a log whose fdatasyncs committed it grows (fill = \"grow\").",
+            j.name, j.ios, j.layer_share
         );
     }
     let _ = writeln!(out, "name = {}", quote(name));
@@ -87,7 +101,7 @@ pub fn profile_toml(f: &Fingerprint, name: &str, dbms: Option<crate::dbms::Dbms>
         let _ = writeln!(out, "dbms = {}", quote(d.name()));
     }
     let mut used: Vec<String> = Vec::new();
-    for s in layer.streams.iter().filter(|s| s.ios > 0) {
+    for s in layer.streams.iter().filter(|s| s.ios > 0 && !s.journal) {
         let base = ident(&s.name);
         let mut id = base.clone();
         let mut k = 1;
@@ -242,8 +256,17 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
     }
     let sharing = sharing(s, log);
     let qd = concurrency(out, s, sharing);
+    let grows = log && rw == "write" && journal_commits_per_write(s) >= GROWS;
     if log {
         tail_rewrite(out, s, rw, qd);
+    }
+    if grows {
+        let _ = writeln!(
+            out,
+            "# measured: {:.3} commits of the file system's journal per write followed this log's writes:\n\
+             # its fdatasyncs commit a new size, as a file that grows (not preallocated)\nfill = \"grow\"",
+            journal_commits_per_write(s)
+        );
     }
     let _ = writeln!(
         out,
@@ -264,7 +287,15 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
         "cache = \"{}\"",
         if all_aligned { "direct" } else { "buffered" }
     );
-    skew_and_flushes(out, s, sharing);
+    skew_and_flushes(out, s, sharing, grows);
+}
+
+/// Journal commits that followed the stream's writes, per write (0 without `--journal`).
+fn journal_commits_per_write(s: &StreamPrint) -> f64 {
+    match s.flushes.journal_commits {
+        Some(c) if s.writes > 0 => c as f64 / s.writes as f64,
+        _ => 0.0,
+    }
 }
 
 /// How the stream's flushes were shared ([`Sharing`]), judged where its
@@ -394,8 +425,10 @@ fn concurrency(out: &mut String, s: &StreamPrint, sharing: Sharing) -> u32 {
     qd
 }
 
-/// `distribution`, `fdatasync` and how the flush is shared.
-fn skew_and_flushes(out: &mut String, s: &StreamPrint, sharing: Sharing) {
+/// `distribution`, `fdatasync` and how the flush is shared. A log that
+/// `grows` had some of its fdatasyncs made durable by the journal's commit
+/// (whose preflush serves them: no empty flush of its own), so they count too.
+fn skew_and_flushes(out: &mut String, s: &StreamPrint, sharing: Sharing, grows: bool) {
     let hot10 = s.skew.hottest_10pct_share;
     let _ = writeln!(
         out,
@@ -416,7 +449,12 @@ fn skew_and_flushes(out: &mut String, s: &StreamPrint, sharing: Sharing) {
         "# measured: {} flushes ({} empty), {:.3} per write; FUA {:.3} per write (not expressible)",
         f.flushes, f.empty, f.per_write, f.fua_per_write
     );
-    if s.writes == 0 || f.per_write <= 0.0 {
+    let commits = if grows {
+        journal_commits_per_write(s)
+    } else {
+        0.0
+    };
+    if s.writes == 0 || f.per_write + commits <= 0.0 {
         return;
     }
     if let Some(o) = &f.order {
@@ -439,7 +477,17 @@ fn skew_and_flushes(out: &mut String, s: &StreamPrint, sharing: Sharing) {
             );
         }
         _ => {
-            let every = (1.0 / f.per_write).round().clamp(1.0, 1e6) as u32;
+            let per_write = if grows {
+                let with = f.per_write + commits;
+                let _ = writeln!(
+                    out,
+                    "# with the journal's commits that served its fdatasyncs: {with:.3} per write"
+                );
+                with
+            } else {
+                f.per_write
+            };
+            let every = (1.0 / per_write).round().clamp(1.0, 1e6) as u32;
             let _ = writeln!(out, "fdatasync = {every}");
             if sharing == Sharing::Barrier {
                 let _ = writeln!(

@@ -69,6 +69,7 @@ pub fn metrics(s: &StreamPrint) -> Vec<Metric> {
     let o = s.outstanding.as_ref();
     let mut v = vec![
         m("I/Os (reads + writes)", Some(s.ios as f64), Count),
+        m("share of the layer's I/Os", Some(s.layer_share), Share),
         m("read share", Some(s.read_share), Share),
         m("mean request size", Some(s.mean_size_bytes), Bytes),
         m("sequential share (strict)", Some(s.sequential.share), Share),
@@ -92,31 +93,8 @@ pub fn metrics(s: &StreamPrint) -> Vec<Metric> {
             Some(s.sequential.tail_rewrites as f64),
             Count,
         ),
-        m("flushes", Some(s.flushes.flushes as f64), Count),
-        m("empty flushes", Some(s.flushes.empty as f64), Count),
-        m("FUA writes", Some(s.flushes.fua as f64), Count),
-        m("flushes per write", Some(s.flushes.per_write), PerWrite),
-        m("FUA per write", Some(s.flushes.fua_per_write), PerWrite),
     ];
-    if let Some(f) = &s.flushes.order {
-        v.extend([
-            m(
-                "flushes submitted over another flush",
-                f.flushes_overlapping,
-                Share,
-            ),
-            m(
-                "flushes submitted with writes in flight",
-                f.flushes_behind_writes,
-                Share,
-            ),
-            m(
-                "writes submitted during a flush",
-                f.writes_during_flush,
-                Share,
-            ),
-        ]);
-    }
+    v.extend(flush_metrics(s));
     v.extend([
         m("arrival rate", s.arrival.iops, Rate),
         m(
@@ -158,6 +136,46 @@ pub fn metrics(s: &StreamPrint) -> Vec<Metric> {
             Some(z.share),
             Share,
         ));
+    }
+    v
+}
+
+/// The flush rows of [`metrics`]: counts, per write, journal commits and order.
+fn flush_metrics(s: &StreamPrint) -> Vec<Metric> {
+    use Kind::*;
+    let mut v = vec![
+        m("flushes", Some(s.flushes.flushes as f64), Count),
+        m("empty flushes", Some(s.flushes.empty as f64), Count),
+        m("FUA writes", Some(s.flushes.fua as f64), Count),
+        m("flushes per write", Some(s.flushes.per_write), PerWrite),
+        m("FUA per write", Some(s.flushes.fua_per_write), PerWrite),
+    ];
+    if let Some(c) = s.flushes.journal_commits {
+        let per = if s.writes == 0 {
+            0.0
+        } else {
+            c as f64 / s.writes as f64
+        };
+        v.push(m("journal commits per write", Some(per), PerWrite));
+    }
+    if let Some(f) = &s.flushes.order {
+        v.extend([
+            m(
+                "flushes submitted over another flush",
+                f.flushes_overlapping,
+                Share,
+            ),
+            m(
+                "flushes submitted with writes in flight",
+                f.flushes_behind_writes,
+                Share,
+            ),
+            m(
+                "writes submitted during a flush",
+                f.writes_during_flush,
+                Share,
+            ),
+        ]);
     }
     v
 }

@@ -21,6 +21,9 @@ use super::{FingerprintError, LayerIo};
 use crate::replay::events::EventOp;
 use crate::replay::TraceFormat;
 
+/// The stream name of the file system's journal (`--journal`).
+pub const JOURNAL: &str = "journal";
+
 /// A named range of byte offsets.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
@@ -30,6 +33,22 @@ pub struct Region {
     pub start: u64,
     /// First byte past it.
     pub end: u64,
+    /// The file system's journal (`--journal`), not a workload's.
+    pub journal: bool,
+}
+
+/// One stream of a layer: its I/Os and what the split learnt of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    /// `all`, a region's name, an iolog's file, or `FILE:REGION`.
+    pub name: String,
+    /// The file system's journal (`--journal`).
+    pub journal: bool,
+    /// Journal commit records that followed this stream's writes (`None`:
+    /// no journal given, or this is the journal).
+    pub journal_commits: Option<u64>,
+    /// Its I/Os, in time order.
+    pub ios: Vec<LayerIo>,
 }
 
 impl Region {
@@ -64,7 +83,20 @@ impl Region {
             name: name.to_string(),
             start,
             end,
+            journal: false,
         })
+    }
+
+    /// Parses `START..END`, a range of the file system's journal (`--journal`).
+    pub fn parse_journal(text: &str) -> Result<Region, FingerprintError> {
+        let r = Region::parse(&format!("{JOURNAL}={text}")).map_err(|e| match e {
+            FingerprintError::BadRegion { reason, .. } => FingerprintError::BadRegion {
+                text: text.to_string(),
+                reason: format!("{reason} (--journal takes START..END, e.g. --journal 1G..1152M)"),
+            },
+            e => e,
+        })?;
+        Ok(Region { journal: true, ..r })
     }
 
     /// Checks a set of regions: none named `other`, no overlap. A name
@@ -81,6 +113,11 @@ impl Region {
                 return Err(bad(
                     "'other' is the name of the I/O in no region: choose another".into(),
                 ));
+            }
+            if a.name == JOURNAL && !a.journal && regions.iter().any(|r| r.journal) {
+                return Err(bad(format!(
+                    "'{JOURNAL}' is the stream of --journal, the file system's journal: choose another name"
+                )));
             }
             for b in &regions[..k] {
                 if a.start < b.end && b.start < a.end {
@@ -100,9 +137,10 @@ pub fn split(
     sources: &[String],
     format: TraceFormat,
     by_process: bool,
-) -> Vec<(String, Vec<LayerIo>)> {
+) -> Vec<Split> {
     let by_file =
         matches!(format, TraceFormat::FioIologV2 | TraceFormat::FioIologV3) && sources.len() > 1;
+    let journaled = regions.iter().any(|r| r.journal);
     // A region's stream is the first region of its name.
     let region_of = |offset: u64| {
         regions
@@ -111,10 +149,14 @@ pub fn split(
             .and_then(|r| regions.iter().position(|x| x.name == r.name))
             .unwrap_or(regions.len())
     };
+    let is_journal = |region: usize| regions.get(region).is_some_and(|r| r.journal);
     // Key: (file or 0, region index or regions.len() for none/other).
     let mut out: BTreeMap<(u32, usize), Vec<LayerIo>> = BTreeMap::new();
+    let mut commits: HashMap<(u32, usize), u64> = HashMap::new();
     let mut last_write: HashMap<u32, usize> = HashMap::new();
     let mut last_write_of: HashMap<(u32, u32), usize> = HashMap::new();
+    // The last write of a workload stream (not the journal's), per source.
+    let mut last_workload_write: HashMap<u32, (u32, usize)> = HashMap::new();
     for io in ios {
         let region = if regions.is_empty() {
             0
@@ -128,13 +170,20 @@ pub fn split(
         } else {
             region_of(io.offset)
         };
+        let file = if by_file { io.source } else { 0 };
         if io.op == EventOp::Write {
             last_write.insert(io.source, region);
             if io.pid != 0 {
                 last_write_of.insert((io.source, io.pid), region);
             }
+            if !is_journal(region) {
+                last_workload_write.insert(io.source, (file, region));
+            } else if io.flags.preflush || io.flags.fua {
+                if let Some(key) = last_workload_write.get(&io.source) {
+                    *commits.entry(*key).or_default() += 1;
+                }
+            }
         }
-        let file = if by_file { io.source } else { 0 };
         out.entry((file, region)).or_default().push(*io);
     }
     out.into_iter()
@@ -156,7 +205,14 @@ pub fn split(
                 (None, Some(r)) => r.to_string(),
                 (None, None) => "all".to_string(),
             };
-            (name, ios)
+            let journal = is_journal(region);
+            Split {
+                name,
+                journal,
+                journal_commits: (journaled && !journal)
+                    .then(|| commits.get(&(file, region)).copied().unwrap_or(0)),
+                ios,
+            }
         })
         .collect()
 }

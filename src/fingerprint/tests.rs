@@ -367,11 +367,115 @@ fn a_flush_counts_for_its_own_process_last_write() {
             crate::replay::TraceFormat::Blkparse,
             by_process,
         );
-        split.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| {
-            v.iter().filter(|i| i.op == EventOp::Flush).count()
+        split.iter().find(|x| x.name == name).map_or(0, |x| {
+            x.ios.iter().filter(|i| i.op == EventOp::Flush).count()
         })
     };
     assert_eq!((flushes(true, "wal"), flushes(true, "data")), (1, 2));
     // At dispatch the task is not the submitter's: the last write of anyone's.
     assert_eq!((flushes(false, "wal"), flushes(false, "data")), (0, 3));
+}
+
+/// `--journal`: the journal is a stream of its own, its share of the layer
+/// the jbd2 share; each commit record (a journal write with preflush or
+/// FUA) counts for the workload stream written last before it, and the
+/// journal's plain writes (its descriptor and metadata blocks) count for none.
+/// A log whose fdatasyncs commit the journal grows in the profile written,
+/// and its fdatasync count takes in the commits that served it.
+#[test]
+fn journal_commits_count_for_the_stream_written_before_them() {
+    let commit = |at_ns, offset| {
+        let mut c = io(at_ns, EventOp::Write, offset, 4096);
+        c.flags.preflush = true;
+        c.flags.fua = true;
+        c
+    };
+    let mut ios = Vec::new();
+    // The log: 100 appends; every other one's fdatasync commits the journal
+    // (a descriptor block, then the commit record); the others flush alone.
+    for k in 0..100u64 {
+        let t = k * 1000;
+        ios.push(io(t, EventOp::Write, k * 4096, 4096));
+        if k % 2 == 0 {
+            ios.push(io(t + 1, EventOp::Write, 1 << 30, 4096));
+            ios.push(commit(t + 2, (1 << 30) + 4096));
+        } else {
+            let mut f = io(t + 1, EventOp::Flush, 0, 0);
+            f.flags.preflush = true;
+            ios.push(f);
+        }
+        // A table write between commits never commits the journal.
+        ios.push(io(t + 500, EventOp::Write, (8 << 20) + k * 8192, 8192));
+    }
+    let regions = [
+        Region::parse("wal=0..4M").unwrap(),
+        Region::parse("data=4M..1G").unwrap(),
+        Region::parse_journal("1G..1040M").unwrap(),
+    ];
+    Region::check_all(&regions).unwrap();
+    let split = streams::split(
+        &ios,
+        &regions,
+        &["7,0".into()],
+        crate::replay::TraceFormat::Blkparse,
+        true,
+    );
+    let get = |name: &str| split.iter().find(|x| x.name == name).unwrap();
+    assert_eq!(get("wal").journal_commits, Some(50));
+    assert_eq!(get("data").journal_commits, Some(0));
+    assert!(get("journal").journal && get("journal").journal_commits.is_none());
+    // Without --journal, no one counts commits.
+    let plain = streams::split(
+        &ios,
+        &regions[..2],
+        &["7,0".into()],
+        crate::replay::TraceFormat::Blkparse,
+        true,
+    );
+    assert!(plain.iter().all(|x| x.journal_commits.is_none()));
+    // A --region may not take the journal's name beside --journal.
+    let clash = [
+        Region::parse("journal=0..1M").unwrap(),
+        Region::parse_journal("1G..2G").unwrap(),
+    ];
+    assert!(Region::check_all(&clash).is_err());
+
+    let log = EventLog {
+        path: "t".into(),
+        files: vec![],
+        format: crate::replay::TraceFormat::Blkparse,
+        sources: vec!["7,0".into()],
+        events: ios
+            .iter()
+            .map(|i| crate::replay::events::TraceEvent {
+                at_ns: i.at_ns,
+                action: EventAction::Queue,
+                op: i.op,
+                offset: i.offset,
+                len: i.len,
+                flags: i.flags,
+                source: 0,
+                pid: 0,
+            })
+            .collect(),
+        notes: vec![],
+    };
+    let f = fingerprint(&log, &regions);
+    let q = &f.layers[0].streams;
+    let journal = q.iter().find(|s| s.journal).unwrap();
+    // 100 journal writes of 300 data I/Os (flushes are not data I/Os).
+    assert!(
+        (journal.layer_share - 1.0 / 3.0).abs() < 1e-9,
+        "{journal:?}"
+    );
+    let toml = profile_out::profile_toml(&f, "grows", None);
+    crate::profile::Profile::parse(&toml, "written").unwrap();
+    assert!(!toml.contains("name = \"journal\""), "{toml}");
+    let wal = toml.split("name = \"wal\"").nth(1).unwrap();
+    let wal = wal.split("[[workload]]").next().unwrap();
+    assert!(wal.contains("fill = \"grow\""), "{wal}");
+    // 50 own flushes and 50 commits for 100 writes: one each.
+    assert!(wal.contains("fdatasync = 1\n"), "{wal}");
+    let data = toml.split("name = \"data\"").nth(1).unwrap();
+    assert!(!data.contains("fill"), "{data}");
 }
