@@ -172,6 +172,19 @@ pub struct StreamPrint {
     pub skew: Skew,
 }
 
+impl StreamPrint {
+    /// Journal commits that followed this stream's writes, per write
+    /// (`None` without `--journal`, or for the journal itself).
+    pub fn journal_commits_per_write(&self) -> Option<f64> {
+        let c = self.flushes.journal_commits?;
+        Some(if self.writes == 0 {
+            0.0
+        } else {
+            c as f64 / self.writes as f64
+        })
+    }
+}
+
 /// The share of one I/O size.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SizeShare {

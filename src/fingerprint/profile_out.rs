@@ -292,10 +292,7 @@ fn workload(out: &mut String, s: &StreamPrint, id: &str, layer: Layer) {
 
 /// Journal commits that followed the stream's writes, per write (0 without `--journal`).
 fn journal_commits_per_write(s: &StreamPrint) -> f64 {
-    match s.flushes.journal_commits {
-        Some(c) if s.writes > 0 => c as f64 / s.writes as f64,
-        _ => 0.0,
-    }
+    s.journal_commits_per_write().unwrap_or(0.0)
 }
 
 /// How the stream's flushes were shared ([`Sharing`]), judged where its

@@ -150,12 +150,7 @@ fn flush_metrics(s: &StreamPrint) -> Vec<Metric> {
         m("flushes per write", Some(s.flushes.per_write), PerWrite),
         m("FUA per write", Some(s.flushes.fua_per_write), PerWrite),
     ];
-    if let Some(c) = s.flushes.journal_commits {
-        let per = if s.writes == 0 {
-            0.0
-        } else {
-            c as f64 / s.writes as f64
-        };
+    if let Some(per) = s.journal_commits_per_write() {
         v.push(m("journal commits per write", Some(per), PerWrite));
     }
     if let Some(f) = &s.flushes.order {
