@@ -14,6 +14,13 @@
 //! the process is the submitter's (`by_process`: the queue layer); requests
 //! are dispatched by whichever task runs the queue (a kworker dispatches
 //! the WAL's flush and a table's write alike).
+//!
+//! With `--journal`, a journal commit record (a journal write with preflush
+//! or FUA) counts for the workload stream whose write it serves: the stream
+//! written last among those not flushed since (an fdatasync that needs the
+//! journal commits it instead of flushing the file; a log that flushed its
+//! own writes, as InnoDB's preallocated redo log does, needed no commit), or,
+//! when every stream was flushed, the last workload stream written.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -155,9 +162,12 @@ pub fn split(
     let mut commits: HashMap<(u32, usize), u64> = HashMap::new();
     let mut last_write: HashMap<u32, usize> = HashMap::new();
     let mut last_write_of: HashMap<(u32, u32), usize> = HashMap::new();
-    // The last write of a workload stream (not the journal's), per source.
+    // The last write of a workload stream (not the journal's), per source,
+    // and the workload streams written since their own last flush, with
+    // when (the I/O's index): the writes a journal commit may be serving.
     let mut last_workload_write: HashMap<u32, (u32, usize)> = HashMap::new();
-    for io in ios {
+    let mut unflushed: HashMap<u32, HashMap<(u32, usize), usize>> = HashMap::new();
+    for (seq, io) in ios.iter().enumerate() {
         let region = if regions.is_empty() {
             0
         } else if io.op == EventOp::Flush {
@@ -171,17 +181,32 @@ pub fn split(
             region_of(io.offset)
         };
         let file = if by_file { io.source } else { 0 };
-        if io.op == EventOp::Write {
+        let pending = unflushed.entry(io.source).or_default();
+        if io.op == EventOp::Flush {
+            pending.remove(&(file, region));
+        } else if io.op == EventOp::Write {
             last_write.insert(io.source, region);
             if io.pid != 0 {
                 last_write_of.insert((io.source, io.pid), region);
             }
             if !is_journal(region) {
                 last_workload_write.insert(io.source, (file, region));
-            } else if io.flags.preflush || io.flags.fua {
-                if let Some(key) = last_workload_write.get(&io.source) {
-                    *commits.entry(*key).or_default() += 1;
+                if io.flags.fua {
+                    pending.remove(&(file, region));
+                } else {
+                    pending.insert((file, region), seq);
                 }
+            } else if io.flags.preflush || io.flags.fua {
+                let served = pending
+                    .iter()
+                    .max_by_key(|(_, at)| **at)
+                    .map(|(key, _)| *key)
+                    .or_else(|| last_workload_write.get(&io.source).copied());
+                if let Some(key) = served {
+                    *commits.entry(key).or_default() += 1;
+                }
+                // The commit made every file's metadata in it durable.
+                pending.clear();
             }
         }
         out.entry((file, region)).or_default().push(*io);

@@ -378,38 +378,53 @@ fn a_flush_counts_for_its_own_process_last_write() {
 
 /// `--journal`: the journal is a stream of its own, its share of the layer
 /// the jbd2 share; each commit record (a journal write with preflush or
-/// FUA) counts for the workload stream written last before it, and the
-/// journal's plain writes (its descriptor and metadata blocks) count for none.
-/// A log whose fdatasyncs commit the journal grows in the profile written,
-/// and its fdatasync count takes in the commits that served it.
+/// FUA) counts for the workload stream it serves: the one written last
+/// among those not flushed since, and the journal's plain writes (its
+/// descriptor and metadata blocks) count for none. A second log that
+/// flushes its own writes (InnoDB's redo log beside the binlog) takes no
+/// commit though it wrote after the first log. A log whose fdatasyncs
+/// commit the journal grows in the profile written, and its fdatasync count
+/// takes in the commits that served it.
 #[test]
-fn journal_commits_count_for_the_stream_written_before_them() {
+fn journal_commits_count_for_the_stream_they_serve() {
+    let at = |at_ns, op, offset, len, pid| LayerIo {
+        pid,
+        ..io(at_ns, op, offset, len)
+    };
+    let flush = |at_ns, pid| {
+        let mut f = at(at_ns, EventOp::Flush, 0, 0, pid);
+        f.flags.preflush = true;
+        f
+    };
     let commit = |at_ns, offset| {
-        let mut c = io(at_ns, EventOp::Write, offset, 4096);
+        let mut c = at(at_ns, EventOp::Write, offset, 4096, 9);
         c.flags.preflush = true;
         c.flags.fua = true;
         c
     };
     let mut ios = Vec::new();
-    // The log: 100 appends; every other one's fdatasync commits the journal
-    // (a descriptor block, then the commit record); the others flush alone.
+    // The log (process 1): 100 appends; every other one's fdatasync
+    // commits the journal (process 9: a descriptor block, then the commit
+    // record); the others flush alone. The redo log (process 2) writes
+    // after each and flushes its own write before the commit.
     for k in 0..100u64 {
         let t = k * 1000;
-        ios.push(io(t, EventOp::Write, k * 4096, 4096));
+        ios.push(at(t, EventOp::Write, k * 4096, 4096, 1));
+        ios.push(at(t + 1, EventOp::Write, (4 << 20) + k * 512, 512, 2));
+        ios.push(flush(t + 2, 2));
         if k % 2 == 0 {
-            ios.push(io(t + 1, EventOp::Write, 1 << 30, 4096));
-            ios.push(commit(t + 2, (1 << 30) + 4096));
+            ios.push(at(t + 3, EventOp::Write, 1 << 30, 4096, 9));
+            ios.push(commit(t + 4, (1 << 30) + 4096));
         } else {
-            let mut f = io(t + 1, EventOp::Flush, 0, 0);
-            f.flags.preflush = true;
-            ios.push(f);
+            ios.push(flush(t + 3, 1));
         }
         // A table write between commits never commits the journal.
-        ios.push(io(t + 500, EventOp::Write, (8 << 20) + k * 8192, 8192));
+        ios.push(at(t + 500, EventOp::Write, (8 << 20) + k * 8192, 8192, 3));
     }
     let regions = [
         Region::parse("wal=0..4M").unwrap(),
-        Region::parse("data=4M..1G").unwrap(),
+        Region::parse("redo=4M..8M").unwrap(),
+        Region::parse("data=8M..1G").unwrap(),
         Region::parse_journal("1G..1040M").unwrap(),
     ];
     Region::check_all(&regions).unwrap();
@@ -422,12 +437,13 @@ fn journal_commits_count_for_the_stream_written_before_them() {
     );
     let get = |name: &str| split.iter().find(|x| x.name == name).unwrap();
     assert_eq!(get("wal").journal_commits, Some(50));
+    assert_eq!(get("redo").journal_commits, Some(0));
     assert_eq!(get("data").journal_commits, Some(0));
     assert!(get("journal").journal && get("journal").journal_commits.is_none());
     // Without --journal, no one counts commits.
     let plain = streams::split(
         &ios,
-        &regions[..2],
+        &regions[..3],
         &["7,0".into()],
         crate::replay::TraceFormat::Blkparse,
         true,
@@ -455,7 +471,7 @@ fn journal_commits_count_for_the_stream_written_before_them() {
                 len: i.len,
                 flags: i.flags,
                 source: 0,
-                pid: 0,
+                pid: i.pid,
             })
             .collect(),
         notes: vec![],
@@ -463,9 +479,9 @@ fn journal_commits_count_for_the_stream_written_before_them() {
     let f = fingerprint(&log, &regions);
     let q = &f.layers[0].streams;
     let journal = q.iter().find(|s| s.journal).unwrap();
-    // 100 journal writes of 300 data I/Os (flushes are not data I/Os).
+    // 100 journal writes of 400 data I/Os (flushes are not data I/Os).
     assert!(
-        (journal.layer_share - 1.0 / 3.0).abs() < 1e-9,
+        (journal.layer_share - 1.0 / 4.0).abs() < 1e-9,
         "{journal:?}"
     );
     let toml = profile_out::profile_toml(&f, "grows", None);
@@ -478,4 +494,7 @@ fn journal_commits_count_for_the_stream_written_before_them() {
     assert!(wal.contains("fdatasync = 1\n"), "{wal}");
     let data = toml.split("name = \"data\"").nth(1).unwrap();
     assert!(!data.contains("fill"), "{data}");
+    let redo = toml.split("name = \"redo\"").nth(1).unwrap();
+    let redo = redo.split("[[workload]]").next().unwrap();
+    assert!(!redo.contains("fill = \"grow\""), "{redo}");
 }
