@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Windows build, checked on Linux (docs/windows.md): installs the Rust
-# target x86_64-pc-windows-gnu, Debian's mingw-w64 (the linker) and Wine
-# (which runs the result); lints the Windows side of the code; cross-compiles
+# target x86_64-pc-windows-gnu, Debian's mingw-w64 (the linker) and, before
+# the tests, Wine (which runs the result); lints the Windows side of the code; cross-compiles
 # iosim.exe and the library's unit tests; runs the unit tests under Wine
 # (.ci/wine-runner), each linted as it is built. Prints `IOSIM_WINDOWS_EXE=PATH` last: .ci/run exports
 # it, and tests/windows.rs runs that iosim.exe under Wine from the
@@ -11,19 +11,23 @@ cd "$(dirname "$0")/.."
 
 target=x86_64-pc-windows-gnu
 rustup target list --installed | grep -qx "$target" || rustup target add "$target" >&2
-need=()
-command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need+=(gcc-mingw-w64-x86-64)
-[ -x /usr/lib/wine/wine64 ] || need+=(wine64)
-if [ "${#need[@]}" -gt 0 ]; then
+# Installs PACKAGE if COMMAND (a path to test with -x, or a command name) is
+# missing; waits for apt's lock (.ci/run installs the tests' packages, Wine
+# among them, in the background while this builds).
+need() {
+  if [ -x "$1" ] || command -v "$1" >/dev/null 2>&1; then
+    return
+  fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "== installing: ${need[*]}" >&2
+    echo "== installing: $2" >&2
     apt-get update -qq >/dev/null 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=1200 install -y -qq --no-install-recommends "$2" >/dev/null 2>&1
   else
-    echo "windows.sh: missing ${need[*]}: apt-get install ${need[*]}" >&2
+    echo "windows.sh: missing $2: apt-get install $2" >&2
     exit 1
   fi
-fi
+}
+need x86_64-w64-mingw32-gcc gcc-mingw-w64-x86-64
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$PWD/.ci/wine-runner"
 # One compilation per artefact, linted as it is built: cargo clippy is cargo
@@ -41,6 +45,7 @@ export RUSTC_WORKSPACE_WRAPPER="${CLIPPY_DRIVER:-$(rustup which clippy-driver 2>
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-D warnings"
 echo "== [${SECONDS}s] cargo build --target $target, linted by clippy (iosim.exe)" >&2
 cargo build --locked --target "$target" --bin iosim >&2
+need /usr/lib/wine/wine64 wine64
 echo "== [${SECONDS}s] the library's unit tests, linted by clippy, under Wine" >&2
 cargo test --locked --target "$target" --lib >&2
 echo "IOSIM_WINDOWS_EXE=$PWD/target/$target/debug/iosim.exe"
