@@ -159,14 +159,9 @@ pub fn split(
     let is_journal = |region: usize| regions.get(region).is_some_and(|r| r.journal);
     // Key: (file or 0, region index or regions.len() for none/other).
     let mut out: BTreeMap<(u32, usize), Vec<LayerIo>> = BTreeMap::new();
-    let mut commits: HashMap<(u32, usize), u64> = HashMap::new();
+    let mut commits = Commits::default();
     let mut last_write: HashMap<u32, usize> = HashMap::new();
     let mut last_write_of: HashMap<(u32, u32), usize> = HashMap::new();
-    // The last write of a workload stream (not the journal's), per source,
-    // and the workload streams written since their own last flush, with
-    // when (the I/O's index): the writes a journal commit may be serving.
-    let mut last_workload_write: HashMap<u32, (u32, usize)> = HashMap::new();
-    let mut unflushed: HashMap<u32, HashMap<(u32, usize), usize>> = HashMap::new();
     for (seq, io) in ios.iter().enumerate() {
         let region = if regions.is_empty() {
             0
@@ -181,34 +176,13 @@ pub fn split(
             region_of(io.offset)
         };
         let file = if by_file { io.source } else { 0 };
-        let pending = unflushed.entry(io.source).or_default();
-        if io.op == EventOp::Flush {
-            pending.remove(&(file, region));
-        } else if io.op == EventOp::Write {
+        if io.op == EventOp::Write {
             last_write.insert(io.source, region);
             if io.pid != 0 {
                 last_write_of.insert((io.source, io.pid), region);
             }
-            if !is_journal(region) {
-                last_workload_write.insert(io.source, (file, region));
-                if io.flags.fua {
-                    pending.remove(&(file, region));
-                } else {
-                    pending.insert((file, region), seq);
-                }
-            } else if io.flags.preflush || io.flags.fua {
-                let served = pending
-                    .iter()
-                    .max_by_key(|(_, at)| **at)
-                    .map(|(key, _)| *key)
-                    .or_else(|| last_workload_write.get(&io.source).copied());
-                if let Some(key) = served {
-                    *commits.entry(key).or_default() += 1;
-                }
-                // The commit made every file's metadata in it durable.
-                pending.clear();
-            }
         }
+        commits.see(io, (file, region), is_journal(region), seq);
         out.entry((file, region)).or_default().push(*io);
     }
     out.into_iter()
@@ -235,9 +209,57 @@ pub fn split(
                 name,
                 journal,
                 journal_commits: (journaled && !journal)
-                    .then(|| commits.get(&(file, region)).copied().unwrap_or(0)),
+                    .then(|| commits.served.get(&(file, region)).copied().unwrap_or(0)),
                 ios,
             }
         })
         .collect()
+}
+
+/// A stream's key in [`split`]: (file or 0, region index).
+type StreamKey = (u32, usize);
+
+/// Journal commits by the workload stream each served (module docs).
+#[derive(Default)]
+struct Commits {
+    /// Commit records counted per stream.
+    served: HashMap<StreamKey, u64>,
+    /// The last workload (not journal) stream written, per source.
+    last_workload_write: HashMap<u32, StreamKey>,
+    /// Per source, the workload streams written since their own last flush,
+    /// with when (the I/O's index): the writes a commit may be serving.
+    unflushed: HashMap<u32, HashMap<StreamKey, usize>>,
+}
+
+impl Commits {
+    /// Takes the I/O at index `seq`, counted for stream `key`.
+    fn see(&mut self, io: &LayerIo, key: StreamKey, journal: bool, seq: usize) {
+        let pending = self.unflushed.entry(io.source).or_default();
+        if io.op == EventOp::Flush {
+            pending.remove(&key);
+            return;
+        }
+        if io.op != EventOp::Write {
+            return;
+        }
+        if !journal {
+            self.last_workload_write.insert(io.source, key);
+            if io.flags.fua {
+                pending.remove(&key);
+            } else {
+                pending.insert(key, seq);
+            }
+        } else if io.flags.preflush || io.flags.fua {
+            let served = pending
+                .iter()
+                .max_by_key(|(_, at)| **at)
+                .map(|(key, _)| *key)
+                .or_else(|| self.last_workload_write.get(&io.source).copied());
+            if let Some(key) = served {
+                *self.served.entry(key).or_default() += 1;
+            }
+            // The commit made every file's metadata in it durable.
+            pending.clear();
+        }
+    }
 }

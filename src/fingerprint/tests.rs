@@ -376,17 +376,8 @@ fn a_flush_counts_for_its_own_process_last_write() {
     assert_eq!((flushes(false, "wal"), flushes(false, "data")), (0, 3));
 }
 
-/// `--journal`: the journal is a stream of its own, its share of the layer
-/// the jbd2 share; each commit record (a journal write with preflush or
-/// FUA) counts for the workload stream it serves: the one written last
-/// among those not flushed since, and the journal's plain writes (its
-/// descriptor and metadata blocks) count for none. A second log that
-/// flushes its own writes (InnoDB's redo log beside the binlog) takes no
-/// commit though it wrote after the first log. A log whose fdatasyncs
-/// commit the journal grows in the profile written, and its fdatasync count
-/// takes in the commits that served it.
-#[test]
-fn journal_commits_count_for_the_stream_they_serve() {
+/// The trace of [`journal_commits_count_for_the_stream_they_serve`].
+fn two_logs_and_a_journal() -> Vec<LayerIo> {
     let at = |at_ns, op, offset, len, pid| LayerIo {
         pid,
         ..io(at_ns, op, offset, len)
@@ -421,6 +412,21 @@ fn journal_commits_count_for_the_stream_they_serve() {
         // A table write between commits never commits the journal.
         ios.push(at(t + 500, EventOp::Write, (8 << 20) + k * 8192, 8192, 3));
     }
+    ios
+}
+
+/// `--journal`: the journal is a stream of its own, its share of the layer
+/// the jbd2 share; each commit record (a journal write with preflush or
+/// FUA) counts for the workload stream it serves: the one written last
+/// among those not flushed since, and the journal's plain writes (its
+/// descriptor and metadata blocks) count for none. A second log that
+/// flushes its own writes (InnoDB's redo log beside the binlog) takes no
+/// commit though it wrote after the first log. A log whose fdatasyncs
+/// commit the journal grows in the profile written, and its fdatasync count
+/// takes in the commits that served it.
+#[test]
+fn journal_commits_count_for_the_stream_they_serve() {
+    let ios = two_logs_and_a_journal();
     let regions = [
         Region::parse("wal=0..4M").unwrap(),
         Region::parse("redo=4M..8M").unwrap(),
