@@ -17,10 +17,13 @@
 //!
 //! With `--journal`, a journal commit record (a journal write with preflush
 //! or FUA) counts for the workload stream whose write it serves: the stream
-//! written last among those not flushed since (an fdatasync that needs the
-//! journal commits it instead of flushing the file; a log that flushed its
-//! own writes, as InnoDB's preallocated redo log does, needed no commit), or,
-//! when every stream was flushed, the last workload stream written.
+//! written last, before the journal's first write since its previous commit,
+//! among those not flushed since (an fdatasync that needs the journal
+//! commits it instead of flushing the file; a log that flushed its own
+//! writes, as InnoDB's preallocated redo log does, needed no commit, and a
+//! write that came while jbd2 wrote the transaction did not start it), or,
+//! failing that, the last written among those not flushed, or the last
+//! workload stream written.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -229,6 +232,9 @@ struct Commits {
     /// Per source, the workload streams written since their own last flush,
     /// with when (the I/O's index): the writes a commit may be serving.
     unflushed: HashMap<u32, HashMap<StreamKey, usize>>,
+    /// Per source, when the journal's first write since its last commit
+    /// record came: a commit serves writes from before it began.
+    journal_began: HashMap<u32, usize>,
 }
 
 impl Commits {
@@ -249,17 +255,30 @@ impl Commits {
             } else {
                 pending.insert(key, seq);
             }
-        } else if io.flags.preflush || io.flags.fua {
-            let served = pending
-                .iter()
-                .max_by_key(|(_, at)| **at)
-                .map(|(key, _)| *key)
+        } else {
+            let began = *self.journal_began.entry(io.source).or_insert(seq);
+            if !(io.flags.preflush || io.flags.fua) {
+                return;
+            }
+            // The last written before the journal began (a redo log written
+            // while jbd2 wrote its descriptor blocks asked for nothing), or
+            // the last written at all.
+            let last = |before: usize| {
+                pending
+                    .iter()
+                    .filter(|(_, at)| **at < before)
+                    .max_by_key(|(_, at)| **at)
+                    .map(|(key, _)| *key)
+            };
+            let served = last(began)
+                .or_else(|| last(usize::MAX))
                 .or_else(|| self.last_workload_write.get(&io.source).copied());
             if let Some(key) = served {
                 *self.served.entry(key).or_default() += 1;
             }
             // The commit made every file's metadata in it durable.
             pending.clear();
+            self.journal_began.remove(&io.source);
         }
     }
 }
