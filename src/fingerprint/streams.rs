@@ -16,13 +16,14 @@
 //! the WAL's flush and a table's write alike).
 //!
 //! With `--journal`, a journal commit record (a journal write with preflush
-//! or FUA) counts for the workload stream whose write it serves: the stream
-//! written last, before the journal's first write since its previous commit,
-//! among those not flushed since (an fdatasync that needs the journal
+//! or FUA) counts for the workload stream whose write it serves: of the
+//! streams with writes not flushed since, the one whose first such write came
+//! last before the journal's first write since its previous commit (an
+//! fdatasync that needs the journal
 //! commits it instead of flushing the file; a log that flushed its own
 //! writes, as InnoDB's preallocated redo log does, needed no commit, and a
 //! write that came while jbd2 wrote the transaction did not start it), or,
-//! failing that, the last written among those not flushed, or the last
+//! failing that, the last to start among those not flushed, or the last
 //! workload stream written.
 
 use std::collections::{BTreeMap, HashMap};
@@ -230,7 +231,8 @@ struct Commits {
     /// The last workload (not journal) stream written, per source.
     last_workload_write: HashMap<u32, StreamKey>,
     /// Per source, the workload streams written since their own last flush,
-    /// with when (the I/O's index): the writes a commit may be serving.
+    /// with when the first of those writes came (the I/O's index): the
+    /// writes a commit may be serving.
     unflushed: HashMap<u32, HashMap<StreamKey, usize>>,
     /// Per source, when the journal's first write since its last commit
     /// record came: a commit serves writes from before it began.
@@ -253,16 +255,16 @@ impl Commits {
             if io.flags.fua {
                 pending.remove(&key);
             } else {
-                pending.insert(key, seq);
+                pending.entry(key).or_insert(seq);
             }
         } else {
             let began = *self.journal_began.entry(io.source).or_insert(seq);
             if !(io.flags.preflush || io.flags.fua) {
                 return;
             }
-            // The last written before the journal began (a redo log written
-            // while jbd2 wrote its descriptor blocks asked for nothing), or
-            // the last written at all.
+            // The stream last to start writing unflushed before the journal
+            // began (a redo log written while jbd2 wrote its descriptor
+            // blocks asked for nothing), or the last to start at all.
             let last = |before: usize| {
                 pending
                     .iter()

@@ -419,6 +419,74 @@ fn two_logs_and_a_journal() -> Vec<LayerIo> {
     ios
 }
 
+/// `ios` as a blkparse trace's queue events.
+fn queued(ios: &[LayerIo]) -> EventLog {
+    EventLog {
+        path: "t".into(),
+        files: vec![],
+        format: crate::replay::TraceFormat::Blkparse,
+        sources: vec!["7,0".into()],
+        events: ios
+            .iter()
+            .map(|i| crate::replay::events::TraceEvent {
+                at_ns: i.at_ns,
+                action: EventAction::Queue,
+                op: i.op,
+                offset: i.offset,
+                len: i.len,
+                flags: i.flags,
+                source: 0,
+                pid: i.pid,
+            })
+            .collect(),
+        notes: vec![],
+    }
+}
+
+/// A log whose own flushes served nearly all its syncs does not grow
+/// though a few commits were counted for it: in one commit of ten the redo
+/// log wrote just before jbd2 began and flushed only after the commit, so
+/// the commit counts for it (0.067 commits per write), but 150 flushes
+/// served its 150 writes' syncs (the journal served 0.06 of them).
+#[test]
+fn a_log_that_flushes_its_own_writes_does_not_grow() {
+    let mut ios = Vec::new();
+    for io in two_logs_and_a_journal() {
+        let k = io.at_ns / 1000;
+        // Before each tenth commit's descriptor block (at t + 3).
+        if k % 10 == 0 && io.at_ns % 1000 == 3 {
+            let mut stray = io;
+            stray.at_ns -= 1;
+            stray.offset = (7 << 20) + k * 512;
+            stray.len = 512;
+            stray.pid = 2;
+            ios.push(stray);
+        }
+        ios.push(io);
+    }
+    let regions = [
+        Region::parse("wal=0..4M").unwrap(),
+        Region::parse("redo=4M..8M").unwrap(),
+        Region::parse("data=8M..1G").unwrap(),
+        Region::parse_journal("1G..1040M").unwrap(),
+    ];
+    let f = fingerprint(&queued(&ios), &regions);
+    let redo = f.layers[0]
+        .streams
+        .iter()
+        .find(|s| s.name == "redo")
+        .unwrap();
+    assert_eq!(redo.flushes.journal_commits, Some(10));
+    assert!(redo.journal_commits_per_write().unwrap() > 0.05, "{redo:?}");
+    let toml = profile_out::profile_toml(&f, "redo", None);
+    let redo = toml.split("name = \"redo\"").nth(1).unwrap();
+    let redo = redo.split("[[workload]]").next().unwrap();
+    assert!(!redo.contains("fill = \"grow\""), "{redo}");
+    let wal = toml.split("name = \"wal\"").nth(1).unwrap();
+    let wal = wal.split("[[workload]]").next().unwrap();
+    assert!(wal.contains("fill = \"grow\""), "{wal}");
+}
+
 /// `--journal`: the journal is a stream of its own, its share of the layer
 /// the jbd2 share; each commit record (a journal write with preflush or
 /// FUA) counts for the workload stream it serves: the one written last
@@ -466,27 +534,7 @@ fn journal_commits_count_for_the_stream_they_serve() {
     ];
     assert!(Region::check_all(&clash).is_err());
 
-    let log = EventLog {
-        path: "t".into(),
-        files: vec![],
-        format: crate::replay::TraceFormat::Blkparse,
-        sources: vec!["7,0".into()],
-        events: ios
-            .iter()
-            .map(|i| crate::replay::events::TraceEvent {
-                at_ns: i.at_ns,
-                action: EventAction::Queue,
-                op: i.op,
-                offset: i.offset,
-                len: i.len,
-                flags: i.flags,
-                source: 0,
-                pid: i.pid,
-            })
-            .collect(),
-        notes: vec![],
-    };
-    let f = fingerprint(&log, &regions);
+    let f = fingerprint(&queued(&ios), &regions);
     let q = &f.layers[0].streams;
     let journal = q.iter().find(|s| s.journal).unwrap();
     // 100 journal writes of 450 data I/Os (flushes are not data I/Os).
