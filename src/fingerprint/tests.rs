@@ -131,6 +131,21 @@ fn io(at_ns: u64, op: EventOp, offset: u64, len: u32) -> LayerIo {
     }
 }
 
+/// [`io`] by process `pid`.
+fn at(at_ns: u64, op: EventOp, offset: u64, len: u32, pid: u32) -> LayerIo {
+    LayerIo {
+        pid,
+        ..io(at_ns, op, offset, len)
+    }
+}
+
+/// An empty flush (preflush) by process `pid`.
+fn flush(at_ns: u64, pid: u32) -> LayerIo {
+    let mut f = at(at_ns, EventOp::Flush, 0, 0, pid);
+    f.flags.preflush = true;
+    f
+}
+
 #[test]
 fn skew_and_burstiness() {
     // 90 I/Os on region 0, 10 spread over 9 others.
@@ -339,15 +354,6 @@ fn tail_rewrites_of_any_page_up_to_64k_and_the_page_measured() {
 /// whose process wrote nothing (or is not known) follows the last write.
 #[test]
 fn a_flush_counts_for_its_own_process_last_write() {
-    let at = |at_ns, op, offset, len, pid| LayerIo {
-        pid,
-        ..io(at_ns, op, offset, len)
-    };
-    let flush = |at_ns, pid| {
-        let mut f = at(at_ns, EventOp::Flush, 0, 0, pid);
-        f.flags.preflush = true;
-        f
-    };
     let ios = [
         at(0, EventOp::Write, 0, 8192, 10),
         at(1, EventOp::Write, 2 << 20, 8192, 20),
@@ -378,15 +384,6 @@ fn a_flush_counts_for_its_own_process_last_write() {
 
 /// The trace of [`journal_commits_count_for_the_stream_they_serve`].
 fn two_logs_and_a_journal() -> Vec<LayerIo> {
-    let at = |at_ns, op, offset, len, pid| LayerIo {
-        pid,
-        ..io(at_ns, op, offset, len)
-    };
-    let flush = |at_ns, pid| {
-        let mut f = at(at_ns, EventOp::Flush, 0, 0, pid);
-        f.flags.preflush = true;
-        f
-    };
     let commit = |at_ns, offset| {
         let mut c = at(at_ns, EventOp::Write, offset, 4096, 9);
         c.flags.preflush = true;
