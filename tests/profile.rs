@@ -56,10 +56,15 @@ fn dbms_of(name: &str) -> &'static str {
 }
 
 fn run_profile(profile: &str, paths: &[&std::path::Path]) -> Value {
+    run_profile_for(profile, paths, "200ms")
+}
+
+/// [`run_profile`] with its duration (split among the profile's phases).
+fn run_profile_for(profile: &str, paths: &[&std::path::Path], duration: &str) -> Value {
     let mut args: Vec<String> = vec!["run".into(), "--profile".into(), profile.into()];
     args.extend(paths.iter().map(|p| p.display().to_string()));
     args.extend(
-        ["--size", "8M", "--duration", "200ms", "--no-save"]
+        ["--size", "8M", "--duration", duration, "--no-save"]
             .iter()
             .map(|s| s.to_string()),
     );
@@ -100,7 +105,22 @@ fn profile_list_names_every_builtin_with_its_source() {
 fn every_builtin_profile_runs_and_gets_verdicts() {
     for name in BUILTINS {
         let dir = tempfile::tempdir().unwrap();
-        let r = run_profile(name, &[&dir.path().join("db.dat")]);
+        let path = dir.path().join("db.dat");
+        let mut r = run_profile(name, &[&path]);
+        // A write-through 60 KiB log write on a disk another process keeps
+        // busy (stress-ng --hdd) can outlast its phase's share of 200 ms,
+        // leaving that workload no I/O (seen 2026-12-03): such a run is
+        // made again, once, for 2 s. What is asserted is that every
+        // workload runs and is judged, not how soon.
+        let idle = |r: &Value| {
+            r["results"].as_array().is_some_and(|ws| {
+                ws.iter()
+                    .any(|w| w["result"]["total"]["total"]["ios"].as_u64() == Some(0))
+            })
+        };
+        if idle(&r) {
+            r = run_profile_for(name, &[&path], "2s");
+        }
         assert_eq!(r["kind"], "profile");
         assert_eq!(r["profile"], name);
         assert_eq!(r["dbms"], dbms_of(name));

@@ -26,9 +26,10 @@ const GROWS: f64 = 0.05;
 /// ...and when the journal served at least this share of its syncs
 /// (commits over its own flushes and commits): each fdatasync either
 /// flushes or is served by a commit. InnoDB's preallocated redo log beside
-/// a growing binlog flushes its own writes (1.02 flushes and 0.056 commits
-/// per write: 0.05, commits of the binlog's counted for it when the two
-/// interleave); MariaDB's binlog 0.99, etcd's WAL 0.19 (2026-12-02/03).
+/// a growing binlog flushes its own writes (1.021 flushes and 0.051 commits
+/// per write: 0.048, commits of the binlog's counted for it when the two
+/// interleave); MariaDB's binlog 0.997, etcd's WAL 0.19 (bench/results,
+/// 2026-12-03).
 const JOURNAL_SERVED: f64 = 0.1;
 
 /// Most sizes a profile's `bssplit` takes ([`crate::workload::bssplit::MAX_SIZES`]).

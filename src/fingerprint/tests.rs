@@ -443,8 +443,9 @@ fn queued(ios: &[LayerIo]) -> EventLog {
 /// A log whose own flushes served nearly all its syncs does not grow
 /// though a few commits were counted for it: in one commit of ten the redo
 /// log wrote just before jbd2 began and flushed only after the commit, so
-/// the commit counts for it (0.067 commits per write), but 150 flushes
-/// served its 150 writes' syncs (the journal served 0.06 of them).
+/// the commit counts for it (10 commits for 160 writes, 0.0625 a write,
+/// over `GROWS`), but its own 150 flushes served the rest of its syncs (the
+/// journal served 10 of 160: under `JOURNAL_SERVED`).
 #[test]
 fn a_log_that_flushes_its_own_writes_does_not_grow() {
     let mut ios = Vec::new();
@@ -486,11 +487,13 @@ fn a_log_that_flushes_its_own_writes_does_not_grow() {
 
 /// `--journal`: the journal is a stream of its own, its share of the layer
 /// the jbd2 share; each commit record (a journal write with preflush or
-/// FUA) counts for the workload stream it serves: the one written last
-/// among those not flushed since, and the journal's plain writes (its
+/// FUA) counts for the workload stream it serves: of those with writes not
+/// flushed since, the one whose first such write came last before the
+/// journal began the transaction, and the journal's plain writes (its
 /// descriptor and metadata blocks) count for none. A second log that
 /// flushes its own writes (InnoDB's redo log beside the binlog) takes no
-/// commit though it wrote after the first log. A log whose fdatasyncs
+/// commit though it wrote after the first log, nor does its write made
+/// while jbd2 wrote the transaction. A log whose fdatasyncs
 /// commit the journal grows in the profile written, and its fdatasync count
 /// takes in the commits that served it.
 #[test]
