@@ -282,7 +282,24 @@ fn iosim_fsync_on_a_loop_mounted_file_system() {
         return;
     };
     let before = device_flushes(&m.lo.name);
-    let v = run_json(&["fsync", m.mnt.to_str().unwrap(), "-s", "400ms", "--no-save"]);
+    let fsync = |secs: &str| run_json(&["fsync", m.mnt.to_str().unwrap(), "-s", secs, "--no-save"]);
+    let mut v = fsync("400ms");
+    // The loop device's file lies on the machine's disk: behind another
+    // process's writes (a queue of 55 at 149 ms a write, seen beside
+    // stress-ng --hdd), "16 * 1kB open_sync writes" finished no write in
+    // 400 ms. The test asserts every row measures something, not how fast:
+    // such a run is made again with rows of 3 s.
+    let idle = |v: &serde_json::Value| {
+        v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t.get("unavailable").is_none() && t["ops_per_sec"].as_f64() == Some(0.0))
+    };
+    if idle(&v) {
+        eprintln!("a row finished no write in 400 ms on a busy disk: again with 3 s rows");
+        v = fsync("3s");
+    }
     let tests = v["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 4 + 4 + 5 + 2 + 1, "{v}");
     for t in tests {

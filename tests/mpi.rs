@@ -39,7 +39,7 @@ fn mpirun(np: usize) -> Option<Command> {
     ]);
     c.args(["--mca", "oob_tcp_if_include", "lo"]);
     c.arg("-x").arg("XDG_DATA_HOME");
-    c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
+    c.env("XDG_DATA_HOME", common::test_data_home());
     c.env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
     // Never in the checkout: what iosim writes by default goes to the current directory.
     c.current_dir(common::scratch_dir());

@@ -16,9 +16,37 @@ pub fn bin() -> &'static str {
 pub fn iosim() -> Command {
     let mut c = Command::new(bin());
     // Never write history into the real data directory from a test.
-    c.env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"));
+    c.env("XDG_DATA_HOME", test_data_home());
     c.current_dir(scratch_dir());
     c
+}
+
+/// This test process's own folder in Cargo's scratch folder for integration
+/// tests (CARGO_TARGET_TMPDIR, target/tmp: ignored by git, gone with `cargo
+/// clean`), so the tests leave nothing in /tmp. The folders of test
+/// processes that have ended are removed when the next one starts, so at
+/// most the last run's history (the runs it saved, megabytes) stays.
+fn test_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let pid = name.to_str().and_then(|n| n.strip_prefix("iosim-test-"));
+            if pid.is_some_and(|p| !Path::new("/proc").join(p).exists()) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        let d = root.join(format!("iosim-test-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("cwd")).unwrap();
+        d
+    })
+}
+
+/// XDG_DATA_HOME of every iosim the tests start without their own: the
+/// history they save goes there, never into the real data directory.
+pub fn test_data_home() -> PathBuf {
+    test_home().join("xdg")
 }
 
 /// The working directory of a command whose test gives none: never the
@@ -28,9 +56,7 @@ pub fn iosim() -> Command {
 /// land in the working tree. `.ci/run` fails when the tests leave the
 /// working tree changed.
 pub fn scratch_dir() -> PathBuf {
-    let d = std::env::temp_dir().join("iosim-test-cwd");
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    test_home().join("cwd")
 }
 
 /// Runs `cmd`; fails the test with its stderr unless it succeeded; returns its stdout.
@@ -212,7 +238,7 @@ impl Throttle {
             .arg(self.dir.join("cgroup.procs"))
             .arg(bin())
             .args(args)
-            .env("XDG_DATA_HOME", std::env::temp_dir().join("iosim-test-xdg"))
+            .env("XDG_DATA_HOME", test_data_home())
             .current_dir(scratch_dir());
         c
     }
