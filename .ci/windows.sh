@@ -35,17 +35,18 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$PWD/.ci/wine-runner"
 # (RUSTC_WORKSPACE_WRAPPER), and the same wrapper around cargo build/test
 # lints the code and produces the program in one pass, where a separate
 # clippy pass compiled the crate a third time. -D warnings reaches only this
-# package's crates (dependencies are built with --cap-lints). The dev profile
-# at opt-level 0, without debug info: Wine's timings mean nothing, so the
-# build that compiles fastest; the unit tests and iosim.exe share their
-# dependencies. Only this script's Windows builds are affected: the Linux
-# tests build in the ci profile.
-export CARGO_PROFILE_DEV_DEBUG=0 CARGO_PROFILE_DEV_OPT_LEVEL=0
+# package's crates (dependencies are built with --cap-lints). The ci profile
+# (.ci/run's clippy pass and test build use it, so this build reuses the host
+# build scripts and proc macros they compiled) at opt-level 0 for the Windows
+# side: Wine's timings mean nothing, so the build that compiles fastest; the
+# unit tests and iosim.exe share their dependencies. (The few dependencies the
+# per-I/O path calls into keep their opt-level 3 entries: small crates.)
+profile=(--profile ci --config 'profile.ci.opt-level=0' --config 'profile.ci.package.iosim.opt-level=0')
 export RUSTC_WORKSPACE_WRAPPER="${CLIPPY_DRIVER:-$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)}"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-D warnings"
 echo "== [${SECONDS}s] cargo build --target $target, linted by clippy (iosim.exe)" >&2
-cargo build --locked --target "$target" --bin iosim >&2
+cargo build --locked "${profile[@]}" --target "$target" --bin iosim >&2
 need /usr/lib/wine/wine64 wine64
 echo "== [${SECONDS}s] the library's unit tests, linted by clippy, under Wine" >&2
-cargo test --locked --target "$target" --lib >&2
-echo "IOSIM_WINDOWS_EXE=$PWD/target/$target/debug/iosim.exe"
+cargo test --locked "${profile[@]}" --target "$target" --lib >&2
+echo "IOSIM_WINDOWS_EXE=$PWD/target/$target/ci/iosim.exe"
