@@ -36,12 +36,15 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$PWD/.ci/wine-runner"
 # lints the code and produces the program in one pass, where a separate
 # clippy pass compiled the crate a third time. -D warnings reaches only this
 # package's crates (dependencies are built with --cap-lints). The ci profile
-# (.ci/run's clippy pass and test build use it, so this build reuses the host
-# build scripts and proc macros they compiled) at opt-level 0 for the Windows
-# side: Wine's timings mean nothing, so the build that compiles fastest; the
-# unit tests and iosim.exe share their dependencies. (The few dependencies the
-# per-I/O path calls into keep their opt-level 3 entries: small crates.)
-profile=(--profile ci --config 'profile.ci.opt-level=0' --config 'profile.ci.package.iosim.opt-level=0')
+# at opt-level 0 for the Windows side: Wine's timings mean nothing, so the
+# build that compiles fastest; the unit tests and iosim.exe share their
+# dependencies. (The few dependencies the per-I/O path calls into keep their
+# opt-level 3 entries: small crates.) In a build directory of its own,
+# target/windows: Cargo lets one build at a time use a build directory, and
+# this one runs beside .ci/run's Linux build (in target/ci, which it shared
+# for its host build scripts and proc macros, the two builds took turns:
+# measured 2026-12-03, 558 s of builds one after the other).
+profile=(--target-dir target/windows --profile ci --config 'profile.ci.opt-level=0' --config 'profile.ci.package.iosim.opt-level=0')
 export RUSTC_WORKSPACE_WRAPPER="${CLIPPY_DRIVER:-$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)}"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-D warnings"
 echo "== [${SECONDS}s] cargo build --target $target, linted by clippy (iosim.exe)" >&2
@@ -49,4 +52,4 @@ cargo build --locked "${profile[@]}" --target "$target" --bin iosim >&2
 need /usr/lib/wine/wine64 wine64
 echo "== [${SECONDS}s] the library's unit tests, linted by clippy, under Wine" >&2
 cargo test --locked "${profile[@]}" --target "$target" --lib >&2
-echo "IOSIM_WINDOWS_EXE=$PWD/target/$target/ci/iosim.exe"
+echo "IOSIM_WINDOWS_EXE=$PWD/target/windows/$target/ci/iosim.exe"
