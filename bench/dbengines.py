@@ -1944,6 +1944,8 @@ class Iosim(Engine):
             cmd += ["--db-cache", self.args.db_cache]
         if self.args.commit_rate:
             cmd += ["--commit-rate", self.args.commit_rate]
+        if self.args.iosim_clients:
+            cmd += ["--clients", str(self.args.iosim_clients)]
         log("iosim: " + " ".join(cmd))
         self.load = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True)
@@ -1957,6 +1959,8 @@ class Iosim(Engine):
         cache = f" --db-cache {self.args.db_cache}" if self.args.db_cache else ""
         if self.args.commit_rate:
             cache += f" --commit-rate {self.args.commit_rate}"
+        if self.args.iosim_clients:
+            cache += f" --clients {self.args.iosim_clients}"
         return f"iosim run --profile {self.profile} --size {self.args.iosim_size} --duration {self.args.seconds}s{cache}"
 
     def stop_load(self):
@@ -2222,6 +2226,9 @@ def main():
                     help="with --iosim: run the profile with iosim's --commit-rate (the engine's transactions a "
                     "second, e.g. 569 for MariaDB at --my-buffer-pool 128M), for profiles that say the commit "
                     "rate they were measured at")
+    ap.add_argument("--iosim-clients", type=int, metavar="N",
+                    help="with --iosim: run the profile with iosim's --clients N (the engine's client sessions, "
+                    "e.g. 2 for --clients 2), for profiles that say the clients they were measured with")
     ap.add_argument("--iosim-size", default="1G", help="each iosim target file's size (default 1G)")
     ap.add_argument("--level", choices=["q", "d"], default="q",
                     help="the events the verdicts use: q (issued requests, default) or d (dispatched)")

@@ -51,6 +51,11 @@ pub struct Profile {
     /// the rate of each workload marked `per_commit` by N over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_rate: Option<f64>,
+    /// Client sessions the database served while the workloads were
+    /// measured (pgbench -c, sysbench --threads): `--clients N` scales each
+    /// workload marked `per_client` from it ([`Profile::at_clients`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
     /// The workloads.
     #[serde(rename = "workload")]
     pub workloads: Vec<ProfileWorkload>,
@@ -127,6 +132,13 @@ pub struct ProfileWorkload {
     /// profile's `commit_rate`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_commit: bool,
+    /// It follows the clients (`--clients N`, over the profile's
+    /// `clients`): its threads are the sessions' own (a backend waiting for
+    /// its page), so their number scales and the total rate stays; on a
+    /// `per_commit` log, the commits each write and flush serve (group
+    /// commit) scale instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_client: bool,
     /// An fsync after every N writes of a thread (fio's `fsync=N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<u32>,
@@ -263,6 +275,98 @@ impl Profile {
         Ok((self, note))
     }
 
+    /// `clients` and `per_client` go together, as `commit_rate` and
+    /// `per_commit` do.
+    fn check_clients(&self) -> Result<(), String> {
+        match self.clients {
+            Some(0) => {
+                return Err(
+                    "clients = 0: give the client sessions the workloads were measured with".into(),
+                )
+            }
+            Some(c) if !self.workloads.iter().any(|w| w.per_client) => {
+                return Err(format!("clients = {c} but no workload has per_client = true: mark the workloads that follow the clients (their sessions' reads, a group-committed log), or leave clients out"));
+            }
+            None => {
+                if let Some(w) = self.workloads.iter().find(|w| w.per_client) {
+                    return Err(format!("workload '{}' has per_client = true but the profile has no clients: give the client sessions it was measured with", w.name));
+                }
+            }
+            Some(_) => {}
+        }
+        for w in self
+            .workloads
+            .iter()
+            .filter(|w| w.per_client && w.per_commit)
+        {
+            if w.rate_iops.is_none() {
+                return Err(format!("workload '{}' has per_client and per_commit but no rate_iops: give its writes a second at the profile's commit_rate and clients", w.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// This profile at `clients` client sessions (`--clients`), from the
+    /// `clients` it was measured with (K):
+    /// - a `per_client` workload runs `threads * clients / K` threads (at
+    ///   least 1), each at the rate that keeps the workload's total: the
+    ///   sessions' own I/O, as many waiting at once as there are sessions,
+    ///   no more of it (that follows the commits, `--commit-rate`);
+    /// - a `per_client` log (`per_commit`) keeps its threads, and the
+    ///   commits each of its writes (and flush) serves, `commit_rate` over
+    ///   its writes a second, scale with the clients and stay at least one
+    ///   (or the measured share, where it is under one): group commit, one
+    ///   flush for the committers waiting on it. PostgreSQL 15 under
+    ///   pgbench: 2.2 commits a flush with 8 clients, 1.0 with 2 (the
+    ///   postgresql-oltp profile; docs/profiles.md).
+    ///
+    /// Refused for a profile that does not say its clients.
+    pub fn at_clients(mut self, clients: u32) -> anyhow::Result<(Profile, String)> {
+        let (Some(measured), true) = (self.clients, clients > 0) else {
+            return Err(bad(if clients == 0 {
+                "--clients 0: give the client sessions your database serves (1 or more)".to_string()
+            } else {
+                format!(
+                    "--clients {clients}: profile '{}' does not say the client sessions its workloads were measured with (no clients key), so there is nothing to scale: leave --clients out, or give a copy clients and per_client (iosim profile show {} > my.toml)",
+                    self.name, self.name
+                )
+            }));
+        };
+        let factor = f64::from(clients) / f64::from(measured);
+        let commits = self.commit_rate;
+        let mut changed = Vec::new();
+        for w in self.workloads.iter_mut().filter(|w| w.per_client) {
+            match (w.per_commit, commits, w.rate_iops.as_mut()) {
+                (true, Some(c), Some(r)) => {
+                    let writes = (*r * u64::from(w.threads.max(1))) as f64;
+                    let per_write = c / writes.max(1.0);
+                    let now = (per_write * factor).max(per_write.min(1.0));
+                    *r = ((*r as f64 * per_write / now).round() as u64).max(1);
+                    changed.push(format!(
+                        "{} {r} a second ({now:.2} commits a write)",
+                        w.name
+                    ));
+                }
+                _ => {
+                    let threads = ((f64::from(w.threads) * factor).round() as u32).max(1);
+                    if let Some(r) = w.rate_iops.as_mut() {
+                        let total = *r * u64::from(w.threads);
+                        *r = (total / u64::from(threads)).max(1);
+                    }
+                    w.threads = threads;
+                    changed.push(format!("{} {threads} threads", w.name));
+                }
+            }
+        }
+        self.clients = Some(clients);
+        let note = format!(
+            "--clients {clients}: {} measured with {measured} clients, run with {clients} ({}); its other workloads are as measured",
+            self.name,
+            changed.join(", ")
+        );
+        Ok((self, note))
+    }
+
     /// Checks what the TOML parser cannot.
     fn check(&self) -> Result<(), String> {
         if self.name.trim().is_empty() {
@@ -272,6 +376,7 @@ impl Profile {
             return Err("it has no [[workload]] entry".into());
         }
         self.check_commits()?;
+        self.check_clients()?;
         let mut names = BTreeSet::new();
         for w in &self.workloads {
             if !names.insert(w.name.as_str()) {
@@ -1111,6 +1216,88 @@ mod tests {
             p.at_commit_rate(300.0).unwrap().0.workloads[0].rate_iops,
             Some(150)
         );
+    }
+
+    #[test]
+    fn clients_scale_the_sessions_reads_and_the_commits_a_flush_serves() {
+        let p = Profile::load("postgresql-oltp").unwrap();
+        assert_eq!(p.clients, Some(8));
+        let w = |p: &Profile, n: &str| {
+            let w = p.workloads.iter().find(|w| w.name == n).unwrap();
+            (w.threads, w.rate_iops)
+        };
+        // Two clients: one backend reading (half of two, at least one) at
+        // the total rate, and the WAL flushed once per commit: 1,302 a
+        // second (2.18 commits a write at eight clients, 0.55 -> 1).
+        let (two, note) = p.clone().at_clients(2).unwrap();
+        assert_eq!(w(&two, "page-read"), (1, Some(906)));
+        assert_eq!(w(&two, "wal-commit"), (1, Some(1302)));
+        assert_eq!(w(&two, "page-write"), w(&p, "page-write"));
+        assert!(
+            note.contains("page-read 1 threads") && note.contains("wal-commit 1302 a second"),
+            "{note}"
+        );
+        // With --commit-rate first, as the commands apply them: PostgreSQL
+        // at two clients made 1,862 commits and 1,856 flushes a second.
+        let (c, _) = p.clone().at_commit_rate(1862.0).unwrap();
+        assert_eq!(w(&c.at_clients(2).unwrap().0, "wal-commit").1, Some(1862));
+        // Eight: as measured. Thirty-two: eight readers, four times the
+        // commits a flush, a quarter of the WAL's writes.
+        assert_eq!(p.clone().at_clients(8).unwrap().0, p);
+        let (many, _) = p.clone().at_clients(32).unwrap();
+        assert_eq!(w(&many, "page-read"), (8, Some(113)));
+        assert_eq!(w(&many, "wal-commit"), (1, Some(149)));
+        // A profile without clients has nothing to scale.
+        let e = Profile::load("mysql-oltp")
+            .unwrap()
+            .at_clients(4)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no clients key") && e.contains("leave --clients out"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_log_writing_more_than_once_a_commit_keeps_its_share_with_fewer_clients() {
+        let text = "name = \"t\"\ndescription = \"d\"\nsource = \"s\"\ncommit_rate = 100\nclients = 4\n[[workload]]\nname = \"log\"\ntarget = \"log\"\nrole = \"log\"\nrw = \"write\"\nbs = \"4K\"\nrate_iops = 200\nper_commit = true\nper_client = true\n";
+        let p = Profile::parse(text, "t").unwrap();
+        // Half a commit a write: fewer clients cannot make it fewer.
+        assert_eq!(
+            p.clone().at_clients(1).unwrap().0.workloads[0].rate_iops,
+            Some(200)
+        );
+        // More clients group more commits on each write.
+        assert_eq!(p.at_clients(16).unwrap().0.workloads[0].rate_iops, Some(50));
+    }
+
+    #[test]
+    fn clients_and_per_client_go_together() {
+        let base = "name = \"t\"\ndescription = \"d\"\nsource = \"s\"\n";
+        let w = "[[workload]]\nname = \"r\"\ntarget = \"data\"\nrole = \"data\"\nrw = \"randread\"\nbs = \"8K\"\n";
+        let err = |text: String| Profile::parse(&text, "t").unwrap_err().to_string();
+        let e = err(format!("{base}clients = 8\n{w}"));
+        assert!(e.contains("no workload has per_client = true"), "{e}");
+        let e = err(format!("{base}{w}per_client = true\n"));
+        assert!(e.contains("has no clients"), "{e}");
+        let e = err(format!("{base}clients = 0\n{w}per_client = true\n"));
+        assert!(e.contains("clients = 0"), "{e}");
+        let e = err(format!(
+            "{base}commit_rate = 10\nclients = 8\n{w}per_client = true\nper_commit = true\n"
+        ));
+        assert!(e.contains("no rate_iops"), "{e}");
+        let p = Profile::parse(
+            &format!("{base}clients = 8\n{w}threads = 4\nper_client = true\n"),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(p.clone().at_clients(16).unwrap().0.workloads[0].threads, 8);
+        assert!(p
+            .at_clients(0)
+            .unwrap_err()
+            .to_string()
+            .contains("--clients 0"));
     }
 
     #[test]

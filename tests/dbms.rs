@@ -84,11 +84,12 @@ fn every_database_is_qualified_with_its_workloads_settings_and_rules() {
             let data = d.path().join("data");
             std::fs::create_dir(&data).unwrap();
             let html = d.path().join("q.html");
-            // MySQL's at twice the commits its profile was measured at (170).
-            let commits: &[&str] = if dbms == "mysql" {
-                &["--commit-rate", "340"]
-            } else {
-                &[]
+            // MySQL's at twice the commits its profile was measured at
+            // (170); PostgreSQL's as two clients instead of its eight.
+            let commits: &[&str] = match dbms {
+                "mysql" => &["--commit-rate", "340"],
+                "postgresql" => &["--clients", "2"],
+                _ => &[],
             };
             let child = common::iosim()
                 .args(["qualify", "--dbms", dbms, "--data"])
@@ -126,6 +127,13 @@ fn every_database_is_qualified_with_its_workloads_settings_and_rules() {
 
         // The database and the settings its workloads assume.
         assert_eq!(doc["dbms"], dbms);
+        if dbms == "postgresql" {
+            let notes = doc["notes"].to_string();
+            assert!(
+                notes.contains("--clients 2: postgresql-oltp measured with 8 clients, run with 2 (page-read 1 threads, wal-commit 1302 a second (1.00 commits a write))"),
+                "{notes}"
+            );
+        }
         if dbms == "mysql" {
             let notes = doc["notes"].to_string();
             assert!(

@@ -446,6 +446,65 @@ fn a_commit_rate_scales_the_commit_workloads_and_says_so() {
     assert!(!other.exists());
 }
 
+/// `--clients`: PostgreSQL's profile, measured with eight clients, run as
+/// two: one backend reading at the same total rate, the WAL flushed once
+/// per commit (1,862 a second with `--commit-rate 1862`, as PostgreSQL did
+/// at two clients); the checkpoint's writes as measured. A profile without
+/// clients refuses it before anything is created.
+#[test]
+fn clients_scale_the_sessions_reads_and_the_wals_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pg.dat");
+    let r = run_json(&[
+        "run",
+        "--profile",
+        "postgresql-oltp",
+        db.to_str().unwrap(),
+        "--size",
+        "8M",
+        "--duration",
+        "200ms",
+        "--no-save",
+        "--commit-rate",
+        "1862",
+        "--clients",
+        "2",
+    ]);
+    let config = |name: &str| {
+        let w = r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name)
+            .unwrap();
+        let c = &w["result"]["config"];
+        (
+            c["threads"].as_u64().unwrap(),
+            c["rate_iops"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(config("page-read"), (1, 906));
+    assert_eq!(config("wal-commit"), (1, 1862));
+    assert_eq!(config("page-write"), (1, 932));
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("--clients 2: postgresql-oltp measured with 8 clients, run with 2 (page-read 1 threads, wal-commit 1862 a second (1.00 commits a write))"),
+        "{notes}"
+    );
+
+    let other = dir.path().join("my.dat");
+    let out = iosim()
+        .args(["run", "--profile", "mysql-oltp"])
+        .arg(&other)
+        .args(["--size", "8M", "--clients", "2", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("no clients key"), "{e}");
+    assert!(!other.exists());
+}
+
 #[test]
 fn ctrl_c_stops_every_workload_and_skips_later_phases() {
     let dir = tempfile::tempdir().unwrap();

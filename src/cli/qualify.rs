@@ -127,6 +127,13 @@ pub struct QualifyArgs {
     #[arg(long, value_name = "N", value_parser = super::values::commit_rate_arg)]
     pub commit_rate: Option<f64>,
 
+    /// The client sessions your database serves (pgbench -c, sysbench --threads): the
+    /// profiles' workloads that follow the clients (their sessions' reads, a group-committed
+    /// log) are scaled from the clients they were measured with. Only for profiles that say
+    /// their clients (postgresql-oltp).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub clients: Option<u32>,
+
     /// Also write a self-contained HTML report (verdict first, then the evidence with charts).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

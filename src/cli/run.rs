@@ -40,6 +40,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = super::values::commit_rate_arg, requires = "profile")]
     pub commit_rate: Option<f64>,
 
+    /// With --profile: the client sessions your database serves (pgbench -c, sysbench
+    /// --threads). The workloads that follow the clients (per_client: their sessions' reads
+    /// run as that many threads, a group-committed log's commits per flush) are scaled from
+    /// the clients the profile was measured with (its clients key); the others keep theirs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), requires = "profile")]
+    pub clients: Option<u32>,
+
     /// Access pattern and mix.
     #[arg(long, value_enum, default_value_t = WorkloadSpec::default().rw)]
     pub rw: RwMode,

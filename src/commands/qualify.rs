@@ -168,6 +168,7 @@ fn config(a: &QualifyArgs) -> anyhow::Result<qualify::QualifyConfig> {
         profiles: a.profile.clone(),
         db_cache: a.db_cache,
         commit_rate: a.commit_rate,
+        clients: a.clients,
         neighbour: a.neighbour.clone(),
     })
 }

@@ -106,13 +106,19 @@ fn run_profile(
         );
     }
     let mut profile = crate::profile::Profile::load(name)?;
-    let mut commit_note = None;
+    let mut load_notes = Vec::new();
     if let Some(c) = r.commit_rate {
         let (p, note) = profile.at_commit_rate(c)?;
-        (profile, commit_note) = (p, Some(note));
+        profile = p;
+        load_notes.push(note);
+    }
+    if let Some(n) = r.clients {
+        let (p, note) = profile.at_clients(n)?;
+        profile = p;
+        load_notes.push(note);
     }
     let mut plan = crate::profile::plan(profile, &r.to_overrides())?;
-    plan.notes.extend(commit_note);
+    plan.notes.extend(load_notes);
     // Under mpirun/srun each rank runs the profile on its own files (or its
     // slice of a shared device with --share-target), all in one window.
     for t in &mut plan.targets {

@@ -55,6 +55,9 @@ pub struct QualifyConfig {
     /// `--commit-rate`: the commits a second the profiles' `per_commit`
     /// workloads are scaled to.
     pub commit_rate: Option<f64>,
+    /// `--clients`: the client sessions the profiles' `per_client`
+    /// workloads are scaled to.
+    pub clients: Option<u32>,
 }
 
 #[cfg(test)]
@@ -80,6 +83,7 @@ impl QualifyConfig {
             profiles: Vec::new(),
             db_cache: None,
             commit_rate: None,
+            clients: None,
         }
     }
 }
@@ -321,8 +325,8 @@ pub struct PlannedProfile {
     /// What `--profile` named (a file or a built-in name); `None` for one of
     /// the database's own profiles.
     pub given: Option<String>,
-    /// What `--commit-rate` changed in it, for the report's notes.
-    pub commit_note: Option<String>,
+    /// What `--commit-rate` and `--clients` changed in it, for the report's notes.
+    pub load_notes: Vec<String>,
 }
 
 /// The profiles the profiles stage runs: the user's (`--profile`), else the
@@ -346,7 +350,22 @@ pub fn planned_profiles(
             .filter(|p| p.profile.commit_rate.is_some())
         {
             let (scaled, note) = p.profile.clone().at_commit_rate(c)?;
-            (p.profile, p.commit_note) = (scaled, Some(note));
+            p.profile = scaled;
+            p.load_notes.push(note);
+        }
+    }
+    if let Some(n) = cfg.clients {
+        if !planned.iter().any(|p| p.profile.clients.is_some()) {
+            let names: Vec<&str> = planned.iter().map(|p| p.profile.name.as_str()).collect();
+            anyhow::bail!(crate::Error::BadWorkload(format!(
+                "--clients {n}: none of {} says the client sessions its workloads were measured with (a clients key), so there is nothing for it to scale: leave --clients out, or give a --profile with clients and per_client",
+                names.join(", ")
+            )));
+        }
+        for p in planned.iter_mut().filter(|p| p.profile.clients.is_some()) {
+            let (scaled, note) = p.profile.clone().at_clients(n)?;
+            p.profile = scaled;
+            p.load_notes.push(note);
         }
     }
     if let Some(c) = cfg.db_cache {
@@ -374,7 +393,7 @@ fn profiles_to_run(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<Vec
                     profile: crate::profile::Profile::load(name)?,
                     roles,
                     given: None,
-                    commit_note: None,
+                    load_notes: Vec::new(),
                 })
             })
             .collect();
@@ -388,7 +407,7 @@ fn profiles_to_run(cfg: &QualifyConfig, locs: &[Location]) -> anyhow::Result<Vec
                 profile,
                 roles,
                 given: Some(given.clone()),
-                commit_note: None,
+                load_notes: Vec::new(),
             })
         })
         .collect()

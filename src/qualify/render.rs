@@ -528,6 +528,9 @@ fn plan_profiles(
             if let (true, Some(c)) = (w.per_commit, p.commit_rate) {
                 words.push(format!("(at {c} commits a second)"));
             }
+            if let (true, Some(n)) = (w.per_client, p.clients) {
+                words.push(format!("(with {n} clients)"));
+            }
             let _ = writeln!(
                 s,
                 "    {:<18} phase {} {}",

@@ -283,7 +283,7 @@ pub(super) fn stage_profiles(
 ) -> anyhow::Result<(usize, String)> {
     let list = planned_profiles(cfg, locs)?;
     c.notes
-        .extend(list.iter().filter_map(|p| p.commit_note.clone()));
+        .extend(list.iter().flat_map(|p| p.load_notes.iter().cloned()));
     let count = list.len();
     let phases: usize = list.iter().map(|p| p.profile.phases().len()).sum();
     let duration = per_run(slot, phases);
