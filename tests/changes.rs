@@ -284,9 +284,12 @@ fn drop_limit_mid_run(t: &Throttle, dev: &LoopDev) -> (Value, f64) {
             // After the drop, a CPU hog on each core held the run to 424 of
             // the 500 allowed once (the step itself right), and a quiet cold
             // CI run here, three tests at a time, to 399.8 (2026-12-02): up
-            // to 25% below. Before it, the same hog held 2,000 to 1,843 once
-            // (the step right).
-            (1800.0..=2150.0).contains(&before) && (375.0..=550.0).contains(&after),
+            // to 25% below. Before it, the same hog held 2,000 to 1,843 once,
+            // and a CI run with two low-priority builds beside the tests to
+            // 1,703 (2026-12-03; the step right both times): up to 25% below
+            // too. A level held that far below is not named a limit (the
+            // checks above); the step is still the drop, where it happened.
+            (1500.0..=2150.0).contains(&before) && (375.0..=550.0).contains(&after),
             "{before} -> {after}"
         );
         (r, want)

@@ -395,6 +395,16 @@ fn bad_profiles_and_options_give_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("one path per target"));
 }
 
+/// The configuration workload `name` of a profile run's JSON ran with.
+fn config_of<'a>(r: &'a Value, name: &str) -> &'a Value {
+    let w = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name);
+    &w.unwrap_or_else(|| panic!("no workload {name}: {r}"))["result"]["config"]
+}
+
 /// `--commit-rate`: the WAL of a profile measured at 801 commits a second
 /// runs at twice its rate at 1,602, its page reads and checkpoint as
 /// measured; the run says so. A profile without a commit rate refuses it
@@ -417,15 +427,7 @@ fn a_commit_rate_scales_the_commit_workloads_and_says_so() {
         "--commit-rate",
         "1602",
     ]);
-    let rate = |name: &str| {
-        let w = r["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["name"] == name)
-            .unwrap();
-        w["result"]["config"]["rate_iops"].as_u64().unwrap()
-    };
+    let rate = |name: &str| config_of(&r, name)["rate_iops"].as_u64().unwrap();
     assert_eq!(
         (rate("wal-commit"), rate("page-read"), rate("checkpoint")),
         (1474, 292, 1345)
@@ -471,13 +473,7 @@ fn clients_scale_the_sessions_reads_and_the_wals_flushes() {
         "2",
     ]);
     let config = |name: &str| {
-        let w = r["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["name"] == name)
-            .unwrap();
-        let c = &w["result"]["config"];
+        let c = config_of(&r, name);
         (
             c["threads"].as_u64().unwrap(),
             c["rate_iops"].as_u64().unwrap(),

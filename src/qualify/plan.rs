@@ -336,51 +336,70 @@ pub fn planned_profiles(
     locs: &[Location],
 ) -> anyhow::Result<Vec<PlannedProfile>> {
     let mut planned = profiles_to_run(cfg, locs)?;
+    // Those that say what they were measured at run at yours; the others
+    // as they are.
     if let Some(c) = cfg.commit_rate {
-        if !planned.iter().any(|p| p.profile.commit_rate.is_some()) {
-            let names: Vec<&str> = planned.iter().map(|p| p.profile.name.as_str()).collect();
-            anyhow::bail!(crate::Error::BadWorkload(format!(
-                "--commit-rate {c}: none of {} says the commit rate its workloads were measured at (a commit_rate key), so there is nothing for it to scale: leave --commit-rate out, or give a --profile with commit_rate and per_commit",
-                names.join(", ")
-            )));
-        }
-        // Those that say it run at yours; the others as they are.
-        for p in planned
-            .iter_mut()
-            .filter(|p| p.profile.commit_rate.is_some())
-        {
-            let (scaled, note) = p.profile.clone().at_commit_rate(c)?;
-            p.profile = scaled;
-            p.load_notes.push(note);
-        }
+        scale_where_said(
+            &mut planned,
+            |p| p.commit_rate.is_some(),
+            |p| p.at_commit_rate(c),
+            |names| {
+                format!(
+            "--commit-rate {c}: none of {names} says the commit rate its workloads were measured at (a commit_rate key), so there is nothing for it to scale: leave --commit-rate out, or give a --profile with commit_rate and per_commit"
+        )
+            },
+        )?;
     }
     if let Some(n) = cfg.clients {
-        if !planned.iter().any(|p| p.profile.clients.is_some()) {
-            let names: Vec<&str> = planned.iter().map(|p| p.profile.name.as_str()).collect();
-            anyhow::bail!(crate::Error::BadWorkload(format!(
-                "--clients {n}: none of {} says the client sessions its workloads were measured with (a clients key), so there is nothing for it to scale: leave --clients out, or give a --profile with clients and per_client",
-                names.join(", ")
-            )));
-        }
-        for p in planned.iter_mut().filter(|p| p.profile.clients.is_some()) {
-            let (scaled, note) = p.profile.clone().at_clients(n)?;
-            p.profile = scaled;
-            p.load_notes.push(note);
-        }
+        scale_where_said(
+            &mut planned,
+            |p| p.clients.is_some(),
+            |p| p.at_clients(n),
+            |names| {
+                format!(
+            "--clients {n}: none of {names} says the client sessions its workloads were measured with (a clients key), so there is nothing for it to scale: leave --clients out, or give a --profile with clients and per_client"
+        )
+            },
+        )?;
     }
     if let Some(c) = cfg.db_cache {
         if !planned
             .iter()
             .any(|p| p.profile.workloads.iter().any(|w| w.db_cache.is_some()))
         {
-            let names: Vec<&str> = planned.iter().map(|p| p.profile.name.as_str()).collect();
             anyhow::bail!(crate::Error::BadWorkload(format!(
                 "--db-cache {c}: no workload of {} says the database cache its page reads were measured at (a db_cache key), so there is nothing for it to change: leave --db-cache out, or give a --profile whose random-read workload has db_cache",
-                names.join(", ")
+                names_of(&planned)
             )));
         }
     }
     Ok(planned)
+}
+
+/// The planned profiles' names, for a message.
+fn names_of(planned: &[PlannedProfile]) -> String {
+    let names: Vec<&str> = planned.iter().map(|p| p.profile.name.as_str()).collect();
+    names.join(", ")
+}
+
+/// A load option (`--commit-rate`, `--clients`) applied with `scale` to each
+/// planned profile that `says` what it was measured at, its note kept;
+/// refused with `refusal(names)` when none says it.
+fn scale_where_said(
+    planned: &mut [PlannedProfile],
+    says: impl Fn(&crate::profile::Profile) -> bool,
+    scale: impl Fn(crate::profile::Profile) -> anyhow::Result<(crate::profile::Profile, String)>,
+    refusal: impl FnOnce(String) -> String,
+) -> anyhow::Result<()> {
+    if !planned.iter().any(|p| says(&p.profile)) {
+        anyhow::bail!(crate::Error::BadWorkload(refusal(names_of(planned))));
+    }
+    for p in planned.iter_mut().filter(|p| says(&p.profile)) {
+        let (scaled, note) = scale(p.profile.clone())?;
+        p.profile = scaled;
+        p.load_notes.push(note);
+    }
+    Ok(())
 }
 
 /// [`planned_profiles`]: the user's profiles, else the database's.
