@@ -47,8 +47,13 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$PWD/.ci/wine-runner"
 profile=(--target-dir target/windows --profile ci --config 'profile.ci.opt-level=0' --config 'profile.ci.package.iosim.opt-level=0')
 export RUSTC_WORKSPACE_WRAPPER="${CLIPPY_DRIVER:-$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)}"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-D warnings"
+# mingw-w64's gcc, linking, leaves empty temporary files behind (about 40
+# /tmp/ccXXXXXX a build, 2026-12-03): the builds keep theirs in the build
+# directory.
+scratch="$PWD/target/windows/tmp"
+mkdir -p "$scratch"
 echo "== [${SECONDS}s] cargo build --target $target, linted by clippy (iosim.exe)" >&2
-cargo build --locked "${profile[@]}" --target "$target" --bin iosim >&2
+TMPDIR="$scratch" cargo build --locked "${profile[@]}" --target "$target" --bin iosim >&2
 need /usr/lib/wine/wine64 wine64
 # The unit tests are built without the lint wrapper: the library's code was
 # linted for Windows just above, and its tests are linted on Linux (.ci/run);
@@ -56,5 +61,6 @@ need /usr/lib/wine/wine64 wine64
 # It spares the last build of the run, which the tests wait for, the lints'
 # time.
 echo "== [${SECONDS}s] the library's unit tests, under Wine" >&2
+TMPDIR="$scratch" env -u RUSTC_WORKSPACE_WRAPPER cargo test --locked "${profile[@]}" --target "$target" --lib --no-run >&2
 env -u RUSTC_WORKSPACE_WRAPPER cargo test --locked "${profile[@]}" --target "$target" --lib >&2
 echo "IOSIM_WINDOWS_EXE=$PWD/target/windows/$target/ci/iosim.exe"
