@@ -323,7 +323,7 @@ fn iosim_fsync_on_a_loop_mounted_file_system() {
         "{v}"
     );
     assert_eq!(a["innodb_flush_method"], "O_DIRECT");
-    assert_eq!(a["other_descriptor_ignored"], false);
+    assert_eq!(a["other_descriptor_ignored"], false, "{}", a["storage"]);
     if let (Some(b), Some(after)) = (before, device_flushes(&m.lo.name)) {
         assert!(
             after - b > 100,
