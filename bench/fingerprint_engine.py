@@ -9,8 +9,10 @@ Root, on a loop-backed ext4 (bench/dbengines.py's rig):
    engine (its WAL, its tables, ...: --region NAME=START..END for each
    extent, a class's extents gathered under one name; the ext4 journal's
    extents as --journal, so that its share and the commits each stream's
-   fdatasyncs caused are measured), writes a profile (the journal is not a
-   workload in it); the stream `other` (the file system's remaining
+   fdatasyncs caused are measured; for engines whose files come and go
+   (RocksDB's SSTs and WAL, Redis's AOF files), the maps dbengines.py took
+   once a second as --file-map instead of --region), writes a profile (the
+   journal is not a workload in it); the stream `other` (the file system's remaining
    metadata, which the file system makes, not a workload) is dropped from it;
 3. bench/dbengines.py runs that profile with iosim on the same kind of file
    system, traced the same way (one target file per stream);
@@ -70,6 +72,55 @@ def regions(extents_json):
     return args
 
 
+def file_map(extents_json, trace_txt, path):
+    """Writes `iosim fingerprint --file-map` JSON from the maps dbengines.py took during the window
+    (engines whose files come and go: RocksDB, Redis) and returns the arguments that use it (the
+    journal's extents, fixed, and --file-map), or None when it took none. A map's time is seconds
+    from the trace's first event on the device, as the blkparse text's times are."""
+    with open(extents_json) as f:
+        meta = json.load(f)
+    snaps = meta.get("snapshots")
+    if not snaps:
+        return None
+    sys.path.insert(0, HERE)
+    import dbengines  # noqa: E402 (the tracer's own reader, for the first event's time)
+    dev = tuple(meta["device"])
+    first = next(e[0] for e in dbengines.read_events(trace_txt) if e[6] == dev)
+    # dbengines.py's ExtentHistory: a map's trace time is its monotonic time less the offset
+    # (0 with a monotonic tracer clock; else the first event stands at the tracer's start, t0).
+    offset = meta.get("offset")
+    if offset is None:
+        offset = meta["t0"] - first
+    maps = []
+    for t, triples in snaps:
+        extents = []
+        for a, b, cls in sorted(triples):
+            name = stream_name(cls)
+            if name is JOURNAL:
+                continue
+            if extents and extents[-1]["name"] == name and extents[-1]["end"] >= a * 512:
+                extents[-1]["end"] = max(extents[-1]["end"], b * 512)
+            else:
+                extents.append({"name": name, "start": a * 512, "end": b * 512})
+        maps.append({"at": max(0.0, t - offset - first), "extents": extents})
+    with open(path, "w") as f:
+        json.dump({"maps": maps}, f)
+    args = []
+    fixed = regions(extents_json)
+    for flag, value in zip(fixed[::2], fixed[1::2]):
+        if flag == "--journal":
+            args += [flag, value]
+    return args + ["--file-map", path]
+
+
+def streams_of(stem, out_dir):
+    """The fingerprint's stream arguments for a kept trace STEM: its file map when dbengines.py
+    took maps during the window, else each file's extents at the end as --region."""
+    by_time = file_map(stem + ".extents.json", stem + ".trace.txt",
+                       os.path.join(out_dir, os.path.basename(stem) + ".file-map.json"))
+    return by_time if by_time is not None else regions(stem + ".extents.json")
+
+
 def without_other(toml_text):
     """The profile without its `other` workload."""
     head, *blocks = toml_text.split("\n[[workload]]\n")
@@ -100,7 +151,7 @@ def main():
     run([sys.executable, DBENGINES, "--engine", e, "--keep-trace", os.path.join(out, "engine"),
          "--save", saved] + args.rest)
     trace = os.path.join(out, "engine", f"{e}.blkparse.txt")
-    engine_regions = regions(os.path.join(out, "engine", f"{e}.extents.json"))
+    engine_regions = streams_of(os.path.join(out, "engine", e), out)
     profile = os.path.join(out, f"{e}-fingerprint.toml")
     if os.path.exists(profile):
         os.remove(profile)
@@ -117,7 +168,7 @@ def main():
         run([iosim, "fingerprint", trace] + engine_regions + ["--json"], stdout=f)
     iosim_trace = os.path.join(out, "iosim", f"iosim-{e}.blkparse.txt")
     with open(b, "w") as f:
-        run([iosim, "fingerprint", iosim_trace] + regions(os.path.join(out, "iosim", f"iosim-{e}.extents.json"))
+        run([iosim, "fingerprint", iosim_trace] + streams_of(os.path.join(out, "iosim", f"iosim-{e}"), out)
             + ["--json"], stdout=f)
     text = subprocess.run([iosim, "fingerprint", "--compare", a, b], check=True, capture_output=True,
                           text=True).stdout

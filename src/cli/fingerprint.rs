@@ -28,6 +28,13 @@ pub struct FingerprintArgs {
     #[arg(long, value_name = "START..END", value_parser = journal_arg)]
     pub journal: Vec<Region>,
 
+    /// Where the files lay during the capture, over time (JSON: maps of their extents, each
+    /// taken at a time of the trace): each I/O counts for the file that held its blocks then, so
+    /// that rotated logs and files deleted and made again are streams too (docs/fingerprint.md,
+    /// "Files that come and go"). --region and --journal are looked up first.
+    #[arg(long, value_name = "FILE", conflicts_with = "compare")]
+    pub file_map: Option<PathBuf>,
+
     /// Print the fingerprint (or the comparison) as JSON; --compare reads it back.
     #[arg(long)]
     pub json: bool,

@@ -2,7 +2,9 @@
 
 use super::Ctx;
 use crate::cli::fingerprint::FingerprintArgs;
-use crate::fingerprint::{compare, profile_out, render, FingerprintError, Region};
+use crate::fingerprint::{
+    compare, profile_out, render, FileMap, FingerprintError, Region, StreamMap,
+};
 use crate::outcome::Outcome;
 use crate::outfile::{self, Existing};
 
@@ -10,9 +12,11 @@ use crate::outfile::{self, Existing};
 pub fn run(a: &FingerprintArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let regions = a.regions();
     Region::check_all(&regions)?;
+    let file_map = a.file_map.as_deref().map(FileMap::load).transpose()?;
+    let map = StreamMap::new(&regions, file_map.as_ref());
     if let Some(pair) = &a.compare {
-        let fa = compare::load(&pair[0], &regions)?;
-        let fb = compare::load(&pair[1], &regions)?;
+        let fa = compare::load(&pair[0], &map)?;
+        let fb = compare::load(&pair[1], &map)?;
         let c = compare::compare(&fa, &fb);
         let text = if a.json {
             serde_json::to_string_pretty(&c)? + "\n"
@@ -31,7 +35,7 @@ pub fn run(a: &FingerprintArgs, ctx: &mut Ctx) -> anyhow::Result<Outcome> {
     let prints = a
         .traces
         .iter()
-        .map(|t| crate::fingerprint::of_trace(t, &regions))
+        .map(|t| crate::fingerprint::of_trace(t, &map))
         .collect::<Result<Vec<_>, _>>()?;
     let text = if a.json {
         if prints.len() == 1 {

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::render::{labels, metrics, table, Kind, Metric};
-use super::{Fingerprint, FingerprintError, Layer, Region, StreamPrint};
+use super::{Fingerprint, FingerprintError, Layer, StreamMap, StreamPrint};
 
 /// Relative tolerance.
 pub const REL_TOL: f64 = 0.25;
@@ -78,7 +78,7 @@ pub fn within(a: f64, b: f64, kind: Kind) -> bool {
 
 /// A fingerprint from `path`: a saved one (`--json` output, a JSON object)
 /// or a trace, fingerprinted with `regions`.
-pub fn load(path: &Path, regions: &[Region]) -> Result<Fingerprint, FingerprintError> {
+pub fn load(path: &Path, map: &StreamMap) -> Result<Fingerprint, FingerprintError> {
     if path.is_file() {
         let mut head = [0u8; 64];
         let n = std::fs::File::open(path)
@@ -95,7 +95,7 @@ pub fn load(path: &Path, regions: &[Region]) -> Result<Fingerprint, FingerprintE
             });
         }
     }
-    super::of_trace(path, regions)
+    super::of_trace(path, map)
 }
 
 fn stream(f: &Fingerprint, layer: Layer, name: &str) -> Option<StreamPrint> {

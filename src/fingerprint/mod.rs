@@ -3,7 +3,7 @@
 //!
 //! - this module: the figures ([`Fingerprint`]) and their computation, pure
 //!   functions over [`crate::replay::events::EventLog`] (the replay's readers);
-//! - [`streams`]: which stream each I/O belongs to (`--region`, an iolog's files);
+//! - [`streams`]: which stream each I/O belongs to (`--region`, `--file-map`, an iolog's files);
 //! - [`outstanding`]: I/Os in flight over time, from completions;
 //! - [`flushorder`]: how flushes are ordered against writes and each other;
 //! - [`render`]: the text table;
@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::replay::events::{EventAction, EventLog, EventOp, IoFlags};
 use crate::replay::TraceError;
-pub use streams::Region;
+pub use streams::{FileMap, Region, StreamMap};
 
 /// The largest page a tail rewrite steps back over: an I/O starting inside
 /// the previous one of its direction, at most this far before its end,
@@ -53,6 +53,14 @@ pub enum FingerprintError {
     BadRegion {
         /// What the user wrote.
         text: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A `--file-map` that cannot be read.
+    #[error("--file-map '{path}': {reason}; it is JSON: {{\"maps\": [{{\"at\": SECONDS, \"extents\": [{{\"name\": \"wal\", \"start\": BYTE, \"end\": BYTE}}, ...]}}, ...]}} (docs/fingerprint.md, \"Files that come and go\")", path = path.display())]
+    BadFileMap {
+        /// The file.
+        path: PathBuf,
         /// What is wrong.
         reason: String,
     },
@@ -297,13 +305,13 @@ pub struct LayerIo {
 }
 
 /// Reads `path` (a trace) and fingerprints it.
-pub fn of_trace(path: &Path, regions: &[Region]) -> Result<Fingerprint, FingerprintError> {
+pub fn of_trace(path: &Path, map: &StreamMap) -> Result<Fingerprint, FingerprintError> {
     let log = crate::replay::load_events(path)?;
-    Ok(fingerprint(&log, regions))
+    Ok(fingerprint(&log, map))
 }
 
 /// The fingerprint of a trace's events.
-pub fn fingerprint(log: &EventLog, regions: &[Region]) -> Fingerprint {
+pub fn fingerprint(log: &EventLog, map: &StreamMap) -> Fingerprint {
     let layers: Vec<Layer> = [Layer::Queue, Layer::Issue, Layer::Application]
         .into_iter()
         .filter(|l| log.has(l.action()))
@@ -326,7 +334,7 @@ pub fn fingerprint(log: &EventLog, regions: &[Region]) -> Fingerprint {
         .map(|layer| {
             let ios = layer_ios(log, layer, completions);
             let by_process = layer == Layer::Queue;
-            let split = streams::split(&ios, regions, &log.sources, log.format, by_process);
+            let split = streams::split(&ios, map, &log.sources, log.format, by_process);
             let span = layer_span(&ios);
             let mut streams: Vec<StreamPrint> = split
                 .into_iter()

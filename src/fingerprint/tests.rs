@@ -11,7 +11,7 @@ pub(super) const DUMP: &str = include_str!("../../tests/fixtures/fingerprint-blk
 
 fn print(regions: &[Region]) -> Fingerprint {
     let log = parse_events(Path::new("d.txt"), &[(Path::new("d.txt"), DUMP.as_bytes())]).unwrap();
-    fingerprint(&log, regions)
+    fingerprint(&log, &StreamMap::fixed(regions))
 }
 
 fn layer(f: &Fingerprint, l: Layer) -> &LayerPrint {
@@ -177,7 +177,7 @@ fn skew_and_burstiness() {
 fn iolog_files_are_streams_and_syncs_flushes() {
     let log = "fio version 3 iolog\n0 /w add\n0 /d add\n10 /w write 0 8192\n20 /w datasync 0 0\n30 /w write 8192 8192\n40 /d read 65536 4096\n50 /d read 0 4096\n";
     let l = parse_events(Path::new("l"), &[(Path::new("l"), log.as_bytes())]).unwrap();
-    let f = fingerprint(&l, &[]);
+    let f = fingerprint(&l, &StreamMap::default());
     assert_eq!(f.layers.len(), 1);
     assert_eq!(f.layers[0].layer, Layer::Application);
     let s = &f.layers[0].streams;
@@ -267,7 +267,7 @@ fn a_trace_of_one_layer_says_which_is_missing() {
         .map(|l| format!("{l}\n"))
         .collect();
     let log = parse_events(Path::new("d"), &[(Path::new("d"), issue_only.as_bytes())]).unwrap();
-    let f = fingerprint(&log, &[]);
+    let f = fingerprint(&log, &StreamMap::default());
     assert_eq!(f.layers.len(), 1);
     assert_eq!(f.layers[0].layer, Layer::Issue);
     assert!(
@@ -308,7 +308,7 @@ fn a_closed_loops_depth_is_the_level_it_holds_most() {
     lines.sort();
     let text: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
     let log = parse_events(Path::new("q.txt"), &[(Path::new("q.txt"), text.as_bytes())]).unwrap();
-    let f = fingerprint(&log, &[]);
+    let f = fingerprint(&log, &StreamMap::default());
     let o = layer(&f, Layer::Queue).streams[0]
         .outstanding
         .clone()
@@ -368,7 +368,7 @@ fn a_flush_counts_for_its_own_process_last_write() {
     let flushes = |by_process: bool, name: &str| {
         let split = streams::split(
             &ios,
-            &regions,
+            &StreamMap::fixed(&regions),
             &["7,0".into()],
             crate::replay::TraceFormat::Blkparse,
             by_process,
@@ -468,7 +468,7 @@ fn a_log_that_flushes_its_own_writes_does_not_grow() {
         Region::parse("data=8M..1G").unwrap(),
         Region::parse_journal("1G..1040M").unwrap(),
     ];
-    let f = fingerprint(&queued(&ios), &regions);
+    let f = fingerprint(&queued(&ios), &StreamMap::fixed(&regions));
     let redo = f.layers[0]
         .streams
         .iter()
@@ -508,7 +508,7 @@ fn journal_commits_count_for_the_stream_they_serve() {
     Region::check_all(&regions).unwrap();
     let split = streams::split(
         &ios,
-        &regions,
+        &StreamMap::fixed(&regions),
         &["7,0".into()],
         crate::replay::TraceFormat::Blkparse,
         true,
@@ -521,7 +521,7 @@ fn journal_commits_count_for_the_stream_they_serve() {
     // Without --journal, no one counts commits.
     let plain = streams::split(
         &ios,
-        &regions[..3],
+        &StreamMap::fixed(&regions[..3]),
         &["7,0".into()],
         crate::replay::TraceFormat::Blkparse,
         true,
@@ -534,7 +534,7 @@ fn journal_commits_count_for_the_stream_they_serve() {
     ];
     assert!(Region::check_all(&clash).is_err());
 
-    let f = fingerprint(&queued(&ios), &regions);
+    let f = fingerprint(&queued(&ios), &StreamMap::fixed(&regions));
     let q = &f.layers[0].streams;
     let journal = q.iter().find(|s| s.journal).unwrap();
     // 100 journal writes of 450 data I/Os (flushes are not data I/Os).
@@ -555,4 +555,118 @@ fn journal_commits_count_for_the_stream_they_serve() {
     let redo = toml.split("name = \"redo\"").nth(1).unwrap();
     let redo = redo.split("[[workload]]").next().unwrap();
     assert!(!redo.contains("fill = \"grow\""), "{redo}");
+}
+
+/// A map's time and its extents (name, start, end).
+type MapAt<'a> = (f64, &'a [(&'a str, u64, u64)]);
+
+fn file_map(maps: &[MapAt]) -> FileMap {
+    FileMap {
+        maps: maps
+            .iter()
+            .map(|(at, extents)| streams::FileMapAt {
+                at: *at,
+                extents: extents
+                    .iter()
+                    .map(|&(name, start, end)| streams::FileExtent {
+                        name: name.into(),
+                        start,
+                        end,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Redis's AOF (bench/dbengines.py, 2026-12-03): a new incremental file
+/// every few seconds and the base rewritten, each into blocks the other
+/// freed, so half the blocks the capture touched belonged to two files in
+/// turn. A block counts for the file that held it at the I/O's time: the
+/// last map before it, else the next map (blocks allocated at writeback),
+/// else an older one; fixed regions (the journal) first.
+#[test]
+fn a_file_map_gives_a_block_to_whichever_file_held_it_then() {
+    const S: u64 = 1_000_000_000;
+    let m = file_map(&[
+        (2.0, &[("base", 0, 1 << 20), ("incr", 1 << 20, 3 << 20)]),
+        (0.0, &[("incr", 0, 1 << 20)]),
+        (4.0, &[("other_log", 5 << 20, 6 << 20)]),
+    ]);
+    let journal = [Region::parse_journal("1G..1040M").unwrap()];
+    let map = StreamMap::new(&journal, Some(&m));
+    let name = |offset: u64, at: u64| map.name(map.stream_of(offset, at)).to_string();
+    assert_eq!(name(4096, S), "incr", "the map before it");
+    assert_eq!(
+        name(4096, 3 * S),
+        "base",
+        "the block was given to the base at 2 s"
+    );
+    assert_eq!(
+        name(2 << 20, S),
+        "incr",
+        "not mapped yet at 0 s: the next map"
+    );
+    assert_eq!(name(5 << 20, S), "other_log", "only in a later map");
+    assert_eq!(
+        name(4096, 5 * S),
+        "base",
+        "not in the last map: the older ones, latest first"
+    );
+    assert_eq!(name(9 << 20, S), "other", "in no map");
+    assert_eq!(name((1 << 30) + 4096, S), "journal");
+    assert!(map.is_journal(map.stream_of(1 << 30, 0)));
+    // One offset, two times, two streams, each with its own I/Os.
+    let ios = [
+        io(S, EventOp::Write, 0, 4096),
+        io(3 * S, EventOp::Write, 0, 4096),
+        io(3 * S + 1, EventOp::Write, 4096, 4096),
+    ];
+    let split = streams::split(
+        &ios,
+        &map,
+        &["7,0".into()],
+        crate::replay::TraceFormat::Blkparse,
+        true,
+    );
+    let count = |n: &str| {
+        split
+            .iter()
+            .find(|x| x.name == n)
+            .map_or(0, |x| x.ios.len())
+    };
+    assert_eq!((count("incr"), count("base")), (1, 2), "{split:?}");
+}
+
+#[test]
+fn a_file_map_that_cannot_be_right_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("map.json");
+    let refused = |json: &str| {
+        std::fs::write(&path, json).unwrap();
+        FileMap::load(&path).unwrap_err().to_string()
+    };
+    let e = refused(
+        r#"{"maps": [{"at": 0, "extents": [{"name": "a", "start": 0, "end": 8192}, {"name": "b", "start": 4096, "end": 9000}]}]}"#,
+    );
+    assert!(
+        e.contains("'a' and 'b' overlap") && e.contains("--file-map"),
+        "{e}"
+    );
+    let e = refused(r#"{"maps": [{"at": -1, "extents": []}]}"#);
+    assert!(e.contains("not seconds"), "{e}");
+    let e =
+        refused(r#"{"maps": [{"at": 0, "extents": [{"name": "other", "start": 0, "end": 1}]}]}"#);
+    assert!(e.contains("'other'"), "{e}");
+    let e = refused(r#"{"maps": [{"at": 0, "extents": [{"name": "a", "start": 5, "end": 5}]}]}"#);
+    assert!(e.contains("ends before it starts"), "{e}");
+    let e = refused("[1, 2]");
+    assert!(e.contains("\"maps\""), "{e}");
+    std::fs::write(
+        &path,
+        r#"{"maps": [{"at": 1.5, "extents": [{"name": "wal", "start": 0, "end": 4096}]}]}"#,
+    )
+    .unwrap();
+    let m = FileMap::load(&path).unwrap();
+    assert_eq!(m.maps[0].extents[0].name, "wal");
 }
