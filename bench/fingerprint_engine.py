@@ -138,6 +138,8 @@ def main():
     ap.add_argument("--engine", required=True, help="a bench/dbengines.py engine (postgresql, mariadb, ...)")
     ap.add_argument("--iosim", required=True, metavar="PATH", help="the iosim binary")
     ap.add_argument("--out", required=True, metavar="DIR", help="where everything goes (created)")
+    ap.add_argument("--reuse-engine", action="store_true",
+                    help="keep the engine's capture already in --out (steps 2-4 again, e.g. after changing iosim)")
     ap.add_argument("rest", nargs="*", help="after --: more bench/dbengines.py options for both runs")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -148,8 +150,9 @@ def main():
     iosim = os.path.abspath(args.iosim)
     e = args.engine
     saved = os.path.join(out, "engine.json")
-    run([sys.executable, DBENGINES, "--engine", e, "--keep-trace", os.path.join(out, "engine"),
-         "--save", saved] + args.rest)
+    if not (args.reuse_engine and os.path.exists(saved)):
+        run([sys.executable, DBENGINES, "--engine", e, "--keep-trace", os.path.join(out, "engine"),
+             "--save", saved] + args.rest)
     trace = os.path.join(out, "engine", f"{e}.blkparse.txt")
     engine_regions = streams_of(os.path.join(out, "engine", e), out)
     profile = os.path.join(out, f"{e}-fingerprint.toml")

@@ -344,6 +344,46 @@ fn compare_marks_a_metric_out_of_tolerance() {
     assert!(same.contains("0 metric(s) outside the tolerance"), "{same}");
 }
 
+/// `--file-map`: the WAL's blocks held by `wal` in the map at 0 s and by
+/// `log2` in the map at 0.5 ms (a log rotated and its blocks reused): the
+/// write at 0 s counts for `wal`, the one at 1 ms for `log2`, the reads in
+/// no map for `other`; a map that cannot be right is refused saying so.
+#[test]
+fn a_file_map_splits_one_offset_by_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dump_in(dir.path());
+    let map = dir.path().join("map.json");
+    std::fs::write(
+        &map,
+        r#"{"maps": [
+            {"at": 0.0, "extents": [{"name": "wal", "start": 0, "end": 8192}]},
+            {"at": 0.0005, "extents": [{"name": "log2", "start": 0, "end": 16384}]}
+        ]}"#,
+    )
+    .unwrap();
+    let f = json(&[p.as_os_str(), "--file-map".as_ref(), map.as_os_str()]);
+    let (wal, log2) = (stream(&f, "queue", "wal"), stream(&f, "queue", "log2"));
+    assert_eq!(
+        (wal["writes"].as_u64(), log2["writes"].as_u64()),
+        (Some(1), Some(1)),
+        "{f}"
+    );
+    assert_eq!(stream(&f, "queue", "other")["reads"], 2);
+    std::fs::write(&map, r#"{"maps": [{"at": 0, "extents": [{"name": "wal", "start": 0, "end": 8192}, {"name": "data", "start": 4096, "end": 9000}]}]}"#).unwrap();
+    let out = iosim()
+        .arg("fingerprint")
+        .arg(&p)
+        .arg("--file-map")
+        .arg(&map)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("--file-map") && e.contains("overlap"),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_input_fails_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();

@@ -670,3 +670,55 @@ fn a_file_map_that_cannot_be_right_is_refused() {
     let m = FileMap::load(&path).unwrap();
     assert_eq!(m.maps[0].extents[0].name, "wal");
 }
+
+/// Redis's AOF (bench/results, 2026-12-03): each append that extends the
+/// file reaches the block layer as two bios, the 4 KiB tail page it
+/// rewrites (already allocated) and the new blocks, which the block layer
+/// merges into one request, and each is followed by a journal commit. The
+/// profile is the application's writes, the dispatch layer's: 12 KiB
+/// writes stepping back one page, one fdatasync each, at their rate.
+#[test]
+fn a_growing_logs_split_writes_are_profiled_as_the_requests_they_merge_into() {
+    let mut text = String::new();
+    let mut n = 0;
+    let mut line = |t_us: u64, act: &str, rwbs: &str, sector: u64, sectors: u64| {
+        n += 1;
+        text.push_str(&format!(
+            "  8,0 0 {n} {}.{:09} 10 {act} {rwbs} {sector} + {sectors} [redis]\n",
+            t_us / 1_000_000,
+            (t_us % 1_000_000) * 1000
+        ));
+    };
+    let journal = 2 * 1024 * 1024; // 1 GiB in sectors
+    let mut pos = 8u64; // sectors: the end of what was written
+    for k in 0..200u64 {
+        let t = k * 1000;
+        line(t, "Q", "WS", pos - 8, 8);
+        line(t + 1, "Q", "WS", pos, 16);
+        line(t + 2, "D", "WS", pos - 8, 24);
+        line(t + 100, "C", "WS", pos - 8, 24);
+        line(t + 200, "Q", "WFS", journal + k % 64 * 8, 8);
+        line(t + 201, "D", "WS", journal + k % 64 * 8, 8);
+        line(t + 300, "C", "WS", journal + k % 64 * 8, 8);
+        pos += 16;
+    }
+    let name = Path::new("aof.blkparse");
+    let log = parse_events(name, &[(name, text.as_bytes())]).unwrap();
+    let regions = [
+        Region::parse("aof=0..1G").unwrap(),
+        Region::parse_journal("1G..1040M").unwrap(),
+    ];
+    let f = fingerprint(&log, &StreamMap::fixed(&regions));
+    let toml = profile_out::profile_toml(&f, "aof", None);
+    for want in [
+        "from the dispatch layer: the block layer merged this log's 400 written bios into 200 requests",
+        "bs = \"12K\"",
+        "tail_rewrite = \"4K:100\"",
+        "fill = \"grow\"",
+        "fdatasync = 1\n",
+        "rate_iops = 100", // 200 requests in 0.2 s (1,004 a second), not the 2,008 bios
+    ] {
+        assert!(toml.contains(want), "{want} missing:\n{toml}");
+    }
+    crate::profile::Profile::parse(&toml, "written").unwrap();
+}
