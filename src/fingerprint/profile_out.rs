@@ -308,23 +308,7 @@ fn workload(
         let pct = (write_share * 100.0).round().clamp(1.0, 99.0) as u8;
         let _ = writeln!(out, "write_pct = {pct}");
     }
-    let _ = writeln!(
-        out,
-        "# measured: mean request size {:.0} bytes; most common size {} bytes",
-        s.mean_size_bytes, bs
-    );
-    let _ = writeln!(out, "bs = \"{}\"", format_size_arg(bs));
-    if s.sizes.len() > 1 {
-        let (split, covered) = bssplit(s);
-        let _ = writeln!(
-            out,
-            "# measured: {} sizes; the {} most common cover {:.3} of I/Os",
-            s.sizes.len(),
-            s.sizes.len().min(MAX_SIZES),
-            covered
-        );
-        let _ = writeln!(out, "bssplit = \"{split}\"");
-    }
+    sizes(out, s, bs);
     let sharing = sharing(s, log);
     let qd = concurrency(out, s, sharing);
     let grows = log && rw == "write" && grows(s);
@@ -359,6 +343,27 @@ fn workload(
         if all_aligned { "direct" } else { "buffered" }
     );
     skew_and_flushes(out, s, sharing, grows);
+}
+
+/// `bs` (the most common size) and `bssplit`.
+fn sizes(out: &mut String, s: &StreamPrint, bs: u64) {
+    let _ = writeln!(
+        out,
+        "# measured: mean request size {:.0} bytes; most common size {} bytes",
+        s.mean_size_bytes, bs
+    );
+    let _ = writeln!(out, "bs = \"{}\"", format_size_arg(bs));
+    if s.sizes.len() > 1 {
+        let (split, covered) = bssplit(s);
+        let _ = writeln!(
+            out,
+            "# measured: {} sizes; the {} most common cover {:.3} of I/Os",
+            s.sizes.len(),
+            s.sizes.len().min(MAX_SIZES),
+            covered
+        );
+        let _ = writeln!(out, "bssplit = \"{split}\"");
+    }
 }
 
 /// Whether a log's fdatasyncs commit the journal as a growing file's do
