@@ -34,8 +34,8 @@ const JOURNAL_SERVED: f64 = 0.1;
 
 /// A growing log whose requests at dispatch number at most this share of
 /// its bios as submitted was split by the file system and merged again by
-/// the block layer: its profile is written from the dispatch layer
-/// ([`merged_writes`]). Redis's AOF with `appendfsync always`: 2,221 bios a
+/// the block layer: its profile is written from the dispatch layer, as
+/// appends through the page cache ([`merged_writes`]). Redis's AOF with `appendfsync always`: 2,221 bios a
 /// second, 1,113 requests (bench/results, 2026-12-03).
 const MERGED: f64 = 0.75;
 
@@ -139,14 +139,15 @@ pub fn profile_toml(f: &Fingerprint, name: &str, dbms: Option<crate::dbms::Dbms>
 }
 
 /// The dispatch layer's figures of a growing log (writes that extend its
-/// file, [`grows`]) whose bios the block layer merged: a write that
-/// rewrites the log's tail page and extends the file reaches the block
-/// layer as two bios, the page already allocated and the blocks allocated
-/// for it (ext4 maps them apart), which the block layer merges again. The
-/// database's writes are the merged requests; iosim's writes of those
-/// sizes into a growing file are split the same way. The journal commits
-/// that followed are the queue layer's (a device without FUA shows none at
-/// dispatch).
+/// file, [`grows`]) whose bios the block layer merged: an append through
+/// the page cache that does not end on a page boundary is written back as
+/// two bios, its partly filled tail page again (already allocated) and the
+/// blocks allocated for the rest (ext4 maps them apart), which the block
+/// layer merges; and each append changes the file's size, so its
+/// fdatasync commits the journal even when the append stayed in the tail
+/// page. The profile appends the same bytes through the page cache
+/// (Redis's AOF, MariaDB's binlog). The journal commits that followed are
+/// the queue layer's (a device without FUA shows none at dispatch).
 fn merged_writes(f: &Fingerprint, layer: &LayerPrint, s: &StreamPrint) -> Option<StreamPrint> {
     let is_log =
         s.read_share < LOG_STRAY_READS && s.sequential.write_share_with_tail_rewrites >= 0.5;
@@ -247,7 +248,8 @@ fn bssplit(s: &StreamPrint) -> (String, f64) {
 }
 
 /// One stream's `[[workload]]`; `queued` is the queue layer's stream when
-/// `s` is the dispatch layer's ([`merged_writes`]).
+/// `s` is the dispatch layer's ([`merged_writes`]): a log appended through
+/// the page cache, written as such.
 fn workload(
     out: &mut String,
     s: &StreamPrint,
@@ -255,6 +257,45 @@ fn workload(
     layer: Layer,
     queued: Option<&StreamPrint>,
 ) {
+    let (log, rw) = head(out, s, id, queued);
+    let appended = queued.map(|_| appended_bytes(s));
+    if let Some(b) = appended {
+        let _ = writeln!(
+            out,
+            "# measured: mean request {:.0} bytes, each starting in the last {}-byte page of the one before:\n\
+             # the file's end advanced {b} bytes a request, appended through the page cache\nbs = \"{b}\"",
+            s.mean_size_bytes, s.sequential.tail_page_bytes
+        );
+    } else {
+        let top = s.sizes.iter().max_by_key(|z| (z.count, z.bytes));
+        sizes(out, s, top.map_or(4096, |z| u64::from(z.bytes)));
+    }
+    let sharing = sharing(s, log);
+    let qd = concurrency(out, s, sharing);
+    let grows = log && rw == "write" && grows(s);
+    if log && appended.is_none() {
+        tail_rewrite(out, s, rw, qd);
+    }
+    if grows {
+        let _ = writeln!(
+            out,
+            "# measured: {:.3} commits of the file system's journal per write followed this log's writes:\n\
+             # its fdatasyncs commit a new size, as a file that grows (not preallocated)\nfill = \"grow\"",
+            journal_commits_per_write(s)
+        );
+    }
+    cache(out, s, layer, appended.is_some());
+    skew_and_flushes(out, s, sharing, grows);
+}
+
+/// The stream's first lines: name, target, role and `rw`; returns whether
+/// it is a log, and its `rw`.
+fn head(
+    out: &mut String,
+    s: &StreamPrint,
+    id: &str,
+    queued: Option<&StreamPrint>,
+) -> (bool, &'static str) {
     let seq = s.sequential.share_with_tail_rewrites;
     let write_share = 1.0 - s.read_share;
     let log = write_share > 0.9 && s.sequential.write_share_with_tail_rewrites >= 0.5;
@@ -271,17 +312,14 @@ fn workload(
         (_, _, true) => "readwrite",
         (_, _, false) => "randrw",
     };
-    let top = s.sizes.iter().max_by_key(|z| (z.count, z.bytes));
-    let bs = top.map_or(4096, |z| u64::from(z.bytes));
-    let all_aligned = s.sizes.iter().all(|z| z.bytes % 512 == 0);
     let _ = writeln!(out, "\n[[workload]]\nname = {}", quote(id));
     let _ = writeln!(out, "target = {}", quote(id));
     if let Some(q) = queued {
         let _ = writeln!(
             out,
             "# from the dispatch layer: the block layer merged this log's {} written bios into {} requests\n\
-             # before dispatch: each write that extends the file reaches it as the page it rewrites and\n\
-             # the blocks allocated for it, and so will iosim's writes of these sizes",
+             # before dispatch: each append's writeback reaches it as the tail page again and the blocks\n\
+             # allocated for the rest, and so will iosim's appends through the page cache",
             q.writes, s.writes
         );
     }
@@ -308,20 +346,31 @@ fn workload(
         let pct = (write_share * 100.0).round().clamp(1.0, 99.0) as u8;
         let _ = writeln!(out, "write_pct = {pct}");
     }
-    sizes(out, s, bs);
-    let sharing = sharing(s, log);
-    let qd = concurrency(out, s, sharing);
-    let grows = log && rw == "write" && grows(s);
-    if log {
-        tail_rewrite(out, s, rw, qd);
-    }
-    if grows {
+    (log, rw)
+}
+
+/// What a log appended through the page cache added per request: its
+/// mean request less the tail page the requests that rewrote it carried
+/// again (an append of b bytes from anywhere in a page of P writes back
+/// b + P bytes on average).
+fn appended_bytes(s: &StreamPrint) -> u64 {
+    let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
+    (s.mean_size_bytes - tails * s.sequential.tail_page_bytes as f64)
+        .round()
+        .max(1.0) as u64
+}
+
+/// `cache`: direct, as the block layer saw the requests, unless a size is
+/// not a multiple of 512 bytes or the log was appended through the page
+/// cache (`appended`).
+fn cache(out: &mut String, s: &StreamPrint, layer: Layer, appended: bool) {
+    let all_aligned = s.sizes.iter().all(|z| z.bytes % 512 == 0);
+    if appended {
         let _ = writeln!(
             out,
-            "# measured: {:.3} commits of the file system's journal per write followed this log's writes:\n\
-             # its fdatasyncs commit a new size, as a file that grows (not preallocated)\nfill = \"grow\"",
-            journal_commits_per_write(s)
+            "# buffered: the page cache's writeback makes the requests, as it made the database's\ncache = \"buffered\""
         );
+        return;
     }
     let _ = writeln!(
         out,
@@ -342,7 +391,6 @@ fn workload(
         "cache = \"{}\"",
         if all_aligned { "direct" } else { "buffered" }
     );
-    skew_and_flushes(out, s, sharing, grows);
 }
 
 /// `bs` (the most common size) and `bssplit`.
