@@ -726,3 +726,54 @@ fn a_growing_logs_split_writes_are_profiled_as_the_requests_they_merge_into() {
     );
     crate::profile::Profile::parse(&toml, "written").unwrap();
 }
+
+/// RocksDB's WAL with `sync=1` (bench/results, 2026-12-03): a put of a few
+/// hundred bytes appended through the page cache and fdatasynced is its
+/// 4 KiB tail page written again, one bio, and a journal commit (the size
+/// changed). Direct 4 KiB writes of that page would change no size: the
+/// profile appends the bytes through the page cache instead.
+#[test]
+fn a_log_appended_within_its_tail_page_is_profiled_as_buffered_appends() {
+    let mut text = String::new();
+    let journal = 2 * 1024 * 1024; // 1 GiB in sectors
+    for k in 0..400u64 {
+        let t = k * 1000;
+        // 16 appends of 256 bytes fill a page: the 17th starts a new one.
+        let page = k / 16 * 8;
+        let n = k * 4 + 1;
+        for (i, (at, act, rwbs, sector)) in [
+            (t, "Q", "WS", page),
+            (t + 1, "D", "WS", page),
+            (t + 100, "C", "WS", page),
+            (t + 200, "Q", "WFS", journal + k % 64 * 8),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            text.push_str(&format!(
+                "  8,0 0 {} 0.{:09} 10 {act} {rwbs} {sector} + 8 [rocksdb]\n",
+                n + i as u64,
+                at * 1000
+            ));
+        }
+    }
+    let name = Path::new("wal.blkparse");
+    let log = parse_events(name, &[(name, text.as_bytes())]).unwrap();
+    let regions = [
+        Region::parse("wal=0..1G").unwrap(),
+        Region::parse_journal("1G..1040M").unwrap(),
+    ];
+    let f = fingerprint(&log, &StreamMap::fixed(&regions));
+    let toml = profile_out::profile_toml(&f, "wal", None);
+    // 4,096 bytes less the page for the 375 of 400 writes that rewrote it: 256.
+    for want in [
+        "bs = \"256\"",
+        "cache = \"buffered\"",
+        "fill = \"grow\"",
+        "fdatasync = 1\n",
+    ] {
+        assert!(toml.contains(want), "{want} missing:\n{toml}");
+    }
+    assert!(!toml.contains("from the dispatch layer"), "{toml}");
+    crate::profile::Profile::parse(&toml, "written").unwrap();
+}
