@@ -671,6 +671,19 @@ fn a_file_map_that_cannot_be_right_is_refused() {
     assert_eq!(m.maps[0].extents[0].name, "wal");
 }
 
+/// The profile `--out` writes for a blkparse dump of a log at 0..1G (the
+/// stream `name`) and the journal at 1G..1040M.
+fn log_profile(text: &str, name: &str) -> String {
+    let path = Path::new("log.blkparse");
+    let log = parse_events(path, &[(path, text.as_bytes())]).unwrap();
+    let regions = [
+        Region::parse(&format!("{name}=0..1G")).unwrap(),
+        Region::parse_journal("1G..1040M").unwrap(),
+    ];
+    let f = fingerprint(&log, &StreamMap::fixed(&regions));
+    profile_out::profile_toml(&f, name, None)
+}
+
 /// Redis's AOF (bench/results, 2026-12-03): each append through the page
 /// cache is written back as two bios, the 4 KiB tail page again (already
 /// allocated) and the new blocks, which the block layer merges into one
@@ -702,14 +715,7 @@ fn a_growing_logs_split_writes_are_profiled_as_the_requests_they_merge_into() {
         line(t + 300, "C", "WS", journal + k % 64 * 8, 8);
         pos += 16;
     }
-    let name = Path::new("aof.blkparse");
-    let log = parse_events(name, &[(name, text.as_bytes())]).unwrap();
-    let regions = [
-        Region::parse("aof=0..1G").unwrap(),
-        Region::parse_journal("1G..1040M").unwrap(),
-    ];
-    let f = fingerprint(&log, &StreamMap::fixed(&regions));
-    let toml = profile_out::profile_toml(&f, "aof", None);
+    let toml = log_profile(&text, "aof");
     for want in [
         "from the dispatch layer: the block layer merged this log's 400 written bios into 200 requests",
         "bs = \"8212\"", // 12,288 less 4,096 for 199 of the 200 (the first rewrote nothing)
@@ -757,14 +763,7 @@ fn a_log_appended_within_its_tail_page_is_profiled_as_buffered_appends() {
             ));
         }
     }
-    let name = Path::new("wal.blkparse");
-    let log = parse_events(name, &[(name, text.as_bytes())]).unwrap();
-    let regions = [
-        Region::parse("wal=0..1G").unwrap(),
-        Region::parse_journal("1G..1040M").unwrap(),
-    ];
-    let f = fingerprint(&log, &StreamMap::fixed(&regions));
-    let toml = profile_out::profile_toml(&f, "wal", None);
+    let toml = log_profile(&text, "wal");
     // 4,096 bytes less the page for the 375 of 400 writes that rewrote it: 256.
     for want in [
         "bs = \"256\"",
