@@ -342,8 +342,10 @@ impl Profile {
                     let per_write = c / writes.max(1.0);
                     let now = (per_write * factor).max(per_write.min(1.0));
                     *r = ((*r as f64 * per_write / now).round() as u64).max(1);
+                    let rate = *r;
+                    let sizes = scale_log_sizes(w, now / per_write);
                     changed.push(format!(
-                        "{} {r} a second ({now:.2} commits a write)",
+                        "{} {rate} a second ({now:.2} commits a write{sizes})",
                         w.name
                     ));
                 }
@@ -1153,6 +1155,30 @@ pub fn show_text(name_or_path: &str) -> anyhow::Result<String> {
     }
     Profile::load(name_or_path)?;
     Ok(std::fs::read_to_string(name_or_path)?)
+}
+
+/// A per-commit log's write sizes for `ratio` times the commits each write
+/// carries (`--clients`): its tail page again and `ratio` times the rest
+/// ([`crate::workload::BsSplit::scaled_past`]); returns the note's words
+/// (the mean write before and after), or nothing for a log without a
+/// `bssplit` and a `tail_rewrite` page.
+fn scale_log_sizes(w: &mut ProfileWorkload, ratio: f64) -> String {
+    let page = w
+        .tail_rewrite
+        .as_deref()
+        .and_then(|t| crate::workload::TailRewrite::parse(t).ok())
+        .map(|t| t.page);
+    let bs = crate::units::parse_size(&w.bs).unwrap_or(4096);
+    let (Some(page), Some(split)) = (page, w.bssplit.as_mut()) else {
+        return String::new();
+    };
+    let before = split.mean(true, bs);
+    *split = split.scaled_past(page, ratio);
+    format!(
+        ", writes of {:.1} KiB on average against {:.1} KiB measured",
+        split.mean(true, bs) / 1024.0,
+        before / 1024.0
+    )
 }
 
 #[cfg(test)]

@@ -130,7 +130,7 @@ fn every_database_is_qualified_with_its_workloads_settings_and_rules() {
         if dbms == "postgresql" {
             let notes = doc["notes"].to_string();
             assert!(
-                notes.contains("--clients 2: postgresql-oltp measured with 8 clients, run with 2 (page-read 1 threads, wal-commit 1302 a second (1.00 commits a write))"),
+                notes.contains("--clients 2: postgresql-oltp measured with 8 clients, run with 2 (page-read 1 threads, wal-commit 1302 a second (1.00 commits a write, writes of 13.9 KiB on average against 20.9 KiB measured))"),
                 "{notes}"
             );
         }
