@@ -35,8 +35,9 @@ const JOURNAL_SERVED: f64 = 0.1;
 /// A growing log whose requests at dispatch number at most this share of
 /// its bios as submitted was split by the file system and merged again by
 /// the block layer: its profile is written from the dispatch layer, as
-/// appends through the page cache ([`merged_writes`]). Redis's AOF with `appendfsync always`: 2,221 bios a
-/// second, 1,113 requests (bench/results, 2026-12-03).
+/// appends through the page cache ([`merged_writes`]). Redis's AOF with
+/// `appendfsync always`: 2,221 bios a second, 1,113 requests
+/// (bench/results, 2026-12-03).
 const MERGED: f64 = 0.75;
 
 /// Most sizes a profile's `bssplit` takes ([`crate::workload::bssplit::MAX_SIZES`]).
@@ -153,9 +154,7 @@ pub fn profile_toml(f: &Fingerprint, name: &str, dbms: Option<crate::dbms::Dbms>
 /// (Redis's AOF, MariaDB's binlog). The journal commits that followed are
 /// the queue layer's (a device without FUA shows none at dispatch).
 fn merged_writes(f: &Fingerprint, layer: &LayerPrint, s: &StreamPrint) -> Option<StreamPrint> {
-    let is_log =
-        s.read_share < LOG_STRAY_READS && s.sequential.write_share_with_tail_rewrites >= 0.5;
-    if layer.layer != Layer::Queue || !is_log || !grows(s) {
+    if layer.layer != Layer::Queue || !growing_log(s) {
         return None;
     }
     let d = f
@@ -362,12 +361,23 @@ fn head(
 /// time would commit about 0.07; bench/results, 2026-12-03). Etcd's WAL,
 /// preallocated, commits for its new blocks only (0.159 a write).
 fn appended_within_pages(s: &StreamPrint) -> bool {
-    let is_log =
-        s.read_share < LOG_STRAY_READS && s.sequential.write_share_with_tail_rewrites >= 0.5;
-    let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
     let page = s.sequential.tail_page_bytes.max(1) as f64;
     let adds_blocks = (appended_bytes(s) as f64 / page).min(1.0);
-    is_log && grows(s) && tails >= 0.5 && journal_commits_per_write(s) > 1.5 * adds_blocks
+    growing_log(s) && tail_share(s) >= 0.5 && journal_commits_per_write(s) > 1.5 * adds_blocks
+}
+
+/// A log (writes only but stray reads, sequential counting tail rewrites)
+/// whose fdatasyncs committed the journal as a growing file's do
+/// ([`grows`]): the streams [`merged_writes`] and [`appended_within_pages`]
+/// look at.
+fn growing_log(s: &StreamPrint) -> bool {
+    s.read_share < LOG_STRAY_READS && s.sequential.write_share_with_tail_rewrites >= 0.5 && grows(s)
+}
+
+/// The share of the stream's writes that started in the last page of the
+/// write before (rewrote its tail page).
+fn tail_share(s: &StreamPrint) -> f64 {
+    s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64
 }
 
 /// What a log appended through the page cache added per request: its
@@ -375,8 +385,7 @@ fn appended_within_pages(s: &StreamPrint) -> bool {
 /// again (an append of b bytes from anywhere in a page of P writes back
 /// b + P bytes on average).
 fn appended_bytes(s: &StreamPrint) -> u64 {
-    let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
-    (s.mean_size_bytes - tails * s.sequential.tail_page_bytes as f64)
+    (s.mean_size_bytes - tail_share(s) * s.sequential.tail_page_bytes as f64)
         .round()
         .max(1.0) as u64
 }
@@ -457,8 +466,7 @@ fn sharing(s: &StreamPrint, log: bool) -> Sharing {
     let (Some(o), Some(f)) = (&s.outstanding, &s.flushes.order) else {
         return Sharing::Independent;
     };
-    let tails = s.sequential.tail_rewrites as f64 / s.writes.max(1) as f64;
-    let one_at_a_time = log && tails >= 0.5 && o.p50 <= 1;
+    let one_at_a_time = log && tail_share(s) >= 0.5 && o.p50 <= 1;
     let concurrent = f.max_writes_in_flight > 1 && !one_at_a_time;
     f.sharing(s.flushes.flushes, concurrent, s.flushes.per_write)
 }

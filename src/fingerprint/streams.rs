@@ -112,15 +112,11 @@ impl FileMap {
             let mut sorted: Vec<&FileExtent> = m.extents.iter().collect();
             sorted.sort_by_key(|e| e.start);
             for e in &sorted {
-                if e.name.is_empty()
-                    || e.name.contains(':')
-                    || e.name == "other"
-                    || e.name == JOURNAL
-                {
-                    return Err(format!(
-                        "the name '{}' (at {} s) is empty, holds a ':' or is 'other' or '{JOURNAL}' (give the journal with --journal)",
-                        e.name, m.at
-                    ));
+                let reserved = (e.name == JOURNAL).then_some(
+                    "'journal' is the stream of --journal, the file system's journal: give its extents with --journal",
+                );
+                if let Some(why) = name_problem(&e.name).or(reserved) {
+                    return Err(format!("the name '{}' (at {} s): {why}", e.name, m.at));
                 }
                 if e.end <= e.start {
                     return Err(format!(
@@ -221,9 +217,7 @@ impl StreamMap {
 
     /// The stream's name (`other` past the last).
     pub fn name(&self, stream: usize) -> &str {
-        self.streams
-            .get(stream)
-            .map_or("other", |(n, _)| n.as_str())
+        self.streams.get(stream).map_or(OTHER, |(n, _)| n.as_str())
     }
 
     /// The stream is the file system's journal.
@@ -257,6 +251,21 @@ impl StreamMap {
             }
         }
         self.other()
+    }
+}
+
+/// The stream of I/O in no region and no map.
+const OTHER: &str = "other";
+
+/// What is wrong with a stream's name, for `--region` and `--file-map`
+/// alike: empty, a `:` (the separator of `FILE:REGION`), or `other`.
+fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() || name.contains(':') {
+        Some("the name is empty or holds a ':'")
+    } else if name == OTHER {
+        Some("'other' is the name of the I/O in no region: choose another")
+    } else {
+        None
     }
 }
 
@@ -294,8 +303,8 @@ impl Region {
             .split_once('=')
             .ok_or_else(|| bad("it has no '=' between the name and the range"))?;
         let name = name.trim();
-        if name.is_empty() || name.contains(':') {
-            return Err(bad("the name is empty or holds a ':'"));
+        if let Some(why) = name_problem(name) {
+            return Err(bad(why));
         }
         let (a, b) = range
             .split_once("..")
@@ -341,10 +350,8 @@ impl Region {
                 text: text.clone(),
                 reason,
             };
-            if a.name == "other" {
-                return Err(bad(
-                    "'other' is the name of the I/O in no region: choose another".into(),
-                ));
+            if let Some(why) = name_problem(&a.name) {
+                return Err(bad(why.into()));
             }
             if a.name == JOURNAL && !a.journal && regions.iter().any(|r| r.journal) {
                 return Err(bad(format!(

@@ -115,7 +115,15 @@ fn region_arguments() {
         .to_string()
         .contains("overlaps"));
     assert!(Region::check_all(&[a.clone(), a.clone()]).is_err());
-    assert!(Region::check_all(&[Region::parse("other=0..1M").unwrap()]).is_err());
+    assert!(Region::parse("other=0..1M")
+        .unwrap_err()
+        .to_string()
+        .contains("'other' is the name of the I/O in no region"));
+    let other = Region {
+        name: "other".into(),
+        ..a.clone()
+    };
+    assert!(Region::check_all(&[other]).is_err());
 }
 
 fn io(at_ns: u64, op: EventOp, offset: u64, len: u32) -> LayerIo {
@@ -658,6 +666,9 @@ fn a_file_map_that_cannot_be_right_is_refused() {
     let e =
         refused(r#"{"maps": [{"at": 0, "extents": [{"name": "other", "start": 0, "end": 1}]}]}"#);
     assert!(e.contains("'other'"), "{e}");
+    let e =
+        refused(r#"{"maps": [{"at": 0, "extents": [{"name": "journal", "start": 0, "end": 1}]}]}"#);
+    assert!(e.contains("give its extents with --journal"), "{e}");
     let e = refused(r#"{"maps": [{"at": 0, "extents": [{"name": "a", "start": 5, "end": 5}]}]}"#);
     assert!(e.contains("ends before it starts"), "{e}");
     let e = refused("[1, 2]");
