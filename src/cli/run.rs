@@ -220,13 +220,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", value_parser = size_arg)]
     pub rate: Option<u64>,
 
-    /// Issue I/Os in bursts of N, with --think between bursts (DiskSpd -i).
-    #[arg(long, value_name = "N", default_value_t = 0, requires = "think")]
+    /// Issue I/Os in bursts of N, with --think between bursts (DiskSpd -i), or one burst each --burst-every.
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub burst: u32,
 
     /// Pause between bursts (DiskSpd -j, fio thinktime), e.g. 5ms; without --burst, after every I/O.
-    #[arg(long, value_parser = duration_arg, value_name = "TIME")]
+    #[arg(long, value_parser = duration_arg, value_name = "TIME", conflicts_with = "burst_every")]
     pub think: Option<Duration>,
+
+    /// Start a burst of --burst N I/Os at --burst-rate-iops every TIME, over the --rate-iops cap (a checkpoint over a steady load), e.g. 1s.
+    #[arg(long, value_parser = duration_arg, value_name = "TIME", requires_all = ["burst", "burst_rate_iops"])]
+    pub burst_every: Option<Duration>,
+
+    /// I/Os per second per thread inside a --burst-every burst.
+    #[arg(long, value_name = "IOPS", requires = "burst_every")]
+    pub burst_rate_iops: Option<u64>,
 
     /// Allow writing to block devices and to files iosim did not create.
     #[arg(long)]
@@ -392,6 +400,8 @@ impl RunArgs {
             rate_bytes: self.rate,
             burst: self.burst,
             think: self.think.unwrap_or_default(),
+            burst_every: self.burst_every.unwrap_or_default(),
+            burst_rate_iops: self.burst_rate_iops,
             shape: self.shape(),
             ..WorkloadSpec::default()
         }

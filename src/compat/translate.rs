@@ -158,6 +158,16 @@ fn pattern_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
         w.push("--think".into());
         w.push(format_duration_arg(spec.think));
     }
+    if !spec.burst_every.is_zero() {
+        w.push("--burst".into());
+        w.push(spec.burst.to_string());
+        w.push("--burst-every".into());
+        w.push(format_duration_arg(spec.burst_every));
+        if let Some(r) = spec.burst_rate_iops {
+            w.push("--burst-rate-iops".into());
+            w.push(r.to_string());
+        }
+    }
 }
 
 /// Destroy permission, CPUs, the I/O limit, flushes and the sync method.
@@ -381,6 +391,15 @@ mod tests {
                 think: std::time::Duration::from_millis(2),
                 ..WorkloadSpec::default()
             },
+            WorkloadSpec {
+                targets: vec![TargetSpec::new("/mnt/x/t.dat", None)],
+                rw: RwMode::Randrw,
+                rate_iops: Some(200),
+                burst: 40,
+                burst_every: std::time::Duration::from_secs(2),
+                burst_rate_iops: Some(4000),
+                ..WorkloadSpec::default()
+            },
         ] {
             let (c, n) = run_command(&spec, &[None]);
             assert!(n.is_empty(), "{n:?}");
@@ -394,6 +413,8 @@ mod tests {
             assert_eq!(back.rate_interval_ns(), spec.rate_interval_ns(), "{c}");
             assert_eq!(back.burst.max(1), spec.burst.max(1), "{c}");
             assert_eq!(back.think, spec.think, "{c}");
+            assert_eq!(back.burst_every, spec.burst_every, "{c}");
+            assert_eq!(back.burst_rate_iops, spec.burst_rate_iops, "{c}");
             assert_eq!(back.random_pct, spec.random_pct, "{c}");
             assert_eq!(back.seq_layout, spec.seq_layout, "{c}");
         }

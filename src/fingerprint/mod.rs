@@ -263,6 +263,11 @@ pub struct Arrival {
     pub cv_100ms: Option<f64>,
     /// The busiest 100 ms over the mean 100 ms.
     pub peak_over_mean_100ms: Option<f64>,
+    /// How often the stream bursts: the span over the number of stretches
+    /// of consecutive 100 ms bins above the mean by more than one standard
+    /// deviation (the whole span for one burst; none without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_period_s: Option<f64>,
 }
 
 /// Skew of offsets over regions of [`SKEW_REGION`] bytes (by each data
@@ -595,10 +600,18 @@ pub fn arrival(data: &[&LayerIo], span: (u64, u64)) -> Arrival {
     let empty = n - counts.len() as f64;
     let sd = ((squares + empty * mean * mean) / (n - 1.0)).sqrt();
     let peak = counts.values().copied().max().unwrap_or(0) as f64;
+    let mut busy: Vec<u64> = counts
+        .iter()
+        .filter(|&(_, &c)| c as f64 > mean + sd)
+        .map(|(&b, _)| b)
+        .collect();
+    busy.sort_unstable();
+    let stretches = busy.windows(2).filter(|w| w[1] != w[0] + 1).count() + 1;
     Arrival {
         iops: Some(iops),
         cv_100ms: (mean > 0.0).then(|| sd / mean),
         peak_over_mean_100ms: (mean > 0.0).then(|| peak / mean),
+        burst_period_s: (!busy.is_empty()).then(|| len_ns as f64 / 1e9 / stretches as f64),
     }
 }
 

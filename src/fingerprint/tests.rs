@@ -178,7 +178,19 @@ fn skew_and_burstiness() {
         .map(|k| io(k * BIN_NS, EventOp::Write, 0, 512))
         .collect();
     let refs: Vec<&LayerIo> = even.iter().collect();
-    assert_eq!(arrival(&refs, (0, 10 * BIN_NS - 1)).cv_100ms, Some(0.0));
+    let a = arrival(&refs, (0, 10 * BIN_NS - 1));
+    assert_eq!((a.cv_100ms, a.burst_period_s), (Some(0.0), None));
+    // 10 s at 10 I/Os a bin, and 100 more in two bins in a row every 2.5 s:
+    // four bursts, one each 2.5 s.
+    let mut spiky: Vec<LayerIo> = (0..1000)
+        .map(|k| io(k * BIN_NS / 10, EventOp::Write, 0, 512))
+        .collect();
+    for b in [0, 25, 50, 75] {
+        spiky.extend((0..200).map(|k| io(b * BIN_NS + k * BIN_NS / 100, EventOp::Write, 0, 512)));
+    }
+    let refs: Vec<&LayerIo> = spiky.iter().collect();
+    let a = arrival(&refs, (0, 100 * BIN_NS));
+    assert!((a.burst_period_s.unwrap() - 2.5).abs() < 1e-9, "{a:?}");
 }
 
 #[test]

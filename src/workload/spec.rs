@@ -11,6 +11,7 @@ use super::modes::{CacheMode, EngineKind, FillMode, RwMode};
 use super::steady;
 use super::{BsSplit, Distribution, Placement};
 use crate::error::Error;
+use crate::units::format_duration_arg;
 
 /// One file or block device to run against.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -170,6 +171,20 @@ pub struct WorkloadSpec {
     /// Think time between bursts (DiskSpd's `-j`, fio's `thinktime`).
     #[serde(default, with = "duration_secs")]
     pub think: Duration,
+    /// Periodic bursts over the rate cap: every this long a thread starts a
+    /// burst of `burst` I/Os at `burst_rate_iops`, then issues at its
+    /// `rate_iops` (or nothing, without one) until the next: a
+    /// checkpoint's writes over a database's steady load. Zero: none.
+    /// Exclusive with `think`.
+    #[serde(
+        default,
+        with = "duration_secs",
+        skip_serializing_if = "Duration::is_zero"
+    )]
+    pub burst_every: Duration,
+    /// I/Os per second per thread inside a periodic burst (`burst_every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_rate_iops: Option<u64>,
     /// Percentage of I/Os at random offsets; the others continue
     /// sequentially from the previous I/O (DiskSpd's `-rs`). `None`: as
     /// `rw` says (all random or all sequential).
@@ -335,6 +350,8 @@ impl Default for WorkloadSpec {
             rate_bytes: None,
             burst: 0,
             think: Duration::ZERO,
+            burst_every: Duration::ZERO,
+            burst_rate_iops: None,
             random_pct: None,
             shape: Shape::default(),
             flush: None,
@@ -576,10 +593,52 @@ impl WorkloadSpec {
             }
             _ => {}
         }
-        if self.burst > 0 && self.think.is_zero() {
+        if self.burst > 0 && self.think.is_zero() && self.burst_every.is_zero() {
             return bad(format!(
-                "--burst {} needs --think TIME: the pause after each burst",
+                "--burst {} needs --think TIME (the pause after each burst) or --burst-every TIME (a burst each period)",
                 self.burst
+            ));
+        }
+        self.validate_periodic_bursts()
+    }
+
+    /// [`validate`](Self::validate): `burst_every` with its burst, its rate,
+    /// and room for the burst in its period.
+    fn validate_periodic_bursts(&self) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::BadWorkload(m));
+        let every = self.burst_every;
+        match (every.is_zero(), self.burst_rate_iops) {
+            (true, None) => return Ok(()),
+            (true, Some(_)) => {
+                return bad(
+                    "--burst-rate-iops is the rate inside a periodic burst: give --burst-every TIME and --burst N with it".into(),
+                )
+            }
+            (false, None | Some(0)) => {
+                return bad(format!(
+                    "--burst-every {}: give --burst-rate-iops N, the I/Os a second per thread inside the burst",
+                    format_duration_arg(every)
+                ))
+            }
+            (false, Some(_)) => {}
+        }
+        if !self.think.is_zero() {
+            return bad("--burst-every and --think are two ways to pause: give one".into());
+        }
+        if self.burst == 0 {
+            return bad(format!(
+                "--burst-every {}: give --burst N, the I/Os of each burst",
+                format_duration_arg(every)
+            ));
+        }
+        let rate = self.burst_rate_iops.unwrap_or(1);
+        let lasts = Duration::from_secs_f64(f64::from(self.burst) / rate as f64);
+        if lasts >= every {
+            return bad(format!(
+                "--burst {} at --burst-rate-iops {rate} lasts {}, not less than --burst-every {}: fewer I/Os, a higher rate or a longer period",
+                self.burst,
+                format_duration_arg(lasts),
+                format_duration_arg(every)
             ));
         }
         Ok(())
@@ -730,9 +789,9 @@ impl WorkloadSpec {
         }
     }
 
-    /// True when the rate cap or think time paces the threads.
+    /// True when the rate cap, think time or periodic bursts pace the threads.
     pub fn paced(&self) -> bool {
-        self.rate_interval_ns() > 0 || !self.think.is_zero()
+        self.rate_interval_ns() > 0 || !self.think.is_zero() || !self.burst_every.is_zero()
     }
 
     /// True when the workload issues any writes.

@@ -111,6 +111,8 @@ pub fn plan(
             _ => 0,
         },
         think: Duration::from_millis(args.think_ms.unwrap_or(0)),
+        burst_every: Duration::ZERO,
+        burst_rate_iops: None,
         random_pct: args.random_pct,
         shape: Default::default(),
     };
