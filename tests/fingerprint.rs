@@ -616,13 +616,14 @@ fn the_fingerprint_tells_a_barrier_and_group_commit_from_independent_flushes() {
 }
 
 /// Issue 38 part 1: bursts, as the block layer sees them, written by
-/// `--out` and run again. iosim reads 4 KiB at 100 a second with a burst of
-/// 60 at 1,000 a second every second (a checkpoint over a steady load),
-/// traced: the fingerprint finds a burst each second, and the profile it
-/// writes has periodic bursts; that profile, run and traced again, bursts
-/// as the first did (CV of 100 ms counts and the busiest 100 ms over the
-/// mean within 30%: 1.06 and 4.16 against 1.04 and 4.14 here). Without
-/// the bursts the same rate gives a CV near 0.
+/// `--out` and run again. iosim does 20 random 4 KiB I/Os a second (85%
+/// writes over all) with a burst of 80 writes at 2,000 a second every
+/// second (a checkpoint over a steady load), traced: the fingerprint finds
+/// a burst each second, made of writes, and the profile it writes has
+/// periodic bursts of writes; that profile, run and traced again, bursts as
+/// the first did (CV of 100 ms counts, the busiest 100 ms over the mean and
+/// the rate within 30%, the read share within 0.05, the bursts writes).
+/// Without the bursts the same rate gives a CV near 0.
 #[test]
 fn periodic_bursts_survive_a_round_trip_through_the_fingerprint() {
     let Some((_turn, lo)) = traced_device() else {
@@ -638,17 +639,23 @@ fn periodic_bursts_survive_a_round_trip_through_the_fingerprint() {
         "5s",
         iosim()
             .args([
-                "run", dev, "--rw", "randread", "--bs", "4k", "--cache", "direct",
+                "run",
+                dev,
+                "--rw",
+                "randrw",
+                "--write-pct",
+                "85",
+                "--bs",
+                "4k",
             ])
+            .args(["--cache", "direct", "--rate-iops", "20", "--burst", "80"])
             .args([
-                "--rate-iops",
-                "100",
-                "--burst",
-                "60",
                 "--burst-rate-iops",
-                "1000",
+                "2000",
+                "--burst-every",
+                "1s",
+                "--burst-writes",
             ])
-            .args(["--burst-every", "1s"])
             .args(common_args),
     );
     let prof = dir.path().join("bursts.toml");
@@ -666,13 +673,20 @@ fn periodic_bursts_survive_a_round_trip_through_the_fingerprint() {
             .as_f64()
             .unwrap_or_else(|| panic!("no {key} in {f}"))
     };
+    let read_share =
+        |f: &serde_json::Value| stream(f, "queue", "all")["read_share"].as_f64().unwrap();
     let period = arrival(&a, "burst_period_s");
     assert!((0.8..=1.25).contains(&period), "a burst every {period} s");
     assert!(arrival(&a, "cv_100ms") > 0.7, "{a}");
-    assert!(
-        toml.contains("\nburst_every = \"") && toml.contains("\nburst_rate_iops = "),
-        "{toml}"
-    );
+    assert!(arrival(&a, "burst_write_share") >= 0.9, "{a}");
+    assert!((read_share(&a) - 0.15).abs() < 0.05, "{a}");
+    for line in [
+        "\nburst_every = \"",
+        "\nburst_rate_iops = ",
+        "\nburst_writes = true",
+    ] {
+        assert!(toml.contains(line), "{line} in {toml}");
+    }
     let again = dir.path().join("again");
     capture(
         &lo,
@@ -694,4 +708,6 @@ fn periodic_bursts_survive_a_round_trip_through_the_fingerprint() {
             arrival(&a, key)
         );
     }
+    assert!((read_share(&b) - read_share(&a)).abs() < 0.05, "{b}");
+    assert!(arrival(&b, "burst_write_share") >= 0.9, "{b}");
 }

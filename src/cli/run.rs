@@ -236,6 +236,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "IOPS", requires = "burst_every")]
     pub burst_rate_iops: Option<u64>,
 
+    /// Make each --burst-every burst all writes (a checkpoint's), with fewer writes between so --write-pct holds.
+    #[arg(long, requires = "burst_every")]
+    pub burst_writes: bool,
+
     /// Allow writing to block devices and to files iosim did not create.
     #[arg(long)]
     pub allow_destroy: bool,
@@ -402,6 +406,7 @@ impl RunArgs {
             think: self.think.unwrap_or_default(),
             burst_every: self.burst_every.unwrap_or_default(),
             burst_rate_iops: self.burst_rate_iops,
+            burst_writes: self.burst_writes,
             shape: self.shape(),
             ..WorkloadSpec::default()
         }

@@ -167,6 +167,9 @@ fn pattern_words(spec: &WorkloadSpec, w: &mut Vec<String>) {
             w.push("--burst-rate-iops".into());
             w.push(r.to_string());
         }
+        if spec.burst_writes {
+            w.push("--burst-writes".into());
+        }
     }
 }
 
@@ -398,6 +401,8 @@ mod tests {
                 burst: 40,
                 burst_every: std::time::Duration::from_secs(2),
                 burst_rate_iops: Some(4000),
+                burst_writes: true,
+                write_pct: 60,
                 ..WorkloadSpec::default()
             },
         ] {
@@ -415,6 +420,7 @@ mod tests {
             assert_eq!(back.think, spec.think, "{c}");
             assert_eq!(back.burst_every, spec.burst_every, "{c}");
             assert_eq!(back.burst_rate_iops, spec.burst_rate_iops, "{c}");
+            assert_eq!(back.burst_writes, spec.burst_writes, "{c}");
             assert_eq!(back.random_pct, spec.random_pct, "{c}");
             assert_eq!(back.seq_layout, spec.seq_layout, "{c}");
         }

@@ -268,6 +268,10 @@ pub struct Arrival {
     /// deviation (the whole span for one burst; none without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_period_s: Option<f64>,
+    /// The share of writes among the data I/Os of those bursting 100 ms
+    /// bins (a checkpoint's bursts are writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_write_share: Option<f64>,
 }
 
 /// Skew of offsets over regions of [`SKEW_REGION`] bytes (by each data
@@ -590,9 +594,13 @@ pub fn arrival(data: &[&LayerIo], span: (u64, u64)) -> Arrival {
     // Only the bins that saw I/O are kept (a damaged trace's times may span
     // years); the empty ones enter the sums as zeros.
     let mut counts: HashMap<u64, u64> = HashMap::new();
+    let mut writes: HashMap<u64, u64> = HashMap::new();
     for i in data {
         let b = (i.at_ns.saturating_sub(first) / BIN_NS).min(bins - 1);
         *counts.entry(b).or_default() += 1;
+        if i.op == EventOp::Write {
+            *writes.entry(b).or_default() += 1;
+        }
     }
     let n = bins as f64;
     let mean = data.len() as f64 / n;
@@ -607,11 +615,14 @@ pub fn arrival(data: &[&LayerIo], span: (u64, u64)) -> Arrival {
         .collect();
     busy.sort_unstable();
     let stretches = busy.windows(2).filter(|w| w[1] != w[0] + 1).count() + 1;
+    let in_bursts: u64 = busy.iter().map(|b| counts[b]).sum();
+    let written: u64 = busy.iter().filter_map(|b| writes.get(b)).sum();
     Arrival {
         iops: Some(iops),
         cv_100ms: (mean > 0.0).then(|| sd / mean),
         peak_over_mean_100ms: (mean > 0.0).then(|| peak / mean),
         burst_period_s: (!busy.is_empty()).then(|| len_ns as f64 / 1e9 / stretches as f64),
+        burst_write_share: (in_bursts > 0).then(|| written as f64 / in_bursts as f64),
     }
 }
 

@@ -568,6 +568,14 @@ fn concurrency(out: &mut String, s: &StreamPrint, sharing: Sharing) -> u32 {
         b.burst_rate,
         (b.every_s * 1000.0).round() as u64
     );
+    if b.writes {
+        let _ = writeln!(
+            out,
+            "# measured: {} of the I/Os in the bursting 100 ms were writes: the bursts write,\n\
+             # the I/Os between them read more, so the write share holds\nburst_writes = true",
+            opt3(a.burst_write_share)
+        );
+    }
     qd
 }
 
@@ -625,7 +633,13 @@ struct Bursts {
     burst_rate: u64,
     /// The rate between bursts (`rate_iops`); none: nothing between them.
     rate: Option<u64>,
+    /// The bursts are writes (`burst_writes`).
+    writes: bool,
 }
+
+/// The bursts are writes when at least this share of the I/Os in the
+/// bursting 100 ms bins were (PostgreSQL's checkpoint).
+const BURSTS_OF_WRITES: f64 = 0.9;
 
 /// Bursts beyond chance: a CV of 100 ms counts at least this much over the
 /// one that arrivals at random at the same rate would show.
@@ -664,12 +678,18 @@ fn periodic_bursts(s: &StreamPrint, threads: u32) -> Option<Bursts> {
     let t = f64::from(threads.max(1));
     let ios = (high * on / t).round() as u64;
     let between = (total - high * on).max(0.0) / (every - on) / t;
+    // Writes in bursts, in a stream that reads too, with writes enough in a
+    // period to fill its burst.
+    let writes = a.burst_write_share.unwrap_or(0.0) >= BURSTS_OF_WRITES
+        && s.read_share >= 0.1
+        && (1.0 - s.read_share) * total >= high * on;
     (ios >= 2).then(|| Bursts {
         every_s: every,
         share: on / every,
         ios,
         burst_rate: ((high / t).round() as u64).max(1),
         rate: (between * every >= 1.0).then(|| (between.round() as u64).max(1)),
+        writes,
     })
 }
 
@@ -847,7 +867,9 @@ mod tests {
             cv_100ms: Some(1.42),
             peak_over_mean_100ms: Some(12.39),
             burst_period_s: Some(30.0),
+            burst_write_share: Some(0.97),
         };
+        s.read_share = 0.425;
         let b = periodic_bursts(&s, 1).unwrap();
         assert!((b.share - 0.0153).abs() < 0.0005, "{b:?}");
         assert_eq!(b.burst_rate, 18_981);
@@ -872,9 +894,19 @@ mod tests {
         let mut out = String::new();
         concurrency(&mut out, &s, Sharing::Independent);
         assert!(
-            out.contains("\nburst = ") && out.contains("\nburst_every = \"30000ms\""),
+            out.contains("\nburst = ")
+                && out.contains("\nburst_every = \"30000ms\"")
+                && out.contains("\nburst_writes = true"),
             "{out}"
         );
+        // Bursts of reads and writes alike, or of more writes than the
+        // period has: the burst takes the stream's mix.
+        s.arrival.burst_write_share = Some(0.6);
+        assert!(!periodic_bursts(&s, 1).unwrap().writes);
+        s.arrival.burst_write_share = Some(0.97);
+        s.read_share = 0.99;
+        assert!(!periodic_bursts(&s, 1).unwrap().writes);
+        s.read_share = 0.425;
         let text = format!(
             "name = \"t\"\ndescription = \"d\"\nsource = \"s\"\n[[workload]]\nname = \"base\"\n\
              target = \"data\"\nrole = \"data\"\nrw = \"randrw\"\nbs = \"8K\"\n{out}"

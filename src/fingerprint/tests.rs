@@ -191,6 +191,18 @@ fn skew_and_burstiness() {
     let refs: Vec<&LayerIo> = spiky.iter().collect();
     let a = arrival(&refs, (0, 100 * BIN_NS));
     assert!((a.burst_period_s.unwrap() - 2.5).abs() < 1e-9, "{a:?}");
+    // The busy bins hold the 100-I/O bursts and their 10 steady I/Os: all
+    // writes here; reads in the steady part leave that so.
+    assert_eq!(a.burst_write_share, Some(1.0));
+    for i in spiky.iter_mut().take(1000) {
+        i.op = EventOp::Read;
+    }
+    let refs: Vec<&LayerIo> = spiky.iter().collect();
+    let a = arrival(&refs, (0, 100 * BIN_NS));
+    assert!(
+        (a.burst_write_share.unwrap() - 100.0 / 110.0).abs() < 1e-9,
+        "{a:?}"
+    );
 }
 
 #[test]

@@ -180,6 +180,10 @@ pub struct ProfileWorkload {
     /// I/Os per second per thread inside a periodic burst (`--burst-rate-iops`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_rate_iops: Option<u64>,
+    /// A periodic burst's I/Os are writes, a checkpoint's (`--burst-writes`);
+    /// the I/Os between bursts write less, so the workload's write share holds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub burst_writes: bool,
     /// I/Os per second per thread at most (fio's `rate_iops`): a database
     /// thread that does other work between its I/Os, so that page-cache hits
     /// do not turn a buffered workload into a CPU benchmark. It replaces
@@ -456,6 +460,7 @@ impl ProfileWorkload {
                 None => base.burst_every,
             },
             burst_rate_iops: self.burst_rate_iops.or(base.burst_rate_iops),
+            burst_writes: self.burst_writes || base.burst_writes,
             bs: crate::units::parse_size(&self.bs)?,
             align,
             threads: self.threads,

@@ -60,9 +60,10 @@ impl Pacer {
         self.next_due
     }
 
-    /// An I/O due at [`Pacer::due`] started at `now` (not before).
+    /// An I/O due at [`Pacer::due`] started at `now` (not before); returns
+    /// whether it is one of a periodic burst's.
     #[inline]
-    pub(super) fn issued(&mut self, now: u64) {
+    pub(super) fn issued(&mut self, now: u64) -> bool {
         if let Some(c) = self.cycle.as_mut() {
             let end = c.start + c.every_ns;
             let in_burst = self.in_burst < self.burst;
@@ -83,7 +84,7 @@ impl Pacer {
                 self.next_due = end;
                 self.in_burst = 0;
             }
-            return;
+            return in_burst;
         }
         if self.interval_ns > 0 {
             // The schedule, not the late start, sets the next due time.
@@ -96,6 +97,7 @@ impl Pacer {
                 self.next_due = self.next_due.max(now + self.think_ns);
             }
         }
+        false
     }
 }
 
@@ -184,6 +186,27 @@ mod tests {
             starts(&spec, 7),
             [0, 1, 2, 100, 101, 102, 200].map(|x| x * ms)
         );
+        // Each I/O says whether it is a burst's.
+        let mut p = Pacer::new(&spec, 0).unwrap();
+        let flags: Vec<bool> = (0..5)
+            .map(|_| {
+                let t = p.due();
+                p.issued(t)
+            })
+            .collect();
+        assert_eq!(flags, [true, true, true, true, true]);
+        let spec20 = WorkloadSpec {
+            rate_iops: Some(20),
+            ..spec.clone()
+        };
+        let mut p = Pacer::new(&spec20, 0).unwrap();
+        let flags: Vec<bool> = (0..6)
+            .map(|_| {
+                let t = p.due();
+                p.issued(t)
+            })
+            .collect();
+        assert_eq!(flags, [true, true, true, false, true, true]);
         // A thread behind the schedule keeps it: the late I/Os are due at
         // once, and the next period starts where the schedule says.
         let mut p = Pacer::new(&spec, 0).unwrap();

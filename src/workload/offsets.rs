@@ -70,6 +70,9 @@ pub struct OffsetGen {
     sizes: Option<bssplit::SizeMix>,
     /// A log's tail page written again: (page, threshold on a random u32).
     tail: Option<(u64, u64)>,
+    /// Periodic bursts of writes (`burst_writes`): the write threshold
+    /// between bursts (inside one, every I/O writes).
+    burst_writes: Option<u64>,
     /// The database's cache (`--db-cache`): random reads at a rank below
     /// this are hits (0: no cache).
     cached: u64,
@@ -138,6 +141,7 @@ impl OffsetGen {
             stripe: None,
             sizes: None,
             tail: None,
+            burst_writes: None,
             cached: 0,
             rank: 0,
             rng: SmallRng::seed_from_u64(seed),
@@ -312,6 +316,28 @@ impl OffsetGen {
         }
     }
 
+    /// `burst_writes`: the write share between the bursts, from the spec
+    /// ([`WorkloadSpec::write_share_between_bursts`]); the generator starts
+    /// between bursts.
+    pub fn burst_writes(mut self, spec: &WorkloadSpec) -> OffsetGen {
+        if let Some(share) = spec.write_share_between_bursts() {
+            let t = (share.clamp(0.0, 1.0) * (1u64 << 32) as f64) as u64;
+            self.burst_writes = Some(t);
+            self.write_threshold = t;
+        }
+        self
+    }
+
+    /// The pacer says whether the next I/O belongs to a burst: all writes
+    /// inside one with `burst_writes`, the share between bursts outside;
+    /// nothing otherwise.
+    #[inline]
+    pub fn in_burst(&mut self, yes: bool) {
+        if let Some(t) = self.burst_writes {
+            self.write_threshold = if yes { 1 << 32 } else { t };
+        }
+    }
+
     #[inline(always)]
     fn pick_write(&mut self) -> bool {
         match self.write_threshold {
@@ -400,6 +426,47 @@ impl OffsetGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A periodic burst of 20 writes (10 ms at 2,000 a second) every second
+    /// over 50 I/Os a second, 60% writes overall: 69.5 I/Os a period (49.5
+    /// between bursts), 41.7 writes, 20 of them the burst's, so 21.7 of the
+    /// 49.5 between (0.44). A burst of 100 writes more than 60% of its
+    /// period: none between. Inside a burst every I/O writes.
+    #[test]
+    fn a_burst_of_writes_leaves_the_rest_of_the_write_share_between_bursts() {
+        let spec = WorkloadSpec {
+            rw: crate::workload::RwMode::Randrw,
+            write_pct: 60,
+            rate_iops: Some(50),
+            burst: 20,
+            burst_rate_iops: Some(2000),
+            burst_every: std::time::Duration::from_secs(1),
+            burst_writes: true,
+            ..WorkloadSpec::default()
+        };
+        let between = spec.write_share_between_bursts().unwrap();
+        assert!((between - (41.7 - 20.0) / 49.5).abs() < 1e-9, "{between}");
+        let burst100 = WorkloadSpec {
+            burst: 100,
+            ..spec.clone()
+        };
+        assert_eq!(burst100.write_share_between_bursts(), Some(0.0));
+        let plain = WorkloadSpec {
+            burst_writes: false,
+            ..spec.clone()
+        };
+        assert_eq!(plain.write_share_between_bursts(), None);
+        let mut g = OffsetGen::new(0, 1 << 30, 8192, 8192, true, 0, 60, 7).burst_writes(&spec);
+        let share = |g: &mut OffsetGen, burst: bool| {
+            g.in_burst(burst);
+            (0..10_000).filter(|_| g.next_io().1).count() as f64 / 10_000.0
+        };
+        assert_eq!(share(&mut g, true), 1.0);
+        assert!((share(&mut g, false) - between).abs() < 0.02);
+        // Without burst_writes, the pacer's word changes nothing.
+        let mut g = OffsetGen::new(0, 1 << 30, 8192, 8192, true, 0, 60, 7);
+        assert!((share(&mut g, true) - 0.6).abs() < 0.02);
+    }
 
     /// A sequential start aligned to less than a block, less than a block
     /// before the end (proptest's shrunk case: 4 KiB blocks at 512-byte

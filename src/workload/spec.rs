@@ -185,6 +185,11 @@ pub struct WorkloadSpec {
     /// I/Os per second per thread inside a periodic burst (`burst_every`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_rate_iops: Option<u64>,
+    /// A periodic burst's I/Os are all writes (a checkpoint's), and the I/Os
+    /// between bursts write less, so that `write_pct` holds over a period
+    /// ([`WorkloadSpec::write_share_between_bursts`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub burst_writes: bool,
     /// Percentage of I/Os at random offsets; the others continue
     /// sequentially from the previous I/O (DiskSpd's `-rs`). `None`: as
     /// `rw` says (all random or all sequential).
@@ -352,6 +357,7 @@ impl Default for WorkloadSpec {
             think: Duration::ZERO,
             burst_every: Duration::ZERO,
             burst_rate_iops: None,
+            burst_writes: false,
             random_pct: None,
             shape: Shape::default(),
             flush: None,
@@ -607,6 +613,11 @@ impl WorkloadSpec {
     fn validate_periodic_bursts(&self) -> Result<(), Error> {
         let bad = |m: String| Err(Error::BadWorkload(m));
         let every = self.burst_every;
+        if self.burst_writes && (every.is_zero() || self.write_pct == 0) {
+            return bad(
+                "--burst-writes makes a periodic burst's I/Os writes: give --burst-every TIME, and a workload that writes (--rw randrw, --write-pct)".into(),
+            );
+        }
         match (every.is_zero(), self.burst_rate_iops) {
             (true, None) => return Ok(()),
             (true, Some(_)) => {
@@ -787,6 +798,27 @@ impl WorkloadSpec {
             (_, Some(b)) if b > 0 => ((self.mean_io_bytes() * 1e9 / b as f64) as u64).max(1),
             _ => 0,
         }
+    }
+
+    /// With `burst_writes`: the share of writes between periodic bursts that
+    /// keeps `write_pct` over a period whose burst is all writes (0 when the
+    /// burst alone writes that much; 1 without I/O between bursts).
+    pub fn write_share_between_bursts(&self) -> Option<f64> {
+        if !self.burst_writes || self.burst_every.is_zero() {
+            return None;
+        }
+        let burst = f64::from(self.burst);
+        let lasts = burst / self.burst_rate_iops.unwrap_or(1).max(1) as f64;
+        let rest = (self.burst_every.as_secs_f64() - lasts).max(0.0);
+        let between = match self.rate_interval_ns() {
+            0 => 0.0,
+            ns => rest * 1e9 / ns as f64,
+        };
+        if between <= 0.0 {
+            return Some(1.0);
+        }
+        let writes = f64::from(self.write_pct) / 100.0 * (burst + between);
+        Some(((writes - burst) / between).clamp(0.0, 1.0))
     }
 
     /// True when the rate cap, think time or periodic bursts pace the threads.

@@ -113,6 +113,7 @@ pub fn plan(
         think: Duration::from_millis(args.think_ms.unwrap_or(0)),
         burst_every: Duration::ZERO,
         burst_rate_iops: None,
+        burst_writes: false,
         random_pct: args.random_pct,
         shape: Default::default(),
     };

@@ -558,7 +558,8 @@ impl<'a> Worker<'a> {
                 }
                 // Open loop: latency also counts from when it should have started.
                 self.io.intended_ts[s] = due;
-                p.issued(now);
+                let burst = p.issued(now);
+                self.gen.in_burst(burst);
             }
             let (off, write, len, class) = match &mut self.verify {
                 None => {

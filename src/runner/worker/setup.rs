@@ -195,7 +195,8 @@ pub(super) fn offset_gen(ctx: &WorkerCtx, plan: &WorkerPlan) -> OffsetGen {
         .shaped(spec, plan.target)
         .sized(spec)
         .tail_rewrite(spec)
-        .db_cache(spec);
+        .db_cache(spec)
+        .burst_writes(spec);
     match spec.seq_layout {
         SeqLayout::Shared => gen = gen.shared(ctx.shared_offset.clone()),
         SeqLayout::Stripe(s) if !spec.rw.is_random() => {
