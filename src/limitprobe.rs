@@ -29,7 +29,7 @@ const MAX_PROBE_QD: u32 = 4096;
 /// Probes the last rate limit `result` (a run of `spec`) named, and
 /// records what the probe found in `result`. Nothing is probed when no
 /// limit was named, the run was stopped, or its threads were paced
-/// (`--rate-iops`, `--think`: never judged a limit).
+/// (`--rate-iops`, `--think`, `--burst-every`: never judged a limit).
 pub fn check(spec: &WorkloadSpec, result: &mut RunResult, opts: &RunOptions) -> anyhow::Result<()> {
     let Some(limit) = result.changes.rate_limits.last().cloned() else {
         return Ok(());

@@ -39,7 +39,8 @@ pub struct Interval {
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     /// I/Os iosim kept in flight (threads × depth); `None` when the run was
-    /// paced (a rate cap or think time): then latency says nothing of a queue.
+    /// paced (a rate cap, think time or periodic bursts): then latency says
+    /// nothing of a queue.
     pub outstanding: Option<f64>,
     /// The block device under the target, with its whole-run counters.
     pub device: Option<DeviceView>,
