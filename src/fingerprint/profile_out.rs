@@ -676,7 +676,8 @@ fn periodic_bursts(s: &StreamPrint, threads: u32) -> Option<Bursts> {
     let total = m * every;
     let high = (peak * m).min(total / on);
     let t = f64::from(threads.max(1));
-    let ios = (high * on / t).round() as u64;
+    // At most what a profile's `burst` (a u32) holds.
+    let ios = ((high * on / t).round() as u64).min(u64::from(u32::MAX));
     let between = (total - high * on).max(0.0) / (every - on) / t;
     // Writes in bursts, in a stream that reads too, with writes enough in a
     // period to fill its burst.
