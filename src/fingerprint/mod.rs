@@ -593,30 +593,32 @@ pub fn arrival(data: &[&LayerIo], span: (u64, u64)) -> Arrival {
     }
     // Only the bins that saw I/O are kept (a damaged trace's times may span
     // years); the empty ones enter the sums as zeros.
-    let mut counts: HashMap<u64, u64> = HashMap::new();
-    let mut writes: HashMap<u64, u64> = HashMap::new();
+    // Per bin: (data I/Os, of them writes).
+    let mut counts: HashMap<u64, (u64, u64)> = HashMap::new();
     for i in data {
         let b = (i.at_ns.saturating_sub(first) / BIN_NS).min(bins - 1);
-        *counts.entry(b).or_default() += 1;
-        if i.op == EventOp::Write {
-            *writes.entry(b).or_default() += 1;
-        }
+        let c = counts.entry(b).or_default();
+        c.0 += 1;
+        c.1 += u64::from(i.op == EventOp::Write);
     }
     let n = bins as f64;
     let mean = data.len() as f64 / n;
-    let squares: f64 = counts.values().map(|&c| (c as f64 - mean).powi(2)).sum();
+    let squares: f64 = counts
+        .values()
+        .map(|&(c, _)| (c as f64 - mean).powi(2))
+        .sum();
     let empty = n - counts.len() as f64;
     let sd = ((squares + empty * mean * mean) / (n - 1.0)).sqrt();
-    let peak = counts.values().copied().max().unwrap_or(0) as f64;
-    let mut busy: Vec<u64> = counts
-        .iter()
-        .filter(|&(_, &c)| c as f64 > mean + sd)
-        .map(|(&b, _)| b)
+    let peak = counts.values().map(|&(c, _)| c).max().unwrap_or(0) as f64;
+    let mut busy: Vec<(u64, (u64, u64))> = counts
+        .into_iter()
+        .filter(|&(_, (c, _))| c as f64 > mean + sd)
         .collect();
     busy.sort_unstable();
-    let stretches = busy.windows(2).filter(|w| w[1] != w[0] + 1).count() + 1;
-    let in_bursts: u64 = busy.iter().map(|b| counts[b]).sum();
-    let written: u64 = busy.iter().filter_map(|b| writes.get(b)).sum();
+    let stretches = busy.windows(2).filter(|w| w[1].0 != w[0].0 + 1).count() + 1;
+    let (in_bursts, written) = busy
+        .iter()
+        .fold((0, 0), |(n, w), &(_, (c, cw))| (n + c, w + cw));
     Arrival {
         iops: Some(iops),
         cv_100ms: (mean > 0.0).then(|| sd / mean),

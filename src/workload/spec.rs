@@ -642,12 +642,12 @@ impl WorkloadSpec {
                 format_duration_arg(every)
             ));
         }
-        let rate = self.burst_rate_iops.unwrap_or(1);
-        let lasts = Duration::from_secs_f64(f64::from(self.burst) / rate as f64);
+        let lasts = Duration::from_secs_f64(self.burst_seconds());
         if lasts >= every {
             return bad(format!(
-                "--burst {} at --burst-rate-iops {rate} lasts {}, not less than --burst-every {}: fewer I/Os, a higher rate or a longer period",
+                "--burst {} at --burst-rate-iops {} lasts {}, not less than --burst-every {}: fewer I/Os, a higher rate or a longer period",
                 self.burst,
+                self.burst_rate_iops.unwrap_or(1),
                 format_duration_arg(lasts),
                 format_duration_arg(every)
             ));
@@ -800,6 +800,11 @@ impl WorkloadSpec {
         }
     }
 
+    /// How long a periodic burst lasts: `burst` I/Os at `burst_rate_iops`.
+    fn burst_seconds(&self) -> f64 {
+        f64::from(self.burst) / self.burst_rate_iops.unwrap_or(1).max(1) as f64
+    }
+
     /// With `burst_writes`: the share of writes between periodic bursts that
     /// keeps `write_pct` over a period whose burst is all writes (0 when the
     /// burst alone writes that much; 1 without I/O between bursts).
@@ -808,8 +813,7 @@ impl WorkloadSpec {
             return None;
         }
         let burst = f64::from(self.burst);
-        let lasts = burst / self.burst_rate_iops.unwrap_or(1).max(1) as f64;
-        let rest = (self.burst_every.as_secs_f64() - lasts).max(0.0);
+        let rest = (self.burst_every.as_secs_f64() - self.burst_seconds()).max(0.0);
         let between = match self.rate_interval_ns() {
             0 => 0.0,
             ns => rest * 1e9 / ns as f64,
